@@ -1,0 +1,531 @@
+//! One circuit breaker: the state machine, its transitions, and the claim and
+//! query API over it.
+
+use std::future::Future;
+use std::sync::atomic::{AtomicU64, Ordering::*};
+use std::sync::Arc;
+use std::time::Duration;
+
+use crossbeam_utils::CachePadded;
+use parking_lot::Mutex;
+
+use crate::clock::{Clock, ClockSource};
+use crate::config::Config;
+use crate::counters::{Counters, Event};
+use crate::error::{CallError, CircuitOpen, OpenReason};
+use crate::metrics::Metrics;
+use crate::permit::{Classifier, EveryError, Permit, Role, Verdict};
+use crate::policy::Policy;
+use crate::state::{State, Word};
+
+/// A circuit breaker. Cloning is cheap and shares the same breaker.
+///
+/// ```
+/// use breaker_core::{Breaker, CallError, Config, State};
+///
+/// let breaker = Breaker::new("ledger", Config::builder().threshold(2).build().unwrap());
+/// for _ in 0..2 {
+///     let _ = breaker.call(|| Err::<(), _>("timeout"));
+/// }
+/// assert_eq!(breaker.state(), State::Open);
+/// let refused = breaker.call(|| Ok::<_, &str>("never runs"));
+/// assert!(matches!(refused, Err(CallError::Open(_))));
+/// ```
+#[derive(Clone)]
+pub struct Breaker {
+    inner: Arc<Inner>,
+}
+
+/// The shared state of one breaker.
+pub(crate) struct Inner {
+    /// Read by every claim and verdict; written only on transitions and failures.
+    hot: CachePadded<Hot>,
+    name: &'static str,
+    config: Config,
+    clock: ClockSource,
+    /// When the current open state ends (clock nanos). Written before the word
+    /// that publishes the `Open` state it belongs to.
+    reopen_at: AtomicU64,
+    /// The current open duration; grows by `backoff` after a failed probe.
+    open_for: AtomicU64,
+    /// Until when the probes in flight hold their slots: the latest probe
+    /// admission plus `probe_timeout`.
+    lease_until: AtomicU64,
+    /// Serialises the transitions that write more than the word.
+    transition: Mutex<()>,
+    counters: Counters,
+}
+
+struct Hot {
+    word: AtomicU64,
+    policy: Policy,
+}
+
+impl Breaker {
+    /// A standalone breaker on the monotonic clock. Most code gets breakers from a
+    /// [`Registry`](crate::Registry) instead, keyed by group.
+    pub fn new(group: &str, config: Config) -> Self {
+        Self::from_parts(crate::intern(group), config, ClockSource::Monotonic)
+    }
+
+    /// A standalone breaker on `clock`.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use breaker_core::{Breaker, Config, ManualClock, State};
+    ///
+    /// let clock = ManualClock::new();
+    /// let config = Config::builder().threshold(1).open_ms(1_000).build().unwrap();
+    /// let breaker = Breaker::with_clock("db", config, clock.clone());
+    /// breaker.try_acquire().unwrap().failure();
+    /// assert!(!breaker.would_admit());
+    /// clock.advance(Duration::from_millis(1_000));
+    /// assert!(breaker.would_admit()); // asking changes nothing...
+    /// assert_eq!(breaker.state(), State::Open);
+    /// let probe = breaker.try_acquire().unwrap(); // ...claiming does
+    /// assert_eq!(breaker.state(), State::HalfOpen);
+    /// probe.success();
+    /// assert_eq!(breaker.state(), State::Closed);
+    /// ```
+    pub fn with_clock<C: Clock>(group: &str, config: Config, clock: C) -> Self {
+        Self::from_parts(crate::intern(group), config, ClockSource::of(clock))
+    }
+
+    pub(crate) fn from_parts(name: &'static str, config: Config, clock: ClockSource) -> Self {
+        Breaker {
+            inner: Arc::new(Inner {
+                hot: CachePadded::new(Hot {
+                    word: AtomicU64::new(Word::INITIAL.0),
+                    policy: Policy::new(&config),
+                }),
+                name,
+                config,
+                clock,
+                reopen_at: AtomicU64::new(0),
+                open_for: AtomicU64::new(config.open_nanos()),
+                lease_until: AtomicU64::new(0),
+                transition: Mutex::new(()),
+                counters: Counters::new(),
+            }),
+        }
+    }
+
+    /// The group this breaker guards.
+    pub fn group(&self) -> &'static str {
+        self.inner.name
+    }
+
+    /// The config this breaker runs with.
+    pub fn config(&self) -> &Config {
+        &self.inner.config
+    }
+
+    /// Whether `self` and `other` are handles to the same breaker.
+    pub fn same_as(&self, other: &Breaker) -> bool {
+        Arc::ptr_eq(&self.inner, &other.inner)
+    }
+
+    /// Claims the right to make one call.
+    ///
+    /// Closed: always admitted. Open: refused until `opened_at + open_for`; the
+    /// first claim at or after that instant moves the breaker to half-open and
+    /// takes a probe slot in the same step (`open_for - 1ns` is refused,
+    /// `open_for` admitted). Half-open: admitted while a probe slot is free.
+    #[inline]
+    pub fn try_acquire(&self) -> Result<Permit<'_>, CircuitOpen> {
+        let inner = &*self.inner;
+        let word = Word(inner.hot.word.load(Acquire));
+        if let State::Closed | State::ForcedClosed = word.state() {
+            return Ok(inner.admit(word, Role::Call));
+        }
+        inner.acquire_contended(word)
+    }
+
+    /// Runs `f` if the breaker admits it, counting every `Err` as a failure.
+    /// A panic in `f` is recorded as a failure and goes on unwinding.
+    pub fn call<T, E, F>(&self, f: F) -> Result<T, CallError<E>>
+    where
+        F: FnOnce() -> Result<T, E>,
+    {
+        self.call_with(&EveryError, f)
+    }
+
+    /// Runs `f` if the breaker admits it; `classifier` decides which errors count.
+    pub fn call_with<T, E, C, F>(&self, classifier: &C, f: F) -> Result<T, CallError<E>>
+    where
+        C: Classifier<E> + ?Sized,
+        F: FnOnce() -> Result<T, E>,
+    {
+        let permit = self.try_acquire()?;
+        let result = f();
+        permit.record_with(&result, classifier);
+        result.map_err(CallError::Inner)
+    }
+
+    /// Awaits `future` if the breaker admits it, counting every `Err` as a failure.
+    /// The claim is made on the first poll; dropping the returned future before it
+    /// completes counts as abandoned and releases any probe slot.
+    pub async fn call_async<T, E, Fut>(&self, future: Fut) -> Result<T, CallError<E>>
+    where
+        Fut: Future<Output = Result<T, E>>,
+    {
+        self.call_async_with(&EveryError, future).await
+    }
+
+    /// [`call_async`](Self::call_async) with a classifier.
+    pub async fn call_async_with<T, E, C, Fut>(
+        &self,
+        classifier: &C,
+        future: Fut,
+    ) -> Result<T, CallError<E>>
+    where
+        C: Classifier<E> + ?Sized,
+        Fut: Future<Output = Result<T, E>>,
+    {
+        let permit = self.try_acquire()?;
+        let result = future.await;
+        permit.record_with(&result, classifier);
+        result.map_err(CallError::Inner)
+    }
+
+    /// The current state. Pure: never moves the breaker, even when the open
+    /// duration has passed (the move to half-open happens on the next claim).
+    pub fn state(&self) -> State {
+        self.inner.word().state()
+    }
+
+    /// Whether a claim made now would be admitted. Pure: takes no slot.
+    pub fn would_admit(&self) -> bool {
+        let inner = &*self.inner;
+        let word = inner.word();
+        match word.state() {
+            State::Closed | State::ForcedClosed => true,
+            State::ForcedOpen => false,
+            State::Open => inner.clock.now() >= inner.reopen_at.load(Acquire),
+            State::HalfOpen => {
+                word.probes() < inner.config.half_open_probes()
+                    || inner.clock.now() >= inner.lease_until.load(Acquire)
+            }
+        }
+    }
+
+    /// A snapshot of this breaker's state and counters. Pure.
+    pub fn metrics(&self) -> Metrics {
+        self.inner.metrics()
+    }
+
+    /// Forces the circuit open: every claim is refused until [`reset`](Self::reset)
+    /// or [`force_closed`](Self::force_closed). Outcomes of calls in flight are stale.
+    pub fn force_open(&self) {
+        self.inner.force(State::ForcedOpen);
+    }
+
+    /// Forces the circuit closed: every claim is admitted and nothing trips until
+    /// [`reset`](Self::reset). Outcomes are still counted.
+    pub fn force_closed(&self) {
+        self.inner.force(State::ForcedClosed);
+    }
+
+    /// Back to closed with a fresh policy and the base open duration.
+    pub fn reset(&self) {
+        self.inner.force(State::Closed);
+    }
+
+    #[cfg(test)]
+    pub(crate) fn raw_word(&self) -> (State, u64, u32, u32) {
+        let w = self.inner.word();
+        (w.state(), w.generation(), w.probes(), w.successes())
+    }
+}
+
+impl std::fmt::Debug for Breaker {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Breaker")
+            .field("group", &self.inner.name)
+            .field("state", &self.state())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Inner {
+    #[inline]
+    fn word(&self) -> Word {
+        Word(self.hot.word.load(Acquire))
+    }
+
+    #[inline]
+    fn admit(&self, word: Word, role: Role) -> Permit<'_> {
+        self.counters.bump(Event::Calls);
+        let started = if self.hot.policy.needs_clock() {
+            self.clock.now()
+        } else {
+            0
+        };
+        Permit::new(self, word.generation(), role, started)
+    }
+
+    #[inline]
+    fn refuse(&self, reason: OpenReason, retry_after: Option<u64>) -> CircuitOpen {
+        self.counters.bump(Event::Rejected);
+        CircuitOpen::new(self.name, reason, retry_after)
+    }
+
+    fn cas(&self, current: Word, next: Word) -> Result<(), Word> {
+        self.hot
+            .word
+            .compare_exchange(current.0, next.0, AcqRel, Acquire)
+            .map(drop)
+            .map_err(Word)
+    }
+
+    /// Every claim that does not find the breaker closed.
+    #[inline(never)]
+    fn acquire_contended(&self, mut word: Word) -> Result<Permit<'_>, CircuitOpen> {
+        loop {
+            match word.state() {
+                State::Closed | State::ForcedClosed => return Ok(self.admit(word, Role::Call)),
+                State::ForcedOpen => return Err(self.refuse(OpenReason::ForcedOpen, None)),
+                State::Open => {
+                    let now = self.clock.now();
+                    let reopen_at = self.reopen_at.load(Acquire);
+                    if now < reopen_at {
+                        return Err(self.refuse(OpenReason::Open, Some(reopen_at - now)));
+                    }
+                    // The open duration has passed: this claim is the first probe.
+                    self.renew_lease(now);
+                    let next = word.next(State::HalfOpen).with_probes(1);
+                    match self.cas(word, next) {
+                        Ok(()) => return Ok(self.admit_probe(next, now)),
+                        Err(seen) => word = seen,
+                    }
+                }
+                State::HalfOpen => {
+                    let now = self.clock.now();
+                    let probes = word.probes();
+                    if probes < self.config.half_open_probes() {
+                        self.renew_lease(now);
+                        let next = word.with_probes(probes + 1);
+                        match self.cas(word, next) {
+                            Ok(()) => return Ok(self.admit_probe(next, now)),
+                            Err(seen) => word = seen,
+                        }
+                        continue;
+                    }
+                    let lease_until = self.lease_until.load(Acquire);
+                    if now < lease_until {
+                        return Err(
+                            self.refuse(OpenReason::HalfOpenFull, Some(lease_until - now))
+                        );
+                    }
+                    // Every probe in flight has overrun its lease: a new half-open
+                    // episode takes their slots, and their outcomes become stale.
+                    self.renew_lease(now);
+                    let next = word.next(State::HalfOpen).with_probes(1);
+                    match self.cas(word, next) {
+                        Ok(()) => {
+                            for _ in 0..probes {
+                                self.counters.bump(Event::ProbesReclaimed);
+                            }
+                            log::warn!(
+                                "circuit `{}`: reclaimed {probes} probe slot(s) held past probe_timeout",
+                                self.name
+                            );
+                            return Ok(self.admit_probe(next, now));
+                        }
+                        Err(seen) => word = seen,
+                    }
+                }
+            }
+        }
+    }
+
+    fn renew_lease(&self, now: u64) {
+        let lease = now.saturating_add(self.config.probe_timeout_nanos());
+        self.lease_until.store(lease, Release);
+    }
+
+    fn admit_probe(&self, word: Word, now: u64) -> Permit<'_> {
+        self.counters.bump(Event::Calls);
+        Permit::new(self, word.generation(), Role::Probe, now)
+    }
+
+    /// Records the verdict of a permit of `generation`.
+    #[inline]
+    pub(crate) fn settle(&self, generation: u64, role: Role, _started: u64, verdict: Verdict) {
+        let word = self.word();
+        if word.generation() != generation {
+            self.counters.bump(Event::Stale);
+            return;
+        }
+        match role {
+            Role::Call => self.settle_call(word, verdict),
+            Role::Probe => self.settle_probe(word, verdict),
+        }
+    }
+
+    #[inline]
+    fn settle_call(&self, word: Word, verdict: Verdict) {
+        let generation = word.generation();
+        let closed = word.state() == State::Closed;
+        match verdict {
+            Verdict::Success => {
+                if closed {
+                    self.hot.policy.on_success(generation);
+                }
+                self.counters.bump(Event::Successes);
+            }
+            Verdict::Failure => {
+                self.counters.bump(Event::Failures);
+                if closed && self.hot.policy.on_failure(generation) {
+                    self.trip(generation);
+                }
+            }
+            Verdict::Ignored => self.counters.bump(Event::Ignored),
+            Verdict::Abandoned => self.counters.bump(Event::Abandoned),
+        }
+    }
+
+    #[cold]
+    fn settle_probe(&self, mut word: Word, verdict: Verdict) {
+        let generation = word.generation();
+        if verdict == Verdict::Failure {
+            return self.reopen_after_probe(generation);
+        }
+        loop {
+            if word.generation() != generation || word.state() != State::HalfOpen {
+                return self.counters.bump(Event::Stale);
+            }
+            let probes = word.probes().saturating_sub(1);
+            let (next, event) = match verdict {
+                Verdict::Success => {
+                    let successes = word.successes() + 1;
+                    if successes >= self.config.successes_to_close() {
+                        (word.next(State::Closed), Event::Successes)
+                    } else {
+                        (word.with_successes(probes, successes), Event::Successes)
+                    }
+                }
+                Verdict::Ignored => (word.with_probes(probes), Event::Ignored),
+                Verdict::Abandoned | Verdict::Failure => {
+                    (word.with_probes(probes), Event::Abandoned)
+                }
+            };
+            match self.cas(word, next) {
+                Ok(()) => {
+                    self.counters.bump(event);
+                    if verdict == Verdict::Success {
+                        self.counters.bump(Event::ProbesSucceeded);
+                        if next.state() == State::Closed {
+                            log::info!("circuit `{}` closed: probes succeeded", self.name);
+                        }
+                    }
+                    return;
+                }
+                Err(seen) => word = seen,
+            }
+        }
+    }
+
+    /// Closed -> open, once per generation however many failures race here.
+    #[cold]
+    fn trip(&self, generation: u64) {
+        let guard = self.transition.lock();
+        let word = self.word();
+        if word.generation() != generation || word.state() != State::Closed {
+            return; // another failure of this generation already tripped it
+        }
+        let open_for = self.config.open_nanos();
+        self.open(word, open_for);
+        drop(guard);
+        log::warn!(
+            "circuit `{}` opened: failure policy tripped; open for {:?}",
+            self.name,
+            Duration::from_nanos(open_for)
+        );
+    }
+
+    /// Half-open -> open after a failed probe, with the open duration grown.
+    #[cold]
+    fn reopen_after_probe(&self, generation: u64) {
+        let guard = self.transition.lock();
+        let word = self.word();
+        if word.generation() != generation || word.state() != State::HalfOpen {
+            drop(guard);
+            return self.counters.bump(Event::Stale);
+        }
+        let open_for = self
+            .config
+            .grown_open_nanos(self.open_for.load(Relaxed));
+        self.counters.bump(Event::Failures);
+        self.counters.bump(Event::ProbesFailed);
+        self.open(word, open_for);
+        drop(guard);
+        log::warn!(
+            "circuit `{}` reopened: probe failed; open for {:?}",
+            self.name,
+            Duration::from_nanos(open_for)
+        );
+    }
+
+    /// Publishes `Open` for the generation after `word`'s. Caller holds `transition`.
+    fn open(&self, mut word: Word, open_for: u64) {
+        let now = self.clock.now();
+        self.open_for.store(open_for, Relaxed);
+        self.reopen_at
+            .store(now.saturating_add(open_for), Release);
+        // Lock-free claims may still move the probe count under us.
+        while let Err(seen) = self.cas(word, word.next(State::Open)) {
+            word = seen;
+        }
+        self.counters.bump(Event::Opened);
+    }
+
+    fn force(&self, state: State) {
+        let guard = self.transition.lock();
+        if state == State::Closed {
+            self.open_for.store(self.config.open_nanos(), Relaxed);
+        }
+        let mut word = self.word();
+        while let Err(seen) = self.cas(word, word.next(state)) {
+            word = seen;
+        }
+        drop(guard);
+        log::info!("circuit `{}` set to {} by hand", self.name, state);
+    }
+
+    fn metrics(&self) -> Metrics {
+        let word = self.word();
+        let totals = self.counters.totals();
+        let now = || self.clock.now();
+        let retry_after = match word.state() {
+            State::Open => Some(self.reopen_at.load(Acquire).saturating_sub(now())),
+            State::HalfOpen if word.probes() >= self.config.half_open_probes() => {
+                Some(self.lease_until.load(Acquire).saturating_sub(now()))
+            }
+            _ => None,
+        };
+        Metrics {
+            group: self.name,
+            state: word.state(),
+            generation: word.generation(),
+            calls: totals.get(Event::Calls),
+            successes: totals.get(Event::Successes),
+            failures: totals.get(Event::Failures),
+            ignored: totals.get(Event::Ignored),
+            rejected: totals.get(Event::Rejected),
+            abandoned: totals.get(Event::Abandoned),
+            stale: totals.get(Event::Stale),
+            probes_succeeded: totals.get(Event::ProbesSucceeded),
+            probes_failed: totals.get(Event::ProbesFailed),
+            probes_reclaimed: totals.get(Event::ProbesReclaimed),
+            times_opened: totals.get(Event::Opened),
+            probes_in_flight: if word.state() == State::HalfOpen {
+                word.probes()
+            } else {
+                0
+            },
+            consecutive_failures: self.hot.policy.consecutive_failures(word.generation()),
+            retry_after: retry_after.map(Duration::from_nanos),
+        }
+    }
+}

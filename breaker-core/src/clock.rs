@@ -1,0 +1,173 @@
+//! Time as the breaker sees it: the [`Clock`] trait, the monotonic default and a
+//! [`ManualClock`] that tests drive by hand.
+//!
+//! Time is a plain `u64` count of nanoseconds since the clock's own origin. All
+//! arithmetic on it saturates, so a clock that jumps centuries ahead or a duration
+//! near `u64::MAX` can never panic or wrap.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
+
+/// A source of monotonic time, in nanoseconds since an origin of the clock's choosing.
+///
+/// The state machine never reads time itself: it asks its clock once per transition
+/// that needs it and passes the value down. Implement this to drive breakers from a
+/// simulated or coarse time source.
+///
+/// ```
+/// use breaker_core::Clock;
+///
+/// /// A clock frozen at one second after its origin.
+/// struct Frozen;
+/// impl Clock for Frozen {
+///     fn now_nanos(&self) -> u64 {
+///         1_000_000_000
+///     }
+/// }
+/// assert_eq!(Frozen.now_nanos(), 1_000_000_000);
+/// ```
+pub trait Clock: Send + Sync + 'static {
+    /// Nanoseconds since this clock's origin. Should not go backwards; if it does,
+    /// the breaker treats elapsed time as zero (an open circuit stays open longer,
+    /// never shorter).
+    fn now_nanos(&self) -> u64;
+}
+
+/// The default clock: [`Instant`], measured from the first time any breaker asked.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct MonotonicClock;
+
+impl Clock for MonotonicClock {
+    #[inline]
+    fn now_nanos(&self) -> u64 {
+        static ORIGIN: OnceLock<Instant> = OnceLock::new();
+        let origin = *ORIGIN.get_or_init(Instant::now);
+        duration_to_nanos(origin.elapsed())
+    }
+}
+
+/// A clock that only moves when told to. Cloning shares the same time, so a test
+/// keeps one handle and gives another to a [`Registry`](crate::Registry) or
+/// [`Breaker`](crate::Breaker).
+///
+/// ```
+/// use std::time::Duration;
+/// use breaker_core::{Clock, ManualClock};
+///
+/// let clock = ManualClock::new();
+/// let handle = clock.clone();
+/// clock.advance(Duration::from_millis(1500));
+/// assert_eq!(handle.now_nanos(), 1_500_000_000);
+/// clock.set_nanos(0); // time may also be stepped back
+/// assert_eq!(handle.now_nanos(), 0);
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct ManualClock {
+    nanos: Arc<AtomicU64>,
+}
+
+impl ManualClock {
+    /// A clock at time zero.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Moves time forward by `by` (saturating at `u64::MAX` nanoseconds).
+    pub fn advance(&self, by: Duration) {
+        let by = duration_to_nanos(by);
+        // fetch_update never fails with a closure that always returns Some.
+        let _ = self
+            .nanos
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                Some(n.saturating_add(by))
+            });
+    }
+
+    /// Sets the time to exactly `nanos`, forwards or backwards.
+    pub fn set_nanos(&self, nanos: u64) {
+        self.nanos.store(nanos, Ordering::Release);
+    }
+}
+
+impl Clock for ManualClock {
+    #[inline]
+    fn now_nanos(&self) -> u64 {
+        self.nanos.load(Ordering::Acquire)
+    }
+}
+
+/// The clock a breaker holds: the monotonic default without dynamic dispatch, or
+/// any other clock behind an `Arc`.
+#[derive(Clone)]
+pub(crate) enum ClockSource {
+    Monotonic,
+    Custom(Arc<dyn Clock>),
+}
+
+impl ClockSource {
+    pub(crate) fn of<C: Clock>(clock: C) -> Self {
+        // A user passing `MonotonicClock` explicitly still gets the fast path.
+        if std::any::TypeId::of::<C>() == std::any::TypeId::of::<MonotonicClock>() {
+            ClockSource::Monotonic
+        } else {
+            ClockSource::Custom(Arc::new(clock))
+        }
+    }
+
+    #[inline]
+    pub(crate) fn now(&self) -> u64 {
+        match self {
+            ClockSource::Monotonic => MonotonicClock.now_nanos(),
+            ClockSource::Custom(clock) => clock.now_nanos(),
+        }
+    }
+}
+
+impl std::fmt::Debug for ClockSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ClockSource::Monotonic => f.write_str("Monotonic"),
+            ClockSource::Custom(_) => f.write_str("Custom"),
+        }
+    }
+}
+
+/// Whole nanoseconds of `d`, saturating at `u64::MAX` (about 584 years).
+#[inline]
+pub(crate) fn duration_to_nanos(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
+
+/// Milliseconds to nanoseconds, saturating.
+#[inline]
+pub(crate) const fn millis_to_nanos(ms: u64) -> u64 {
+    ms.saturating_mul(1_000_000)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn manual_clock_advance_saturates_instead_of_wrapping() {
+        let clock = ManualClock::new();
+        clock.set_nanos(u64::MAX - 5);
+        clock.advance(Duration::from_secs(10 * 365 * 24 * 3600));
+        assert_eq!(clock.now_nanos(), u64::MAX);
+    }
+
+    #[test]
+    fn huge_durations_saturate_to_u64_max_nanos() {
+        assert_eq!(duration_to_nanos(Duration::MAX), u64::MAX);
+        assert_eq!(millis_to_nanos(u64::MAX), u64::MAX);
+        assert_eq!(millis_to_nanos(3), 3_000_000);
+    }
+
+    #[test]
+    fn monotonic_clock_never_goes_backwards() {
+        let a = MonotonicClock.now_nanos();
+        let b = MonotonicClock.now_nanos();
+        assert!(b >= a);
+    }
+}

@@ -1,0 +1,227 @@
+//! Event counters that every call touches, kept per thread so that no two threads
+//! ever write one cache line and no count needs an atomic read-modify-write.
+//!
+//! Each thread that touches a breaker takes a small process-wide slot number; a
+//! breaker holds a row of cache-padded cells indexed by it, allocated a segment at a
+//! time on first use. Only the thread owning a slot writes its cell (a relaxed load
+//! and store), readers sum every cell. A slot is handed to another thread only after
+//! its owner exited, through a mutex, so the new owner continues from the exact
+//! count. A thread with no slot (one past [`MAX_THREADS`], or one whose thread-local
+//! storage is being torn down) counts in a shared overflow cell with a real
+//! read-modify-write: slower, never lost.
+
+use std::cell::Cell as StdCell;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
+use std::sync::OnceLock;
+
+use crossbeam_utils::CachePadded;
+use parking_lot::Mutex;
+
+/// What a counter counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(usize)]
+pub(crate) enum Event {
+    Calls,
+    Successes,
+    Failures,
+    Ignored,
+    Rejected,
+    Abandoned,
+    Stale,
+    ProbesSucceeded,
+    ProbesFailed,
+    ProbesReclaimed,
+    Opened,
+}
+
+const EVENTS: usize = Event::Opened as usize + 1;
+const SEGMENT: usize = 32;
+const SEGMENTS: usize = 128;
+/// Threads that count without contention; more threads still count, on a shared cell.
+pub(crate) const MAX_THREADS: usize = SEGMENT * SEGMENTS;
+
+const UNASSIGNED: u32 = u32::MAX;
+const RETIRED: u32 = u32::MAX - 1;
+
+struct Cell {
+    counts: [AtomicU64; EVENTS],
+}
+
+impl Cell {
+    const fn new() -> Self {
+        Cell {
+            counts: [const { AtomicU64::new(0) }; EVENTS],
+        }
+    }
+}
+
+struct Segment {
+    cells: [CachePadded<Cell>; SEGMENT],
+}
+
+/// One breaker's counters.
+pub(crate) struct Counters {
+    segments: [OnceLock<Box<Segment>>; SEGMENTS],
+    overflow: CachePadded<Cell>,
+}
+
+/// A sum of every event, taken cell by cell: exact once the counting threads are quiet.
+pub(crate) struct Totals([u64; EVENTS]);
+
+impl Totals {
+    pub(crate) fn get(&self, event: Event) -> u64 {
+        self.0[event as usize]
+    }
+}
+
+impl Counters {
+    pub(crate) fn new() -> Self {
+        Counters {
+            segments: [const { OnceLock::new() }; SEGMENTS],
+            overflow: CachePadded::new(Cell::new()),
+        }
+    }
+
+    /// Counts one `event` for the calling thread.
+    #[inline]
+    pub(crate) fn bump(&self, event: Event) {
+        let slot = SLOT.get();
+        if (slot as usize) < MAX_THREADS {
+            let cell = self.cell(slot as usize);
+            let count = &cell.counts[event as usize];
+            // Only this thread writes this cell: load + store is an exact increment.
+            count.store(count.load(Relaxed).saturating_add(1), Relaxed);
+        } else {
+            self.bump_slow(slot, event);
+        }
+    }
+
+    #[inline]
+    fn cell(&self, slot: usize) -> &Cell {
+        let segment = self.segments[slot / SEGMENT].get_or_init(new_segment);
+        &segment.cells[slot % SEGMENT]
+    }
+
+    #[cold]
+    fn bump_slow(&self, slot: u32, event: Event) {
+        if slot == UNASSIGNED {
+            let slot = assign_slot();
+            if (slot as usize) < MAX_THREADS {
+                return self.bump(event);
+            }
+        }
+        let count = &self.overflow.counts[event as usize];
+        let _ = count.fetch_update(Relaxed, Relaxed, |n| Some(n.saturating_add(1)));
+    }
+
+    /// Sums every thread's cell and the overflow.
+    pub(crate) fn totals(&self) -> Totals {
+        let mut totals = [0u64; EVENTS];
+        let mut add = |cell: &Cell| {
+            for (total, count) in totals.iter_mut().zip(&cell.counts) {
+                *total = total.saturating_add(count.load(Relaxed));
+            }
+        };
+        for segment in self.segments.iter().filter_map(OnceLock::get) {
+            segment.cells.iter().for_each(|cell| add(cell));
+        }
+        add(&self.overflow);
+        Totals(totals)
+    }
+}
+
+fn new_segment() -> Box<Segment> {
+    Box::new(Segment {
+        cells: [const { CachePadded::new(Cell::new()) }; SEGMENT],
+    })
+}
+
+thread_local! {
+    /// This thread's slot, `UNASSIGNED` before its first count, `RETIRED` once its
+    /// slot was handed back during thread exit. No destructor: readable to the end.
+    static SLOT: StdCell<u32> = const { StdCell::new(UNASSIGNED) };
+    /// Hands the slot back when the thread exits.
+    static GUARD: SlotGuard = const { SlotGuard(StdCell::new(UNASSIGNED)) };
+}
+
+struct SlotGuard(StdCell<u32>);
+
+impl Drop for SlotGuard {
+    fn drop(&mut self) {
+        let slot = self.0.get();
+        let _ = SLOT.try_with(|s| s.set(RETIRED));
+        if slot != UNASSIGNED {
+            FREE.lock().push(Reverse(slot));
+        }
+    }
+}
+
+/// Slots handed back by exited threads; the lowest is reused first so slots stay dense.
+static FREE: Mutex<BinaryHeap<Reverse<u32>>> = Mutex::new(BinaryHeap::new());
+static NEXT: AtomicU32 = AtomicU32::new(0);
+
+#[cold]
+fn assign_slot() -> u32 {
+    let slot = match FREE.lock().pop() {
+        Some(Reverse(slot)) => slot,
+        None => NEXT
+            .fetch_update(Relaxed, Relaxed, |n| n.checked_add(1))
+            .unwrap_or(RETIRED)
+            .min(RETIRED),
+    };
+    let guarded = GUARD.try_with(|g| g.0.set(slot)).is_ok();
+    if guarded {
+        SLOT.set(slot);
+        slot
+    } else {
+        // Thread-local storage is being torn down: give the slot straight back.
+        if (slot as usize) < MAX_THREADS {
+            FREE.lock().push(Reverse(slot));
+        }
+        SLOT.set(RETIRED);
+        RETIRED
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    #[test]
+    fn counts_from_many_threads_sum_exactly() {
+        let counters = Arc::new(Counters::new());
+        let threads: Vec<_> = (0..8)
+            .map(|_| {
+                let counters = Arc::clone(&counters);
+                std::thread::spawn(move || {
+                    for _ in 0..10_000 {
+                        counters.bump(Event::Calls);
+                    }
+                    counters.bump(Event::Stale);
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+        let totals = counters.totals();
+        assert_eq!(totals.get(Event::Calls), 80_000);
+        assert_eq!(totals.get(Event::Stale), 8);
+        assert_eq!(totals.get(Event::Failures), 0);
+    }
+
+    #[test]
+    fn a_reused_slot_continues_from_the_exited_threads_count() {
+        let counters = Arc::new(Counters::new());
+        for _ in 0..50 {
+            let c = Arc::clone(&counters);
+            std::thread::spawn(move || c.bump(Event::Successes))
+                .join()
+                .unwrap();
+        }
+        assert_eq!(counters.totals().get(Event::Successes), 50);
+    }
+}

@@ -1,0 +1,143 @@
+//! The errors a protected call can meet: [`CircuitOpen`] when the breaker refuses,
+//! and [`CallError`] when a closure run through [`Breaker::call`](crate::Breaker::call)
+//! can fail either way.
+
+use std::fmt;
+use std::time::Duration;
+
+/// Why a claim was refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum OpenReason {
+    /// The circuit is open and its open duration has not passed.
+    Open,
+    /// The circuit is half-open and every probe slot is taken.
+    HalfOpenFull,
+    /// The circuit was forced open by hand.
+    ForcedOpen,
+}
+
+impl OpenReason {
+    /// A short lowercase label: `"open"`, `"half-open-full"`, `"forced-open"`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            OpenReason::Open => "open",
+            OpenReason::HalfOpenFull => "half-open-full",
+            OpenReason::ForcedOpen => "forced-open",
+        }
+    }
+}
+
+/// A call was refused because its breaker's circuit is open; the wrapped function
+/// did not run.
+///
+/// ```
+/// use breaker_core::{Breaker, Config, OpenReason};
+///
+/// let breaker = Breaker::new("payments", Config::default());
+/// breaker.force_open();
+/// let refused = breaker.try_acquire().unwrap_err();
+/// assert_eq!(refused.group(), "payments");
+/// assert_eq!(refused.reason(), OpenReason::ForcedOpen);
+/// assert_eq!(refused.to_string(), "circuit `payments` is forced open");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CircuitOpen {
+    group: &'static str,
+    reason: OpenReason,
+    retry_after: Option<Duration>,
+}
+
+impl CircuitOpen {
+    pub(crate) fn new(group: &'static str, reason: OpenReason, retry_after: Option<u64>) -> Self {
+        CircuitOpen {
+            group,
+            reason,
+            retry_after: retry_after.map(Duration::from_nanos),
+        }
+    }
+
+    /// The group of the breaker that refused.
+    pub fn group(&self) -> &'static str {
+        self.group
+    }
+
+    /// Why it refused.
+    pub fn reason(&self) -> OpenReason {
+        self.reason
+    }
+
+    /// How long until a probe may go: the rest of the open duration, or, when every
+    /// probe slot is taken, the time until the oldest probe's lease runs out. `None`
+    /// when forced open (only a person can close it).
+    pub fn retry_after(&self) -> Option<Duration> {
+        self.retry_after
+    }
+}
+
+impl fmt::Display for CircuitOpen {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.reason {
+            OpenReason::Open => write!(f, "circuit `{}` is open", self.group)?,
+            OpenReason::HalfOpenFull => write!(
+                f,
+                "circuit `{}` is half-open and every probe slot is taken",
+                self.group
+            )?,
+            OpenReason::ForcedOpen => return write!(f, "circuit `{}` is forced open", self.group),
+        }
+        if let Some(after) = self.retry_after {
+            write!(f, "; retry after {after:?}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for CircuitOpen {}
+
+/// The result of a closure run through a breaker: refused, or run and failed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CallError<E> {
+    /// The breaker refused; the closure did not run.
+    Open(CircuitOpen),
+    /// The closure ran and returned this error.
+    Inner(E),
+}
+
+impl<E> CallError<E> {
+    /// The function's own error, if it ran.
+    pub fn into_inner(self) -> Option<E> {
+        match self {
+            CallError::Inner(e) => Some(e),
+            CallError::Open(_) => None,
+        }
+    }
+
+    /// Whether the breaker refused the call.
+    pub fn is_open(&self) -> bool {
+        matches!(self, CallError::Open(_))
+    }
+}
+
+impl<E> From<CircuitOpen> for CallError<E> {
+    fn from(open: CircuitOpen) -> Self {
+        CallError::Open(open)
+    }
+}
+
+impl<E: fmt::Display> fmt::Display for CallError<E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CallError::Open(open) => open.fmt(f),
+            CallError::Inner(e) => e.fmt(f),
+        }
+    }
+}
+
+impl<E: std::error::Error + 'static> std::error::Error for CallError<E> {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            CallError::Open(open) => Some(open),
+            CallError::Inner(e) => Some(e),
+        }
+    }
+}

@@ -1,0 +1,110 @@
+//! The runtime of [`breaker`](https://docs.rs/breaker): a circuit breaker state
+//! machine with lock-free claims, permits that record exactly one outcome, an
+//! injected clock, and a registry of breakers keyed by group.
+//!
+//! ```
+//! use breaker_core::{CallError, Config, ManualClock, Registry, State};
+//!
+//! let clock = ManualClock::new();
+//! let registry = Registry::with_clock(clock.clone());
+//! let config = Config::builder().threshold(3).open_ms(30_000).build()?;
+//! let search = registry.breaker("search", &config);
+//!
+//! for _ in 0..3 {
+//!     let _ = search.call(|| Err::<(), _>("upstream timed out"));
+//! }
+//! assert_eq!(search.state(), State::Open);
+//! assert!(matches!(search.call(|| Ok::<_, &str>(())), Err(CallError::Open(_))));
+//!
+//! clock.advance(config.open_duration());
+//! search.call(|| Ok::<_, &str>(()))?; // the probe
+//! assert_eq!(search.state(), State::Closed);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # The state machine
+//!
+//! ```text
+//!             failure policy trips                  open duration elapsed
+//!   CLOSED ---------------------------> OPEN ------------------------------> HALF-OPEN
+//!     ^                                  ^   (checked lazily, on a claim)        |
+//!     |                                  +---- a probe fails (backoff grows) ----+
+//!     +-------------- `successes_to_close` probes succeed ------------------------+
+//! ```
+//!
+//! - **Closed**: calls run; outcomes feed the failure policy. With the
+//!   consecutive policy, `threshold = 3` trips on the third consecutive failure.
+//! - **Open**: every claim is refused with [`CircuitOpen`]. Nothing fires on a
+//!   timer: the first claim at `now >= opened_at + open_for` moves the breaker to
+//!   half-open and takes the first probe slot in the same step; a claim one
+//!   nanosecond earlier is refused.
+//! - **Half-open**: at most `half_open_probes` probes in flight. A probe failure
+//!   reopens with `opened_at = now` and `open_for` grown by `backoff` (capped by
+//!   `max_open_ms`); `successes_to_close` successes close the circuit, which resets
+//!   the policy and the open duration. A probe in flight longer than
+//!   `probe_timeout_ms` (default 30 s) loses its slot to the next claim, and its
+//!   outcome, when it comes, is stale.
+//! - **Generations**: every transition starts a new generation. A permit remembers
+//!   its own; an outcome that arrives after the breaker moved on is counted as
+//!   *stale* and changes nothing.
+//!
+//! Questions never change a breaker: [`Breaker::state`], [`Breaker::would_admit`],
+//! [`Breaker::metrics`] and the registry's inspection API are pure. Only
+//! [`Breaker::try_acquire`] claims.
+//!
+//! # Time
+//!
+//! Breakers read time from a [`Clock`] (the monotonic [`MonotonicClock`] by default,
+//! a [`ManualClock`] in tests), in `u64` nanoseconds, with saturating arithmetic:
+//! a clock that jumps ten years ahead, one that steps back (elapsed time counts as
+//! zero, so an open circuit stays open), and durations near `u64::MAX` milliseconds
+//! (they saturate at about 584 years) behave as stated and never panic. The closed
+//! success path does not read the clock.
+
+#![deny(missing_docs)]
+#![warn(unreachable_pub)]
+
+mod breaker;
+mod clock;
+mod config;
+mod counters;
+mod error;
+mod metrics;
+mod permit;
+mod policy;
+mod registry;
+mod site;
+mod state;
+
+pub use crate::breaker::Breaker;
+pub use crate::clock::{Clock, ManualClock, MonotonicClock};
+pub use crate::config::{
+    Config, ConfigBuilder, ConfigError, FailurePolicy, MAX_PROBES, MAX_THRESHOLD,
+};
+pub use crate::error::{CallError, CircuitOpen, OpenReason};
+pub use crate::metrics::{Metrics, Snapshot};
+pub use crate::permit::{Classifier, EveryError, Permit};
+pub use crate::registry::{
+    registry, AlreadyCreated, ConfigSource, Conflict, Registry, UnknownGroup,
+};
+#[doc(hidden)]
+pub use crate::site::{CallSite, SiteBreaker};
+pub use crate::state::State;
+
+/// Group names live as long as the process: each distinct name is stored once,
+/// so refusals and metrics carry a `&'static str` without allocating.
+pub(crate) fn intern(name: &str) -> &'static str {
+    use std::collections::HashSet;
+    use std::sync::{Mutex, OnceLock};
+    static NAMES: OnceLock<Mutex<HashSet<&'static str>>> = OnceLock::new();
+    let mut names = NAMES
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    if let Some(known) = names.get(name) {
+        return known;
+    }
+    let leaked: &'static str = Box::leak(name.to_owned().into_boxed_str());
+    names.insert(leaked);
+    leaked
+}

@@ -1,0 +1,138 @@
+//! Read-only snapshots of what breakers did: [`Metrics`] for one, [`Snapshot`]
+//! for a registry, which prints as a table.
+
+use std::fmt;
+use std::ops::Deref;
+use std::time::Duration;
+
+use crate::state::State;
+
+/// What one breaker did, taken at one moment. Taking it changes nothing.
+///
+/// Counters are exact once the counting threads are quiet; at that point every
+/// admitted call is recorded exactly once:
+/// `calls == successes + failures + ignored + abandoned + stale`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Metrics {
+    /// The breaker's group.
+    pub group: &'static str,
+    /// Its state.
+    pub state: State,
+    /// Its generation: every transition starts a new one.
+    pub generation: u64,
+    /// Claims admitted (closed calls and probes).
+    pub calls: u64,
+    /// Admitted calls that succeeded (probes included).
+    pub successes: u64,
+    /// Admitted calls that failed (probes included; a panic is a failure).
+    pub failures: u64,
+    /// Admitted calls whose error the classifier ignored.
+    pub ignored: u64,
+    /// Claims refused.
+    pub rejected: u64,
+    /// Permits dropped without a verdict and without a panic (cancelled futures).
+    pub abandoned: u64,
+    /// Outcomes that arrived after the breaker moved to another generation.
+    pub stale: u64,
+    /// Probes that succeeded.
+    pub probes_succeeded: u64,
+    /// Probes that failed (each one reopened the circuit).
+    pub probes_failed: u64,
+    /// Probe slots taken back from probes that overran `probe_timeout`.
+    pub probes_reclaimed: u64,
+    /// Times the circuit opened (trips and failed probes; not forced opens).
+    pub times_opened: u64,
+    /// Probes in flight now.
+    pub probes_in_flight: u32,
+    /// Consecutive failures counted in the current generation.
+    pub consecutive_failures: u32,
+    /// Time until a probe may go, when the breaker is refusing claims for a while.
+    pub retry_after: Option<Duration>,
+}
+
+impl Metrics {
+    /// Admitted calls whose outcome is not recorded yet: in flight now.
+    pub fn in_flight(&self) -> u64 {
+        let recorded = [
+            self.successes,
+            self.failures,
+            self.ignored,
+            self.abandoned,
+            self.stale,
+        ]
+        .iter()
+        .fold(0u64, |sum, n| sum.saturating_add(*n));
+        self.calls.saturating_sub(recorded)
+    }
+}
+
+/// The metrics of every breaker in a registry, sorted by group. Prints as a table:
+///
+/// ```
+/// use breaker_core::{Config, Registry};
+///
+/// let registry = Registry::new();
+/// registry.breaker("search", &Config::default()).call(|| Ok::<_, ()>(1)).unwrap();
+/// let table = registry.snapshot().to_string();
+/// assert!(table.starts_with("group"));
+/// assert!(table.contains("search"));
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Snapshot(pub(crate) Vec<Metrics>);
+
+impl Snapshot {
+    /// The metrics of `group`, if the registry had it.
+    pub fn group(&self, group: &str) -> Option<&Metrics> {
+        self.0.iter().find(|m| m.group == group)
+    }
+}
+
+impl Deref for Snapshot {
+    type Target = [Metrics];
+    fn deref(&self) -> &[Metrics] {
+        &self.0
+    }
+}
+
+impl IntoIterator for Snapshot {
+    type Item = Metrics;
+    type IntoIter = std::vec::IntoIter<Metrics>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.into_iter()
+    }
+}
+
+impl fmt::Display for Snapshot {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let width = self
+            .0
+            .iter()
+            .map(|m| m.group.len())
+            .max()
+            .unwrap_or(0)
+            .max("group".len());
+        writeln!(
+            f,
+            "{:<width$}  {:<13}  {:>7}  {:>7}  {:>7}  {:>7}  {:>8}  {:>9}  {:>5}  {:>6}",
+            "group", "state", "calls", "ok", "failed", "ignored", "rejected", "abandoned", "stale", "opened"
+        )?;
+        for m in &self.0 {
+            writeln!(
+                f,
+                "{:<width$}  {:<13}  {:>7}  {:>7}  {:>7}  {:>7}  {:>8}  {:>9}  {:>5}  {:>6}",
+                m.group,
+                m.state.as_str(),
+                m.calls,
+                m.successes,
+                m.failures,
+                m.ignored,
+                m.rejected,
+                m.abandoned,
+                m.stale,
+                m.times_opened
+            )?;
+        }
+        Ok(())
+    }
+}

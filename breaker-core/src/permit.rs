@@ -1,0 +1,176 @@
+//! The [`Permit`] a claim returns, and the [`Classifier`] that turns an error into
+//! a failure or an ignored outcome.
+
+use std::mem::ManuallyDrop;
+
+use crate::breaker::Inner;
+
+/// Decides whether an error says something about the dependency's health.
+///
+/// Any `Fn(&E) -> bool` is a classifier, so a plain fn path works:
+///
+/// ```
+/// use breaker_core::Classifier;
+///
+/// #[derive(Debug)]
+/// enum ApiError { BadRequest, Unavailable }
+///
+/// fn server_side(e: &ApiError) -> bool {
+///     matches!(e, ApiError::Unavailable)
+/// }
+/// assert!(server_side.is_failure(&ApiError::Unavailable));
+/// assert!(!server_side.is_failure(&ApiError::BadRequest));
+/// ```
+pub trait Classifier<E: ?Sized> {
+    /// `true`: the error counts as a failure; `false`: it is ignored (neither
+    /// success nor failure).
+    fn is_failure(&self, error: &E) -> bool;
+}
+
+impl<E: ?Sized, F: Fn(&E) -> bool + ?Sized> Classifier<E> for F {
+    #[inline]
+    fn is_failure(&self, error: &E) -> bool {
+        self(error)
+    }
+}
+
+/// The default classifier: every error is a failure.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct EveryError;
+
+impl<E: ?Sized> Classifier<E> for EveryError {
+    #[inline]
+    fn is_failure(&self, _: &E) -> bool {
+        true
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Role {
+    /// Admitted while closed (or forced closed).
+    Call,
+    /// Admitted while half-open: holds one probe slot.
+    Probe,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Verdict {
+    Success,
+    Failure,
+    Ignored,
+    Abandoned,
+}
+
+/// The right to make one call through a breaker. Exactly one outcome is recorded
+/// per permit: [`success`](Permit::success), [`failure`](Permit::failure),
+/// [`ignore`](Permit::ignore) or [`record`](Permit::record) consume it.
+///
+/// Dropped without a verdict, it records a failure when the thread is panicking,
+/// and otherwise counts as *abandoned* (a cancelled future, a caller that gave up):
+/// a probe slot it held is released and nothing else moves.
+///
+/// ```
+/// use breaker_core::{Breaker, Config};
+///
+/// let breaker = Breaker::new("inventory", Config::default());
+/// let permit = breaker.try_acquire().expect("a new breaker is closed");
+/// let result: Result<u32, std::io::Error> = Ok(7); // the protected call
+/// permit.record(&result);
+/// assert_eq!(breaker.metrics().successes, 1);
+/// ```
+#[must_use = "a permit records an outcome: call `success`, `failure` or `record`, or the call counts as abandoned"]
+pub struct Permit<'a> {
+    inner: &'a Inner,
+    generation: u64,
+    role: Role,
+    started: u64,
+}
+
+impl<'a> Permit<'a> {
+    #[inline]
+    pub(crate) fn new(inner: &'a Inner, generation: u64, role: Role, started: u64) -> Self {
+        Permit {
+            inner,
+            generation,
+            role,
+            started,
+        }
+    }
+
+    /// The call succeeded.
+    #[inline]
+    pub fn success(self) {
+        self.finish(Verdict::Success);
+    }
+
+    /// The call failed in a way that says the dependency is unhealthy.
+    #[inline]
+    pub fn failure(self) {
+        self.finish(Verdict::Failure);
+    }
+
+    /// The call failed in a way that says nothing about the dependency (a
+    /// validation error, a 404): counted as ignored, frees a probe slot, moves nothing.
+    #[inline]
+    pub fn ignore(self) {
+        self.finish(Verdict::Ignored);
+    }
+
+    /// Records `Ok` as success and every `Err` as failure.
+    #[inline]
+    pub fn record<T, E>(self, result: &Result<T, E>) {
+        self.record_with(result, &crate::EveryError);
+    }
+
+    /// Records `Ok` as success and an `Err` as failure or ignored, as `classifier` says.
+    #[inline]
+    pub fn record_with<T, E, C>(self, result: &Result<T, E>, classifier: &C)
+    where
+        C: Classifier<E> + ?Sized,
+    {
+        let verdict = match result {
+            Ok(_) => Verdict::Success,
+            Err(e) if classifier.is_failure(e) => Verdict::Failure,
+            Err(_) => Verdict::Ignored,
+        };
+        self.finish(verdict);
+    }
+
+    /// Whether this permit holds a half-open probe slot.
+    pub fn is_probe(&self) -> bool {
+        self.role == Role::Probe
+    }
+
+    /// The generation of the breaker this permit was admitted in.
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    #[inline]
+    fn finish(self, verdict: Verdict) {
+        let this = ManuallyDrop::new(self);
+        this.inner
+            .settle(this.generation, this.role, this.started, verdict);
+    }
+}
+
+impl std::fmt::Debug for Permit<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Permit")
+            .field("generation", &self.generation)
+            .field("role", &self.role)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Drop for Permit<'_> {
+    fn drop(&mut self) {
+        let verdict = if std::thread::panicking() {
+            Verdict::Failure
+        } else {
+            Verdict::Abandoned
+        };
+        self.inner
+            .settle(self.generation, self.role, self.started, verdict);
+    }
+}

@@ -1,0 +1,90 @@
+//! The per-call-site cache that lets an annotated function reach its breaker
+//! without hashing or locking after its first call.
+
+use std::ops::Deref;
+use std::sync::OnceLock;
+
+use crate::breaker::Breaker;
+use crate::config::Config;
+use crate::registry::Registry;
+
+/// A call site's cached breaker: one `static` per annotated function.
+///
+/// The first call looks the group up in the registry and keeps the breaker; every
+/// later call against the same registry is one load and one comparison. A call
+/// against another registry (an injected test registry) looks up there each time.
+///
+/// ```
+/// use breaker_core::{registry, CallSite, Config};
+///
+/// static SITE: CallSite = CallSite::new();
+/// const CONFIG: Config = Config::DEFAULT;
+/// let first = SITE.breaker(registry(), "site-demo", &CONFIG);
+/// let again = SITE.breaker(registry(), "site-demo", &CONFIG);
+/// assert!(first.same_as(&again));
+/// ```
+#[derive(Debug)]
+pub struct CallSite {
+    cached: OnceLock<(u64, Breaker)>,
+}
+
+impl Default for CallSite {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl CallSite {
+    /// An empty site, for a `static`.
+    pub const fn new() -> Self {
+        CallSite {
+            cached: OnceLock::new(),
+        }
+    }
+
+    /// This site's breaker for `group` in `registry`.
+    #[inline]
+    pub fn breaker<'s>(
+        &'s self,
+        registry: &Registry,
+        group: &str,
+        config: &Config,
+    ) -> SiteBreaker<'s> {
+        match self.cached.get() {
+            Some((id, breaker)) if *id == registry.id() => SiteBreaker::Cached(breaker),
+            _ => self.lookup(registry, group, config),
+        }
+    }
+
+    #[cold]
+    fn lookup<'s>(&'s self, registry: &Registry, group: &str, config: &Config) -> SiteBreaker<'s> {
+        let breaker = registry.breaker(group, config);
+        let (id, cached) = self.cached.get_or_init(|| (registry.id(), breaker.clone()));
+        if *id == registry.id() {
+            SiteBreaker::Cached(cached)
+        } else {
+            SiteBreaker::Owned(breaker)
+        }
+    }
+}
+
+/// A breaker borrowed from a [`CallSite`] cache, or owned when the call used a
+/// registry other than the one cached.
+#[derive(Debug)]
+pub enum SiteBreaker<'s> {
+    /// From the site's cache.
+    Cached(&'s Breaker),
+    /// Looked up for this call only.
+    Owned(Breaker),
+}
+
+impl Deref for SiteBreaker<'_> {
+    type Target = Breaker;
+    #[inline]
+    fn deref(&self) -> &Breaker {
+        match self {
+            SiteBreaker::Cached(b) => b,
+            SiteBreaker::Owned(b) => b,
+        }
+    }
+}

@@ -1,0 +1,1 @@
+//! The `#[circuit_breaker]` attribute of the `breaker` crate.
