@@ -17,7 +17,7 @@
 //! assert!(matches!(search.call(|| Ok::<_, &str>(())), Err(CallError::Open(_))));
 //!
 //! clock.advance(config.open_duration());
-//! search.call(|| Ok::<_, &str>(()))?; // the probe
+//! search.call(|| Ok::<_, &str>(())).expect("the probe runs"); // the probe
 //! assert_eq!(search.state(), State::Closed);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
