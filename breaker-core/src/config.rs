@@ -294,6 +294,28 @@ pub enum ConfigError {
     ZeroProbeTimeout,
 }
 
+impl ConfigError {
+    /// The builder method (and `#[circuit_breaker]` key) whose value was refused.
+    ///
+    /// ```
+    /// use breaker_core::Config;
+    ///
+    /// let err = Config::builder().half_open_probes(0).build().unwrap_err();
+    /// assert_eq!(err.key(), "half_open_probes");
+    /// ```
+    pub const fn key(&self) -> &'static str {
+        match self {
+            ConfigError::ZeroThreshold | ConfigError::ThresholdTooLarge => "threshold",
+            ConfigError::ZeroOpen => "open_ms",
+            ConfigError::ZeroProbes | ConfigError::TooManyProbes => "half_open_probes",
+            ConfigError::ZeroSuccesses | ConfigError::TooManySuccesses => "successes_to_close",
+            ConfigError::BackoffNotFinite | ConfigError::BackoffBelowOne => "backoff",
+            ConfigError::MaxOpenBelowOpen => "max_open_ms",
+            ConfigError::ZeroProbeTimeout => "probe_timeout_ms",
+        }
+    }
+}
+
 impl fmt::Display for ConfigError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let msg = match self {
