@@ -1,0 +1,85 @@
+//! `Breaker::call` and `Breaker::call_async`: the permit API without writing it by hand.
+mod common;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use breaker_core::{CallError, Config, State};
+use common::{config, manual, ms, trip};
+
+#[test]
+fn call_tells_a_refusal_from_the_functions_own_error() {
+    let (breaker, _clock) = manual(config(1, 1_000));
+    let own = breaker.call(|| Err::<(), _>("no such user"));
+    assert_eq!(own, Err(CallError::Inner("no such user")));
+    let refused = breaker.call(|| Ok::<_, &str>(()));
+    match refused {
+        Err(CallError::Open(open)) => assert_eq!(open.group(), "test"),
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+}
+
+#[test]
+fn call_with_a_classifier_does_not_count_ignored_errors() {
+    let (breaker, _clock) = manual(config(1, 1_000));
+    let not_found = |e: &u16| *e >= 500;
+    let r = breaker.call_with(&not_found, || Err::<(), _>(404u16));
+    assert_eq!(r, Err(CallError::Inner(404)));
+    assert_eq!(breaker.state(), State::Closed);
+    let _ = breaker.call_with(&not_found, || Err::<(), _>(503u16));
+    assert_eq!(breaker.state(), State::Open);
+}
+
+#[tokio::test]
+async fn call_async_records_the_outcome_of_the_future() {
+    let (breaker, _clock) = manual(config(2, 1_000));
+    let ok = breaker.call_async(async { Ok::<_, ()>(5) }).await;
+    assert_eq!(ok, Ok(5));
+    let _ = breaker.call_async(async { Err::<(), _>(()) }).await;
+    let _ = breaker.call_async(async { Err::<(), _>(()) }).await;
+    assert_eq!(breaker.state(), State::Open);
+    let ran = AtomicBool::new(false);
+    let refused = breaker
+        .call_async(async {
+            ran.store(true, Ordering::Relaxed);
+            Ok::<_, ()>(())
+        })
+        .await;
+    assert!(refused.unwrap_err().is_open());
+    assert!(!ran.load(Ordering::Relaxed), "the future is never polled when refused");
+}
+
+#[tokio::test]
+async fn cancelling_call_async_mid_flight_releases_the_probe_slot() {
+    let (breaker, clock) = manual(config(1, 100));
+    trip(&breaker);
+    clock.advance(ms(100));
+    let pending = breaker.call_async(async {
+        std::future::pending::<()>().await;
+        Ok::<_, ()>(())
+    });
+    let timed_out = tokio::time::timeout(Duration::from_millis(5), pending).await;
+    assert!(timed_out.is_err());
+    let m = breaker.metrics();
+    assert_eq!((m.abandoned, m.probes_in_flight), (1, 0));
+    assert_eq!(breaker.state(), State::HalfOpen);
+    breaker
+        .call_async(async { Ok::<_, ()>(()) })
+        .await
+        .expect("the released slot admits the next probe");
+    assert_eq!(breaker.state(), State::Closed);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn call_async_futures_are_send_and_run_on_a_multi_thread_runtime() {
+    let (breaker, _clock) = manual(Config::default());
+    let handle = tokio::spawn(async move {
+        breaker
+            .call_async(async {
+                tokio::task::yield_now().await;
+                Ok::<_, ()>(1)
+            })
+            .await
+    });
+    assert_eq!(handle.await.unwrap(), Ok(1));
+}

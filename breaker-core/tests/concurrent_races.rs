@@ -1,0 +1,160 @@
+//! Real threads racing the state machine: exact probe admission, one trip per
+//! storm, exact metrics at quiescence, nothing poisoned by panics.
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Barrier};
+use std::time::Duration;
+
+use breaker_core::{Breaker, CallError, Config, ManualClock, State};
+
+fn manual(config: Config) -> (Arc<Breaker>, ManualClock) {
+    let clock = ManualClock::new();
+    (Arc::new(Breaker::with_clock("race", config, clock.clone())), clock)
+}
+
+#[test]
+fn sixty_four_threads_released_after_the_open_duration_admit_exactly_half_open_probes() {
+    const THREADS: usize = 64;
+    for probes in [1u32, 3] {
+        for _ in 0..if probes == 1 { 200 } else { 50 } {
+            let config = Config::builder()
+                .threshold(1)
+                .open_ms(1_000)
+                .half_open_probes(probes)
+                .build()
+                .unwrap();
+            let (breaker, clock) = manual(config);
+            breaker.try_acquire().unwrap().failure();
+            clock.advance(Duration::from_millis(1_000));
+            let reached = Arc::new(AtomicUsize::new(0));
+            let barrier = Arc::new(Barrier::new(THREADS));
+            let threads: Vec<_> = (0..THREADS)
+                .map(|_| {
+                    let (b, reached, barrier) =
+                        (Arc::clone(&breaker), Arc::clone(&reached), Arc::clone(&barrier));
+                    std::thread::spawn(move || {
+                        barrier.wait();
+                        let permit = b.try_acquire().ok();
+                        if permit.is_some() {
+                            reached.fetch_add(1, Ordering::SeqCst);
+                        }
+                        // Hold the probe until every thread has tried.
+                        barrier.wait();
+                        permit.map(|p| p.is_probe())
+                    })
+                })
+                .collect();
+            let results: Vec<_> = threads.into_iter().map(|t| t.join().unwrap()).collect();
+            assert_eq!(reached.load(Ordering::SeqCst), probes as usize);
+            assert!(results.iter().flatten().all(|is_probe| *is_probe));
+            // The permits were abandoned on their threads: every slot came back.
+            let m = breaker.metrics();
+            assert_eq!(m.probes_in_flight, 0);
+            assert_eq!(m.rejected, (THREADS - probes as usize) as u64);
+        }
+    }
+}
+
+#[test]
+fn a_failure_storm_on_many_threads_opens_the_breaker_once() {
+    for _ in 0..100 {
+        let (breaker, _clock) = manual(Config::builder().threshold(3).build().unwrap());
+        let barrier = Arc::new(Barrier::new(16));
+        let threads: Vec<_> = (0..16)
+            .map(|_| {
+                let (b, barrier) = (Arc::clone(&breaker), Arc::clone(&barrier));
+                std::thread::spawn(move || {
+                    let permit = b.try_acquire();
+                    barrier.wait();
+                    if let Ok(p) = permit {
+                        p.failure();
+                    }
+                })
+            })
+            .collect();
+        threads.into_iter().for_each(|t| t.join().unwrap());
+        let m = breaker.metrics();
+        assert_eq!(m.state, State::Open);
+        assert_eq!(m.times_opened, 1, "one transition, one `opened`");
+        assert_eq!(m.generation, 1);
+        assert_eq!(m.failures + m.stale, m.calls);
+    }
+}
+
+#[test]
+fn every_admitted_call_is_recorded_exactly_once_after_a_random_mixed_run() {
+    let (breaker, clock) = manual(
+        Config::builder()
+            .threshold(4)
+            .open_ms(2)
+            .half_open_probes(2)
+            .backoff(1.0)
+            .probe_timeout_ms(5)
+            .build()
+            .unwrap(),
+    );
+    let threads: Vec<_> = (0..4u64)
+        .map(|seed| {
+            let (b, clock) = (Arc::clone(&breaker), clock.clone());
+            std::thread::spawn(move || {
+                let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+                let mut held = Vec::new();
+                for _ in 0..20_000 {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    if x % 17 == 0 {
+                        clock.advance(Duration::from_millis(1));
+                    }
+                    match b.try_acquire() {
+                        Ok(p) => match x % 9 {
+                            0..=3 => p.success(),
+                            4 | 5 => p.failure(),
+                            6 => p.ignore(),
+                            7 => drop(p),
+                            _ => held.push(p), // finished later, maybe stale
+                        },
+                        Err(_) => {}
+                    }
+                    if held.len() > 3 {
+                        held.remove(0).success();
+                    }
+                    if x % 1_001 == 0 {
+                        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                            let _ = b.call(|| -> Result<(), ()> { panic!("user panic") });
+                        }));
+                    }
+                }
+                held.into_iter().for_each(|p| p.failure());
+            })
+        })
+        .collect();
+    threads.into_iter().for_each(|t| t.join().unwrap());
+    let m = breaker.metrics();
+    assert_eq!(
+        m.calls,
+        m.successes + m.failures + m.ignored + m.abandoned + m.stale,
+        "{m:#?}"
+    );
+    assert_eq!(m.in_flight(), 0);
+    assert!(m.times_opened > 0 && m.stale > 0 && m.rejected > 0, "the run exercised every path: {m:#?}");
+    assert_eq!(m.probes_in_flight, 0, "no path leaves a slot held");
+}
+
+#[test]
+fn a_panic_in_user_code_never_poisons_the_breaker() {
+    let (breaker, _clock) = manual(Config::builder().threshold(100).build().unwrap());
+    let threads: Vec<_> = (0..4)
+        .map(|_| {
+            let b = Arc::clone(&breaker);
+            std::thread::spawn(move || {
+                let _ = b.call(|| -> Result<(), ()> { panic!("boom") });
+            })
+        })
+        .collect();
+    for t in threads {
+        assert!(t.join().is_err());
+    }
+    assert_eq!(breaker.call(|| Ok::<_, ()>(1)), Ok(1));
+    assert_eq!(breaker.metrics().failures, 4);
+    assert!(!matches!(breaker.call(|| Ok::<_, ()>(())), Err(CallError::Open(_))));
+}
