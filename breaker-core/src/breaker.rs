@@ -2,7 +2,6 @@
 //! query API over it.
 
 use std::future::Future;
-use std::sync::atomic::{AtomicU64, Ordering::*};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -17,6 +16,7 @@ use crate::metrics::Metrics;
 use crate::permit::{Classifier, EveryError, Permit, Role, Verdict};
 use crate::policy::Policy;
 use crate::state::{State, Word};
+use crate::sync::{AtomicU64, Ordering::*};
 
 /// A circuit breaker. Cloning is cheap and shares the same breaker.
 ///

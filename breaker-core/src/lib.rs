@@ -75,6 +75,7 @@ mod policy;
 mod registry;
 mod site;
 mod state;
+mod sync;
 
 pub use crate::breaker::Breaker;
 pub use crate::clock::{Clock, ManualClock, MonotonicClock};
