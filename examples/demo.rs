@@ -1,0 +1,438 @@
+//! The main demo: `cargo run --example demo`.
+//!
+//! A real HTTP server on 127.0.0.1 is healthy, then fails, then heals. Two client
+//! functions call it, each guarded by the breaker of its group: `search` answers
+//! from a cache while its circuit is open, `profile` has no fallback and returns
+//! `CircuitOpen` through its own error type. The timeline shows every call, what
+//! its breaker did, and the state after; the registry's table ends the run. The
+//! process exits non-zero if the breakers did not open, fall back, refuse, probe
+//! and close as they should.
+
+use std::fmt;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use breaker::{CircuitOpen, Config};
+use http_body_util::{BodyExt, Empty};
+use hyper::body::Bytes;
+use hyper::{StatusCode, Uri};
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::TokioExecutor;
+
+#[path = "demo/timeline.rs"]
+mod timeline;
+#[path = "demo/upstream.rs"]
+mod upstream;
+
+use timeline::{Action, Timeline};
+use upstream::Upstream;
+
+// ---------------------------------------------------------------------------
+// The client: two protected functions.
+// ---------------------------------------------------------------------------
+
+/// `search`: three consecutive failures open the circuit for 300 ms; while it is
+/// open, `cached` answers instead and the server is left alone.
+const SEARCH: Config = match Config::builder().threshold(3).open_ms(300).build() {
+    Ok(config) => config,
+    Err(_) => panic!("invalid config for `search`"),
+};
+
+/// `profile`: the same policy, no fallback.
+const PROFILE: Config = SEARCH;
+
+/// Searches the upstream.
+async fn search(api: &Api, query: &str) -> Result<Results, HttpError> {
+    let breaker = breaker::registry().breaker("search", &SEARCH);
+    let Ok(permit) = breaker.try_acquire() else {
+        return cached(api, query).await;
+    };
+    let result = async {
+        let body = api.get(&format!("/search?q={query}")).await?;
+        Ok(Results::live(query, &body))
+    }
+    .await;
+    permit.record(&result);
+    result
+}
+
+/// What `search` answers while its circuit is open: results kept from earlier.
+async fn cached(_api: &Api, query: &str) -> Result<Results, HttpError> {
+    Ok(Results::cached(query))
+}
+
+/// Looks a user up. A 404 says nothing about the server's health, so
+/// `server_fault` keeps it from counting as a failure.
+async fn profile(api: &Api, id: u32) -> Result<Profile, ProfileError> {
+    let breaker = breaker::registry().breaker("profile", &PROFILE);
+    let permit = breaker.try_acquire()?;
+    let result = async {
+        let name = api.get(&format!("/users/{id}")).await?;
+        Ok(Profile { id, name })
+    }
+    .await;
+    permit.record_with(&result, &server_fault);
+    result
+}
+
+/// Which `profile` errors count against the breaker.
+fn server_fault(error: &ProfileError) -> bool {
+    !matches!(error, ProfileError::NotFound)
+}
+
+// ---------------------------------------------------------------------------
+// The client's types.
+// ---------------------------------------------------------------------------
+
+/// A thin HTTP/1 client for the upstream.
+struct Api {
+    client: Client<HttpConnector, Empty<Bytes>>,
+    base: String,
+}
+
+/// Why a request failed.
+#[derive(Debug)]
+enum HttpError {
+    Status(StatusCode),
+    Transport(String),
+}
+
+impl Api {
+    fn new(base: String) -> Self {
+        let client = Client::builder(TokioExecutor::new()).build_http();
+        Api { client, base }
+    }
+
+    /// `GET path`: the body of a 2xx, or why not.
+    async fn get(&self, path: &str) -> Result<String, HttpError> {
+        let uri: Uri = format!("{}{path}", self.base)
+            .parse()
+            .map_err(|e| HttpError::Transport(format!("bad uri: {e}")))?;
+        let request = self.client.get(uri);
+        let response = tokio::time::timeout(Duration::from_secs(5), request)
+            .await
+            .map_err(|_| HttpError::Transport("timed out".to_owned()))?
+            .map_err(|e| HttpError::Transport(e.to_string()))?;
+        let status = response.status();
+        let body = response
+            .into_body()
+            .collect()
+            .await
+            .map_err(|e| HttpError::Transport(e.to_string()))?
+            .to_bytes();
+        if !status.is_success() {
+            return Err(HttpError::Status(status));
+        }
+        Ok(String::from_utf8_lossy(&body).into_owned())
+    }
+}
+
+impl fmt::Display for HttpError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            HttpError::Status(status) => write!(f, "HTTP {status}"),
+            HttpError::Transport(why) => write!(f, "transport: {why}"),
+        }
+    }
+}
+
+impl std::error::Error for HttpError {}
+
+/// Search results, and where they came from.
+struct Results {
+    query: String,
+    hits: usize,
+    from_cache: bool,
+}
+
+impl Results {
+    fn live(query: &str, body: &str) -> Self {
+        Results {
+            query: query.to_owned(),
+            hits: body.trim().parse().unwrap_or(0),
+            from_cache: false,
+        }
+    }
+
+    fn cached(query: &str) -> Self {
+        Results {
+            query: query.to_owned(),
+            hits: 2,
+            from_cache: true,
+        }
+    }
+}
+
+impl fmt::Display for Results {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let source = if self.from_cache { "cache" } else { "live" };
+        write!(f, "{} hits for {:?} ({source})", self.hits, self.query)
+    }
+}
+
+/// A user profile.
+struct Profile {
+    id: u32,
+    name: String,
+}
+
+impl fmt::Display for Profile {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "user {}: {}", self.id, self.name)
+    }
+}
+
+/// Why `profile` gave no profile.
+#[derive(Debug)]
+enum ProfileError {
+    NotFound,
+    Upstream(HttpError),
+    /// The breaker refused: the request was never sent.
+    Unavailable(CircuitOpen),
+}
+
+impl From<HttpError> for ProfileError {
+    fn from(error: HttpError) -> Self {
+        match error {
+            HttpError::Status(StatusCode::NOT_FOUND) => ProfileError::NotFound,
+            other => ProfileError::Upstream(other),
+        }
+    }
+}
+
+/// What lets `?` on a claim, or the attribute, hand a refusal to the caller.
+impl From<CircuitOpen> for ProfileError {
+    fn from(open: CircuitOpen) -> Self {
+        ProfileError::Unavailable(open)
+    }
+}
+
+impl fmt::Display for ProfileError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ProfileError::NotFound => f.write_str("HTTP 404 Not Found"),
+            ProfileError::Upstream(error) => error.fmt(f),
+            ProfileError::Unavailable(open) => match open.retry_after() {
+                Some(left) => write!(f, "CircuitOpen, retry in {} ms", left.as_millis()),
+                None => write!(f, "CircuitOpen: {open}"),
+            },
+        }
+    }
+}
+
+impl std::error::Error for ProfileError {}
+
+// ---------------------------------------------------------------------------
+// The script.
+// ---------------------------------------------------------------------------
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() -> ExitCode {
+    match tokio::time::timeout(Duration::from_secs(30), run()).await {
+        Ok(Ok(())) => ExitCode::SUCCESS,
+        Ok(Err(failed)) => {
+            eprintln!("\ndemo FAILED: {failed}");
+            ExitCode::FAILURE
+        }
+        Err(_) => {
+            eprintln!("\ndemo FAILED: it did not finish within 30 s");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run() -> Result<(), String> {
+    let upstream = Upstream::start()
+        .await
+        .map_err(|e| format!("could not start the server: {e}"))?;
+    let api = Api::new(upstream.base_url());
+
+    println!("breaker demo: a real HTTP server, two protected client functions, one timeline");
+    println!("server listening on {}", upstream.base_url());
+    println!();
+    println!("  search   threshold 3, open 300 ms, fallback `cached` (answers from a cache)");
+    println!("  profile  threshold 3, open 300 ms, no fallback (callers get CircuitOpen);");
+    println!("           a 404 is ignored: it says nothing about the server's health");
+
+    let mut t = Timeline::new(&upstream);
+
+    t.phase(
+        "1. healthy",
+        "Every call reaches the server; the breakers stay closed.",
+    );
+    let _ = t
+        .call("search(\"rust\")", "search", search(&api, "rust"))
+        .await;
+    let _ = t.call("profile(1)", "profile", profile(&api, 1)).await;
+    let _ = t.call("profile(404)", "profile", profile(&api, 404)).await;
+    let _ = t
+        .call("search(\"tokio\")", "search", search(&api, "tokio"))
+        .await;
+
+    t.phase(
+        "2. the server fails",
+        "Every request now gets a 500. The third consecutive failure opens a circuit;\n\
+         after that `search` answers from its cache and `profile` is refused, and the\n\
+         server sees no request from either.",
+    );
+    upstream.set_failing(true);
+    for query in ["rust", "tokio", "hyper", "axum", "serde"] {
+        let label = format!("search({query:?})");
+        let _ = t.call(&label, "search", search(&api, query)).await;
+    }
+    for id in [1, 2, 1, 2] {
+        let label = format!("profile({id})");
+        let _ = t.call(&label, "profile", profile(&api, id)).await;
+    }
+
+    t.phase(
+        "3. still failing when the open time is up",
+        "The next call after the open time is a probe. It fails, so the circuit opens\n\
+         again, for longer (backoff 2x).",
+    );
+    t.wait(open_time_left(), "until a probe may go").await;
+    let _ = t
+        .call("search(\"rust\")", "search", search(&api, "rust"))
+        .await;
+    let _ = t.call("profile(1)", "profile", profile(&api, 1)).await;
+
+    t.phase(
+        "4. the server heals, the circuits are still open",
+        "The breakers cannot know yet: they keep the server out of the loop until the\n\
+         open time is up.",
+    );
+    upstream.set_failing(false);
+    t.note("the server is healthy again");
+    let _ = t
+        .call("search(\"rust\")", "search", search(&api, "rust"))
+        .await;
+    let _ = t.call("profile(2)", "profile", profile(&api, 2)).await;
+
+    t.phase(
+        "5. recovery",
+        "Once the open time is up, one probe per circuit goes through, succeeds, and\n\
+         closes it; calls flow again.",
+    );
+    t.wait(open_time_left(), "until a probe may go").await;
+    let _ = t
+        .call("search(\"rust\")", "search", search(&api, "rust"))
+        .await;
+    let _ = t.call("profile(2)", "profile", profile(&api, 2)).await;
+    let _ = t
+        .call("search(\"serde\")", "search", search(&api, "serde"))
+        .await;
+    let _ = t.call("profile(1)", "profile", profile(&api, 1)).await;
+
+    Timeline::rule("the registry: breaker::registry().snapshot()");
+    println!();
+    print!("{}", breaker::registry().snapshot());
+
+    check(&t, &upstream)
+}
+
+/// The longest time any breaker still refuses for, plus a margin for timer slack.
+fn open_time_left() -> Duration {
+    let left = breaker::registry()
+        .snapshot()
+        .iter()
+        .filter_map(|m| m.retry_after)
+        .max()
+        .unwrap_or_default();
+    left + Duration::from_millis(20)
+}
+
+/// How many calls in a row failed up to the call that first opened the circuit
+/// (ignored errors neither count nor break the run), or `None` if it never opened.
+fn consecutive_failures_before_opening(steps: &[&timeline::Step]) -> Option<usize> {
+    let opening = steps.iter().position(|s| s.state == breaker::State::Open)?;
+    let run = steps[..=opening]
+        .iter()
+        .rev()
+        .filter(|s| s.action != Action::Ignored)
+        .take_while(|s| s.action == Action::Ran && !s.ok)
+        .count();
+    Some(run)
+}
+
+/// Proves the run showed what it claims, from the breakers' own metrics.
+fn check(t: &Timeline<'_>, upstream: &Upstream) -> Result<(), String> {
+    let snapshot = breaker::registry().snapshot();
+    let mut failed = Vec::new();
+    for (group, refusal) in [("search", Action::Fallback), ("profile", Action::Refused)] {
+        let Some(m) = snapshot.group(group) else {
+            failed.push(format!("`{group}` has no breaker in the registry"));
+            continue;
+        };
+        let steps = || t.steps.iter().filter(|s| s.group == group);
+        let mut expect = |ok: bool, what: String| {
+            if !ok {
+                failed.push(format!("`{group}`: {what}"));
+            }
+        };
+        expect(
+            m.times_opened >= 2,
+            format!(
+                "opened {} times, expected at least 2 (a trip and a failed probe)",
+                m.times_opened
+            ),
+        );
+        expect(
+            m.rejected >= 2,
+            format!("refused {} calls, expected at least 2", m.rejected),
+        );
+        expect(
+            steps().any(|s| s.action == refusal),
+            format!("no call ended as `{refusal:?}`"),
+        );
+        expect(
+            m.probes_failed >= 1,
+            format!("{} probes failed, expected at least 1", m.probes_failed),
+        );
+        expect(
+            m.probes_succeeded >= 1,
+            format!(
+                "{} probes succeeded, expected at least 1",
+                m.probes_succeeded
+            ),
+        );
+        expect(
+            m.state == breaker::State::Closed,
+            format!("ended {}, expected closed", m.state.as_str()),
+        );
+        let leaked: u64 = steps()
+            .filter(|s| !s.action.admitted())
+            .map(|s| s.server_requests)
+            .sum();
+        expect(
+            leaked == 0,
+            format!("the server saw {leaked} requests from refused calls, expected none"),
+        );
+        let group_steps: Vec<_> = steps().collect();
+        let tripped = consecutive_failures_before_opening(&group_steps);
+        expect(
+            tripped == Some(3),
+            format!("opened after {tripped:?} consecutive failures, expected Some(3)"),
+        );
+    }
+    let admitted = t.steps.iter().filter(|s| s.action.admitted()).count() as u64;
+    if upstream.requests() != admitted {
+        failed.push(format!(
+            "the server saw {} requests, but the breakers let {admitted} calls through",
+            upstream.requests()
+        ));
+    }
+    if failed.is_empty() {
+        println!(
+            "\nchecks passed: both circuits opened on the 3rd failure, kept the server out while\n\
+             open (search fell back, profile was refused), probed, and closed again; the\n\
+             server saw exactly the {admitted} calls the breakers let through."
+        );
+        Ok(())
+    } else {
+        Err(format!(
+            "the breakers did not behave as expected:\n  - {}",
+            failed.join("\n  - ")
+        ))
+    }
+}

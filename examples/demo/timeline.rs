@@ -1,0 +1,234 @@
+//! The demo's timeline: runs each call, reads what its breaker did from the
+//! breaker's own metrics, prints one aligned row, and keeps the rows to check.
+
+use std::fmt::Display;
+use std::future::Future;
+use std::time::{Duration, Instant};
+
+use breaker::{Metrics, State};
+
+use crate::upstream::Upstream;
+
+/// What the breaker did with one call, as its metrics tell.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Action {
+    /// Closed: the call ran and its outcome counted.
+    Ran,
+    /// Closed: the call ran and the classifier ignored its error.
+    Ignored,
+    /// Refused, and the fallback answered instead.
+    Fallback,
+    /// Refused: the caller got `CircuitOpen`.
+    Refused,
+    /// Half-open: the call went through as a probe, and succeeded.
+    ProbeOk,
+    /// Half-open: the call went through as a probe, and failed.
+    ProbeFailed,
+}
+
+impl Action {
+    fn label(self) -> &'static str {
+        match self {
+            Action::Ran => "ran",
+            Action::Ignored => "ran, ignored",
+            Action::Fallback => "fallback",
+            Action::Refused => "refused",
+            Action::ProbeOk => "probe: ok",
+            Action::ProbeFailed => "probe: failed",
+        }
+    }
+
+    /// Whether the call was let through to the server.
+    pub fn admitted(self) -> bool {
+        !matches!(self, Action::Fallback | Action::Refused)
+    }
+}
+
+/// One call on the timeline.
+#[derive(Clone, Debug)]
+pub struct Step {
+    pub group: &'static str,
+    pub action: Action,
+    /// Requests the server received during the call.
+    pub server_requests: u64,
+    /// Whether the caller got `Ok`.
+    pub ok: bool,
+    /// The breaker's state after the call.
+    pub state: State,
+}
+
+/// The timeline being printed.
+pub struct Timeline<'u> {
+    upstream: &'u Upstream,
+    started: Instant,
+    pub steps: Vec<Step>,
+}
+
+const HEADER: &str =
+    "   t ms  call               breaker did    server  result                                state after";
+/// Width of the rules under which the phases print.
+const WIDTH: usize = 110;
+
+impl<'u> Timeline<'u> {
+    pub fn new(upstream: &'u Upstream) -> Self {
+        Timeline {
+            upstream,
+            started: Instant::now(),
+            steps: Vec::new(),
+        }
+    }
+
+    /// Prints a section rule with a title.
+    pub fn rule(title: &str) {
+        let rule = "-".repeat(WIDTH.saturating_sub(title.len() + 4));
+        println!("\n-- {title} {rule}");
+    }
+
+    /// Prints a phase header.
+    pub fn phase(&self, title: &str, what: &str) {
+        Self::rule(title);
+        for line in what.lines() {
+            println!("   {line}");
+        }
+        println!("\n{HEADER}");
+    }
+
+    /// Prints a line between rows (a pause, a switch of the server).
+    pub fn note(&self, text: &str) {
+        println!("   {:>4}  ({text})", self.elapsed_ms());
+    }
+
+    /// Sleeps for `pause`, saying so on the timeline.
+    pub async fn wait(&self, pause: Duration, why: &str) {
+        self.note(&format!("waiting {} ms: {why}", pause.as_millis()));
+        tokio::time::sleep(pause).await;
+    }
+
+    /// Runs one call of `group`, prints its row, and returns its result.
+    pub async fn call<T: Display, E: Display>(
+        &mut self,
+        label: &str,
+        group: &'static str,
+        call: impl Future<Output = Result<T, E>>,
+    ) -> Result<T, E> {
+        let before = metrics(group);
+        let requests_before = self.upstream.requests();
+        let result = call.await;
+        let server_requests = self.upstream.requests() - requests_before;
+        let after = metrics(group).expect("the call created its group's breaker");
+        let action = action(before.as_ref(), &after, result.is_ok());
+        let outcome = match &result {
+            Ok(value) => format!("ok   {value}"),
+            Err(error) => format!("err  {error}"),
+        };
+        let server = match server_requests {
+            0 => "-".to_owned(),
+            n => format!("{n} req"),
+        };
+        println!(
+            "  {:>5}  {:<17}  {:<13}  {:>6}  {:<36}  {}",
+            self.elapsed_ms(),
+            label,
+            action.label(),
+            server,
+            clip(&outcome, 36),
+            state_after(group, &after),
+        );
+        if let Some(change) = change(group, before.as_ref(), &after) {
+            println!("{:>44}=> {change}", "");
+        }
+        self.steps.push(Step {
+            group,
+            action,
+            server_requests,
+            ok: result.is_ok(),
+            state: after.state,
+        });
+        result
+    }
+
+    fn elapsed_ms(&self) -> u128 {
+        self.started.elapsed().as_millis()
+    }
+}
+
+fn metrics(group: &str) -> Option<Metrics> {
+    breaker::registry().get(group).map(|b| b.metrics())
+}
+
+fn action(before: Option<&Metrics>, after: &Metrics, ok: bool) -> Action {
+    let delta = |f: fn(&Metrics) -> u64| f(after) - before.map_or(0, f);
+    if delta(|m| m.rejected) > 0 {
+        if ok {
+            Action::Fallback
+        } else {
+            Action::Refused
+        }
+    } else if delta(|m| m.probes_succeeded) > 0 {
+        Action::ProbeOk
+    } else if delta(|m| m.probes_failed) > 0 {
+        Action::ProbeFailed
+    } else if delta(|m| m.ignored) > 0 {
+        Action::Ignored
+    } else {
+        Action::Ran
+    }
+}
+
+fn state_after(group: &str, m: &Metrics) -> String {
+    match m.state {
+        State::Closed if m.consecutive_failures > 0 => {
+            format!(
+                "closed ({}/{} failures)",
+                m.consecutive_failures,
+                threshold(group)
+            )
+        }
+        State::Open => match m.retry_after {
+            Some(left) => format!("open (probe in {} ms)", left.as_millis()),
+            None => "open".to_owned(),
+        },
+        state => state.as_str().to_owned(),
+    }
+}
+
+fn threshold(group: &str) -> u32 {
+    breaker::registry()
+        .get(group)
+        .map_or(0, |b| b.config().threshold())
+}
+
+/// A sentence for a transition the call caused, if any.
+fn change(group: &str, before: Option<&Metrics>, after: &Metrics) -> Option<String> {
+    let was = before.map_or(State::Closed, |m| m.state);
+    let opened = after.times_opened - before.map_or(0, |m| m.times_opened);
+    let open_for = || {
+        after
+            .retry_after
+            .map_or(String::new(), |d| format!(" for {} ms", d.as_millis()))
+    };
+    match (was, after.state) {
+        (State::Closed, State::Open) => Some(format!(
+            "circuit opened: {} consecutive failures; calls are refused{}",
+            threshold(group),
+            open_for()
+        )),
+        (_, State::Open) if opened > 0 => Some(format!(
+            "the probe failed: circuit reopened, backing off{}",
+            open_for()
+        )),
+        (State::Open | State::HalfOpen, State::Closed) => {
+            Some("the probe succeeded: circuit closed, traffic flows again".to_owned())
+        }
+        _ => None,
+    }
+}
+
+fn clip(text: &str, width: usize) -> String {
+    if text.chars().count() <= width {
+        return text.to_owned();
+    }
+    let mut clipped: String = text.chars().take(width - 3).collect();
+    clipped.push_str("...");
+    clipped
+}

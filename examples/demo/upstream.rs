@@ -1,0 +1,104 @@
+//! The upstream the demo calls: a small HTTP server on an ephemeral port of
+//! 127.0.0.1 whose health the script switches, and which counts every request.
+
+use std::convert::Infallible;
+use std::net::{Ipv4Addr, SocketAddr};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
+use std::sync::Arc;
+use std::time::Duration;
+
+use http_body_util::Full;
+use hyper::body::{Bytes, Incoming};
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::{Request, Response, StatusCode};
+use hyper_util::rt::TokioIo;
+use tokio::net::TcpListener;
+
+/// A running server. It lives until the process ends.
+pub struct Upstream {
+    addr: SocketAddr,
+    shared: Arc<Shared>,
+}
+
+#[derive(Default)]
+struct Shared {
+    failing: AtomicBool,
+    requests: AtomicU64,
+}
+
+impl Upstream {
+    /// Binds an ephemeral port and serves in the background, healthy.
+    pub async fn start() -> std::io::Result<Upstream> {
+        let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await?;
+        let addr = listener.local_addr()?;
+        let shared = Arc::new(Shared::default());
+        tokio::spawn(accept(listener, Arc::clone(&shared)));
+        Ok(Upstream { addr, shared })
+    }
+
+    /// `http://127.0.0.1:PORT`.
+    pub fn base_url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// From now on every request gets a 500 (`true`) or is served normally (`false`).
+    pub fn set_failing(&self, failing: bool) {
+        self.shared.failing.store(failing, SeqCst);
+    }
+
+    /// Requests received so far.
+    pub fn requests(&self) -> u64 {
+        self.shared.requests.load(SeqCst)
+    }
+}
+
+async fn accept(listener: TcpListener, shared: Arc<Shared>) {
+    loop {
+        let tcp = match listener.accept().await {
+            Ok((tcp, _)) => tcp,
+            Err(_) => {
+                // Out of file descriptors or similar: back off instead of spinning.
+                tokio::time::sleep(Duration::from_millis(10)).await;
+                continue;
+            }
+        };
+        let shared = Arc::clone(&shared);
+        tokio::spawn(async move {
+            let service = service_fn(move |request| {
+                let response = respond(&shared, &request);
+                async move { Ok::<_, Infallible>(response) }
+            });
+            // A client that hangs up mid-request is not the demo's concern.
+            let _ = http1::Builder::new()
+                .serve_connection(TokioIo::new(tcp), service)
+                .await;
+        });
+    }
+}
+
+/// `GET /search?q=WORD` and `GET /users/ID`; a 500 for everything while failing.
+fn respond(shared: &Shared, request: &Request<Incoming>) -> Response<Full<Bytes>> {
+    shared.requests.fetch_add(1, SeqCst);
+    if shared.failing.load(SeqCst) {
+        return reply(StatusCode::INTERNAL_SERVER_ERROR, "database unreachable");
+    }
+    let path = request.uri().path();
+    if path == "/search" {
+        let query = request.uri().query().unwrap_or("");
+        let word = query.strip_prefix("q=").unwrap_or("");
+        let hits = 3 + word.len() % 5;
+        return reply(StatusCode::OK, &hits.to_string());
+    }
+    match path.strip_prefix("/users/") {
+        Some("1") => reply(StatusCode::OK, "Ada Lovelace"),
+        Some("2") => reply(StatusCode::OK, "Grace Hopper"),
+        _ => reply(StatusCode::NOT_FOUND, "no such user"),
+    }
+}
+
+fn reply(status: StatusCode, body: &str) -> Response<Full<Bytes>> {
+    let mut response = Response::new(Full::new(Bytes::from(body.to_owned())));
+    *response.status_mut() = status;
+    response
+}
