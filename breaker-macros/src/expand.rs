@@ -1,0 +1,333 @@
+//! Builds the guarded fn from a checked [`Plan`]. Nothing here validates: every
+//! decision was made in `validate`.
+//!
+//! Generated locals are `Span::mixed_site()` so they never meet the user's names;
+//! every path is absolute, under `#krate::__private`.
+
+use proc_macro2::{Span, TokenStream};
+use quote::{quote, quote_spanned, ToTokens};
+use syn::spanned::Spanned;
+use syn::visit_mut::VisitMut;
+use syn::{AttrStyle, Ident, ItemFn, ReturnType, Type};
+
+use crate::validate::{future_tail_mut, Plan, Shape};
+
+/// The one list of lints allowed on generated statements (never around user code,
+/// except `BODY_LINTS` on the statement that holds the body). The `deny-warnings`
+/// pass case and clippy in CI prove it is enough.
+fn generated_lints() -> TokenStream {
+    quote! {
+        #[allow(
+            unknown_lints,
+            unreachable_code,
+            clippy::diverging_sub_expression,
+            clippy::empty_loop,
+            clippy::let_unit_value,
+            clippy::needless_return,
+            clippy::used_underscore_binding,
+            clippy::unit_arg
+        )]
+    }
+}
+
+/// Lints allowed on the statement that runs the body: only ones the wrapper causes.
+fn body_lints() -> TokenStream {
+    quote!(#[allow(clippy::redundant_closure_call)])
+}
+
+/// The names of generated locals, hygienic so user code can neither see nor shadow them.
+struct Locals {
+    registry: Ident,
+    breaker: Ident,
+    permit: Ident,
+    open: Ident,
+    result: Ident,
+}
+
+impl Locals {
+    fn new() -> Self {
+        let name = |n: &str| Ident::new(n, Span::mixed_site());
+        Locals {
+            registry: name("__registry"),
+            breaker: name("__breaker"),
+            permit: name("__permit"),
+            open: name("__open"),
+            result: name("__result"),
+        }
+    }
+}
+
+/// Expands one guarded fn as its [`Shape`] says.
+pub(crate) fn expand(plan: &Plan, item: ItemFn) -> TokenStream {
+    match plan.shape {
+        Shape::Sync => expand_sync(plan, item),
+        Shape::AsyncFn => expand_async_fn(plan, item),
+        Shape::FutureTail => expand_future_tail(plan, item),
+    }
+}
+
+/// Input:
+/// ```ignore
+/// #[circuit_breaker(group = "search", threshold = 3, fallback = cached)]
+/// pub fn search(&self, q: &str) -> Result<Hits, Error> { body }
+/// ```
+/// Output:
+/// ```ignore
+/// pub fn search(&self, q: &str) -> Result<Hits, Error> {
+///     let __registry: &Registry = ::breaker::__private::registry();
+///     let __breaker = { const CONFIG; static SITE; SITE.breaker(__registry, "search", &CONFIG) };
+///     let __permit = match __breaker.try_acquire() {
+///         Ok(permit) => permit,
+///         Err(__open) => return Self::cached(self, q),
+///     };
+///     let __result = (move || -> Result<Hits, Error> { body })();
+///     Outcome::new(&__result).record(__permit, &EveryError);
+///     __result
+/// }
+/// ```
+fn expand_sync(plan: &Plan, item: ItemFn) -> TokenStream {
+    let l = Locals::new();
+    let (outer, inner) = split_attrs(&item);
+    let ItemFn { vis, sig, block, .. } = &item;
+    let on_open = on_open(plan, &item, &l, false);
+    let claim = claim(plan, &l, on_open);
+    let record = record(plan, &l);
+    let ret = match &sig.output {
+        ReturnType::Default => quote!(()),
+        ReturnType::Type(_, ty) => erase_impl_trait(ty),
+    };
+    let body_lints = body_lints();
+    let result = &l.result;
+    quote! {
+        #(#outer)*
+        #vis #sig {
+            #(#inner)*
+            #claim
+            #body_lints
+            let #result = (move || -> #ret #block)();
+            #record
+        }
+    }
+}
+
+/// Input:
+/// ```ignore
+/// #[circuit_breaker(group = "search")]
+/// async fn search(q: &str) -> Result<Hits, Error> { body }
+/// ```
+/// Output:
+/// ```ignore
+/// async fn search(q: &str) -> Result<Hits, Error> {
+///     /* claim, as in `expand_sync`; a fallback is `.await`ed */
+///     let __result = async move {
+///         if false { let __fake: Result<Hits, Error> = loop {}; return __fake; }
+///         body
+///     }
+///     .await;
+///     Outcome::new(&__result).record(__permit, &EveryError);
+///     __result
+/// }
+/// ```
+/// A dropped future drops `__permit` without a verdict: abandoned.
+fn expand_async_fn(plan: &Plan, item: ItemFn) -> TokenStream {
+    let l = Locals::new();
+    let (outer, inner) = split_attrs(&item);
+    let ItemFn { vis, sig, block, .. } = &item;
+    let on_open = on_open(plan, &item, &l, true);
+    let claim = claim(plan, &l, on_open);
+    let record = record(plan, &l);
+    let fake_return = match &sig.output {
+        ReturnType::Type(_, ty) if !contains_impl_trait(ty) => {
+            let lints = generated_lints();
+            let fake = Ident::new("__fake_return", Span::mixed_site());
+            quote! {
+                #lints
+                if false {
+                    let #fake: #ty = loop {};
+                    return #fake;
+                }
+            }
+        }
+        _ => TokenStream::new(),
+    };
+    let result = &l.result;
+    quote! {
+        #(#outer)*
+        #vis #sig {
+            #(#inner)*
+            #claim
+            let #result = async move { #fake_return #block }.await;
+            #record
+        }
+    }
+}
+
+/// Input:
+/// ```ignore
+/// #[circuit_breaker(group = "search")]
+/// fn search(&self, q: String) -> Pin<Box<dyn Future<Output = Result<Hits, Error>> + Send + '_>> {
+///     Box::pin(async move { body })
+/// }
+/// ```
+/// Output (only the tail block changes; the signature and any statements before
+/// the tail stay as written, and run when the future is created):
+/// ```ignore
+/// fn search(&self, q: String) -> Pin<Box<dyn Future<Output = Result<Hits, Error>> + Send + '_>> {
+///     Box::pin(async move {
+///         /* claim, as in `expand_async_fn` */
+///         let __result = async move { body }.await;
+///         Outcome::new(&__result).record(__permit, &EveryError);
+///         __result
+///     })
+/// }
+/// ```
+fn expand_future_tail(plan: &Plan, mut item: ItemFn) -> TokenStream {
+    let l = Locals::new();
+    let on_open = on_open(plan, &item, &l, true);
+    let claim = claim(plan, &l, on_open);
+    let record = record(plan, &l);
+    let result = &l.result;
+    let tail = future_tail_mut(&mut item).expect("validate saw a future tail");
+    let user_future = tail.to_token_stream();
+    *tail = syn::Expr::Verbatim(quote_spanned! {Span::mixed_site()=>
+        async move {
+            #claim
+            let #result = #user_future.await;
+            #record
+        }
+    });
+    item.into_token_stream()
+}
+
+/// Claims a permit, or leaves the fn with `on_open` when the circuit refuses.
+fn claim(plan: &Plan, l: &Locals, on_open: TokenStream) -> TokenStream {
+    let krate = &plan.krate;
+    let Locals {
+        registry,
+        breaker,
+        permit,
+        open,
+        ..
+    } = l;
+    let registry_expr = match &plan.registry {
+        Some(expr) => quote_spanned!(expr.span()=> #expr),
+        None => quote!(#krate::__private::registry()),
+    };
+    let group = &plan.group;
+    let methods = plan.config.iter().map(|(m, _)| m);
+    let values = plan.config.iter().map(|(_, v)| v);
+    let lints = generated_lints();
+    quote_spanned! {Span::mixed_site()=>
+        #lints
+        let #registry: &#krate::__private::Registry = #registry_expr;
+        #lints
+        let #breaker = {
+            const __BREAKER_CONFIG: #krate::__private::Config =
+                match #krate::__private::Config::builder() #(.#methods(#values))* .build() {
+                    ::core::result::Result::Ok(config) => config,
+                    ::core::result::Result::Err(_) => {
+                        ::core::panic!("#[circuit_breaker] checked this config when it expanded")
+                    }
+                };
+            static __BREAKER_SITE: #krate::__private::CallSite = #krate::__private::CallSite::new();
+            __BREAKER_SITE.breaker(#registry, #group, &__BREAKER_CONFIG)
+        };
+        #lints
+        let #permit = match #breaker.try_acquire() {
+            ::core::result::Result::Ok(permit) => permit,
+            ::core::result::Result::Err(#open) => return #on_open,
+        };
+    }
+}
+
+/// What the fn returns when the circuit refuses: the fallback's value, spanned at the
+/// fallback path so every mismatch points there, or `Err(From::from(open))`,
+/// spanned at the return type.
+fn on_open(plan: &Plan, item: &ItemFn, l: &Locals, is_async: bool) -> TokenStream {
+    let krate = &plan.krate;
+    let open = &l.open;
+    let Some(fallback) = &plan.fallback else {
+        let span = match &item.sig.output {
+            ReturnType::Type(_, ty) => ty.span(),
+            ReturnType::Default => item.sig.ident.span(),
+        };
+        let krate = respan(krate.to_token_stream(), span);
+        return quote_spanned!(span=> #krate::__private::from_open(#open));
+    };
+    let span = fallback.path.span();
+    let path = &fallback.path;
+    let prefix = fallback
+        .self_prefix
+        .then(|| quote_spanned!(span=> Self::));
+    let receiver = fallback.receiver.then(|| quote_spanned!(span=> self,));
+    let args = fallback
+        .args
+        .iter()
+        .map(|a| Ident::new(&a.to_string(), span));
+    let wait = is_async.then(|| quote_spanned!(span=> .await));
+    quote_spanned!(span=> #prefix #path(#receiver #(#args),*) #wait)
+}
+
+/// Records the one outcome of a run body and returns its value.
+fn record(plan: &Plan, l: &Locals) -> TokenStream {
+    let krate = &plan.krate;
+    let Locals { permit, result, .. } = l;
+    let classifier = match &plan.is_failure {
+        Some(path) => quote_spanned!(path.span()=> &#path),
+        None => quote!(&#krate::__private::EveryError),
+    };
+    let lints = generated_lints();
+    quote_spanned! {Span::mixed_site()=>
+        #lints
+        #krate::__private::Outcome::new(&#result).record(#permit, #classifier);
+        #result
+    }
+}
+
+/// `tokens` with every span set to `span`, so an error about them points there.
+fn respan(tokens: TokenStream, span: Span) -> TokenStream {
+    tokens
+        .into_iter()
+        .map(|mut tt| {
+            if let proc_macro2::TokenTree::Group(g) = &tt {
+                let mut group = proc_macro2::Group::new(g.delimiter(), respan(g.stream(), span));
+                group.set_span(span);
+                tt = proc_macro2::TokenTree::Group(group);
+            } else {
+                tt.set_span(span);
+            }
+            tt
+        })
+        .collect()
+}
+
+/// Outer attributes go on the fn; inner ones (`#![...]`) open its body.
+fn split_attrs(item: &ItemFn) -> (Vec<&syn::Attribute>, Vec<&syn::Attribute>) {
+    item.attrs
+        .iter()
+        .partition(|a| matches!(a.style, AttrStyle::Outer))
+}
+
+/// The declared return type with every `impl Trait` turned into `_`, for the
+/// closure's return annotation.
+fn erase_impl_trait(ty: &Type) -> TokenStream {
+    struct Erase;
+    impl VisitMut for Erase {
+        fn visit_type_mut(&mut self, ty: &mut Type) {
+            if let Type::ImplTrait(t) = ty {
+                *ty = Type::Infer(syn::TypeInfer {
+                    underscore_token: syn::Token![_](t.span()),
+                });
+            } else {
+                syn::visit_mut::visit_type_mut(self, ty);
+            }
+        }
+    }
+    let mut ty = ty.clone();
+    Erase.visit_type_mut(&mut ty);
+    ty.into_token_stream()
+}
+
+fn contains_impl_trait(ty: &Type) -> bool {
+    erase_impl_trait(ty).to_string() != ty.to_token_stream().to_string()
+}

@@ -1,0 +1,154 @@
+//! An async fn records exactly one outcome on every way out (return, `?`, panic)
+//! and, when its future is dropped mid-flight, none: it is abandoned and its probe
+//! slot is freed. Proven on a real tokio runtime with `timeout`, `select!` and
+//! task abort.
+
+mod attribute_support;
+
+use std::future::Future;
+use std::time::Duration;
+
+use attribute_support::{metrics, state, AppError, CLOCK, REG};
+use breaker::{circuit_breaker, State};
+use tokio::sync::oneshot;
+
+/// `(calls, successes, failures, ignored, abandoned)` of `group`.
+fn tally(group: &str) -> (u64, u64, u64, u64, u64) {
+    let m = metrics(group);
+    (m.calls, m.successes, m.failures, m.ignored, m.abandoned)
+}
+
+fn step(ok: bool) -> Result<u32, AppError> {
+    if ok {
+        Ok(1)
+    } else {
+        Err(AppError::Down)
+    }
+}
+
+#[circuit_breaker(group = "async-exits", registry = &REG)]
+async fn exits(how: u8) -> Result<u32, AppError> {
+    tokio::task::yield_now().await;
+    if how == 0 {
+        return Err(AppError::Down);
+    }
+    let a = step(how != 1)?;
+    tokio::task::yield_now().await;
+    let b = step(how != 2)?;
+    Ok(a + b)
+}
+
+#[tokio::test]
+async fn return_each_question_mark_and_tail_each_record_one_outcome() {
+    assert_eq!(exits(0).await, Err(AppError::Down));
+    assert_eq!(tally("async-exits"), (1, 0, 1, 0, 0));
+    assert_eq!(exits(1).await, Err(AppError::Down));
+    assert_eq!(tally("async-exits"), (2, 0, 2, 0, 0));
+    assert_eq!(exits(2).await, Err(AppError::Down));
+    assert_eq!(tally("async-exits"), (3, 0, 3, 0, 0));
+    assert_eq!(exits(3).await, Ok(2));
+    assert_eq!(tally("async-exits"), (4, 1, 3, 0, 0));
+}
+
+#[circuit_breaker(group = "async-panic", registry = &REG)]
+async fn panics() -> Result<(), AppError> {
+    tokio::task::yield_now().await;
+    panic!("boom in an async body");
+}
+
+#[tokio::test]
+async fn a_panic_in_an_async_body_is_one_failure_and_reaches_the_task() {
+    let joined = tokio::spawn(panics()).await.unwrap_err();
+    assert!(joined.is_panic());
+    let payload = joined.into_panic();
+    assert_eq!(payload.downcast_ref::<&str>(), Some(&"boom in an async body"));
+    assert_eq!(tally("async-panic"), (1, 0, 1, 0, 0));
+}
+
+#[circuit_breaker(group = "async-creation", registry = &REG)]
+async fn counted() -> Result<(), AppError> {
+    Ok(())
+}
+
+#[tokio::test]
+async fn creating_a_future_claims_nothing_until_it_runs() {
+    let future = counted();
+    assert!(REG.get("async-creation").is_none(), "nothing ran yet");
+    future.await.unwrap();
+    assert_eq!(tally("async-creation"), (1, 1, 0, 0, 0));
+}
+
+/// A body that waits until told, so a test can drop it mid-flight.
+#[circuit_breaker(group = "async-drop", registry = &REG, threshold = 1, open_ms = 1000)]
+async fn waits(gate: Option<oneshot::Receiver<()>>, fail: bool) -> Result<(), AppError> {
+    if let Some(gate) = gate {
+        let _ = gate.await;
+    }
+    if fail {
+        Err(AppError::Down)
+    } else {
+        Ok(())
+    }
+}
+
+/// Trips `async-drop` and lets its open time pass, so the next call is a probe.
+async fn trip_and_wait_for_probe() {
+    let _ = waits(None, true).await;
+    assert_eq!(state("async-drop"), State::Open);
+    CLOCK.advance(Duration::from_millis(1000));
+}
+
+/// One test, in order, because all three share the half-open probe of one group.
+#[tokio::test]
+async fn a_dropped_probe_is_abandoned_and_frees_its_slot_via_timeout_select_and_abort() {
+    // tokio::time::timeout drops the probe future when time runs out.
+    trip_and_wait_for_probe().await;
+    let (_keep, gate) = oneshot::channel::<()>();
+    let out = tokio::time::timeout(Duration::from_millis(20), waits(Some(gate), false)).await;
+    assert!(out.is_err(), "the probe was still waiting");
+    let m = metrics("async-drop");
+    assert_eq!((m.abandoned, m.probes_in_flight), (1, 0));
+    assert_eq!(m.state, State::HalfOpen);
+
+    // select! drops the losing branch.
+    let (_keep, gate) = oneshot::channel::<()>();
+    tokio::select! {
+        _ = waits(Some(gate), false) => unreachable!("the gate never opens"),
+        _ = tokio::task::yield_now() => {}
+    }
+    let m = metrics("async-drop");
+    assert_eq!((m.abandoned, m.probes_in_flight), (2, 0));
+
+    // Aborting a task drops its future.
+    let (_keep, gate) = oneshot::channel::<()>();
+    let task = tokio::spawn(waits(Some(gate), false));
+    while metrics("async-drop").probes_in_flight == 0 {
+        tokio::task::yield_now().await;
+    }
+    task.abort();
+    assert!(task.await.unwrap_err().is_cancelled());
+    let m = metrics("async-drop");
+    assert_eq!((m.abandoned, m.probes_in_flight), (3, 0));
+    assert_eq!((m.successes, m.failures), (0, 1), "only the trip counted");
+
+    // The slot is free: the next probe runs and closes the circuit.
+    waits(None, false).await.unwrap();
+    assert_eq!(state("async-drop"), State::Closed);
+}
+
+fn assert_send<F: Future + Send>(f: F) -> F {
+    f
+}
+
+#[circuit_breaker(group = "async-send", registry = &REG)]
+async fn holds_send_state(name: String) -> Result<usize, AppError> {
+    tokio::task::yield_now().await;
+    Ok(name.len())
+}
+
+#[tokio::test]
+async fn the_future_stays_send_and_runs_on_a_multi_thread_runtime() {
+    let handle = tokio::spawn(assert_send(holds_send_state("abc".into())));
+    assert_eq!(handle.await.unwrap(), Ok(3));
+    assert_eq!(tally("async-send"), (1, 1, 0, 0, 0));
+}

@@ -1,0 +1,45 @@
+//! Shared by the `attribute_*` tests: an isolated registry on a [`ManualClock`],
+//! so each test file drives time itself and never meets another file's breakers.
+#![allow(dead_code)]
+
+use std::sync::LazyLock;
+
+pub use breaker::{ManualClock, Metrics, Registry, State};
+
+/// The clock of [`REG`].
+pub static CLOCK: LazyLock<ManualClock> = LazyLock::new(ManualClock::new);
+
+/// The registry every annotated fn of a test file names with `registry = &REG`.
+pub static REG: LazyLock<Registry> = LazyLock::new(|| Registry::with_clock(CLOCK.clone()));
+
+/// The metrics of `group` in [`REG`]; panics when no call created it yet.
+pub fn metrics(group: &str) -> Metrics {
+    REG.get(group)
+        .unwrap_or_else(|| panic!("group `{group}` was never used"))
+        .metrics()
+}
+
+/// The state of `group` in [`REG`].
+pub fn state(group: &str) -> State {
+    metrics(group).state
+}
+
+/// An error type that converts from `CircuitOpen`, as a fn without a fallback needs.
+#[derive(Debug, PartialEq, Eq)]
+pub enum AppError {
+    Down,
+    BadRequest,
+    Open(breaker::CircuitOpen),
+}
+
+impl From<breaker::CircuitOpen> for AppError {
+    fn from(open: breaker::CircuitOpen) -> Self {
+        AppError::Open(open)
+    }
+}
+
+impl AppError {
+    pub fn is_open(&self) -> bool {
+        matches!(self, AppError::Open(_))
+    }
+}
