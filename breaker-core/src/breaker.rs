@@ -12,7 +12,7 @@ use crate::clock::{Clock, ClockSource};
 use crate::config::Config;
 use crate::counters::{Counters, Event};
 use crate::error::{CallError, CircuitOpen, OpenReason};
-use crate::metrics::Metrics;
+use crate::metrics::{Metrics, WindowMetrics};
 use crate::permit::{Classifier, EveryError, Permit, Role, Verdict};
 use crate::policy::Policy;
 use crate::state::{State, Word};
@@ -313,9 +313,7 @@ impl Inner {
                     }
                     let lease_until = self.lease_until.load(Acquire);
                     if now < lease_until {
-                        return Err(
-                            self.refuse(OpenReason::HalfOpenFull, Some(lease_until - now))
-                        );
+                        return Err(self.refuse(OpenReason::HalfOpenFull, Some(lease_until - now)));
                     }
                     // Every probe in flight has overrun its lease: a new half-open
                     // episode takes their slots, and their outcomes become stale.
@@ -351,32 +349,34 @@ impl Inner {
 
     /// Records the verdict of a permit of `generation`.
     #[inline]
-    pub(crate) fn settle(&self, generation: u64, role: Role, _started: u64, verdict: Verdict) {
+    pub(crate) fn settle(&self, generation: u64, role: Role, started: u64, verdict: Verdict) {
         let word = self.word();
         if word.generation() != generation {
             self.counters.bump(Event::Stale);
             return;
         }
         match role {
-            Role::Call => self.settle_call(word, verdict),
+            Role::Call => self.settle_call(word, started, verdict),
             Role::Probe => self.settle_probe(word, verdict),
         }
     }
 
     #[inline]
-    fn settle_call(&self, word: Word, verdict: Verdict) {
+    fn settle_call(&self, word: Word, started: u64, verdict: Verdict) {
         let generation = word.generation();
         let closed = word.state() == State::Closed;
+        // Read only by policies that need time (windows, slow calls).
+        let now = || self.clock.now();
         match verdict {
             Verdict::Success => {
-                if closed {
-                    self.hot.policy.on_success(generation);
-                }
                 self.counters.bump(Event::Successes);
+                if closed && self.hot.policy.on_success(generation, started, now) {
+                    self.trip(generation);
+                }
             }
             Verdict::Failure => {
                 self.counters.bump(Event::Failures);
-                if closed && self.hot.policy.on_failure(generation) {
+                if closed && self.hot.policy.on_failure(generation, started, now) {
                     self.trip(generation);
                 }
             }
@@ -453,9 +453,7 @@ impl Inner {
             drop(guard);
             return self.counters.bump(Event::Stale);
         }
-        let open_for = self
-            .config
-            .grown_open_nanos(self.open_for.load(Relaxed));
+        let open_for = self.config.grown_open_nanos(self.open_for.load(Relaxed));
         self.counters.bump(Event::Failures);
         self.counters.bump(Event::ProbesFailed);
         self.open(word, open_for);
@@ -471,8 +469,7 @@ impl Inner {
     fn open(&self, mut word: Word, open_for: u64) {
         let now = self.clock.now();
         self.open_for.store(open_for, Relaxed);
-        self.reopen_at
-            .store(now.saturating_add(open_for), Release);
+        self.reopen_at.store(now.saturating_add(open_for), Release);
         // Lock-free claims may still move the probe count under us.
         while let Err(seen) = self.cas(word, word.next(State::Open)) {
             word = seen;
@@ -525,6 +522,11 @@ impl Inner {
                 0
             },
             consecutive_failures: self.hot.policy.consecutive_failures(word.generation()),
+            window: self
+                .hot
+                .policy
+                .window_counts(word.generation(), now)
+                .map(WindowMetrics::from),
             retry_after: retry_after.map(Duration::from_nanos),
         }
     }

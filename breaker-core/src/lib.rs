@@ -76,14 +76,18 @@ mod registry;
 mod site;
 mod state;
 mod sync;
+mod window;
+
+pub mod classify;
 
 pub use crate::breaker::Breaker;
 pub use crate::clock::{Clock, ManualClock, MonotonicClock};
 pub use crate::config::{
-    Config, ConfigBuilder, ConfigError, FailurePolicy, MAX_PROBES, MAX_THRESHOLD,
+    Config, ConfigBuilder, ConfigError, FailurePolicy, RateThresholds, DEFAULT_FAILURE_RATE,
+    DEFAULT_MIN_CALLS, MAX_PROBES, MAX_THRESHOLD, MAX_WINDOW_CALLS, MIN_WINDOW_MS, WINDOW_BUCKETS,
 };
 pub use crate::error::{CallError, CircuitOpen, OpenReason};
-pub use crate::metrics::{Metrics, Snapshot};
+pub use crate::metrics::{Metrics, Snapshot, WindowMetrics};
 pub use crate::permit::{Classifier, EveryError, Permit};
 pub use crate::registry::{
     registry, AlreadyCreated, ConfigSource, Conflict, Registry, UnknownGroup,

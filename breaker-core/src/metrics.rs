@@ -6,6 +6,7 @@ use std::ops::Deref;
 use std::time::Duration;
 
 use crate::state::State;
+use crate::window::Counts;
 
 /// What one breaker did, taken at one moment. Taking it changes nothing.
 ///
@@ -45,8 +46,12 @@ pub struct Metrics {
     pub times_opened: u64,
     /// Probes in flight now.
     pub probes_in_flight: u32,
-    /// Consecutive failures counted in the current generation.
+    /// Consecutive failures counted in the current generation (0 under a window
+    /// policy).
     pub consecutive_failures: u32,
+    /// What the window of a window policy holds now; `None` under the
+    /// consecutive policy. Empty after every transition.
+    pub window: Option<WindowMetrics>,
     /// Time until a probe may go, when the breaker is refusing claims for a while.
     pub retry_after: Option<Duration>,
 }
@@ -64,6 +69,64 @@ impl Metrics {
         .iter()
         .fold(0u64, |sum, n| sum.saturating_add(*n));
         self.calls.saturating_sub(recorded)
+    }
+}
+
+/// What the window of a rate policy holds at one moment: outcomes (ignored errors
+/// and abandoned calls are not outcomes), failures and slow calls among them.
+///
+/// The rates are `None` while the window is empty, never a sentinel.
+///
+/// ```
+/// use breaker_core::{Breaker, Config};
+///
+/// let config = Config::builder().window_calls(4).build()?;
+/// let breaker = Breaker::new("geo", config);
+/// let window = breaker.metrics().window.expect("a window policy");
+/// assert_eq!(window.failure_rate(), None); // nothing recorded yet
+///
+/// breaker.try_acquire()?.success();
+/// breaker.try_acquire()?.failure();
+/// let window = breaker.metrics().window.unwrap();
+/// assert_eq!((window.calls, window.failures), (2, 1));
+/// assert_eq!(window.failure_rate(), Some(0.5));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct WindowMetrics {
+    /// Outcomes in the window: successes and failures.
+    pub calls: u64,
+    /// Failures among them.
+    pub failures: u64,
+    /// Slow calls among them, successes and failures alike (0 unless
+    /// `slow_call_ms` is set).
+    pub slow_calls: u64,
+}
+
+impl WindowMetrics {
+    /// `failures / calls`, or `None` while the window is empty.
+    pub fn failure_rate(&self) -> Option<f64> {
+        rate(self.failures, self.calls)
+    }
+
+    /// `slow_calls / calls`, or `None` while the window is empty.
+    pub fn slow_call_rate(&self) -> Option<f64> {
+        rate(self.slow_calls, self.calls)
+    }
+}
+
+fn rate(part: u64, calls: u64) -> Option<f64> {
+    (calls > 0).then(|| part as f64 / calls as f64)
+}
+
+impl From<Counts> for WindowMetrics {
+    fn from(counts: Counts) -> Self {
+        WindowMetrics {
+            calls: counts.calls,
+            failures: counts.failures,
+            slow_calls: counts.slow,
+        }
     }
 }
 
@@ -115,7 +178,16 @@ impl fmt::Display for Snapshot {
         writeln!(
             f,
             "{:<width$}  {:<13}  {:>7}  {:>7}  {:>7}  {:>7}  {:>8}  {:>9}  {:>5}  {:>6}",
-            "group", "state", "calls", "ok", "failed", "ignored", "rejected", "abandoned", "stale", "opened"
+            "group",
+            "state",
+            "calls",
+            "ok",
+            "failed",
+            "ignored",
+            "rejected",
+            "abandoned",
+            "stale",
+            "opened"
         )?;
         for m in &self.0 {
             writeln!(

@@ -1,4 +1,5 @@
-//! The failure policies that decide, in the closed state, when to trip.
+//! The failure policies that decide, in the closed state, when to trip: the
+//! consecutive count here, the rate windows in [`crate::window`].
 //!
 //! A policy's memory is tagged with the generation it counts for, so a transition
 //! resets it without a write and a late outcome from an earlier generation can
@@ -8,6 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 use crate::config::{Config, FailurePolicy};
 use crate::state::GEN_MASK;
+use crate::window::{CountWindow, Counts, Rule, TimeWindow};
 
 const COUNT_BITS: u32 = 24;
 const COUNT_MASK: u64 = (1 << COUNT_BITS) - 1;
@@ -17,6 +19,11 @@ const TAG_MASK: u64 = GEN_MASK & (u64::MAX >> COUNT_BITS);
 pub(crate) enum Policy {
     /// Consecutive failures in the low 24 bits, the generation they count for above.
     Consecutive { threshold: u32, word: AtomicU64 },
+    /// Failure and slow-call rates over the last `window_ms`. Boxed: its buckets
+    /// are written on every outcome and must not share a line with the state word.
+    TimeWindow(Box<TimeWindow>),
+    /// Failure and slow-call rates over the last `window_calls` outcomes.
+    CountWindow(Box<CountWindow>),
 }
 
 impl Policy {
@@ -26,20 +33,38 @@ impl Policy {
                 threshold,
                 word: AtomicU64::new(0),
             },
+            FailurePolicy::TimeWindow { window_ms, rates } => {
+                Policy::TimeWindow(Box::new(TimeWindow::new(window_ms, Rule::new(&rates))))
+            }
+            FailurePolicy::CountWindow {
+                window_calls,
+                rates,
+            } => Policy::CountWindow(Box::new(CountWindow::new(window_calls, Rule::new(&rates)))),
+            // `FailurePolicy` is non-exhaustive only for users of the crate.
         }
     }
 
-    /// Whether verdicts need the call's duration (so claims must read the clock).
+    /// Whether verdicts need the time: the claim's and the verdict's, for the
+    /// call's duration, or the verdict's, to place it in a time window.
     #[inline]
     pub(crate) fn needs_clock(&self) -> bool {
         match self {
             Policy::Consecutive { .. } => false,
+            Policy::TimeWindow(_) => true,
+            Policy::CountWindow(window) => window.rule().judges_slowness(),
         }
     }
 
-    /// A success in generation `generation`.
+    /// A success in generation `generation`, of a call claimed at `started`;
+    /// returns whether the policy trips. `now` is called only by policies that
+    /// [need the clock](Self::needs_clock).
     #[inline]
-    pub(crate) fn on_success(&self, generation: u64) {
+    pub(crate) fn on_success(
+        &self,
+        generation: u64,
+        started: u64,
+        now: impl FnOnce() -> u64,
+    ) -> bool {
         match self {
             Policy::Consecutive { word, .. } => {
                 let current = word.load(Relaxed);
@@ -48,12 +73,20 @@ impl Policy {
                 if current & COUNT_MASK != 0 && tag(current) == tag_of(generation) {
                     let _ = word.compare_exchange(current, pack(generation, 0), Relaxed, Relaxed);
                 }
+                false
             }
+            _ => self.on_outcome(generation, false, started, now),
         }
     }
 
-    /// A failure in generation `generation`; returns whether the policy trips.
-    pub(crate) fn on_failure(&self, generation: u64) -> bool {
+    /// A failure in generation `generation`, of a call claimed at `started`;
+    /// returns whether the policy trips.
+    pub(crate) fn on_failure(
+        &self,
+        generation: u64,
+        started: u64,
+        now: impl FnOnce() -> u64,
+    ) -> bool {
         match self {
             Policy::Consecutive { threshold, word } => {
                 let mine = tag_of(generation);
@@ -76,6 +109,48 @@ impl Policy {
                     }
                 }
             }
+            _ => self.on_outcome(generation, true, started, now),
+        }
+    }
+
+    /// An outcome fed to a window policy.
+    #[inline(never)]
+    fn on_outcome(
+        &self,
+        generation: u64,
+        failed: bool,
+        started: u64,
+        now: impl FnOnce() -> u64,
+    ) -> bool {
+        match self {
+            Policy::Consecutive { .. } => false,
+            Policy::TimeWindow(window) => {
+                let now = now();
+                let outcome = window.rule().outcome(failed, started, now);
+                window.record(generation, now, outcome)
+            }
+            Policy::CountWindow(window) => {
+                let outcome = if window.rule().judges_slowness() {
+                    window.rule().outcome(failed, started, now())
+                } else {
+                    window.rule().outcome(failed, 0, 0)
+                };
+                window.record(generation, outcome)
+            }
+        }
+    }
+
+    /// What a window policy's window holds for `generation` at `now`; `None`
+    /// under the consecutive policy. Pure; `now` is called only by time windows.
+    pub(crate) fn window_counts(
+        &self,
+        generation: u64,
+        now: impl FnOnce() -> u64,
+    ) -> Option<Counts> {
+        match self {
+            Policy::Consecutive { .. } => None,
+            Policy::TimeWindow(window) => Some(window.counts(generation, now())),
+            Policy::CountWindow(window) => Some(window.counts(generation)),
         }
     }
 
@@ -90,6 +165,7 @@ impl Policy {
                     0
                 }
             }
+            Policy::TimeWindow(_) | Policy::CountWindow(_) => 0,
         }
     }
 }
@@ -116,6 +192,12 @@ fn is_newer(a: u64, b: u64) -> bool {
 mod tests {
     use super::*;
 
+    fn fail(p: &Policy, generation: u64) -> bool {
+        p.on_failure(generation, 0, || {
+            unreachable!("the consecutive policy reads no clock")
+        })
+    }
+
     fn consecutive(threshold: u32) -> Policy {
         Policy::new(&Config::builder().threshold(threshold).build().unwrap())
     }
@@ -123,23 +205,23 @@ mod tests {
     #[test]
     fn the_nth_consecutive_failure_trips_and_a_success_resets() {
         let p = consecutive(3);
-        assert!(!p.on_failure(0));
-        assert!(!p.on_failure(0));
-        p.on_success(0);
+        assert!(!fail(&p, 0));
+        assert!(!fail(&p, 0));
+        assert!(!p.on_success(0, 0, || 0));
         assert_eq!(p.consecutive_failures(0), 0);
-        assert!(!p.on_failure(0));
-        assert!(!p.on_failure(0));
-        assert!(p.on_failure(0));
+        assert!(!fail(&p, 0));
+        assert!(!fail(&p, 0));
+        assert!(fail(&p, 0));
     }
 
     #[test]
     fn a_new_generation_starts_from_zero_and_ignores_older_failures() {
         let p = consecutive(2);
-        assert!(!p.on_failure(4));
+        assert!(!fail(&p, 4));
         assert_eq!(p.consecutive_failures(5), 0);
-        assert!(!p.on_failure(5));
+        assert!(!fail(&p, 5));
         // A late failure of generation 4 neither counts nor trips.
-        assert!(!p.on_failure(4));
+        assert!(!fail(&p, 4));
         assert_eq!(p.consecutive_failures(5), 1);
     }
 
@@ -149,7 +231,7 @@ mod tests {
         if let Policy::Consecutive { word, .. } = &p {
             word.store(pack(1, COUNT_MASK), Relaxed);
         }
-        assert!(p.on_failure(1));
+        assert!(fail(&p, 1));
         assert_eq!(p.consecutive_failures(1), COUNT_MASK as u32);
     }
 }

@@ -1,0 +1,432 @@
+//! The rolling windows of the rate policies: a bucketed time window on atomics and
+//! a ring of the last N outcomes, both emptied by a change of generation.
+//!
+//! Both count outcomes per generation: a transition starts a new generation, so
+//! every window starts empty after it without a sweep, and a late outcome of an
+//! older generation is dropped instead of leaking into the new one.
+
+use parking_lot::Mutex;
+
+use crate::clock::millis_to_nanos;
+use crate::config::{RateThresholds, WINDOW_BUCKETS};
+use crate::state::GEN_MASK;
+use crate::sync::{AtomicU64, Ordering::*};
+
+/// What a window holds: outcomes recorded, failures and slow calls among them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Counts {
+    pub(crate) calls: u64,
+    pub(crate) failures: u64,
+    pub(crate) slow: u64,
+}
+
+/// One outcome as a window records it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Outcome {
+    pub(crate) failed: bool,
+    pub(crate) slow: bool,
+}
+
+/// When a window trips, and which calls are slow.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Rule {
+    failure_rate: f64,
+    min_calls: u64,
+    /// Calls longer than this many nanos are slow; `None`: slowness is not judged.
+    slow_nanos: Option<u64>,
+    slow_call_rate: f64,
+}
+
+impl Rule {
+    pub(crate) fn new(rates: &RateThresholds) -> Self {
+        Rule {
+            failure_rate: rates.failure_rate,
+            min_calls: u64::from(rates.min_calls),
+            slow_nanos: rates.slow_call_ms.map(millis_to_nanos),
+            slow_call_rate: rates.slow_call_rate,
+        }
+    }
+
+    /// Whether verdicts need the call's duration.
+    pub(crate) fn judges_slowness(&self) -> bool {
+        self.slow_nanos.is_some()
+    }
+
+    /// The outcome of a call claimed at `started` and settled at `now`. A clock
+    /// that stepped back makes the call take zero time.
+    #[inline]
+    pub(crate) fn outcome(&self, failed: bool, started: u64, now: u64) -> Outcome {
+        let slow = match self.slow_nanos {
+            Some(limit) => now.saturating_sub(started) > limit,
+            None => false,
+        };
+        Outcome { failed, slow }
+    }
+
+    /// Whether a window holding `counts` trips.
+    #[inline]
+    pub(crate) fn trips(&self, counts: Counts) -> bool {
+        if counts.calls == 0 || counts.calls < self.min_calls {
+            return false;
+        }
+        let calls = counts.calls as f64;
+        counts.failures as f64 / calls >= self.failure_rate
+            || (self.slow_nanos.is_some() && counts.slow as f64 / calls >= self.slow_call_rate)
+    }
+}
+
+const BUCKETS: usize = WINDOW_BUCKETS as usize;
+/// Bits of a bucket stamp that hold the generation; the epoch sits above them.
+/// Epochs are at least a millisecond long, so one fits in the 45 bits left.
+const STAMP_GEN_BITS: u32 = 19;
+const STAMP_GEN_MASK: u64 = (1 << STAMP_GEN_BITS) - 1;
+/// A bucket being emptied for a new epoch: its counts are not to be touched.
+/// Never a real stamp, since no epoch reaches 2^45 - 1.
+const RESETTING: u64 = u64::MAX;
+
+/// A stamp: which epoch (bucket-long slice of time) and generation a bucket counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Stamp(u64);
+
+impl Stamp {
+    fn new(epoch: u64, generation: u64) -> Stamp {
+        Stamp((epoch << STAMP_GEN_BITS) | (generation & STAMP_GEN_MASK))
+    }
+
+    fn epoch(self) -> u64 {
+        self.0 >> STAMP_GEN_BITS
+    }
+
+    fn generation(self) -> u64 {
+        self.0 & STAMP_GEN_MASK
+    }
+
+    /// Whether `self` is a later (generation, epoch) than `other`. Generations
+    /// compare modulo the stamp's width, so the first of two generations half the
+    /// range apart is the later one.
+    fn is_after(self, other: Stamp) -> bool {
+        if self.generation() == other.generation() {
+            self.epoch() > other.epoch()
+        } else {
+            let distance = self.generation().wrapping_sub(other.generation()) & STAMP_GEN_MASK;
+            distance <= STAMP_GEN_MASK / 2
+        }
+    }
+}
+
+#[derive(Debug)]
+struct Bucket {
+    /// The [`Stamp`] of the counts below, or [`RESETTING`].
+    stamp: AtomicU64,
+    calls: AtomicU64,
+    failures: AtomicU64,
+    slow: AtomicU64,
+}
+
+/// Outcomes of the last `window`, in [`BUCKETS`] buckets of `window / 10`.
+///
+/// Time is cut into *epochs* of one bucket width, counted from the clock's origin;
+/// epoch `e` lives in bucket `e % 10`. At epoch `now_e`, a bucket counts when its
+/// stamp names the current generation and an epoch in `now_e - 9 ..= now_e`, so an
+/// outcome counts for at least nine tenths of the window and never for a whole one.
+///
+/// Recording into the current bucket is a load and one to three relaxed atomic
+/// adds; no lock. The first outcome of a new epoch in a bucket finds an older
+/// stamp, claims the bucket by swapping in [`RESETTING`], zeroes the counts and
+/// publishes the new stamp; outcomes racing with it wait for those four stores.
+/// Outcomes whose stamp is older than the bucket's (an earlier generation, or a
+/// thread that read the clock a whole window ago) are dropped.
+#[derive(Debug)]
+pub(crate) struct TimeWindow {
+    rule: Rule,
+    bucket_nanos: u64,
+    buckets: [Bucket; BUCKETS],
+}
+
+impl TimeWindow {
+    pub(crate) fn new(window_ms: u64, rule: Rule) -> Self {
+        // `window_ms >= 10` is validated, so a bucket is at least 1 ms long.
+        let bucket_nanos = (millis_to_nanos(window_ms) / BUCKETS as u64).max(1);
+        TimeWindow {
+            rule,
+            bucket_nanos,
+            buckets: std::array::from_fn(|_| Bucket {
+                stamp: AtomicU64::new(0),
+                calls: AtomicU64::new(0),
+                failures: AtomicU64::new(0),
+                slow: AtomicU64::new(0),
+            }),
+        }
+    }
+
+    pub(crate) fn rule(&self) -> &Rule {
+        &self.rule
+    }
+
+    /// Records `outcome` at `now` for `generation`; returns whether the window trips.
+    pub(crate) fn record(&self, generation: u64, now: u64, outcome: Outcome) -> bool {
+        let epoch = now / self.bucket_nanos;
+        if !self.add(generation, epoch, outcome) {
+            return false;
+        }
+        self.rule.trips(self.sum(generation, epoch))
+    }
+
+    /// What the window holds at `now` for `generation`. Pure.
+    pub(crate) fn counts(&self, generation: u64, now: u64) -> Counts {
+        self.sum(generation, now / self.bucket_nanos)
+    }
+
+    /// Adds `outcome` to the bucket of `epoch`; `false` when it was too old to count.
+    fn add(&self, generation: u64, epoch: u64, outcome: Outcome) -> bool {
+        let bucket = &self.buckets[(epoch % BUCKETS as u64) as usize];
+        let mine = Stamp::new(epoch, generation);
+        let mut spins = 0u32;
+        loop {
+            let seen = bucket.stamp.load(Acquire);
+            if seen == mine.0 {
+                bucket.calls.fetch_add(1, Relaxed);
+                if outcome.failed {
+                    bucket.failures.fetch_add(1, Relaxed);
+                }
+                if outcome.slow {
+                    bucket.slow.fetch_add(1, Relaxed);
+                }
+                return true;
+            }
+            if seen == RESETTING {
+                // Another outcome is emptying this bucket: four stores away.
+                spins += 1;
+                if spins < 64 {
+                    std::hint::spin_loop();
+                } else {
+                    std::thread::yield_now();
+                }
+                continue;
+            }
+            if !mine.is_after(Stamp(seen)) {
+                return false;
+            }
+            if bucket
+                .stamp
+                .compare_exchange(seen, RESETTING, Acquire, Relaxed)
+                .is_ok()
+            {
+                bucket.calls.store(1, Relaxed);
+                bucket.failures.store(u64::from(outcome.failed), Relaxed);
+                bucket.slow.store(u64::from(outcome.slow), Relaxed);
+                bucket.stamp.store(mine.0, Release);
+                return true;
+            }
+        }
+    }
+
+    fn sum(&self, generation: u64, epoch: u64) -> Counts {
+        let generation = generation & STAMP_GEN_MASK;
+        let mut counts = Counts::default();
+        for bucket in &self.buckets {
+            let stamp = bucket.stamp.load(Acquire);
+            if stamp == RESETTING {
+                continue;
+            }
+            let stamp = Stamp(stamp);
+            if stamp.generation() != generation
+                || stamp.epoch() > epoch
+                || epoch - stamp.epoch() >= BUCKETS as u64
+            {
+                continue;
+            }
+            counts.calls = counts.calls.saturating_add(bucket.calls.load(Relaxed));
+            counts.failures = counts
+                .failures
+                .saturating_add(bucket.failures.load(Relaxed));
+            counts.slow = counts.slow.saturating_add(bucket.slow.load(Relaxed));
+        }
+        counts
+    }
+}
+
+/// The last `window_calls` outcomes of the current generation, in a ring.
+///
+/// Every outcome goes through one short critical section (a handful of loads and
+/// stores); a count window needs one order of outcomes anyway, so a lock-free ring
+/// would still funnel every outcome through one contended word.
+#[derive(Debug)]
+pub(crate) struct CountWindow {
+    rule: Rule,
+    ring: Mutex<Ring>,
+}
+
+#[derive(Debug)]
+struct Ring {
+    generation: u64,
+    /// Where the next outcome goes.
+    next: usize,
+    /// Outcomes held, up to `slots.len()`.
+    len: usize,
+    failures: u64,
+    slow: u64,
+    /// Bit 0: failed; bit 1: slow. Only the `len` latest are meaningful.
+    slots: Box<[u8]>,
+}
+
+const FAILED: u8 = 1;
+const SLOW: u8 = 2;
+
+impl CountWindow {
+    pub(crate) fn new(window_calls: u32, rule: Rule) -> Self {
+        CountWindow {
+            rule,
+            ring: Mutex::new(Ring {
+                generation: 0,
+                next: 0,
+                len: 0,
+                failures: 0,
+                slow: 0,
+                slots: vec![0; window_calls.max(1) as usize].into_boxed_slice(),
+            }),
+        }
+    }
+
+    pub(crate) fn rule(&self) -> &Rule {
+        &self.rule
+    }
+
+    /// Records `outcome` for `generation`; returns whether the window trips.
+    pub(crate) fn record(&self, generation: u64, outcome: Outcome) -> bool {
+        let counts = {
+            let mut ring = self.ring.lock();
+            if ring.generation != generation {
+                if !is_later_generation(generation, ring.generation) {
+                    return false;
+                }
+                ring.generation = generation;
+                ring.next = 0;
+                ring.len = 0;
+                ring.failures = 0;
+                ring.slow = 0;
+            }
+            let bits = (u8::from(outcome.failed) * FAILED) | (u8::from(outcome.slow) * SLOW);
+            let at = ring.next;
+            if ring.len == ring.slots.len() {
+                let evicted = ring.slots[at];
+                ring.failures -= u64::from(evicted & FAILED);
+                ring.slow -= u64::from((evicted & SLOW) >> 1);
+            } else {
+                ring.len += 1;
+            }
+            ring.slots[at] = bits;
+            ring.failures += u64::from(outcome.failed);
+            ring.slow += u64::from(outcome.slow);
+            ring.next = if at + 1 == ring.slots.len() {
+                0
+            } else {
+                at + 1
+            };
+            ring.counts()
+        };
+        self.rule.trips(counts)
+    }
+
+    /// What the window holds for `generation`. Pure.
+    pub(crate) fn counts(&self, generation: u64) -> Counts {
+        let ring = self.ring.lock();
+        if ring.generation == generation {
+            ring.counts()
+        } else {
+            Counts::default()
+        }
+    }
+}
+
+impl Ring {
+    fn counts(&self) -> Counts {
+        Counts {
+            calls: self.len as u64,
+            failures: self.failures,
+            slow: self.slow,
+        }
+    }
+}
+
+/// Whether generation `a` is later than `b`, modulo the generation's width.
+fn is_later_generation(a: u64, b: u64) -> bool {
+    let distance = a.wrapping_sub(b) & GEN_MASK;
+    distance != 0 && distance <= GEN_MASK / 2
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: u64 = 1_000_000;
+
+    fn rule(rate: f64, min_calls: u32, slow_ms: Option<u64>, slow_rate: f64) -> Rule {
+        Rule::new(&RateThresholds {
+            failure_rate: rate,
+            min_calls,
+            slow_call_ms: slow_ms,
+            slow_call_rate: slow_rate,
+        })
+    }
+
+    const FAIL: Outcome = Outcome {
+        failed: true,
+        slow: false,
+    };
+    const OK: Outcome = Outcome {
+        failed: false,
+        slow: false,
+    };
+
+    #[test]
+    fn stamps_order_by_generation_then_epoch_and_wrap() {
+        assert!(Stamp::new(5, 1).is_after(Stamp::new(4, 1)));
+        assert!(!Stamp::new(4, 1).is_after(Stamp::new(4, 1)));
+        assert!(Stamp::new(0, 2).is_after(Stamp::new(9, 1)));
+        assert!(!Stamp::new(9, 1).is_after(Stamp::new(0, 2)));
+        assert!(Stamp::new(0, 0).is_after(Stamp::new(0, STAMP_GEN_MASK)));
+        // The largest epoch a clock can reach still leaves RESETTING unused.
+        let top = Stamp::new(u64::MAX / MS, STAMP_GEN_MASK);
+        assert_ne!(top.0, RESETTING);
+        assert_eq!(top.epoch(), u64::MAX / MS);
+    }
+
+    #[test]
+    fn an_outcome_of_an_older_generation_is_dropped_and_never_trips() {
+        let w = TimeWindow::new(10_000, rule(0.5, 1, None, 1.0));
+        assert!(!w.record(3, 0, OK));
+        assert!(!w.record(2, 0, FAIL));
+        assert_eq!(w.counts(3, 0).failures, 0);
+        assert_eq!(w.counts(2, 0), Counts::default());
+    }
+
+    #[test]
+    fn the_time_window_keeps_outcomes_nine_to_ten_buckets() {
+        let w = TimeWindow::new(100, rule(1.0, 100, None, 1.0));
+        w.record(0, 5 * MS, FAIL); // epoch 0 (10 ms buckets)
+        assert_eq!(w.counts(0, 99 * MS).calls, 1);
+        assert_eq!(w.counts(0, 100 * MS).calls, 0);
+    }
+
+    #[test]
+    fn the_ring_evicts_the_oldest_outcome_and_ignores_older_generations() {
+        let w = CountWindow::new(3, rule(0.5, 3, None, 1.0));
+        assert!(!w.record(0, FAIL));
+        assert!(!w.record(0, OK));
+        assert!(w.record(0, FAIL)); // 2 of 3
+        assert!(!w.record(0, OK)); // evicts the first failure: 1 of 3
+        assert_eq!(
+            w.counts(0),
+            Counts {
+                calls: 3,
+                failures: 1,
+                slow: 0
+            }
+        );
+        assert!(!w.record(1, OK));
+        assert_eq!(w.counts(1).calls, 1);
+        assert!(!w.record(0, FAIL));
+        assert_eq!(w.counts(1).failures, 0);
+    }
+}
