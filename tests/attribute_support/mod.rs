@@ -43,3 +43,35 @@ impl AppError {
         matches!(self, AppError::Open(_))
     }
 }
+
+/// A registry with its own clock, for a test that moves time without disturbing
+/// the other tests of its file: `static R: LazyLock<Isolated> = LazyLock::new(Isolated::new);`
+/// then `registry = &R` (it derefs to the registry).
+pub struct Isolated {
+    pub clock: ManualClock,
+    pub registry: Registry,
+}
+
+impl Isolated {
+    pub fn new() -> Self {
+        let clock = ManualClock::new();
+        Isolated {
+            registry: Registry::with_clock(clock.clone()),
+            clock,
+        }
+    }
+
+    pub fn metrics(&self, group: &str) -> Metrics {
+        self.registry
+            .get(group)
+            .unwrap_or_else(|| panic!("group `{group}` was never used"))
+            .metrics()
+    }
+}
+
+impl std::ops::Deref for Isolated {
+    type Target = Registry;
+    fn deref(&self) -> &Registry {
+        &self.registry
+    }
+}
