@@ -46,6 +46,8 @@ use std::io::{self, ErrorKind};
 /// `ReadOnlyFilesystem`, `ResourceBusy`, `StaleNetworkFileHandle`, `Deadlock`,
 /// `Other`, and any kind a later Rust adds: an error nobody classified is
 /// treated as the dependency's, so an unknown failure mode still opens the circuit.
+/// (Kinds stabilised after the crate's minimum Rust, 1.85, such as
+/// `InvalidFilename`, are in that last group until the minimum moves.)
 ///
 /// ```
 /// use std::io::{Error, ErrorKind};
