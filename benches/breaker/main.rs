@@ -1,0 +1,329 @@
+//! `breaker` against its peers, side by side in one run, each case next to the same
+//! bare `#[inline(never)]` call.
+//!
+//! `cargo bench --bench breaker` runs every case (about four minutes on two cores)
+//! and ends with a table of medians and ratios, the one the README's "Performance"
+//! section quotes. Each group states what one iteration is; times are per call.
+
+use std::future::Future;
+use std::hint::black_box;
+use std::pin::pin;
+use std::sync::Barrier;
+use std::task::{Context, Poll, Waker};
+use std::time::{Duration, Instant};
+
+use breaker::{Breaker, CallSite, CircuitOpen, Config, ManualClock, Registry};
+use criterion::{BatchSize, Criterion};
+
+mod peers;
+mod report;
+
+/// The protected function's error.
+#[derive(Debug)]
+pub enum BenchError {
+    /// The dependency failed.
+    Upstream,
+    /// The breaker refused the call.
+    Open,
+}
+
+impl From<CircuitOpen> for BenchError {
+    fn from(_: CircuitOpen) -> Self {
+        BenchError::Open
+    }
+}
+
+/// The protected function every case calls: a real call that does nothing.
+#[inline(never)]
+pub fn work(x: u64) -> Result<u64, BenchError> {
+    Ok(x)
+}
+
+/// The same function, failing.
+#[inline(never)]
+pub fn fail(_: u64) -> Result<u64, BenchError> {
+    Err(BenchError::Upstream)
+}
+
+/// The async version: one `work` call inside a future that is ready at once.
+pub async fn work_async(x: u64) -> Result<u64, BenchError> {
+    work(x)
+}
+
+/// Polls `future` to completion on this thread with a no-op waker: no runtime.
+#[inline(always)]
+pub fn poll_now<F: Future>(future: F) -> F::Output {
+    let mut future = pin!(future);
+    let mut cx = Context::from_waker(Waker::noop());
+    loop {
+        if let Poll::Ready(output) = future.as_mut().poll(&mut cx) {
+            return output;
+        }
+    }
+}
+
+const FAR: u64 = 3_600_000; // one hour: an open breaker stays open for the whole run
+
+fn config() -> Config {
+    Config::builder()
+        .threshold(3)
+        .open_ms(FAR)
+        .build()
+        .expect("valid config")
+}
+
+/// A breaker on the monotonic clock, tripped open.
+fn open_breaker() -> Breaker {
+    let breaker = Breaker::new("bench-open", config());
+    for _ in 0..3 {
+        let _ = breaker.call(|| fail(1));
+    }
+    assert_eq!(breaker.state(), breaker::State::Open);
+    breaker
+}
+
+/// The permit API by hand, as a user writes it.
+#[inline(always)]
+fn permit_call(breaker: &Breaker, x: u64) -> Result<u64, BenchError> {
+    let permit = breaker.try_acquire()?;
+    let result = work(x);
+    permit.record(&result);
+    result
+}
+
+fn closed_success(c: &mut Criterion) {
+    let mut g = c.benchmark_group("closed_success");
+    g.bench_function("bare call", |b| b.iter(|| work(black_box(1))));
+    let breaker = Breaker::new("bench-closed", config());
+    g.bench_function("breaker: permit", |b| {
+        b.iter(|| permit_call(&breaker, black_box(1)))
+    });
+    g.bench_function("breaker: call closure", |b| {
+        b.iter(|| breaker.call(|| work(black_box(1))))
+    });
+    static SITE: CallSite = CallSite::new();
+    let registry = breaker::registry();
+    let site_config = config();
+    g.bench_function("breaker: call site + permit", |b| {
+        b.iter(|| {
+            let breaker = SITE.breaker(registry, "bench-site", &site_config);
+            permit_call(&breaker, black_box(1))
+        })
+    });
+    peers::closed_success(&mut g);
+    g.finish();
+}
+
+fn closed_success_async(c: &mut Criterion) {
+    let mut g = c.benchmark_group("closed_success_async");
+    g.bench_function("bare call", |b| {
+        b.iter(|| poll_now(work_async(black_box(1))))
+    });
+    let breaker = Breaker::new("bench-async", config());
+    g.bench_function("breaker: call_async", |b| {
+        b.iter(|| poll_now(breaker.call_async(work_async(black_box(1)))))
+    });
+    g.bench_function("breaker: permit in async block", |b| {
+        b.iter(|| {
+            poll_now(async {
+                let permit = breaker.try_acquire()?;
+                let result = work_async(black_box(1)).await;
+                permit.record(&result);
+                result
+            })
+        })
+    });
+    peers::closed_success_async(&mut g);
+    g.finish();
+}
+
+fn open_rejection(c: &mut Criterion) {
+    let mut g = c.benchmark_group("open_rejection");
+    g.bench_function("bare call", |b| b.iter(|| work(black_box(1))));
+    g.bench_function("Instant::now (reference)", |b| b.iter(Instant::now));
+    let breaker = open_breaker();
+    g.bench_function("breaker: permit", |b| {
+        b.iter(|| permit_call(&breaker, black_box(1)))
+    });
+    let forced = Breaker::new("bench-forced", config());
+    forced.force_open();
+    g.bench_function("breaker: forced open", |b| {
+        b.iter(|| permit_call(&forced, black_box(1)))
+    });
+    peers::open_rejection(&mut g);
+    g.finish();
+}
+
+/// Pins the calling thread to `cpu` (best effort: a box with fewer CPUs just runs).
+pub fn pin_to_cpu(cpu: usize) {
+    // SAFETY: `set` is a plain bit set owned by this frame; the call only reads it.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu, &mut set);
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+    }
+}
+
+/// Runs `threads` threads, thread `i` pinned to CPU `i`, each making `iters` calls
+/// of the loop `make(i)` returns, all released at once; returns the wall time from
+/// the release to the last thread's end, divided by `threads`, so criterion's
+/// "time per iteration" is the aggregate time per call of all threads together.
+pub fn aggregate<F, L>(threads: usize, iters: u64, make: F) -> Duration
+where
+    F: Fn(usize) -> L + Sync,
+    L: FnMut(u64),
+{
+    let start = Barrier::new(threads);
+    let spans: Vec<(Instant, Instant)> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|i| {
+                let (start, make) = (&start, &make);
+                s.spawn(move || {
+                    pin_to_cpu(i);
+                    let mut call = make(i);
+                    call(iters.min(1000)); // warm this thread's counters and caches
+                    start.wait();
+                    let t0 = Instant::now();
+                    call(iters);
+                    (t0, Instant::now())
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let first = spans.iter().map(|s| s.0).min().unwrap();
+    let last = spans.iter().map(|s| s.1).max().unwrap();
+    (last - first) / threads as u32
+}
+
+fn threads(c: &mut Criterion) {
+    let mut g = c.benchmark_group("threads");
+    for n in [1usize, 2] {
+        g.bench_function(format!("bare call x{n}"), |b| {
+            b.iter_custom(|iters| {
+                aggregate(n, iters, |_| {
+                    |k: u64| {
+                        for _ in 0..k {
+                            let _ = black_box(work(black_box(1)));
+                        }
+                    }
+                })
+            })
+        });
+        let shared = Breaker::new("bench-threads", config());
+        g.bench_function(format!("breaker: one breaker x{n}"), |b| {
+            b.iter_custom(|iters| {
+                aggregate(n, iters, |_| {
+                    let breaker = shared.clone();
+                    move |k: u64| {
+                        for _ in 0..k {
+                            let _ = black_box(permit_call(&breaker, black_box(1)));
+                        }
+                    }
+                })
+            })
+        });
+        let registry = Registry::new();
+        let cfg = config();
+        let pair = [
+            registry.breaker("bench-a", &cfg),
+            registry.breaker("bench-b", &cfg),
+        ];
+        g.bench_function(format!("breaker: two breakers of one registry x{n}"), |b| {
+            b.iter_custom(|iters| {
+                aggregate(n, iters, |i| {
+                    let breaker = pair[i].clone();
+                    move |k: u64| {
+                        for _ in 0..k {
+                            let _ = black_box(permit_call(&breaker, black_box(1)));
+                        }
+                    }
+                })
+            })
+        });
+        peers::threads(&mut g, n);
+    }
+    g.finish();
+}
+
+fn policies(c: &mut Criterion) {
+    let mut g = c.benchmark_group("policy");
+    g.bench_function("bare call", |b| b.iter(|| work(black_box(1))));
+    let consecutive = Breaker::new("bench-consecutive", config());
+    g.bench_function("consecutive: success", |b| {
+        b.iter(|| permit_call(&consecutive, black_box(1)))
+    });
+    // Failures that never reach the threshold: success, failure, success, ...
+    let clock = ManualClock::new();
+    let mixed = Breaker::with_clock("bench-consecutive-mixed", config(), clock);
+    g.bench_function("consecutive: success and failure alternating", |b| {
+        let mut flip = false;
+        b.iter(|| {
+            flip = !flip;
+            let permit = mixed.try_acquire()?;
+            let result = if flip { work(1) } else { fail(1) };
+            permit.record(&result);
+            result
+        })
+    });
+    g.finish();
+}
+
+fn call_site(c: &mut Criterion) {
+    let mut g = c.benchmark_group("call_site");
+    let cfg = config();
+    g.bench_function("first call: registers the group", |b| {
+        b.iter_batched(
+            || (Registry::new(), CallSite::new()),
+            |(registry, site)| {
+                let breaker = site.breaker(&registry, "bench-first", &cfg);
+                let _ = black_box(permit_call(&breaker, black_box(1)));
+                drop(breaker);
+                (registry, site)
+            },
+            BatchSize::SmallInput,
+        )
+    });
+    g.bench_function("first call: group already registered", |b| {
+        b.iter_batched(
+            || {
+                let registry = Registry::new();
+                registry.breaker("bench-first", &cfg);
+                (registry, CallSite::new())
+            },
+            |(registry, site)| {
+                let breaker = site.breaker(&registry, "bench-first", &cfg);
+                let _ = black_box(permit_call(&breaker, black_box(1)));
+                drop(breaker);
+                (registry, site)
+            },
+            BatchSize::SmallInput,
+        )
+    });
+    let registry = Registry::new();
+    let site = CallSite::new();
+    g.bench_function("later call", |b| {
+        b.iter(|| {
+            let breaker = site.breaker(&registry, "bench-later", &cfg);
+            permit_call(&breaker, black_box(1))
+        })
+    });
+    g.finish();
+}
+
+fn main() {
+    let mut c = Criterion::default()
+        .output_directory(&report::dir())
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_millis(1500))
+        .sample_size(30)
+        .configure_from_args();
+    closed_success(&mut c);
+    closed_success_async(&mut c);
+    open_rejection(&mut c);
+    threads(&mut c);
+    policies(&mut c);
+    call_site(&mut c);
+    c.final_summary();
+    report::print();
+}

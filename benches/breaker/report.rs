@@ -1,0 +1,179 @@
+//! The table printed at the end of `cargo bench --bench breaker`: every case's
+//! median next to its group's bare call, and the ratios the performance targets
+//! (issue 5) are stated in. Read back from criterion's own estimates, so it shows
+//! exactly what criterion measured in this run.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+/// Where criterion writes its estimates: `target/criterion`.
+pub(crate) fn dir() -> PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .parent()
+        .expect("target/tmp has a parent")
+        .join("criterion")
+}
+
+/// The number after `"key":` at or after `from` in `json`.
+fn number_after(json: &str, key: &str) -> Option<f64> {
+    let at = json.find(key)? + key.len();
+    let rest = json[at..].trim_start_matches([':', ' ', '"']);
+    let end = rest
+        .find(|c: char| !(c.is_ascii_digit() || matches!(c, '.' | 'e' | 'E' | '-' | '+')))
+        .unwrap_or(rest.len());
+    rest[..end].parse().ok()
+}
+
+fn string_after(json: &str, key: &str) -> Option<String> {
+    let at = json.find(key)? + key.len();
+    let rest = json[at..].trim_start_matches([':', ' ']);
+    let rest = rest.strip_prefix('"')?;
+    Some(rest[..rest.find('"')?].to_owned())
+}
+
+/// Median ns per iteration of every case criterion has estimates for, by group.
+fn medians() -> BTreeMap<String, Vec<(String, f64)>> {
+    let mut groups: BTreeMap<String, Vec<(String, f64)>> = BTreeMap::new();
+    let Ok(entries) = fs::read_dir(dir()) else {
+        return groups;
+    };
+    for group in entries.flatten() {
+        let Ok(cases) = fs::read_dir(group.path()) else {
+            continue;
+        };
+        for case in cases.flatten() {
+            let new = case.path().join("new");
+            let (Ok(meta), Ok(est)) = (
+                fs::read_to_string(new.join("benchmark.json")),
+                fs::read_to_string(new.join("estimates.json")),
+            ) else {
+                continue;
+            };
+            let (Some(group_id), Some(function_id)) = (
+                string_after(&meta, "\"group_id\""),
+                string_after(&meta, "\"function_id\""),
+            ) else {
+                continue;
+            };
+            let median = est
+                .find("\"median\"")
+                .and_then(|at| number_after(&est[at..], "\"point_estimate\""));
+            if let Some(median) = median {
+                groups
+                    .entry(group_id)
+                    .or_default()
+                    .push((function_id, median));
+            }
+        }
+    }
+    for cases in groups.values_mut() {
+        cases.sort_by(|a, b| a.1.total_cmp(&b.1));
+    }
+    groups
+}
+
+fn find(cases: &[(String, f64)], name: &str) -> Option<f64> {
+    cases.iter().find(|(n, _)| n == name).map(|c| c.1)
+}
+
+fn is_peer(name: &str) -> bool {
+    ["failsafe", "recloser", "tower"]
+        .iter()
+        .any(|p| name.starts_with(p))
+}
+
+/// Prints one markdown table per group, then the targets of issue 5.
+pub(crate) fn print() {
+    let groups = medians();
+    if groups.is_empty() {
+        return;
+    }
+    println!("\n## Medians, ns per call (criterion, this run)\n");
+    for (group, cases) in &groups {
+        let bare = cases
+            .iter()
+            .find(|(n, _)| n.starts_with("bare call"))
+            .map(|c| c.1);
+        println!("### {group}\n");
+        println!("| case | median ns | over bare call |");
+        println!("|---|---:|---:|");
+        for (name, median) in cases {
+            let over = match bare {
+                Some(bare) if !name.starts_with("bare call") => {
+                    format!("{:+.2}", median - bare)
+                }
+                _ => String::new(),
+            };
+            println!("| {name} | {median:.2} | {over} |");
+        }
+        println!();
+    }
+    println!("## Targets\n");
+    let get = |g: &str, n: &str| groups.get(g).and_then(|c| find(c, n));
+    let fastest_peer = |g: &str| {
+        groups.get(g).and_then(|c| {
+            c.iter()
+                .filter(|(n, _)| is_peer(n))
+                .min_by(|a, b| a.1.total_cmp(&b.1))
+                .cloned()
+        })
+    };
+    let line = |what: &str, value: Option<String>| {
+        if let Some(value) = value {
+            println!("- {what}: {value}");
+        }
+    };
+    let cs = "closed_success";
+    line(
+        "closed success, permit, over bare call (target <= 3 ns)",
+        get(cs, "breaker: permit")
+            .zip(get(cs, "bare call"))
+            .map(|(b, bare)| format!("{:.2} ns", b - bare)),
+    );
+    line(
+        "closed success, fastest peer / breaker permit (target >= 4x)",
+        fastest_peer(cs)
+            .zip(get(cs, "breaker: permit"))
+            .map(|((p, peer), b)| format!("{:.1}x ({p})", peer / b)),
+    );
+    line(
+        "closed success, attribute over permit through a call site",
+        get(cs, "breaker: attribute")
+            .zip(get(cs, "breaker: call site + permit"))
+            .map(|(a, p)| format!("{:+.2} ns", a - p)),
+    );
+    let asy = "closed_success_async";
+    line(
+        "async closed, call_async over bare async call (target <= 5 ns)",
+        get(asy, "breaker: call_async")
+            .zip(get(asy, "bare call"))
+            .map(|(b, bare)| format!("{:.2} ns", b - bare)),
+    );
+    line(
+        "async closed, attribute over bare async call (target <= 5 ns)",
+        get(asy, "breaker: attribute")
+            .zip(get(asy, "bare call"))
+            .map(|(b, bare)| format!("{:.2} ns", b - bare)),
+    );
+    let open = "open_rejection";
+    line(
+        "open rejection, fastest peer / breaker (target >= 1.5x)",
+        fastest_peer(open)
+            .zip(get(open, "breaker: permit"))
+            .map(|((p, peer), b)| format!("{:.1}x ({p})", peer / b)),
+    );
+    let th = "threads";
+    for case in [
+        "breaker: one breaker",
+        "breaker: two breakers of one registry",
+    ] {
+        line(
+            &format!("{case}, throughput x2 / x1 (target >= 1.8)"),
+            get(th, &format!("{case} x1"))
+                .zip(get(th, &format!("{case} x2")))
+                .map(|(one, two)| format!("{:.2}", one / two)),
+        );
+    }
+    println!();
+}

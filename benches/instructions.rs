@@ -1,0 +1,160 @@
+//! Instructions per call, counted exactly by `valgrind --tool=callgrind`.
+//!
+//! `cargo bench --bench instructions` runs this binary under callgrind once with N
+//! calls and once with 2N calls of each case, and prints `(Ir(2N) - Ir(N)) / N`:
+//! the instructions one more call costs, with start-up and set-up cancelled out.
+//! Without valgrind on the PATH it says so and exits. Run by hand, one case:
+//! `BREAKER_IR_CASE=permit BREAKER_IR_N=100000 valgrind --tool=callgrind target/release/deps/instructions-*`.
+
+use std::future::Future;
+use std::hint::black_box;
+use std::pin::pin;
+use std::process::Command;
+use std::task::{Context, Poll, Waker};
+
+use breaker::{Breaker, CircuitOpen, Config};
+
+#[derive(Debug)]
+enum BenchError {
+    Upstream,
+    Open,
+}
+
+impl From<CircuitOpen> for BenchError {
+    fn from(_: CircuitOpen) -> Self {
+        BenchError::Open
+    }
+}
+
+#[inline(never)]
+fn work(x: u64) -> Result<u64, BenchError> {
+    Ok(x)
+}
+
+#[inline(never)]
+fn fail(_: u64) -> Result<u64, BenchError> {
+    Err(BenchError::Upstream)
+}
+
+async fn work_async(x: u64) -> Result<u64, BenchError> {
+    work(x)
+}
+
+#[inline(always)]
+fn poll_now<F: Future>(future: F) -> F::Output {
+    let mut future = pin!(future);
+    let mut cx = Context::from_waker(Waker::noop());
+    loop {
+        if let Poll::Ready(output) = future.as_mut().poll(&mut cx) {
+            return output;
+        }
+    }
+}
+
+#[inline(always)]
+fn permit_call(breaker: &Breaker, x: u64) -> Result<u64, BenchError> {
+    let permit = breaker.try_acquire()?;
+    let result = work(x);
+    permit.record(&result);
+    result
+}
+
+const CASES: &[&str] = &[
+    "bare",
+    "permit",
+    "call",
+    "bare_async",
+    "call_async",
+    "open",
+    "forced_open",
+];
+
+fn config() -> Config {
+    Config::builder()
+        .threshold(3)
+        .open_ms(3_600_000)
+        .build()
+        .expect("valid config")
+}
+
+/// Runs `case` `n` times.
+fn run(case: &str, n: u64) {
+    let breaker = Breaker::new("ir", config());
+    match case {
+        "open" => {
+            for _ in 0..3 {
+                let _ = breaker.call(|| fail(1));
+            }
+        }
+        "forced_open" => breaker.force_open(),
+        _ => {}
+    }
+    // One call first, so every case's one-time work (slots, segments) is done.
+    let _ = black_box(permit_call(&breaker, 1));
+    let b = &breaker;
+    match case {
+        "bare" => repeat(n, || work(black_box(1))),
+        "permit" | "open" | "forced_open" => repeat(n, || permit_call(b, black_box(1))),
+        "call" => repeat(n, || b.call(|| work(black_box(1)))),
+        "bare_async" => repeat(n, || poll_now(work_async(black_box(1)))),
+        "call_async" => repeat(n, || poll_now(b.call_async(work_async(black_box(1))))),
+        other => panic!("unknown case {other}"),
+    }
+}
+
+#[inline(always)]
+fn repeat<T>(n: u64, mut f: impl FnMut() -> T) {
+    for _ in 0..n {
+        black_box(f());
+    }
+}
+
+/// Instructions callgrind counted for `case` with `n` calls.
+fn instructions(case: &str, n: u64) -> Option<u64> {
+    let exe = std::env::current_exe().ok()?;
+    let out = Command::new("valgrind")
+        .args(["--tool=callgrind", "--callgrind-out-file=/dev/null"])
+        .arg(exe)
+        .env("BREAKER_IR_CASE", case)
+        .env("BREAKER_IR_N", n.to_string())
+        .output()
+        .ok()?;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let line = stderr.lines().find(|l| l.contains("Collected :"))?;
+    line.rsplit(':').next()?.trim().parse().ok()
+}
+
+fn main() {
+    if let Ok(case) = std::env::var("BREAKER_IR_CASE") {
+        let n = std::env::var("BREAKER_IR_N")
+            .ok()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(1_000_000);
+        return run(&case, n);
+    }
+    if std::env::args().any(|a| a == "--list") {
+        return; // nothing for `cargo bench -- --list` to list
+    }
+    if Command::new("valgrind").arg("--version").output().is_err() {
+        println!("instructions: valgrind is not installed; skipped");
+        return;
+    }
+    const N: u64 = 100_000;
+    println!(
+        "\n## Instructions per call (valgrind --tool=callgrind, (Ir(2N) - Ir(N)) / N, N = {N})\n"
+    );
+    println!("| case | instructions per call |");
+    println!("|---|---:|");
+    for case in CASES {
+        match (instructions(case, N), instructions(case, 2 * N)) {
+            (Some(one), Some(two)) => {
+                println!(
+                    "| {case} | {:.1} |",
+                    two.saturating_sub(one) as f64 / N as f64
+                )
+            }
+            _ => println!("| {case} | (callgrind failed) |"),
+        }
+    }
+    println!();
+}
