@@ -46,7 +46,10 @@ async fn call_async_records_the_outcome_of_the_future() {
         })
         .await;
     assert!(refused.unwrap_err().is_open());
-    assert!(!ran.load(Ordering::Relaxed), "the future is never polled when refused");
+    assert!(
+        !ran.load(Ordering::Relaxed),
+        "the future is never polled when refused"
+    );
 }
 
 #[tokio::test]

@@ -8,7 +8,10 @@ use breaker_core::{Breaker, CallError, Config, ManualClock, State};
 
 fn manual(config: Config) -> (Arc<Breaker>, ManualClock) {
     let clock = ManualClock::new();
-    (Arc::new(Breaker::with_clock("race", config, clock.clone())), clock)
+    (
+        Arc::new(Breaker::with_clock("race", config, clock.clone())),
+        clock,
+    )
 }
 
 #[test]
@@ -29,8 +32,11 @@ fn sixty_four_threads_released_after_the_open_duration_admit_exactly_half_open_p
             let barrier = Arc::new(Barrier::new(THREADS));
             let threads: Vec<_> = (0..THREADS)
                 .map(|_| {
-                    let (b, reached, barrier) =
-                        (Arc::clone(&breaker), Arc::clone(&reached), Arc::clone(&barrier));
+                    let (b, reached, barrier) = (
+                        Arc::clone(&breaker),
+                        Arc::clone(&reached),
+                        Arc::clone(&barrier),
+                    );
                     std::thread::spawn(move || {
                         barrier.wait();
                         let permit = b.try_acquire().ok();
@@ -136,7 +142,10 @@ fn every_admitted_call_is_recorded_exactly_once_after_a_random_mixed_run() {
         "{m:#?}"
     );
     assert_eq!(m.in_flight(), 0);
-    assert!(m.times_opened > 0 && m.stale > 0 && m.rejected > 0, "the run exercised every path: {m:#?}");
+    assert!(
+        m.times_opened > 0 && m.stale > 0 && m.rejected > 0,
+        "the run exercised every path: {m:#?}"
+    );
     assert_eq!(m.probes_in_flight, 0, "no path leaves a slot held");
 }
 
@@ -156,5 +165,8 @@ fn a_panic_in_user_code_never_poisons_the_breaker() {
     }
     assert_eq!(breaker.call(|| Ok::<_, ()>(1)), Ok(1));
     assert_eq!(breaker.metrics().failures, 4);
-    assert!(!matches!(breaker.call(|| Ok::<_, ()>(())), Err(CallError::Open(_))));
+    assert!(!matches!(
+        breaker.call(|| Ok::<_, ()>(())),
+        Err(CallError::Open(_))
+    ));
 }

@@ -23,7 +23,11 @@ fn two_failures_under_threshold_three_keep_it_closed_and_the_next_call_runs() {
         Ok::<_, &str>(42)
     });
     assert_eq!(r, Ok(42));
-    assert_eq!(ran.get(), 3, "the call after N-1 failures must reach the function");
+    assert_eq!(
+        ran.get(),
+        3,
+        "the call after N-1 failures must reach the function"
+    );
 }
 
 #[test]

@@ -40,7 +40,9 @@ fn half_open_admits_at_most_half_open_probes_at_once() {
     assert_eq!(breaker.metrics().probes_in_flight, 2);
     a.ignore(); // frees its slot without moving anything
     assert_eq!(breaker.state(), State::HalfOpen);
-    let c = breaker.try_acquire().expect("a freed slot admits the next probe");
+    let c = breaker
+        .try_acquire()
+        .expect("a freed slot admits the next probe");
     b.success();
     assert_eq!(breaker.state(), State::Closed);
     c.success(); // a probe of the finished episode: stale
@@ -74,7 +76,11 @@ fn a_failed_probe_reopens_at_once_with_the_open_duration_grown_by_backoff_up_to_
         assert_eq!(breaker.state(), State::Open);
         let open_for = expected.next().unwrap();
         let refused = breaker.try_acquire().unwrap_err();
-        assert_eq!(refused.retry_after(), Some(ms(open_for)), "reopened with opened_at = now");
+        assert_eq!(
+            refused.retry_after(),
+            Some(ms(open_for)),
+            "reopened with opened_at = now"
+        );
         clock.advance(ms(open_for - 1));
         assert!(breaker.try_acquire().is_err());
         clock.advance(ms(1));
@@ -100,11 +106,21 @@ fn closing_resets_the_open_duration_to_the_base() {
 
 #[test]
 fn closing_resets_the_failure_policy() {
-    let (breaker, clock) = manual(Config::builder().threshold(3).open_ms(1_000).build().unwrap());
+    let (breaker, clock) = manual(
+        Config::builder()
+            .threshold(3)
+            .open_ms(1_000)
+            .build()
+            .unwrap(),
+    );
     trip(&breaker);
     clock.advance(ms(1_000));
     breaker.try_acquire().unwrap().success();
     breaker.try_acquire().unwrap().failure();
     breaker.try_acquire().unwrap().failure();
-    assert_eq!(breaker.state(), State::Closed, "the count starts again from zero");
+    assert_eq!(
+        breaker.state(),
+        State::Closed,
+        "the count starts again from zero"
+    );
 }

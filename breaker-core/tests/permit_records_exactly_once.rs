@@ -31,7 +31,11 @@ fn a_permit_dropped_without_a_verdict_is_abandoned_and_counts_as_neither() {
     drop(breaker.try_acquire().unwrap());
     let m = breaker.metrics();
     assert_eq!((m.abandoned, m.successes, m.failures), (1, 0, 0));
-    assert_eq!(breaker.state(), State::Closed, "an abandoned call is not a failure");
+    assert_eq!(
+        breaker.state(),
+        State::Closed,
+        "an abandoned call is not a failure"
+    );
 }
 
 #[test]
@@ -54,7 +58,11 @@ fn a_panic_in_call_is_a_failure_and_the_next_call_still_works() {
         breaker.call(|| -> Result<(), ()> { panic!("boom") })
     }));
     assert!(r.is_err());
-    assert_eq!(breaker.call(|| Ok::<_, ()>(7)), Ok(7), "nothing is poisoned");
+    assert_eq!(
+        breaker.call(|| Ok::<_, ()>(7)),
+        Ok(7),
+        "nothing is poisoned"
+    );
     assert_eq!(breaker.metrics().failures, 1);
     assert_eq!(breaker.metrics().successes, 1);
 }
@@ -67,7 +75,10 @@ fn an_abandoned_probe_releases_its_slot() {
     drop(breaker.try_acquire().unwrap());
     assert_eq!(breaker.metrics().probes_in_flight, 0);
     assert_eq!(breaker.state(), State::HalfOpen);
-    breaker.try_acquire().expect("the slot is free again").success();
+    breaker
+        .try_acquire()
+        .expect("the slot is free again")
+        .success();
     assert_eq!(breaker.state(), State::Closed);
 }
 

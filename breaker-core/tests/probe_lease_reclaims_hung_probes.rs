@@ -29,10 +29,16 @@ fn a_hung_probe_holds_its_slot_until_the_lease_runs_out_then_loses_it() {
     assert_eq!(refused.reason(), OpenReason::HalfOpenFull);
     assert_eq!(refused.retry_after(), Some(ms(1)));
     clock.advance(ms(1));
-    let fresh = breaker.try_acquire().expect("the lease ran out: the slot is reclaimed");
+    let fresh = breaker
+        .try_acquire()
+        .expect("the lease ran out: the slot is reclaimed");
     assert_eq!(breaker.metrics().probes_reclaimed, 1);
     hung.success();
-    assert_eq!(breaker.state(), State::HalfOpen, "the hung probe's late success is stale");
+    assert_eq!(
+        breaker.state(),
+        State::HalfOpen,
+        "the hung probe's late success is stale"
+    );
     assert_eq!(breaker.metrics().stale, 1);
     fresh.success();
     assert_eq!(breaker.state(), State::Closed);

@@ -12,7 +12,13 @@ use common::{manual, ms, trip};
 
 #[test]
 fn asking_would_admit_a_thousand_times_after_the_open_duration_strands_nothing() {
-    let (breaker, clock) = manual(Config::builder().threshold(1).open_ms(5_000).build().unwrap());
+    let (breaker, clock) = manual(
+        Config::builder()
+            .threshold(1)
+            .open_ms(5_000)
+            .build()
+            .unwrap(),
+    );
     trip(&breaker);
     clock.advance(ms(5_000));
     let before = breaker.metrics();
@@ -53,7 +59,11 @@ fn registry_inspection_is_pure() {
     let clock = breaker_core::ManualClock::new();
     let registry = Registry::with_clock(clock.clone());
     let config = Config::builder().threshold(1).open_ms(100).build().unwrap();
-    registry.breaker("db", &config).try_acquire().unwrap().failure();
+    registry
+        .breaker("db", &config)
+        .try_acquire()
+        .unwrap()
+        .failure();
     clock.advance(ms(200));
     let first = registry.snapshot();
     for _ in 0..100 {

@@ -44,7 +44,11 @@ fn lookup_list_and_snapshot_see_every_group_sorted() {
     assert_eq!(snapshot.len(), 2);
     assert_eq!(snapshot[0].group, "payments");
     let table = snapshot.to_string();
-    assert_eq!(table.lines().count(), 3, "a header and one row per group:\n{table}");
+    assert_eq!(
+        table.lines().count(),
+        3,
+        "a header and one row per group:\n{table}"
+    );
 }
 
 #[test]
@@ -58,7 +62,10 @@ fn manual_control_by_name_reaches_the_breaker_and_unknown_names_are_errors() {
     registry.reset("search").unwrap();
     assert_eq!(search.state(), State::Closed);
     let err = registry.force_open("serach").unwrap_err();
-    assert_eq!(err.to_string(), "no breaker for group `serach` in this registry");
+    assert_eq!(
+        err.to_string(),
+        "no breaker for group `serach` in this registry"
+    );
 }
 
 #[test]
@@ -67,7 +74,10 @@ fn config_set_explicitly_before_first_use_wins_over_the_declared_config() {
     registry.configure("search", threshold(1)).unwrap();
     let b = registry.breaker("search", &threshold(9));
     assert_eq!(b.config().threshold(), 1);
-    assert!(registry.conflicts().is_empty(), "explicit config is not a conflict");
+    assert!(
+        registry.conflicts().is_empty(),
+        "explicit config is not a conflict"
+    );
     let err = registry.configure("search", threshold(2)).unwrap_err();
     assert!(err.to_string().contains("already in use"));
 }
@@ -78,7 +88,11 @@ fn two_call_sites_declaring_different_configs_are_a_reported_conflict_and_the_fi
     let first = registry.breaker("search", &threshold(3));
     let second = registry.breaker("search", &threshold(5));
     assert!(first.same_as(&second), "never two breakers for one group");
-    assert_eq!(second.config().threshold(), 3, "the first declaration holds");
+    assert_eq!(
+        second.config().threshold(),
+        3,
+        "the first declaration holds"
+    );
     let conflicts = registry.conflicts();
     assert_eq!(conflicts.len(), 1);
     let c = &conflicts[0];
@@ -86,11 +100,21 @@ fn two_call_sites_declaring_different_configs_are_a_reported_conflict_and_the_fi
     assert_eq!(c.source, ConfigSource::Declared);
     assert_eq!(c.holding.threshold(), 3);
     assert_eq!(c.ignored.threshold(), 5);
-    assert!(c.to_string().contains("group `search` declared with two configs"));
+    assert!(c
+        .to_string()
+        .contains("group `search` declared with two configs"));
     registry.breaker("search", &threshold(5));
-    assert_eq!(registry.conflicts().len(), 1, "each conflict is reported once");
+    assert_eq!(
+        registry.conflicts().len(),
+        1,
+        "each conflict is reported once"
+    );
     registry.breaker("search", &threshold(3));
-    assert_eq!(registry.conflicts().len(), 1, "the same config again is no conflict");
+    assert_eq!(
+        registry.conflicts().len(),
+        1,
+        "the same config again is no conflict"
+    );
 }
 
 #[test]
@@ -119,6 +143,12 @@ fn the_process_wide_registry_is_one_registry() {
 fn breaker_or_default_uses_the_explicit_config_or_the_defaults() {
     let registry = Registry::new();
     registry.configure("explicit", threshold(2)).unwrap();
-    assert_eq!(registry.breaker_or_default("explicit").config().threshold(), 2);
-    assert_eq!(registry.breaker_or_default("plain").config(), &Config::default());
+    assert_eq!(
+        registry.breaker_or_default("explicit").config().threshold(),
+        2
+    );
+    assert_eq!(
+        registry.breaker_or_default("plain").config(),
+        &Config::default()
+    );
 }

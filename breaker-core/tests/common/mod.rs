@@ -15,7 +15,10 @@ pub fn manual(config: Config) -> (Breaker, ManualClock) {
 /// Opens `breaker` by failing `threshold` admitted calls.
 pub fn trip(breaker: &Breaker) {
     for _ in 0..breaker.config().threshold() {
-        breaker.try_acquire().expect("closed breaker admits").failure();
+        breaker
+            .try_acquire()
+            .expect("closed breaker admits")
+            .failure();
     }
 }
 
