@@ -12,7 +12,7 @@ use std::fmt;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use breaker::{CircuitOpen, Config};
+use breaker::{circuit_breaker, CircuitOpen};
 use http_body_util::{BodyExt, Empty};
 use hyper::body::Bytes;
 use hyper::{StatusCode, Uri};
@@ -32,48 +32,28 @@ use upstream::Upstream;
 // The client: two protected functions.
 // ---------------------------------------------------------------------------
 
-/// `search`: three consecutive failures open the circuit for 300 ms; while it is
-/// open, `cached` answers instead and the server is left alone.
-const SEARCH: Config = match Config::builder().threshold(3).open_ms(300).build() {
-    Ok(config) => config,
-    Err(_) => panic!("invalid config for `search`"),
-};
-
-/// `profile`: the same policy, no fallback.
-const PROFILE: Config = SEARCH;
-
-/// Searches the upstream.
+/// Searches the upstream. Three consecutive failures open the circuit for
+/// 300 ms; while it is open, `cached` answers instead and the server is left alone.
+#[circuit_breaker(group = "search", threshold = 3, open_ms = 300, fallback = cached)]
 async fn search(api: &Api, query: &str) -> Result<Results, HttpError> {
-    let breaker = breaker::registry().breaker("search", &SEARCH);
-    let Ok(permit) = breaker.try_acquire() else {
-        return cached(api, query).await;
-    };
-    let result = async {
-        let body = api.get(&format!("/search?q={query}")).await?;
-        Ok(Results::live(query, &body))
-    }
-    .await;
-    permit.record(&result);
-    result
+    let body = api.get(&format!("/search?q={query}")).await?;
+    Ok(Results::live(query, &body))
 }
 
 /// What `search` answers while its circuit is open: results kept from earlier.
+/// Same parameters, same return type; its answers never count as a success.
 async fn cached(_api: &Api, query: &str) -> Result<Results, HttpError> {
     Ok(Results::cached(query))
 }
 
-/// Looks a user up. A 404 says nothing about the server's health, so
-/// `server_fault` keeps it from counting as a failure.
+/// Looks a user up. No fallback: while the circuit is open the caller gets
+/// `Err(ProfileError::Unavailable(CircuitOpen))`, through `From<CircuitOpen>`.
+/// A 404 says nothing about the server's health, so `server_fault` keeps it
+/// from counting as a failure.
+#[circuit_breaker(group = "profile", threshold = 3, open_ms = 300, is_failure = server_fault)]
 async fn profile(api: &Api, id: u32) -> Result<Profile, ProfileError> {
-    let breaker = breaker::registry().breaker("profile", &PROFILE);
-    let permit = breaker.try_acquire()?;
-    let result = async {
-        let name = api.get(&format!("/users/{id}")).await?;
-        Ok(Profile { id, name })
-    }
-    .await;
-    permit.record_with(&result, &server_fault);
-    result
+    let name = api.get(&format!("/users/{id}")).await?;
+    Ok(Profile { id, name })
 }
 
 /// Which `profile` errors count against the breaker.
@@ -201,7 +181,7 @@ impl From<HttpError> for ProfileError {
     }
 }
 
-/// What lets `?` on a claim, or the attribute, hand a refusal to the caller.
+/// What lets the attribute hand a refusal to a caller of `profile`.
 impl From<CircuitOpen> for ProfileError {
     fn from(open: CircuitOpen) -> Self {
         ProfileError::Unavailable(open)
@@ -254,6 +234,11 @@ async fn run() -> Result<(), String> {
     println!("  search   threshold 3, open 300 ms, fallback `cached` (answers from a cache)");
     println!("  profile  threshold 3, open 300 ms, no fallback (callers get CircuitOpen);");
     println!("           a 404 is ignored: it says nothing about the server's health");
+    println!();
+    println!("  breaker did: ran      = closed: the call went to the server");
+    println!("               fallback = open: the call never left the process, `cached` answered");
+    println!("               refused  = open: the call never left the process, the caller got CircuitOpen");
+    println!("               probe    = half-open: this one call tests whether the server healed");
 
     let mut t = Timeline::new(&upstream);
 
@@ -407,6 +392,23 @@ fn check(t: &Timeline<'_>, upstream: &Upstream) -> Result<(), String> {
         expect(
             leaked == 0,
             format!("the server saw {leaked} requests from refused calls, expected none"),
+        );
+        let live_successes = steps().filter(|s| s.action.admitted() && s.ok).count() as u64;
+        expect(
+            m.successes == live_successes,
+            format!(
+                "counted {} successes, but {live_successes} calls reached the server and \
+                 succeeded (a fallback must never count as a success)",
+                m.successes
+            ),
+        );
+        let config = breaker::registry().get(group).map(|b| *b.config());
+        expect(
+            config.is_some_and(|c| {
+                c.threshold() == 3 && c.open_duration() == Duration::from_millis(300)
+            }),
+            "runs with another config than the timeline's header says (threshold 3, open 300 ms)"
+                .to_owned(),
         );
         let group_steps: Vec<_> = steps().collect();
         let tripped = consecutive_failures_before_opening(&group_steps);
