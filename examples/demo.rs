@@ -246,13 +246,11 @@ async fn run() -> Result<(), String> {
         "1. healthy",
         "Every call reaches the server; the breakers stay closed.",
     );
-    let _ = t
-        .call("search(\"rust\")", "search", search(&api, "rust"))
+    t.call("search(\"rust\")", "search", search(&api, "rust"))
         .await;
-    let _ = t.call("profile(1)", "profile", profile(&api, 1)).await;
-    let _ = t.call("profile(404)", "profile", profile(&api, 404)).await;
-    let _ = t
-        .call("search(\"tokio\")", "search", search(&api, "tokio"))
+    t.call("profile(1)", "profile", profile(&api, 1)).await;
+    t.call("profile(7)", "profile", profile(&api, 7)).await;
+    t.call("search(\"tokio\")", "search", search(&api, "tokio"))
         .await;
 
     t.phase(
@@ -264,11 +262,11 @@ async fn run() -> Result<(), String> {
     upstream.set_failing(true);
     for query in ["rust", "tokio", "hyper", "axum", "serde"] {
         let label = format!("search({query:?})");
-        let _ = t.call(&label, "search", search(&api, query)).await;
+        t.call(&label, "search", search(&api, query)).await;
     }
     for id in [1, 2, 1, 2] {
         let label = format!("profile({id})");
-        let _ = t.call(&label, "profile", profile(&api, id)).await;
+        t.call(&label, "profile", profile(&api, id)).await;
     }
 
     t.phase(
@@ -277,10 +275,9 @@ async fn run() -> Result<(), String> {
          again, for longer (backoff 2x).",
     );
     t.wait(open_time_left(), "until a probe may go").await;
-    let _ = t
-        .call("search(\"rust\")", "search", search(&api, "rust"))
+    t.call("search(\"rust\")", "search", search(&api, "rust"))
         .await;
-    let _ = t.call("profile(1)", "profile", profile(&api, 1)).await;
+    t.call("profile(1)", "profile", profile(&api, 1)).await;
 
     t.phase(
         "4. the server heals, the circuits are still open",
@@ -289,10 +286,9 @@ async fn run() -> Result<(), String> {
     );
     upstream.set_failing(false);
     t.note("the server is healthy again");
-    let _ = t
-        .call("search(\"rust\")", "search", search(&api, "rust"))
+    t.call("search(\"rust\")", "search", search(&api, "rust"))
         .await;
-    let _ = t.call("profile(2)", "profile", profile(&api, 2)).await;
+    t.call("profile(2)", "profile", profile(&api, 2)).await;
 
     t.phase(
         "5. recovery",
@@ -300,14 +296,12 @@ async fn run() -> Result<(), String> {
          closes it; calls flow again.",
     );
     t.wait(open_time_left(), "until a probe may go").await;
-    let _ = t
-        .call("search(\"rust\")", "search", search(&api, "rust"))
+    t.call("search(\"rust\")", "search", search(&api, "rust"))
         .await;
-    let _ = t.call("profile(2)", "profile", profile(&api, 2)).await;
-    let _ = t
-        .call("search(\"serde\")", "search", search(&api, "serde"))
+    t.call("profile(2)", "profile", profile(&api, 2)).await;
+    t.call("search(\"serde\")", "search", search(&api, "serde"))
         .await;
-    let _ = t.call("profile(1)", "profile", profile(&api, 1)).await;
+    t.call("profile(1)", "profile", profile(&api, 1)).await;
 
     Timeline::rule("the registry: breaker::registry().snapshot()");
     println!();

@@ -104,13 +104,14 @@ impl<'u> Timeline<'u> {
         tokio::time::sleep(pause).await;
     }
 
-    /// Runs one call of `group`, prints its row, and returns its result.
+    /// Runs one call of `group` and prints its row: the result, what the
+    /// breaker did, and its state after.
     pub async fn call<T: Display, E: Display>(
         &mut self,
         label: &str,
         group: &'static str,
         call: impl Future<Output = Result<T, E>>,
-    ) -> Result<T, E> {
+    ) {
         let before = metrics(group);
         let requests_before = self.upstream.requests();
         let result = call.await;
@@ -144,7 +145,6 @@ impl<'u> Timeline<'u> {
             ok: result.is_ok(),
             state: after.state,
         });
-        result
     }
 
     fn elapsed_ms(&self) -> u128 {
