@@ -61,7 +61,10 @@ async fn a_panic_in_an_async_body_is_one_failure_and_reaches_the_task() {
     let joined = tokio::spawn(panics()).await.unwrap_err();
     assert!(joined.is_panic());
     let payload = joined.into_panic();
-    assert_eq!(payload.downcast_ref::<&str>(), Some(&"boom in an async body"));
+    assert_eq!(
+        payload.downcast_ref::<&str>(),
+        Some(&"boom in an async body")
+    );
     assert_eq!(tally("async-panic"), (1, 0, 1, 0, 0));
 }
 

@@ -39,7 +39,11 @@ fn an_open_circuit_refuses_without_running_the_body_and_says_why() {
     assert_eq!(open.group(), "open-no-fallback");
     assert_eq!(open.reason(), OpenReason::Open);
     assert_eq!(open.retry_after(), Some(Duration::from_millis(500)));
-    assert_eq!(BODY_RUNS.load(Ordering::SeqCst), runs, "the body did not run");
+    assert_eq!(
+        BODY_RUNS.load(Ordering::SeqCst),
+        runs,
+        "the body did not run"
+    );
     assert_eq!(OPEN.metrics("open-no-fallback").rejected, 1);
 
     OPEN.clock.advance(Duration::from_millis(500));
@@ -66,7 +70,10 @@ fn search(query: &str, page: u32) -> Result<String, AppError> {
 #[test]
 fn the_fallback_gets_the_same_arguments_and_is_never_counted() {
     assert_eq!(search("rust", 1).unwrap(), "live rust p1");
-    assert!(FALLBACK_ARGS.lock().unwrap().is_empty(), "closed: no fallback");
+    assert!(
+        FALLBACK_ARGS.lock().unwrap().is_empty(),
+        "closed: no fallback"
+    );
     let _ = search("fail", 2);
     assert_eq!(state("fallback-free"), State::Open);
     let before = metrics("fallback-free");
@@ -78,8 +85,14 @@ fn the_fallback_gets_the_same_arguments_and_is_never_counted() {
         [("books".to_owned(), 3), ("maps".to_owned(), 4)]
     );
     let after = metrics("fallback-free");
-    assert_eq!(after.successes, before.successes, "a fallback is not a success");
-    assert_eq!(after.calls, before.calls, "a fallback is not an admitted call");
+    assert_eq!(
+        after.successes, before.successes,
+        "a fallback is not a success"
+    );
+    assert_eq!(
+        after.calls, before.calls,
+        "a fallback is not an admitted call"
+    );
     assert_eq!(after.rejected, before.rejected + 2);
     assert_eq!(after.state, State::Open, "a fallback is not a probe");
 }
@@ -90,7 +103,7 @@ struct Client {
 }
 
 impl Client {
-    #[circuit_breaker(group = "fallback-method", registry = &REG, threshold = 1, fallback = from_cache)]
+    #[circuit_breaker(group = "fallback-method", registry = &REG, threshold = 1, fallback = cached_copy)]
     fn fetch(&self, id: u32, fail: bool) -> Result<String, AppError> {
         self.live.fetch_add(1, Ordering::SeqCst);
         if fail {
@@ -100,7 +113,7 @@ impl Client {
         }
     }
 
-    fn from_cache(&self, id: u32, _fail: bool) -> Result<String, AppError> {
+    fn cached_copy(&self, id: u32, _fail: bool) -> Result<String, AppError> {
         Ok(format!("{} cached {id}", self.name))
     }
 }

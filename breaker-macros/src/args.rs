@@ -205,7 +205,10 @@ impl Args {
                 key.span(),
                 format!("`{key}` is set twice; remove one (each key may be set at most once)"),
             );
-            err.combine(syn::Error::new(first.span(), format!("`{key}` first set here")));
+            err.combine(syn::Error::new(
+                first.span(),
+                format!("`{key}` first set here"),
+            ));
             self.errors.push(err);
             return false;
         }
@@ -288,11 +291,11 @@ fn parse_path(input: ParseStream<'_>, key: &Ident, example: &str) -> syn::Result
         ));
     }
     input.parse::<Path>().map_err(|_| {
-            syn::Error::new(
-                input.span(),
-                format!("`{key}` takes a path, like `{example}`"),
-            )
-        })
+        syn::Error::new(
+            input.span(),
+            format!("`{key}` takes a path, like `{example}`"),
+        )
+    })
 }
 
 fn parse_num(input: ParseStream<'_>, key: &Ident, ty: NumTy) -> syn::Result<(Num, Span)> {
@@ -362,7 +365,10 @@ mod tests {
     #[test]
     fn a_one_letter_typo_is_suggested() {
         let err = unknown_key(&Ident::new("treshold", Span::call_site()));
-        assert!(err.to_string().contains("did you mean `threshold`?"), "{err}");
+        assert!(
+            err.to_string().contains("did you mean `threshold`?"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -88,7 +88,9 @@ pub(crate) fn expand(plan: &Plan, item: ItemFn) -> TokenStream {
 fn expand_sync(plan: &Plan, item: ItemFn) -> TokenStream {
     let l = Locals::new();
     let (outer, inner) = split_attrs(&item);
-    let ItemFn { vis, sig, block, .. } = &item;
+    let ItemFn {
+        vis, sig, block, ..
+    } = &item;
     let on_open = on_open(plan, &item, &l, false);
     let claim = claim(plan, &l, on_open);
     let record = record(plan, &l);
@@ -132,7 +134,9 @@ fn expand_sync(plan: &Plan, item: ItemFn) -> TokenStream {
 fn expand_async_fn(plan: &Plan, item: ItemFn) -> TokenStream {
     let l = Locals::new();
     let (outer, inner) = split_attrs(&item);
-    let ItemFn { vis, sig, block, .. } = &item;
+    let ItemFn {
+        vis, sig, block, ..
+    } = &item;
     let on_open = on_open(plan, &item, &l, true);
     let claim = claim(plan, &l, on_open);
     let record = record(plan, &l);
@@ -251,14 +255,17 @@ fn on_open(plan: &Plan, item: &ItemFn, l: &Locals, is_async: bool) -> TokenStrea
             ReturnType::Type(_, ty) => ty.span(),
             ReturnType::Default => item.sig.ident.span(),
         };
-        let krate = respan(krate.to_token_stream(), span);
+        // The default path is re-spanned so a missing `From<CircuitOpen>` points at the
+        // return type; a user's `crate = path` keeps its own spans.
+        let krate = match plan.krate_is_default {
+            true => respan(krate.to_token_stream(), span),
+            false => krate.to_token_stream(),
+        };
         return quote_spanned!(span=> #krate::__private::from_open(#open));
     };
     let span = fallback.path.span();
     let path = &fallback.path;
-    let prefix = fallback
-        .self_prefix
-        .then(|| quote_spanned!(span=> Self::));
+    let prefix = fallback.self_prefix.then(|| quote_spanned!(span=> Self::));
     let receiver = fallback.receiver.then(|| quote_spanned!(span=> self,));
     let args = fallback
         .args

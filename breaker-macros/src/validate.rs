@@ -4,9 +4,7 @@
 use breaker_core::Config;
 use proc_macro2::{Literal, Span};
 use syn::spanned::Spanned;
-use syn::{
-    Expr, FnArg, Ident, ItemFn, LitStr, Pat, Path, ReturnType, Stmt, Type, TypeParamBound,
-};
+use syn::{Expr, FnArg, Ident, ItemFn, LitStr, Pat, Path, ReturnType, Stmt, Type, TypeParamBound};
 
 use crate::args::{Args, Num};
 
@@ -36,6 +34,8 @@ pub(crate) struct Fallback {
 /// Everything the expansion needs, already checked.
 pub(crate) struct Plan {
     pub(crate) krate: Path,
+    /// No `crate = path` was given: `krate` is `::breaker`.
+    pub(crate) krate_is_default: bool,
     pub(crate) group: LitStr,
     /// Builder calls for the `const` config: method name (spanned at the key) and value.
     pub(crate) config: Vec<(Ident, Literal)>,
@@ -142,13 +142,19 @@ pub(crate) fn validate(args: Args, item: &ItemFn) -> Result<Plan, syn::Error> {
         }
     }
 
+    let ret_span = match &sig.output {
+        ReturnType::Type(_, ty) => ty.span(),
+        ReturnType::Default => sig.ident.span(),
+    };
+    let mut opaque_future = false;
     let shape = if sig.asyncness.is_some() {
         Shape::AsyncFn
     } else if future_tail(item).is_some() {
         Shape::FutureTail
     } else if returns_future(&sig.output) {
+        opaque_future = true;
         errors.push(syn::Error::new(
-            sig.output.span(),
+            ret_span,
             "`#[circuit_breaker]` cannot see into this future: end the body with \
              `async move { ... }` or `Box::pin(async move { ... })`, or make it an `async fn`",
         ));
@@ -165,7 +171,7 @@ pub(crate) fn validate(args: Args, item: &ItemFn) -> Result<Plan, syn::Error> {
     let receiver = sig.receiver().is_some();
     let fallback = match fallback {
         Some(path) => {
-            if is_sync && returns_impl {
+            if is_sync && returns_impl && !opaque_future {
                 errors.push(syn::Error::new(
                     path.span(),
                     "a `fallback` cannot stand in for a fn returning `impl Trait`: its \
@@ -197,9 +203,9 @@ pub(crate) fn validate(args: Args, item: &ItemFn) -> Result<Plan, syn::Error> {
             })
         }
         None => {
-            if is_sync && returns_impl {
+            if is_sync && returns_impl && !opaque_future {
                 errors.push(syn::Error::new(
-                    sig.output.span(),
+                    ret_span,
                     "without `fallback`, a `#[circuit_breaker]` fn must return `Result<_, E>` \
                      with `E: From<CircuitOpen>`, not `impl Trait`; return a `Result` or add \
                      `fallback = path`",
@@ -217,6 +223,7 @@ pub(crate) fn validate(args: Args, item: &ItemFn) -> Result<Plan, syn::Error> {
         return Err(err);
     }
     Ok(Plan {
+        krate_is_default: krate.is_none(),
         krate: krate.unwrap_or_else(|| syn::parse_quote!(::breaker)),
         group: group.expect("a missing group is an error above"),
         config,

@@ -1,0 +1,29 @@
+//! Compile-pass and compile-fail cases of `#[circuit_breaker]` (tests/ui/pass,
+//! tests/ui/fail). The expected stderr is pinned to the toolchain CI runs, rustc
+//! 1.95: on any other compiler the suite says so and skips, since rustc rewords
+//! its diagnostics between releases.
+//!
+//! Re-bless after a deliberate change with `TRYBUILD=overwrite cargo test --test ui`
+//! and review the diff; never edit a `.stderr` by hand.
+
+use std::process::Command;
+
+const PINNED: &str = "rustc 1.95.";
+
+#[test]
+fn ui() {
+    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".to_owned());
+    let version = Command::new(rustc)
+        .arg("--version")
+        .output()
+        .map(|out| String::from_utf8_lossy(&out.stdout).trim().to_owned())
+        .unwrap_or_else(|err| format!("unknown ({err})"));
+    if !version.starts_with(PINNED) {
+        println!("skipped: ui stderr is pinned to {PINNED}x, this is {version}");
+        eprintln!("skipped: ui stderr is pinned to {PINNED}x, this is {version}");
+        return;
+    }
+    let cases = trybuild::TestCases::new();
+    cases.pass("tests/ui/pass/*.rs");
+    cases.compile_fail("tests/ui/fail/*.rs");
+}

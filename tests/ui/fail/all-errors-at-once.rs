@@ -1,0 +1,8 @@
+use breaker::circuit_breaker;
+
+#[circuit_breaker(treshold = 3, open_ms = "soon", backoff = 2, backoff = 3, fallback = "cached")]
+const fn f() -> ! {
+    loop {}
+}
+
+fn main() {}

@@ -1,0 +1,8 @@
+use breaker::{circuit_breaker, CallError};
+
+#[circuit_breaker(group = "fail", crate = not_a_crate::breaker)]
+fn f() -> Result<(), CallError<()>> {
+    Ok(())
+}
+
+fn main() {}

@@ -1,0 +1,14 @@
+use std::fmt::Display;
+
+use breaker::circuit_breaker;
+
+fn cached() -> impl Display {
+    0
+}
+
+#[circuit_breaker(group = "fail", fallback = cached)]
+fn show() -> impl Display {
+    1
+}
+
+fn main() {}

@@ -1,0 +1,8 @@
+use breaker::circuit_breaker;
+
+#[circuit_breaker(group = "fail")]
+fn serve() -> ! {
+    loop {}
+}
+
+fn main() {}

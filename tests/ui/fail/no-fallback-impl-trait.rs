@@ -1,0 +1,10 @@
+use std::fmt::Display;
+
+use breaker::circuit_breaker;
+
+#[circuit_breaker(group = "fail")]
+fn show() -> impl Display {
+    1
+}
+
+fn main() {}
