@@ -310,7 +310,9 @@ async fn run() -> Result<(), String> {
     check(&t, &upstream)
 }
 
-/// The longest time any breaker still refuses for, plus a margin for timer slack.
+/// The longest time any breaker still refuses for, plus a margin: the sleep never
+/// ends early, but a refusal may be judged on a coarse clock that lags by one
+/// kernel tick (up to 10 ms), so waiting exactly would risk one more refusal.
 fn open_time_left() -> Duration {
     let left = breaker::registry()
         .snapshot()
@@ -318,7 +320,7 @@ fn open_time_left() -> Duration {
         .filter_map(|m| m.retry_after)
         .max()
         .unwrap_or_default();
-    left + Duration::from_millis(20)
+    left + Duration::from_millis(40)
 }
 
 /// How many calls in a row failed up to the call that first opened the circuit
