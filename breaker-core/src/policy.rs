@@ -44,13 +44,14 @@ impl Policy {
         }
     }
 
-    /// Whether verdicts need the time: the claim's and the verdict's, for the
-    /// call's duration, or the verdict's, to place it in a time window.
+    /// Whether claims must read the clock: only to time calls for slow-call
+    /// judging. (A time window reads the clock at the verdict, through the `now`
+    /// its verdicts get, and only then.)
     #[inline]
     pub(crate) fn needs_clock(&self) -> bool {
         match self {
             Policy::Consecutive { .. } => false,
-            Policy::TimeWindow(_) => true,
+            Policy::TimeWindow(window) => window.rule().judges_slowness(),
             Policy::CountWindow(window) => window.rule().judges_slowness(),
         }
     }

@@ -5,6 +5,7 @@
 //! every window starts empty after it without a sweep, and a late outcome of an
 //! older generation is dropped instead of leaking into the new one.
 
+use crossbeam_utils::CachePadded;
 use parking_lot::Mutex;
 
 use crate::clock::millis_to_nanos;
@@ -114,13 +115,25 @@ impl Stamp {
     }
 }
 
+/// One bucket, alone on its cache line: the outcomes of the current epoch are
+/// added here by every thread, while the nine older buckets are only read.
 #[derive(Debug)]
 struct Bucket {
     /// The [`Stamp`] of the counts below, or [`RESETTING`].
     stamp: AtomicU64,
-    calls: AtomicU64,
-    failures: AtomicU64,
+    /// Outcomes in the high 32 bits, failures in the low 32: one add records both.
+    tally: AtomicU64,
+    /// Slow calls; written only by slow outcomes.
     slow: AtomicU64,
+}
+
+const CALL: u64 = 1 << 32;
+/// A bucket stops counting at 2^31 outcomes, far from the 2^32 that would carry
+/// out of the tally, whatever the number of adds in flight.
+const BUCKET_CAP: u64 = 1 << 31;
+
+fn tally_counts(tally: u64) -> (u64, u64) {
+    (tally >> 32, tally & (CALL - 1))
 }
 
 /// Outcomes of the last `window`, in [`BUCKETS`] buckets of `window / 10`.
@@ -130,17 +143,19 @@ struct Bucket {
 /// stamp names the current generation and an epoch in `now_e - 9 ..= now_e`, so an
 /// outcome counts for at least nine tenths of the window and never for a whole one.
 ///
-/// Recording into the current bucket is a load and one to three relaxed atomic
-/// adds; no lock. The first outcome of a new epoch in a bucket finds an older
-/// stamp, claims the bucket by swapping in [`RESETTING`], zeroes the counts and
-/// publishes the new stamp; outcomes racing with it wait for those four stores.
-/// Outcomes whose stamp is older than the bucket's (an earlier generation, or a
-/// thread that read the clock a whole window ago) are dropped.
+/// Recording into the current bucket is a load and one relaxed atomic add (two
+/// for a slow call); no lock. The first outcome of a new epoch in a bucket finds
+/// an older stamp, claims the bucket by swapping in [`RESETTING`], writes its own
+/// counts over the old ones and publishes the new stamp; outcomes racing with it
+/// wait for those three stores. Outcomes whose stamp is older than the bucket's (an
+/// earlier generation, or a thread that read the clock a whole window ago) are
+/// dropped. A bucket counts at most 2^31 outcomes; later ones in the same bucket
+/// are dropped.
 #[derive(Debug)]
 pub(crate) struct TimeWindow {
     rule: Rule,
     bucket_nanos: u64,
-    buckets: [Bucket; BUCKETS],
+    buckets: [CachePadded<Bucket>; BUCKETS],
 }
 
 impl TimeWindow {
@@ -150,11 +165,12 @@ impl TimeWindow {
         TimeWindow {
             rule,
             bucket_nanos,
-            buckets: std::array::from_fn(|_| Bucket {
-                stamp: AtomicU64::new(0),
-                calls: AtomicU64::new(0),
-                failures: AtomicU64::new(0),
-                slow: AtomicU64::new(0),
+            buckets: std::array::from_fn(|_| {
+                CachePadded::new(Bucket {
+                    stamp: AtomicU64::new(0),
+                    tally: AtomicU64::new(0),
+                    slow: AtomicU64::new(0),
+                })
             }),
         }
     }
@@ -166,36 +182,56 @@ impl TimeWindow {
     /// Records `outcome` at `now` for `generation`; returns whether the window trips.
     pub(crate) fn record(&self, generation: u64, now: u64, outcome: Outcome) -> bool {
         let epoch = now / self.bucket_nanos;
-        if !self.add(generation, epoch, outcome) {
+        let slot = (epoch % BUCKETS as u64) as usize;
+        let Some(current) = self.add(slot, generation, epoch, outcome) else {
             return false;
-        }
-        self.rule.trips(self.sum(generation, epoch))
+        };
+        let others = self.sum(generation, epoch, Some(slot));
+        self.rule.trips(Counts {
+            calls: others.calls.saturating_add(current.calls),
+            failures: others.failures.saturating_add(current.failures),
+            slow: others.slow.saturating_add(current.slow),
+        })
     }
 
     /// What the window holds at `now` for `generation`. Pure.
     pub(crate) fn counts(&self, generation: u64, now: u64) -> Counts {
-        self.sum(generation, now / self.bucket_nanos)
+        self.sum(generation, now / self.bucket_nanos, None)
     }
 
-    /// Adds `outcome` to the bucket of `epoch`; `false` when it was too old to count.
-    fn add(&self, generation: u64, epoch: u64, outcome: Outcome) -> bool {
-        let bucket = &self.buckets[(epoch % BUCKETS as u64) as usize];
+    /// Adds `outcome` to bucket `slot`, of `epoch`, and returns what the bucket
+    /// holds with it; `None` when the outcome was too old to count.
+    fn add(&self, slot: usize, generation: u64, epoch: u64, outcome: Outcome) -> Option<Counts> {
+        let bucket = &self.buckets[slot];
         let mine = Stamp::new(epoch, generation);
+        let delta = CALL | u64::from(outcome.failed);
         let mut spins = 0u32;
         loop {
             let seen = bucket.stamp.load(Acquire);
             if seen == mine.0 {
-                bucket.calls.fetch_add(1, Relaxed);
-                if outcome.failed {
-                    bucket.failures.fetch_add(1, Relaxed);
+                let mut tally = bucket.tally.fetch_add(delta, Relaxed);
+                if tally >> 32 >= BUCKET_CAP {
+                    bucket.tally.fetch_sub(delta, Relaxed);
+                } else {
+                    tally += delta;
+                    if outcome.slow {
+                        bucket.slow.fetch_add(1, Relaxed);
+                    }
                 }
-                if outcome.slow {
-                    bucket.slow.fetch_add(1, Relaxed);
-                }
-                return true;
+                let (calls, failures) = tally_counts(tally);
+                let slow = if self.rule.judges_slowness() {
+                    bucket.slow.load(Relaxed)
+                } else {
+                    0
+                };
+                return Some(Counts {
+                    calls,
+                    failures,
+                    slow,
+                });
             }
             if seen == RESETTING {
-                // Another outcome is emptying this bucket: four stores away.
+                // Another outcome is emptying this bucket: three stores away.
                 spins += 1;
                 if spins < 64 {
                     std::hint::spin_loop();
@@ -205,26 +241,33 @@ impl TimeWindow {
                 continue;
             }
             if !mine.is_after(Stamp(seen)) {
-                return false;
+                return None;
             }
             if bucket
                 .stamp
                 .compare_exchange(seen, RESETTING, Acquire, Relaxed)
                 .is_ok()
             {
-                bucket.calls.store(1, Relaxed);
-                bucket.failures.store(u64::from(outcome.failed), Relaxed);
+                bucket.tally.store(delta, Relaxed);
                 bucket.slow.store(u64::from(outcome.slow), Relaxed);
                 bucket.stamp.store(mine.0, Release);
-                return true;
+                return Some(Counts {
+                    calls: 1,
+                    failures: u64::from(outcome.failed),
+                    slow: u64::from(outcome.slow),
+                });
             }
         }
     }
 
-    fn sum(&self, generation: u64, epoch: u64) -> Counts {
+    /// The counts of the buckets in the window at `epoch`, but for `skip`.
+    fn sum(&self, generation: u64, epoch: u64, skip: Option<usize>) -> Counts {
         let generation = generation & STAMP_GEN_MASK;
         let mut counts = Counts::default();
-        for bucket in &self.buckets {
+        for (slot, bucket) in self.buckets.iter().enumerate() {
+            if Some(slot) == skip {
+                continue;
+            }
             let stamp = bucket.stamp.load(Acquire);
             if stamp == RESETTING {
                 continue;
@@ -236,11 +279,10 @@ impl TimeWindow {
             {
                 continue;
             }
-            counts.calls = counts.calls.saturating_add(bucket.calls.load(Relaxed));
-            counts.failures = counts
-                .failures
-                .saturating_add(bucket.failures.load(Relaxed));
-            counts.slow = counts.slow.saturating_add(bucket.slow.load(Relaxed));
+            let (calls, failures) = tally_counts(bucket.tally.load(Relaxed));
+            counts.calls += calls;
+            counts.failures += failures;
+            counts.slow += bucket.slow.load(Relaxed);
         }
         counts
     }
