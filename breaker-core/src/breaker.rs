@@ -131,7 +131,9 @@ impl Breaker {
     /// first claim at or after that instant moves the breaker to half-open and
     /// takes a probe slot in the same step (`open_for - 1ns` is refused,
     /// `open_for` admitted). Half-open: admitted while a probe slot is free.
-    #[inline]
+    // Always inlined: the closed path is a load, a compare and one count, and a
+    // call would cost more than that (and return the result through memory).
+    #[inline(always)]
     pub fn try_acquire(&self) -> Result<Permit<'_>, CircuitOpen> {
         let inner = &*self.inner;
         let word = Word(inner.hot.word.load(Acquire));
@@ -201,10 +203,11 @@ impl Breaker {
         match word.state() {
             State::Closed | State::ForcedClosed => true,
             State::ForcedOpen => false,
-            State::Open => inner.clock.now() >= inner.reopen_at.load(Acquire),
+            // The same coarse reading a claim compares (see `acquire_contended`).
+            State::Open => inner.clock.now_coarse() >= inner.reopen_at.load(Acquire),
             State::HalfOpen => {
                 word.probes() < inner.config.half_open_probes()
-                    || inner.clock.now() >= inner.lease_until.load(Acquire)
+                    || inner.clock.now_coarse() >= inner.lease_until.load(Acquire)
             }
         }
     }
@@ -253,7 +256,7 @@ impl Inner {
         Word(self.hot.word.load(Acquire))
     }
 
-    #[inline]
+    #[inline(always)]
     fn admit(&self, word: Word, role: Role) -> Permit<'_> {
         self.counters.bump(Event::Calls);
         let started = if self.hot.policy.needs_clock() {
@@ -261,7 +264,7 @@ impl Inner {
         } else {
             0
         };
-        Permit::new(self, word.generation(), role, started)
+        Permit::new(self, word, role, started)
     }
 
     #[inline]
@@ -278,20 +281,37 @@ impl Inner {
             .map_err(Word)
     }
 
-    /// Every claim that does not find the breaker closed.
+    /// Every claim that does not find the breaker closed. Refusing while open is
+    /// the common case here; it stays a small frame, apart from the transitions.
     #[inline(never)]
-    fn acquire_contended(&self, mut word: Word) -> Result<Permit<'_>, CircuitOpen> {
+    fn acquire_contended(&self, word: Word) -> Result<Permit<'_>, CircuitOpen> {
+        if word.state() == State::Open {
+            let reopen_at = self.reopen_at.load(Acquire);
+            let coarse = self.clock.now_coarse(); // see the `State::Open` arm below
+            if coarse < reopen_at {
+                return Err(self.refuse(OpenReason::Open, Some(reopen_at - coarse)));
+            }
+        }
+        self.acquire_moving(word)
+    }
+
+    /// The claims that may move the breaker: open to half-open, probe slots.
+    #[inline(never)]
+    fn acquire_moving(&self, mut word: Word) -> Result<Permit<'_>, CircuitOpen> {
         loop {
             match word.state() {
                 State::Closed | State::ForcedClosed => return Ok(self.admit(word, Role::Call)),
                 State::ForcedOpen => return Err(self.refuse(OpenReason::ForcedOpen, None)),
                 State::Open => {
-                    let now = self.clock.now();
                     let reopen_at = self.reopen_at.load(Acquire);
-                    if now < reopen_at {
-                        return Err(self.refuse(OpenReason::Open, Some(reopen_at - now)));
+                    // A coarse reading never leads the precise clock, so a refusal
+                    // may come up to one tick late, and a probe never goes early.
+                    let coarse = self.clock.now_coarse();
+                    if coarse < reopen_at {
+                        return Err(self.refuse(OpenReason::Open, Some(reopen_at - coarse)));
                     }
                     // The open duration has passed: this claim is the first probe.
+                    let now = self.clock.now().max(coarse);
                     self.renew_lease(now);
                     let next = word.next(State::HalfOpen).with_probes(1);
                     match self.cas(word, next) {
@@ -300,9 +320,9 @@ impl Inner {
                     }
                 }
                 State::HalfOpen => {
-                    let now = self.clock.now();
                     let probes = word.probes();
                     if probes < self.config.half_open_probes() {
+                        let now = self.clock.now();
                         self.renew_lease(now);
                         let next = word.with_probes(probes + 1);
                         match self.cas(word, next) {
@@ -312,11 +332,15 @@ impl Inner {
                         continue;
                     }
                     let lease_until = self.lease_until.load(Acquire);
-                    if now < lease_until {
-                        return Err(self.refuse(OpenReason::HalfOpenFull, Some(lease_until - now)));
+                    let coarse = self.clock.now_coarse(); // late, never early: as above
+                    if coarse < lease_until {
+                        return Err(
+                            self.refuse(OpenReason::HalfOpenFull, Some(lease_until - coarse))
+                        );
                     }
                     // Every probe in flight has overrun its lease: a new half-open
                     // episode takes their slots, and their outcomes become stale.
+                    let now = self.clock.now().max(coarse);
                     self.renew_lease(now);
                     let next = word.next(State::HalfOpen).with_probes(1);
                     match self.cas(word, next) {
@@ -344,14 +368,25 @@ impl Inner {
 
     fn admit_probe(&self, word: Word, now: u64) -> Permit<'_> {
         self.counters.bump(Event::Calls);
-        Permit::new(self, word.generation(), Role::Probe, now)
+        Permit::new(self, word, Role::Probe, now)
     }
 
-    /// Records the verdict of a permit of `generation`.
-    #[inline]
-    pub(crate) fn settle(&self, generation: u64, role: Role, started: u64, verdict: Verdict) {
+    /// Records the verdict of a permit admitted when the word was `admitted`.
+    #[inline(always)]
+    pub(crate) fn settle(&self, admitted: Word, role: Role, started: u64, verdict: Verdict) {
         let word = self.word();
-        if word.generation() != generation {
+        // A call is admitted closed or forced closed, whose words change only by
+        // moving to the next generation: an unchanged word is the same generation.
+        if word == admitted && role == Role::Call {
+            return self.settle_call(word, started, verdict);
+        }
+        self.settle_moved(word, admitted, role, started, verdict);
+    }
+
+    /// A verdict for a probe, or one that finds the breaker moved on since its claim.
+    #[inline(never)]
+    fn settle_moved(&self, word: Word, admitted: Word, role: Role, started: u64, verdict: Verdict) {
+        if word.generation() != admitted.generation() {
             self.counters.bump(Event::Stale);
             return;
         }
@@ -361,7 +396,7 @@ impl Inner {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn settle_call(&self, word: Word, started: u64, verdict: Verdict) {
         let generation = word.generation();
         let closed = word.state() == State::Closed;

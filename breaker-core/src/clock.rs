@@ -4,6 +4,28 @@
 //! Time is a plain `u64` count of nanoseconds since the clock's own origin. All
 //! arithmetic on it saturates, so a clock that jumps centuries ahead or a duration
 //! near `u64::MAX` can never panic or wrap.
+//!
+//! # The coarse reading
+//!
+//! Refusing a claim on an open breaker is the one hot path that needs the time,
+//! and a precise monotonic read (`Instant::now`, about 19 ns on a KVM guest) would
+//! cost more than everything else on that path. On Linux the default clock is
+//! `CLOCK_MONOTONIC`, and refusals compare `CLOCK_MONOTONIC_COARSE` instead: the
+//! same clock as of the kernel's last tick, read from the vDSO without touching
+//! the TSC. A coarse reading is never ahead of a precise one taken at the same
+//! moment (it is the precise clock's value at an earlier instant, and the clock is
+//! monotonic), so:
+//!
+//! - a claim the coarse clock refuses may, in truth, already have been due: it is
+//!   refused *late*, by at most one tick (1-10 ms, `CONFIG_HZ`), and its
+//!   `retry_after` overstates the wait by as much;
+//! - a claim the coarse clock lets through is certainly due: a probe is never let
+//!   go *early*. The transition itself (the probe's start, the next lease, the
+//!   next `opened_at`) uses the precise clock.
+//!
+//! Deadlines are always computed from precise readings, so the coarse clock only
+//! ever delays a probe, never shortens an open period. Custom clocks (a
+//! [`ManualClock`] in tests) have no coarse reading: both reads are the same call.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -34,17 +56,76 @@ pub trait Clock: Send + Sync + 'static {
     fn now_nanos(&self) -> u64;
 }
 
-/// The default clock: [`Instant`], measured from the first time any breaker asked.
+/// The default clock. On Linux, `CLOCK_MONOTONIC` (what [`Instant`] reads there)
+/// in nanoseconds since boot; elsewhere [`Instant`], measured from the first time
+/// any breaker asked. Open breakers refuse claims against its coarse reading (see
+/// the [module docs](self)).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct MonotonicClock;
 
 impl Clock for MonotonicClock {
     #[inline]
     fn now_nanos(&self) -> u64 {
-        static ORIGIN: OnceLock<Instant> = OnceLock::new();
-        let origin = *ORIGIN.get_or_init(Instant::now);
-        duration_to_nanos(origin.elapsed())
+        sys::precise()
     }
+}
+
+#[cfg(any(target_os = "linux", target_os = "android"))]
+mod sys {
+    /// `CLOCK_MONOTONIC`, in nanoseconds.
+    #[inline]
+    pub(super) fn precise() -> u64 {
+        read(libc::CLOCK_MONOTONIC).unwrap_or_else(super::instant_fallback)
+    }
+
+    /// `CLOCK_MONOTONIC` as of the last tick: never ahead of [`precise`].
+    #[inline]
+    pub(super) fn coarse() -> u64 {
+        // Without a coarse clock (kernels before 2.6.32), the precise one is exact.
+        read(libc::CLOCK_MONOTONIC_COARSE).unwrap_or_else(precise)
+    }
+
+    #[inline]
+    fn read(clock: libc::clockid_t) -> Option<u64> {
+        let mut ts = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: `ts` is a valid, writable timespec for the duration of the call.
+        if unsafe { libc::clock_gettime(clock, &mut ts) } != 0 {
+            return None;
+        }
+        // Monotonic seconds are never negative, and `tv_nsec` is below 10^9; the
+        // multiplication saturates (after 584 years of uptime).
+        let secs = ts.tv_sec as u64;
+        Some(
+            secs.saturating_mul(1_000_000_000)
+                .saturating_add(ts.tv_nsec as u64),
+        )
+    }
+}
+
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+mod sys {
+    #[inline]
+    pub(super) fn precise() -> u64 {
+        super::instant_fallback()
+    }
+
+    /// No coarse clock here: the precise reading.
+    #[inline]
+    pub(super) fn coarse() -> u64 {
+        precise()
+    }
+}
+
+/// [`Instant`] since the first time it was asked, for platforms (or failures)
+/// without `clock_gettime`.
+#[cfg_attr(any(target_os = "linux", target_os = "android"), cold)]
+fn instant_fallback() -> u64 {
+    static ORIGIN: OnceLock<Instant> = OnceLock::new();
+    let origin = *ORIGIN.get_or_init(Instant::now);
+    duration_to_nanos(origin.elapsed())
 }
 
 /// A clock that only moves when told to. Cloning shares the same time, so a test
@@ -115,10 +196,22 @@ impl ClockSource {
         }
     }
 
-    #[inline]
+    // Not inlined: a clock read costs far more than a call, and inlining it would
+    // keep the closed path (which reads no clock) from being inlined itself.
+    #[inline(never)]
     pub(crate) fn now(&self) -> u64 {
         match self {
             ClockSource::Monotonic => MonotonicClock.now_nanos(),
+            ClockSource::Custom(clock) => clock.now_nanos(),
+        }
+    }
+
+    /// A reading that may lag [`now`](Self::now) by up to one kernel tick and is
+    /// never ahead of it: for refusals, which may come late but never early.
+    #[inline]
+    pub(crate) fn now_coarse(&self) -> u64 {
+        match self {
+            ClockSource::Monotonic => sys::coarse(),
             ClockSource::Custom(clock) => clock.now_nanos(),
         }
     }
@@ -169,5 +262,39 @@ mod tests {
         let a = MonotonicClock.now_nanos();
         let b = MonotonicClock.now_nanos();
         assert!(b >= a);
+    }
+
+    #[test]
+    fn a_coarse_reading_is_never_ahead_of_a_precise_one_taken_after_it() {
+        // Interleaved reads from two threads: whenever a coarse reading is taken
+        // before a precise one, it is no later. (If it ever were, an open breaker
+        // could let a probe go before its open duration had passed.)
+        let check = || {
+            for _ in 0..200_000 {
+                let coarse = sys::coarse();
+                let precise = sys::precise();
+                assert!(coarse <= precise, "coarse {coarse} > precise {precise}");
+            }
+        };
+        std::thread::scope(|s| {
+            s.spawn(check);
+            check();
+        });
+    }
+
+    #[test]
+    fn the_coarse_reading_lags_by_at_most_a_few_ticks() {
+        let lag = sys::precise().saturating_sub(sys::coarse());
+        // One tick is at most 10 ms (CONFIG_HZ=100); allow scheduling noise.
+        assert!(lag < 50_000_000, "coarse clock lags by {lag} ns");
+    }
+
+    #[test]
+    fn a_custom_clock_reads_the_same_coarse_and_precise() {
+        let clock = ManualClock::new();
+        clock.set_nanos(42);
+        let source = ClockSource::of(clock);
+        assert_eq!(source.now_coarse(), 42);
+        assert_eq!(source.now(), 42);
     }
 }

@@ -9,6 +9,11 @@
 //! count. A thread with no slot (one past [`MAX_THREADS`], or one whose thread-local
 //! storage is being torn down) counts in a shared overflow cell with a real
 //! read-modify-write: slower, never lost.
+//!
+//! The first segment lives inline in the breaker, so a count by one of the first
+//! [`SEGMENT`] threads is a thread-local read, one bounds check and a relaxed load
+//! and store into the breaker's own memory: no pointer to chase, nothing to
+//! initialise, and no cost for a thread that alternates between breakers.
 
 use std::cell::Cell as StdCell;
 use std::cmp::Reverse;
@@ -37,7 +42,8 @@ pub(crate) enum Event {
 }
 
 const EVENTS: usize = Event::Opened as usize + 1;
-const SEGMENT: usize = 32;
+/// Threads per segment of cells; the first segment is inline.
+pub(crate) const SEGMENT: usize = 32;
 const SEGMENTS: usize = 128;
 /// Threads that count without contention; more threads still count, on a shared cell.
 pub(crate) const MAX_THREADS: usize = SEGMENT * SEGMENTS;
@@ -63,7 +69,10 @@ struct Segment {
 
 /// One breaker's counters.
 pub(crate) struct Counters {
-    segments: [OnceLock<Box<Segment>>; SEGMENTS],
+    /// The cells of slots `0..SEGMENT`, inline: the hot path.
+    first: [CachePadded<Cell>; SEGMENT],
+    /// Segment `i` holds slots `(i + 1) * SEGMENT..`, allocated on first use.
+    rest: [OnceLock<Box<Segment>>; SEGMENTS - 1],
     overflow: CachePadded<Cell>,
 }
 
@@ -79,29 +88,42 @@ impl Totals {
 impl Counters {
     pub(crate) fn new() -> Self {
         Counters {
-            segments: [const { OnceLock::new() }; SEGMENTS],
+            first: [const { CachePadded::new(Cell::new()) }; SEGMENT],
+            rest: [const { OnceLock::new() }; SEGMENTS - 1],
             overflow: CachePadded::new(Cell::new()),
         }
     }
 
     /// Counts one `event` for the calling thread.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn bump(&self, event: Event) {
+        // An unassigned or retired slot is far out of range, so one bounds check
+        // sends everything but the common case to the slow path.
+        match self.first.get(SLOT.get() as usize) {
+            Some(cell) => increment(cell, event),
+            None => self.bump_rest(event),
+        }
+    }
+
+    /// Counts for a thread whose slot is past the first segment, or not yet assigned.
+    #[inline(never)]
+    fn bump_rest(&self, event: Event) {
         let slot = SLOT.get();
         if (slot as usize) < MAX_THREADS {
-            let cell = self.cell(slot as usize);
-            let count = &cell.counts[event as usize];
-            // Only this thread writes this cell: load + store is an exact increment.
-            count.store(count.load(Relaxed).saturating_add(1), Relaxed);
+            increment(self.cell(slot as usize), event);
         } else {
             self.bump_slow(slot, event);
         }
     }
 
-    #[inline]
     fn cell(&self, slot: usize) -> &Cell {
-        let segment = self.segments[slot / SEGMENT].get_or_init(new_segment);
-        &segment.cells[slot % SEGMENT]
+        match slot.checked_sub(SEGMENT) {
+            None => &self.first[slot],
+            Some(past) => {
+                let segment = self.rest[past / SEGMENT].get_or_init(new_segment);
+                &segment.cells[past % SEGMENT]
+            }
+        }
     }
 
     #[cold]
@@ -109,7 +131,7 @@ impl Counters {
         if slot == UNASSIGNED {
             let slot = assign_slot();
             if (slot as usize) < MAX_THREADS {
-                return self.bump(event);
+                return increment(self.cell(slot as usize), event);
             }
         }
         let count = &self.overflow.counts[event as usize];
@@ -124,12 +146,21 @@ impl Counters {
                 *total = total.saturating_add(count.load(Relaxed));
             }
         };
-        for segment in self.segments.iter().filter_map(OnceLock::get) {
+        self.first.iter().for_each(|cell| add(cell));
+        for segment in self.rest.iter().filter_map(OnceLock::get) {
             segment.cells.iter().for_each(|cell| add(cell));
         }
         add(&self.overflow);
         Totals(totals)
     }
+}
+
+/// Adds one to `event` in `cell`, which only the calling thread writes: a relaxed
+/// load and store is an exact increment, and no read-modify-write is needed.
+#[inline(always)]
+fn increment(cell: &Cell, event: Event) {
+    let count = &cell.counts[event as usize];
+    count.store(count.load(Relaxed).saturating_add(1), Relaxed);
 }
 
 fn new_segment() -> Box<Segment> {
@@ -211,6 +242,52 @@ mod tests {
         assert_eq!(totals.get(Event::Calls), 80_000);
         assert_eq!(totals.get(Event::Stale), 8);
         assert_eq!(totals.get(Event::Failures), 0);
+    }
+
+    #[test]
+    fn threads_past_the_inline_segment_count_exactly_too() {
+        let threads = 3 * SEGMENT;
+        let counters = Arc::new(Counters::new());
+        let all_counting = Arc::new(std::sync::Barrier::new(threads));
+        let handles: Vec<_> = (0..threads)
+            .map(|_| {
+                let (counters, all_counting) = (Arc::clone(&counters), Arc::clone(&all_counting));
+                std::thread::spawn(move || {
+                    counters.bump(Event::Calls);
+                    all_counting.wait(); // every thread holds its own slot at once
+                    for _ in 0..999 {
+                        counters.bump(Event::Calls);
+                    }
+                })
+            })
+            .collect();
+        for h in handles {
+            h.join().unwrap();
+        }
+        assert_eq!(counters.totals().get(Event::Calls), 1_000 * threads as u64);
+    }
+
+    #[test]
+    fn a_thread_alternating_between_counters_counts_in_each_exactly() {
+        let (a, b) = (Counters::new(), Counters::new());
+        for _ in 0..1_000 {
+            a.bump(Event::Calls);
+            b.bump(Event::Calls);
+            b.bump(Event::Successes);
+        }
+        assert_eq!(a.totals().get(Event::Calls), 1_000);
+        assert_eq!(a.totals().get(Event::Successes), 0);
+        assert_eq!(b.totals().get(Event::Calls), 1_000);
+        assert_eq!(b.totals().get(Event::Successes), 1_000);
+    }
+
+    #[test]
+    fn counters_created_where_dropped_ones_lived_start_from_zero() {
+        for _ in 0..100 {
+            let c = Box::new(Counters::new());
+            c.bump(Event::Calls);
+            assert_eq!(c.totals().get(Event::Calls), 1);
+        }
     }
 
     #[test]

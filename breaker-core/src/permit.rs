@@ -4,6 +4,7 @@
 use std::mem::ManuallyDrop;
 
 use crate::breaker::Inner;
+use crate::state::Word;
 
 /// Decides whether an error says something about the dependency's health.
 ///
@@ -81,49 +82,51 @@ pub(crate) enum Verdict {
 #[must_use = "a permit records an outcome: call `success`, `failure` or `record`, or the call counts as abandoned"]
 pub struct Permit<'a> {
     inner: &'a Inner,
-    generation: u64,
+    /// The breaker's word at the claim: its generation, and for a call the
+    /// exact word a verdict in the same generation finds.
+    admitted: Word,
     role: Role,
     started: u64,
 }
 
 impl<'a> Permit<'a> {
     #[inline]
-    pub(crate) fn new(inner: &'a Inner, generation: u64, role: Role, started: u64) -> Self {
+    pub(crate) fn new(inner: &'a Inner, admitted: Word, role: Role, started: u64) -> Self {
         Permit {
             inner,
-            generation,
+            admitted,
             role,
             started,
         }
     }
 
     /// The call succeeded.
-    #[inline]
+    #[inline(always)]
     pub fn success(self) {
         self.finish(Verdict::Success);
     }
 
     /// The call failed in a way that says the dependency is unhealthy.
-    #[inline]
+    #[inline(always)]
     pub fn failure(self) {
         self.finish(Verdict::Failure);
     }
 
     /// The call failed in a way that says nothing about the dependency (a
     /// validation error, a 404): counted as ignored, frees a probe slot, moves nothing.
-    #[inline]
+    #[inline(always)]
     pub fn ignore(self) {
         self.finish(Verdict::Ignored);
     }
 
     /// Records `Ok` as success and every `Err` as failure.
-    #[inline]
+    #[inline(always)]
     pub fn record<T, E>(self, result: &Result<T, E>) {
         self.record_with(result, &crate::EveryError);
     }
 
     /// Records `Ok` as success and an `Err` as failure or ignored, as `classifier` says.
-    #[inline]
+    #[inline(always)]
     pub fn record_with<T, E, C>(self, result: &Result<T, E>, classifier: &C)
     where
         C: Classifier<E> + ?Sized,
@@ -143,21 +146,21 @@ impl<'a> Permit<'a> {
 
     /// The generation of the breaker this permit was admitted in.
     pub fn generation(&self) -> u64 {
-        self.generation
+        self.admitted.generation()
     }
 
-    #[inline]
+    #[inline(always)]
     fn finish(self, verdict: Verdict) {
         let this = ManuallyDrop::new(self);
         this.inner
-            .settle(this.generation, this.role, this.started, verdict);
+            .settle(this.admitted, this.role, this.started, verdict);
     }
 }
 
 impl std::fmt::Debug for Permit<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Permit")
-            .field("generation", &self.generation)
+            .field("generation", &self.generation())
             .field("role", &self.role)
             .finish_non_exhaustive()
     }
@@ -171,6 +174,6 @@ impl Drop for Permit<'_> {
             Verdict::Abandoned
         };
         self.inner
-            .settle(self.generation, self.role, self.started, verdict);
+            .settle(self.admitted, self.role, self.started, verdict);
     }
 }
