@@ -1,4 +1,161 @@
-//! `breaker`: a circuit breaker in front of any function.
+//! `breaker`: a circuit breaker in front of any function, with one attribute.
+//!
+//! ```
+//! use breaker::{circuit_breaker, CircuitOpen};
+//!
+//! #[derive(Debug)]
+//! enum SearchError { Upstream, Open(CircuitOpen) }
+//! impl From<CircuitOpen> for SearchError {
+//!     fn from(open: CircuitOpen) -> Self { SearchError::Open(open) }
+//! }
+//!
+//! #[circuit_breaker(group = "search", threshold = 3, open_ms = 30_000)]
+//! fn search(q: &str) -> Result<Vec<String>, SearchError> {
+//!     if q.is_empty() { return Err(SearchError::Upstream) }
+//!     Ok(vec![format!("hit for {q}")])
+//! }
+//!
+//! for _ in 0..3 { let _ = search(""); } // the third consecutive failure trips
+//! assert!(matches!(search("rust"), Err(SearchError::Open(_)))); // body not run
+//! ```
+//!
+//! The attribute puts the fn behind the breaker of its `group` in the process-wide
+//! [`registry()`]. While the circuit is closed every call runs and its outcome is
+//! recorded; once the failure policy trips, calls are refused without running the
+//! body until `open_ms` has passed, then a probe decides whether to close again.
+//! The runtime underneath is [`Breaker`], [`Registry`] and [`Config`]; they can be
+//! used directly too (see `breaker_core`, re-exported here).
+//!
+//! # `#[circuit_breaker]` keys
+//!
+//! Every key except `group` is optional. Each numeric key calls the [`Config`]
+//! builder method of the same name, so the attribute and code configuration mean
+//! the same thing; the values are checked by that builder when the attribute
+//! expands, and a refused value is a compile error on its key.
+//!
+//! | key | type | default | meaning |
+//! |---|---|---|---|
+//! | `group` | string literal | required | name of the breaker; call sites naming one group share one breaker |
+//! | `threshold` | integer (`u32`) | 5 | consecutive failures that open the circuit (`3`: the third trips) |
+//! | `failure_rate` | number (`f64`) | 0.5 with a window | share of failures in the window that opens the circuit, in `(0, 1]` |
+//! | `window_ms` | integer (`u64`) | none | judge `failure_rate` over the last `window_ms` milliseconds (time window) |
+//! | `window_calls` | integer (`u32`) | none | judge `failure_rate` over the last `window_calls` outcomes (count window) |
+//! | `min_calls` | integer (`u32`) | 10 (time), `window_calls` (count) | outcomes a window must hold before it judges |
+//! | `slow_call_ms` | integer (`u64`) | none | a call longer than this is slow; needs a window |
+//! | `slow_call_rate` | number (`f64`) | 1.0 | share of slow calls in the window that opens the circuit |
+//! | `open_ms` | integer (`u64`) | 30 000 | how long the circuit stays open before a probe may go |
+//! | `half_open_probes` | integer (`u32`) | 1 | probes in flight at once while half-open |
+//! | `successes_to_close` | integer (`u32`) | 1 | probe successes that close the circuit |
+//! | `backoff` | number (`f64`) | 2.0 | factor the open time grows by after each failed probe (`>= 1.0`) |
+//! | `max_open_ms` | integer (`u64`) | max(`open_ms`, 300 000) | cap on the grown open time |
+//! | `probe_timeout_ms` | integer (`u64`) | 30 000 | a probe in flight longer loses its slot; its late outcome is stale |
+//! | `fallback` | path | none | fn called with the same arguments when the circuit refuses |
+//! | `is_failure` | path to `fn(&E) -> bool` | every `Err` fails | which errors count as failures; the rest are ignored |
+//! | `registry` | expression of type `&Registry` | [`registry()`] | the registry to use, e.g. `&TEST_REGISTRY` with a [`ManualClock`] |
+//! | `crate` | path | `::breaker` | where generated code finds this crate, for re-exporters |
+//!
+//! `threshold` selects the consecutive-failure policy; `window_ms` or
+//! `window_calls` (not both) selects a rate window instead, and `threshold` may
+//! then not be set. The builder's rules between keys are checked the same way.
+//!
+//! # What is recorded
+//!
+//! Each admitted call records exactly one outcome, however it leaves the fn:
+//!
+//! - a fn returning `Result<T, E>` (under any name, `io::Result` or a local
+//!   `type Result` too): `Ok` is a success, `Err` a failure, unless `is_failure`
+//!   says the error is ignored (neither success nor failure: a 404, a validation
+//!   error). Every `?` and `return` counts like the value it returns.
+//! - any other return type: a success.
+//! - a panic: a failure, and the panic goes on unchanged.
+//! - an async call whose future is dropped before it finishes (a timeout, a lost
+//!   `select!` branch, an aborted task): *abandoned*, counted in metrics as such,
+//!   and a probe slot it held is freed.
+//!
+//! An `async fn`, or a fn ending in `async move { .. }` or
+//! `Box::pin(async move { .. })` (as `#[async_trait]` writes it), claims the
+//! breaker when its future first runs, not when it is created; the future is
+//! `Send` whenever the body's is.
+//!
+//! # When the circuit is open
+//!
+//! The body does not run. With `fallback = path` the fallback is called with the
+//! same arguments and its value is returned (awaited for an async fn); in a
+//! method, a bare name means `Self::name` and gets the receiver first, as in
+//! `Self::cached(self, q)`. A fallback's result is never counted as a success or a
+//! probe. Without a fallback the fn must return `Result<_, E>` with
+//! `E: From<CircuitOpen>`, and returns `Err(CircuitOpen.into())`; [`CircuitOpen`]
+//! tells the group, the reason and `retry_after`.
+//!
+//! ```
+//! use breaker::circuit_breaker;
+//!
+//! struct Catalog { cache: Vec<String> }
+//!
+//! impl Catalog {
+//!     #[circuit_breaker(group = "catalog", fallback = cached)]
+//!     fn list(&self, page: usize) -> Vec<String> {
+//!         vec![format!("live page {page}")]
+//!     }
+//!
+//!     fn cached(&self, page: usize) -> Vec<String> {
+//!         self.cache.iter().skip(page * 10).take(10).cloned().collect()
+//!     }
+//! }
+//! # assert_eq!(Catalog { cache: vec![] }.list(0), ["live page 0"]);
+//! ```
+//!
+//! # Async, and tests with a manual clock
+//!
+//! ```
+//! use std::sync::LazyLock;
+//! use std::time::Duration;
+//! use breaker::{circuit_breaker, CallError, ManualClock, Registry, State};
+//!
+//! static CLOCK: LazyLock<ManualClock> = LazyLock::new(ManualClock::new);
+//! static REGISTRY: LazyLock<Registry> = LazyLock::new(|| Registry::with_clock(CLOCK.clone()));
+//!
+//! #[circuit_breaker(group = "users", threshold = 1, open_ms = 5_000, registry = &REGISTRY)]
+//! async fn fetch_user(id: u32) -> Result<String, CallError<&'static str>> {
+//!     if id == 0 { Err(CallError::Inner("no such user")) } else { Ok(format!("user {id}")) }
+//! }
+//!
+//! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+//! let _ = fetch_user(0).await;
+//! assert_eq!(REGISTRY.get("users").unwrap().state(), State::Open);
+//! assert!(fetch_user(1).await.unwrap_err().is_open());
+//! CLOCK.advance(Duration::from_secs(5));
+//! assert_eq!(fetch_user(1).await.unwrap(), "user 1"); // the probe closes it
+//! assert_eq!(REGISTRY.get("users").unwrap().state(), State::Closed);
+//! # });
+//! ```
+//!
+//! # Groups, config and speed
+//!
+//! The first call of a group creates its breaker from the config its attribute
+//! declared, unless the registry was given one with [`Registry::configure`]
+//! before, which wins. Two attributes declaring different configs for one group
+//! share the first one's breaker, and the mismatch is listed by
+//! [`Registry::conflicts`]. After its first call, each annotated fn reaches its
+//! breaker through a per-fn static: no hashing, no lock, no allocation per call.
+//!
+//! # Compile-time checks
+//!
+//! Unknown keys (with a suggestion), repeated keys, wrong literal types, values
+//! the builder refuses, a missing or empty `group`, use on anything but a fn with
+//! a body, `const fn`, `-> !`, variadic fns, a future-returning fn whose body the
+//! attribute cannot see into, a fallback on a fn returning `impl Trait`, and
+//! fallbacks with another arity, parameter type, return type or asyncness are all
+//! compile errors pointing at the offending tokens (fallback errors at the
+//! fallback path). A bad attribute still emits the fn unchanged, and every
+//! argument error of one attribute shows in one build.
+//!
+//! ```compile_fail
+//! #[breaker::circuit_breaker(group = "search", treshold = 3)] // did you mean `threshold`?
+//! fn search() -> Result<(), breaker::CallError<()>> { Ok(()) }
+//! ```
+
+#![deny(missing_docs)]
 
 pub use breaker_core::*;
 pub use breaker_macros::circuit_breaker;

@@ -74,6 +74,12 @@ macro_rules! config_keys {
 
 config_keys! {
     threshold: U32 => u32,
+    failure_rate: F64 => f64,
+    window_ms: U64 => u64,
+    window_calls: U32 => u32,
+    min_calls: U32 => u32,
+    slow_call_ms: U64 => u64,
+    slow_call_rate: F64 => f64,
     open_ms: U64 => u64,
     half_open_probes: U32 => u32,
     successes_to_close: U32 => u32,
@@ -376,7 +382,13 @@ mod tests {
         let err = unknown_key(&Ident::new("colour", Span::call_site()));
         let msg = err.to_string();
         assert!(!msg.contains("did you mean"), "{msg}");
-        assert!(msg.contains("`group`, `threshold`, `open_ms`"), "{msg}");
+        assert!(
+            msg.contains("expected one of `group`, `threshold`, "),
+            "{msg}"
+        );
+        for key in ["open_ms", "window_ms", "fallback", "registry", "crate"] {
+            assert!(msg.contains(&format!("`{key}`")), "{msg}");
+        }
     }
 
     #[test]

@@ -9,7 +9,17 @@ mod args;
 mod expand;
 mod validate;
 
-/// Guards a fn with the breaker of its `group`. See the `breaker` crate docs.
+/// Puts a fn behind the circuit breaker of its `group`.
+///
+/// ```ignore
+/// #[circuit_breaker(group = "search", threshold = 3, open_ms = 30_000, fallback = cached)]
+/// async fn search(q: String) -> Result<Hits, SearchError> { /* ... */ }
+/// ```
+///
+/// Each admitted call records one outcome (`Ok` success, `Err` failure, a panic a
+/// failure, a dropped future abandoned); an open circuit skips the body and
+/// returns the fallback's value or `Err(CircuitOpen.into())`. The `breaker` crate
+/// docs hold the table of every key with its type, default and meaning.
 #[proc_macro_attribute]
 pub fn circuit_breaker(args: TokenStream, item: TokenStream) -> TokenStream {
     let args = match syn::parse::<args::Args>(args) {

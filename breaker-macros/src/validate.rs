@@ -103,11 +103,7 @@ pub(crate) fn validate(args: Args, item: &ItemFn) -> Result<Plan, syn::Error> {
                 written.set_span(arg.span);
                 syn::Error::new_spanned(
                     quote::quote!(#key = #written),
-                    format!(
-                        "`{} = {}` is refused: {err}; change the value",
-                        arg.key,
-                        num_text(arg.value)
-                    ),
+                    format!("`{} = {}` is refused: {err}", arg.key, num_text(arg.value)),
                 )
             }
             None => syn::Error::new(
