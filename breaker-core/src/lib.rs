@@ -52,6 +52,41 @@
 //! [`Breaker::metrics`] and the registry's inspection API are pure. Only
 //! [`Breaker::try_acquire`] claims.
 //!
+//! # Failure policies: which one to choose
+//!
+//! | policy | builder keys | trips when | choose it when | trade-off |
+//! |---|---|---|---|---|
+//! | consecutive (default) | `threshold` | the `threshold`-th failure in a row | the dependency tends to fail hard (down, refusing) | free on success; blind to a dependency failing 80% of the time with scattered successes |
+//! | time window | `window_ms`, `failure_rate`, `min_calls` | `failures / calls >= failure_rate` over the last `window_ms`, once `min_calls` are in it | traffic is steady and partial failure matters | a clock read and an atomic add per call; a quiet dependency may never reach `min_calls` |
+//! | count window | `window_calls`, `failure_rate`, `min_calls` | the same rate over the last `window_calls` outcomes | traffic is low or bursty: the sample size stays fixed | old outcomes weigh as much as new ones; a short lock per outcome |
+//!
+//! Either window can also trip on slowness (`slow_call_ms`, `slow_call_rate`),
+//! even when every call succeeds. Which errors count at all is the classifier's
+//! call: [`classify`] has ready ones for `std::io::Error` and HTTP statuses.
+//! Details and defaults: [`ConfigBuilder`].
+//!
+//! ```
+//! use breaker_core::{Breaker, Config, State};
+//!
+//! // Four failures, a success, four failures: never five in a row...
+//! let consecutive = Breaker::new("a", Config::builder().threshold(5).build()?);
+//! // ...but half of the calls of the last minute failed.
+//! let windowed = Breaker::new(
+//!     "b",
+//!     Config::builder().window_ms(60_000).failure_rate(0.5).min_calls(5).build()?,
+//! );
+//! for failed in [true, true, true, true, false, true, true, true, true] {
+//!     for breaker in [&consecutive, &windowed] {
+//!         if let Ok(permit) = breaker.try_acquire() {
+//!             if failed { permit.failure() } else { permit.success() }
+//!         }
+//!     }
+//! }
+//! assert_eq!(consecutive.state(), State::Closed);
+//! assert_eq!(windowed.state(), State::Open);
+//! # Ok::<(), breaker_core::ConfigError>(())
+//! ```
+//!
 //! # Time
 //!
 //! Breakers read time from a [`Clock`] (the monotonic [`MonotonicClock`] by default,
