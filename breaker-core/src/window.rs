@@ -77,40 +77,58 @@ impl Rule {
 }
 
 const BUCKETS: usize = WINDOW_BUCKETS as usize;
-/// Bits of a bucket stamp that hold the generation; the epoch sits above them.
-/// Epochs are at least a millisecond long, so one fits in the 45 bits left.
-const STAMP_GEN_BITS: u32 = 19;
-const STAMP_GEN_MASK: u64 = (1 << STAMP_GEN_BITS) - 1;
 /// A bucket being emptied for a new epoch: its counts are not to be touched.
-/// Never a real stamp, since no epoch reaches 2^45 - 1.
+/// Never a real stamp: the top bit of a stamp's epoch field is never set.
 const RESETTING: u64 = u64::MAX;
 
-/// A stamp: which epoch (bucket-long slice of time) and generation a bucket counts.
+/// How a bucket stamp packs an epoch (a bucket-long slice of time since the
+/// clock's origin) above a generation tag.
+///
+/// The epoch takes the bits the largest epoch a `u64` clock can reach needs, plus
+/// one that stays clear (so no stamp is [`RESETTING`]); the generation tag takes
+/// the rest: 18 bits for 1 ms buckets (the shortest: `window_ms >= 10` is
+/// validated), 28 for 1 s buckets. Two generations
+/// alias only if about one generation per nanosecond of a bucket's width passed
+/// while the bucket sat untouched.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Stamp(u64);
+struct Stamps {
+    gen_bits: u32,
+}
 
-impl Stamp {
-    fn new(epoch: u64, generation: u64) -> Stamp {
-        Stamp((epoch << STAMP_GEN_BITS) | (generation & STAMP_GEN_MASK))
+impl Stamps {
+    fn for_bucket(bucket_nanos: u64) -> Stamps {
+        let max_epoch = u64::MAX / bucket_nanos;
+        let epoch_bits = (u64::BITS - max_epoch.leading_zeros() + 1).min(u64::BITS - 1);
+        Stamps {
+            gen_bits: u64::BITS - epoch_bits,
+        }
     }
 
-    fn epoch(self) -> u64 {
-        self.0 >> STAMP_GEN_BITS
+    fn gen_mask(self) -> u64 {
+        (1 << self.gen_bits) - 1
     }
 
-    fn generation(self) -> u64 {
-        self.0 & STAMP_GEN_MASK
+    fn make(self, epoch: u64, generation: u64) -> u64 {
+        (epoch << self.gen_bits) | (generation & self.gen_mask())
     }
 
-    /// Whether `self` is a later (generation, epoch) than `other`. Generations
-    /// compare modulo the stamp's width, so the first of two generations half the
-    /// range apart is the later one.
-    fn is_after(self, other: Stamp) -> bool {
-        if self.generation() == other.generation() {
-            self.epoch() > other.epoch()
+    fn epoch(self, stamp: u64) -> u64 {
+        stamp >> self.gen_bits
+    }
+
+    fn generation(self, stamp: u64) -> u64 {
+        stamp & self.gen_mask()
+    }
+
+    /// Whether stamp `a` is a later (generation, epoch) than `b`. Generations
+    /// compare modulo the tag's width: of two tags less than half the range
+    /// apart, the one ahead is the later.
+    fn is_after(self, a: u64, b: u64) -> bool {
+        let (ga, gb) = (self.generation(a), self.generation(b));
+        if ga == gb {
+            self.epoch(a) > self.epoch(b)
         } else {
-            let distance = self.generation().wrapping_sub(other.generation()) & STAMP_GEN_MASK;
-            distance <= STAMP_GEN_MASK / 2
+            ga.wrapping_sub(gb) & self.gen_mask() <= self.gen_mask() / 2
         }
     }
 }
@@ -155,6 +173,7 @@ fn tally_counts(tally: u64) -> (u64, u64) {
 pub(crate) struct TimeWindow {
     rule: Rule,
     bucket_nanos: u64,
+    stamps: Stamps,
     buckets: [CachePadded<Bucket>; BUCKETS],
 }
 
@@ -165,6 +184,7 @@ impl TimeWindow {
         TimeWindow {
             rule,
             bucket_nanos,
+            stamps: Stamps::for_bucket(bucket_nanos),
             buckets: std::array::from_fn(|_| {
                 CachePadded::new(Bucket {
                     stamp: AtomicU64::new(0),
@@ -203,12 +223,12 @@ impl TimeWindow {
     /// holds with it; `None` when the outcome was too old to count.
     fn add(&self, slot: usize, generation: u64, epoch: u64, outcome: Outcome) -> Option<Counts> {
         let bucket = &self.buckets[slot];
-        let mine = Stamp::new(epoch, generation);
+        let mine = self.stamps.make(epoch, generation);
         let delta = CALL | u64::from(outcome.failed);
         let mut spins = 0u32;
         loop {
             let seen = bucket.stamp.load(Acquire);
-            if seen == mine.0 {
+            if seen == mine {
                 let mut tally = bucket.tally.fetch_add(delta, Relaxed);
                 if tally >> 32 >= BUCKET_CAP {
                     bucket.tally.fetch_sub(delta, Relaxed);
@@ -240,7 +260,7 @@ impl TimeWindow {
                 }
                 continue;
             }
-            if !mine.is_after(Stamp(seen)) {
+            if !self.stamps.is_after(mine, seen) {
                 return None;
             }
             if bucket
@@ -250,7 +270,7 @@ impl TimeWindow {
             {
                 bucket.tally.store(delta, Relaxed);
                 bucket.slow.store(u64::from(outcome.slow), Relaxed);
-                bucket.stamp.store(mine.0, Release);
+                bucket.stamp.store(mine, Release);
                 return Some(Counts {
                     calls: 1,
                     failures: u64::from(outcome.failed),
@@ -262,7 +282,8 @@ impl TimeWindow {
 
     /// The counts of the buckets in the window at `epoch`, but for `skip`.
     fn sum(&self, generation: u64, epoch: u64, skip: Option<usize>) -> Counts {
-        let generation = generation & STAMP_GEN_MASK;
+        let stamps = self.stamps;
+        let generation = generation & stamps.gen_mask();
         let mut counts = Counts::default();
         for (slot, bucket) in self.buckets.iter().enumerate() {
             if Some(slot) == skip {
@@ -272,10 +293,10 @@ impl TimeWindow {
             if stamp == RESETTING {
                 continue;
             }
-            let stamp = Stamp(stamp);
-            if stamp.generation() != generation
-                || stamp.epoch() > epoch
-                || epoch - stamp.epoch() >= BUCKETS as u64
+            let stamp_epoch = stamps.epoch(stamp);
+            if stamps.generation(stamp) != generation
+                || stamp_epoch > epoch
+                || epoch - stamp_epoch >= BUCKETS as u64
             {
                 continue;
             }
@@ -423,15 +444,28 @@ mod tests {
 
     #[test]
     fn stamps_order_by_generation_then_epoch_and_wrap() {
-        assert!(Stamp::new(5, 1).is_after(Stamp::new(4, 1)));
-        assert!(!Stamp::new(4, 1).is_after(Stamp::new(4, 1)));
-        assert!(Stamp::new(0, 2).is_after(Stamp::new(9, 1)));
-        assert!(!Stamp::new(9, 1).is_after(Stamp::new(0, 2)));
-        assert!(Stamp::new(0, 0).is_after(Stamp::new(0, STAMP_GEN_MASK)));
-        // The largest epoch a clock can reach still leaves RESETTING unused.
-        let top = Stamp::new(u64::MAX / MS, STAMP_GEN_MASK);
-        assert_ne!(top.0, RESETTING);
-        assert_eq!(top.epoch(), u64::MAX / MS);
+        let st = Stamps::for_bucket(MS);
+        assert_eq!(st.gen_bits, 18);
+        let top = st.gen_mask();
+        assert!(st.is_after(st.make(5, 1), st.make(4, 1)));
+        assert!(!st.is_after(st.make(4, 1), st.make(4, 1)));
+        assert!(st.is_after(st.make(0, 2), st.make(9, 1)));
+        assert!(!st.is_after(st.make(9, 1), st.make(0, 2)));
+        assert!(st.is_after(st.make(0, 0), st.make(0, top)));
+        assert_eq!(st.generation(st.make(7, top + 3)), 2);
+    }
+
+    #[test]
+    fn no_stamp_a_clock_can_reach_is_the_resetting_mark() {
+        for bucket_nanos in [MS, 1_000 * MS, u64::MAX / 16, u64::MAX / 10, u64::MAX] {
+            let st = Stamps::for_bucket(bucket_nanos);
+            let max_epoch = u64::MAX / bucket_nanos;
+            let stamp = st.make(max_epoch, u64::MAX);
+            assert_ne!(stamp, RESETTING, "bucket of {bucket_nanos} ns");
+            assert_eq!(st.epoch(stamp), max_epoch, "bucket of {bucket_nanos} ns");
+            assert!(st.gen_bits >= 1);
+        }
+        assert_eq!(Stamps::for_bucket(1_000 * MS).gen_bits, 28);
     }
 
     #[test]
