@@ -12,7 +12,7 @@ use std::pin::pin;
 use std::process::Command;
 use std::task::{Context, Poll, Waker};
 
-use breaker::{Breaker, CircuitOpen, Config};
+use breaker::{circuit_breaker, Breaker, CircuitOpen, Config};
 
 #[derive(Debug)]
 enum BenchError {
@@ -51,6 +51,16 @@ fn poll_now<F: Future>(future: F) -> F::Output {
     }
 }
 
+#[circuit_breaker(group = "ir-attr", threshold = 3, open_ms = 3_600_000)]
+fn guarded(x: u64) -> Result<u64, BenchError> {
+    work(x)
+}
+
+#[circuit_breaker(group = "ir-attr-async", threshold = 3, open_ms = 3_600_000)]
+async fn guarded_async(x: u64) -> Result<u64, BenchError> {
+    work(x)
+}
+
 #[inline(always)]
 fn permit_call(breaker: &Breaker, x: u64) -> Result<u64, BenchError> {
     let permit = breaker.try_acquire()?;
@@ -63,8 +73,10 @@ const CASES: &[&str] = &[
     "bare",
     "permit",
     "call",
+    "attribute",
     "bare_async",
     "call_async",
+    "attribute_async",
     "open",
     "forced_open",
 ];
@@ -91,11 +103,15 @@ fn run(case: &str, n: u64) {
     }
     // One call first, so every case's one-time work (slots, segments) is done.
     let _ = black_box(permit_call(&breaker, 1));
+    let _ = black_box(guarded(1));
+    let _ = black_box(poll_now(guarded_async(1)));
     let b = &breaker;
     match case {
         "bare" => repeat(n, || work(black_box(1))),
         "permit" | "open" | "forced_open" => repeat(n, || permit_call(b, black_box(1))),
         "call" => repeat(n, || b.call(|| work(black_box(1)))),
+        "attribute" => repeat(n, || guarded(black_box(1))),
+        "attribute_async" => repeat(n, || poll_now(guarded_async(black_box(1)))),
         "bare_async" => repeat(n, || poll_now(work_async(black_box(1)))),
         "call_async" => repeat(n, || poll_now(b.call_async(work_async(black_box(1))))),
         other => panic!("unknown case {other}"),

@@ -12,7 +12,7 @@ use std::sync::Barrier;
 use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
-use breaker::{Breaker, CallSite, CircuitOpen, Config, ManualClock, Registry};
+use breaker::{circuit_breaker, Breaker, CallSite, CircuitOpen, Config, ManualClock, Registry};
 use criterion::{BatchSize, Criterion};
 
 mod peers;
@@ -64,6 +64,28 @@ pub fn poll_now<F: Future>(future: F) -> F::Output {
 
 const FAR: u64 = 3_600_000; // one hour: an open breaker stays open for the whole run
 
+/// `work` behind the attribute, with the config every other case uses.
+#[circuit_breaker(group = "bench-attr", threshold = 3, open_ms = 3_600_000)]
+fn guarded(x: u64) -> Result<u64, BenchError> {
+    work(x)
+}
+
+/// The async version, behind the attribute.
+#[circuit_breaker(group = "bench-attr-async", threshold = 3, open_ms = 3_600_000)]
+async fn guarded_async(x: u64) -> Result<u64, BenchError> {
+    work(x)
+}
+
+/// `work` or `fail` behind the attribute, for an open circuit.
+#[circuit_breaker(group = "bench-attr-open", threshold = 3, open_ms = 3_600_000)]
+fn guarded_open(x: u64, ok: bool) -> Result<u64, BenchError> {
+    if ok {
+        work(x)
+    } else {
+        fail(x)
+    }
+}
+
 fn config() -> Config {
     Config::builder()
         .threshold(3)
@@ -110,6 +132,7 @@ fn closed_success(c: &mut Criterion) {
             permit_call(&breaker, black_box(1))
         })
     });
+    g.bench_function("breaker: attribute", |b| b.iter(|| guarded(black_box(1))));
     peers::closed_success(&mut g);
     g.finish();
 }
@@ -133,6 +156,9 @@ fn closed_success_async(c: &mut Criterion) {
             })
         })
     });
+    g.bench_function("breaker: attribute", |b| {
+        b.iter(|| poll_now(guarded_async(black_box(1))))
+    });
     peers::closed_success_async(&mut g);
     g.finish();
 }
@@ -149,6 +175,13 @@ fn open_rejection(c: &mut Criterion) {
     forced.force_open();
     g.bench_function("breaker: forced open", |b| {
         b.iter(|| permit_call(&forced, black_box(1)))
+    });
+    for _ in 0..3 {
+        let _ = guarded_open(1, false);
+    }
+    assert!(matches!(guarded_open(1, true), Err(BenchError::Open)));
+    g.bench_function("breaker: attribute", |b| {
+        b.iter(|| guarded_open(black_box(1), true))
     });
     peers::open_rejection(&mut g);
     g.finish();
@@ -266,6 +299,35 @@ fn policies(c: &mut Criterion) {
             result
         })
     });
+    let windows = [
+        ("time window", Config::builder().window_ms(10_000)),
+        (
+            "time window + slow calls",
+            Config::builder()
+                .window_ms(10_000)
+                .slow_call_ms(1_000)
+                .slow_call_rate(0.5),
+        ),
+        ("count window", Config::builder().window_calls(100)),
+        (
+            "count window + slow calls",
+            Config::builder()
+                .window_calls(100)
+                .slow_call_ms(1_000)
+                .slow_call_rate(0.5),
+        ),
+    ];
+    for (name, builder) in windows {
+        let config = builder
+            .failure_rate(0.5)
+            .open_ms(FAR)
+            .build()
+            .expect("valid window config");
+        let breaker = Breaker::new(&format!("bench-{name}"), config);
+        g.bench_function(format!("{name}: success"), |b| {
+            b.iter(|| permit_call(&breaker, black_box(1)))
+        });
+    }
     g.finish();
 }
 
