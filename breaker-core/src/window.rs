@@ -253,10 +253,10 @@ impl TimeWindow {
             if seen == RESETTING {
                 // Another outcome is emptying this bucket: three stores away.
                 spins += 1;
-                if spins < 64 {
+                if spins < 64 && !cfg!(loom) {
                     std::hint::spin_loop();
                 } else {
-                    std::thread::yield_now();
+                    yield_now();
                 }
                 continue;
             }
@@ -412,6 +412,15 @@ impl Ring {
     }
 }
 
+/// Gives the thread emptying a bucket the processor (and, under loom, lets the
+/// model schedule it).
+fn yield_now() {
+    #[cfg(loom)]
+    loom::thread::yield_now();
+    #[cfg(not(loom))]
+    std::thread::yield_now();
+}
+
 /// Whether generation `a` is later than `b`, modulo the generation's width.
 fn is_later_generation(a: u64, b: u64) -> bool {
     let distance = a.wrapping_sub(b) & GEN_MASK;
@@ -504,5 +513,96 @@ mod tests {
         assert_eq!(w.counts(1).calls, 1);
         assert!(!w.record(0, FAIL));
         assert_eq!(w.counts(1).failures, 0);
+    }
+}
+
+/// The bucket protocol under loom's model checker: every interleaving of two
+/// outcomes racing into a bucket that must be emptied first keeps both.
+/// Run with `RUSTFLAGS="--cfg loom" cargo test -p breaker-core --lib loom_`.
+#[cfg(all(test, loom))]
+mod loom_tests {
+    use super::*;
+    use loom::sync::Arc;
+
+    const MS: u64 = 1_000_000;
+
+    fn counting() -> TimeWindow {
+        TimeWindow::new(
+            10,
+            Rule::new(&RateThresholds {
+                failure_rate: 1.0,
+                min_calls: u32::MAX,
+                slow_call_ms: None,
+                slow_call_rate: 1.0,
+            }),
+        )
+    }
+
+    #[test]
+    fn loom_two_outcomes_racing_a_bucket_rollover_are_both_kept() {
+        loom::model(|| {
+            let w = Arc::new(counting());
+            // Epoch 0 holds an old outcome; both threads record in epoch 10,
+            // which lives in the same bucket and must empty it first.
+            w.record(
+                0,
+                0,
+                Outcome {
+                    failed: true,
+                    slow: false,
+                },
+            );
+            let handles: Vec<_> = (0..2)
+                .map(|i| {
+                    let w = Arc::clone(&w);
+                    loom::thread::spawn(move || {
+                        w.record(
+                            0,
+                            10 * MS,
+                            Outcome {
+                                failed: i == 0,
+                                slow: false,
+                            },
+                        );
+                    })
+                })
+                .collect();
+            for h in handles {
+                h.join().unwrap();
+            }
+            let c = w.counts(0, 10 * MS);
+            assert_eq!((c.calls, c.failures), (2, 1));
+        });
+    }
+
+    #[test]
+    fn loom_a_stale_generation_racing_a_new_one_never_mixes_in() {
+        loom::model(|| {
+            let w = Arc::new(counting());
+            let old = {
+                let w = Arc::clone(&w);
+                loom::thread::spawn(move || {
+                    w.record(
+                        4,
+                        MS,
+                        Outcome {
+                            failed: true,
+                            slow: false,
+                        },
+                    );
+                })
+            };
+            w.record(
+                5,
+                MS,
+                Outcome {
+                    failed: false,
+                    slow: false,
+                },
+            );
+            old.join().unwrap();
+            let c = w.counts(5, MS);
+            assert_eq!((c.calls, c.failures), (1, 0));
+        });
     }
 }
