@@ -140,6 +140,11 @@ impl From<Counts> for WindowMetrics {
 /// let table = registry.snapshot().to_string();
 /// assert!(table.starts_with("group"));
 /// assert!(table.contains("search"));
+/// // The last column: failures / outcomes in the window of a window policy.
+/// let rated = Config::builder().window_calls(10).build().unwrap();
+/// registry.breaker("geo", &rated).call(|| Err::<(), _>("down")).unwrap_err();
+/// let table = registry.snapshot().to_string();
+/// assert!(table.lines().any(|l| l.starts_with("geo") && l.ends_with("1/1")));
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Snapshot(pub(crate) Vec<Metrics>);
@@ -177,7 +182,7 @@ impl fmt::Display for Snapshot {
             .max("group".len());
         writeln!(
             f,
-            "{:<width$}  {:<13}  {:>7}  {:>7}  {:>7}  {:>7}  {:>8}  {:>9}  {:>5}  {:>6}",
+            "{:<width$}  {:<13}  {:>7}  {:>7}  {:>7}  {:>7}  {:>8}  {:>9}  {:>5}  {:>6}  {:>13}",
             "group",
             "state",
             "calls",
@@ -187,12 +192,13 @@ impl fmt::Display for Snapshot {
             "rejected",
             "abandoned",
             "stale",
-            "opened"
+            "opened",
+            "window failed"
         )?;
         for m in &self.0 {
             writeln!(
                 f,
-                "{:<width$}  {:<13}  {:>7}  {:>7}  {:>7}  {:>7}  {:>8}  {:>9}  {:>5}  {:>6}",
+                "{:<width$}  {:<13}  {:>7}  {:>7}  {:>7}  {:>7}  {:>8}  {:>9}  {:>5}  {:>6}  {:>13}",
                 m.group,
                 m.state.as_str(),
                 m.calls,
@@ -202,7 +208,11 @@ impl fmt::Display for Snapshot {
                 m.rejected,
                 m.abandoned,
                 m.stale,
-                m.times_opened
+                m.times_opened,
+                match m.window {
+                    Some(w) => format!("{}/{}", w.failures, w.calls),
+                    None => "-".to_owned(),
+                }
             )?;
         }
         Ok(())
