@@ -155,3 +155,37 @@ async fn the_future_stays_send_and_runs_on_a_multi_thread_runtime() {
     assert_eq!(handle.await.unwrap(), Ok(3));
     assert_eq!(tally("async-send"), (1, 1, 0, 0, 0));
 }
+
+static BOXED: std::sync::LazyLock<attribute_support::Isolated> =
+    std::sync::LazyLock::new(attribute_support::Isolated::new);
+
+/// The `#[async_trait]` shape: a fn returning `Box::pin(async move { .. })`.
+#[circuit_breaker(group = "async-boxed-drop", registry = &BOXED, threshold = 1, open_ms = 10)]
+fn boxed_waits(
+    gate: Option<oneshot::Receiver<()>>,
+    fail: bool,
+) -> std::pin::Pin<Box<dyn Future<Output = Result<(), AppError>> + Send>> {
+    Box::pin(async move {
+        if let Some(gate) = gate {
+            let _ = gate.await;
+        }
+        if fail {
+            Err(AppError::Down)
+        } else {
+            Ok(())
+        }
+    })
+}
+
+#[tokio::test]
+async fn a_dropped_boxed_future_probe_is_abandoned_and_frees_its_slot() {
+    let _ = boxed_waits(None, true).await;
+    BOXED.clock.advance(Duration::from_millis(10));
+    let (_keep, gate) = oneshot::channel::<()>();
+    let out = tokio::time::timeout(Duration::from_millis(20), boxed_waits(Some(gate), false)).await;
+    assert!(out.is_err());
+    let m = BOXED.metrics("async-boxed-drop");
+    assert_eq!((m.abandoned, m.probes_in_flight, m.failures), (1, 0, 1));
+    boxed_waits(None, false).await.unwrap();
+    assert_eq!(BOXED.metrics("async-boxed-drop").state, State::Closed);
+}

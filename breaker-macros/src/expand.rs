@@ -85,6 +85,8 @@ pub(crate) fn expand(plan: &Plan, item: ItemFn) -> TokenStream {
 ///     __result
 /// }
 /// ```
+/// The closure's return annotation is the declared type (with `impl Trait` as `_`),
+/// so a `return` or tail of the wrong type is reported on the user's tokens.
 fn expand_sync(plan: &Plan, item: ItemFn) -> TokenStream {
     let l = Locals::new();
     let (outer, inner) = split_attrs(&item);
@@ -141,7 +143,8 @@ fn expand_async_fn(plan: &Plan, item: ItemFn) -> TokenStream {
     let claim = claim(plan, &l, on_open);
     let record = record(plan, &l);
     let fake_return = match &sig.output {
-        ReturnType::Type(_, ty) if !contains_impl_trait(ty) => {
+        ReturnType::Type(_, ty) => {
+            let ty = erase_impl_trait(ty);
             let lints = generated_lints();
             let fake = Ident::new("__fake_return", Span::mixed_site());
             quote! {
@@ -152,7 +155,7 @@ fn expand_async_fn(plan: &Plan, item: ItemFn) -> TokenStream {
                 }
             }
         }
-        _ => TokenStream::new(),
+        ReturnType::Default => TokenStream::new(),
     };
     let result = &l.result;
     quote! {
@@ -204,6 +207,24 @@ fn expand_future_tail(plan: &Plan, mut item: ItemFn) -> TokenStream {
 }
 
 /// Claims a permit, or leaves the fn with `on_open` when the circuit refuses.
+///
+/// Input: `group = "search", threshold = 3`, no `registry`. Output:
+/// ```ignore
+/// let __registry: &::breaker::__private::Registry = ::breaker::__private::registry();
+/// let __breaker = {
+///     const __BREAKER_CONFIG: Config = match Config::builder().threshold(3u32).build() {
+///         Ok(config) => config,
+///         Err(_) => panic!(..), // unreachable: checked when the attribute expanded
+///     };
+///     static __BREAKER_SITE: CallSite = CallSite::new();
+///     __BREAKER_SITE.breaker(__registry, "search", &__BREAKER_CONFIG)
+/// };
+/// let __permit = match __breaker.try_acquire() {
+///     Ok(permit) => permit,
+///     Err(__open) => return /* on_open */,
+/// };
+/// ```
+/// The items sit in their own block so they can never shadow a name the body uses.
 fn claim(plan: &Plan, l: &Locals, on_open: TokenStream) -> TokenStream {
     let krate = &plan.krate;
     let Locals {
@@ -247,6 +268,10 @@ fn claim(plan: &Plan, l: &Locals, on_open: TokenStream) -> TokenStream {
 /// What the fn returns when the circuit refuses: the fallback's value, spanned at the
 /// fallback path so every mismatch points there, or `Err(From::from(open))`,
 /// spanned at the return type.
+///
+/// Input → output: `fallback = cached` in `fn f(&self, q: &str)` → `Self::cached(self, q)`
+/// (`.await`ed when async); `fallback = cache::get` in `fn f(q: &str)` →
+/// `cache::get(q)`; no fallback → `::breaker::__private::from_open(__open)`.
 fn on_open(plan: &Plan, item: &ItemFn, l: &Locals, is_async: bool) -> TokenStream {
     let krate = &plan.krate;
     let open = &l.open;
@@ -276,6 +301,14 @@ fn on_open(plan: &Plan, item: &ItemFn, l: &Locals, is_async: bool) -> TokenStrea
 }
 
 /// Records the one outcome of a run body and returns its value.
+///
+/// Input: `is_failure = server_side`. Output:
+/// ```ignore
+/// ::breaker::__private::Outcome::new(&__result).record(__permit, &server_side);
+/// __result
+/// ```
+/// `Outcome::record` is inherent on `Result` returns (through the classifier) and
+/// reached by auto-deref for every other type (a success).
 fn record(plan: &Plan, l: &Locals) -> TokenStream {
     let krate = &plan.krate;
     let Locals { permit, result, .. } = l;
@@ -333,8 +366,4 @@ fn erase_impl_trait(ty: &Type) -> TokenStream {
     let mut ty = ty.clone();
     Erase.visit_type_mut(&mut ty);
     ty.into_token_stream()
-}
-
-fn contains_impl_trait(ty: &Type) -> bool {
-    erase_impl_trait(ty).to_string() != ty.to_token_stream().to_string()
 }

@@ -163,11 +163,12 @@ pub(crate) fn validate(args: Args, item: &ItemFn) -> Result<Plan, syn::Error> {
         ReturnType::Type(_, ty) => matches!(**ty, Type::ImplTrait(_)),
         ReturnType::Default => false,
     };
-    let is_sync = matches!(shape, Shape::Sync);
+    // The value the fn hands back is its declared return type (not a future's output).
+    let returns_value = matches!(shape, Shape::Sync | Shape::AsyncFn);
     let receiver = sig.receiver().is_some();
     let fallback = match fallback {
         Some(path) => {
-            if is_sync && returns_impl && !opaque_future {
+            if returns_value && returns_impl && !opaque_future {
                 errors.push(syn::Error::new(
                     path.span(),
                     "a `fallback` cannot stand in for a fn returning `impl Trait`: its \
@@ -199,7 +200,7 @@ pub(crate) fn validate(args: Args, item: &ItemFn) -> Result<Plan, syn::Error> {
             })
         }
         None => {
-            if is_sync && returns_impl && !opaque_future {
+            if returns_value && returns_impl && !opaque_future {
                 errors.push(syn::Error::new(
                     ret_span,
                     "without `fallback`, a `#[circuit_breaker]` fn must return `Result<_, E>` \

@@ -11,4 +11,13 @@ fn show() -> impl Display {
     1
 }
 
+async fn cached_later() -> impl Display {
+    0
+}
+
+#[circuit_breaker(group = "fail", fallback = cached_later)]
+async fn show_later() -> impl Display {
+    1
+}
+
 fn main() {}
