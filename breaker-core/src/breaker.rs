@@ -401,17 +401,17 @@ impl Inner {
         let generation = word.generation();
         let closed = word.state() == State::Closed;
         // Read only by policies that need time (windows, slow calls).
-        let now = || self.clock.now();
+        let clock = &self.clock;
         match verdict {
             Verdict::Success => {
                 self.counters.bump(Event::Successes);
-                if closed && self.hot.policy.on_success(generation, started, now) {
+                if closed && self.hot.policy.on_success(generation, started, clock) {
                     self.trip(generation);
                 }
             }
             Verdict::Failure => {
                 self.counters.bump(Event::Failures);
-                if closed && self.hot.policy.on_failure(generation, started, now) {
+                if closed && self.hot.policy.on_failure(generation, started, clock) {
                     self.trip(generation);
                 }
             }
@@ -560,7 +560,7 @@ impl Inner {
             window: self
                 .hot
                 .policy
-                .window_counts(word.generation(), now)
+                .window_counts(word.generation(), &self.clock)
                 .map(WindowMetrics::from),
             retry_after: retry_after.map(Duration::from_nanos),
         }

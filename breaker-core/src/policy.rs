@@ -7,6 +7,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
+use crate::clock::ClockSource;
 use crate::config::{Config, FailurePolicy};
 use crate::state::GEN_MASK;
 use crate::window::{CountWindow, Counts, Rule, TimeWindow};
@@ -45,8 +46,7 @@ impl Policy {
     }
 
     /// Whether claims must read the clock: only to time calls for slow-call
-    /// judging. (A time window reads the clock at the verdict, through the `now`
-    /// its verdicts get, and only then.)
+    /// judging. (A time window reads the clock at the verdict, and only then.)
     #[inline]
     pub(crate) fn needs_clock(&self) -> bool {
         match self {
@@ -57,15 +57,9 @@ impl Policy {
     }
 
     /// A success in generation `generation`, of a call claimed at `started`;
-    /// returns whether the policy trips. `now` is called only by policies that
-    /// [need the clock](Self::needs_clock).
+    /// returns whether the policy trips. Only window policies read `clock`.
     #[inline]
-    pub(crate) fn on_success(
-        &self,
-        generation: u64,
-        started: u64,
-        now: impl FnOnce() -> u64,
-    ) -> bool {
+    pub(crate) fn on_success(&self, generation: u64, started: u64, clock: &ClockSource) -> bool {
         match self {
             Policy::Consecutive { word, .. } => {
                 let current = word.load(Relaxed);
@@ -76,18 +70,13 @@ impl Policy {
                 }
                 false
             }
-            _ => self.on_outcome(generation, false, started, now),
+            _ => self.on_outcome(generation, false, started, clock),
         }
     }
 
     /// A failure in generation `generation`, of a call claimed at `started`;
     /// returns whether the policy trips.
-    pub(crate) fn on_failure(
-        &self,
-        generation: u64,
-        started: u64,
-        now: impl FnOnce() -> u64,
-    ) -> bool {
+    pub(crate) fn on_failure(&self, generation: u64, started: u64, clock: &ClockSource) -> bool {
         match self {
             Policy::Consecutive { threshold, word } => {
                 let mine = tag_of(generation);
@@ -110,29 +99,23 @@ impl Policy {
                     }
                 }
             }
-            _ => self.on_outcome(generation, true, started, now),
+            _ => self.on_outcome(generation, true, started, clock),
         }
     }
 
     /// An outcome fed to a window policy.
     #[inline(never)]
-    fn on_outcome(
-        &self,
-        generation: u64,
-        failed: bool,
-        started: u64,
-        now: impl FnOnce() -> u64,
-    ) -> bool {
+    fn on_outcome(&self, generation: u64, failed: bool, started: u64, clock: &ClockSource) -> bool {
         match self {
             Policy::Consecutive { .. } => false,
             Policy::TimeWindow(window) => {
-                let now = now();
+                let now = window.now(clock);
                 let outcome = window.rule().outcome(failed, started, now);
                 window.record(generation, now, outcome)
             }
             Policy::CountWindow(window) => {
                 let outcome = if window.rule().judges_slowness() {
-                    window.rule().outcome(failed, started, now())
+                    window.rule().outcome(failed, started, clock.now())
                 } else {
                     window.rule().outcome(failed, 0, 0)
                 };
@@ -141,16 +124,12 @@ impl Policy {
         }
     }
 
-    /// What a window policy's window holds for `generation` at `now`; `None`
-    /// under the consecutive policy. Pure; `now` is called only by time windows.
-    pub(crate) fn window_counts(
-        &self,
-        generation: u64,
-        now: impl FnOnce() -> u64,
-    ) -> Option<Counts> {
+    /// What a window policy's window holds for `generation` now; `None` under
+    /// the consecutive policy. Pure; only time windows read `clock`.
+    pub(crate) fn window_counts(&self, generation: u64, clock: &ClockSource) -> Option<Counts> {
         match self {
             Policy::Consecutive { .. } => None,
-            Policy::TimeWindow(window) => Some(window.counts(generation, now())),
+            Policy::TimeWindow(window) => Some(window.counts(generation, window.now(clock))),
             Policy::CountWindow(window) => Some(window.counts(generation)),
         }
     }
@@ -194,9 +173,7 @@ mod tests {
     use super::*;
 
     fn fail(p: &Policy, generation: u64) -> bool {
-        p.on_failure(generation, 0, || {
-            unreachable!("the consecutive policy reads no clock")
-        })
+        p.on_failure(generation, 0, &ClockSource::Monotonic)
     }
 
     fn consecutive(threshold: u32) -> Policy {
@@ -208,7 +185,7 @@ mod tests {
         let p = consecutive(3);
         assert!(!fail(&p, 0));
         assert!(!fail(&p, 0));
-        assert!(!p.on_success(0, 0, || 0));
+        assert!(!p.on_success(0, 0, &ClockSource::Monotonic));
         assert_eq!(p.consecutive_failures(0), 0);
         assert!(!fail(&p, 0));
         assert!(!fail(&p, 0));

@@ -8,7 +8,7 @@
 use crossbeam_utils::CachePadded;
 use parking_lot::Mutex;
 
-use crate::clock::millis_to_nanos;
+use crate::clock::{millis_to_nanos, ClockSource};
 use crate::config::{RateThresholds, WINDOW_BUCKETS};
 use crate::state::GEN_MASK;
 use crate::sync::{AtomicU64, Ordering::*};
@@ -77,6 +77,8 @@ impl Rule {
 }
 
 const BUCKETS: usize = WINDOW_BUCKETS as usize;
+/// Buckets at least this long place outcomes by the coarse clock.
+const COARSE_BUCKET_NANOS: u64 = 100_000_000;
 /// A bucket being emptied for a new epoch: its counts are not to be touched.
 /// Never a real stamp: the top bit of a stamp's epoch field is never set.
 const RESETTING: u64 = u64::MAX;
@@ -172,6 +174,8 @@ fn tally_counts(tally: u64) -> (u64, u64) {
 #[derive(Debug)]
 pub(crate) struct TimeWindow {
     rule: Rule,
+    /// Place outcomes by the clock's coarse reading: see [`TimeWindow::now`].
+    coarse: bool,
     bucket_nanos: u64,
     stamps: Stamps,
     buckets: [CachePadded<Bucket>; BUCKETS],
@@ -183,6 +187,7 @@ impl TimeWindow {
         let bucket_nanos = (millis_to_nanos(window_ms) / BUCKETS as u64).max(1);
         TimeWindow {
             rule,
+            coarse: !rule.judges_slowness() && bucket_nanos >= COARSE_BUCKET_NANOS,
             bucket_nanos,
             stamps: Stamps::for_bucket(bucket_nanos),
             buckets: std::array::from_fn(|_| {
@@ -197,6 +202,20 @@ impl TimeWindow {
 
     pub(crate) fn rule(&self) -> &Rule {
         &self.rule
+    }
+
+    /// The time to place an outcome (or judge the window) at. Buckets of 100 ms
+    /// or more, when no call is timed, take the coarse reading (a few ns instead
+    /// of a precise read; late by at most a kernel tick, a few per cent of such a
+    /// bucket, so an outcome may be placed a tick early and expire a tick early).
+    /// Timed calls need the precise reading anyway, and place by it.
+    #[inline]
+    pub(crate) fn now(&self, clock: &ClockSource) -> u64 {
+        if self.coarse {
+            clock.now_coarse()
+        } else {
+            clock.now()
+        }
     }
 
     /// Records `outcome` at `now` for `generation`; returns whether the window trips.
@@ -492,6 +511,17 @@ mod tests {
         w.record(0, 5 * MS, FAIL); // epoch 0 (10 ms buckets)
         assert_eq!(w.counts(0, 99 * MS).calls, 1);
         assert_eq!(w.counts(0, 100 * MS).calls, 0);
+    }
+
+    #[test]
+    fn only_untimed_windows_with_buckets_of_100_ms_or_more_place_by_the_coarse_clock() {
+        assert!(TimeWindow::new(1_000, rule(0.5, 1, None, 1.0)).coarse);
+        assert!(!TimeWindow::new(999, rule(0.5, 1, None, 1.0)).coarse);
+        assert!(!TimeWindow::new(60_000, rule(0.5, 1, Some(100), 1.0)).coarse);
+        // A custom clock has no coarse reading: both are the same call.
+        let clock = ClockSource::of(crate::ManualClock::new());
+        let w = TimeWindow::new(1_000, rule(0.5, 1, None, 1.0));
+        assert_eq!(w.now(&clock), clock.now());
     }
 
     #[test]
