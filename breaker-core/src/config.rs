@@ -376,6 +376,11 @@ impl ConfigBuilder {
     /// clock; outcomes expire a bucket at a time, lazily, on the next record or
     /// query. An outcome counts for at least nine tenths of `ms` and never for
     /// `ms` or longer: one exactly `ms` old no longer counts.
+    ///
+    /// On the default clock, a window of 1 s or more without `slow_call_ms` places
+    /// outcomes by the kernel's coarse monotonic reading, which costs a few
+    /// nanoseconds instead of a precise read and lags it by at most one tick (a
+    /// few milliseconds, a few per cent of a bucket).
     pub const fn window_ms(mut self, ms: u64) -> Self {
         self.window_ms = Some(ms);
         self
