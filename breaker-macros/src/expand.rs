@@ -212,7 +212,7 @@ fn expand_future_tail(plan: &Plan, mut item: ItemFn) -> TokenStream {
 /// ```ignore
 /// let __registry: &::breaker::__private::Registry = ::breaker::__private::registry();
 /// let __breaker = {
-///     const __BREAKER_CONFIG: Config = match Config::builder().threshold(3u32).build() {
+///     const __BREAKER_CONFIG: Config = match Config::builder().threshold(3).build() {
 ///         Ok(config) => config,
 ///         Err(_) => panic!(..), // unreachable: checked when the attribute expanded
 ///     };

@@ -82,9 +82,9 @@ pub(crate) fn validate(args: Args, item: &ItemFn) -> Result<Plan, syn::Error> {
         .iter()
         .map(|arg| {
             let mut lit = match arg.value {
-                Num::U32(v) => Literal::u32_suffixed(v),
-                Num::U64(v) => Literal::u64_suffixed(v),
-                Num::F64(v) => Literal::f64_suffixed(v),
+                Num::U32(v) => Literal::u32_unsuffixed(v),
+                Num::U64(v) => Literal::u64_unsuffixed(v),
+                Num::F64(v) => Literal::f64_unsuffixed(v),
             };
             lit.set_span(arg.span);
             (arg.key.clone(), lit)
