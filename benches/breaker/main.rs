@@ -50,6 +50,14 @@ pub async fn work_async(x: u64) -> Result<u64, BenchError> {
     work(x)
 }
 
+/// `b.iter`, keeping only whether each call succeeded. Criterion would otherwise
+/// copy each `Result` out with one wide load over the narrower stores that wrote
+/// it, a store-forwarding stall (about 8 ns here) that would swamp every case.
+#[inline(always)]
+pub fn iter_ok<T, E>(b: &mut criterion::Bencher<'_>, mut f: impl FnMut() -> Result<T, E>) {
+    b.iter(|| f().is_ok())
+}
+
 /// Polls `future` to completion on this thread with a no-op waker: no runtime.
 #[inline(always)]
 pub fn poll_now<F: Future>(future: F) -> F::Output {
@@ -74,6 +82,35 @@ fn guarded(x: u64) -> Result<u64, BenchError> {
 #[circuit_breaker(group = "bench-attr-async", threshold = 3, open_ms = 3_600_000)]
 async fn guarded_async(x: u64) -> Result<u64, BenchError> {
     work(x)
+}
+
+/// What the attribute writes, by hand: a fn with its own call site and a permit.
+#[inline(never)]
+fn hand_written(x: u64) -> Result<u64, BenchError> {
+    const CONFIG: Config = match Config::builder().threshold(3).open_ms(FAR).build() {
+        Ok(config) => config,
+        Err(_) => panic!("valid config"),
+    };
+    static SITE: CallSite = CallSite::new();
+    let breaker = SITE.breaker(breaker::registry(), "bench-hand", &CONFIG);
+    let permit = breaker.try_acquire()?;
+    let result = work(x);
+    permit.record(&result);
+    result
+}
+
+/// The async version, by hand.
+async fn hand_written_async(x: u64) -> Result<u64, BenchError> {
+    const CONFIG: Config = match Config::builder().threshold(3).open_ms(FAR).build() {
+        Ok(config) => config,
+        Err(_) => panic!("valid config"),
+    };
+    static SITE: CallSite = CallSite::new();
+    let breaker = SITE.breaker(breaker::registry(), "bench-hand-async", &CONFIG);
+    let permit = breaker.try_acquire()?;
+    let result = async { work(x) }.await;
+    permit.record(&result);
+    result
 }
 
 /// `work` or `fail` behind the attribute, for an open circuit.
@@ -115,24 +152,20 @@ fn permit_call(breaker: &Breaker, x: u64) -> Result<u64, BenchError> {
 
 fn closed_success(c: &mut Criterion) {
     let mut g = c.benchmark_group("closed_success");
-    g.bench_function("bare call", |b| b.iter(|| work(black_box(1))));
+    g.bench_function("bare call", |b| iter_ok(b, || work(black_box(1))));
     let breaker = Breaker::new("bench-closed", config());
     g.bench_function("breaker: permit", |b| {
-        b.iter(|| permit_call(&breaker, black_box(1)))
+        iter_ok(b, || permit_call(&breaker, black_box(1)))
     });
     g.bench_function("breaker: call closure", |b| {
-        b.iter(|| breaker.call(|| work(black_box(1))))
+        iter_ok(b, || breaker.call(|| work(black_box(1))))
     });
-    static SITE: CallSite = CallSite::new();
-    let registry = breaker::registry();
-    let site_config = config();
-    g.bench_function("breaker: call site + permit", |b| {
-        b.iter(|| {
-            let breaker = SITE.breaker(registry, "bench-site", &site_config);
-            permit_call(&breaker, black_box(1))
-        })
+    g.bench_function("breaker: hand-written fn (call site + permit)", |b| {
+        iter_ok(b, || hand_written(black_box(1)))
     });
-    g.bench_function("breaker: attribute", |b| b.iter(|| guarded(black_box(1))));
+    g.bench_function("breaker: attribute", |b| {
+        iter_ok(b, || guarded(black_box(1)))
+    });
     peers::closed_success(&mut g);
     g.finish();
 }
@@ -140,14 +173,14 @@ fn closed_success(c: &mut Criterion) {
 fn closed_success_async(c: &mut Criterion) {
     let mut g = c.benchmark_group("closed_success_async");
     g.bench_function("bare call", |b| {
-        b.iter(|| poll_now(work_async(black_box(1))))
+        iter_ok(b, || poll_now(work_async(black_box(1))))
     });
     let breaker = Breaker::new("bench-async", config());
     g.bench_function("breaker: call_async", |b| {
-        b.iter(|| poll_now(breaker.call_async(work_async(black_box(1)))))
+        iter_ok(b, || poll_now(breaker.call_async(work_async(black_box(1)))))
     });
     g.bench_function("breaker: permit in async block", |b| {
-        b.iter(|| {
+        iter_ok(b, || {
             poll_now(async {
                 let permit = breaker.try_acquire()?;
                 let result = work_async(black_box(1)).await;
@@ -156,8 +189,11 @@ fn closed_success_async(c: &mut Criterion) {
             })
         })
     });
+    g.bench_function("breaker: hand-written async fn (call site + permit)", |b| {
+        iter_ok(b, || poll_now(hand_written_async(black_box(1))))
+    });
     g.bench_function("breaker: attribute", |b| {
-        b.iter(|| poll_now(guarded_async(black_box(1))))
+        iter_ok(b, || poll_now(guarded_async(black_box(1))))
     });
     peers::closed_success_async(&mut g);
     g.finish();
@@ -165,23 +201,23 @@ fn closed_success_async(c: &mut Criterion) {
 
 fn open_rejection(c: &mut Criterion) {
     let mut g = c.benchmark_group("open_rejection");
-    g.bench_function("bare call", |b| b.iter(|| work(black_box(1))));
+    g.bench_function("bare call", |b| iter_ok(b, || work(black_box(1))));
     g.bench_function("Instant::now (reference)", |b| b.iter(Instant::now));
     let breaker = open_breaker();
     g.bench_function("breaker: permit", |b| {
-        b.iter(|| permit_call(&breaker, black_box(1)))
+        iter_ok(b, || permit_call(&breaker, black_box(1)))
     });
     let forced = Breaker::new("bench-forced", config());
     forced.force_open();
     g.bench_function("breaker: forced open", |b| {
-        b.iter(|| permit_call(&forced, black_box(1)))
+        iter_ok(b, || permit_call(&forced, black_box(1)))
     });
     for _ in 0..3 {
         let _ = guarded_open(1, false);
     }
     assert!(matches!(guarded_open(1, true), Err(BenchError::Open)));
     g.bench_function("breaker: attribute", |b| {
-        b.iter(|| guarded_open(black_box(1), true))
+        iter_ok(b, || guarded_open(black_box(1), true))
     });
     peers::open_rejection(&mut g);
     g.finish();
@@ -237,7 +273,7 @@ fn threads(c: &mut Criterion) {
                 aggregate(n, iters, |_| {
                     |k: u64| {
                         for _ in 0..k {
-                            let _ = black_box(work(black_box(1)));
+                            black_box(work(black_box(1)).is_ok());
                         }
                     }
                 })
@@ -250,7 +286,7 @@ fn threads(c: &mut Criterion) {
                     let breaker = shared.clone();
                     move |k: u64| {
                         for _ in 0..k {
-                            let _ = black_box(permit_call(&breaker, black_box(1)));
+                            black_box(permit_call(&breaker, black_box(1)).is_ok());
                         }
                     }
                 })
@@ -268,7 +304,7 @@ fn threads(c: &mut Criterion) {
                     let breaker = pair[i].clone();
                     move |k: u64| {
                         for _ in 0..k {
-                            let _ = black_box(permit_call(&breaker, black_box(1)));
+                            black_box(permit_call(&breaker, black_box(1)).is_ok());
                         }
                     }
                 })
@@ -281,17 +317,17 @@ fn threads(c: &mut Criterion) {
 
 fn policies(c: &mut Criterion) {
     let mut g = c.benchmark_group("policy");
-    g.bench_function("bare call", |b| b.iter(|| work(black_box(1))));
+    g.bench_function("bare call", |b| iter_ok(b, || work(black_box(1))));
     let consecutive = Breaker::new("bench-consecutive", config());
     g.bench_function("consecutive: success", |b| {
-        b.iter(|| permit_call(&consecutive, black_box(1)))
+        iter_ok(b, || permit_call(&consecutive, black_box(1)))
     });
     // Failures that never reach the threshold: success, failure, success, ...
     let clock = ManualClock::new();
     let mixed = Breaker::with_clock("bench-consecutive-mixed", config(), clock);
     g.bench_function("consecutive: success and failure alternating", |b| {
         let mut flip = false;
-        b.iter(|| {
+        iter_ok(b, || {
             flip = !flip;
             let permit = mixed.try_acquire()?;
             let result = if flip { work(1) } else { fail(1) };
@@ -325,7 +361,7 @@ fn policies(c: &mut Criterion) {
             .expect("valid window config");
         let breaker = Breaker::new(&format!("bench-{name}"), config);
         g.bench_function(format!("{name}: success"), |b| {
-            b.iter(|| permit_call(&breaker, black_box(1)))
+            iter_ok(b, || permit_call(&breaker, black_box(1)))
         });
     }
     g.finish();
@@ -339,7 +375,7 @@ fn call_site(c: &mut Criterion) {
             || (Registry::new(), CallSite::new()),
             |(registry, site)| {
                 let breaker = site.breaker(&registry, "bench-first", &cfg);
-                let _ = black_box(permit_call(&breaker, black_box(1)));
+                black_box(permit_call(&breaker, black_box(1)).is_ok());
                 drop(breaker);
                 (registry, site)
             },
@@ -355,7 +391,7 @@ fn call_site(c: &mut Criterion) {
             },
             |(registry, site)| {
                 let breaker = site.breaker(&registry, "bench-first", &cfg);
-                let _ = black_box(permit_call(&breaker, black_box(1)));
+                black_box(permit_call(&breaker, black_box(1)).is_ok());
                 drop(breaker);
                 (registry, site)
             },
@@ -365,7 +401,7 @@ fn call_site(c: &mut Criterion) {
     let registry = Registry::new();
     let site = CallSite::new();
     g.bench_function("later call", |b| {
-        b.iter(|| {
+        iter_ok(b, || {
             let breaker = site.breaker(&registry, "bench-later", &cfg);
             permit_call(&breaker, black_box(1))
         })

@@ -13,7 +13,7 @@ use recloser::{AsyncRecloser, Recloser};
 use tower::Service;
 use tower_resilience_circuitbreaker::{CircuitBreakerError, CircuitBreakerLayer};
 
-use crate::{aggregate, fail, poll_now, work, work_async, BenchError, FAR};
+use crate::{aggregate, fail, iter_ok, poll_now, work, work_async, BenchError, FAR};
 
 type Group<'a> = BenchmarkGroup<'a, WallTime>;
 
@@ -84,22 +84,24 @@ where
 pub(crate) fn closed_success(g: &mut Group<'_>) {
     let fs = failsafe();
     g.bench_function("failsafe 1.3", |b| {
-        b.iter(|| failsafe::CircuitBreaker::call(&fs, || work(black_box(1))))
+        iter_ok(b, || {
+            failsafe::CircuitBreaker::call(&fs, || work(black_box(1)))
+        })
     });
     let rc = recloser();
     g.bench_function("recloser 1.4", |b| {
-        b.iter(|| rc.call(|| work(black_box(1))))
+        iter_ok(b, || rc.call(|| work(black_box(1))))
     });
     let mut tw = tower();
     g.bench_function("tower-resilience 0.14 (async only)", |b| {
-        b.iter(|| poll_now(tower_call(&mut tw, black_box(1))))
+        iter_ok(b, || poll_now(tower_call(&mut tw, black_box(1))))
     });
 }
 
 pub(crate) fn closed_success_async(g: &mut Group<'_>) {
     let fs = failsafe();
     g.bench_function("failsafe 1.3", |b| {
-        b.iter(|| {
+        iter_ok(b, || {
             poll_now(failsafe::futures::CircuitBreaker::call(
                 &fs,
                 work_async(black_box(1)),
@@ -108,11 +110,11 @@ pub(crate) fn closed_success_async(g: &mut Group<'_>) {
     });
     let rc = AsyncRecloser::from(recloser());
     g.bench_function("recloser 1.4", |b| {
-        b.iter(|| poll_now(rc.call(work_async(black_box(1)))))
+        iter_ok(b, || poll_now(rc.call(work_async(black_box(1)))))
     });
     let mut tw = tower();
     g.bench_function("tower-resilience 0.14", |b| {
-        b.iter(|| poll_now(tower_call(&mut tw, black_box(1))))
+        iter_ok(b, || poll_now(tower_call(&mut tw, black_box(1))))
     });
 }
 
@@ -123,7 +125,9 @@ pub(crate) fn open_rejection(g: &mut Group<'_>) {
     }
     assert!(!failsafe::CircuitBreaker::is_call_permitted(&fs));
     g.bench_function("failsafe 1.3", |b| {
-        b.iter(|| failsafe::CircuitBreaker::call(&fs, || work(black_box(1))))
+        iter_ok(b, || {
+            failsafe::CircuitBreaker::call(&fs, || work(black_box(1)))
+        })
     });
     let rc = recloser();
     for _ in 0..10 {
@@ -134,7 +138,7 @@ pub(crate) fn open_rejection(g: &mut Group<'_>) {
         Err(recloser::Error::Rejected)
     ));
     g.bench_function("recloser 1.4", |b| {
-        b.iter(|| rc.call(|| work(black_box(1))))
+        iter_ok(b, || rc.call(|| work(black_box(1))))
     });
     let mut tw = tower_failing();
     for _ in 0..3 {
@@ -145,7 +149,7 @@ pub(crate) fn open_rejection(g: &mut Group<'_>) {
         Err(CircuitBreakerError::OpenCircuit)
     ));
     g.bench_function("tower-resilience 0.14 (async only)", |b| {
-        b.iter(|| poll_now(tower_call(&mut tw, black_box(1))))
+        iter_ok(b, || poll_now(tower_call(&mut tw, black_box(1))))
     });
 }
 
@@ -157,8 +161,8 @@ pub(crate) fn threads(g: &mut Group<'_>, n: usize) {
                 let fs = fs.clone();
                 move |k: u64| {
                     for _ in 0..k {
-                        let _ =
-                            black_box(failsafe::CircuitBreaker::call(&fs, || work(black_box(1))));
+                        let r = failsafe::CircuitBreaker::call(&fs, || work(black_box(1)));
+                        black_box(r.is_ok());
                     }
                 }
             })
@@ -171,7 +175,7 @@ pub(crate) fn threads(g: &mut Group<'_>, n: usize) {
                 let rc = &rc;
                 move |k: u64| {
                     for _ in 0..k {
-                        let _ = black_box(rc.call(|| work(black_box(1))));
+                        black_box(rc.call(|| work(black_box(1))).is_ok());
                     }
                 }
             })
@@ -191,7 +195,7 @@ pub(crate) fn threads(g: &mut Group<'_>, n: usize) {
                 move |k: u64| {
                     rt.block_on(async {
                         for _ in 0..k {
-                            let _ = black_box(tower_call(&mut tw, black_box(1)).await);
+                            black_box(tower_call(&mut tw, black_box(1)).await.is_ok());
                         }
                     })
                 }

@@ -171,7 +171,12 @@ impl Breaker {
     where
         Fut: Future<Output = Result<T, E>>,
     {
-        self.call_async_with(&EveryError, future).await
+        // Not `call_async_with(..).await`: one state machine, not two nested ones
+        // that move `future` twice.
+        let permit = self.try_acquire()?;
+        let result = future.await;
+        permit.record(&result);
+        result.map_err(CallError::Inner)
     }
 
     /// [`call_async`](Self::call_async) with a classifier.
