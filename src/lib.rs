@@ -227,10 +227,19 @@ pub mod __private {
     pub struct AnyOutcome<'a, R>(&'a R);
 
     impl<R> AnyOutcome<'_, R> {
-        /// A success; `is_failure` only applies to `Result` returns, hence `EveryError`.
+        /// A success. `is_failure` only applies to `Result` returns, hence the bound.
         #[inline]
-        pub fn record(&self, permit: Permit<'_>, _: &EveryError) {
+        pub fn record<C: NoClassifier>(&self, permit: Permit<'_>, _: &C) {
             permit.success();
         }
     }
+
+    /// Only the default classifier goes with a return type that is not a `Result`.
+    #[diagnostic::on_unimplemented(
+        message = "`is_failure` only applies to a fn returning `Result<_, E>`",
+        label = "this fn does not return a `Result`: remove `is_failure`"
+    )]
+    pub trait NoClassifier {}
+
+    impl NoClassifier for EveryError {}
 }

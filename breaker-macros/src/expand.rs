@@ -13,19 +13,18 @@ use syn::{AttrStyle, Ident, ItemFn, ReturnType, Type};
 use crate::validate::{future_tail_mut, Plan, Shape};
 
 /// The one list of lints allowed on generated statements (never around user code,
-/// except `BODY_LINTS` on the statement that holds the body). The `deny-warnings`
+/// except [`body_lints`] on the statement that holds the body). The `deny-warnings`
 /// pass case and clippy in CI prove it is enough.
 fn generated_lints() -> TokenStream {
     quote! {
         #[allow(
-            unknown_lints,
-            unreachable_code,
-            clippy::diverging_sub_expression,
-            clippy::empty_loop,
-            clippy::let_unit_value,
-            clippy::needless_return,
-            clippy::used_underscore_binding,
-            clippy::unit_arg
+            unknown_lints,                    // a clippy older than one named below
+            unreachable_code,                 // the fake return edge: `return` after `loop {}`
+            clippy::diverging_sub_expression, // the fake return edge
+            clippy::empty_loop,               // the fake return edge
+            clippy::needless_return,          // the fake return edge
+            clippy::let_unit_value,           // `let __result = ..` when the fn returns `()`
+            clippy::used_underscore_binding   // generated locals are `__`-prefixed
         )]
     }
 }
