@@ -145,6 +145,7 @@ impl Breaker {
 
     /// Runs `f` if the breaker admits it, counting every `Err` as a failure.
     /// A panic in `f` is recorded as a failure and goes on unwinding.
+    #[inline]
     pub fn call<T, E, F>(&self, f: F) -> Result<T, CallError<E>>
     where
         F: FnOnce() -> Result<T, E>,
@@ -153,6 +154,7 @@ impl Breaker {
     }
 
     /// Runs `f` if the breaker admits it; `classifier` decides which errors count.
+    #[inline]
     pub fn call_with<T, E, C, F>(&self, classifier: &C, f: F) -> Result<T, CallError<E>>
     where
         C: Classifier<E> + ?Sized,
@@ -389,6 +391,7 @@ impl Inner {
     }
 
     /// A verdict for a probe, or one that finds the breaker moved on since its claim.
+    #[cold]
     #[inline(never)]
     fn settle_moved(&self, word: Word, admitted: Word, role: Role, started: u64, verdict: Verdict) {
         if word.generation() != admitted.generation() {

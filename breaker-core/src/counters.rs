@@ -106,6 +106,7 @@ impl Counters {
     }
 
     /// Counts for a thread whose slot is past the first segment, or not yet assigned.
+    #[cold]
     #[inline(never)]
     fn bump_rest(&self, event: Event) {
         let slot = SLOT.get();
