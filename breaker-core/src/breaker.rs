@@ -240,12 +240,6 @@ impl Breaker {
     pub fn reset(&self) {
         self.inner.force(State::Closed);
     }
-
-    #[cfg(test)]
-    pub(crate) fn raw_word(&self) -> (State, u64, u32, u32) {
-        let w = self.inner.word();
-        (w.state(), w.generation(), w.probes(), w.successes())
-    }
 }
 
 impl std::fmt::Debug for Breaker {

@@ -94,6 +94,26 @@ impl fmt::Display for CircuitOpen {
 
 impl std::error::Error for CircuitOpen {}
 
+/// Lets a fn returning `io::Result` use `#[circuit_breaker]` without a fallback:
+/// a refusal becomes an [`io::Error`](std::io::Error) of kind `Other` that
+/// downcasts back to the `CircuitOpen`.
+///
+/// ```
+/// use breaker_core::{Breaker, CircuitOpen, Config};
+///
+/// let breaker = Breaker::new("disk", Config::default());
+/// breaker.force_open();
+/// let err = std::io::Error::from(breaker.try_acquire().unwrap_err());
+/// assert_eq!(err.kind(), std::io::ErrorKind::Other);
+/// let open = err.get_ref().and_then(|e| e.downcast_ref::<CircuitOpen>()).unwrap();
+/// assert_eq!(open.group(), "disk");
+/// ```
+impl From<CircuitOpen> for std::io::Error {
+    fn from(open: CircuitOpen) -> Self {
+        std::io::Error::other(open)
+    }
+}
+
 /// The result of a closure run through a breaker: refused, or run and failed.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum CallError<E> {
