@@ -72,10 +72,12 @@
 //!   `select!` branch, an aborted task): *abandoned*, counted in metrics as such,
 //!   and a probe slot it held is freed.
 //!
-//! An `async fn`, or a fn ending in `async move { .. }` or
-//! `Box::pin(async move { .. })` (as `#[async_trait]` writes it), claims the
-//! breaker when its future first runs, not when it is created; the future is
-//! `Send` whenever the body's is.
+//! An `async fn`, or a fn ending in `async move { .. }`,
+//! `Box::pin(async move { .. })` (as `#[async_trait]` writes it) or
+//! `async move { .. }.boxed()`, claims the breaker when its future first runs, not
+//! when it is created; the future is `Send` whenever the body's is. A fn that
+//! returns a future made elsewhere (`-> impl Future { other() }`) is refused at
+//! compile time: the attribute could only record when the future was created.
 //!
 //! # When the circuit is open
 //!

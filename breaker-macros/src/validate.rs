@@ -14,8 +14,8 @@ pub(crate) enum Shape {
     Sync,
     /// An `async fn`: the body runs in `async move {}.await`.
     AsyncFn,
-    /// A fn that ends in `async move {}` or `Box::pin(async move {})` (what
-    /// `#[async_trait]` writes): that block is wrapped, so the breaker is claimed
+    /// A fn that ends in `async move {}`, `Box::pin(async move {})` (what
+    /// `#[async_trait]` writes) or `async move {}.boxed()`: that block is wrapped, so the breaker is claimed
     /// when the future first runs, not when it is created.
     FutureTail,
 }
@@ -239,7 +239,8 @@ fn num_text(value: Num) -> String {
     }
 }
 
-/// The fn body's tail `async {}` block, bare or inside `Box::pin(...)`.
+/// The fn body's tail `async {}` block: bare, inside `Box::pin(...)`, or before
+/// `.boxed()`.
 pub(crate) fn future_tail(item: &ItemFn) -> Option<&Expr> {
     match item.block.stmts.last()? {
         Stmt::Expr(expr, None) => async_block_in(expr),
@@ -272,8 +273,16 @@ fn async_block_in(expr: &Expr) -> Option<&Expr> {
         Expr::Call(call) if is_box_pin(&call.func) && call.args.len() == 1 => {
             matches!(call.args[0], Expr::Async(_)).then(|| &call.args[0])
         }
+        Expr::MethodCall(call) if is_boxed(call) => Some(&call.receiver),
         _ => None,
     }
+}
+
+/// `async move { .. }.boxed()` (or `.boxed_local()`), from `futures::FutureExt`.
+fn is_boxed(call: &syn::ExprMethodCall) -> bool {
+    (call.method == "boxed" || call.method == "boxed_local")
+        && call.args.is_empty()
+        && matches!(*call.receiver, Expr::Async(_))
 }
 
 fn async_block_in_mut(expr: &mut Expr) -> Option<&mut Expr> {
@@ -286,6 +295,7 @@ fn async_block_in_mut(expr: &mut Expr) -> Option<&mut Expr> {
                 None
             }
         }
+        Expr::MethodCall(call) if is_boxed(call) => Some(&mut call.receiver),
         _ => None,
     }
 }
