@@ -58,8 +58,8 @@ pub trait Clock: Send + Sync + 'static {
 
 /// The default clock. On Linux, `CLOCK_MONOTONIC` (what [`Instant`] reads there)
 /// in nanoseconds since boot; elsewhere [`Instant`], measured from the first time
-/// any breaker asked. Open breakers refuse claims against its coarse reading (see
-/// the [module docs](self)).
+/// any breaker asked. Open breakers refuse claims against its coarse reading,
+/// which may admit a probe up to one kernel tick late and never early.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct MonotonicClock;
 
