@@ -229,9 +229,13 @@ fn unknown_key(key: &Ident) -> syn::Error {
         .map(|k| format!("`{k}`"))
         .collect::<Vec<_>>()
         .join(", ");
+    // A typo (a few edits away) or a part of a key (`open`, `timeout`, `fallback_fn`).
+    let close = |k: &str, d: usize| {
+        d <= (k.len() / 3).max(1) || (name.len() >= 4 && (k.contains(&*name) || name.contains(k)))
+    };
     let suggestion = all_keys()
         .map(|k| (edit_distance(&name, k), k))
-        .filter(|(d, k)| *d <= (k.len() / 3).max(1))
+        .filter(|(d, k)| close(k, *d))
         .min_by_key(|(d, _)| *d)
         .map(|(_, k)| format!("did you mean `{k}`? "))
         .unwrap_or_default();
@@ -375,6 +379,21 @@ mod tests {
             err.to_string().contains("did you mean `threshold`?"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn a_part_of_a_key_suggests_the_nearest_key_containing_it() {
+        for (typed, meant) in [
+            ("open", "open_ms"),
+            ("timeout", "probe_timeout_ms"),
+            ("probes", "half_open_probes"),
+            ("fallback_fn", "fallback"),
+            ("window", "window_ms"),
+        ] {
+            let err = unknown_key(&Ident::new(typed, Span::call_site()));
+            let want = format!("did you mean `{meant}`?");
+            assert!(err.to_string().contains(&want), "{typed}: {err}");
+        }
     }
 
     #[test]
