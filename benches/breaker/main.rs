@@ -233,17 +233,50 @@ pub fn pin_to_cpu(cpu: usize) {
     }
 }
 
+/// What [`aggregate`] times.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Clocking {
+    /// Wall time from the release to the last thread's end: the throughput this
+    /// machine delivered, including any time the threads waited for a CPU.
+    Wall,
+    /// The busiest thread's own CPU time (`CLOCK_THREAD_CPUTIME_ID`): the
+    /// throughput if each thread had its core to itself. Contention on a shared
+    /// cache line still shows (a stalled or retried access burns CPU time); time
+    /// spent descheduled by other processes on a busy box does not.
+    ThreadCpu,
+}
+
+impl Clocking {
+    /// The suffix of a case name measured this way.
+    pub fn suffix(self) -> &'static str {
+        match self {
+            Clocking::Wall => "",
+            Clocking::ThreadCpu => " (thread CPU time)",
+        }
+    }
+}
+
+fn thread_cpu_time() -> Duration {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+}
+
 /// Runs `threads` threads, thread `i` pinned to CPU `i`, each making `iters` calls
-/// of the loop `make(i)` returns, all released at once; returns the wall time from
-/// the release to the last thread's end, divided by `threads`, so criterion's
-/// "time per iteration" is the aggregate time per call of all threads together.
-pub fn aggregate<F, L>(threads: usize, iters: u64, make: F) -> Duration
+/// of the loop `make(i)` returns, all released at once; returns the time `clocking`
+/// says, divided by `threads`, so criterion's "time per iteration" is the
+/// aggregate time per call of all threads together.
+pub fn aggregate<F, L>(threads: usize, iters: u64, clocking: Clocking, make: F) -> Duration
 where
     F: Fn(usize) -> L + Sync,
     L: FnMut(u64),
 {
     let start = Barrier::new(threads);
-    let spans: Vec<(Instant, Instant)> = std::thread::scope(|s| {
+    let spans: Vec<(Instant, Instant, Duration)> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads)
             .map(|i| {
                 let (start, make) = (&start, &make);
@@ -252,25 +285,35 @@ where
                     let mut call = make(i);
                     call(iters.min(1000)); // warm this thread's counters and caches
                     start.wait();
-                    let t0 = Instant::now();
+                    let (t0, cpu0) = (Instant::now(), thread_cpu_time());
                     call(iters);
-                    (t0, Instant::now())
+                    (t0, Instant::now(), thread_cpu_time() - cpu0)
                 })
             })
             .collect();
         handles.into_iter().map(|h| h.join().unwrap()).collect()
     });
-    let first = spans.iter().map(|s| s.0).min().unwrap();
-    let last = spans.iter().map(|s| s.1).max().unwrap();
-    (last - first) / threads as u32
+    let total = match clocking {
+        Clocking::Wall => {
+            let first = spans.iter().map(|s| s.0).min().unwrap();
+            let last = spans.iter().map(|s| s.1).max().unwrap();
+            last - first
+        }
+        Clocking::ThreadCpu => spans.iter().map(|s| s.2).max().unwrap(),
+    };
+    total / threads as u32
 }
 
 fn threads(c: &mut Criterion) {
     let mut g = c.benchmark_group("threads");
-    for n in [1usize, 2] {
-        g.bench_function(format!("bare call x{n}"), |b| {
+    for (n, clocking) in [1usize, 2]
+        .into_iter()
+        .flat_map(|n| [Clocking::Wall, Clocking::ThreadCpu].map(|clocking| (n, clocking)))
+    {
+        let sfx = clocking.suffix();
+        g.bench_function(format!("bare call x{n}{sfx}"), |b| {
             b.iter_custom(|iters| {
-                aggregate(n, iters, |_| {
+                aggregate(n, iters, clocking, |_| {
                     |k: u64| {
                         for _ in 0..k {
                             black_box(work(black_box(1)).is_ok());
@@ -280,9 +323,9 @@ fn threads(c: &mut Criterion) {
             })
         });
         let shared = Breaker::new("bench-threads", config());
-        g.bench_function(format!("breaker: one breaker x{n}"), |b| {
+        g.bench_function(format!("breaker: one breaker x{n}{sfx}"), |b| {
             b.iter_custom(|iters| {
-                aggregate(n, iters, |_| {
+                aggregate(n, iters, clocking, |_| {
                     let breaker = shared.clone();
                     move |k: u64| {
                         for _ in 0..k {
@@ -298,19 +341,22 @@ fn threads(c: &mut Criterion) {
             registry.breaker("bench-a", &cfg),
             registry.breaker("bench-b", &cfg),
         ];
-        g.bench_function(format!("breaker: two breakers of one registry x{n}"), |b| {
-            b.iter_custom(|iters| {
-                aggregate(n, iters, |i| {
-                    let breaker = pair[i].clone();
-                    move |k: u64| {
-                        for _ in 0..k {
-                            black_box(permit_call(&breaker, black_box(1)).is_ok());
+        g.bench_function(
+            format!("breaker: two breakers of one registry x{n}{sfx}"),
+            |b| {
+                b.iter_custom(|iters| {
+                    aggregate(n, iters, clocking, |i| {
+                        let breaker = pair[i].clone();
+                        move |k: u64| {
+                            for _ in 0..k {
+                                black_box(permit_call(&breaker, black_box(1)).is_ok());
+                            }
                         }
-                    }
+                    })
                 })
-            })
-        });
-        peers::threads(&mut g, n);
+            },
+        );
+        peers::threads(&mut g, n, clocking);
     }
     g.finish();
 }

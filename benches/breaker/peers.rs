@@ -13,7 +13,7 @@ use recloser::{AsyncRecloser, Recloser};
 use tower::Service;
 use tower_resilience_circuitbreaker::{CircuitBreakerError, CircuitBreakerLayer};
 
-use crate::{aggregate, fail, iter_ok, poll_now, work, work_async, BenchError, FAR};
+use crate::{aggregate, fail, iter_ok, poll_now, work, work_async, BenchError, Clocking, FAR};
 
 type Group<'a> = BenchmarkGroup<'a, WallTime>;
 
@@ -153,11 +153,12 @@ pub(crate) fn open_rejection(g: &mut Group<'_>) {
     });
 }
 
-pub(crate) fn threads(g: &mut Group<'_>, n: usize) {
+pub(crate) fn threads(g: &mut Group<'_>, n: usize, clocking: Clocking) {
+    let sfx = clocking.suffix();
     let fs = failsafe();
-    g.bench_function(format!("failsafe 1.3: one breaker x{n}"), |b| {
+    g.bench_function(format!("failsafe 1.3: one breaker x{n}{sfx}"), |b| {
         b.iter_custom(|iters| {
-            aggregate(n, iters, |_| {
+            aggregate(n, iters, clocking, |_| {
                 let fs = fs.clone();
                 move |k: u64| {
                     for _ in 0..k {
@@ -169,9 +170,9 @@ pub(crate) fn threads(g: &mut Group<'_>, n: usize) {
         })
     });
     let rc = recloser();
-    g.bench_function(format!("recloser 1.4: one breaker x{n}"), |b| {
+    g.bench_function(format!("recloser 1.4: one breaker x{n}{sfx}"), |b| {
         b.iter_custom(|iters| {
-            aggregate(n, iters, |_| {
+            aggregate(n, iters, clocking, |_| {
                 let rc = &rc;
                 move |k: u64| {
                     for _ in 0..k {
@@ -182,11 +183,15 @@ pub(crate) fn threads(g: &mut Group<'_>, n: usize) {
         })
     });
     // Under contention the peer waits on a tokio timer, so each thread drives its
-    // calls on its own single-threaded runtime.
+    // calls on its own single-threaded runtime; waiting on a timer burns no CPU
+    // time, so this peer is timed on the wall clock only.
+    if clocking != Clocking::Wall {
+        return;
+    }
     let tw = tower();
     g.bench_function(format!("tower-resilience 0.14: one breaker x{n}"), |b| {
         b.iter_custom(|iters| {
-            aggregate(n, iters, |_| {
+            aggregate(n, iters, clocking, |_| {
                 let mut tw = tw.clone();
                 let rt = tokio::runtime::Builder::new_current_thread()
                     .enable_time()
