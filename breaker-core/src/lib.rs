@@ -95,6 +95,14 @@
 //! zero, so an open circuit stays open), and durations near `u64::MAX` milliseconds
 //! (they saturate at about 584 years) behave as stated and never panic. The closed
 //! success path does not read the clock.
+//!
+//! On Linux an open breaker refuses claims by comparing `CLOCK_MONOTONIC_COARSE`
+//! (a few nanoseconds, no TSC read) instead of the precise clock. A coarse reading
+//! is the monotonic clock as of the last kernel tick, so it is never ahead of the
+//! precise one: a probe may go up to one tick (1-10 ms) *late*, never early, and a
+//! refusal's `retry_after` may overstate the wait by as much. Every deadline
+//! (`opened_at + open_for`, the probe lease) is computed from precise readings.
+//! Custom clocks are read the same way for both.
 
 #![deny(missing_docs)]
 #![warn(unreachable_pub)]
