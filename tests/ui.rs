@@ -6,6 +6,7 @@
 //! Re-bless after a deliberate change with `TRYBUILD=overwrite cargo test --test ui`
 //! and review the diff; never edit a `.stderr` by hand.
 
+use std::io::Write;
 use std::process::Command;
 
 const PINNED: &str = "rustc 1.95.";
@@ -19,8 +20,12 @@ fn ui() {
         .map(|out| String::from_utf8_lossy(&out.stdout).trim().to_owned())
         .unwrap_or_else(|err| format!("unknown ({err})"));
     if !version.starts_with(PINNED) {
-        println!("skipped: ui stderr is pinned to {PINNED}x, this is {version}");
-        eprintln!("skipped: ui stderr is pinned to {PINNED}x, this is {version}");
+        // Written to the stderr handle, not with `eprintln!`, which the test
+        // harness would capture and hide for a passing test.
+        let _ = writeln!(
+            std::io::stderr(),
+            "skipped: ui stderr is pinned to {PINNED}x, this is {version}"
+        );
         return;
     }
     let cases = trybuild::TestCases::new();

@@ -1,8 +1,11 @@
 use breaker::circuit_breaker;
 
+#[derive(Debug)]
+pub struct ParseError;
+
 #[circuit_breaker(group = "fail")]
-fn read() -> Result<Vec<u8>, std::io::Error> {
-    Ok(Vec::new())
+fn parse() -> Result<u32, ParseError> {
+    Ok(1)
 }
 
 fn main() {}
