@@ -82,9 +82,10 @@
 //! # When the circuit is open
 //!
 //! The body does not run. With `fallback = path` the fallback is called with the
-//! same arguments and its value is returned (awaited for an async fn); in a
-//! method, a bare name means `Self::name` and gets the receiver first, as in
-//! `Self::cached(self, q)`. A fallback's result is never counted as a success or a
+//! same arguments and its value is returned (awaited for an async fn). In a
+//! method it gets the receiver first, and a bare name means `Self::name`:
+//! `fallback = cached` calls `Self::cached(self, q)`; name a free fn by its path
+//! (`fallback = self::cached`). A fallback's result is never counted as a success or a
 //! probe. Without a fallback the fn must return `Result<_, E>` with
 //! `E: From<CircuitOpen>`, and returns `Err(CircuitOpen.into())`; [`CircuitOpen`]
 //! tells the group, the reason and `retry_after`.
