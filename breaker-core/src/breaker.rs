@@ -140,7 +140,22 @@ impl Breaker {
         if let State::Closed | State::ForcedClosed = word.state() {
             return Ok(inner.admit(word, Role::Call));
         }
-        inner.acquire_contended(word)
+        // The slow path answers in two registers, and the permit is built here:
+        // a permit returned through memory and merged with the fast path's made
+        // the compiler copy it with wide loads over narrow stores, a
+        // store-forwarding stall on every closed call.
+        let mut refused = None;
+        let (admitted, started) = inner.acquire_contended(word, &mut refused);
+        match refused {
+            Some(open) => Err(open),
+            None => {
+                let role = match admitted.state() {
+                    State::HalfOpen => Role::Probe,
+                    _ => Role::Call,
+                };
+                Ok(Permit::new(inner, admitted, role, started))
+            }
+        }
     }
 
     /// Runs `f` if the breaker admits it, counting every `Err` as a failure.
@@ -284,16 +299,30 @@ impl Inner {
 
     /// Every claim that does not find the breaker closed. Refusing while open is
     /// the common case here; it stays a small frame, apart from the transitions.
+    /// Returns the admitted permit's word and start time, or leaves the refusal in
+    /// `refused`.
+    #[cold]
     #[inline(never)]
-    fn acquire_contended(&self, word: Word) -> Result<Permit<'_>, CircuitOpen> {
-        if word.state() == State::Open {
-            let reopen_at = self.reopen_at.load(Acquire);
-            let coarse = self.clock.now_coarse(); // see the `State::Open` arm below
-            if coarse < reopen_at {
-                return Err(self.refuse(OpenReason::Open, Some(reopen_at - coarse)));
+    fn acquire_contended(&self, word: Word, refused: &mut Option<CircuitOpen>) -> (Word, u64) {
+        let claim = match word.state() {
+            State::Open => {
+                let reopen_at = self.reopen_at.load(Acquire);
+                let coarse = self.clock.now_coarse(); // see the `State::Open` arm below
+                if coarse < reopen_at {
+                    Err(self.refuse(OpenReason::Open, Some(reopen_at - coarse)))
+                } else {
+                    self.acquire_moving(word)
+                }
+            }
+            _ => self.acquire_moving(word),
+        };
+        match claim {
+            Ok(permit) => permit.into_parts(),
+            Err(open) => {
+                *refused = Some(open);
+                (word, 0)
             }
         }
-        self.acquire_moving(word)
     }
 
     /// The claims that may move the breaker: open to half-open, probe slots.

@@ -139,6 +139,14 @@ impl<'a> Permit<'a> {
         self.finish(verdict);
     }
 
+    /// The admitted word and start time, without recording anything: for a claim
+    /// that rebuilds this permit in its caller (see `Breaker::try_acquire`).
+    #[inline]
+    pub(crate) fn into_parts(self) -> (Word, u64) {
+        let this = ManuallyDrop::new(self);
+        (this.admitted, this.started)
+    }
+
     /// Whether this permit holds a half-open probe slot.
     pub fn is_probe(&self) -> bool {
         self.role == Role::Probe
