@@ -199,7 +199,12 @@ impl Args {
                 });
             }
         } else {
-            return Err(lookahead.error());
+            let _ = lookahead; // its "expected one of" would leave out the numeric keys
+            return Err(syn::Error::new(
+                input.span(),
+                "expected `key = value`, like `group = \"search\"`; the keys are listed in \
+                 the `breaker` crate docs",
+            ));
         }
         Ok(())
     }

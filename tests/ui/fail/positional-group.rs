@@ -1,0 +1,8 @@
+use breaker::{circuit_breaker, CallError};
+
+#[circuit_breaker("search", threshold = 3)]
+fn f() -> Result<(), CallError<()>> {
+    Ok(())
+}
+
+fn main() {}
