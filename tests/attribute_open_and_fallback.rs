@@ -132,6 +132,7 @@ fn a_methods_fallback_gets_the_receiver_first() {
 
 #[circuit_breaker(group = "fallback-async", registry = &REG, threshold = 1, fallback = async_cached)]
 async fn async_search(query: String) -> Result<String, AppError> {
+    ASYNC_BODY_RUNS.fetch_add(1, Ordering::SeqCst);
     tokio::task::yield_now().await;
     if query == "fail" {
         Err(AppError::Down)
@@ -139,6 +140,8 @@ async fn async_search(query: String) -> Result<String, AppError> {
         Ok(format!("live {query}"))
     }
 }
+
+static ASYNC_BODY_RUNS: AtomicU32 = AtomicU32::new(0);
 
 async fn async_cached(query: String) -> Result<String, AppError> {
     tokio::task::yield_now().await;
@@ -150,6 +153,11 @@ async fn an_async_fns_fallback_is_awaited_and_never_counted() {
     assert_eq!(async_search("a".into()).await.unwrap(), "live a");
     let _ = async_search("fail".into()).await;
     assert_eq!(async_search("b".into()).await.unwrap(), "cached b");
+    assert_eq!(
+        ASYNC_BODY_RUNS.load(Ordering::SeqCst),
+        2,
+        "the open call skipped the body"
+    );
     let m = metrics("fallback-async");
     assert_eq!((m.calls, m.successes, m.failures, m.rejected), (2, 1, 1, 1));
 }
