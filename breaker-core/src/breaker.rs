@@ -140,21 +140,17 @@ impl Breaker {
         if let State::Closed | State::ForcedClosed = word.state() {
             return Ok(inner.admit(word, Role::Call));
         }
-        // The slow path answers in two registers, and the permit is built here:
-        // a permit returned through memory and merged with the fast path's made
-        // the compiler copy it with wide loads over narrow stores, a
-        // store-forwarding stall on every closed call.
-        let mut refused = None;
-        let (admitted, started) = inner.acquire_contended(word, &mut refused);
-        match refused {
-            Some(open) => Err(open),
-            None => {
-                let role = match admitted.state() {
-                    State::HalfOpen => Role::Probe,
-                    _ => Role::Call,
-                };
-                Ok(Permit::new(inner, admitted, role, started))
+        // The slow path answers in two registers, and the permit or the refusal
+        // is built here: one returned through memory and merged with the fast
+        // path's made the compiler copy it with wide loads over narrow stores, a
+        // store-forwarding stall on every call.
+        let (admitted, started) = inner.acquire_contended(word);
+        match admitted.state() {
+            State::Closed | State::ForcedClosed => {
+                Ok(Permit::new(inner, admitted, Role::Call, started))
             }
+            State::HalfOpen => Ok(Permit::new(inner, admitted, Role::Probe, started)),
+            State::Open | State::ForcedOpen => Err(inner.refusal(admitted, started)),
         }
     }
 
@@ -289,6 +285,36 @@ impl Inner {
         CircuitOpen::new(self.name, reason, retry_after)
     }
 
+    /// A refusal as a contended claim returns it, in two registers: a word in a
+    /// state no admitted permit has (open, or forced open), whose probe field
+    /// says "half-open and full" and whose success field says whether the second
+    /// value, the nanoseconds until a probe may go, is there.
+    #[inline]
+    fn refused(reason: OpenReason, retry_after: Option<u64>) -> (Word, u64) {
+        let (state, full) = match reason {
+            OpenReason::Open => (State::Open, 0),
+            OpenReason::HalfOpenFull => (State::Open, 1),
+            OpenReason::ForcedOpen => (State::ForcedOpen, 0),
+        };
+        let has_retry = u32::from(retry_after.is_some());
+        (
+            Word::new(state, 0, full, has_retry),
+            retry_after.unwrap_or(0),
+        )
+    }
+
+    /// The [`CircuitOpen`] a [`refused`](Self::refused) pair stands for.
+    #[inline]
+    fn refusal(&self, code: Word, retry_after: u64) -> CircuitOpen {
+        let reason = match (code.state(), code.probes()) {
+            (State::ForcedOpen, _) => OpenReason::ForcedOpen,
+            (_, 0) => OpenReason::Open,
+            _ => OpenReason::HalfOpenFull,
+        };
+        let retry_after = (code.successes() != 0).then_some(retry_after);
+        CircuitOpen::new(self.name, reason, retry_after)
+    }
+
     fn cas(&self, current: Word, next: Word) -> Result<(), Word> {
         self.hot
             .word
@@ -299,28 +325,31 @@ impl Inner {
 
     /// Every claim that does not find the breaker closed. Refusing while open is
     /// the common case here; it stays a small frame, apart from the transitions.
-    /// Returns the admitted permit's word and start time, or leaves the refusal in
-    /// `refused`.
+    /// Returns the admitted permit's word and start time, or a
+    /// [`refused`](Self::refused) pair.
     #[cold]
     #[inline(never)]
-    fn acquire_contended(&self, word: Word, refused: &mut Option<CircuitOpen>) -> (Word, u64) {
-        let claim = match word.state() {
+    fn acquire_contended(&self, word: Word) -> (Word, u64) {
+        match word.state() {
+            State::ForcedOpen => {
+                self.counters.bump(Event::Rejected);
+                return Self::refused(OpenReason::ForcedOpen, None);
+            }
             State::Open => {
                 let reopen_at = self.reopen_at.load(Acquire);
                 let coarse = self.clock.now_coarse(); // see the `State::Open` arm below
                 if coarse < reopen_at {
-                    Err(self.refuse(OpenReason::Open, Some(reopen_at - coarse)))
-                } else {
-                    self.acquire_moving(word)
+                    self.counters.bump(Event::Rejected);
+                    return Self::refused(OpenReason::Open, Some(reopen_at - coarse));
                 }
             }
-            _ => self.acquire_moving(word),
-        };
-        match claim {
+            _ => {}
+        }
+        match self.acquire_moving(word) {
             Ok(permit) => permit.into_parts(),
             Err(open) => {
-                *refused = Some(open);
-                (word, 0)
+                let retry_after = open.retry_after().map(crate::clock::duration_to_nanos);
+                Self::refused(open.reason(), retry_after)
             }
         }
     }
