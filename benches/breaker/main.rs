@@ -456,6 +456,7 @@ fn call_site(c: &mut Criterion) {
 }
 
 fn main() {
+    let started = std::time::SystemTime::now();
     let mut c = Criterion::default()
         .output_directory(&report::dir())
         .warm_up_time(Duration::from_millis(500))
@@ -469,5 +470,5 @@ fn main() {
     policies(&mut c);
     call_site(&mut c);
     c.final_summary();
-    report::print();
+    report::print(started);
 }

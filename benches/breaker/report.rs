@@ -6,6 +6,7 @@
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::time::SystemTime;
 
 /// Where criterion writes its estimates: `target/criterion`.
 pub(crate) fn dir() -> PathBuf {
@@ -32,8 +33,9 @@ fn string_after(json: &str, key: &str) -> Option<String> {
     Some(rest[..rest.find('"')?].to_owned())
 }
 
-/// Median ns per iteration of every case criterion has estimates for, by group.
-fn medians() -> BTreeMap<String, Vec<(String, f64)>> {
+/// Median ns per iteration of every case criterion estimated since `since` (this
+/// run: a case renamed or filtered out keeps its old files, which are left out).
+fn medians(since: SystemTime) -> BTreeMap<String, Vec<(String, f64)>> {
     let mut groups: BTreeMap<String, Vec<(String, f64)>> = BTreeMap::new();
     let Ok(entries) = fs::read_dir(dir()) else {
         return groups;
@@ -44,6 +46,12 @@ fn medians() -> BTreeMap<String, Vec<(String, f64)>> {
         };
         for case in cases.flatten() {
             let new = case.path().join("new");
+            let fresh = fs::metadata(new.join("estimates.json"))
+                .and_then(|m| m.modified())
+                .is_ok_and(|modified| modified >= since);
+            if !fresh {
+                continue;
+            }
             let (Ok(meta), Ok(est)) = (
                 fs::read_to_string(new.join("benchmark.json")),
                 fs::read_to_string(new.join("estimates.json")),
@@ -84,8 +92,8 @@ fn is_peer(name: &str) -> bool {
 }
 
 /// Prints one markdown table per group, then the targets of issue 5.
-pub(crate) fn print() {
-    let groups = medians();
+pub(crate) fn print(since: SystemTime) {
+    let groups = medians(since);
     if groups.is_empty() {
         return;
     }
