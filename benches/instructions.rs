@@ -76,6 +76,7 @@ const CASES: &[&str] = &[
     "attribute",
     "bare_async",
     "call_async",
+    "permit_async",
     "attribute_async",
     "open",
     "forced_open",
@@ -112,6 +113,14 @@ fn run(case: &str, n: u64) {
         "call" => repeat(n, || b.call(|| work(black_box(1)))),
         "attribute" => repeat(n, || guarded(black_box(1))),
         "attribute_async" => repeat(n, || poll_now(guarded_async(black_box(1)))),
+        "permit_async" => repeat(n, || {
+            poll_now(async {
+                let permit = b.try_acquire()?;
+                let result = work_async(black_box(1)).await;
+                permit.record(&result);
+                result
+            })
+        }),
         "bare_async" => repeat(n, || poll_now(work_async(black_box(1)))),
         "call_async" => repeat(n, || poll_now(b.call_async(work_async(black_box(1))))),
         other => panic!("unknown case {other}"),
