@@ -23,6 +23,7 @@ use crate::metrics::Snapshot;
 /// assert_eq!(search.state(), State::Closed);
 /// assert!(registry().get("docs-search").is_some());
 /// ```
+#[inline]
 pub fn registry() -> &'static Registry {
     static GLOBAL: OnceLock<Registry> = OnceLock::new();
     GLOBAL.get_or_init(Registry::new)
