@@ -92,9 +92,7 @@ fn expand_sync(plan: &Plan, item: ItemFn) -> TokenStream {
     let ItemFn {
         vis, sig, block, ..
     } = &item;
-    let on_open = on_open(plan, &item, &l, false);
-    let claim = claim(plan, &l, on_open);
-    let record = record(plan, &l);
+    let (claim, record) = guard(plan, &item, &l, false);
     let ret = match &sig.output {
         ReturnType::Default => quote!(()),
         ReturnType::Type(_, ty) => erase_impl_trait(ty),
@@ -138,9 +136,7 @@ fn expand_async_fn(plan: &Plan, item: ItemFn) -> TokenStream {
     let ItemFn {
         vis, sig, block, ..
     } = &item;
-    let on_open = on_open(plan, &item, &l, true);
-    let claim = claim(plan, &l, on_open);
-    let record = record(plan, &l);
+    let (claim, record) = guard(plan, &item, &l, true);
     let fake_return = match &sig.output {
         ReturnType::Type(_, ty) => {
             let ty = erase_impl_trait(ty);
@@ -189,9 +185,7 @@ fn expand_async_fn(plan: &Plan, item: ItemFn) -> TokenStream {
 /// ```
 fn expand_future_tail(plan: &Plan, mut item: ItemFn) -> TokenStream {
     let l = Locals::new();
-    let on_open = on_open(plan, &item, &l, true);
-    let claim = claim(plan, &l, on_open);
-    let record = record(plan, &l);
+    let (claim, record) = guard(plan, &item, &l, true);
     let result = &l.result;
     let tail = future_tail_mut(&mut item).expect("validate saw a future tail");
     let user_future = tail.to_token_stream();
@@ -224,6 +218,13 @@ fn expand_future_tail(plan: &Plan, mut item: ItemFn) -> TokenStream {
 /// };
 /// ```
 /// The items sit in their own block so they can never shadow a name the body uses.
+/// The statements before the body (claim, or answer for an open circuit) and
+/// after it (record the outcome, return the value): the same for every shape.
+fn guard(plan: &Plan, item: &ItemFn, l: &Locals, is_async: bool) -> (TokenStream, TokenStream) {
+    let on_open = on_open(plan, item, l, is_async);
+    (claim(plan, l, on_open), record(plan, l))
+}
+
 fn claim(plan: &Plan, l: &Locals, on_open: TokenStream) -> TokenStream {
     let krate = &plan.krate;
     let Locals {
