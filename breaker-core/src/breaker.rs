@@ -420,9 +420,12 @@ impl Inner {
         }
     }
 
+    /// Extends the probes' lease to `now + probe_timeout`. Never shortens it: a
+    /// claim that read the clock, then lost the CPU, must not cut short the
+    /// lease of a probe admitted after its read.
     fn renew_lease(&self, now: u64) {
         let lease = now.saturating_add(self.config.probe_timeout_nanos());
-        self.lease_until.store(lease, Release);
+        self.lease_until.fetch_max(lease, AcqRel);
     }
 
     fn admit_probe(&self, word: Word, now: u64) -> Permit<'_> {
@@ -530,7 +533,9 @@ impl Inner {
             return; // another failure of this generation already tripped it
         }
         let open_for = self.config.open_nanos();
-        self.open(word, open_for);
+        // Nothing moves a closed word without this lock: the open cannot miss.
+        let opened = self.open(word, open_for);
+        debug_assert!(opened, "a closed word moved without the transition lock");
         drop(guard);
         log::warn!(
             "circuit `{}` opened: failure policy tripped; open for {:?}",
@@ -549,10 +554,15 @@ impl Inner {
             return self.counters.bump(Event::Stale);
         }
         let open_for = self.config.grown_open_nanos(self.open_for.load(Relaxed));
+        if !self.open(word, open_for) {
+            // While this probe waited, lock-free claims and verdicts moved the
+            // breaker on (another probe closed it, or its lease was reclaimed).
+            drop(guard);
+            return self.counters.bump(Event::Stale);
+        }
+        drop(guard);
         self.counters.bump(Event::Failures);
         self.counters.bump(Event::ProbesFailed);
-        self.open(word, open_for);
-        drop(guard);
         log::warn!(
             "circuit `{}` reopened: probe failed; open for {:?}",
             self.name,
@@ -560,16 +570,27 @@ impl Inner {
         );
     }
 
-    /// Publishes `Open` for the generation after `word`'s. Caller holds `transition`.
-    fn open(&self, mut word: Word, open_for: u64) {
+    /// Publishes `Open` for the generation after `word`'s, unless the breaker left
+    /// that generation meanwhile; returns whether it opened. Caller holds
+    /// `transition`.
+    fn open(&self, mut word: Word, open_for: u64) -> bool {
+        let generation = word.generation();
         let now = self.clock.now();
-        self.open_for.store(open_for, Relaxed);
+        // Published before the word: a claim that sees `Open` sees its deadline.
+        // If the open does not happen, nothing reads it before the next open
+        // writes it again (claims read it only on an `Open` word).
         self.reopen_at.store(now.saturating_add(open_for), Release);
-        // Lock-free claims may still move the probe count under us.
+        // Lock-free claims may move the probe count under us; anything else (a
+        // probe closing the circuit, a reclaimed lease) makes this open stale.
         while let Err(seen) = self.cas(word, word.next(State::Open)) {
+            if seen.generation() != generation {
+                return false;
+            }
             word = seen;
         }
+        self.open_for.store(open_for, Relaxed);
         self.counters.bump(Event::Opened);
+        true
     }
 
     fn force(&self, state: State) {
@@ -588,7 +609,9 @@ impl Inner {
     fn metrics(&self) -> Metrics {
         let word = self.word();
         let totals = self.counters.totals();
-        let now = || self.clock.now();
+        // The reading refusals compare, so `retry_after` never reads zero while
+        // claims are still refused.
+        let now = || self.clock.now_coarse();
         let retry_after = match word.state() {
             State::Open => Some(self.reopen_at.load(Acquire).saturating_sub(now())),
             State::HalfOpen if word.probes() >= self.config.half_open_probes() => {

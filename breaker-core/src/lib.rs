@@ -41,9 +41,13 @@
 //! - **Half-open**: at most `half_open_probes` probes in flight. A probe failure
 //!   reopens with `opened_at = now` and `open_for` grown by `backoff` (capped by
 //!   `max_open_ms`); `successes_to_close` successes close the circuit, which resets
-//!   the policy and the open duration. A probe in flight longer than
-//!   `probe_timeout_ms` (default 30 s) loses its slot to the next claim, and its
-//!   outcome, when it comes, is stale.
+//!   the policy and the open duration. Probes hold their slots on a lease of
+//!   `probe_timeout_ms` (default 30 s) from the latest probe admission: when every
+//!   slot is taken and the lease has run out, every probe in flight has overrun it,
+//!   the next claim starts a new half-open episode with its slot, and the old
+//!   probes' outcomes, when they come, are stale. (With `half_open_probes = 1`
+//!   this is exactly one probe's own timeout; with more, a probe admitted later
+//!   extends the episode's lease.)
 //! - **Generations**: every transition starts a new generation. A permit remembers
 //!   its own; an outcome that arrives after the breaker moved on is counted as
 //!   *stale* and changes nothing.

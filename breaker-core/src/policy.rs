@@ -62,11 +62,17 @@ impl Policy {
     pub(crate) fn on_success(&self, generation: u64, started: u64, clock: &ClockSource) -> bool {
         match self {
             Policy::Consecutive { word, .. } => {
-                let current = word.load(Relaxed);
+                let mut current = word.load(Relaxed);
                 // Reading is free for every thread; write only when there is a
-                // count to clear, so successes never contend on this line.
-                if current & COUNT_MASK != 0 && tag(current) == tag_of(generation) {
-                    let _ = word.compare_exchange(current, pack(generation, 0), Relaxed, Relaxed);
+                // count to clear, so successes never contend on this line. A
+                // failure racing in is either cleared too (it came first) or
+                // counted after this reset: never left over from before it.
+                while current & COUNT_MASK != 0 && tag(current) == tag_of(generation) {
+                    match word.compare_exchange_weak(current, pack(generation, 0), Relaxed, Relaxed)
+                    {
+                        Ok(_) => break,
+                        Err(seen) => current = seen,
+                    }
                 }
                 false
             }

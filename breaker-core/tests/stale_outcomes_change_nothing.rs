@@ -89,3 +89,73 @@ fn an_outcome_after_a_manual_reset_is_stale() {
     assert_eq!(breaker.state(), State::Closed);
     assert_eq!(breaker.metrics().stale, 1);
 }
+
+/// A clock that, once armed, stops the next thread that reads it until released:
+/// a way to hold a thread inside a transition while others move the breaker.
+#[derive(Clone)]
+struct Gated(std::sync::Arc<GatedClock>);
+
+struct GatedClock {
+    nanos: std::sync::atomic::AtomicU64,
+    armed: std::sync::atomic::AtomicBool,
+    entered: std::sync::Barrier,
+    released: std::sync::Barrier,
+}
+
+impl breaker_core::Clock for Gated {
+    fn now_nanos(&self) -> u64 {
+        use std::sync::atomic::Ordering::SeqCst;
+        let gate = &self.0;
+        if gate.armed.swap(false, SeqCst) {
+            gate.entered.wait();
+            gate.released.wait();
+        }
+        gate.nanos.load(SeqCst)
+    }
+}
+
+#[test]
+fn a_failed_probe_that_loses_the_race_to_a_closing_probe_is_stale_and_does_not_reopen() {
+    use std::sync::atomic::Ordering::SeqCst;
+    let clock = std::sync::Arc::new(GatedClock {
+        nanos: 0.into(),
+        armed: false.into(),
+        entered: std::sync::Barrier::new(2),
+        released: std::sync::Barrier::new(2),
+    });
+    let breaker = breaker_core::Breaker::with_clock(
+        "gated",
+        Config::builder()
+            .threshold(1)
+            .open_ms(100)
+            .half_open_probes(2)
+            .build()
+            .unwrap(),
+        Gated(clock.clone()),
+    );
+    trip(&breaker);
+    clock.nanos.store(100_000_000, SeqCst);
+    let failing = breaker.try_acquire().unwrap();
+    let closing = breaker.try_acquire().unwrap();
+    std::thread::scope(|s| {
+        clock.armed.store(true, SeqCst);
+        // This probe fails and stops inside the reopen, at its clock read.
+        let reopening = s.spawn(move || failing.failure());
+        clock.entered.wait();
+        closing.success(); // meanwhile the other probe closes the circuit
+        assert_eq!(breaker.state(), State::Closed);
+        clock.released.wait();
+        reopening.join().unwrap();
+    });
+    let m = breaker.metrics();
+    assert_eq!(
+        m.state,
+        State::Closed,
+        "the late failure must not reopen: {m:#?}"
+    );
+    assert_eq!((m.stale, m.probes_failed, m.times_opened), (1, 0, 1));
+    assert_eq!(
+        m.calls,
+        m.successes + m.failures + m.stale + m.ignored + m.abandoned
+    );
+}
