@@ -37,6 +37,9 @@ pub fn registry() -> &'static Registry {
 /// A later call site declaring a different config for the same group gets the
 /// existing breaker unchanged, and the mismatch is recorded as a [`Conflict`]
 /// (listed by [`conflicts`](Registry::conflicts)) and logged once at `warn`.
+/// So is the first declaration of a group that
+/// [`breaker_or_default`](Registry::breaker_or_default) created with the defaults,
+/// when it asks for something else.
 pub struct Registry {
     id: u64,
     clock: ClockSource,
@@ -63,6 +66,9 @@ pub enum ConfigSource {
     Explicit,
     /// Declared by the first call site that used the group.
     Declared,
+    /// The defaults: the group was first touched by
+    /// [`Registry::breaker_or_default`], before any call site declared a config.
+    Default,
 }
 
 /// Two call sites declared different configs for one group.
@@ -91,6 +97,7 @@ impl fmt::Display for Conflict {
             match self.source {
                 ConfigSource::Explicit => "set explicitly",
                 ConfigSource::Declared => "first declaration",
+                ConfigSource::Default => "defaults: the group was used before any declaration",
             },
             self.ignored
         )
@@ -208,7 +215,20 @@ impl Registry {
         if let Some(entry) = groups.breakers.get_mut(group) {
             let breaker = entry.breaker.clone();
             match entry.declared {
-                None => entry.declared = Some(*declared),
+                None => {
+                    // Created by `breaker_or_default` before any declaration: a
+                    // declaration that differs cannot apply any more; say so.
+                    entry.declared = Some(*declared);
+                    if !groups.configured.contains_key(group) && breaker.config() != declared {
+                        self.report(Conflict {
+                            group: breaker.group(),
+                            holding: *breaker.config(),
+                            source: ConfigSource::Default,
+                            first_declared: *declared,
+                            ignored: *declared,
+                        });
+                    }
+                }
                 Some(first) if first != *declared => {
                     let source = if groups.configured.contains_key(group) {
                         ConfigSource::Explicit

@@ -152,3 +152,30 @@ fn breaker_or_default_uses_the_explicit_config_or_the_defaults() {
         &Config::default()
     );
 }
+
+#[test]
+fn a_declaration_after_the_group_was_created_with_defaults_is_a_reported_conflict() {
+    let registry = Registry::new();
+    // An ops tool forces the group open at start-up, before any call site ran.
+    registry.breaker_or_default("search");
+    registry.force_open("search").unwrap();
+    let b = registry.breaker("search", &threshold(2));
+    assert_eq!(
+        b.config(),
+        &Config::default(),
+        "the breaker keeps its config"
+    );
+    let conflicts = registry.conflicts();
+    assert_eq!(
+        conflicts.len(),
+        1,
+        "the declaration was not applied: say so"
+    );
+    assert_eq!(conflicts[0].source, ConfigSource::Default);
+    assert_eq!(conflicts[0].ignored.threshold(), 2);
+    // A declaration equal to the defaults is no conflict.
+    let other = Registry::new();
+    other.breaker_or_default("plain");
+    other.breaker("plain", &Config::default());
+    assert!(other.conflicts().is_empty());
+}
