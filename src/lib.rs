@@ -237,6 +237,32 @@ pub mod __private {
         }
     }
 
+    /// Wraps a sync fn's value to ask, at compile time, whether it is a future.
+    pub struct NotFuture<'a, R>(pub &'a R);
+
+    /// Picked for a future: its `M` bound fails with the message below.
+    pub trait ViaFuture {
+        #[inline(always)]
+        fn not_a_future<M: SeesIntoFuture>(&self, _: M) {}
+    }
+
+    impl<R: core::future::Future> ViaFuture for NotFuture<'_, R> {}
+
+    /// Picked, one autoref later, for every value that is not a future.
+    pub trait ViaAny {
+        #[inline(always)]
+        fn not_a_future<M>(&self, _: M) {}
+    }
+
+    impl<R> ViaAny for &NotFuture<'_, R> {}
+
+    /// Never implemented: naming it is how a future-returning sync shape fails.
+    #[diagnostic::on_unimplemented(
+        message = "`#[circuit_breaker]` cannot see into the future this fn returns: it would record the call when the future is created, not when it finishes",
+        label = "end the body with `async move {{ ... }}` or `Box::pin(async move {{ ... }})`, or make it an `async fn`"
+    )]
+    pub trait SeesIntoFuture {}
+
     /// Only the default classifier goes with a return type that is not a `Result`.
     #[diagnostic::on_unimplemented(
         message = "`is_failure` only applies to a fn returning `Result<_, E>`",

@@ -99,6 +99,20 @@ fn expand_sync(plan: &Plan, item: ItemFn) -> TokenStream {
     };
     let body_lints = body_lints();
     let result = &l.result;
+    let krate = &plan.krate;
+    // A future under a name the shape check cannot read (a type alias, a
+    // `JoinHandle`) would be recorded when it is created: refuse it, on the type.
+    let ret_span = match &sig.output {
+        ReturnType::Default => sig.ident.span(),
+        ReturnType::Type(_, ty) => ty.span(),
+    };
+    let not_future = quote_spanned! {ret_span=>
+        {
+            #[allow(unused_imports)] // only one of the two is picked
+            use #krate::__private::{ViaAny as _, ViaFuture as _};
+            (&#krate::__private::NotFuture(&#result)).not_a_future(());
+        }
+    };
     quote! {
         #(#outer)*
         #vis #sig {
@@ -106,6 +120,7 @@ fn expand_sync(plan: &Plan, item: ItemFn) -> TokenStream {
             #claim
             #body_lints
             let #result = (move || -> #ret #block)();
+            #not_future
             #record
         }
     }

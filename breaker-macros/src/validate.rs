@@ -146,6 +146,14 @@ pub(crate) fn validate(args: Args, item: &ItemFn) -> Result<Plan, syn::Error> {
     let shape = if sig.asyncness.is_some() {
         Shape::AsyncFn
     } else if future_tail(item).is_some() {
+        if let Some(span) = early_return(item) {
+            errors.push(syn::Error::new(
+                span,
+                "`#[circuit_breaker]` guards the future this fn ends with, and this `return` \
+                 hands back another one the breaker never sees: move the early exit inside \
+                 the final `async move { ... }` block",
+            ));
+        }
         Shape::FutureTail
     } else if returns_future(&sig.output) {
         opaque_future = true;
@@ -298,6 +306,26 @@ fn async_block_in_mut(expr: &mut Expr) -> Option<&mut Expr> {
         Expr::MethodCall(call) if is_boxed(call) => Some(&mut call.receiver),
         _ => None,
     }
+}
+
+/// The first `return` of `item`'s own body (not of a closure, async block or
+/// nested item in it): in a fn ending in a future, an early exit that skips it.
+fn early_return(item: &ItemFn) -> Option<Span> {
+    use syn::visit::Visit;
+
+    struct FirstReturn(Option<Span>);
+    impl<'ast> Visit<'ast> for FirstReturn {
+        fn visit_expr_return(&mut self, r: &'ast syn::ExprReturn) {
+            self.0.get_or_insert(r.return_token.span);
+        }
+        fn visit_expr_closure(&mut self, _: &'ast syn::ExprClosure) {}
+        fn visit_expr_async(&mut self, _: &'ast syn::ExprAsync) {}
+        fn visit_item(&mut self, _: &'ast syn::Item) {}
+    }
+
+    let mut first = FirstReturn(None);
+    first.visit_block(&item.block);
+    first.0
 }
 
 /// Whether the declared return type is a future the macro would need to see into:
