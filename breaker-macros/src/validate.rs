@@ -115,6 +115,15 @@ pub(crate) fn validate(args: Args, item: &ItemFn) -> Result<Plan, syn::Error> {
     let config = literals;
 
     let sig = &item.sig;
+    if let Some(attr) = item.attrs.iter().find(|a| a.path().is_ident("track_caller")) {
+        // The body runs inside a closure or an async block, where the caller's
+        // location is lost: keeping the attribute would silently lie.
+        errors.push(syn::Error::new_spanned(
+            attr,
+            "`#[circuit_breaker]` cannot keep `#[track_caller]`: the body runs inside a \
+             wrapper, so `Location::caller()` would name the wrapper; remove `#[track_caller]`",
+        ));
+    }
     if let Some(c) = &sig.constness {
         errors.push(syn::Error::new(
             c.span,
