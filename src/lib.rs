@@ -51,7 +51,7 @@
 //! | `probe_timeout_ms` | integer (`u64`) | 30 000 | a probe in flight longer loses its slot; its late outcome is stale |
 //! | `fallback` | path | none | fn called with the same arguments when the circuit refuses |
 //! | `is_failure` | path to `fn(&E) -> bool` | every `Err` fails | which errors count as failures; the rest are ignored |
-//! | `registry` | expression of type `&Registry` | [`registry()`] | the registry to use, e.g. `&TEST_REGISTRY` with a [`ManualClock`] |
+//! | `registry` | expression of type `&Registry` | [`registry()`] | the registry to use, e.g. `&TEST_REGISTRY` with a [`ManualClock`]; a call site caches the breaker of the first registry it meets, and looks others up on every call |
 //! | `crate` | path | `::breaker` | where generated code finds this crate, for re-exporters |
 //!
 //! `threshold` selects the consecutive-failure policy; `window_ms` or

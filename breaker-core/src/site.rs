@@ -11,8 +11,11 @@ use crate::registry::Registry;
 /// A call site's cached breaker: one `static` per annotated function.
 ///
 /// The first call looks the group up in the registry and keeps the breaker; every
-/// later call against the same registry is one load and one comparison. A call
-/// against another registry (an injected test registry) looks up there each time.
+/// later call against the same registry is one load and one comparison. Only the
+/// first registry a site meets is cached (and its breaker lives as long as the
+/// site): a call against another registry looks the group up there each time (a
+/// read lock, a hash and a config comparison), so a `registry = ..` expression
+/// that changes from call to call pays that on every call.
 ///
 /// ```
 /// use breaker_core::{registry, CallSite, Config};
