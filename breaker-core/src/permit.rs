@@ -68,7 +68,9 @@ pub(crate) enum Verdict {
 ///
 /// Dropped without a verdict, it records a failure when the thread is panicking,
 /// and otherwise counts as *abandoned* (a cancelled future, a caller that gave up):
-/// a probe slot it held is released and nothing else moves.
+/// a probe slot it held is released and nothing else moves. "Panicking" is the
+/// thread's state, not the call's: a pending guarded future dropped while an
+/// unrelated panic unwinds through its task also counts as a failure.
 ///
 /// ```
 /// use breaker_core::{Breaker, Config};
