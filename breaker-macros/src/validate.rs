@@ -115,7 +115,11 @@ pub(crate) fn validate(args: Args, item: &ItemFn) -> Result<Plan, syn::Error> {
     let config = literals;
 
     let sig = &item.sig;
-    if let Some(attr) = item.attrs.iter().find(|a| a.path().is_ident("track_caller")) {
+    if let Some(attr) = item
+        .attrs
+        .iter()
+        .find(|a| a.path().is_ident("track_caller"))
+    {
         // The body runs inside a closure or an async block, where the caller's
         // location is lost: keeping the attribute would silently lie.
         errors.push(syn::Error::new_spanned(
