@@ -62,17 +62,11 @@ impl Policy {
     pub(crate) fn on_success(&self, generation: u64, started: u64, clock: &ClockSource) -> bool {
         match self {
             Policy::Consecutive { word, .. } => {
-                let mut current = word.load(Relaxed);
+                let current = word.load(Relaxed);
                 // Reading is free for every thread; write only when there is a
-                // count to clear, so successes never contend on this line. A
-                // failure racing in is either cleared too (it came first) or
-                // counted after this reset: never left over from before it.
-                while current & COUNT_MASK != 0 && tag(current) == tag_of(generation) {
-                    match word.compare_exchange_weak(current, pack(generation, 0), Relaxed, Relaxed)
-                    {
-                        Ok(_) => break,
-                        Err(seen) => current = seen,
-                    }
+                // count to clear, so successes never contend on this line.
+                if current & COUNT_MASK != 0 && tag(current) == tag_of(generation) {
+                    clear_count(word, current, generation);
                 }
                 false
             }
@@ -152,6 +146,20 @@ impl Policy {
                 }
             }
             Policy::TimeWindow(_) | Policy::CountWindow(_) => 0,
+        }
+    }
+}
+
+/// Resets a consecutive count of `generation` to zero. A failure racing in is
+/// either cleared too (it came first) or counted after this reset: never left
+/// over from before it. Out of line: the common success finds nothing to clear.
+#[cold]
+#[inline(never)]
+fn clear_count(word: &AtomicU64, mut current: u64, generation: u64) {
+    while current & COUNT_MASK != 0 && tag(current) == tag_of(generation) {
+        match word.compare_exchange_weak(current, pack(generation, 0), Relaxed, Relaxed) {
+            Ok(_) => return,
+            Err(seen) => current = seen,
         }
     }
 }
