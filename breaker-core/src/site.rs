@@ -29,6 +29,7 @@ use crate::registry::Registry;
 #[derive(Debug)]
 pub struct CallSite {
     cached: OnceLock<(u64, Breaker)>,
+    global: OnceLock<Breaker>,
 }
 
 impl Default for CallSite {
@@ -42,6 +43,7 @@ impl CallSite {
     pub const fn new() -> Self {
         CallSite {
             cached: OnceLock::new(),
+            global: OnceLock::new(),
         }
     }
 
@@ -57,6 +59,24 @@ impl CallSite {
             Some((id, breaker)) if *id == registry.id() => SiteBreaker::Cached(breaker),
             _ => self.lookup(registry, group, config),
         }
+    }
+
+    /// This site's breaker for `group` in the process-wide
+    /// [`registry()`](crate::registry): what the attribute uses without a
+    /// `registry` key. After the first call it is one load and one branch, with
+    /// no registry to read or compare.
+    #[inline]
+    pub fn global(&self, group: &str, config: &Config) -> &Breaker {
+        match self.global.get() {
+            Some(breaker) => breaker,
+            None => self.lookup_global(group, config),
+        }
+    }
+
+    #[cold]
+    fn lookup_global(&self, group: &str, config: &Config) -> &Breaker {
+        self.global
+            .get_or_init(|| crate::registry().breaker(group, config))
     }
 
     #[cold]

@@ -73,8 +73,8 @@ pub(crate) fn expand(plan: &Plan, item: ItemFn) -> TokenStream {
 /// Output:
 /// ```ignore
 /// pub fn search(&self, q: &str) -> Result<Hits, Error> {
-///     let __registry: &Registry = ::breaker::__private::registry();
-///     let __breaker = { const CONFIG; static SITE; SITE.breaker(__registry, "search", &CONFIG) };
+///     // with `registry = expr`: `SITE.breaker(expr, "search", &CONFIG)` instead
+///     let __breaker = { const CONFIG; static SITE; SITE.global("search", &CONFIG) };
 ///     let __permit = match __breaker.try_acquire() {
 ///         Ok(permit) => permit,
 ///         Err(__open) => return Self::cached(self, q),
@@ -249,17 +249,27 @@ fn claim(plan: &Plan, l: &Locals, on_open: TokenStream) -> TokenStream {
         open,
         ..
     } = l;
-    let registry_expr = match &plan.registry {
-        Some(expr) => quote_spanned!(expr.span()=> #expr),
-        None => quote!(#krate::__private::registry()),
-    };
     let group = &plan.group;
+    let lints = generated_lints();
+    // Without a `registry` key the site caches the process-wide registry's
+    // breaker directly: no registry to fetch or compare on later calls.
+    let (registry_binding, site_lookup) = match &plan.registry {
+        Some(expr) => (
+            quote_spanned! {Span::mixed_site()=>
+                #lints
+                let #registry: &#krate::__private::Registry = #expr;
+            },
+            quote_spanned!(Span::mixed_site()=> breaker(#registry, #group, &__BREAKER_CONFIG)),
+        ),
+        None => (
+            TokenStream::new(),
+            quote_spanned!(Span::mixed_site()=> global(#group, &__BREAKER_CONFIG)),
+        ),
+    };
     let methods = plan.config.iter().map(|(m, _)| m);
     let values = plan.config.iter().map(|(_, v)| v);
-    let lints = generated_lints();
     quote_spanned! {Span::mixed_site()=>
-        #lints
-        let #registry: &#krate::__private::Registry = #registry_expr;
+        #registry_binding
         #lints
         let #breaker = {
             const __BREAKER_CONFIG: #krate::__private::Config =
@@ -270,7 +280,7 @@ fn claim(plan: &Plan, l: &Locals, on_open: TokenStream) -> TokenStream {
                     }
                 };
             static __BREAKER_SITE: #krate::__private::CallSite = #krate::__private::CallSite::new();
-            __BREAKER_SITE.breaker(#registry, #group, &__BREAKER_CONFIG)
+            __BREAKER_SITE.#site_lookup
         };
         #lints
         let #permit = match #breaker.try_acquire() {
