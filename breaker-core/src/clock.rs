@@ -75,14 +75,21 @@ mod sys {
     /// `CLOCK_MONOTONIC`, in nanoseconds.
     #[inline]
     pub(super) fn precise() -> u64 {
-        read(libc::CLOCK_MONOTONIC).unwrap_or_else(super::instant_fallback)
+        // Fall back through the same kernel clock first, so `precise` and
+        // `coarse` always share one origin.
+        read(libc::CLOCK_MONOTONIC)
+            .or_else(|| read(libc::CLOCK_MONOTONIC_COARSE))
+            .unwrap_or_else(super::instant_fallback)
     }
 
     /// `CLOCK_MONOTONIC` as of the last tick: never ahead of [`precise`].
     #[inline]
     pub(super) fn coarse() -> u64 {
         // Without a coarse clock (kernels before 2.6.32), the precise one is exact.
-        read(libc::CLOCK_MONOTONIC_COARSE).unwrap_or_else(precise)
+        // Without both, both fall back to `Instant`: never two origins at once.
+        read(libc::CLOCK_MONOTONIC_COARSE)
+            .or_else(|| read(libc::CLOCK_MONOTONIC))
+            .unwrap_or_else(super::instant_fallback)
     }
 
     #[inline]
