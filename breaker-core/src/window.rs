@@ -3,7 +3,11 @@
 //!
 //! Both count outcomes per generation: a transition starts a new generation, so
 //! every window starts empty after it without a sweep, and a late outcome of an
-//! older generation is dropped instead of leaking into the new one.
+//! older generation is dropped instead of leaking into the new one. (One narrow
+//! exception in the time window: a thread stalled between reading a bucket's
+//! stamp and adding to it, for as long as the bucket takes to be claimed by a new
+//! slice or generation, adds one outcome there. It takes a stall of a tenth of
+//! the window at the least; the stale check at the verdict happens before it.)
 
 use crossbeam_utils::CachePadded;
 use parking_lot::Mutex;
