@@ -247,17 +247,7 @@ impl Registry {
             }
             return breaker;
         }
-        let name = crate::intern(group);
-        let config = groups.configured.get(name).copied().unwrap_or(*declared);
-        let breaker = Breaker::from_parts(name, config, self.clock.clone());
-        groups.breakers.insert(
-            name,
-            Entry {
-                breaker: breaker.clone(),
-                declared: Some(*declared),
-            },
-        );
-        breaker
+        self.create(groups, group, Some(*declared))
     }
 
     /// The breaker of `group` without declaring anything, created from the
@@ -271,16 +261,23 @@ impl Registry {
         if let Some(entry) = groups.breakers.get(group) {
             return entry.breaker.clone();
         }
+        self.create(groups, group, None)
+    }
+
+    /// Creates `group`'s breaker (caller holds the write lock and saw none): from
+    /// the explicit config if one was set, else `declared`, else the defaults.
+    fn create(&self, groups: &mut Groups, group: &str, declared: Option<Config>) -> Breaker {
         let name = crate::intern(group);
-        let config = groups.configured.get(name).copied().unwrap_or_default();
+        let config = match groups.configured.get(name) {
+            Some(explicit) => *explicit,
+            None => declared.unwrap_or_default(),
+        };
         let breaker = Breaker::from_parts(name, config, self.clock.clone());
-        groups.breakers.insert(
-            name,
-            Entry {
-                breaker: breaker.clone(),
-                declared: None,
-            },
-        );
+        let entry = Entry {
+            breaker: breaker.clone(),
+            declared,
+        };
+        groups.breakers.insert(name, entry);
         breaker
     }
 
