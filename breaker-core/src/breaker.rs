@@ -13,7 +13,7 @@ use crate::config::Config;
 use crate::counters::{Counters, Event};
 use crate::error::{CallError, CircuitOpen, OpenReason};
 use crate::metrics::{Metrics, WindowMetrics};
-use crate::permit::{Classifier, EveryError, Permit, Role, Verdict};
+use crate::permit::{Classifier, EveryError, Permit, Verdict};
 use crate::policy::Policy;
 use crate::state::{State, Word};
 use crate::sync::{AtomicU64, Ordering::*};
@@ -92,11 +92,13 @@ impl Breaker {
     }
 
     pub(crate) fn from_parts(name: &'static str, config: Config, clock: ClockSource) -> Self {
+        let policy = Policy::new(&config);
+        let word = Word::initial(policy.needs_clock(), policy.is_window());
         Breaker {
             inner: Arc::new(Inner {
                 hot: CachePadded::new(Hot {
-                    word: AtomicU64::new(Word::INITIAL.0),
-                    policy: Policy::new(&config),
+                    word: AtomicU64::new(word.0),
+                    policy,
                 }),
                 name,
                 config,
@@ -131,14 +133,14 @@ impl Breaker {
     /// first claim at or after that instant moves the breaker to half-open and
     /// takes a probe slot in the same step (`open_for - 1ns` is refused,
     /// `open_for` admitted). Half-open: admitted while a probe slot is free.
-    // Always inlined: the closed path is a load, a compare and one count, and a
+    // Always inlined: the closed path is a load, one test and one count, and a
     // call would cost more than that (and return the result through memory).
     #[inline(always)]
     pub fn try_acquire(&self) -> Result<Permit<'_>, CircuitOpen> {
         let inner = &*self.inner;
         let word = Word(inner.hot.word.load(Acquire));
-        if let State::Closed | State::ForcedClosed = word.state() {
-            return Ok(inner.admit(word, Role::Call));
+        if word.admits_plainly() {
+            return Ok(inner.admit(word));
         }
         // The slow path answers in two registers, and the permit or the refusal
         // is built here: one returned through memory and merged with the fast
@@ -146,10 +148,9 @@ impl Breaker {
         // store-forwarding stall on every call.
         let (admitted, started) = inner.acquire_contended(word);
         match admitted.state() {
-            State::Closed | State::ForcedClosed => {
-                Ok(Permit::new(inner, admitted, Role::Call, started))
+            State::Closed | State::ForcedClosed | State::HalfOpen => {
+                Ok(Permit::new(inner, admitted, started))
             }
-            State::HalfOpen => Ok(Permit::new(inner, admitted, Role::Probe, started)),
             State::Open | State::ForcedOpen => Err(inner.refusal(admitted, started)),
         }
     }
@@ -268,15 +269,12 @@ impl Inner {
         Word(self.hot.word.load(Acquire))
     }
 
+    /// A call admitted on a closed or forced-closed `word`.
     #[inline(always)]
-    fn admit(&self, word: Word, role: Role) -> Permit<'_> {
-        self.counters.bump(Event::Calls);
-        let started = if self.hot.policy.needs_clock() {
-            self.clock.now()
-        } else {
-            0
-        };
-        Permit::new(self, word, role, started)
+    fn admit(&self, word: Word) -> Permit<'_> {
+        // Nothing is counted here: a call is counted once, by its outcome.
+        let started = if word.is_timed() { self.clock.now() } else { 0 };
+        Permit::new(self, word, started)
     }
 
     #[inline]
@@ -331,6 +329,7 @@ impl Inner {
     #[inline(never)]
     fn acquire_contended(&self, word: Word) -> (Word, u64) {
         match word.state() {
+            State::Closed | State::ForcedClosed => return self.admit(word).into_parts(),
             State::ForcedOpen => {
                 self.counters.bump(Event::Rejected);
                 return Self::refused(OpenReason::ForcedOpen, None);
@@ -359,7 +358,7 @@ impl Inner {
     fn acquire_moving(&self, mut word: Word) -> Result<Permit<'_>, CircuitOpen> {
         loop {
             match word.state() {
-                State::Closed | State::ForcedClosed => return Ok(self.admit(word, Role::Call)),
+                State::Closed | State::ForcedClosed => return Ok(self.admit(word)),
                 State::ForcedOpen => return Err(self.refuse(OpenReason::ForcedOpen, None)),
                 State::Open => {
                     let reopen_at = self.reopen_at.load(Acquire);
@@ -429,57 +428,95 @@ impl Inner {
     }
 
     fn admit_probe(&self, word: Word, now: u64) -> Permit<'_> {
-        self.counters.bump(Event::Calls);
-        Permit::new(self, word, Role::Probe, now)
+        Permit::new(self, word, now)
     }
 
     /// Records the verdict of a permit admitted when the word was `admitted`.
     #[inline(always)]
-    pub(crate) fn settle(&self, admitted: Word, role: Role, started: u64, verdict: Verdict) {
-        let word = self.word();
-        // A call is admitted closed or forced closed, whose words change only by
-        // moving to the next generation: an unchanged word is the same generation.
-        if word == admitted && role == Role::Call {
-            return self.settle_call(word, started, verdict);
+    pub(crate) fn settle(&self, admitted: Word, started: u64, verdict: Verdict) {
+        // The common verdict: a success of a closed call, with nothing to reset
+        // and no window to feed, that finds the word as it was at the claim (so
+        // in the same generation). It only counts.
+        if verdict == Verdict::Success && admitted.success_is_plain() && self.word() == admitted {
+            return self.counters.bump(Event::Successes);
         }
-        self.settle_moved(word, admitted, role, started, verdict);
+        self.settle_slow(admitted, started, verdict);
     }
 
-    /// A verdict for a probe, or one that finds the breaker moved on since its claim.
+    /// Every other verdict: failures, probes, windows, resets of the failure
+    /// count, and outcomes that find the breaker moved on.
     #[cold]
     #[inline(never)]
-    fn settle_moved(&self, word: Word, admitted: Word, role: Role, started: u64, verdict: Verdict) {
+    fn settle_slow(&self, admitted: Word, started: u64, verdict: Verdict) {
+        let word = self.word();
         if word.generation() != admitted.generation() {
-            self.counters.bump(Event::Stale);
-            return;
+            return self.counters.bump(Event::Stale);
         }
-        match role {
-            Role::Call => self.settle_call(word, started, verdict),
-            Role::Probe => self.settle_probe(word, verdict),
+        match admitted.state() {
+            State::HalfOpen => self.settle_probe(word, verdict),
+            _ => self.settle_call(word, started, verdict),
         }
     }
 
-    #[inline(always)]
     fn settle_call(&self, word: Word, started: u64, verdict: Verdict) {
         let generation = word.generation();
+        // A forced-closed breaker counts outcomes and never trips.
         let closed = word.state() == State::Closed;
-        // Read only by policies that need time (windows, slow calls).
-        let clock = &self.clock;
+        let policy = &self.hot.policy;
         match verdict {
             Verdict::Success => {
                 self.counters.bump(Event::Successes);
-                if closed && self.hot.policy.on_success(generation, started, clock) {
-                    self.trip(generation);
+                match policy {
+                    _ if !closed => {}
+                    Policy::Consecutive { .. } => self.clear_failures(word),
+                    _ => {
+                        if policy.on_outcome(generation, false, started, &self.clock) {
+                            self.trip(generation);
+                        }
+                    }
                 }
             }
             Verdict::Failure => {
                 self.counters.bump(Event::Failures);
-                if closed && self.hot.policy.on_failure(generation, started, clock) {
+                let trips = match *policy {
+                    _ if !closed => false,
+                    Policy::Consecutive { threshold } => self.count_failure(word, threshold),
+                    _ => policy.on_outcome(generation, true, started, &self.clock),
+                };
+                if trips {
                     self.trip(generation);
                 }
             }
             Verdict::Ignored => self.counters.bump(Event::Ignored),
             Verdict::Abandoned => self.counters.bump(Event::Abandoned),
+        }
+    }
+
+    /// Adds a failure to the consecutive count of `word`'s generation; returns
+    /// whether the count reached `threshold`. A failure that finds the breaker
+    /// moved on since `word` counts nowhere (it is already counted as a failure).
+    fn count_failure(&self, mut word: Word, threshold: u32) -> bool {
+        let generation = word.generation();
+        while word.generation() == generation && word.state() == State::Closed {
+            let failures = word.failures().saturating_add(1);
+            match self.cas(word, word.with_failures(failures)) {
+                Ok(()) => return failures >= threshold,
+                Err(seen) => word = seen,
+            }
+        }
+        false
+    }
+
+    /// Resets the consecutive count of `word`'s generation to zero. A failure
+    /// racing in is either reset too (it came first) or counted after this reset,
+    /// never lost into it.
+    fn clear_failures(&self, mut word: Word) {
+        let generation = word.generation();
+        while word.generation() == generation && word.failures() != 0 {
+            match self.cas(word, word.with_failures(0)) {
+                Ok(()) => return,
+                Err(seen) => word = seen,
+            }
         }
     }
 
@@ -623,7 +660,17 @@ impl Inner {
             group: self.name,
             state: word.state(),
             generation: word.generation(),
-            calls: totals.get(Event::Calls),
+            calls: [
+                Event::Successes,
+                Event::Failures,
+                Event::Ignored,
+                Event::Abandoned,
+                Event::Stale,
+            ]
+            .iter()
+            .fold(0u64, |calls, &event| {
+                calls.saturating_add(totals.get(event))
+            }),
             successes: totals.get(Event::Successes),
             failures: totals.get(Event::Failures),
             ignored: totals.get(Event::Ignored),
@@ -639,7 +686,7 @@ impl Inner {
             } else {
                 0
             },
-            consecutive_failures: self.hot.policy.consecutive_failures(word.generation()),
+            consecutive_failures: word.failures(),
             window: self
                 .hot
                 .policy

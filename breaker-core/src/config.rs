@@ -8,8 +8,9 @@ use std::time::Duration;
 
 use crate::clock::millis_to_nanos;
 
-/// The largest `threshold` a consecutive-failure policy accepts.
-pub const MAX_THRESHOLD: u32 = (1 << 24) - 1;
+/// The largest `threshold` a consecutive-failure policy accepts (2^20 - 1): the
+/// count shares the breaker's one atomic word with its state.
+pub const MAX_THRESHOLD: u32 = crate::state::MAX_FAILURES;
 /// The largest `half_open_probes` and `successes_to_close` accepted.
 pub const MAX_PROBES: u32 = (1 << 10) - 1;
 /// The largest `window_calls` accepted: the ring keeps one byte per call.
@@ -722,7 +723,7 @@ impl fmt::Display for ConfigError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let msg = match self {
             ConfigError::ZeroThreshold => "`threshold` must be at least 1",
-            ConfigError::ThresholdTooLarge => "`threshold` must be at most 16777215",
+            ConfigError::ThresholdTooLarge => "`threshold` must be at most 1048575",
             ConfigError::ZeroOpen => "`open_ms` must be at least 1",
             ConfigError::ZeroProbes => "`half_open_probes` must be at least 1",
             ConfigError::TooManyProbes => "`half_open_probes` must be at most 1023",

@@ -28,7 +28,6 @@ use parking_lot::Mutex;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(usize)]
 pub(crate) enum Event {
-    Calls,
     Successes,
     Failures,
     Ignored,
@@ -157,11 +156,14 @@ impl Counters {
 }
 
 /// Adds one to `event` in `cell`, which only the calling thread writes: a relaxed
-/// load and store is an exact increment, and no read-modify-write is needed.
+/// load and store is an exact increment, and compiles to one non-atomic `inc` of
+/// memory. It wraps instead of saturating, and may: a cell takes 2^64 events to
+/// wrap, 584 years at one a nanosecond. (A saturating add costs four more
+/// instructions on every call; the sums across cells do saturate.)
 #[inline(always)]
 fn increment(cell: &Cell, event: Event) {
     let count = &cell.counts[event as usize];
-    count.store(count.load(Relaxed).saturating_add(1), Relaxed);
+    count.store(count.load(Relaxed).wrapping_add(1), Relaxed);
 }
 
 fn new_segment() -> Box<Segment> {
@@ -230,7 +232,7 @@ mod tests {
                 let counters = Arc::clone(&counters);
                 std::thread::spawn(move || {
                     for _ in 0..10_000 {
-                        counters.bump(Event::Calls);
+                        counters.bump(Event::Failures);
                     }
                     counters.bump(Event::Stale);
                 })
@@ -240,9 +242,9 @@ mod tests {
             t.join().unwrap();
         }
         let totals = counters.totals();
-        assert_eq!(totals.get(Event::Calls), 80_000);
+        assert_eq!(totals.get(Event::Failures), 80_000);
         assert_eq!(totals.get(Event::Stale), 8);
-        assert_eq!(totals.get(Event::Failures), 0);
+        assert_eq!(totals.get(Event::Successes), 0);
     }
 
     #[test]
@@ -254,10 +256,10 @@ mod tests {
             .map(|_| {
                 let (counters, all_counting) = (Arc::clone(&counters), Arc::clone(&all_counting));
                 std::thread::spawn(move || {
-                    counters.bump(Event::Calls);
+                    counters.bump(Event::Failures);
                     all_counting.wait(); // every thread holds its own slot at once
                     for _ in 0..999 {
-                        counters.bump(Event::Calls);
+                        counters.bump(Event::Failures);
                     }
                 })
             })
@@ -265,29 +267,33 @@ mod tests {
         for h in handles {
             h.join().unwrap();
         }
-        assert_eq!(counters.totals().get(Event::Calls), 1_000 * threads as u64);
+        assert_eq!(
+            counters.totals().get(Event::Failures),
+            1_000 * threads as u64
+        );
     }
 
     #[test]
     fn a_thread_alternating_between_counters_counts_in_each_exactly() {
         let (a, b) = (Counters::new(), Counters::new());
         for _ in 0..1_000 {
-            a.bump(Event::Calls);
-            b.bump(Event::Calls);
+            a.bump(Event::Failures);
+            b.bump(Event::Failures);
+            b.bump(Event::Successes);
             b.bump(Event::Successes);
         }
-        assert_eq!(a.totals().get(Event::Calls), 1_000);
+        assert_eq!(a.totals().get(Event::Failures), 1_000);
         assert_eq!(a.totals().get(Event::Successes), 0);
-        assert_eq!(b.totals().get(Event::Calls), 1_000);
-        assert_eq!(b.totals().get(Event::Successes), 1_000);
+        assert_eq!(b.totals().get(Event::Failures), 1_000);
+        assert_eq!(b.totals().get(Event::Successes), 2_000);
     }
 
     #[test]
     fn counters_created_where_dropped_ones_lived_start_from_zero() {
         for _ in 0..100 {
             let c = Box::new(Counters::new());
-            c.bump(Event::Calls);
-            assert_eq!(c.totals().get(Event::Calls), 1);
+            c.bump(Event::Failures);
+            assert_eq!(c.totals().get(Event::Failures), 1);
         }
     }
 

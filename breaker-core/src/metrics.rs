@@ -10,9 +10,9 @@ use crate::window::Counts;
 
 /// What one breaker did, taken at one moment. Taking it changes nothing.
 ///
-/// Counters are exact once the counting threads are quiet; at that point every
-/// admitted call is recorded exactly once:
-/// `calls == successes + failures + ignored + abandoned + stale`.
+/// Counters are exact once the counting threads are quiet. An admitted call is
+/// counted once, by its outcome, when it ends (a call in flight is in no counter
+/// yet), so `calls == successes + failures + ignored + abandoned + stale`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Metrics {
@@ -22,7 +22,9 @@ pub struct Metrics {
     pub state: State,
     /// Its generation: every transition starts a new one.
     pub generation: u64,
-    /// Claims admitted (closed calls and probes).
+    /// Admitted calls that ended (closed calls and probes): the sum of the five
+    /// outcomes below. Counting a call at its end, not at its claim, keeps the
+    /// closed path to one count per call.
     pub calls: u64,
     /// Admitted calls that succeeded (probes included).
     pub successes: u64,
@@ -54,22 +56,6 @@ pub struct Metrics {
     pub window: Option<WindowMetrics>,
     /// Time until a probe may go, when the breaker is refusing claims for a while.
     pub retry_after: Option<Duration>,
-}
-
-impl Metrics {
-    /// Admitted calls whose outcome is not recorded yet: in flight now.
-    pub fn in_flight(&self) -> u64 {
-        let recorded = [
-            self.successes,
-            self.failures,
-            self.ignored,
-            self.abandoned,
-            self.stale,
-        ]
-        .iter()
-        .fold(0u64, |sum, n| sum.saturating_add(*n));
-        self.calls.saturating_sub(recorded)
-    }
 }
 
 /// What the window of a rate policy holds at one moment: outcomes (ignored errors

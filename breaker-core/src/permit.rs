@@ -4,7 +4,7 @@
 use std::mem::ManuallyDrop;
 
 use crate::breaker::Inner;
-use crate::state::Word;
+use crate::state::{State, Word};
 
 /// Decides whether an error says something about the dependency's health.
 ///
@@ -47,14 +47,6 @@ impl<E: ?Sized> Classifier<E> for EveryError {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Role {
-    /// Admitted while closed (or forced closed).
-    Call,
-    /// Admitted while half-open: holds one probe slot.
-    Probe,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Verdict {
     Success,
     Failure,
@@ -84,20 +76,20 @@ pub(crate) enum Verdict {
 #[must_use = "a permit records an outcome: call `success`, `failure` or `record`, or the call counts as abandoned"]
 pub struct Permit<'a> {
     inner: &'a Inner,
-    /// The breaker's word at the claim: its generation, and for a call the
-    /// exact word a verdict in the same generation finds.
+    /// The breaker's word at the claim: its generation, whether this is a probe
+    /// (a half-open word) or a call, and for a call the exact word a verdict
+    /// finds when nothing happened in between.
     admitted: Word,
-    role: Role,
+    /// When the call was claimed, for slow-call judging; 0 when nothing times it.
     started: u64,
 }
 
 impl<'a> Permit<'a> {
     #[inline]
-    pub(crate) fn new(inner: &'a Inner, admitted: Word, role: Role, started: u64) -> Self {
+    pub(crate) fn new(inner: &'a Inner, admitted: Word, started: u64) -> Self {
         Permit {
             inner,
             admitted,
-            role,
             started,
         }
     }
@@ -151,7 +143,7 @@ impl<'a> Permit<'a> {
 
     /// Whether this permit holds a half-open probe slot.
     pub fn is_probe(&self) -> bool {
-        self.role == Role::Probe
+        self.admitted.state() == State::HalfOpen
     }
 
     /// The generation of the breaker this permit was admitted in.
@@ -162,8 +154,7 @@ impl<'a> Permit<'a> {
     #[inline(always)]
     fn finish(self, verdict: Verdict) {
         let this = ManuallyDrop::new(self);
-        this.inner
-            .settle(this.admitted, this.role, this.started, verdict);
+        this.inner.settle(this.admitted, this.started, verdict);
     }
 }
 
@@ -171,7 +162,7 @@ impl std::fmt::Debug for Permit<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Permit")
             .field("generation", &self.generation())
-            .field("role", &self.role)
+            .field("probe", &self.is_probe())
             .finish_non_exhaustive()
     }
 }
@@ -183,7 +174,6 @@ impl Drop for Permit<'_> {
         } else {
             Verdict::Abandoned
         };
-        self.inner
-            .settle(self.admitted, self.role, self.started, verdict);
+        self.inner.settle(self.admitted, self.started, verdict);
     }
 }

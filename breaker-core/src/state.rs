@@ -1,5 +1,6 @@
 //! The breaker's states and the one atomic word that holds the state, its
-//! generation, the probes in flight and the probe successes of a half-open episode.
+//! generation, the consecutive failures while closed, and the probes in flight and
+//! probe successes of a half-open episode.
 
 use std::fmt;
 
@@ -59,24 +60,54 @@ impl fmt::Display for State {
 }
 
 const STATE_BITS: u32 = 3;
+/// The state bits of every state but `Closed` (0) and `ForcedClosed` (4): a word
+/// with none of them set admits calls.
+const REFUSING_OR_PROBING: u64 = 0b011;
+/// Set for the breaker's life when claims must read the clock (slow-call judging).
+const TIMED: u64 = 1 << STATE_BITS;
+/// Set for the breaker's life when verdicts feed a window policy.
+const WINDOWED: u64 = 1 << (STATE_BITS + 1);
+const FLAGS: u64 = TIMED | WINDOWED;
 const PROBE_BITS: u32 = 10;
 const SUCCESS_BITS: u32 = 10;
-const PROBE_SHIFT: u32 = STATE_BITS;
+const PROBE_SHIFT: u32 = STATE_BITS + 2;
 const SUCCESS_SHIFT: u32 = PROBE_SHIFT + PROBE_BITS;
 const GEN_SHIFT: u32 = SUCCESS_SHIFT + SUCCESS_BITS;
-/// Generations count modulo 2^41: at one transition a millisecond that is 69 years
+/// Generations count modulo 2^39: at one transition a millisecond that is 17 years
 /// before a number comes back, and a permit would have to outlive all of them.
 pub(crate) const GEN_MASK: u64 = (1 << (64 - GEN_SHIFT)) - 1;
 const FIELD_MASK: u64 = (1 << PROBE_BITS) - 1;
+/// While closed, the probe and success fields hold the consecutive failures instead.
+const FAILURE_SHIFT: u32 = PROBE_SHIFT;
+const FAILURE_BITS: u32 = PROBE_BITS + SUCCESS_BITS;
+/// The most consecutive failures the word counts; the count saturates there.
+pub(crate) const MAX_FAILURES: u32 = (1 << FAILURE_BITS) - 1;
+const FAILURE_FIELD: u64 = (MAX_FAILURES as u64) << FAILURE_SHIFT;
 
-/// State, generation, probes in flight and half-open successes packed into one
-/// `u64`, so every transition is a single compare-and-swap.
+/// Everything a claim and a verdict must agree on, in one `u64`, so every
+/// transition is a single compare-and-swap and the closed path reads one word:
+///
+/// | bits | field |
+/// |---|---|
+/// | 0..3 | state |
+/// | 3 | claims read the clock (fixed for the breaker's life) |
+/// | 4 | verdicts feed a window policy (fixed for the breaker's life) |
+/// | 5..15 | half-open: probes in flight; closed: consecutive failures, low bits |
+/// | 15..25 | half-open: probe successes; closed: consecutive failures, high bits |
+/// | 25..64 | generation |
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Word(pub(crate) u64);
 
 impl Word {
-    pub(crate) const INITIAL: Word = Word::new(State::Closed, 0, 0, 0);
+    /// A new breaker's word: closed, generation 0, with its two life-long flags.
+    pub(crate) const fn initial(timed: bool, windowed: bool) -> Word {
+        let timed = if timed { TIMED } else { 0 };
+        let windowed = if windowed { WINDOWED } else { 0 };
+        Word(Word::new(State::Closed, 0, 0, 0).0 | timed | windowed)
+    }
 
+    /// A word without flags: for codes that never reach the atomic (see
+    /// `Inner::refused`), and as the base of the builders below.
     pub(crate) const fn new(state: State, generation: u64, probes: u32, successes: u32) -> Word {
         Word(
             state.bits()
@@ -84,6 +115,10 @@ impl Word {
                 | ((successes as u64 & FIELD_MASK) << SUCCESS_SHIFT)
                 | ((generation & GEN_MASK) << GEN_SHIFT),
         )
+    }
+
+    const fn flagged(self, word: Word) -> Word {
+        Word(word.0 | (self.0 & FLAGS))
     }
 
     #[inline]
@@ -104,17 +139,63 @@ impl Word {
         ((self.0 >> SUCCESS_SHIFT) & FIELD_MASK) as u32
     }
 
-    /// The word of the next generation in `state`, with no probes and no successes.
+    /// Consecutive failures, in a closed word (zero in every other state).
+    pub(crate) const fn failures(self) -> u32 {
+        match self.state() {
+            State::Closed => ((self.0 & FAILURE_FIELD) >> FAILURE_SHIFT) as u32,
+            _ => 0,
+        }
+    }
+
+    /// Whether claims read the clock, to time calls for a slow-call policy.
+    #[inline]
+    pub(crate) const fn is_timed(self) -> bool {
+        self.0 & TIMED != 0
+    }
+
+    /// Whether a claim on this word is admitted with no more work: closed or
+    /// forced closed, and no clock to read. One test of one register.
+    #[inline(always)]
+    pub(crate) const fn admits_plainly(self) -> bool {
+        self.0 & (REFUSING_OR_PROBING | TIMED) == 0
+    }
+
+    /// Whether a success of a call admitted on this word, finding the word
+    /// unchanged, only needs counting: a closed or forced-closed call, no
+    /// failures to reset and no window to feed. One test of one register.
+    #[inline(always)]
+    pub(crate) const fn success_is_plain(self) -> bool {
+        self.0 & (REFUSING_OR_PROBING | WINDOWED | FAILURE_FIELD) == 0
+    }
+
+    /// The word of the next generation in `state`, with no probes, successes or
+    /// failures.
     pub(crate) const fn next(self, state: State) -> Word {
-        Word::new(state, self.generation().wrapping_add(1), 0, 0)
+        self.flagged(Word::new(state, self.generation().wrapping_add(1), 0, 0))
     }
 
     pub(crate) const fn with_probes(self, probes: u32) -> Word {
-        Word::new(self.state(), self.generation(), probes, self.successes())
+        self.with_successes(probes, self.successes())
     }
 
     pub(crate) const fn with_successes(self, probes: u32, successes: u32) -> Word {
-        Word::new(self.state(), self.generation(), probes, successes)
+        self.flagged(Word::new(
+            self.state(),
+            self.generation(),
+            probes,
+            successes,
+        ))
+    }
+
+    /// This closed word with `failures` consecutive failures (at most
+    /// [`MAX_FAILURES`]).
+    pub(crate) const fn with_failures(self, failures: u32) -> Word {
+        let failures = if failures > MAX_FAILURES {
+            MAX_FAILURES
+        } else {
+            failures
+        };
+        Word((self.0 & !FAILURE_FIELD) | ((failures as u64) << FAILURE_SHIFT))
     }
 }
 
@@ -125,6 +206,9 @@ impl fmt::Debug for Word {
             .field("generation", &self.generation())
             .field("probes", &self.probes())
             .field("successes", &self.successes())
+            .field("failures", &self.failures())
+            .field("timed", &self.is_timed())
+            .field("windowed", &(self.0 & WINDOWED != 0))
             .finish()
     }
 }
@@ -135,11 +219,85 @@ mod tests {
 
     #[test]
     fn fields_round_trip_at_their_maximum() {
-        let w = Word::new(State::HalfOpen, GEN_MASK, 1023, 1023);
+        let w = Word::initial(true, true).next(State::HalfOpen);
+        let w = Word(w.0 | Word::new(State::HalfOpen, GEN_MASK, 1023, 1023).0);
         assert_eq!(w.state(), State::HalfOpen);
         assert_eq!(w.generation(), GEN_MASK);
         assert_eq!(w.probes(), 1023);
         assert_eq!(w.successes(), 1023);
+        assert!(w.is_timed());
+    }
+
+    #[test]
+    fn the_flags_outlive_every_transition_and_count() {
+        for (timed, windowed) in [(false, false), (true, false), (false, true), (true, true)] {
+            let w = Word::initial(timed, windowed)
+                .with_failures(5)
+                .next(State::Open)
+                .next(State::HalfOpen)
+                .with_successes(2, 1)
+                .with_probes(1)
+                .next(State::Closed);
+            assert_eq!(
+                w,
+                Word::initial(timed, windowed)
+                    .next(State::Open)
+                    .next(State::HalfOpen)
+                    .next(State::Closed)
+            );
+            assert_eq!(w.is_timed(), timed);
+            assert_eq!(w.0 & WINDOWED != 0, windowed);
+            assert_eq!(w.generation(), 3);
+        }
+    }
+
+    #[test]
+    fn consecutive_failures_fill_both_fields_and_saturate() {
+        let w = Word::initial(false, false).next(State::Closed);
+        assert_eq!(w.with_failures(MAX_FAILURES).failures(), MAX_FAILURES);
+        assert_eq!(w.with_failures(u32::MAX).failures(), MAX_FAILURES);
+        assert_eq!(
+            w.with_failures(MAX_FAILURES).generation(),
+            1,
+            "the count stays out of the generation"
+        );
+        assert_eq!(w.with_failures(7).with_failures(0), w);
+        assert_eq!(w.with_failures(7).next(State::Open).failures(), 0);
+    }
+
+    #[test]
+    fn only_a_closed_word_without_a_clock_admits_plainly() {
+        let plain = Word::initial(false, true);
+        assert!(plain.admits_plainly());
+        assert!(plain.next(State::ForcedClosed).admits_plainly());
+        assert!(
+            plain.with_failures(3).admits_plainly(),
+            "failures do not stop a claim"
+        );
+        for refusing in [State::Open, State::HalfOpen, State::ForcedOpen] {
+            assert!(!plain.next(refusing).admits_plainly(), "{refusing}");
+        }
+        assert!(
+            !Word::initial(true, true).admits_plainly(),
+            "a timed claim reads the clock"
+        );
+    }
+
+    #[test]
+    fn a_success_is_plain_only_with_no_failures_to_reset_and_no_window_to_feed() {
+        let plain = Word::initial(false, false);
+        assert!(plain.success_is_plain());
+        assert!(plain.next(State::ForcedClosed).success_is_plain());
+        assert!(!plain.with_failures(1).success_is_plain());
+        assert!(
+            !plain.with_failures(1 << PROBE_BITS).success_is_plain(),
+            "high bits count too"
+        );
+        assert!(
+            !plain.next(State::HalfOpen).success_is_plain(),
+            "a probe's success moves the word"
+        );
+        assert!(!Word::initial(false, true).success_is_plain());
     }
 
     #[test]

@@ -64,6 +64,49 @@ fn any_success_resets_the_consecutive_count() {
 }
 
 #[test]
+fn a_success_claimed_before_the_failures_still_resets_them() {
+    let (breaker, _clock) = manual(config(3, 1_000));
+    let early = breaker.try_acquire().unwrap(); // claimed with no failures counted
+    breaker.try_acquire().unwrap().failure();
+    breaker.try_acquire().unwrap().failure();
+    early.success();
+    assert_eq!(breaker.metrics().consecutive_failures, 0);
+    breaker.try_acquire().unwrap().failure();
+    breaker.try_acquire().unwrap().failure();
+    assert_eq!(
+        breaker.state(),
+        State::Closed,
+        "two failures since the reset"
+    );
+}
+
+#[test]
+fn a_failure_claimed_before_a_success_counts_after_its_reset() {
+    let (breaker, _clock) = manual(config(2, 1_000));
+    breaker.try_acquire().unwrap().failure();
+    let late = breaker.try_acquire().unwrap();
+    breaker.try_acquire().unwrap().success();
+    late.failure();
+    assert_eq!(breaker.metrics().consecutive_failures, 1);
+    assert_eq!(breaker.state(), State::Closed);
+}
+
+#[test]
+fn the_largest_threshold_trips_on_exactly_its_failure() {
+    let (breaker, _clock) = manual(config(breaker_core::MAX_THRESHOLD, 1_000));
+    for _ in 1..breaker_core::MAX_THRESHOLD {
+        breaker.try_acquire().unwrap().failure();
+    }
+    let m = breaker.metrics();
+    assert_eq!(
+        (m.state, m.consecutive_failures),
+        (State::Closed, breaker_core::MAX_THRESHOLD - 1)
+    );
+    breaker.try_acquire().unwrap().failure();
+    assert_eq!(breaker.state(), State::Open);
+}
+
+#[test]
 fn ignored_errors_neither_count_nor_reset() {
     let (breaker, _clock) = manual(config(2, 1_000));
     breaker.try_acquire().unwrap().failure();

@@ -26,6 +26,18 @@ fn success_failure_and_ignore_each_count_once() {
 }
 
 #[test]
+fn a_call_is_counted_when_it_ends_not_when_it_is_claimed() {
+    let (breaker, _clock) = manual(config(10, 1_000));
+    let permit = breaker.try_acquire().unwrap();
+    assert_eq!(breaker.metrics().calls, 0, "in flight: in no counter yet");
+    permit.success();
+    assert_eq!(
+        (breaker.metrics().calls, breaker.metrics().successes),
+        (1, 1)
+    );
+}
+
+#[test]
 fn a_permit_dropped_without_a_verdict_is_abandoned_and_counts_as_neither() {
     let (breaker, _clock) = manual(config(1, 1_000));
     drop(breaker.try_acquire().unwrap());

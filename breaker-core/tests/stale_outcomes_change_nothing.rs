@@ -154,8 +154,6 @@ fn a_failed_probe_that_loses_the_race_to_a_closing_probe_is_stale_and_does_not_r
         "the late failure must not reopen: {m:#?}"
     );
     assert_eq!((m.stale, m.probes_failed, m.times_opened), (1, 0, 1));
-    assert_eq!(
-        m.calls,
-        m.successes + m.failures + m.stale + m.ignored + m.abandoned
-    );
+    // The trip's failure, the closing success, the stale failure: each once.
+    assert_eq!((m.calls, m.successes, m.failures), (3, 1, 1));
 }
