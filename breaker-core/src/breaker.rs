@@ -139,8 +139,9 @@ impl Breaker {
     pub fn try_acquire(&self) -> Result<Permit<'_>, CircuitOpen> {
         let inner = &*self.inner;
         let word = Word(inner.hot.word.load(Acquire));
-        if word.admits_plainly() {
-            return Ok(inner.admit(word));
+        if word.is_plain() {
+            // Nothing is counted here: a call is counted once, by its outcome.
+            return Ok(Permit::new(inner, word, 0));
         }
         // The slow path answers in two registers, and the permit or the refusal
         // is built here: one returned through memory and merged with the fast
@@ -269,12 +270,11 @@ impl Inner {
         Word(self.hot.word.load(Acquire))
     }
 
-    /// A call admitted on a closed or forced-closed `word`.
-    #[inline(always)]
+    /// A call admitted on a closed or forced-closed `word` that is not
+    /// [plain](Word::is_plain): timed, windowed, or with failures to reset.
     fn admit(&self, word: Word) -> Permit<'_> {
-        // Nothing is counted here: a call is counted once, by its outcome.
         let started = if word.is_timed() { self.clock.now() } else { 0 };
-        Permit::new(self, word, started)
+        Permit::new(self, word.marked(), started)
     }
 
     #[inline]
@@ -428,16 +428,16 @@ impl Inner {
     }
 
     fn admit_probe(&self, word: Word, now: u64) -> Permit<'_> {
-        Permit::new(self, word, now)
+        Permit::new(self, word.marked(), now)
     }
 
     /// Records the verdict of a permit admitted when the word was `admitted`.
     #[inline(always)]
     pub(crate) fn settle(&self, admitted: Word, started: u64, verdict: Verdict) {
-        // The common verdict: a success of a closed call, with nothing to reset
-        // and no window to feed, that finds the word as it was at the claim (so
-        // in the same generation). It only counts.
-        if verdict == Verdict::Success && admitted.success_is_plain() && self.word() == admitted {
+        // The common verdict: the success of a call claimed on a plain word (an
+        // unmarked one) that finds the word as it was at the claim (so in the
+        // same generation, with no failure since). It only counts.
+        if verdict == Verdict::Success && self.word() == admitted {
             return self.counters.bump(Event::Successes);
         }
         self.settle_slow(admitted, started, verdict);

@@ -49,6 +49,7 @@ pub(crate) const MAX_THREADS: usize = SEGMENT * SEGMENTS;
 
 const UNASSIGNED: u32 = u32::MAX;
 const RETIRED: u32 = u32::MAX - 1;
+const NO_OFFSET: u32 = u32::MAX;
 
 struct Cell {
     counts: [AtomicU64; EVENTS],
@@ -62,17 +63,19 @@ impl Cell {
     }
 }
 
+type Padded = CachePadded<Cell>;
+
 struct Segment {
-    cells: [CachePadded<Cell>; SEGMENT],
+    cells: [Padded; SEGMENT],
 }
 
 /// One breaker's counters.
 pub(crate) struct Counters {
     /// The cells of slots `0..SEGMENT`, inline: the hot path.
-    first: [CachePadded<Cell>; SEGMENT],
+    first: [Padded; SEGMENT],
     /// Segment `i` holds slots `(i + 1) * SEGMENT..`, allocated on first use.
     rest: [OnceLock<Box<Segment>>; SEGMENTS - 1],
-    overflow: CachePadded<Cell>,
+    overflow: Padded,
 }
 
 /// A sum of every event, taken cell by cell: exact once the counting threads are quiet.
@@ -96,11 +99,18 @@ impl Counters {
     /// Counts one `event` for the calling thread.
     #[inline(always)]
     pub(crate) fn bump(&self, event: Event) {
-        // An unassigned or retired slot is far out of range, so one bounds check
-        // sends everything but the common case to the slow path.
-        match self.first.get(SLOT.get() as usize) {
-            Some(cell) => increment(cell, event),
-            None => self.bump_rest(event),
+        // A thread without a cell in the inline row reads an offset far out of
+        // range, so one bounds check sends everything but the common case to the
+        // slow path. The offset is kept in bytes: no multiply on this path.
+        let offset = FIRST_OFFSET.get() as usize;
+        if offset < size_of_val(&self.first) {
+            // SAFETY: `FIRST_OFFSET` is only ever set to `slot * size_of::<Padded>()`
+            // with `slot < SEGMENT`, or to `NO_OFFSET` (out of range). In range,
+            // it is the start of element `slot` of `first`: in bounds and aligned.
+            let cell = unsafe { &*self.first.as_ptr().byte_add(offset) };
+            increment(cell, event);
+        } else {
+            self.bump_rest(event);
         }
     }
 
@@ -176,6 +186,9 @@ thread_local! {
     /// This thread's slot, `UNASSIGNED` before its first count, `RETIRED` once its
     /// slot was handed back during thread exit. No destructor: readable to the end.
     static SLOT: StdCell<u32> = const { StdCell::new(UNASSIGNED) };
+    /// Where this thread's cell starts in a breaker's inline row, in bytes:
+    /// `SLOT * size_of::<Padded>()` while `SLOT < SEGMENT`, else `NO_OFFSET`.
+    static FIRST_OFFSET: StdCell<u32> = const { StdCell::new(NO_OFFSET) };
     /// Hands the slot back when the thread exits.
     static GUARD: SlotGuard = const { SlotGuard(StdCell::new(UNASSIGNED)) };
 }
@@ -186,6 +199,7 @@ impl Drop for SlotGuard {
     fn drop(&mut self) {
         let slot = self.0.get();
         let _ = SLOT.try_with(|s| s.set(RETIRED));
+        let _ = FIRST_OFFSET.try_with(|o| o.set(NO_OFFSET));
         if slot != UNASSIGNED {
             FREE.lock().push(Reverse(slot));
         }
@@ -208,6 +222,9 @@ fn assign_slot() -> u32 {
     let guarded = GUARD.try_with(|g| g.0.set(slot)).is_ok();
     if guarded {
         SLOT.set(slot);
+        if (slot as usize) < SEGMENT {
+            FIRST_OFFSET.set(slot * size_of::<Padded>() as u32);
+        }
         slot
     } else {
         // Thread-local storage is being torn down: give the slot straight back.

@@ -76,9 +76,9 @@ pub(crate) enum Verdict {
 #[must_use = "a permit records an outcome: call `success`, `failure` or `record`, or the call counts as abandoned"]
 pub struct Permit<'a> {
     inner: &'a Inner,
-    /// The breaker's word at the claim: its generation, whether this is a probe
-    /// (a half-open word) or a call, and for a call the exact word a verdict
-    /// finds when nothing happened in between.
+    /// The breaker's word at the claim: its generation, and whether this is a
+    /// probe (a half-open word) or a call. [Marked](Word::marked) unless the
+    /// call's success needs nothing but a count when it finds this same word.
     admitted: Word,
     /// When the call was claimed, for slow-call judging; 0 when nothing times it.
     started: u64,

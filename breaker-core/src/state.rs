@@ -68,12 +68,15 @@ const TIMED: u64 = 1 << STATE_BITS;
 /// Set for the breaker's life when verdicts feed a window policy.
 const WINDOWED: u64 = 1 << (STATE_BITS + 1);
 const FLAGS: u64 = TIMED | WINDOWED;
+/// Never set in the breaker's word: set in a permit's copy of it when the call's
+/// success needs more than a count, so that copy never equals the live word.
+const MARKED: u64 = 1 << (STATE_BITS + 2);
 const PROBE_BITS: u32 = 10;
 const SUCCESS_BITS: u32 = 10;
-const PROBE_SHIFT: u32 = STATE_BITS + 2;
+const PROBE_SHIFT: u32 = STATE_BITS + 3;
 const SUCCESS_SHIFT: u32 = PROBE_SHIFT + PROBE_BITS;
 const GEN_SHIFT: u32 = SUCCESS_SHIFT + SUCCESS_BITS;
-/// Generations count modulo 2^39: at one transition a millisecond that is 17 years
+/// Generations count modulo 2^38: at one transition a millisecond that is 8.7 years
 /// before a number comes back, and a permit would have to outlive all of them.
 pub(crate) const GEN_MASK: u64 = (1 << (64 - GEN_SHIFT)) - 1;
 const FIELD_MASK: u64 = (1 << PROBE_BITS) - 1;
@@ -92,9 +95,10 @@ const FAILURE_FIELD: u64 = (MAX_FAILURES as u64) << FAILURE_SHIFT;
 /// | 0..3 | state |
 /// | 3 | claims read the clock (fixed for the breaker's life) |
 /// | 4 | verdicts feed a window policy (fixed for the breaker's life) |
-/// | 5..15 | half-open: probes in flight; closed: consecutive failures, low bits |
-/// | 15..25 | half-open: probe successes; closed: consecutive failures, high bits |
-/// | 25..64 | generation |
+/// | 5 | only in a permit's copy: its success needs more than a count |
+/// | 6..16 | half-open: probes in flight; closed: consecutive failures, low bits |
+/// | 16..26 | half-open: probe successes; closed: consecutive failures, high bits |
+/// | 26..64 | generation |
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Word(pub(crate) u64);
 
@@ -153,19 +157,20 @@ impl Word {
         self.0 & TIMED != 0
     }
 
-    /// Whether a claim on this word is admitted with no more work: closed or
-    /// forced closed, and no clock to read. One test of one register.
+    /// Whether this word admits a call with nothing more to do, and the call's
+    /// success, if it finds the word unchanged, with nothing but a count: closed
+    /// or forced closed, no clock to read, no window to feed, no failures to
+    /// reset. One test of one register.
     #[inline(always)]
-    pub(crate) const fn admits_plainly(self) -> bool {
-        self.0 & (REFUSING_OR_PROBING | TIMED) == 0
+    pub(crate) const fn is_plain(self) -> bool {
+        self.0 & (REFUSING_OR_PROBING | TIMED | WINDOWED | FAILURE_FIELD) == 0
     }
 
-    /// Whether a success of a call admitted on this word, finding the word
-    /// unchanged, only needs counting: a closed or forced-closed call, no
-    /// failures to reset and no window to feed. One test of one register.
-    #[inline(always)]
-    pub(crate) const fn success_is_plain(self) -> bool {
-        self.0 & (REFUSING_OR_PROBING | WINDOWED | FAILURE_FIELD) == 0
+    /// The copy of this word a permit keeps when its success needs more than a
+    /// count (a probe, a window, failures to reset): it never equals the live
+    /// word, and reads the same in every field.
+    pub(crate) const fn marked(self) -> Word {
+        Word(self.0 | MARKED)
     }
 
     /// The word of the next generation in `state`, with no probes, successes or
@@ -266,38 +271,54 @@ mod tests {
     }
 
     #[test]
-    fn only_a_closed_word_without_a_clock_admits_plainly() {
-        let plain = Word::initial(false, true);
-        assert!(plain.admits_plainly());
-        assert!(plain.next(State::ForcedClosed).admits_plainly());
+    fn only_a_closed_word_with_nothing_to_time_feed_or_reset_is_plain() {
+        let plain = Word::initial(false, false);
+        assert!(plain.is_plain());
+        assert!(plain.next(State::ForcedClosed).is_plain());
+        assert!(!plain.with_failures(1).is_plain());
         assert!(
-            plain.with_failures(3).admits_plainly(),
-            "failures do not stop a claim"
+            !plain.with_failures(1 << PROBE_BITS).is_plain(),
+            "the count's high bits count too"
         );
-        for refusing in [State::Open, State::HalfOpen, State::ForcedOpen] {
-            assert!(!plain.next(refusing).admits_plainly(), "{refusing}");
+        for refusing_or_probing in [State::Open, State::HalfOpen, State::ForcedOpen] {
+            let w = plain.next(refusing_or_probing);
+            assert!(!w.is_plain(), "{refusing_or_probing}");
         }
         assert!(
-            !Word::initial(true, true).admits_plainly(),
+            !Word::initial(true, true).is_plain(),
             "a timed claim reads the clock"
         );
+        assert!(!Word::initial(false, true).is_plain(), "a window is fed");
     }
 
     #[test]
-    fn a_success_is_plain_only_with_no_failures_to_reset_and_no_window_to_feed() {
-        let plain = Word::initial(false, false);
-        assert!(plain.success_is_plain());
-        assert!(plain.next(State::ForcedClosed).success_is_plain());
-        assert!(!plain.with_failures(1).success_is_plain());
-        assert!(
-            !plain.with_failures(1 << PROBE_BITS).success_is_plain(),
-            "high bits count too"
+    fn a_marked_copy_never_equals_its_word_and_reads_the_same() {
+        let w = Word::initial(true, true)
+            .next(State::HalfOpen)
+            .with_successes(3, 2);
+        let m = w.marked();
+        assert_ne!(m, w);
+        assert_eq!(
+            (
+                m.state(),
+                m.generation(),
+                m.probes(),
+                m.successes(),
+                m.is_timed()
+            ),
+            (
+                w.state(),
+                w.generation(),
+                w.probes(),
+                w.successes(),
+                w.is_timed()
+            )
         );
-        assert!(
-            !plain.next(State::HalfOpen).success_is_plain(),
-            "a probe's success moves the word"
+        assert_eq!(
+            w.next(State::Closed).0 & MARKED,
+            0,
+            "never carried into the live word"
         );
-        assert!(!Word::initial(false, true).success_is_plain());
     }
 
     #[test]
