@@ -38,7 +38,8 @@ pub struct Breaker {
 
 /// The shared state of one breaker.
 pub(crate) struct Inner {
-    /// Read by every claim and verdict; written only on transitions and failures.
+    /// Read by every claim and verdict; written on transitions, failures, and the
+    /// success that resets a failure count (never by a success with nothing to reset).
     hot: CachePadded<Hot>,
     name: &'static str,
     config: Config,
@@ -133,8 +134,8 @@ impl Breaker {
     /// first claim at or after that instant moves the breaker to half-open and
     /// takes a probe slot in the same step (`open_for - 1ns` is refused,
     /// `open_for` admitted). Half-open: admitted while a probe slot is free.
-    // Always inlined: the closed path is a load, one test and one count, and a
-    // call would cost more than that (and return the result through memory).
+    // Always inlined: the closed claim is a load and one test, and a call would
+    // cost more than that (and return the permit through memory).
     #[inline(always)]
     pub fn try_acquire(&self) -> Result<Permit<'_>, CircuitOpen> {
         let inner = &*self.inner;
@@ -570,9 +571,10 @@ impl Inner {
             return; // another failure of this generation already tripped it
         }
         let open_for = self.config.open_nanos();
-        // Nothing moves a closed word without this lock: the open cannot miss.
+        // Without this lock, failures and resets change only the count of a closed
+        // word, never its generation: the open retries past them and cannot miss.
         let opened = self.open(word, open_for);
-        debug_assert!(opened, "a closed word moved without the transition lock");
+        debug_assert!(opened, "a closed word left its generation without the lock");
         drop(guard);
         log::warn!(
             "circuit `{}` opened: failure policy tripped; open for {:?}",

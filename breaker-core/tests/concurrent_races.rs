@@ -1,5 +1,6 @@
 //! Real threads racing the state machine: exact probe admission, one trip per
-//! storm, exact metrics at quiescence, nothing poisoned by panics.
+//! storm, exact metrics at quiescence, exact policies after manual control races
+//! calls, nothing poisoned by panics.
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier};
 use std::time::Duration;
@@ -180,4 +181,143 @@ fn a_panic_in_user_code_never_poisons_the_breaker() {
         breaker.call(|| Ok::<_, ()>(())),
         Err(CallError::Open(_))
     ));
+}
+
+/// Four threads claim and settle at random, hold permits across transitions, and
+/// (`with_force`) one of them forces open, forces closed and resets as it goes;
+/// checks every admission was recorded once and no probe slot is left held.
+fn mixed_run_with_manual_control(cfg: Config, with_force: bool) -> (Breaker, ManualClock) {
+    let clock = ManualClock::new();
+    let breaker = Breaker::with_clock("stress", cfg, clock.clone());
+    let threads: Vec<_> = (0..4u64)
+        .map(|seed| {
+            let (b, clock) = (breaker.clone(), clock.clone());
+            std::thread::spawn(move || {
+                let mut x = (seed + 11).wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+                let mut held = Vec::new();
+                let mut admitted = 0u64;
+                for _ in 0..30_000 {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    if x % 13 == 0 {
+                        clock.advance(Duration::from_millis(1));
+                    }
+                    if with_force && seed == 0 && x % 501 == 0 {
+                        match (x >> 20) % 4 {
+                            0 => b.force_open(),
+                            1 => b.force_closed(),
+                            _ => b.reset(),
+                        }
+                    }
+                    if let Ok(p) = b.try_acquire() {
+                        admitted += 1;
+                        match x % 9 {
+                            0..=3 => p.success(),
+                            4 | 5 => p.failure(),
+                            6 => p.ignore(),
+                            7 => drop(p),
+                            _ => held.push(p),
+                        }
+                    }
+                    if held.len() > 3 {
+                        let p = held.remove(0);
+                        if x & 1 == 0 {
+                            p.success()
+                        } else {
+                            p.failure()
+                        }
+                    }
+                }
+                held.into_iter().for_each(|p| p.failure());
+                admitted
+            })
+        })
+        .collect();
+    let admitted: u64 = threads.into_iter().map(|t| t.join().unwrap()).sum();
+    let m = breaker.metrics();
+    assert_eq!(
+        admitted,
+        m.successes + m.failures + m.ignored + m.abandoned + m.stale,
+        "{m:#?}"
+    );
+    assert_eq!(m.probes_in_flight, 0, "{m:#?}");
+    if m.state != State::Closed {
+        assert_eq!(m.consecutive_failures, 0, "{m:#?}");
+    }
+    (breaker, clock)
+}
+
+/// After a reset, `threshold - 1` failures keep it closed, a success resets them,
+/// and the `threshold`-th consecutive failure opens it.
+fn consecutive_count_is_exact(b: &Breaker) {
+    b.reset();
+    let t = b.config().threshold();
+    for _ in 1..t {
+        b.try_acquire().unwrap().failure();
+    }
+    assert_eq!(b.metrics().consecutive_failures, t - 1);
+    b.try_acquire().unwrap().success();
+    assert_eq!(b.metrics().consecutive_failures, 0);
+    for _ in 1..t {
+        b.try_acquire().unwrap().failure();
+    }
+    assert_eq!(b.state(), State::Closed);
+    b.try_acquire().unwrap().failure();
+    assert_eq!(b.state(), State::Open);
+}
+
+#[test]
+fn the_consecutive_count_is_exact_after_a_mixed_run_with_manual_control() {
+    for _ in 0..5 {
+        let cfg = Config::builder()
+            .threshold(4)
+            .open_ms(2)
+            .half_open_probes(2)
+            .backoff(1.0)
+            .probe_timeout_ms(5)
+            .build()
+            .unwrap();
+        let (b, _c) = mixed_run_with_manual_control(cfg, true);
+        consecutive_count_is_exact(&b);
+    }
+}
+
+#[test]
+fn a_count_window_empties_on_reset_after_a_mixed_run_with_manual_control() {
+    let cfg = Config::builder()
+        .window_calls(20)
+        .failure_rate(0.5)
+        .open_ms(2)
+        .half_open_probes(2)
+        .probe_timeout_ms(5)
+        .build()
+        .unwrap();
+    let (b, _c) = mixed_run_with_manual_control(cfg, true);
+    b.reset();
+    assert_eq!(b.metrics().window.unwrap().calls, 0);
+}
+
+#[test]
+fn slow_calls_are_still_timed_after_a_mixed_run_with_manual_control() {
+    let cfg = Config::builder()
+        .window_ms(100)
+        .failure_rate(0.5)
+        .min_calls(5)
+        .slow_call_ms(1)
+        .slow_call_rate(0.9)
+        .open_ms(2)
+        .half_open_probes(2)
+        .probe_timeout_ms(5)
+        .build()
+        .unwrap();
+    let (b, clock) = mixed_run_with_manual_control(cfg, true);
+    b.reset();
+    // The breaker still times its claims after all those transitions.
+    for _ in 0..10 {
+        let Ok(p) = b.try_acquire() else { break };
+        clock.advance(Duration::from_millis(2));
+        p.success();
+    }
+    assert_eq!(b.state(), State::Open, "{:#?}", b.metrics());
 }
