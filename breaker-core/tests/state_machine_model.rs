@@ -137,7 +137,7 @@ fn run(seed: u64) {
                         4..=6 => {
                             m.failures += 1;
                             m.opened += 1;
-                            m.open_for = (m.open_for * 2).min(MAXO).max(OPEN);
+                            m.open_for = (m.open_for * 2).clamp(OPEN, MAXO);
                             m.reopen_at = m.now + m.open_for;
                             m.s = S::Open;
                             m.gen += 1;
