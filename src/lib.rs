@@ -167,10 +167,8 @@ pub use breaker_macros::circuit_breaker;
 /// change in any release.
 #[doc(hidden)]
 pub mod __private {
-    use std::ops::Deref;
-
-    pub use breaker_core::{registry, CallSite, CircuitOpen, Config, EveryError, Registry};
-    use breaker_core::{Classifier, Permit};
+    pub use breaker_core::outcome::{AnyOutcome, NoClassifier, Outcome};
+    pub use breaker_core::{registry, CallSite, CircuitOpen, Config, Registry};
 
     /// The value a guarded fn without `fallback` returns when its circuit is open.
     #[diagnostic::on_unimplemented(
@@ -193,48 +191,6 @@ pub mod __private {
     #[inline]
     pub fn from_open<R: FromOpen>(open: CircuitOpen) -> R {
         R::from_open(open)
-    }
-
-    /// Records a body's value: a `Result` through the classifier, anything else
-    /// (found by auto-deref to [`AnyOutcome`]) as a success.
-    pub struct Outcome<'a, R> {
-        any: AnyOutcome<'a, R>,
-    }
-
-    impl<'a, R> Outcome<'a, R> {
-        #[inline]
-        pub fn new(result: &'a R) -> Self {
-            Outcome {
-                any: AnyOutcome(result),
-            }
-        }
-    }
-
-    impl<T, E> Outcome<'_, Result<T, E>> {
-        /// `Ok` is a success; an `Err` is a failure or ignored, as `classifier` says.
-        #[inline]
-        pub fn record<C: Classifier<E> + ?Sized>(&self, permit: Permit<'_>, classifier: &C) {
-            permit.record_with(self.any.0, classifier);
-        }
-    }
-
-    impl<'a, R> Deref for Outcome<'a, R> {
-        type Target = AnyOutcome<'a, R>;
-        #[inline]
-        fn deref(&self) -> &AnyOutcome<'a, R> {
-            &self.any
-        }
-    }
-
-    /// A value that is not a `Result`: returning it is a success.
-    pub struct AnyOutcome<'a, R>(&'a R);
-
-    impl<R> AnyOutcome<'_, R> {
-        /// A success. `is_failure` only applies to `Result` returns, hence the bound.
-        #[inline]
-        pub fn record<C: NoClassifier>(&self, permit: Permit<'_>, _: &C) {
-            permit.success();
-        }
     }
 
     /// Wraps a sync fn's value to ask, at compile time, whether it is a future.
@@ -262,13 +218,4 @@ pub mod __private {
         label = "end the body with `async move {{ ... }}` or `Box::pin(async move {{ ... }})`, or make it an `async fn`"
     )]
     pub trait SeesIntoFuture {}
-
-    /// Only the default classifier goes with a return type that is not a `Result`.
-    #[diagnostic::on_unimplemented(
-        message = "`is_failure` only applies to a fn returning `Result<_, E>`",
-        label = "this fn does not return a `Result`: remove `is_failure`"
-    )]
-    pub trait NoClassifier {}
-
-    impl NoClassifier for EveryError {}
 }

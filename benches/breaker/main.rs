@@ -78,6 +78,17 @@ fn guarded(x: u64) -> Result<u64, BenchError> {
     work(x)
 }
 
+/// The shape the attribute gives a fn, without a breaker: call `work`, look at
+/// its result, return it. Moving a `Result` that came back through memory into
+/// the return slot after reading it costs a store-forwarding stall here, whatever
+/// the fn does in between; this row shows that cost on its own.
+#[inline(never)]
+fn wrapper(x: u64) -> Result<u64, BenchError> {
+    let result = work(x);
+    black_box(result.is_ok());
+    result
+}
+
 /// The async version, behind the attribute.
 #[circuit_breaker(group = "bench-attr-async", threshold = 3, open_ms = 3_600_000)]
 async fn guarded_async(x: u64) -> Result<u64, BenchError> {
@@ -92,7 +103,7 @@ fn hand_written(x: u64) -> Result<u64, BenchError> {
         Err(_) => panic!("valid config"),
     };
     static SITE: CallSite = CallSite::new();
-    let breaker = SITE.breaker(breaker::registry(), "bench-hand", &CONFIG);
+    let breaker = SITE.global("bench-hand", &CONFIG);
     let permit = breaker.try_acquire()?;
     let result = work(x);
     permit.record(&result);
@@ -106,7 +117,7 @@ async fn hand_written_async(x: u64) -> Result<u64, BenchError> {
         Err(_) => panic!("valid config"),
     };
     static SITE: CallSite = CallSite::new();
-    let breaker = SITE.breaker(breaker::registry(), "bench-hand-async", &CONFIG);
+    let breaker = SITE.global("bench-hand-async", &CONFIG);
     let permit = breaker.try_acquire()?;
     let result = async { work(x) }.await;
     permit.record(&result);
@@ -150,6 +161,9 @@ fn permit_call(breaker: &Breaker, x: u64) -> Result<u64, BenchError> {
     result
 }
 
+/// The name of the [`wrapper`] row, which the report reads.
+pub const WRAPPER: &str = "wrapper fn, no breaker (reads its result, returns it)";
+
 fn closed_success(c: &mut Criterion) {
     let mut g = c.benchmark_group("closed_success");
     g.bench_function("bare call", |b| iter_ok(b, || work(black_box(1))));
@@ -166,6 +180,7 @@ fn closed_success(c: &mut Criterion) {
     g.bench_function("breaker: attribute", |b| {
         iter_ok(b, || guarded(black_box(1)))
     });
+    g.bench_function(WRAPPER, |b| iter_ok(b, || wrapper(black_box(1))));
     peers::closed_success(&mut g);
     g.finish();
 }

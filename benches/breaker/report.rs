@@ -146,6 +146,18 @@ pub(crate) fn print(since: SystemTime) {
             .map(|((p, peer), b)| format!("{:.1}x ({p})", peer / b)),
     );
     line(
+        "closed success, attribute over the same wrapper fn without a breaker",
+        get(cs, "breaker: attribute")
+            .zip(get(cs, crate::WRAPPER))
+            .map(|(a, w)| format!("{:+.2} ns", a - w)),
+    );
+    line(
+        "closed success, fastest peer / breaker attribute",
+        fastest_peer(cs)
+            .zip(get(cs, "breaker: attribute"))
+            .map(|((p, peer), b)| format!("{:.1}x ({p})", peer / b)),
+    );
+    line(
         "closed success, attribute over the same fn written by hand (target: nothing)",
         get(cs, "breaker: attribute")
             .zip(get(cs, "breaker: hand-written fn (call site + permit)"))

@@ -117,6 +117,8 @@ mod config;
 mod counters;
 mod error;
 mod metrics;
+#[doc(hidden)]
+pub mod outcome;
 mod permit;
 mod policy;
 mod registry;

@@ -80,7 +80,7 @@ pub(crate) fn expand(plan: &Plan, item: ItemFn) -> TokenStream {
 ///         Err(__open) => return Self::cached(self, q),
 ///     };
 ///     let __result = (move || -> Result<Hits, Error> { body })();
-///     Outcome::new(&__result).record(__permit, &EveryError);
+///     Outcome::new(&__result).record_every(__permit);
 ///     __result
 /// }
 /// ```
@@ -140,7 +140,7 @@ fn expand_sync(plan: &Plan, item: ItemFn) -> TokenStream {
 ///         body
 ///     }
 ///     .await;
-///     Outcome::new(&__result).record(__permit, &EveryError);
+///     Outcome::new(&__result).record_every(__permit);
 ///     __result
 /// }
 /// ```
@@ -193,7 +193,7 @@ fn expand_async_fn(plan: &Plan, item: ItemFn) -> TokenStream {
 ///     Box::pin(async move {
 ///         /* claim, as in `expand_async_fn` */
 ///         let __result = async move { body }.await;
-///         Outcome::new(&__result).record(__permit, &EveryError);
+///         Outcome::new(&__result).record_every(__permit);
 ///         __result
 ///     })
 /// }
@@ -332,19 +332,22 @@ fn on_open(plan: &Plan, item: &ItemFn, l: &Locals, is_async: bool) -> TokenStrea
 /// ::breaker::__private::Outcome::new(&__result).record(__permit, &server_side);
 /// __result
 /// ```
-/// `Outcome::record` is inherent on `Result` returns (through the classifier) and
-/// reached by auto-deref for every other type (a success).
+/// Without `is_failure`: `.record_every(__permit)`, inherent on `Result` returns
+/// (`Err` is a failure) and reached by auto-deref for every other type (a
+/// success). `record` with a classifier compiles only for a `Result`.
 fn record(plan: &Plan, l: &Locals) -> TokenStream {
     let krate = &plan.krate;
     let Locals { permit, result, .. } = l;
-    let classifier = match &plan.is_failure {
-        Some(path) => quote_spanned!(path.span()=> &#path),
-        None => quote!(&#krate::__private::EveryError),
+    // Without `is_failure`, no classifier is handed the error: that keeps the
+    // body's `Result` free to be built in the fn's return slot (see `Outcome`).
+    let method = match &plan.is_failure {
+        Some(path) => quote_spanned!(path.span()=> record(#permit, &#path)),
+        None => quote!(record_every(#permit)),
     };
     let lints = generated_lints();
     quote_spanned! {Span::mixed_site()=>
         #lints
-        #krate::__private::Outcome::new(&#result).record(#permit, #classifier);
+        #krate::__private::Outcome::new(&#result).#method;
         #result
     }
 }
