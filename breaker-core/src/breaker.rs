@@ -175,9 +175,7 @@ impl Breaker {
         F: FnOnce() -> Result<T, E>,
     {
         let permit = self.try_acquire()?;
-        let result = f();
-        permit.record_with(&result, classifier);
-        result.map_err(CallError::Inner)
+        permit.record_and_wrap(f(), classifier)
     }
 
     /// Awaits `future` if the breaker admits it, counting every `Err` as a failure.
@@ -190,9 +188,7 @@ impl Breaker {
         // Not `call_async_with(..).await`: one state machine, not two nested ones
         // that move `future` twice.
         let permit = self.try_acquire()?;
-        let result = future.await;
-        permit.record(&result);
-        result.map_err(CallError::Inner)
+        permit.record_and_wrap(future.await, &EveryError)
     }
 
     /// [`call_async`](Self::call_async) with a classifier.
@@ -206,9 +202,7 @@ impl Breaker {
         Fut: Future<Output = Result<T, E>>,
     {
         let permit = self.try_acquire()?;
-        let result = future.await;
-        permit.record_with(&result, classifier);
-        result.map_err(CallError::Inner)
+        permit.record_and_wrap(future.await, classifier)
     }
 
     /// The current state. Pure: never moves the breaker, even when the open

@@ -4,6 +4,7 @@
 use std::mem::ManuallyDrop;
 
 use crate::breaker::Inner;
+use crate::error::CallError;
 use crate::state::{State, Word};
 
 /// Decides whether an error says something about the dependency's health.
@@ -140,6 +141,36 @@ impl<'a> Permit<'a> {
                 } else {
                     self.ignore()
                 }
+            }
+        }
+    }
+
+    /// Records `result` as [`record_with`](Self::record_with) does and returns it
+    /// with its error wrapped, for the `call` helpers. It takes the `Result` by
+    /// value and moves each half on its own: recording through a reference,
+    /// then moving the whole `Result`, made the compiler copy it with one wide
+    /// load over the narrower stores that wrote it (a store-forwarding stall).
+    #[inline(always)]
+    pub(crate) fn record_and_wrap<T, E, C>(
+        self,
+        result: Result<T, E>,
+        classifier: &C,
+    ) -> Result<T, CallError<E>>
+    where
+        C: Classifier<E> + ?Sized,
+    {
+        match result {
+            Ok(value) => {
+                self.success();
+                Ok(value)
+            }
+            Err(error) => {
+                if classifier.is_failure(&error) {
+                    self.failure();
+                } else {
+                    self.ignore();
+                }
+                Err(CallError::Inner(error))
             }
         }
     }
