@@ -167,7 +167,7 @@ pub use breaker_macros::circuit_breaker;
 /// change in any release.
 #[doc(hidden)]
 pub mod __private {
-    pub use breaker_core::outcome::{AnyOutcome, NoClassifier, Outcome};
+    pub use breaker_core::outcome::{AnyOutcome, Classified, ClassifiedAny, NoClassifier, Outcome};
     pub use breaker_core::{registry, CallSite, CircuitOpen, Config, Registry};
 
     /// The value a guarded fn without `fallback` returns when its circuit is open.

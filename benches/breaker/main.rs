@@ -78,6 +78,19 @@ fn guarded(x: u64) -> Result<u64, BenchError> {
     work(x)
 }
 
+/// Whether a `BenchError` says the dependency is unhealthy.
+fn upstream_failed(e: &BenchError) -> bool {
+    matches!(e, BenchError::Upstream)
+}
+
+/// `work` behind the attribute with a classifier: the body's error is handed to
+/// `upstream_failed`, which (unlike the default) keeps the `Result` off the fn's
+/// return slot, so it is copied out.
+#[circuit_breaker(group = "bench-attr-classified", threshold = 3, open_ms = 3_600_000, is_failure = upstream_failed)]
+fn guarded_classified(x: u64) -> Result<u64, BenchError> {
+    work(x)
+}
+
 /// The shape the attribute gives a fn, without a breaker: call `work`, look at
 /// its result, return it. Moving a `Result` that came back through memory into
 /// the return slot after reading it costs a store-forwarding stall here, whatever
@@ -179,6 +192,9 @@ fn closed_success(c: &mut Criterion) {
     });
     g.bench_function("breaker: attribute", |b| {
         iter_ok(b, || guarded(black_box(1)))
+    });
+    g.bench_function("breaker: attribute with is_failure", |b| {
+        iter_ok(b, || guarded_classified(black_box(1)))
     });
     g.bench_function(WRAPPER, |b| iter_ok(b, || wrapper(black_box(1))));
     peers::closed_success(&mut g);

@@ -175,7 +175,7 @@ impl Breaker {
         F: FnOnce() -> Result<T, E>,
     {
         let permit = self.try_acquire()?;
-        permit.record_and_wrap(f(), classifier)
+        permit.record_owned(f(), classifier, CallError::Inner)
     }
 
     /// Awaits `future` if the breaker admits it, counting every `Err` as a failure.
@@ -188,7 +188,7 @@ impl Breaker {
         // Not `call_async_with(..).await`: one state machine, not two nested ones
         // that move `future` twice.
         let permit = self.try_acquire()?;
-        permit.record_and_wrap(future.await, &EveryError)
+        permit.record_owned(future.await, &EveryError, CallError::Inner)
     }
 
     /// [`call_async`](Self::call_async) with a classifier.
@@ -202,7 +202,7 @@ impl Breaker {
         Fut: Future<Output = Result<T, E>>,
     {
         let permit = self.try_acquire()?;
-        permit.record_and_wrap(future.await, classifier)
+        permit.record_owned(future.await, classifier, CallError::Inner)
     }
 
     /// The current state. Pure: never moves the breaker, even when the open

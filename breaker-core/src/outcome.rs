@@ -12,11 +12,10 @@ use std::ops::Deref;
 
 use crate::permit::{Classifier, Permit};
 
-/// A body's value, to record. `Outcome::new(&value).record_every(permit)` (no
-/// `is_failure` key) picks [`Outcome::record_every`] for a `Result` and, by
-/// auto-deref, [`AnyOutcome::record_every`] for anything else;
-/// `.record(permit, &classifier)` (an `is_failure` key) compiles only for a
-/// `Result`.
+/// A body's value, to record without a classifier (no `is_failure` key):
+/// `Outcome::new(&value).record_every(permit)` picks [`Outcome::record_every`]
+/// for a `Result` and, by auto-deref, [`AnyOutcome::record_every`] for anything
+/// else. With a classifier, see [`Classified`].
 pub struct Outcome<'a, R> {
     any: AnyOutcome<'a, R>,
 }
@@ -32,17 +31,9 @@ impl<'a, R> Outcome<'a, R> {
 }
 
 impl<T, E> Outcome<'_, Result<T, E>> {
-    /// `Ok` is a success; an `Err` is a failure or ignored, as `classifier` says.
-    #[inline(always)]
-    pub fn record<C: Classifier<E> + ?Sized>(self, permit: Permit<'_>, classifier: &C) {
-        permit.record_with(self.any.0, classifier);
-    }
-}
-
-impl<T, E> Outcome<'_, Result<T, E>> {
-    /// `Ok` is a success, every `Err` a failure: [`record`](Self::record) with
-    /// [`EveryError`](crate::EveryError), without handing the error to a
-    /// classifier (which kept the `Result` out of the return slot, above).
+    /// `Ok` is a success, every `Err` a failure. The value stays where it is:
+    /// nothing holds a reference into it, so the compiler can build it in the
+    /// fn's return slot.
     #[inline(always)]
     pub fn record_every(self, permit: Permit<'_>) {
         permit.record(self.any.0);
@@ -66,13 +57,38 @@ impl<R> AnyOutcome<'_, R> {
     pub fn record_every(&self, permit: Permit<'_>) {
         permit.success();
     }
+}
 
-    /// Never compiles: [`NoClassifier`] has no implementations. It is here so
-    /// that an `is_failure` key on a fn that does not return a `Result` fails
-    /// with the message of that trait, not "no method named `record`".
+/// A body's value, taken by value to record through an `is_failure` classifier
+/// and given back: `Classified(value).record(permit, &classifier)` picks
+/// [`Classified::record`] for a `Result` (inherent methods come first) and
+/// [`ClassifiedAny::record`] for anything else, which does not compile.
+/// By value, not through a reference: see [`Permit::record_owned`].
+pub struct Classified<R>(pub R);
+
+impl<T, E> Classified<Result<T, E>> {
+    /// `Ok` is a success; an `Err` is a failure or ignored, as `classifier` says.
     #[inline(always)]
-    pub fn record<C: NoClassifier>(&self, permit: Permit<'_>, _: &C) {
+    pub fn record<C: Classifier<E> + ?Sized>(
+        self,
+        permit: Permit<'_>,
+        classifier: &C,
+    ) -> Result<T, E> {
+        permit.record_owned(self.0, classifier, |error| error)
+    }
+}
+
+/// The `record` a [`Classified`] value that is not a `Result` finds: it never
+/// compiles, and fails with the message of [`NoClassifier`].
+pub trait ClassifiedAny<R> {
+    /// Never called: the bound has no implementations.
+    fn record<C: NoClassifier>(self, permit: Permit<'_>, classifier: &C) -> R;
+}
+
+impl<R> ClassifiedAny<R> for Classified<R> {
+    fn record<C: NoClassifier>(self, permit: Permit<'_>, _: &C) -> R {
         permit.success();
+        self.0
     }
 }
 

@@ -4,7 +4,6 @@
 use std::mem::ManuallyDrop;
 
 use crate::breaker::Inner;
-use crate::error::CallError;
 use crate::state::{State, Word};
 
 /// Decides whether an error says something about the dependency's health.
@@ -145,17 +144,21 @@ impl<'a> Permit<'a> {
         }
     }
 
-    /// Records `result` as [`record_with`](Self::record_with) does and returns it
-    /// with its error wrapped, for the `call` helpers. It takes the `Result` by
-    /// value and moves each half on its own: recording through a reference,
-    /// then moving the whole `Result`, made the compiler copy it with one wide
-    /// load over the narrower stores that wrote it (a store-forwarding stall).
+    /// Records `result` as [`record_with`](Self::record_with) does and gives it
+    /// back, its error passed through `wrap`: for the `call` helpers and for the
+    /// attribute with a classifier. It takes the `Result` by value and moves each
+    /// half on its own. Recording through a reference into a `Result` that is
+    /// then moved out (a reference the classifier holds, here) made the compiler
+    /// build it on the stack and copy it with one wide load over the narrower
+    /// stores that wrote it: a store-forwarding stall of several ns.
+    #[doc(hidden)]
     #[inline(always)]
-    pub(crate) fn record_and_wrap<T, E, C>(
+    pub fn record_owned<T, E, F, C>(
         self,
         result: Result<T, E>,
         classifier: &C,
-    ) -> Result<T, CallError<E>>
+        wrap: impl FnOnce(E) -> F,
+    ) -> Result<T, F>
     where
         C: Classifier<E> + ?Sized,
     {
@@ -170,7 +173,7 @@ impl<'a> Permit<'a> {
                 } else {
                     self.ignore();
                 }
-                Err(CallError::Inner(error))
+                Err(wrap(error))
             }
         }
     }

@@ -327,28 +327,45 @@ fn on_open(plan: &Plan, item: &ItemFn, l: &Locals, is_async: bool) -> TokenStrea
 
 /// Records the one outcome of a run body and returns its value.
 ///
-/// Input: `is_failure = server_side`. Output:
+/// Input: no `is_failure`. Output:
 /// ```ignore
-/// ::breaker::__private::Outcome::new(&__result).record(__permit, &server_side);
+/// ::breaker::__private::Outcome::new(&__result).record_every(__permit);
 /// __result
 /// ```
-/// Without `is_failure`: `.record_every(__permit)`, inherent on `Result` returns
-/// (`Err` is a failure) and reached by auto-deref for every other type (a
-/// success). `record` with a classifier compiles only for a `Result`.
+/// `record_every` is inherent on `Result` returns (`Err` is a failure) and
+/// reached by auto-deref for every other type (a success).
+///
+/// Input: `is_failure = server_side`. Output:
+/// ```ignore
+/// {
+///     use ::breaker::__private::ClassifiedAny as _;
+///     ::breaker::__private::Classified(__result).record(__permit, &server_side)
+/// }
+/// ```
+/// `Classified::record` is inherent on `Result` returns and gives the value
+/// back; for any other type the trait's `record` is found, whose bound fails with
+/// "`is_failure` only applies to a fn returning `Result<_, E>`". By value, so
+/// no reference into the value keeps it off the fn's return slot.
 fn record(plan: &Plan, l: &Locals) -> TokenStream {
     let krate = &plan.krate;
     let Locals { permit, result, .. } = l;
-    // Without `is_failure`, no classifier is handed the error: that keeps the
-    // body's `Result` free to be built in the fn's return slot (see `Outcome`).
-    let method = match &plan.is_failure {
-        Some(path) => quote_spanned!(path.span()=> record(#permit, &#path)),
-        None => quote!(record_every(#permit)),
-    };
     let lints = generated_lints();
-    quote_spanned! {Span::mixed_site()=>
-        #lints
-        #krate::__private::Outcome::new(&#result).#method;
-        #result
+    match &plan.is_failure {
+        None => quote_spanned! {Span::mixed_site()=>
+            #lints
+            #krate::__private::Outcome::new(&#result).record_every(#permit);
+            #result
+        },
+        Some(path) => {
+            let record = quote_spanned!(path.span()=> record(#permit, &#path));
+            quote_spanned! {Span::mixed_site()=>
+                {
+                    #[allow(unused_imports)] // only for a return type that is not a `Result`
+                    use #krate::__private::ClassifiedAny as _;
+                    #krate::__private::Classified(#result).#record
+                }
+            }
+        }
     }
 }
 
