@@ -265,8 +265,10 @@ impl Inner {
         Word(self.hot.word.load(Acquire))
     }
 
-    /// A call admitted on a closed or forced-closed `word` that is not
-    /// [plain](Word::is_plain): timed, windowed, or with failures to reset.
+    /// A call admitted on a closed or forced-closed `word` by a claim that went
+    /// the slow way: the word is timed, windowed or has failures to reset, or
+    /// (rarely) it became plain while the claim retried. Its permit is marked
+    /// either way, and its success takes the slow path.
     fn admit(&self, word: Word) -> Permit<'_> {
         let started = if word.is_timed() { self.clock.now() } else { 0 };
         Permit::new(self, word.marked(), started)
@@ -431,7 +433,7 @@ impl Inner {
     pub(crate) fn settle(&self, admitted: Word, started: u64, verdict: Verdict) {
         // The common verdict: the success of a call claimed on a plain word (an
         // unmarked one) that finds the word as it was at the claim (so in the
-        // same generation, with no failure since). It only counts.
+        // same generation, with the same failure count: none). It only counts.
         if verdict == Verdict::Success && self.word() == admitted {
             return self.counters.bump(Event::Successes);
         }

@@ -68,8 +68,9 @@ const TIMED: u64 = 1 << STATE_BITS;
 /// Set for the breaker's life when verdicts feed a window policy.
 const WINDOWED: u64 = 1 << (STATE_BITS + 1);
 const FLAGS: u64 = TIMED | WINDOWED;
-/// Never set in the breaker's word: set in a permit's copy of it when the call's
-/// success needs more than a count, so that copy never equals the live word.
+/// Never set in the breaker's word: set in a permit's copy of it unless the claim
+/// found the word plain, so a success that may need more than a count (and
+/// rarely one that does not) never takes the verdict's fast path.
 const MARKED: u64 = 1 << (STATE_BITS + 2);
 const PROBE_BITS: u32 = 10;
 const SUCCESS_BITS: u32 = 10;
@@ -95,7 +96,7 @@ const FAILURE_FIELD: u64 = (MAX_FAILURES as u64) << FAILURE_SHIFT;
 /// | 0..3 | state |
 /// | 3 | claims read the clock (fixed for the breaker's life) |
 /// | 4 | verdicts feed a window policy (fixed for the breaker's life) |
-/// | 5 | only in a permit's copy: its success needs more than a count |
+/// | 5 | only in a permit's copy: the claim did not find the word plain |
 /// | 6..16 | half-open: probes in flight; closed: consecutive failures, low bits |
 /// | 16..26 | half-open: probe successes; closed: consecutive failures, high bits |
 /// | 26..64 | generation |

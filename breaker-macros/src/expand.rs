@@ -135,6 +135,7 @@ fn expand_sync(plan: &Plan, item: ItemFn) -> TokenStream {
 /// ```ignore
 /// async fn search(q: &str) -> Result<Hits, Error> {
 ///     /* claim, as in `expand_sync`; a fallback is `.await`ed */
+///     #[allow(unused_braces)] // `body` is a tail block: on one line, a warning
 ///     let __result = async move {
 ///         if false { let __fake: Result<Hits, Error> = loop {}; return __fake; }
 ///         body
@@ -173,6 +174,9 @@ fn expand_async_fn(plan: &Plan, item: ItemFn) -> TokenStream {
         #vis #sig {
             #(#inner)*
             #claim
+            // The body's block is the async block's tail: on one line, rustc
+            // would call the user's own braces unnecessary.
+            #[allow(unused_braces)]
             let #result = async move { #fake_return #block }.await;
             #record
         }

@@ -17,6 +17,14 @@ async fn zero(_x: u32) -> R {
     Ok(0)
 }
 
+/// Bodies written on one line: the wrapper must not make the user's braces
+/// look unnecessary.
+#[circuit_breaker(group = "pass-deny-one-line")]
+pub async fn one_line(x: u32) -> R { Ok(x) }
+
+#[circuit_breaker(group = "pass-deny-one-line-fallback", fallback = zero)]
+pub async fn one_line_fallback(x: u32) -> R { Ok(x + 1) }
+
 /// A trailing async block.
 #[circuit_breaker(group = "pass-deny-tail")]
 pub fn tail(x: u32) -> impl Future<Output = R> {
@@ -52,6 +60,8 @@ impl Svc for S {
 
 fn main() {
     drop(with_fallback(1));
+    drop(one_line(1));
+    drop(one_line_fallback(1));
     drop(tail(1));
     drop(boxed(1));
     drop(unit());
