@@ -132,66 +132,60 @@ pub(crate) fn print(since: SystemTime) {
             println!("- {what}: {value}");
         }
     };
-    let cs = "closed_success";
-    line(
-        "closed success, permit, over bare call (target <= 3 ns)",
-        get(cs, "breaker: permit")
-            .zip(get(cs, "bare call"))
-            .map(|(b, bare)| format!("{:.2} ns", b - bare)),
-    );
-    line(
-        "closed success, fastest peer / breaker permit (target >= 4x)",
-        fastest_peer(cs)
-            .zip(get(cs, "breaker: permit"))
-            .map(|((p, peer), b)| format!("{:.1}x ({p})", peer / b)),
-    );
-    line(
-        "closed success, attribute over the same wrapper fn without a breaker",
-        get(cs, "breaker: attribute")
-            .zip(get(cs, crate::WRAPPER))
-            .map(|(a, w)| format!("{:+.2} ns", a - w)),
-    );
-    line(
-        "closed success, fastest peer / breaker attribute",
-        fastest_peer(cs)
-            .zip(get(cs, "breaker: attribute"))
-            .map(|((p, peer), b)| format!("{:.1}x ({p})", peer / b)),
-    );
-    line(
-        "closed success, attribute over the same fn written by hand (target: nothing)",
-        get(cs, "breaker: attribute")
-            .zip(get(cs, "breaker: hand-written fn (call site + permit)"))
-            .map(|(a, p)| format!("{:+.2} ns", a - p)),
-    );
-    let asy = "closed_success_async";
-    line(
-        "async closed, call_async over bare async call (target <= 5 ns)",
-        get(asy, "breaker: call_async")
-            .zip(get(asy, "bare call"))
-            .map(|(b, bare)| format!("{:.2} ns", b - bare)),
-    );
-    line(
-        "async closed, attribute over the same async fn written by hand (target: nothing)",
-        get(asy, "breaker: attribute")
-            .zip(get(
-                asy,
-                "breaker: hand-written async fn (call site + permit)",
-            ))
-            .map(|(a, p)| format!("{:+.2} ns", a - p)),
-    );
-    line(
-        "async closed, attribute over bare async call (target <= 5 ns)",
-        get(asy, "breaker: attribute")
-            .zip(get(asy, "bare call"))
-            .map(|(b, bare)| format!("{:.2} ns", b - bare)),
-    );
-    let open = "open_rejection";
-    line(
-        "open rejection, fastest peer / breaker (target >= 1.5x)",
-        fastest_peer(open)
-            .zip(get(open, "breaker: permit"))
-            .map(|((p, peer), b)| format!("{:.1}x ({p})", peer / b)),
-    );
+    // `a` over `b` in group `g`, in ns; the fastest peer over `case`, as a ratio.
+    let over = |g: &str, a: &str, b: &str| {
+        get(g, a)
+            .zip(get(g, b))
+            .map(|(a, b)| format!("{:+.2} ns", a - b))
+    };
+    let peer_over = |g: &str, case: &str| {
+        fastest_peer(g)
+            .zip(get(g, case))
+            .map(|((p, peer), b)| format!("{:.1}x ({p})", peer / b))
+    };
+    let (cs, asy) = ("closed_success", "closed_success_async");
+    let by_hand = "breaker: hand-written fn (call site + permit)";
+    let by_hand_async = "breaker: hand-written async fn (call site + permit)";
+    for (what, value) in [
+        (
+            "closed success, permit, over bare call (target <= 3 ns)",
+            over(cs, "breaker: permit", "bare call"),
+        ),
+        (
+            "closed success, fastest peer / breaker permit (target >= 4x)",
+            peer_over(cs, "breaker: permit"),
+        ),
+        (
+            "closed success, attribute over the same wrapper fn without a breaker",
+            over(cs, "breaker: attribute", crate::WRAPPER),
+        ),
+        (
+            "closed success, fastest peer / breaker attribute",
+            peer_over(cs, "breaker: attribute"),
+        ),
+        (
+            "closed success, attribute over the same fn written by hand (target: nothing)",
+            over(cs, "breaker: attribute", by_hand),
+        ),
+        (
+            "async closed, call_async over bare async call (target <= 5 ns)",
+            over(asy, "breaker: call_async", "bare call"),
+        ),
+        (
+            "async closed, attribute over the same async fn written by hand (target: nothing)",
+            over(asy, "breaker: attribute", by_hand_async),
+        ),
+        (
+            "async closed, attribute over bare async call (target <= 5 ns)",
+            over(asy, "breaker: attribute", "bare call"),
+        ),
+        (
+            "open rejection, fastest peer / breaker (target >= 1.5x)",
+            peer_over("open_rejection", "breaker: permit"),
+        ),
+    ] {
+        line(what, value);
+    }
     let th = "threads";
     for case in [
         "bare call",

@@ -93,72 +93,19 @@ fn a_failure_storm_on_many_threads_opens_the_breaker_once() {
 
 #[test]
 fn every_admitted_call_is_recorded_exactly_once_after_a_random_mixed_run() {
-    let (breaker, clock) = manual(
-        Config::builder()
-            .threshold(4)
-            .open_ms(2)
-            .half_open_probes(2)
-            .backoff(1.0)
-            .probe_timeout_ms(5)
-            .build()
-            .unwrap(),
+    let (breaker, _clock, admitted) = mixed_run(
+        flapping(),
+        Mixed {
+            force: false,
+            panics: true,
+        },
     );
-    let threads: Vec<_> = (0..4u64)
-        .map(|seed| {
-            let (b, clock) = (Arc::clone(&breaker), clock.clone());
-            std::thread::spawn(move || {
-                let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-                let mut held = Vec::new();
-                let mut admitted = 0u64;
-                for _ in 0..20_000 {
-                    x ^= x << 13;
-                    x ^= x >> 7;
-                    x ^= x << 17;
-                    if x % 17 == 0 {
-                        clock.advance(Duration::from_millis(1));
-                    }
-                    if let Ok(p) = b.try_acquire() {
-                        admitted += 1;
-                        match x % 9 {
-                            0..=3 => p.success(),
-                            4 | 5 => p.failure(),
-                            6 => p.ignore(),
-                            7 => drop(p),
-                            _ => held.push(p), // finished later, maybe stale
-                        }
-                    }
-                    if held.len() > 3 {
-                        held.remove(0).success();
-                    }
-                    if x % 1_001 == 0 {
-                        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                            let _ = b.call(|| -> Result<(), ()> {
-                                admitted += 1;
-                                panic!("user panic")
-                            });
-                        }));
-                    }
-                }
-                held.into_iter().for_each(|p| p.failure());
-                admitted
-            })
-        })
-        .collect();
-    let admitted: u64 = threads.into_iter().map(|t| t.join().unwrap()).sum();
     let m = breaker.metrics();
-    // Counted by the test, not by the breaker: no admitted call went unrecorded
-    // or was recorded twice.
-    assert_eq!(
-        admitted,
-        m.successes + m.failures + m.ignored + m.abandoned + m.stale,
-        "{m:#?}"
-    );
     assert_eq!(m.calls, admitted);
     assert!(
         m.times_opened > 0 && m.stale > 0 && m.rejected > 0,
         "the run exercised every path: {m:#?}"
     );
-    assert_eq!(m.probes_in_flight, 0, "no path leaves a slot held");
 }
 
 #[test]
@@ -183,12 +130,39 @@ fn a_panic_in_user_code_never_poisons_the_breaker() {
     ));
 }
 
-/// Four threads claim and settle at random, hold permits across transitions, and
-/// (`with_force`) one of them forces open, forces closed and resets as it goes;
-/// checks every admission was recorded once and no probe slot is left held.
-fn mixed_run_with_manual_control(cfg: Config, with_force: bool) -> (Breaker, ManualClock) {
+/// What a [`mixed_run`] adds to random claims and verdicts.
+struct Mixed {
+    /// One thread forces open, forces closed and resets as it goes.
+    force: bool,
+    /// Now and then a call panics in user code.
+    panics: bool,
+}
+
+/// A consecutive policy that trips, reopens and reclaims probes often in a run.
+fn flapping() -> Config {
+    Config::builder()
+        .threshold(4)
+        .open_ms(2)
+        .half_open_probes(2)
+        .backoff(1.0)
+        .probe_timeout_ms(5)
+        .build()
+        .unwrap()
+}
+
+/// Random claims and verdicts, raced by force open, force closed and reset.
+const MANUAL_CONTROL: Mixed = Mixed {
+    force: true,
+    panics: false,
+};
+
+/// Four threads claim and settle at random, advance the clock, and hold permits
+/// across transitions; checks, with admissions counted here and not by the
+/// breaker, that every admitted call was recorded exactly once and that no probe
+/// slot is left held. Returns the breaker, its clock and the admissions.
+fn mixed_run(cfg: Config, mixed: Mixed) -> (Breaker, ManualClock, u64) {
     let clock = ManualClock::new();
-    let breaker = Breaker::with_clock("stress", cfg, clock.clone());
+    let breaker = Breaker::with_clock("mixed", cfg, clock.clone());
     let threads: Vec<_> = (0..4u64)
         .map(|seed| {
             let (b, clock) = (breaker.clone(), clock.clone());
@@ -203,7 +177,7 @@ fn mixed_run_with_manual_control(cfg: Config, with_force: bool) -> (Breaker, Man
                     if x % 13 == 0 {
                         clock.advance(Duration::from_millis(1));
                     }
-                    if with_force && seed == 0 && x % 501 == 0 {
+                    if mixed.force && seed == 0 && x % 501 == 0 {
                         match (x >> 20) % 4 {
                             0 => b.force_open(),
                             1 => b.force_closed(),
@@ -217,7 +191,7 @@ fn mixed_run_with_manual_control(cfg: Config, with_force: bool) -> (Breaker, Man
                             4 | 5 => p.failure(),
                             6 => p.ignore(),
                             7 => drop(p),
-                            _ => held.push(p),
+                            _ => held.push(p), // finished later, maybe stale
                         }
                     }
                     if held.len() > 3 {
@@ -227,6 +201,14 @@ fn mixed_run_with_manual_control(cfg: Config, with_force: bool) -> (Breaker, Man
                         } else {
                             p.failure()
                         }
+                    }
+                    if mixed.panics && x % 1_001 == 0 {
+                        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                            let _ = b.call(|| -> Result<(), ()> {
+                                admitted += 1;
+                                panic!("user panic")
+                            });
+                        }));
                     }
                 }
                 held.into_iter().for_each(|p| p.failure());
@@ -241,15 +223,13 @@ fn mixed_run_with_manual_control(cfg: Config, with_force: bool) -> (Breaker, Man
         m.successes + m.failures + m.ignored + m.abandoned + m.stale,
         "{m:#?}"
     );
-    assert_eq!(m.probes_in_flight, 0, "{m:#?}");
+    assert_eq!(m.probes_in_flight, 0, "no path leaves a slot held: {m:#?}");
     if m.state != State::Closed {
         assert_eq!(m.consecutive_failures, 0, "{m:#?}");
     }
-    (breaker, clock)
+    (breaker, clock, admitted)
 }
 
-/// After a reset, `threshold - 1` failures keep it closed, a success resets them,
-/// and the `threshold`-th consecutive failure opens it.
 fn consecutive_count_is_exact(b: &Breaker) {
     b.reset();
     let t = b.config().threshold();
@@ -270,15 +250,7 @@ fn consecutive_count_is_exact(b: &Breaker) {
 #[test]
 fn the_consecutive_count_is_exact_after_a_mixed_run_with_manual_control() {
     for _ in 0..5 {
-        let cfg = Config::builder()
-            .threshold(4)
-            .open_ms(2)
-            .half_open_probes(2)
-            .backoff(1.0)
-            .probe_timeout_ms(5)
-            .build()
-            .unwrap();
-        let (b, _c) = mixed_run_with_manual_control(cfg, true);
+        let (b, _clock, _) = mixed_run(flapping(), MANUAL_CONTROL);
         consecutive_count_is_exact(&b);
     }
 }
@@ -293,7 +265,7 @@ fn a_count_window_empties_on_reset_after_a_mixed_run_with_manual_control() {
         .probe_timeout_ms(5)
         .build()
         .unwrap();
-    let (b, _c) = mixed_run_with_manual_control(cfg, true);
+    let (b, _clock, _) = mixed_run(cfg, MANUAL_CONTROL);
     b.reset();
     assert_eq!(b.metrics().window.unwrap().calls, 0);
 }
@@ -311,7 +283,7 @@ fn slow_calls_are_still_timed_after_a_mixed_run_with_manual_control() {
         .probe_timeout_ms(5)
         .build()
         .unwrap();
-    let (b, clock) = mixed_run_with_manual_control(cfg, true);
+    let (b, clock, _) = mixed_run(cfg, MANUAL_CONTROL);
     b.reset();
     // The breaker still times its claims after all those transitions.
     for _ in 0..10 {
