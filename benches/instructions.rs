@@ -80,6 +80,8 @@ const CASES: &[&str] = &[
     "attribute_async",
     "open",
     "forced_open",
+    "count_window",
+    "time_window",
 ];
 
 fn config() -> Config {
@@ -92,7 +94,11 @@ fn config() -> Config {
 
 /// Runs `case` `n` times.
 fn run(case: &str, n: u64) {
-    let breaker = Breaker::new("ir", config());
+    let breaker = match case {
+        "count_window" => Breaker::new("ir", Config::builder().window_calls(100).build().unwrap()),
+        "time_window" => Breaker::new("ir", Config::builder().window_ms(10_000).build().unwrap()),
+        _ => Breaker::new("ir", config()),
+    };
     match case {
         "open" => {
             for _ in 0..3 {
@@ -109,7 +115,9 @@ fn run(case: &str, n: u64) {
     let b = &breaker;
     match case {
         "bare" => repeat(n, || work(black_box(1))),
-        "permit" | "open" | "forced_open" => repeat(n, || permit_call(b, black_box(1))),
+        "permit" | "open" | "forced_open" | "count_window" | "time_window" => {
+            repeat(n, || permit_call(b, black_box(1)))
+        }
         "call" => repeat(n, || b.call(|| work(black_box(1)))),
         "attribute" => repeat(n, || guarded(black_box(1))),
         "attribute_async" => repeat(n, || poll_now(guarded_async(black_box(1)))),

@@ -144,6 +144,11 @@ impl Breaker {
             // Nothing is counted here: a call is counted once, by its outcome.
             return Ok(Permit::new(inner, word, 0));
         }
+        if word.admits_untimed() {
+            // Closed with a window to feed or failures to reset: admitted here
+            // all the same, marked so that its verdict takes the slow path.
+            return Ok(Permit::new(inner, word.marked(), 0));
+        }
         // The slow path answers in two registers, and the permit or the refusal
         // is built here: one returned through memory and merged with the fast
         // path's made the compiler copy it with wide loads over narrow stores, a

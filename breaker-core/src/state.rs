@@ -167,6 +167,13 @@ impl Word {
         self.0 & (REFUSING_OR_PROBING | TIMED | WINDOWED | FAILURE_FIELD) == 0
     }
 
+    /// Whether this word admits a call without reading the clock: closed or
+    /// forced closed, and not timed. Its verdict may still need more than a count.
+    #[inline(always)]
+    pub(crate) const fn admits_untimed(self) -> bool {
+        self.0 & (REFUSING_OR_PROBING | TIMED) == 0
+    }
+
     /// The copy of this word a permit keeps when its success needs more than a
     /// count (a probe, a window, failures to reset): it never equals the live
     /// word, and reads the same in every field.
@@ -290,6 +297,20 @@ mod tests {
             "a timed claim reads the clock"
         );
         assert!(!Word::initial(false, true).is_plain(), "a window is fed");
+    }
+
+    #[test]
+    fn a_closed_word_admits_without_the_clock_unless_it_is_timed() {
+        let windowed = Word::initial(false, true);
+        assert!(windowed.admits_untimed());
+        assert!(windowed.next(State::ForcedClosed).admits_untimed());
+        assert!(Word::initial(false, false)
+            .with_failures(2)
+            .admits_untimed());
+        assert!(!Word::initial(true, true).admits_untimed());
+        for refusing_or_probing in [State::Open, State::HalfOpen, State::ForcedOpen] {
+            assert!(!windowed.next(refusing_or_probing).admits_untimed());
+        }
     }
 
     #[test]
