@@ -63,7 +63,7 @@ impl<R> AnyOutcome<'_, R> {
 /// and given back: `Classified(value).record(permit, &classifier)` picks
 /// [`Classified::record`] for a `Result` (inherent methods come first) and
 /// [`ClassifiedAny::record`] for anything else, which does not compile.
-/// By value, not through a reference: see [`Permit::record_owned`].
+/// By value, not through a reference: see `Permit::record_owned`.
 pub struct Classified<R>(pub R);
 
 impl<T, E> Classified<Result<T, E>> {

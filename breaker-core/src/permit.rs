@@ -151,9 +151,8 @@ impl<'a> Permit<'a> {
     /// then moved out (a reference the classifier holds, here) made the compiler
     /// build it on the stack and copy it with one wide load over the narrower
     /// stores that wrote it: a store-forwarding stall of several ns.
-    #[doc(hidden)]
     #[inline(always)]
-    pub fn record_owned<T, E, F, C>(
+    pub(crate) fn record_owned<T, E, F, C>(
         self,
         result: Result<T, E>,
         classifier: &C,
