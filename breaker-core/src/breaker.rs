@@ -271,9 +271,9 @@ impl Inner {
     }
 
     /// A call admitted on a closed or forced-closed `word` by a claim that went
-    /// the slow way: the word is timed, windowed or has failures to reset, or
-    /// (rarely) it became plain while the claim retried. Its permit is marked
-    /// either way, and its success takes the slow path.
+    /// the slow way: the word is timed (the claim reads the clock), or it turned
+    /// closed while the claim retried. Its permit is marked either way, and its
+    /// success takes the slow path.
     fn admit(&self, word: Word) -> Permit<'_> {
         let started = if word.is_timed() { self.clock.now() } else { 0 };
         Permit::new(self, word.marked(), started)
