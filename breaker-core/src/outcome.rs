@@ -2,11 +2,11 @@
 //! through its classifier, anything else as a success. Not a public API; the
 //! facade re-exports it under `breaker::__private`.
 //!
-//! It lives here, beside [`Permit`], and not in the facade: a call into a third
-//! crate between the generated fn and the permit kept the compiler from writing
-//! the body's `Result` straight into the fn's return slot, and the copy it made
-//! instead (a wide load over narrow stores, a store-forwarding stall) cost more
-//! than the whole breaker.
+//! Both ways of recording keep the body's `Result` free to be built straight in
+//! the fn's return slot: nothing hands a reference into it to a classifier. When
+//! something did, the compiler built it on the stack and copied it out (a wide
+//! load over narrow stores, a store-forwarding stall) at a cost of more than the
+//! whole breaker. It lives here, beside [`Permit`], for `Permit::record_owned`.
 
 use std::ops::Deref;
 
