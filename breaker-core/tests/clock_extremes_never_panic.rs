@@ -4,19 +4,13 @@ mod common;
 use std::time::Duration;
 
 use breaker_core::{Config, State};
-use common::{manual, ms, trip};
+use common::{config, manual, ms, trip};
 
 const TEN_YEARS: Duration = Duration::from_secs(10 * 365 * 24 * 3600);
 
 #[test]
 fn a_clock_jumping_ten_years_ahead_lets_the_probe_go_and_closes_normally() {
-    let (breaker, clock) = manual(
-        Config::builder()
-            .threshold(1)
-            .open_ms(1_000)
-            .build()
-            .unwrap(),
-    );
+    let (breaker, clock) = manual(config(1, 1_000));
     trip(&breaker);
     clock.advance(TEN_YEARS);
     breaker.try_acquire().unwrap().success();
@@ -25,13 +19,7 @@ fn a_clock_jumping_ten_years_ahead_lets_the_probe_go_and_closes_normally() {
 
 #[test]
 fn a_clock_stepping_back_keeps_the_circuit_open_never_shorter() {
-    let (breaker, clock) = manual(
-        Config::builder()
-            .threshold(1)
-            .open_ms(1_000)
-            .build()
-            .unwrap(),
-    );
+    let (breaker, clock) = manual(config(1, 1_000));
     clock.set_nanos(10_000_000_000);
     trip(&breaker);
     clock.set_nanos(0);

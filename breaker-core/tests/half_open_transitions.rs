@@ -5,7 +5,7 @@ mod common;
 use std::time::Duration;
 
 use breaker_core::{Config, OpenReason, State};
-use common::{manual, ms, trip};
+use common::{config, manual, ms, trip};
 
 fn cfg() -> breaker_core::ConfigBuilder {
     Config::builder().threshold(1).open_ms(1_000)
@@ -106,13 +106,7 @@ fn closing_resets_the_open_duration_to_the_base() {
 
 #[test]
 fn closing_resets_the_failure_policy() {
-    let (breaker, clock) = manual(
-        Config::builder()
-            .threshold(3)
-            .open_ms(1_000)
-            .build()
-            .unwrap(),
-    );
+    let (breaker, clock) = manual(config(3, 1_000));
     trip(&breaker);
     clock.advance(ms(1_000));
     breaker.try_acquire().unwrap().success();

@@ -3,7 +3,7 @@ mod common;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use breaker_core::{Breaker, Config, Permit, State};
+use breaker_core::{Breaker, Permit, State};
 use common::{config, manual, ms, trip};
 
 fn assert_send<T: Send>() {}
@@ -129,7 +129,7 @@ fn record_with_a_classifier_ignores_the_errors_it_does_not_count() {
 
 #[test]
 fn an_ignored_probe_frees_its_slot_and_moves_nothing() {
-    let (breaker, clock) = manual(Config::builder().threshold(1).open_ms(10).build().unwrap());
+    let (breaker, clock) = manual(config(1, 10));
     trip(&breaker);
     clock.advance(ms(10));
     breaker.try_acquire().unwrap().ignore();

@@ -7,18 +7,12 @@ mod common;
 
 use std::time::Duration;
 
-use breaker_core::{Config, Registry, State};
-use common::{manual, ms, trip};
+use breaker_core::{Registry, State};
+use common::{config, manual, ms, trip};
 
 #[test]
 fn asking_would_admit_a_thousand_times_after_the_open_duration_strands_nothing() {
-    let (breaker, clock) = manual(
-        Config::builder()
-            .threshold(1)
-            .open_ms(5_000)
-            .build()
-            .unwrap(),
-    );
+    let (breaker, clock) = manual(config(1, 5_000));
     trip(&breaker);
     clock.advance(ms(5_000));
     let before = breaker.metrics();
@@ -42,7 +36,7 @@ fn asking_would_admit_a_thousand_times_after_the_open_duration_strands_nothing()
 
 #[test]
 fn would_admit_is_false_while_open_and_when_half_open_is_full() {
-    let (breaker, clock) = manual(Config::builder().threshold(1).open_ms(100).build().unwrap());
+    let (breaker, clock) = manual(config(1, 100));
     assert!(breaker.would_admit());
     trip(&breaker);
     assert!(!breaker.would_admit());
@@ -58,7 +52,7 @@ fn would_admit_is_false_while_open_and_when_half_open_is_full() {
 fn registry_inspection_is_pure() {
     let clock = breaker_core::ManualClock::new();
     let registry = Registry::with_clock(clock.clone());
-    let config = Config::builder().threshold(1).open_ms(100).build().unwrap();
+    let config = config(1, 100);
     registry
         .breaker("db", &config)
         .try_acquire()

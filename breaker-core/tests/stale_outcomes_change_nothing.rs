@@ -2,17 +2,11 @@
 mod common;
 
 use breaker_core::{Config, State};
-use common::{manual, ms, trip};
+use common::{config, manual, ms, trip};
 
 #[test]
 fn a_slow_success_admitted_while_closed_does_not_close_a_breaker_that_opened_meanwhile() {
-    let (breaker, _clock) = manual(
-        Config::builder()
-            .threshold(2)
-            .open_ms(1_000)
-            .build()
-            .unwrap(),
-    );
+    let (breaker, _clock) = manual(config(2, 1_000));
     let slow = breaker.try_acquire().unwrap();
     trip(&breaker);
     assert_eq!(breaker.state(), State::Open);
@@ -24,13 +18,7 @@ fn a_slow_success_admitted_while_closed_does_not_close_a_breaker_that_opened_mea
 
 #[test]
 fn a_late_failure_from_before_the_trip_does_not_count_toward_the_next_closed_period() {
-    let (breaker, clock) = manual(
-        Config::builder()
-            .threshold(2)
-            .open_ms(1_000)
-            .build()
-            .unwrap(),
-    );
+    let (breaker, clock) = manual(config(2, 1_000));
     let late = breaker.try_acquire().unwrap();
     trip(&breaker);
     clock.advance(ms(1_000));
