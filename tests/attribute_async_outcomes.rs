@@ -8,7 +8,7 @@ mod attribute_support;
 use std::future::Future;
 use std::time::Duration;
 
-use attribute_support::{metrics, state, AppError, CLOCK, REG};
+use attribute_support::{after_gate, metrics, state, AppError, CLOCK, REG};
 use breaker::{circuit_breaker, State};
 use tokio::sync::oneshot;
 
@@ -84,14 +84,7 @@ async fn creating_a_future_claims_nothing_until_it_runs() {
 /// A body that waits until told, so a test can drop it mid-flight.
 #[circuit_breaker(group = "async-drop", registry = &REG, threshold = 1, open_ms = 1000)]
 async fn waits(gate: Option<oneshot::Receiver<()>>, fail: bool) -> Result<(), AppError> {
-    if let Some(gate) = gate {
-        let _ = gate.await;
-    }
-    if fail {
-        Err(AppError::Down)
-    } else {
-        Ok(())
-    }
+    after_gate(gate, fail).await
 }
 
 /// Trips `async-drop` and lets its open time pass, so the next call is a probe.
@@ -165,16 +158,7 @@ fn boxed_waits(
     gate: Option<oneshot::Receiver<()>>,
     fail: bool,
 ) -> std::pin::Pin<Box<dyn Future<Output = Result<(), AppError>> + Send>> {
-    Box::pin(async move {
-        if let Some(gate) = gate {
-            let _ = gate.await;
-        }
-        if fail {
-            Err(AppError::Down)
-        } else {
-            Ok(())
-        }
-    })
+    Box::pin(async move { after_gate(gate, fail).await })
 }
 
 #[tokio::test]

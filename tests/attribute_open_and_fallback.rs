@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use std::sync::LazyLock;
 
-use attribute_support::{metrics, state, AppError, Isolated, REG};
+use attribute_support::{after_gate, metrics, state, AppError, Isolated, REG};
 use breaker::{circuit_breaker, OpenReason, State};
 
 static OPEN: LazyLock<Isolated> = LazyLock::new(Isolated::new);
@@ -167,14 +167,7 @@ async fn slow_probe(
     gate: Option<tokio::sync::oneshot::Receiver<()>>,
     fail: bool,
 ) -> Result<(), AppError> {
-    if let Some(gate) = gate {
-        let _ = gate.await;
-    }
-    if fail {
-        Err(AppError::Down)
-    } else {
-        Ok(())
-    }
+    after_gate(gate, fail).await
 }
 
 #[tokio::test]

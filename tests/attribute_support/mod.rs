@@ -44,6 +44,22 @@ impl AppError {
     }
 }
 
+/// A body that waits for `gate`, when given one (so a test can hold the call in
+/// flight, or drop it there), then fails or succeeds as `fail` says.
+pub async fn after_gate(
+    gate: Option<tokio::sync::oneshot::Receiver<()>>,
+    fail: bool,
+) -> Result<(), AppError> {
+    if let Some(gate) = gate {
+        let _ = gate.await;
+    }
+    if fail {
+        Err(AppError::Down)
+    } else {
+        Ok(())
+    }
+}
+
 /// A registry with its own clock, for a test that moves time without disturbing
 /// the other tests of its file: `static R: LazyLock<Isolated> = LazyLock::new(Isolated::new);`
 /// then `registry = &R` (it derefs to the registry).
