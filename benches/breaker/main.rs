@@ -111,10 +111,6 @@ async fn guarded_async(x: u64) -> Result<u64, BenchError> {
 /// What the attribute writes, by hand: a fn with its own call site and a permit.
 #[inline(never)]
 fn hand_written(x: u64) -> Result<u64, BenchError> {
-    const CONFIG: Config = match Config::builder().threshold(3).open_ms(FAR).build() {
-        Ok(config) => config,
-        Err(_) => panic!("valid config"),
-    };
     static SITE: CallSite = CallSite::new();
     let breaker = SITE.global("bench-hand", &CONFIG);
     let permit = breaker.try_acquire()?;
@@ -125,10 +121,6 @@ fn hand_written(x: u64) -> Result<u64, BenchError> {
 
 /// The async version, by hand.
 async fn hand_written_async(x: u64) -> Result<u64, BenchError> {
-    const CONFIG: Config = match Config::builder().threshold(3).open_ms(FAR).build() {
-        Ok(config) => config,
-        Err(_) => panic!("valid config"),
-    };
     static SITE: CallSite = CallSite::new();
     let breaker = SITE.global("bench-hand-async", &CONFIG);
     let permit = breaker.try_acquire()?;
@@ -147,17 +139,15 @@ fn guarded_open(x: u64, ok: bool) -> Result<u64, BenchError> {
     }
 }
 
-fn config() -> Config {
-    Config::builder()
-        .threshold(3)
-        .open_ms(FAR)
-        .build()
-        .expect("valid config")
-}
+/// The config every case uses: what the attributes above declare.
+const CONFIG: Config = match Config::builder().threshold(3).open_ms(FAR).build() {
+    Ok(config) => config,
+    Err(_) => panic!("valid config"),
+};
 
 /// A breaker on the monotonic clock, tripped open.
 fn open_breaker() -> Breaker {
-    let breaker = Breaker::new("bench-open", config());
+    let breaker = Breaker::new("bench-open", CONFIG);
     for _ in 0..3 {
         let _ = breaker.call(|| fail(1));
     }
@@ -180,7 +170,7 @@ pub const WRAPPER: &str = "wrapper fn, no breaker (reads its result, returns it)
 fn closed_success(c: &mut Criterion) {
     let mut g = c.benchmark_group("closed_success");
     g.bench_function("bare call", |b| iter_ok(b, || work(black_box(1))));
-    let breaker = Breaker::new("bench-closed", config());
+    let breaker = Breaker::new("bench-closed", CONFIG);
     g.bench_function("breaker: permit", |b| {
         iter_ok(b, || permit_call(&breaker, black_box(1)))
     });
@@ -206,7 +196,7 @@ fn closed_success_async(c: &mut Criterion) {
     g.bench_function("bare call", |b| {
         iter_ok(b, || poll_now(work_async(black_box(1))))
     });
-    let breaker = Breaker::new("bench-async", config());
+    let breaker = Breaker::new("bench-async", CONFIG);
     g.bench_function("breaker: call_async", |b| {
         iter_ok(b, || poll_now(breaker.call_async(work_async(black_box(1)))))
     });
@@ -238,7 +228,7 @@ fn open_rejection(c: &mut Criterion) {
     g.bench_function("breaker: permit", |b| {
         iter_ok(b, || permit_call(&breaker, black_box(1)))
     });
-    let forced = Breaker::new("bench-forced", config());
+    let forced = Breaker::new("bench-forced", CONFIG);
     forced.force_open();
     g.bench_function("breaker: forced open", |b| {
         iter_ok(b, || permit_call(&forced, black_box(1)))
@@ -353,7 +343,7 @@ fn threads(c: &mut Criterion) {
                 })
             })
         });
-        let shared = Breaker::new("bench-threads", config());
+        let shared = Breaker::new("bench-threads", CONFIG);
         g.bench_function(format!("breaker: one breaker x{n}{sfx}"), |b| {
             b.iter_custom(|iters| {
                 aggregate(n, iters, clocking, |_| {
@@ -367,7 +357,7 @@ fn threads(c: &mut Criterion) {
             })
         });
         let registry = Registry::new();
-        let cfg = config();
+        let cfg = CONFIG;
         let pair = [
             registry.breaker("bench-a", &cfg),
             registry.breaker("bench-b", &cfg),
@@ -395,13 +385,13 @@ fn threads(c: &mut Criterion) {
 fn policies(c: &mut Criterion) {
     let mut g = c.benchmark_group("policy");
     g.bench_function("bare call", |b| iter_ok(b, || work(black_box(1))));
-    let consecutive = Breaker::new("bench-consecutive", config());
+    let consecutive = Breaker::new("bench-consecutive", CONFIG);
     g.bench_function("consecutive: success", |b| {
         iter_ok(b, || permit_call(&consecutive, black_box(1)))
     });
     // Failures that never reach the threshold: success, failure, success, ...
     let clock = ManualClock::new();
-    let mixed = Breaker::with_clock("bench-consecutive-mixed", config(), clock);
+    let mixed = Breaker::with_clock("bench-consecutive-mixed", CONFIG, clock);
     g.bench_function("consecutive: success and failure alternating", |b| {
         let mut flip = false;
         iter_ok(b, || {
@@ -446,7 +436,7 @@ fn policies(c: &mut Criterion) {
 
 fn call_site(c: &mut Criterion) {
     let mut g = c.benchmark_group("call_site");
-    let cfg = config();
+    let cfg = CONFIG;
     g.bench_function("first call: registers the group", |b| {
         b.iter_batched(
             || (Registry::new(), CallSite::new()),

@@ -37,38 +37,27 @@ fn recloser() -> Recloser {
         .build()
 }
 
-/// A tower service that answers with [`work`], behind the peer's breaker.
-fn tower() -> impl Service<
+/// A tower service that answers with `inner` ([`work`] or [`fail`]), behind the
+/// peer's breaker. Generic, not a fn pointer: the call stays direct.
+fn tower<F>(
+    inner: F,
+) -> impl Service<
     u64,
     Response = u64,
     Error = CircuitBreakerError<BenchError>,
     Future = impl Future<Output = Result<u64, CircuitBreakerError<BenchError>>> + Send,
 > + Clone
        + Send
-       + 'static {
+       + 'static
+where
+    F: Fn(u64) -> Result<u64, BenchError> + Copy + Send + 'static,
+{
     let layer = CircuitBreakerLayer::builder()
         .consecutive_failures(3)
         .wait_duration_in_open(open_for())
         .build()
         .expect("valid tower config");
-    layer.layer_fn(tower::service_fn(|x: u64| async move { work(x) }))
-}
-
-/// A tower service that always fails, behind the peer's breaker.
-fn tower_failing() -> impl Service<
-    u64,
-    Response = u64,
-    Error = CircuitBreakerError<BenchError>,
-    Future = impl Future<Output = Result<u64, CircuitBreakerError<BenchError>>> + Send,
-> + Clone
-       + Send
-       + 'static {
-    let layer = CircuitBreakerLayer::builder()
-        .consecutive_failures(3)
-        .wait_duration_in_open(open_for())
-        .build()
-        .expect("valid tower config");
-    layer.layer_fn(tower::service_fn(|x: u64| async move { fail(x) }))
+    layer.layer_fn(tower::service_fn(move |x: u64| async move { inner(x) }))
 }
 
 /// One tower call: readiness, then the call's future, polled to completion.
@@ -92,7 +81,7 @@ pub(crate) fn closed_success(g: &mut Group<'_>) {
     g.bench_function("recloser 1.4", |b| {
         iter_ok(b, || rc.call(|| work(black_box(1))))
     });
-    let mut tw = tower();
+    let mut tw = tower(work);
     g.bench_function("tower-resilience 0.14 (async only)", |b| {
         iter_ok(b, || poll_now(tower_call(&mut tw, black_box(1))))
     });
@@ -112,7 +101,7 @@ pub(crate) fn closed_success_async(g: &mut Group<'_>) {
     g.bench_function("recloser 1.4", |b| {
         iter_ok(b, || poll_now(rc.call(work_async(black_box(1)))))
     });
-    let mut tw = tower();
+    let mut tw = tower(work);
     g.bench_function("tower-resilience 0.14", |b| {
         iter_ok(b, || poll_now(tower_call(&mut tw, black_box(1))))
     });
@@ -140,7 +129,7 @@ pub(crate) fn open_rejection(g: &mut Group<'_>) {
     g.bench_function("recloser 1.4", |b| {
         iter_ok(b, || rc.call(|| work(black_box(1))))
     });
-    let mut tw = tower_failing();
+    let mut tw = tower(fail);
     for _ in 0..3 {
         let _ = poll_now(tower_call(&mut tw, 1));
     }
@@ -188,7 +177,7 @@ pub(crate) fn threads(g: &mut Group<'_>, n: usize, clocking: Clocking) {
     if clocking != Clocking::Wall {
         return;
     }
-    let tw = tower();
+    let tw = tower(work);
     g.bench_function(format!("tower-resilience 0.14: one breaker x{n}"), |b| {
         b.iter_custom(|iters| {
             aggregate(n, iters, clocking, |_| {
