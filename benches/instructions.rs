@@ -6,50 +6,15 @@
 //! Without valgrind on the PATH it says so and exits. Run by hand, one case:
 //! `BREAKER_IR_CASE=permit BREAKER_IR_N=100000 valgrind --tool=callgrind target/release/deps/instructions-*`.
 
-use std::future::Future;
 use std::hint::black_box;
-use std::pin::pin;
 use std::process::Command;
-use std::task::{Context, Poll, Waker};
 
-use breaker::{circuit_breaker, Breaker, CircuitOpen, Config};
+use breaker::{circuit_breaker, Breaker, Config};
 
-#[derive(Debug)]
-enum BenchError {
-    Upstream,
-    Open,
-}
+#[path = "fixtures.rs"]
+mod fixtures;
 
-impl From<CircuitOpen> for BenchError {
-    fn from(_: CircuitOpen) -> Self {
-        BenchError::Open
-    }
-}
-
-#[inline(never)]
-fn work(x: u64) -> Result<u64, BenchError> {
-    Ok(x)
-}
-
-#[inline(never)]
-fn fail(_: u64) -> Result<u64, BenchError> {
-    Err(BenchError::Upstream)
-}
-
-async fn work_async(x: u64) -> Result<u64, BenchError> {
-    work(x)
-}
-
-#[inline(always)]
-fn poll_now<F: Future>(future: F) -> F::Output {
-    let mut future = pin!(future);
-    let mut cx = Context::from_waker(Waker::noop());
-    loop {
-        if let Poll::Ready(output) = future.as_mut().poll(&mut cx) {
-            return output;
-        }
-    }
-}
+use fixtures::{fail, poll_now, work, work_async, BenchError};
 
 #[circuit_breaker(group = "ir-attr", threshold = 3, open_ms = 3_600_000)]
 fn guarded(x: u64) -> Result<u64, BenchError> {

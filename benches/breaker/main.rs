@@ -5,50 +5,19 @@
 //! and ends with a table of medians and ratios, the one the README's "Performance"
 //! section quotes. Each group states what one iteration is; times are per call.
 
-use std::future::Future;
 use std::hint::black_box;
-use std::pin::pin;
 use std::sync::Barrier;
-use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
-use breaker::{circuit_breaker, Breaker, CallSite, CircuitOpen, Config, ManualClock, Registry};
+use breaker::{circuit_breaker, Breaker, CallSite, Config, ManualClock, Registry};
 use criterion::{BatchSize, Criterion};
 
+#[path = "../fixtures.rs"]
+mod fixtures;
 mod peers;
 mod report;
 
-/// The protected function's error.
-#[derive(Debug)]
-pub enum BenchError {
-    /// The dependency failed.
-    Upstream,
-    /// The breaker refused the call.
-    Open,
-}
-
-impl From<CircuitOpen> for BenchError {
-    fn from(_: CircuitOpen) -> Self {
-        BenchError::Open
-    }
-}
-
-/// The protected function every case calls: a real call that does nothing.
-#[inline(never)]
-pub fn work(x: u64) -> Result<u64, BenchError> {
-    Ok(x)
-}
-
-/// The same function, failing.
-#[inline(never)]
-pub fn fail(_: u64) -> Result<u64, BenchError> {
-    Err(BenchError::Upstream)
-}
-
-/// The async version: one `work` call inside a future that is ready at once.
-pub async fn work_async(x: u64) -> Result<u64, BenchError> {
-    work(x)
-}
+pub use fixtures::{fail, poll_now, work, work_async, BenchError};
 
 /// `b.iter`, keeping only whether each call succeeded. Criterion would otherwise
 /// copy each `Result` out with one wide load over the narrower stores that wrote
@@ -56,18 +25,6 @@ pub async fn work_async(x: u64) -> Result<u64, BenchError> {
 #[inline(always)]
 pub fn iter_ok<T, E>(b: &mut criterion::Bencher<'_>, mut f: impl FnMut() -> Result<T, E>) {
     b.iter(|| f().is_ok())
-}
-
-/// Polls `future` to completion on this thread with a no-op waker: no runtime.
-#[inline(always)]
-pub fn poll_now<F: Future>(future: F) -> F::Output {
-    let mut future = pin!(future);
-    let mut cx = Context::from_waker(Waker::noop());
-    loop {
-        if let Poll::Ready(output) = future.as_mut().poll(&mut cx) {
-            return output;
-        }
-    }
 }
 
 const FAR: u64 = 3_600_000; // one hour: an open breaker stays open for the whole run

@@ -1,0 +1,52 @@
+//! What both bench binaries call: the protected function, its error, and a
+//! runtime-free poll. One definition, so both measure the same code.
+
+use std::future::Future;
+use std::pin::pin;
+use std::task::{Context, Poll, Waker};
+
+use breaker::CircuitOpen;
+
+/// The protected function's error.
+#[derive(Debug)]
+pub enum BenchError {
+    /// The dependency failed.
+    Upstream,
+    /// The breaker refused the call.
+    Open,
+}
+
+impl From<CircuitOpen> for BenchError {
+    fn from(_: CircuitOpen) -> Self {
+        BenchError::Open
+    }
+}
+
+/// The protected function every case calls: a real call that does nothing.
+#[inline(never)]
+pub fn work(x: u64) -> Result<u64, BenchError> {
+    Ok(x)
+}
+
+/// The same function, failing.
+#[inline(never)]
+pub fn fail(_: u64) -> Result<u64, BenchError> {
+    Err(BenchError::Upstream)
+}
+
+/// The async version: one `work` call inside a future that is ready at once.
+pub async fn work_async(x: u64) -> Result<u64, BenchError> {
+    work(x)
+}
+
+/// Polls `future` to completion on this thread with a no-op waker: no runtime.
+#[inline(always)]
+pub fn poll_now<F: Future>(future: F) -> F::Output {
+    let mut future = pin!(future);
+    let mut cx = Context::from_waker(Waker::noop());
+    loop {
+        if let Poll::Ready(output) = future.as_mut().poll(&mut cx) {
+            return output;
+        }
+    }
+}
