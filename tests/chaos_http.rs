@@ -408,6 +408,11 @@ struct Chaos {
     /// Probes that failed: admitted because a stalled box let `open_ms` pass
     /// while the server was still failing (0 on an idle machine).
     late_probes: u64,
+    /// Requests admitted before a concurrent trip that reached the server after
+    /// the T that tripped it, over all cycles.
+    in_flight_at_trip: u64,
+    /// Of those, verdicts counted as failures rather than stale (they raced the trip).
+    raced_trip: u64,
 }
 
 impl Chaos {
@@ -565,15 +570,21 @@ impl Chaos {
     /// `CALLERS` callers at once, each calling until it is refused. The T-th
     /// failure verdict trips the breaker; when it does, each other caller holds
     /// at most one call admitted while closed (a caller has one call in flight
-    /// at a time). Those calls still reach the server, and their verdicts come
-    /// after the trip, in the old generation, so the breaker counts them as
-    /// stale, not as failures. Hence, exactly:
+    /// at a time). Those calls still reach the server; nothing admitted after
+    /// the trip does. Hence, with `X` the requests beyond the T that tripped it:
     ///
-    ///   requests the server saw = T failures + S stale,  0 <= S <= CALLERS - 1
+    ///   requests the server saw until open = T + X,  0 <= X <= CALLERS - 1
     ///
-    /// i.e. at most `T + CALLERS - 1` requests (`T + 1` holds for one caller, as
-    /// `trip_alone` shows; more callers can only add calls already in flight).
+    /// i.e. at most `T + CALLERS - 1` (`T + 1` calls for one caller, as
+    /// `trip_alone` shows; each extra caller can add only its call in flight).
     /// A late probe (see `late_probes`) adds one failed request each, counted.
+    ///
+    /// The breaker counts each of the X as stale, or as a failure when its
+    /// verdict read the word just before the trip and counted after it
+    /// (`count_failure` in breaker-core); either way it never moves the state,
+    /// and `failures + stale` equals the 500s (checked by `account`). So the
+    /// failures are at least T, and T plus the excess failures plus the stale
+    /// ones is exactly what the server saw.
     async fn trip_together(&mut self, cycle: usize) {
         let t = self.threshold();
         let before = self.metrics();
@@ -595,27 +606,26 @@ impl Chaos {
             "cycle {cycle}: open after a concurrent trip"
         );
         assert_eq!(
-            moved.failures,
-            t + moved.probes_failed,
-            "cycle {cycle}: failures that counted (the T-th trips; later ones are stale)"
-        );
-        assert!(
-            moved.stale < CALLERS as u64,
-            "cycle {cycle}: {} stale calls, but only {} callers besides the one that \
-             tripped could have had a call in flight",
-            moved.stale,
-            CALLERS - 1
-        );
-        assert_eq!(
-            sent,
-            t + moved.stale + moved.probes_failed,
-            "cycle {cycle}: requests until open = T + in flight at the trip (+ late probes)"
-        );
-        assert_eq!(
             moved.times_opened,
             1 + moved.probes_failed,
             "cycle {cycle}: trips"
         );
+        let tripping = t + moved.probes_failed;
+        assert!(
+            moved.failures >= tripping,
+            "cycle {cycle}: opened after {} failures, threshold {t}",
+            moved.failures - moved.probes_failed
+        );
+        let in_flight = sent - tripping;
+        assert!(
+            in_flight < CALLERS as u64,
+            "cycle {cycle}: the server saw {sent} requests until open, threshold {t}: \
+             {in_flight} beyond it, but only {} callers besides the one that tripped \
+             could have had a call in flight",
+            CALLERS - 1
+        );
+        self.in_flight_at_trip += in_flight;
+        self.raced_trip += moved.failures - tripping;
     }
 
     /// Open: the callers keep calling and are all refused; the server sees no
@@ -765,6 +775,20 @@ impl Chaos {
             "one trip per cycle (+ late probes)"
         );
         assert_eq!(m.state, State::Closed, "closed at the end");
+        // Every 500 was one of the T that tripped a cycle, a call in flight at a
+        // concurrent trip, or a late probe; and the breaker split them so.
+        let tripping = CYCLES as u64 * self.path.threshold();
+        assert_eq!(
+            total.server_errors,
+            tripping + self.in_flight_at_trip + self.late_probes,
+            "500s"
+        );
+        assert_eq!(
+            m.failures,
+            tripping + self.raced_trip + self.late_probes,
+            "failures"
+        );
+        assert_eq!(m.stale, self.in_flight_at_trip - self.raced_trip, "stale");
     }
 }
 
@@ -777,6 +801,8 @@ async fn survive_chaos(path: Path) {
         api,
         total: Tally::default(),
         late_probes: 0,
+        in_flight_at_trip: 0,
+        raced_trip: 0,
     };
     let started = Instant::now();
     for cycle in 0..CYCLES {
@@ -789,10 +815,13 @@ async fn survive_chaos(path: Path) {
     }
     chaos.check_totals();
     println!(
-        "{}: {CYCLES} cycles with {CALLERS} callers in {:.2?}; late probes (box stalled past \
-         open_ms while failing): {}",
+        "{}: {CYCLES} cycles with {CALLERS} callers in {:.2?}; calls in flight at concurrent \
+         trips: {} ({} counted as failures, having raced the trip); late probes (box stalled \
+         past open_ms while failing): {}",
         path.group(),
         started.elapsed(),
+        chaos.in_flight_at_trip,
+        chaos.raced_trip,
         chaos.late_probes
     );
 }
