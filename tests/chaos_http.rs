@@ -540,8 +540,10 @@ impl Chaos {
         let t = self.threshold();
         let before = self.metrics();
         let sent_before = self.upstream.requests();
+        let mut phase = Tally::default();
         for i in 1..=t {
             let tally = self.run(1, 1, |_| false).await;
+            phase.merge(tally);
             assert_eq!(
                 tally.server_errors, 1,
                 "cycle {cycle}: failing request {i} of {t} was not sent: {tally:?}"
@@ -559,6 +561,7 @@ impl Chaos {
         }
         let moved = Moved::between(&before, &self.metrics());
         let sent = self.upstream.requests() - sent_before;
+        self.account(cycle, "lone trip", &phase, &moved, sent);
         assert_eq!(sent, t, "cycle {cycle}: requests until open");
         assert_eq!(
             (moved.failures, moved.stale, moved.times_opened),
