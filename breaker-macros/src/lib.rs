@@ -10,7 +10,6 @@ mod expand;
 mod shape;
 mod validate;
 
-
 /// Puts a fn behind the circuit breaker of its `group`.
 ///
 /// ```ignore

@@ -6,7 +6,7 @@ use proc_macro2::{Literal, Span, TokenStream};
 use syn::spanned::Spanned;
 use syn::{Expr, FnArg, Ident, ItemFn, LitStr, Pat, Path, ReturnType, Signature, Type};
 
-use crate::args::{Args, ConfigArg, Num};
+use crate::args::{Args, ConfigArg};
 use crate::shape::{early_return, returns_future, take_shape, Shape};
 
 /// Everything the expansion needs, already checked.
@@ -68,7 +68,7 @@ pub(crate) fn validate(args: Args, item: TokenStream) -> Result<Plan, syn::Error
     if let Err(err) = &group {
         errors.push(err.clone());
     }
-    let config = check_config(&config, &mut errors);
+    let config = check_config(config, &mut errors);
     check_signature(&item, &mut errors);
 
     let sig = &item.sig;
@@ -176,20 +176,19 @@ fn check_group(group: Option<LitStr>) -> syn::Result<LitStr> {
 
 /// The numeric keys as builder calls for the expansion, after the runtime's own
 /// builder has checked them: one source of truth for what a valid config is.
-fn check_config(config: &[ConfigArg], errors: &mut Vec<syn::Error>) -> Vec<(Ident, Literal)> {
+fn check_config(config: Vec<ConfigArg>, errors: &mut Vec<syn::Error>) -> Vec<(Ident, Literal)> {
     let builder = config
         .iter()
-        .fold(Config::builder(), |b, arg| (arg.row.apply)(b, arg.value));
+        .fold(Config::builder(), |b, arg| (arg.value.apply)(b));
     if let Err(err) = builder.build() {
         let culprit = config.iter().rev().find(|arg| arg.key == err.key());
         errors.push(match culprit {
-            Some(arg) => {
-                let key = &arg.key;
+            Some(ConfigArg { key, value }) => {
                 let mut written = Literal::string("");
-                written.set_span(arg.span);
+                written.set_span(value.literal.span());
                 syn::Error::new_spanned(
                     quote::quote!(#key = #written),
-                    format!("`{} = {}` is refused: {err}", arg.key, num_text(arg.value)),
+                    format!("`{key} = {}` is refused: {err}", value.literal),
                 )
             }
             None => syn::Error::new(
@@ -199,25 +198,9 @@ fn check_config(config: &[ConfigArg], errors: &mut Vec<syn::Error>) -> Vec<(Iden
         });
     }
     config
-        .iter()
-        .map(|arg| {
-            let mut lit = match arg.value {
-                Num::U32(v) => Literal::u32_unsuffixed(v),
-                Num::U64(v) => Literal::u64_unsuffixed(v),
-                Num::F64(v) => Literal::f64_unsuffixed(v),
-            };
-            lit.set_span(arg.span);
-            (arg.key.clone(), lit)
-        })
+        .into_iter()
+        .map(|arg| (arg.key, arg.value.literal))
         .collect()
-}
-
-fn num_text(value: Num) -> String {
-    match value {
-        Num::U32(v) => v.to_string(),
-        Num::U64(v) => v.to_string(),
-        Num::F64(v) => format!("{v:?}"),
-    }
 }
 
 /// What no guarded fn may be: `#[track_caller]`, `const`, variadic, `-> !`.
