@@ -151,8 +151,10 @@ pub(crate) struct Args {
     pub(crate) is_failure: Option<Path>,
     pub(crate) registry: Option<Expr>,
     pub(crate) krate: Option<Path>,
-    /// Keys seen so far, for "set at most once".
+    /// Keys read so far, for "set at most once".
     seen: Vec<Ident>,
+    /// Keys written whose `= value` could not be read.
+    unreadable: Vec<&'static str>,
     pub(crate) errors: Vec<syn::Error>,
 }
 
@@ -178,8 +180,20 @@ impl Parse for Args {
 }
 
 impl Args {
-    /// Reads one `key = value`.
+    /// Reads one `key = value`. A key written but not readable (its `=` or its
+    /// value is wrong, or it is misspelt as a known key) is remembered in
+    /// `unreadable`, so that `validate` reports nothing that follows from its
+    /// absence: one mistake, one error.
     fn parse_one(&mut self, input: ParseStream<'_>) -> syn::Result<()> {
+        if input.peek(LitStr) {
+            // A bare name: the group without its key.
+            let name: LitStr = input.parse()?;
+            self.unreadable.push("group");
+            return Err(syn::Error::new(
+                name.span(),
+                format!("expected `key = value`: write `group = {}`", name.token()),
+            ));
+        }
         if !input.peek(Ident::peek_any) {
             return Err(syn::Error::new(
                 input.span(),
@@ -188,24 +202,72 @@ impl Args {
             ));
         }
         let key = input.call(Ident::parse_any)?;
-        match key.to_string().as_str() {
-            "group" => self.set(key, input, "\"search\"", |args| &mut args.group),
-            "fallback" => self.set(key, input, "cached_search", |args| &mut args.fallback),
-            "is_failure" => self.set(key, input, "is_server_error", |args| &mut args.is_failure),
-            "registry" => self.set(key, input, "&REGISTRY", |args| &mut args.registry),
-            "crate" => self.set(key, input, "::my_reexport::breaker", |args| &mut args.krate),
-            name => {
-                let Some(row) = CONFIG_KEYS.iter().find(|k| k.name == name) else {
-                    return Err(unknown_key(&key));
-                };
-                input.parse::<Token![=]>()?;
-                let value = (row.read)(input, &key, row.example)?;
-                if self.first_time(&key) {
-                    self.config.push(ConfigArg { key, value });
+        let name = key.to_string();
+        let (known, read) = match name.as_str() {
+            "group" => (
+                "group",
+                self.set(key, input, "\"search\"", |a| &mut a.group),
+            ),
+            "fallback" => (
+                "fallback",
+                self.set(key, input, "cached_search", |a| &mut a.fallback),
+            ),
+            "is_failure" => (
+                "is_failure",
+                self.set(key, input, "is_server_error", |a| &mut a.is_failure),
+            ),
+            "registry" => (
+                "registry",
+                self.set(key, input, "&REGISTRY", |a| &mut a.registry),
+            ),
+            "crate" => (
+                "crate",
+                self.set(key, input, "::my_reexport::breaker", |a| &mut a.krate),
+            ),
+            _ => match CONFIG_KEYS.iter().find(|row| row.name == name) {
+                Some(row) => (row.name, self.set_config(key, row, input)),
+                None => {
+                    let meant = suggest(&name);
+                    self.unreadable.extend(meant);
+                    return Err(unknown_key(&key, meant));
                 }
-                Ok(())
-            }
+            },
+        };
+        if read.is_err() {
+            self.unreadable.push(known);
         }
+        read
+    }
+
+    /// Reads the `= value` of a key that is a builder method.
+    fn set_config(
+        &mut self,
+        key: Ident,
+        row: &'static ConfigKey,
+        input: ParseStream<'_>,
+    ) -> syn::Result<()> {
+        expect_eq(input, &key, row.example)?;
+        let value = (row.read)(input, &key, row.example)?;
+        if self.first_time(&key) {
+            self.config.push(ConfigArg { key, value });
+        }
+        Ok(())
+    }
+
+    /// Whether `key` was written but could not be read.
+    pub(crate) fn unreadable(&self, key: &str) -> bool {
+        self.unreadable.contains(&key)
+    }
+
+    /// Whether every config key written was read: only then does the builder's
+    /// verdict on them mean anything (with one missing, `failure_rate` would be
+    /// refused for want of a window the user did write, `max_open_ms` judged
+    /// against a default `open_ms`).
+    pub(crate) fn config_complete(&self) -> bool {
+        !self
+            .unreadable
+            .iter()
+            .any(|key| CONFIG_KEYS.iter().any(|row| row.name == *key))
     }
 
     /// Reads the `= value` of a key that is not a builder method into its `slot`.
@@ -216,7 +278,7 @@ impl Args {
         example: &str,
         slot: fn(&mut Args) -> &mut Option<T>,
     ) -> syn::Result<()> {
-        input.parse::<Token![=]>()?;
+        expect_eq(input, &key, example)?;
         let value = T::read(input, &key, example)?;
         if self.first_time(&key) {
             *slot(self) = Some(value);
@@ -257,6 +319,14 @@ impl Value for LitStr {
                 format!("`{key}` takes a string literal, like `{key} = {example}`"),
             )
         };
+        if input.peek(Ident::peek_any) {
+            // A name without its quotes.
+            let name = input.call(Ident::parse_any)?;
+            return Err(syn::Error::new(
+                name.span(),
+                format!("`{key}` takes a string literal: write `{key} = \"{name}\"`"),
+            ));
+        }
         match input.parse::<Lit>() {
             Ok(Lit::Str(s)) => Ok(s),
             Ok(other) => Err(wrong(other.span())),
@@ -292,26 +362,79 @@ impl Value for Expr {
     }
 }
 
-fn unknown_key(key: &Ident) -> syn::Error {
-    let name = key.to_string();
+/// The key `name` (not a key) most likely stands for: a typo a few edits away,
+/// or a part of a key (`open`, `timeout`, `fallback_fn`).
+fn suggest(name: &str) -> Option<&'static str> {
+    let close = |k: &str, d: usize| {
+        d <= (k.len() / 3).max(1) || (name.len() >= 4 && (k.contains(name) || name.contains(k)))
+    };
+    all_keys()
+        .map(|k| (edit_distance(name, k), k))
+        .filter(|(d, k)| close(k, *d))
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, k)| k)
+}
+
+fn unknown_key(key: &Ident, meant: Option<&str>) -> syn::Error {
     let expected = all_keys()
         .map(|k| format!("`{k}`"))
         .collect::<Vec<_>>()
         .join(", ");
-    // A typo (a few edits away) or a part of a key (`open`, `timeout`, `fallback_fn`).
-    let close = |k: &str, d: usize| {
-        d <= (k.len() / 3).max(1) || (name.len() >= 4 && (k.contains(&*name) || name.contains(k)))
-    };
-    let suggestion = all_keys()
-        .map(|k| (edit_distance(&name, k), k))
-        .filter(|(d, k)| close(k, *d))
-        .min_by_key(|(d, _)| *d)
-        .map(|(_, k)| format!("did you mean `{k}`? "))
+    let suggestion = meant
+        .map(|k| format!("did you mean `{k}`? "))
         .unwrap_or_default();
     syn::Error::new(
         key.span(),
-        format!("unknown key `{name}`; {suggestion}expected one of {expected}"),
+        format!("unknown key `{key}`; {suggestion}expected one of {expected}"),
     )
+}
+
+/// The `=` after `key`. Without it (`threshold: 3`), the error shows the
+/// `key = value` to write, with the value the user wrote when there is one.
+fn expect_eq(input: ParseStream<'_>, key: &Ident, example: &str) -> syn::Result<()> {
+    if input.peek(Token![=]) {
+        input.parse::<Token![=]>()?;
+        return Ok(());
+    }
+    let written = written_value(input);
+    let value = if written.is_empty() {
+        example
+    } else {
+        &written
+    };
+    Err(syn::Error::new(
+        input.span(),
+        format!("expected `=` after `{key}`: write `{key} = {value}`"),
+    ))
+}
+
+/// The tokens up to the next `,`, without the punctuation that stands where
+/// `=` should (`:`, `=>`), as written: the value a `key: value` meant.
+fn written_value(input: ParseStream<'_>) -> String {
+    let mut tokens = Vec::new();
+    let _ = input.fork().step(|cursor| {
+        let mut rest = *cursor;
+        while let Some((tt, next)) = rest.token_tree() {
+            match &tt {
+                TokenTree::Punct(p) if p.as_char() == ',' => break,
+                TokenTree::Punct(_) if tokens.is_empty() => {}
+                _ => tokens.push(tt),
+            }
+            rest = next;
+        }
+        Ok(((), rest))
+    });
+    let mut text = String::new();
+    let mut word_before = false;
+    for tt in tokens {
+        let word = matches!(tt, TokenTree::Ident(_) | TokenTree::Literal(_));
+        if word && word_before {
+            text.push(' ');
+        }
+        text.push_str(&tt.to_string());
+        word_before = word;
+    }
+    text
 }
 
 fn edit_distance(a: &str, b: &str) -> usize {
@@ -400,7 +523,10 @@ mod tests {
 
     #[test]
     fn a_one_letter_typo_is_suggested() {
-        let err = unknown_key(&Ident::new("treshold", Span::call_site()));
+        let err = unknown_key(
+            &Ident::new("treshold", Span::call_site()),
+            suggest("treshold"),
+        );
         assert!(
             err.to_string().contains("did you mean `threshold`?"),
             "{err}"
@@ -416,7 +542,7 @@ mod tests {
             ("fallback_fn", "fallback"),
             ("window", "window_ms"),
         ] {
-            let err = unknown_key(&Ident::new(typed, Span::call_site()));
+            let err = unknown_key(&Ident::new(typed, Span::call_site()), suggest(typed));
             let want = format!("did you mean `{meant}`?");
             assert!(err.to_string().contains(&want), "{typed}: {err}");
         }
@@ -424,7 +550,7 @@ mod tests {
 
     #[test]
     fn an_unrelated_word_gets_no_suggestion_but_the_list() {
-        let err = unknown_key(&Ident::new("colour", Span::call_site()));
+        let err = unknown_key(&Ident::new("colour", Span::call_site()), suggest("colour"));
         let msg = err.to_string();
         assert!(!msg.contains("did you mean"), "{msg}");
         assert!(

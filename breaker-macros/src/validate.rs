@@ -45,6 +45,11 @@ pub(crate) struct Fallback {
 /// Checks `args` against `item` (the tokens the attribute sits on); every
 /// problem found is in the returned error.
 pub(crate) fn validate(args: Args, item: TokenStream) -> Result<Plan, syn::Error> {
+    // A key written but unreadable has its own error: nothing that follows from
+    // its absence is reported as well.
+    let unreadable_group = args.unreadable("group");
+    let unreadable_fallback = args.unreadable("fallback");
+    let config_complete = args.config_complete();
     let Args {
         group,
         config,
@@ -65,10 +70,10 @@ pub(crate) fn validate(args: Args, item: TokenStream) -> Result<Plan, syn::Error
     };
 
     let group = check_group(group);
-    if let Err(err) = &group {
+    if let (Err(err), false) = (&group, unreadable_group) {
         errors.push(err.clone());
     }
-    let config = check_config(config, &mut errors);
+    let config = check_config(config, config_complete, &mut errors);
     check_signature(&item, &mut errors);
 
     let sig = &item.sig;
@@ -125,7 +130,7 @@ pub(crate) fn validate(args: Args, item: TokenStream) -> Result<Plan, syn::Error
             })
         }
         None => {
-            if impl_trait_value {
+            if impl_trait_value && !unreadable_fallback {
                 errors.push(syn::Error::new(
                     ret_span,
                     "without `fallback`, a `#[circuit_breaker]` fn must return `Result<_, E>` \
@@ -176,11 +181,17 @@ fn check_group(group: Option<LitStr>) -> syn::Result<LitStr> {
 
 /// The numeric keys as builder calls for the expansion, after the runtime's own
 /// builder has checked them: one source of truth for what a valid config is.
-fn check_config(config: Vec<ConfigArg>, errors: &mut Vec<syn::Error>) -> Vec<(Ident, Literal)> {
+/// Unless a config key could not be read: then the builder would judge a config
+/// the user did not write.
+fn check_config(
+    config: Vec<ConfigArg>,
+    complete: bool,
+    errors: &mut Vec<syn::Error>,
+) -> Vec<(Ident, Literal)> {
     let builder = config
         .iter()
         .fold(Config::builder(), |b, arg| (arg.value.apply)(b));
-    if let Err(err) = builder.build() {
+    if let (Err(err), true) = (builder.build(), complete) {
         let culprit = config.iter().rev().find(|arg| arg.key == err.key());
         errors.push(match culprit {
             Some(ConfigArg { key, value }) => {
