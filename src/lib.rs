@@ -159,6 +159,7 @@
 //! ```
 
 #![deny(missing_docs)]
+#![forbid(unsafe_code)]
 
 pub use breaker_macros::circuit_breaker;
 

@@ -3,6 +3,8 @@
 //! the tokens, `validate` checks them against the fn and makes a plan (with the
 //! fn's `shape`), and `expand` builds the guarded fn from that plan.
 
+#![forbid(unsafe_code)]
+
 use proc_macro::TokenStream;
 
 mod args;
