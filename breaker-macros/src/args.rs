@@ -392,7 +392,8 @@ fn unknown_key(key: &Ident, meant: Option<&str>) -> syn::Error {
 /// The `=` after `key`. Without it (`threshold: 3`), the error shows the
 /// `key = value` to write, with the value the user wrote when there is one.
 fn expect_eq(input: ParseStream<'_>, key: &Ident, example: &str) -> syn::Result<()> {
-    if input.peek(Token![=]) {
+    // `=>` and `==` start with an `=` too.
+    if input.peek(Token![=]) && !input.peek(Token![=>]) && !input.peek(Token![==]) {
         input.parse::<Token![=]>()?;
         return Ok(());
     }
@@ -578,5 +579,49 @@ mod tests {
         assert_eq!(args.errors.len(), 1);
         let msg = args.errors[0].to_string();
         assert!(msg.contains("`backoff` is out of range for f64"), "{msg}");
+    }
+
+    fn messages(args: &Args) -> Vec<String> {
+        args.errors.iter().map(ToString::to_string).collect()
+    }
+
+    #[test]
+    fn a_colon_for_an_eq_sign_says_key_eq_value_with_the_value_written() {
+        let args: Args = syn::parse_str(
+            r#"threshold: 3, group: "a", fallback => self::cached, backoff == 2.0, open_ms"#,
+        )
+        .unwrap();
+        assert_eq!(
+            messages(&args),
+            [
+                "expected `=` after `threshold`: write `threshold = 3`",
+                r#"expected `=` after `group`: write `group = "a"`"#,
+                "expected `=` after `fallback`: write `fallback = self::cached`",
+                "expected `=` after `backoff`: write `backoff = 2.0`",
+                "expected `=` after `open_ms`: write `open_ms = 30000`",
+            ]
+        );
+        assert!(args.unreadable("group") && args.unreadable("fallback"));
+        assert!(!args.config_complete());
+    }
+
+    #[test]
+    fn an_unquoted_group_is_one_error_that_shows_the_quotes() {
+        let args: Args = syn::parse_str("group = search").unwrap();
+        assert_eq!(
+            messages(&args),
+            [r#"`group` takes a string literal: write `group = "search"`"#]
+        );
+        assert!(args.unreadable("group"));
+    }
+
+    #[test]
+    fn a_misspelt_key_counts_as_the_key_it_suggests() {
+        let args: Args = syn::parse_str(r#"grop = "a", windw_ms = 10, colour = 1"#).unwrap();
+        assert_eq!(args.errors.len(), 3);
+        assert!(args.unreadable("group"));
+        assert!(!args.config_complete(), "windw_ms stands for window_ms");
+        let args: Args = syn::parse_str(r#"colour = 1"#).unwrap();
+        assert!(args.config_complete(), "colour is no key at all");
     }
 }

@@ -342,3 +342,54 @@ fn not_a_fn(item: proc_macro2::TokenStream) -> syn::Error {
         ),
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn errors(attr: &str) -> Vec<String> {
+        let args: Args = syn::parse_str(attr).unwrap();
+        let item = quote::quote!(
+            fn f() -> Result<(), E> {
+                Ok(())
+            }
+        );
+        match validate(args, item) {
+            Ok(_) => Vec::new(),
+            Err(err) => err.into_iter().map(|e| e.to_string()).collect(),
+        }
+    }
+
+    #[test]
+    fn a_group_written_but_unreadable_is_not_also_missing() {
+        for attr in [
+            r#"group = search"#,
+            r#"group: "a""#,
+            r#""a""#,
+            r#"grop = "a""#,
+        ] {
+            let errors = errors(attr);
+            assert_eq!(errors.len(), 1, "{attr}: {errors:?}");
+            assert!(!errors[0].contains("missing `group`"), "{attr}: {errors:?}");
+        }
+        assert_eq!(
+            errors("threshold = 3").len(),
+            1,
+            "a group never written is missing"
+        );
+        assert!(errors("threshold = 3")[0].contains("missing `group`"));
+    }
+
+    #[test]
+    fn an_unreadable_config_key_leaves_the_others_unjudged() {
+        let errors = errors(r#"group = "a", window_ms = "10s", failure_rate = 0.5"#);
+        assert_eq!(
+            errors,
+            ["`window_ms` takes an integer (u64) literal, like `window_ms = 30000`"]
+        );
+        // Readable, the same config is judged.
+        let errors = super::tests::errors(r#"group = "a", failure_rate = 0.5"#);
+        assert_eq!(errors.len(), 1);
+        assert!(errors[0].contains("needs a window"), "{errors:?}");
+    }
+}
