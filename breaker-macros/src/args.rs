@@ -124,16 +124,41 @@ config_keys! {
     probe_timeout_ms: u64,
 }
 
-/// Keys that are not builder methods.
-const OTHER_KEYS: &[&str] = &["group", "fallback", "is_failure", "registry", "crate"];
+/// A key that is not a builder method: its name, and how its value is read.
+struct OtherKey {
+    name: &'static str,
+    read: fn(&mut Args, Ident, ParseStream<'_>) -> syn::Result<()>,
+}
+
+/// The keys that are not builder methods: the field of [`Args`] each one sets
+/// (its type says how the value is read) and an example value for messages.
+macro_rules! other_keys {
+    ($($name:literal => $field:ident, like $example:literal,)*) => {
+        const OTHER_KEYS: &[OtherKey] = &[$(
+            OtherKey {
+                name: $name,
+                read: |args, key, input| args.set(key, input, $example, |a| &mut a.$field),
+            },
+        )*];
+    };
+}
+
+other_keys! {
+    "group" => group, like "\"search\"",
+    "fallback" => fallback, like "cached_search",
+    "is_failure" => is_failure, like "is_server_error",
+    "registry" => registry, like "&REGISTRY",
+    "crate" => krate, like "::my_reexport::breaker",
+}
 
 /// Every key, in the order the error message lists them.
 pub(crate) fn all_keys() -> impl Iterator<Item = &'static str> {
-    OTHER_KEYS[..1]
-        .iter()
-        .copied()
+    let others = OTHER_KEYS.iter().map(|k| k.name);
+    others
+        .clone()
+        .take(1)
         .chain(CONFIG_KEYS.iter().map(|k| k.name))
-        .chain(OTHER_KEYS[1..].iter().copied())
+        .chain(others.skip(1))
 }
 
 /// A numeric key as written: the key (for spans) and its value.
@@ -203,35 +228,14 @@ impl Args {
         }
         let key = input.call(Ident::parse_any)?;
         let name = key.to_string();
-        let (known, read) = match name.as_str() {
-            "group" => (
-                "group",
-                self.set(key, input, "\"search\"", |a| &mut a.group),
-            ),
-            "fallback" => (
-                "fallback",
-                self.set(key, input, "cached_search", |a| &mut a.fallback),
-            ),
-            "is_failure" => (
-                "is_failure",
-                self.set(key, input, "is_server_error", |a| &mut a.is_failure),
-            ),
-            "registry" => (
-                "registry",
-                self.set(key, input, "&REGISTRY", |a| &mut a.registry),
-            ),
-            "crate" => (
-                "crate",
-                self.set(key, input, "::my_reexport::breaker", |a| &mut a.krate),
-            ),
-            _ => match CONFIG_KEYS.iter().find(|row| row.name == name) {
-                Some(row) => (row.name, self.set_config(key, row, input)),
-                None => {
-                    let meant = suggest(&name);
-                    self.unreadable.extend(meant);
-                    return Err(unknown_key(&key, meant));
-                }
-            },
+        let (known, read) = if let Some(row) = OTHER_KEYS.iter().find(|k| k.name == name) {
+            (row.name, (row.read)(self, key, input))
+        } else if let Some(row) = CONFIG_KEYS.iter().find(|k| k.name == name) {
+            (row.name, self.set_config(key, row, input))
+        } else {
+            let meant = suggest(&name);
+            self.unreadable.extend(meant);
+            return Err(unknown_key(&key, meant));
         };
         if read.is_err() {
             self.unreadable.push(known);
