@@ -4,69 +4,15 @@
 //! counts only the calling thread's allocations, so tests running beside each other
 //! never see each other's.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
-use std::future::Future;
-use std::pin::pin;
-use std::sync::LazyLock;
-use std::task::{Context, Poll, Waker};
+mod support;
+
 use std::time::Duration;
 
-use breaker::{
-    circuit_breaker, Breaker, CallError, CircuitOpen, Config, ManualClock, Registry, State,
-};
-
-struct Counting;
-
-thread_local! {
-    /// Allocations (alloc, alloc_zeroed, realloc) made by this thread.
-    static ALLOCATIONS: Cell<u64> = const { Cell::new(0) };
-}
-
-fn count_one() {
-    let _ = ALLOCATIONS.try_with(|n| n.set(n.get() + 1));
-}
-
-// SAFETY: every method forwards to `System` unchanged; counting touches only a
-// const thread-local without a destructor, which never allocates.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        count_one();
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        count_one();
-        unsafe { System.alloc_zeroed(layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        count_one();
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
+use breaker::{circuit_breaker, Breaker, CallError, Config, ManualClock, Registry, State};
+use support::{allocations_during, poll_ready, trip, AppError, CountingAlloc, CLOCK, REG};
 
 #[global_allocator]
-static ALLOCATOR: Counting = Counting;
-
-/// How many times `f` allocated on this thread.
-fn allocations_during(f: impl FnOnce()) -> u64 {
-    let before = ALLOCATIONS.with(Cell::get);
-    f();
-    ALLOCATIONS.with(Cell::get) - before
-}
-
-/// Polls `future` to completion with a no-op waker: no runtime, no allocation.
-fn poll_now<F: Future>(future: F) -> F::Output {
-    let mut future = pin!(future);
-    let mut cx = Context::from_waker(Waker::noop());
-    loop {
-        if let Poll::Ready(output) = future.as_mut().poll(&mut cx) {
-            return output;
-        }
-    }
-}
+static ALLOCATOR: CountingAlloc = CountingAlloc;
 
 const CALLS: usize = 1_000;
 const OPEN_MS: u64 = 60_000;
@@ -79,31 +25,12 @@ fn config() -> Config {
         .unwrap()
 }
 
-#[derive(Debug, PartialEq, Eq)]
-enum AppError {
-    Down,
-    Open,
-}
-
-impl From<CircuitOpen> for AppError {
-    fn from(_: CircuitOpen) -> Self {
-        AppError::Open
-    }
-}
-
 fn ok() -> Result<u32, AppError> {
     Ok(1)
 }
 
 fn down() -> Result<u32, AppError> {
     Err(AppError::Down)
-}
-
-fn trip(breaker: &Breaker) {
-    for _ in 0..3 {
-        let _ = breaker.call(down);
-    }
-    assert_eq!(breaker.state(), State::Open);
 }
 
 #[test]
@@ -129,7 +56,7 @@ fn closed_calls_allocate_nothing_through_the_permit_call_and_call_async() {
             let result = if i % 10 == 9 { down() } else { ok() };
             permit.record(&result);
             let _ = breaker.call(ok);
-            let _ = poll_now(breaker.call_async(async { ok() }));
+            let _ = poll_ready(breaker.call_async(async { ok() }));
         }
     });
     assert_eq!(n, 0);
@@ -139,12 +66,12 @@ fn closed_calls_allocate_nothing_through_the_permit_call_and_call_async() {
 #[test]
 fn open_refusals_allocate_nothing_sync_and_async() {
     let breaker = Breaker::new("alloc-open", config());
-    trip(&breaker);
+    trip(&breaker, 3);
     let n = allocations_during(|| {
         for _ in 0..CALLS {
             assert!(breaker.try_acquire().is_err());
             assert!(matches!(breaker.call(ok), Err(CallError::Open(_))));
-            let refused = poll_now(breaker.call_async(async { ok() }));
+            let refused = poll_ready(breaker.call_async(async { ok() }));
             assert!(matches!(refused, Err(CallError::Open(_))));
         }
     });
@@ -157,32 +84,29 @@ fn half_open_probes_refusals_and_whole_cycles_allocate_nothing() {
     let breaker = Breaker::with_clock("alloc-half-open", config(), clock.clone());
     let open_for = Duration::from_millis(OPEN_MS);
     // One cycle first: every path below has run once on this thread.
-    trip(&breaker);
+    trip(&breaker, 3);
     clock.advance(open_for);
     breaker.try_acquire().unwrap().success();
 
     let n = allocations_during(|| {
         for _ in 0..CALLS / 10 {
-            trip(&breaker);
+            trip(&breaker, 3);
             assert!(breaker.try_acquire().is_err()); // open
             clock.advance(open_for);
             let probe = breaker.try_acquire().unwrap(); // open -> half-open
             assert!(probe.is_probe());
             assert!(breaker.try_acquire().is_err()); // half-open, slot taken
-            let _ = poll_now(breaker.call_async(async { ok() })); // refused too
+            let _ = poll_ready(breaker.call_async(async { ok() })); // refused too
             probe.failure(); // reopens, with a longer open duration
             breaker.reset();
-            trip(&breaker);
+            trip(&breaker, 3);
             clock.advance(open_for);
-            let _ = poll_now(breaker.call_async(async { ok() })); // an async probe closes it
+            let _ = poll_ready(breaker.call_async(async { ok() })); // an async probe closes it
             assert_eq!(breaker.state(), State::Closed);
         }
     });
     assert_eq!(n, 0);
 }
-
-static CLOCK: LazyLock<ManualClock> = LazyLock::new(ManualClock::new);
-static REG: LazyLock<Registry> = LazyLock::new(|| Registry::with_clock(CLOCK.clone()));
 
 #[circuit_breaker(group = "alloc-attr", threshold = 3, open_ms = 60_000, registry = &REG)]
 fn guarded(fail: bool) -> Result<u32, AppError> {
@@ -228,20 +152,20 @@ fn attribute_cycles(cycles: usize) {
     for _ in 0..cycles {
         for _ in 0..10 {
             assert_eq!(guarded(false), Ok(1));
-            assert_eq!(poll_now(guarded_async(false)), Ok(1));
+            assert_eq!(poll_ready(guarded_async(false)), Ok(1));
             assert_eq!(guarded_with_fallback(false), Ok(1));
         }
         for _ in 0..3 {
             let _ = guarded(true);
-            let _ = poll_now(guarded_async(true));
+            let _ = poll_ready(guarded_async(true));
             let _ = guarded_with_fallback(true);
         }
-        assert_eq!(guarded(false), Err(AppError::Open));
-        assert_eq!(poll_now(guarded_async(false)), Err(AppError::Open));
+        assert!(guarded(false).unwrap_err().is_open());
+        assert!(poll_ready(guarded_async(false)).unwrap_err().is_open());
         assert_eq!(guarded_with_fallback(false), Ok(0)); // the fallback's value
         CLOCK.advance(open_for);
         assert_eq!(guarded(false), Ok(1)); // probe
-        assert_eq!(poll_now(guarded_async(false)), Ok(1)); // probe
+        assert_eq!(poll_ready(guarded_async(false)), Ok(1)); // probe
         assert_eq!(guarded_with_fallback(false), Ok(1)); // probe
     }
 }

@@ -3,20 +3,14 @@
 //! slot is freed. Proven on a real tokio runtime with `timeout`, `select!` and
 //! task abort.
 
-mod attribute_support;
+mod support;
 
 use std::future::Future;
 use std::time::Duration;
 
-use attribute_support::{after_gate, metrics, state, AppError, CLOCK, REG};
 use breaker::{circuit_breaker, State};
+use support::{after_gate, metrics, state, tally, AppError, Tally, CLOCK, REG};
 use tokio::sync::oneshot;
-
-/// `(calls, successes, failures, ignored, abandoned)` of `group`.
-fn tally(group: &str) -> (u64, u64, u64, u64, u64) {
-    let m = metrics(group);
-    (m.calls, m.successes, m.failures, m.ignored, m.abandoned)
-}
 
 fn step(ok: bool) -> Result<u32, AppError> {
     if ok {
@@ -41,13 +35,16 @@ async fn exits(how: u8) -> Result<u32, AppError> {
 #[tokio::test]
 async fn return_each_question_mark_and_tail_each_record_one_outcome() {
     assert_eq!(exits(0).await, Err(AppError::Down));
-    assert_eq!(tally("async-exits"), (1, 0, 1, 0, 0));
+    assert_eq!(tally("async-exits"), Tally::calls(1).failures(1));
     assert_eq!(exits(1).await, Err(AppError::Down));
-    assert_eq!(tally("async-exits"), (2, 0, 2, 0, 0));
+    assert_eq!(tally("async-exits"), Tally::calls(2).failures(2));
     assert_eq!(exits(2).await, Err(AppError::Down));
-    assert_eq!(tally("async-exits"), (3, 0, 3, 0, 0));
+    assert_eq!(tally("async-exits"), Tally::calls(3).failures(3));
     assert_eq!(exits(3).await, Ok(2));
-    assert_eq!(tally("async-exits"), (4, 1, 3, 0, 0));
+    assert_eq!(
+        tally("async-exits"),
+        Tally::calls(4).successes(1).failures(3)
+    );
 }
 
 #[circuit_breaker(group = "async-panic", registry = &REG)]
@@ -65,7 +62,7 @@ async fn a_panic_in_an_async_body_is_one_failure_and_reaches_the_task() {
         payload.downcast_ref::<&str>(),
         Some(&"boom in an async body")
     );
-    assert_eq!(tally("async-panic"), (1, 0, 1, 0, 0));
+    assert_eq!(tally("async-panic"), Tally::calls(1).failures(1));
 }
 
 #[circuit_breaker(group = "async-creation", registry = &REG)]
@@ -78,7 +75,7 @@ async fn creating_a_future_claims_nothing_until_it_runs() {
     let future = counted();
     assert!(REG.get("async-creation").is_none(), "nothing ran yet");
     future.await.unwrap();
-    assert_eq!(tally("async-creation"), (1, 1, 0, 0, 0));
+    assert_eq!(tally("async-creation"), Tally::calls(1).successes(1));
 }
 
 /// A body that waits until told, so a test can drop it mid-flight.
@@ -103,7 +100,8 @@ async fn a_dropped_probe_is_abandoned_and_frees_its_slot_via_timeout_select_and_
     let out = tokio::time::timeout(Duration::from_millis(20), waits(Some(gate), false)).await;
     assert!(out.is_err(), "the probe was still waiting");
     let m = metrics("async-drop");
-    assert_eq!((m.abandoned, m.probes_in_flight), (1, 0));
+    assert_eq!(m.abandoned, 1);
+    assert_eq!(m.probes_in_flight, 0);
     assert_eq!(m.state, State::HalfOpen);
 
     // select! drops the losing branch.
@@ -113,7 +111,8 @@ async fn a_dropped_probe_is_abandoned_and_frees_its_slot_via_timeout_select_and_
         _ = tokio::task::yield_now() => {}
     }
     let m = metrics("async-drop");
-    assert_eq!((m.abandoned, m.probes_in_flight), (2, 0));
+    assert_eq!(m.abandoned, 2);
+    assert_eq!(m.probes_in_flight, 0);
 
     // Aborting a task drops its future.
     let (_keep, gate) = oneshot::channel::<()>();
@@ -124,8 +123,10 @@ async fn a_dropped_probe_is_abandoned_and_frees_its_slot_via_timeout_select_and_
     task.abort();
     assert!(task.await.unwrap_err().is_cancelled());
     let m = metrics("async-drop");
-    assert_eq!((m.abandoned, m.probes_in_flight), (3, 0));
-    assert_eq!((m.successes, m.failures), (0, 1), "only the trip counted");
+    assert_eq!(m.abandoned, 3);
+    assert_eq!(m.probes_in_flight, 0);
+    assert_eq!(m.successes, 0, "only the trip counted");
+    assert_eq!(m.failures, 1, "only the trip counted");
 
     // The slot is free: the next probe runs and closes the circuit.
     waits(None, false).await.unwrap();
@@ -146,11 +147,11 @@ async fn holds_send_state(name: String) -> Result<usize, AppError> {
 async fn the_future_stays_send_and_runs_on_a_multi_thread_runtime() {
     let handle = tokio::spawn(assert_send(holds_send_state("abc".into())));
     assert_eq!(handle.await.unwrap(), Ok(3));
-    assert_eq!(tally("async-send"), (1, 1, 0, 0, 0));
+    assert_eq!(tally("async-send"), Tally::calls(1).successes(1));
 }
 
-static BOXED: std::sync::LazyLock<attribute_support::Isolated> =
-    std::sync::LazyLock::new(attribute_support::Isolated::new);
+static BOXED: std::sync::LazyLock<support::Isolated> =
+    std::sync::LazyLock::new(support::Isolated::new);
 
 /// The `#[async_trait]` shape: a fn returning `Box::pin(async move { .. })`.
 #[circuit_breaker(group = "async-boxed-drop", registry = &BOXED, threshold = 1, open_ms = 10)]
@@ -169,7 +170,9 @@ async fn a_dropped_boxed_future_probe_is_abandoned_and_frees_its_slot() {
     let out = tokio::time::timeout(Duration::from_millis(20), boxed_waits(Some(gate), false)).await;
     assert!(out.is_err());
     let m = BOXED.metrics("async-boxed-drop");
-    assert_eq!((m.abandoned, m.probes_in_flight, m.failures), (1, 0, 1));
+    assert_eq!(m.abandoned, 1);
+    assert_eq!(m.probes_in_flight, 0);
+    assert_eq!(m.failures, 1);
     boxed_waits(None, false).await.unwrap();
     assert_eq!(BOXED.metrics("async-boxed-drop").state, State::Closed);
 }

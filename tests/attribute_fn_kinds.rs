@@ -4,20 +4,15 @@
 //! return a future through a trailing `async move {}` or `Box::pin(async move {})`,
 //! and methods under `#[async_trait]`.
 
-mod attribute_support;
+mod support;
 
 use std::fmt::Display;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use attribute_support::{metrics, AppError, REG};
 use breaker::circuit_breaker;
-
-fn calls(group: &str) -> (u64, u64, u64) {
-    let m = metrics(group);
-    (m.calls, m.successes, m.failures)
-}
+use support::{metrics, tally, AppError, Tally, REG};
 
 #[derive(Clone, Debug, Default)]
 struct Counter {
@@ -81,7 +76,7 @@ fn methods_with_every_receiver_kind_run_and_record_once() {
         "kinds-pin",
         "kinds-assoc",
     ] {
-        assert_eq!(calls(group), (1, 1, 0), "{group}");
+        assert_eq!(tally(group), Tally::calls(1).successes(1), "{group}");
     }
 }
 
@@ -90,7 +85,7 @@ async fn an_async_method_with_mut_self_keeps_its_borrow() {
     let mut c = Counter { n: 2 };
     assert_eq!(c.async_mut().await, Ok(20));
     assert_eq!(c.n, 20);
-    assert_eq!(calls("kinds-async-mut"), (1, 1, 0));
+    assert_eq!(tally("kinds-async-mut"), Tally::calls(1).successes(1));
 }
 
 #[circuit_breaker(group = "kinds-generic", registry = &REG)]
@@ -110,7 +105,7 @@ where
 fn generic_fns_with_where_clauses_share_one_breaker_across_instantiations() {
     assert_eq!(describe(&[1, 2], ",").unwrap(), "1,2");
     assert_eq!(describe(&["a", "b"], String::from("-")).unwrap(), "a-b");
-    assert_eq!(calls("kinds-generic"), (2, 2, 0));
+    assert_eq!(tally("kinds-generic"), Tally::calls(2).successes(2));
 }
 
 #[circuit_breaker(group = "kinds-impl", registry = &REG)]
@@ -121,7 +116,7 @@ fn impl_trait(items: impl IntoIterator<Item = u32>) -> Result<impl Display, AppE
 #[test]
 fn impl_trait_in_argument_and_return_position_is_kept() {
     assert_eq!(impl_trait(vec![1, 2, 3]).unwrap().to_string(), "6");
-    assert_eq!(calls("kinds-impl"), (1, 1, 0));
+    assert_eq!(tally("kinds-impl"), Tally::calls(1).successes(1));
 }
 
 /// # Safety
@@ -135,7 +130,7 @@ unsafe fn read(p: *const u32) -> Result<u32, AppError> {
 fn an_unsafe_fn_stays_unsafe_and_runs() {
     let x = 5u32;
     assert_eq!(unsafe { read(&x) }, Ok(5));
-    assert_eq!(calls("kinds-unsafe"), (1, 1, 0));
+    assert_eq!(tally("kinds-unsafe"), Tally::calls(1).successes(1));
 }
 
 #[circuit_breaker(group = "kinds-recursive", registry = &REG, threshold = 100)]
@@ -149,7 +144,7 @@ fn factorial(n: u64) -> Result<u64, AppError> {
 #[test]
 fn a_recursive_fn_records_one_outcome_per_level() {
     assert_eq!(factorial(5), Ok(120));
-    assert_eq!(calls("kinds-recursive"), (5, 5, 0));
+    assert_eq!(tally("kinds-recursive"), Tally::calls(5).successes(5));
 }
 
 #[circuit_breaker(group = "kinds-tail", registry = &REG)]
@@ -182,8 +177,11 @@ async fn future_returning_fns_claim_when_polled_not_when_created() {
     assert_eq!(created.await, Ok(1));
     assert_eq!(tail_future(0).await, Err(AppError::Down));
     assert_eq!(tokio::spawn(boxed).await.unwrap(), Ok(2));
-    assert_eq!(calls("kinds-tail"), (2, 1, 1));
-    assert_eq!(calls("kinds-boxed"), (1, 1, 0));
+    assert_eq!(
+        tally("kinds-tail"),
+        Tally::calls(2).successes(1).failures(1)
+    );
+    assert_eq!(tally("kinds-boxed"), Tally::calls(1).successes(1));
 }
 
 fn send<F: Future + Send>(f: F) -> F {
@@ -223,5 +221,8 @@ async fn a_method_under_async_trait_is_guarded_with_its_fallback() {
     let fut = backend.search("b".into());
     assert_eq!(send(fut).await.unwrap(), "cached b");
     let m = metrics("kinds-async-trait");
-    assert_eq!((m.calls, m.successes, m.failures, m.rejected), (2, 1, 1, 1));
+    assert_eq!(m.calls, 2);
+    assert_eq!(m.successes, 1);
+    assert_eq!(m.failures, 1);
+    assert_eq!(m.rejected, 1);
 }

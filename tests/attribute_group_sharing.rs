@@ -3,12 +3,12 @@
 //! on the registry first wins; one site used against two registries keeps their
 //! breakers apart.
 
-mod attribute_support;
+mod support;
 
 use std::sync::LazyLock;
 
-use attribute_support::{state, AppError, Isolated, REG};
 use breaker::{circuit_breaker, Config, State};
+use support::{state, AppError, Isolated, REG};
 
 #[circuit_breaker(group = "shared", registry = &REG, threshold = 2)]
 fn read(fail: bool) -> Result<(), AppError> {
@@ -35,7 +35,8 @@ fn two_sites_of_one_group_trip_and_refuse_together() {
         "write shares read's breaker"
     );
     let m = REG.get("shared").unwrap().metrics();
-    assert_eq!((m.failures, m.rejected), (2, 1));
+    assert_eq!(m.failures, 2);
+    assert_eq!(m.rejected, 1);
 }
 
 #[circuit_breaker(group = "conflicted", registry = &REG, threshold = 2)]

@@ -3,10 +3,10 @@
 //! a local `type Result`, items named `Config`/`CallSite`/`registry`, a module
 //! without the prelude, and a re-exported crate path given with `crate = ...`.
 
-mod attribute_support;
+mod support;
 
-use attribute_support::{metrics, AppError, REG};
 use breaker::circuit_breaker;
+use support::{metrics, AppError, REG};
 
 #[allow(dead_code)]
 struct Config;

@@ -2,15 +2,15 @@
 //! fallback gets the same arguments, a method's gets the receiver first) or
 //! `Err(CircuitOpen.into())`, and a fallback is never counted as a success or a probe.
 
-mod attribute_support;
+mod support;
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use std::sync::LazyLock;
 
-use attribute_support::{after_gate, metrics, state, AppError, Isolated, REG};
 use breaker::{circuit_breaker, OpenReason, State};
+use support::{after_gate, metrics, state, tally, AppError, Isolated, Tally, REG};
 
 static OPEN: LazyLock<Isolated> = LazyLock::new(Isolated::new);
 static HALF: LazyLock<Isolated> = LazyLock::new(Isolated::new);
@@ -158,8 +158,10 @@ async fn an_async_fns_fallback_is_awaited_and_never_counted() {
         2,
         "the open call skipped the body"
     );
-    let m = metrics("fallback-async");
-    assert_eq!((m.calls, m.successes, m.failures, m.rejected), (2, 1, 1, 1));
+    assert_eq!(
+        tally("fallback-async"),
+        Tally::calls(2).successes(1).failures(1).rejected(1)
+    );
 }
 
 #[circuit_breaker(group = "half-open-full", registry = &HALF, threshold = 1, open_ms = 100)]

@@ -1,10 +1,10 @@
 //! The failure-policy keys reach the core's window policies unchanged: failures
 //! that never run consecutively still trip a rate window declared on the attribute.
 
-mod attribute_support;
+mod support;
 
-use attribute_support::{state, AppError, REG};
 use breaker::{circuit_breaker, State};
+use support::{state, AppError, REG};
 
 #[circuit_breaker(
     group = "window-count",

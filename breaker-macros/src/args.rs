@@ -2,110 +2,169 @@
 //! mistake collected (not just the first) so one build shows them all.
 
 use breaker_core::ConfigBuilder;
-use proc_macro2::{Span, TokenTree};
+use proc_macro2::{Literal, Span, TokenTree};
 use syn::ext::IdentExt;
 use syn::parse::{Parse, ParseStream};
 use syn::{Expr, Ident, Lit, LitStr, Path, Token};
 
-mod kw {
-    syn::custom_keyword!(group);
-    syn::custom_keyword!(fallback);
-    syn::custom_keyword!(is_failure);
-    syn::custom_keyword!(registry);
-}
-
-/// The Rust type a numeric key takes: the type of its builder method's parameter.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum NumTy {
-    U32,
-    U64,
-    F64,
-}
-
-/// A parsed numeric value, already checked against its key's [`NumTy`].
-#[derive(Clone, Copy, Debug)]
-pub(crate) enum Num {
-    U32(u32),
-    U64(u64),
-    F64(f64),
-}
-
-impl Num {
-    fn u32(self) -> u32 {
-        match self {
-            Num::U32(v) => v,
-            _ => unreachable!("the key table pairs each key with its type"),
-        }
+/// A number a config key takes, named by its Rust type (the type of the builder
+/// method's parameter).
+pub(crate) trait Number: Copy + std::str::FromStr<Err: std::fmt::Display> {
+    /// The type's name, which is also the one literal suffix accepted.
+    const TYPE: &'static str;
+    /// What a message calls it: "an integer (u32)".
+    const WHAT: &'static str;
+    /// A value of this type to show in messages.
+    const EXAMPLE: &'static str;
+    /// Whether a float literal (`2.5`) is one.
+    const FLOAT: bool = false;
+    /// The value written as the expansion emits it: unsuffixed, so the builder
+    /// method's parameter types it and no literal-style lint fires on it.
+    fn unsuffixed(self) -> Literal;
+    /// Whether `self` is a value at all (a float literal can overflow to infinity).
+    fn is_finite(self) -> bool {
+        true
     }
-    fn u64(self) -> u64 {
-        match self {
-            Num::U64(v) => v,
-            _ => unreachable!("the key table pairs each key with its type"),
-        }
+}
+
+impl Number for u32 {
+    const TYPE: &'static str = "u32";
+    const WHAT: &'static str = "an integer (u32)";
+    const EXAMPLE: &'static str = "3";
+    fn unsuffixed(self) -> Literal {
+        Literal::u32_unsuffixed(self)
     }
-    fn f64(self) -> f64 {
-        match self {
-            Num::F64(v) => v,
-            _ => unreachable!("the key table pairs each key with its type"),
-        }
+}
+
+impl Number for u64 {
+    const TYPE: &'static str = "u64";
+    const WHAT: &'static str = "an integer (u64)";
+    const EXAMPLE: &'static str = "30000";
+    fn unsuffixed(self) -> Literal {
+        Literal::u64_unsuffixed(self)
+    }
+}
+
+impl Number for f64 {
+    const TYPE: &'static str = "f64";
+    const WHAT: &'static str = "a number (f64)";
+    const EXAMPLE: &'static str = "2.0";
+    const FLOAT: bool = true;
+    fn unsuffixed(self) -> Literal {
+        Literal::f64_unsuffixed(self)
+    }
+    fn is_finite(self) -> bool {
+        f64::is_finite(self)
+    }
+}
+
+/// A config key's value, ready for both of its uses.
+pub(crate) struct ConfigValue {
+    /// The value as the expansion writes it, spanned at the user's literal.
+    pub(crate) literal: Literal,
+    /// Calls the key's builder method with the value, so `validate` can check it
+    /// with the runtime's own rules.
+    pub(crate) apply: Box<dyn Fn(ConfigBuilder) -> ConfigBuilder>,
+}
+
+impl ConfigValue {
+    fn read<N: Number + 'static>(
+        input: ParseStream<'_>,
+        key: &Ident,
+        example: &str,
+        method: fn(ConfigBuilder, N) -> ConfigBuilder,
+    ) -> syn::Result<Self> {
+        let (value, span) = read_number::<N>(input, key, example)?;
+        let mut literal = value.unsuffixed();
+        literal.set_span(span);
+        Ok(ConfigValue {
+            literal,
+            apply: Box::new(move |builder| method(builder, value)),
+        })
     }
 }
 
 /// One attribute key that maps 1:1 onto a `Config` builder method of the same name.
 pub(crate) struct ConfigKey {
     pub(crate) name: &'static str,
-    pub(crate) ty: NumTy,
-    /// Calls the builder method; the expansion emits the same call in a `const`.
-    pub(crate) apply: fn(ConfigBuilder, Num) -> ConfigBuilder,
+    /// A value to show in messages.
+    example: &'static str,
+    read: fn(ParseStream<'_>, &Ident, &str) -> syn::Result<ConfigValue>,
 }
 
-/// The config keys: adding a builder method to the attribute is one row here.
+/// The config keys: adding a builder method to the attribute is one row here,
+/// its name and the type of the method's parameter.
 macro_rules! config_keys {
-    ($($name:ident: $ty:ident => $get:ident,)*) => {
+    ($($name:ident: $ty:ty,)*) => {
         pub(crate) const CONFIG_KEYS: &[ConfigKey] = &[$(
             ConfigKey {
                 name: stringify!($name),
-                ty: NumTy::$ty,
-                apply: |builder, value| builder.$name(value.$get()),
+                example: <$ty as Number>::EXAMPLE,
+                read: |input, key, example| {
+                    ConfigValue::read::<$ty>(input, key, example, ConfigBuilder::$name)
+                },
             },
         )*];
     };
 }
 
 config_keys! {
-    threshold: U32 => u32,
-    failure_rate: F64 => f64,
-    window_ms: U64 => u64,
-    window_calls: U32 => u32,
-    min_calls: U32 => u32,
-    slow_call_ms: U64 => u64,
-    slow_call_rate: F64 => f64,
-    open_ms: U64 => u64,
-    half_open_probes: U32 => u32,
-    successes_to_close: U32 => u32,
-    backoff: F64 => f64,
-    max_open_ms: U64 => u64,
-    probe_timeout_ms: U64 => u64,
+    threshold: u32,
+    failure_rate: f64,
+    window_ms: u64,
+    window_calls: u32,
+    min_calls: u32,
+    slow_call_ms: u64,
+    slow_call_rate: f64,
+    open_ms: u64,
+    half_open_probes: u32,
+    successes_to_close: u32,
+    backoff: f64,
+    max_open_ms: u64,
+    probe_timeout_ms: u64,
 }
 
-/// Keys that are not builder methods.
-const OTHER_KEYS: &[&str] = &["group", "fallback", "is_failure", "registry", "crate"];
+/// A key that is not a builder method: its name, and how its value is read.
+struct OtherKey {
+    name: &'static str,
+    read: fn(&mut Args, Ident, ParseStream<'_>) -> syn::Result<()>,
+}
+
+/// The keys that are not builder methods: the field of [`Args`] each one sets
+/// (its type says how the value is read) and an example value for messages.
+macro_rules! other_keys {
+    ($($name:literal => $field:ident, like $example:literal,)*) => {
+        const OTHER_KEYS: &[OtherKey] = &[$(
+            OtherKey {
+                name: $name,
+                read: |args, key, input| args.set(key, input, $example, |a| &mut a.$field),
+            },
+        )*];
+    };
+}
+
+other_keys! {
+    "group" => group, like "\"search\"",
+    "fallback" => fallback, like "cached_search",
+    "is_failure" => is_failure, like "is_server_error",
+    "registry" => registry, like "&REGISTRY",
+    "crate" => krate, like "::my_reexport::breaker",
+}
 
 /// Every key, in the order the error message lists them.
 pub(crate) fn all_keys() -> impl Iterator<Item = &'static str> {
-    OTHER_KEYS[..1]
-        .iter()
-        .copied()
+    let others = OTHER_KEYS.iter().map(|k| k.name);
+    others
+        .clone()
+        .take(1)
         .chain(CONFIG_KEYS.iter().map(|k| k.name))
-        .chain(OTHER_KEYS[1..].iter().copied())
+        .chain(others.skip(1))
 }
 
-/// A numeric key as written: the key (for spans), its table row, and its value.
+/// A numeric key as written: the key (for spans) and its value.
 pub(crate) struct ConfigArg {
     pub(crate) key: Ident,
-    pub(crate) row: &'static ConfigKey,
-    pub(crate) value: Num,
-    pub(crate) span: Span,
+    pub(crate) value: ConfigValue,
 }
 
 /// What `#[circuit_breaker(...)]` said, plus every mistake found while reading it.
@@ -117,8 +176,10 @@ pub(crate) struct Args {
     pub(crate) is_failure: Option<Path>,
     pub(crate) registry: Option<Expr>,
     pub(crate) krate: Option<Path>,
-    /// Keys seen so far, for "set at most once".
+    /// Keys read so far, for "set at most once".
     seen: Vec<Ident>,
+    /// Keys written whose `= value` could not be read.
+    unreadable: Vec<&'static str>,
     pub(crate) errors: Vec<syn::Error>,
 }
 
@@ -144,67 +205,87 @@ impl Parse for Args {
 }
 
 impl Args {
+    /// Reads one `key = value`. A key written but not readable (its `=` or its
+    /// value is wrong, or it is misspelt as a known key) is remembered in
+    /// `unreadable`, so that `validate` reports nothing that follows from its
+    /// absence: one mistake, one error.
     fn parse_one(&mut self, input: ParseStream<'_>) -> syn::Result<()> {
-        let lookahead = input.lookahead1();
-        if lookahead.peek(kw::group) {
-            let key = input.parse::<kw::group>()?;
-            let key = Ident::new("group", key.span);
-            input.parse::<Token![=]>()?;
-            let value = parse_lit_str(input, &key)?;
-            if self.first_time(&key) {
-                self.group = Some(value);
-            }
-        } else if lookahead.peek(kw::fallback) {
-            let key = Ident::new("fallback", input.parse::<kw::fallback>()?.span);
-            input.parse::<Token![=]>()?;
-            let value = parse_path(input, &key, "fallback = cached_search")?;
-            if self.first_time(&key) {
-                self.fallback = Some(value);
-            }
-        } else if lookahead.peek(kw::is_failure) {
-            let key = Ident::new("is_failure", input.parse::<kw::is_failure>()?.span);
-            input.parse::<Token![=]>()?;
-            let value = parse_path(input, &key, "is_failure = is_server_error")?;
-            if self.first_time(&key) {
-                self.is_failure = Some(value);
-            }
-        } else if lookahead.peek(kw::registry) {
-            let key = Ident::new("registry", input.parse::<kw::registry>()?.span);
-            input.parse::<Token![=]>()?;
-            let value: Expr = input.parse()?;
-            if self.first_time(&key) {
-                self.registry = Some(value);
-            }
-        } else if lookahead.peek(Token![crate]) {
-            let key = Ident::new("crate", input.parse::<Token![crate]>()?.span);
-            input.parse::<Token![=]>()?;
-            let value = parse_path(input, &key, "crate = ::my_reexport::breaker")?;
-            if self.first_time(&key) {
-                self.krate = Some(value);
-            }
-        } else if input.peek(Ident::peek_any) {
-            let key = input.call(Ident::parse_any)?;
-            let name = key.to_string();
-            let Some(row) = CONFIG_KEYS.iter().find(|k| k.name == name) else {
-                return Err(unknown_key(&key));
-            };
-            input.parse::<Token![=]>()?;
-            let (value, span) = parse_num(input, &key, row.ty)?;
-            if self.first_time(&key) {
-                self.config.push(ConfigArg {
-                    key,
-                    row,
-                    value,
-                    span,
-                });
-            }
-        } else {
-            let _ = lookahead; // its "expected one of" would leave out the numeric keys
+        if input.peek(LitStr) {
+            // A bare name: the group without its key.
+            let name: LitStr = input.parse()?;
+            self.unreadable.push("group");
+            return Err(syn::Error::new(
+                name.span(),
+                format!("expected `key = value`: write `group = {}`", name.token()),
+            ));
+        }
+        if !input.peek(Ident::peek_any) {
             return Err(syn::Error::new(
                 input.span(),
                 "expected `key = value`, like `group = \"search\"`; the keys are listed in \
                  the `breaker` crate docs",
             ));
+        }
+        let key = input.call(Ident::parse_any)?;
+        let name = key.to_string();
+        let (known, read) = if let Some(row) = OTHER_KEYS.iter().find(|k| k.name == name) {
+            (row.name, (row.read)(self, key, input))
+        } else if let Some(row) = CONFIG_KEYS.iter().find(|k| k.name == name) {
+            (row.name, self.set_config(key, row, input))
+        } else {
+            let meant = suggest(&name);
+            self.unreadable.extend(meant);
+            return Err(unknown_key(&key, meant));
+        };
+        if read.is_err() {
+            self.unreadable.push(known);
+        }
+        read
+    }
+
+    /// Reads the `= value` of a key that is a builder method.
+    fn set_config(
+        &mut self,
+        key: Ident,
+        row: &'static ConfigKey,
+        input: ParseStream<'_>,
+    ) -> syn::Result<()> {
+        expect_eq(input, &key, row.example)?;
+        let value = (row.read)(input, &key, row.example)?;
+        if self.first_time(&key) {
+            self.config.push(ConfigArg { key, value });
+        }
+        Ok(())
+    }
+
+    /// Whether `key` was written but could not be read.
+    pub(crate) fn unreadable(&self, key: &str) -> bool {
+        self.unreadable.contains(&key)
+    }
+
+    /// Whether every config key written was read: only then does the builder's
+    /// verdict on them mean anything (with one missing, `failure_rate` would be
+    /// refused for want of a window the user did write, `max_open_ms` judged
+    /// against a default `open_ms`).
+    pub(crate) fn config_complete(&self) -> bool {
+        !self
+            .unreadable
+            .iter()
+            .any(|key| CONFIG_KEYS.iter().any(|row| row.name == *key))
+    }
+
+    /// Reads the `= value` of a key that is not a builder method into its `slot`.
+    fn set<T: Value>(
+        &mut self,
+        key: Ident,
+        input: ParseStream<'_>,
+        example: &str,
+        slot: fn(&mut Args) -> &mut Option<T>,
+    ) -> syn::Result<()> {
+        expect_eq(input, &key, example)?;
+        let value = T::read(input, &key, example)?;
+        if self.first_time(&key) {
+            *slot(self) = Some(value);
         }
         Ok(())
     }
@@ -228,26 +309,137 @@ impl Args {
     }
 }
 
-fn unknown_key(key: &Ident) -> syn::Error {
-    let name = key.to_string();
+/// A value a key that is not a builder method takes, read from after its `=`.
+trait Value: Sized {
+    /// Reads the value of `key`; `example` is a correct value, for messages.
+    fn read(input: ParseStream<'_>, key: &Ident, example: &str) -> syn::Result<Self>;
+}
+
+impl Value for LitStr {
+    fn read(input: ParseStream<'_>, key: &Ident, example: &str) -> syn::Result<Self> {
+        let wrong = |span| {
+            syn::Error::new(
+                span,
+                format!("`{key}` takes a string literal, like `{key} = {example}`"),
+            )
+        };
+        if input.peek(Ident::peek_any) {
+            // A name without its quotes.
+            let name = input.call(Ident::parse_any)?;
+            return Err(syn::Error::new(
+                name.span(),
+                format!("`{key}` takes a string literal: write `{key} = \"{name}\"`"),
+            ));
+        }
+        match input.parse::<Lit>() {
+            Ok(Lit::Str(s)) => Ok(s),
+            Ok(other) => Err(wrong(other.span())),
+            Err(_) => Err(wrong(input.span())),
+        }
+    }
+}
+
+impl Value for Path {
+    fn read(input: ParseStream<'_>, key: &Ident, example: &str) -> syn::Result<Self> {
+        if input.peek(Lit) {
+            let lit: Lit = input.parse()?;
+            return Err(syn::Error::new(
+                lit.span(),
+                format!(
+                    "`{key}` takes a path, not a literal: write it unquoted, like \
+                     `{key} = {example}`"
+                ),
+            ));
+        }
+        input.parse::<Path>().map_err(|_| {
+            syn::Error::new(
+                input.span(),
+                format!("`{key}` takes a path, like `{key} = {example}`"),
+            )
+        })
+    }
+}
+
+impl Value for Expr {
+    fn read(input: ParseStream<'_>, _: &Ident, _: &str) -> syn::Result<Self> {
+        input.parse()
+    }
+}
+
+/// The key `name` (not a key) most likely stands for: a typo a few edits away,
+/// or a part of a key (`open`, `timeout`, `fallback_fn`).
+fn suggest(name: &str) -> Option<&'static str> {
+    let close = |k: &str, d: usize| {
+        d <= (k.len() / 3).max(1) || (name.len() >= 4 && (k.contains(name) || name.contains(k)))
+    };
+    all_keys()
+        .map(|k| (edit_distance(name, k), k))
+        .filter(|(d, k)| close(k, *d))
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, k)| k)
+}
+
+fn unknown_key(key: &Ident, meant: Option<&str>) -> syn::Error {
     let expected = all_keys()
         .map(|k| format!("`{k}`"))
         .collect::<Vec<_>>()
         .join(", ");
-    // A typo (a few edits away) or a part of a key (`open`, `timeout`, `fallback_fn`).
-    let close = |k: &str, d: usize| {
-        d <= (k.len() / 3).max(1) || (name.len() >= 4 && (k.contains(&*name) || name.contains(k)))
-    };
-    let suggestion = all_keys()
-        .map(|k| (edit_distance(&name, k), k))
-        .filter(|(d, k)| close(k, *d))
-        .min_by_key(|(d, _)| *d)
-        .map(|(_, k)| format!("did you mean `{k}`? "))
+    let suggestion = meant
+        .map(|k| format!("did you mean `{k}`? "))
         .unwrap_or_default();
     syn::Error::new(
         key.span(),
-        format!("unknown key `{name}`; {suggestion}expected one of {expected}"),
+        format!("unknown key `{key}`; {suggestion}expected one of {expected}"),
     )
+}
+
+/// The `=` after `key`. Without it (`threshold: 3`), the error shows the
+/// `key = value` to write, with the value the user wrote when there is one.
+fn expect_eq(input: ParseStream<'_>, key: &Ident, example: &str) -> syn::Result<()> {
+    // `=>` and `==` start with an `=` too.
+    if input.peek(Token![=]) && !input.peek(Token![=>]) && !input.peek(Token![==]) {
+        input.parse::<Token![=]>()?;
+        return Ok(());
+    }
+    let written = written_value(input);
+    let value = if written.is_empty() {
+        example
+    } else {
+        &written
+    };
+    Err(syn::Error::new(
+        input.span(),
+        format!("expected `=` after `{key}`: write `{key} = {value}`"),
+    ))
+}
+
+/// The tokens up to the next `,`, without the punctuation that stands where
+/// `=` should (`:`, `=>`), as written: the value a `key: value` meant.
+fn written_value(input: ParseStream<'_>) -> String {
+    let mut tokens = Vec::new();
+    let _ = input.fork().step(|cursor| {
+        let mut rest = *cursor;
+        while let Some((tt, next)) = rest.token_tree() {
+            match &tt {
+                TokenTree::Punct(p) if p.as_char() == ',' => break,
+                TokenTree::Punct(_) if tokens.is_empty() => {}
+                _ => tokens.push(tt),
+            }
+            rest = next;
+        }
+        Ok(((), rest))
+    });
+    let mut text = String::new();
+    let mut word_before = false;
+    for tt in tokens {
+        let word = matches!(tt, TokenTree::Ident(_) | TokenTree::Literal(_));
+        if word && word_before {
+            text.push(' ');
+        }
+        text.push_str(&tt.to_string());
+        word_before = word;
+    }
+    text
 }
 
 fn edit_distance(a: &str, b: &str) -> usize {
@@ -283,42 +475,13 @@ fn skip_to_comma(input: ParseStream<'_>) {
     });
 }
 
-fn parse_lit_str(input: ParseStream<'_>, key: &Ident) -> syn::Result<LitStr> {
-    match input.parse::<Lit>() {
-        Ok(Lit::Str(s)) => Ok(s),
-        Ok(other) => Err(syn::Error::new(
-            other.span(),
-            format!("`{key}` takes a string literal, like `{key} = \"search\"`"),
-        )),
-        Err(_) => Err(syn::Error::new(
-            input.span(),
-            format!("`{key}` takes a string literal, like `{key} = \"search\"`"),
-        )),
-    }
-}
-
-fn parse_path(input: ParseStream<'_>, key: &Ident, example: &str) -> syn::Result<Path> {
-    if input.peek(Lit) {
-        let lit: Lit = input.parse()?;
-        return Err(syn::Error::new(
-            lit.span(),
-            format!("`{key}` takes a path, not a literal: write it unquoted, like `{example}`"),
-        ));
-    }
-    input.parse::<Path>().map_err(|_| {
-        syn::Error::new(
-            input.span(),
-            format!("`{key}` takes a path, like `{example}`"),
-        )
-    })
-}
-
-fn parse_num(input: ParseStream<'_>, key: &Ident, ty: NumTy) -> syn::Result<(Num, Span)> {
-    let (what, example, suffix) = match ty {
-        NumTy::U32 => ("an integer (u32)", "3", "u32"),
-        NumTy::U64 => ("an integer (u64)", "30000", "u64"),
-        NumTy::F64 => ("a number (f64)", "2.0", "f64"),
-    };
+/// Reads a number literal of type `N`, and the span of the literal.
+fn read_number<N: Number>(
+    input: ParseStream<'_>,
+    key: &Ident,
+    example: &str,
+) -> syn::Result<(N, Span)> {
+    let (what, suffix) = (N::WHAT, N::TYPE);
     let wrong = |span: Span| {
         syn::Error::new(
             span,
@@ -335,42 +498,28 @@ fn parse_num(input: ParseStream<'_>, key: &Ident, ty: NumTy) -> syn::Result<(Num
     }
     let lit: Lit = input.parse().map_err(|_| wrong(input.span()))?;
     let span = lit.span();
-    let check_suffix = |found: &str| {
-        if found.is_empty() || found == suffix {
-            Ok(())
-        } else {
-            Err(syn::Error::new(
-                span,
-                format!("`{key}` takes {what}; drop the `{found}` suffix"),
-            ))
-        }
-    };
-    let out_of_range = |e: syn::Error| {
-        syn::Error::new(
-            span,
-            format!("`{key}` is out of range for {suffix} ({e}); use a smaller value"),
-        )
-    };
-    let value = match (ty, &lit) {
-        (NumTy::U32, Lit::Int(i)) => {
-            check_suffix(i.suffix())?;
-            Num::U32(i.base10_parse().map_err(out_of_range)?)
-        }
-        (NumTy::U64, Lit::Int(i)) => {
-            check_suffix(i.suffix())?;
-            Num::U64(i.base10_parse().map_err(out_of_range)?)
-        }
-        (NumTy::F64, Lit::Int(i)) => {
-            check_suffix(i.suffix())?;
-            Num::F64(i.base10_parse().map_err(out_of_range)?)
-        }
-        (NumTy::F64, Lit::Float(f)) => {
-            check_suffix(f.suffix())?;
-            Num::F64(f.base10_parse().map_err(out_of_range)?)
-        }
+    let (digits, found) = match &lit {
+        Lit::Int(i) => (i.base10_digits(), i.suffix()),
+        Lit::Float(f) if N::FLOAT => (f.base10_digits(), f.suffix()),
         _ => return Err(wrong(span)),
     };
-    Ok((value, span))
+    if !found.is_empty() && found != suffix {
+        return Err(syn::Error::new(
+            span,
+            format!("`{key}` takes {what}; drop the `{found}` suffix"),
+        ));
+    }
+    let out_of_range = |reason: &dyn std::fmt::Display| {
+        syn::Error::new(
+            span,
+            format!("`{key}` is out of range for {suffix} ({reason}); use a smaller value"),
+        )
+    };
+    match digits.parse::<N>() {
+        Ok(value) if value.is_finite() => Ok((value, span)),
+        Ok(_) => Err(out_of_range(&"it is infinite")),
+        Err(e) => Err(out_of_range(&e)),
+    }
 }
 
 #[cfg(test)]
@@ -379,7 +528,10 @@ mod tests {
 
     #[test]
     fn a_one_letter_typo_is_suggested() {
-        let err = unknown_key(&Ident::new("treshold", Span::call_site()));
+        let err = unknown_key(
+            &Ident::new("treshold", Span::call_site()),
+            suggest("treshold"),
+        );
         assert!(
             err.to_string().contains("did you mean `threshold`?"),
             "{err}"
@@ -395,7 +547,7 @@ mod tests {
             ("fallback_fn", "fallback"),
             ("window", "window_ms"),
         ] {
-            let err = unknown_key(&Ident::new(typed, Span::call_site()));
+            let err = unknown_key(&Ident::new(typed, Span::call_site()), suggest(typed));
             let want = format!("did you mean `{meant}`?");
             assert!(err.to_string().contains(&want), "{typed}: {err}");
         }
@@ -403,7 +555,7 @@ mod tests {
 
     #[test]
     fn an_unrelated_word_gets_no_suggestion_but_the_list() {
-        let err = unknown_key(&Ident::new("colour", Span::call_site()));
+        let err = unknown_key(&Ident::new("colour", Span::call_site()), suggest("colour"));
         let msg = err.to_string();
         assert!(!msg.contains("did you mean"), "{msg}");
         assert!(
@@ -422,5 +574,58 @@ mod tests {
                 .unwrap();
         assert_eq!(args.errors.len(), 4);
         assert_eq!(args.group.unwrap().value(), "a");
+    }
+
+    #[test]
+    fn a_float_too_large_for_f64_is_out_of_range_not_a_panic() {
+        // `1e400` parses to infinity, which no literal can be written as.
+        let args: Args = syn::parse_str("backoff = 1e400").unwrap();
+        assert_eq!(args.errors.len(), 1);
+        let msg = args.errors[0].to_string();
+        assert!(msg.contains("`backoff` is out of range for f64"), "{msg}");
+    }
+
+    fn messages(args: &Args) -> Vec<String> {
+        args.errors.iter().map(ToString::to_string).collect()
+    }
+
+    #[test]
+    fn a_colon_for_an_eq_sign_says_key_eq_value_with_the_value_written() {
+        let args: Args = syn::parse_str(
+            r#"threshold: 3, group: "a", fallback => self::cached, backoff == 2.0, open_ms"#,
+        )
+        .unwrap();
+        assert_eq!(
+            messages(&args),
+            [
+                "expected `=` after `threshold`: write `threshold = 3`",
+                r#"expected `=` after `group`: write `group = "a"`"#,
+                "expected `=` after `fallback`: write `fallback = self::cached`",
+                "expected `=` after `backoff`: write `backoff = 2.0`",
+                "expected `=` after `open_ms`: write `open_ms = 30000`",
+            ]
+        );
+        assert!(args.unreadable("group") && args.unreadable("fallback"));
+        assert!(!args.config_complete());
+    }
+
+    #[test]
+    fn an_unquoted_group_is_one_error_that_shows_the_quotes() {
+        let args: Args = syn::parse_str("group = search").unwrap();
+        assert_eq!(
+            messages(&args),
+            [r#"`group` takes a string literal: write `group = "search"`"#]
+        );
+        assert!(args.unreadable("group"));
+    }
+
+    #[test]
+    fn a_misspelt_key_counts_as_the_key_it_suggests() {
+        let args: Args = syn::parse_str(r#"grop = "a", windw_ms = 10, colour = 1"#).unwrap();
+        assert_eq!(args.errors.len(), 3);
+        assert!(args.unreadable("group"));
+        assert!(!args.config_complete(), "windw_ms stands for window_ms");
+        let args: Args = syn::parse_str(r#"colour = 1"#).unwrap();
+        assert!(args.config_complete(), "colour is no key at all");
     }
 }

@@ -10,7 +10,8 @@ use syn::spanned::Spanned;
 use syn::visit_mut::VisitMut;
 use syn::{AttrStyle, Ident, ItemFn, ReturnType, Type};
 
-use crate::validate::{future_tail_mut, Plan, Shape};
+use crate::shape::{FutureTail, Shape};
+use crate::validate::{return_span, Attr, Plan};
 
 /// The one list of lints allowed on generated statements (never around user code,
 /// except [`body_lints`] on the statement that holds the body). The `deny-warnings`
@@ -57,12 +58,20 @@ impl Locals {
 }
 
 /// Expands one guarded fn as its [`Shape`] says.
-pub(crate) fn expand(plan: &Plan, item: ItemFn) -> TokenStream {
-    match plan.shape {
-        Shape::Sync => expand_sync(plan, item),
-        Shape::AsyncFn => expand_async_fn(plan, item),
-        Shape::FutureTail => expand_future_tail(plan, item),
+pub(crate) fn expand(plan: Plan) -> TokenStream {
+    let Plan { attr, item, shape } = plan;
+    match shape {
+        Shape::Sync => expand_sync(&attr, item),
+        Shape::AsyncFn => expand_async_fn(&attr, item),
+        Shape::FutureTail(tail) => expand_future_tail(&attr, item, tail),
     }
+}
+
+/// Bad input still emits the item as written, so the rest of the crate and the
+/// IDE keep working, followed by every error found.
+pub(crate) fn unchanged(item: TokenStream, err: &syn::Error) -> TokenStream {
+    let err = err.to_compile_error();
+    quote!(#item #err)
 }
 
 /// Input:
@@ -73,39 +82,37 @@ pub(crate) fn expand(plan: &Plan, item: ItemFn) -> TokenStream {
 /// Output:
 /// ```ignore
 /// pub fn search(&self, q: &str) -> Result<Hits, Error> {
-///     // with `registry = expr`: `SITE.breaker(expr, "search", &CONFIG)` instead
-///     let __breaker = { const CONFIG; static SITE; SITE.global("search", &CONFIG) };
-///     let __permit = match __breaker.try_acquire() {
-///         Ok(permit) => permit,
-///         Err(__open) => return Self::cached(self, q),
-///     };
+///     /* the claim: see `claim`; an open circuit returns `Self::cached(self, q)` */
 ///     let __result = (move || -> Result<Hits, Error> { body })();
-///     Outcome::new(&__result).record_every(__permit);
+///     {
+///         use ::breaker::__private::{ViaAny as _, ViaFuture as _};
+///         (&::breaker::__private::NotFuture(&__result)).not_a_future(());
+///     }
+///     ::breaker::__private::Outcome::new(&__result).record_every(__permit);
 ///     __result
 /// }
 /// ```
 /// The closure's return annotation is the declared type (with `impl Trait` as `_`),
-/// so a `return` or tail of the wrong type is reported on the user's tokens.
-fn expand_sync(plan: &Plan, item: ItemFn) -> TokenStream {
+/// so a `return` or tail of the wrong type is reported on the user's tokens. The
+/// `not_a_future` block compiles to nothing, and fails to compile when the value
+/// is a future (one behind a type alias the shape check cannot read).
+fn expand_sync(attr: &Attr, item: ItemFn) -> TokenStream {
     let l = Locals::new();
     let (outer, inner) = split_attrs(&item);
     let ItemFn {
         vis, sig, block, ..
     } = &item;
-    let (claim, record) = guard(plan, &item, &l, false);
+    let (claim, record) = guard(attr, &item, &l, false);
     let ret = match &sig.output {
         ReturnType::Default => quote!(()),
         ReturnType::Type(_, ty) => erase_impl_trait(ty),
     };
     let body_lints = body_lints();
     let result = &l.result;
-    let krate = &plan.krate;
+    let krate = &attr.krate;
     // A future under a name the shape check cannot read (a type alias, a
     // `JoinHandle`) would be recorded when it is created: refuse it, on the type.
-    let ret_span = match &sig.output {
-        ReturnType::Default => sig.ident.span(),
-        ReturnType::Type(_, ty) => ty.span(),
-    };
+    let ret_span = return_span(sig);
     let not_future = quote_spanned! {ret_span=>
         {
             #[allow(unused_imports)] // only one of the two is picked
@@ -134,25 +141,27 @@ fn expand_sync(plan: &Plan, item: ItemFn) -> TokenStream {
 /// Output:
 /// ```ignore
 /// async fn search(q: &str) -> Result<Hits, Error> {
-///     /* claim, as in `expand_sync`; a fallback is `.await`ed */
+///     /* the claim, as in `expand_sync`; a fallback is `.await`ed */
 ///     #[allow(unused_braces)] // `body` is a tail block: on one line, a warning
 ///     let __result = async move {
-///         if false { let __fake: Result<Hits, Error> = loop {}; return __fake; }
-///         body
+///         if false { let __fake_return: Result<Hits, Error> = loop {}; return __fake_return; }
+///         { body }
 ///     }
 ///     .await;
-///     Outcome::new(&__result).record_every(__permit);
+///     ::breaker::__private::Outcome::new(&__result).record_every(__permit);
 ///     __result
 /// }
 /// ```
-/// A dropped future drops `__permit` without a verdict: abandoned.
-fn expand_async_fn(plan: &Plan, item: ItemFn) -> TokenStream {
+/// The fake return edge types the block as the declared return type, so `?` and
+/// `return` in the body are checked against it. A dropped future drops `__permit`
+/// without a verdict: abandoned.
+fn expand_async_fn(attr: &Attr, item: ItemFn) -> TokenStream {
     let l = Locals::new();
     let (outer, inner) = split_attrs(&item);
     let ItemFn {
         vis, sig, block, ..
     } = &item;
-    let (claim, record) = guard(plan, &item, &l, true);
+    let (claim, record) = guard(attr, &item, &l, true);
     let fake_return = match &sig.output {
         ReturnType::Type(_, ty) => {
             let ty = erase_impl_trait(ty);
@@ -202,50 +211,59 @@ fn expand_async_fn(plan: &Plan, item: ItemFn) -> TokenStream {
 ///     })
 /// }
 /// ```
-fn expand_future_tail(plan: &Plan, mut item: ItemFn) -> TokenStream {
+fn expand_future_tail(attr: &Attr, mut item: ItemFn, tail: Box<FutureTail>) -> TokenStream {
     let l = Locals::new();
-    let (claim, record) = guard(plan, &item, &l, true);
+    let (claim, record) = guard(attr, &item, &l, true);
     let result = &l.result;
-    let tail = future_tail_mut(&mut item).expect("validate saw a future tail");
-    let user_future = tail.to_token_stream();
-    *tail = syn::Expr::Verbatim(quote_spanned! {Span::mixed_site()=>
+    let user_future = &tail.block;
+    let wrapped = syn::Expr::Verbatim(quote_spanned! {Span::mixed_site()=>
         async move {
             #claim
             let #result = #user_future.await;
             #record
         }
     });
+    item.block
+        .stmts
+        .push(syn::Stmt::Expr(tail.around(wrapped), None));
     item.into_token_stream()
+}
+
+/// The statements before the body (claim, or answer for an open circuit) and
+/// after it (record the outcome, return the value): the same for every shape.
+fn guard(attr: &Attr, item: &ItemFn, l: &Locals, is_async: bool) -> (TokenStream, TokenStream) {
+    let on_open = on_open(attr, item, l, is_async);
+    (claim(attr, l, on_open), record(attr, l))
 }
 
 /// Claims a permit, or leaves the fn with `on_open` when the circuit refuses.
 ///
 /// Input: `group = "search", threshold = 3`, no `registry`. Output:
 /// ```ignore
-/// let __registry: &::breaker::__private::Registry = ::breaker::__private::registry();
 /// let __breaker = {
-///     const __BREAKER_CONFIG: Config = match Config::builder().threshold(3).build() {
-///         Ok(config) => config,
-///         Err(_) => panic!(..), // unreachable: checked when the attribute expanded
-///     };
-///     static __BREAKER_SITE: CallSite = CallSite::new();
-///     __BREAKER_SITE.breaker(__registry, "search", &__BREAKER_CONFIG)
+///     const __BREAKER_CONFIG: ::breaker::__private::Config =
+///         match ::breaker::__private::Config::builder().threshold(3).build() {
+///             Ok(config) => config,
+///             Err(_) => panic!(..), // unreachable: checked when the attribute expanded
+///         };
+///     static __BREAKER_SITE: ::breaker::__private::CallSite =
+///         ::breaker::__private::CallSite::new();
+///     __BREAKER_SITE.global("search", &__BREAKER_CONFIG)
 /// };
 /// let __permit = match __breaker.try_acquire() {
 ///     Ok(permit) => permit,
 ///     Err(__open) => return /* on_open */,
 /// };
 /// ```
-/// The items sit in their own block so they can never shadow a name the body uses.
-/// The statements before the body (claim, or answer for an open circuit) and
-/// after it (record the outcome, return the value): the same for every shape.
-fn guard(plan: &Plan, item: &ItemFn, l: &Locals, is_async: bool) -> (TokenStream, TokenStream) {
-    let on_open = on_open(plan, item, l, is_async);
-    (claim(plan, l, on_open), record(plan, l))
-}
-
-fn claim(plan: &Plan, l: &Locals, on_open: TokenStream) -> TokenStream {
-    let krate = &plan.krate;
+/// With `registry = &REG`, a binding comes first and the site looks up in it:
+/// ```ignore
+/// let __registry: &::breaker::__private::Registry = &REG;
+/// let __breaker = { /* as above */ __BREAKER_SITE.breaker(__registry, "search", &__BREAKER_CONFIG) };
+/// ```
+/// The items sit in their own block so they can never shadow a name the body uses;
+/// each statement carries the [`generated_lints`] allow-list.
+fn claim(attr: &Attr, l: &Locals, on_open: TokenStream) -> TokenStream {
+    let krate = &attr.krate;
     let Locals {
         registry,
         breaker,
@@ -253,11 +271,11 @@ fn claim(plan: &Plan, l: &Locals, on_open: TokenStream) -> TokenStream {
         open,
         ..
     } = l;
-    let group = &plan.group;
+    let group = &attr.group;
     let lints = generated_lints();
     // Without a `registry` key the site caches the process-wide registry's
     // breaker directly: no registry to fetch or compare on later calls.
-    let (registry_binding, site_lookup) = match &plan.registry {
+    let (registry_binding, site_lookup) = match &attr.registry {
         Some(expr) => (
             quote_spanned! {Span::mixed_site()=>
                 #lints
@@ -270,8 +288,8 @@ fn claim(plan: &Plan, l: &Locals, on_open: TokenStream) -> TokenStream {
             quote_spanned!(Span::mixed_site()=> global(#group, &__BREAKER_CONFIG)),
         ),
     };
-    let methods = plan.config.iter().map(|(m, _)| m);
-    let values = plan.config.iter().map(|(_, v)| v);
+    let methods = attr.config.iter().map(|(m, _)| m);
+    let values = attr.config.iter().map(|(_, v)| v);
     quote_spanned! {Span::mixed_site()=>
         #registry_binding
         #lints
@@ -301,17 +319,14 @@ fn claim(plan: &Plan, l: &Locals, on_open: TokenStream) -> TokenStream {
 /// Input → output: `fallback = cached` in `fn f(&self, q: &str)` → `Self::cached(self, q)`
 /// (`.await`ed when async); `fallback = cache::get` in `fn f(q: &str)` →
 /// `cache::get(q)`; no fallback → `::breaker::__private::from_open(__open)`.
-fn on_open(plan: &Plan, item: &ItemFn, l: &Locals, is_async: bool) -> TokenStream {
-    let krate = &plan.krate;
+fn on_open(attr: &Attr, item: &ItemFn, l: &Locals, is_async: bool) -> TokenStream {
+    let krate = &attr.krate;
     let open = &l.open;
-    let Some(fallback) = &plan.fallback else {
-        let span = match &item.sig.output {
-            ReturnType::Type(_, ty) => ty.span(),
-            ReturnType::Default => item.sig.ident.span(),
-        };
+    let Some(fallback) = &attr.fallback else {
+        let span = return_span(&item.sig);
         // The default path is re-spanned so a missing `From<CircuitOpen>` points at the
         // return type; a user's `crate = path` keeps its own spans.
-        let krate = match plan.krate_is_default {
+        let krate = match attr.krate_is_default {
             true => respan(krate.to_token_stream(), span),
             false => krate.to_token_stream(),
         };
@@ -350,11 +365,11 @@ fn on_open(plan: &Plan, item: &ItemFn, l: &Locals, is_async: bool) -> TokenStrea
 /// back; for any other type the trait's `record` is found, whose bound fails with
 /// "`is_failure` only applies to a fn returning `Result<_, E>`". By value, so
 /// no reference into the value keeps it off the fn's return slot.
-fn record(plan: &Plan, l: &Locals) -> TokenStream {
-    let krate = &plan.krate;
+fn record(attr: &Attr, l: &Locals) -> TokenStream {
+    let krate = &attr.krate;
     let Locals { permit, result, .. } = l;
     let lints = generated_lints();
-    match &plan.is_failure {
+    match &attr.is_failure {
         None => quote_spanned! {Span::mixed_site()=>
             #lints
             #krate::__private::Outcome::new(&#result).record_every(#permit);

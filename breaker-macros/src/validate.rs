@@ -2,22 +2,33 @@
 //! them into a [`Plan`] that expansion follows without checking anything again.
 
 use breaker_core::Config;
-use proc_macro2::{Literal, Span};
+use proc_macro2::{Literal, Span, TokenStream};
 use syn::spanned::Spanned;
-use syn::{Expr, FnArg, Ident, ItemFn, LitStr, Pat, Path, ReturnType, Stmt, Type, TypeParamBound};
+use syn::{Expr, FnArg, Ident, ItemFn, LitStr, Pat, Path, ReturnType, Signature, Type};
 
-use crate::args::{Args, Num};
+use crate::args::{Args, ConfigArg};
+use crate::shape::{early_return, returns_future, take_shape, Shape};
 
-/// How the body runs, which decides how the expansion wraps it.
-pub(crate) enum Shape {
-    /// A plain fn: the body runs in an immediately called `move` closure.
-    Sync,
-    /// An `async fn`: the body runs in `async move {}.await`.
-    AsyncFn,
-    /// A fn that ends in `async move {}`, `Box::pin(async move {})` (what
-    /// `#[async_trait]` writes) or `async move {}.boxed()`: that block is wrapped, so the breaker is claimed
-    /// when the future first runs, not when it is created.
-    FutureTail,
+/// Everything the expansion needs, already checked.
+pub(crate) struct Plan {
+    /// What the statements around the body need.
+    pub(crate) attr: Attr,
+    /// The user's fn; for a [`Shape::FutureTail`], without its tail expression.
+    pub(crate) item: ItemFn,
+    pub(crate) shape: Shape,
+}
+
+/// The checked arguments: what the claim before the body and the record after it use.
+pub(crate) struct Attr {
+    pub(crate) krate: Path,
+    /// No `crate = path` was given: `krate` is `::breaker`.
+    pub(crate) krate_is_default: bool,
+    pub(crate) group: LitStr,
+    /// Builder calls for the `const` config: method name (spanned at the key) and value.
+    pub(crate) config: Vec<(Ident, Literal)>,
+    pub(crate) fallback: Option<Fallback>,
+    pub(crate) is_failure: Option<Path>,
+    pub(crate) registry: Option<Expr>,
 }
 
 /// The fallback call: `path(args)`, or `Self::name(self, args)` in a method.
@@ -31,22 +42,14 @@ pub(crate) struct Fallback {
     pub(crate) args: Vec<Ident>,
 }
 
-/// Everything the expansion needs, already checked.
-pub(crate) struct Plan {
-    pub(crate) krate: Path,
-    /// No `crate = path` was given: `krate` is `::breaker`.
-    pub(crate) krate_is_default: bool,
-    pub(crate) group: LitStr,
-    /// Builder calls for the `const` config: method name (spanned at the key) and value.
-    pub(crate) config: Vec<(Ident, Literal)>,
-    pub(crate) fallback: Option<Fallback>,
-    pub(crate) is_failure: Option<Path>,
-    pub(crate) registry: Option<Expr>,
-    pub(crate) shape: Shape,
-}
-
-/// Checks `args` against `item`; every problem found is in the returned error.
-pub(crate) fn validate(args: Args, item: &ItemFn) -> Result<Plan, syn::Error> {
+/// Checks `args` against `item` (the tokens the attribute sits on); every
+/// problem found is in the returned error.
+pub(crate) fn validate(args: Args, item: TokenStream) -> Result<Plan, syn::Error> {
+    // A key written but unreadable has its own error: nothing that follows from
+    // its absence is reported as well.
+    let unreadable_group = args.unreadable("group");
+    let unreadable_fallback = args.unreadable("fallback");
+    let config_complete = args.config_complete();
     let Args {
         group,
         config,
@@ -54,56 +57,149 @@ pub(crate) fn validate(args: Args, item: &ItemFn) -> Result<Plan, syn::Error> {
         is_failure,
         registry,
         krate,
-        errors,
+        mut errors,
         ..
     } = args;
-    let mut errors = errors;
-
-    let group = match group {
-        None => {
-            errors.push(syn::Error::new(
-                Span::call_site(),
-                "missing `group`: name the breaker this fn is guarded by, like \
-                 `#[circuit_breaker(group = \"search\")]`",
-            ));
-            None
+    let mut item = match syn::parse2::<ItemFn>(item.clone()) {
+        Ok(item) => item,
+        Err(_) => {
+            let mut err = not_a_fn(item);
+            errors.into_iter().for_each(|e| err.combine(e));
+            return Err(err);
         }
-        Some(g) if g.value().trim().is_empty() => {
-            errors.push(syn::Error::new(
-                g.span(),
-                "`group` is empty: give the breaker a name, like `group = \"search\"`",
-            ));
-            None
-        }
-        Some(g) => Some(g),
     };
 
-    let literals: Vec<(Ident, Literal)> = config
-        .iter()
-        .map(|arg| {
-            let mut lit = match arg.value {
-                Num::U32(v) => Literal::u32_unsuffixed(v),
-                Num::U64(v) => Literal::u64_unsuffixed(v),
-                Num::F64(v) => Literal::f64_unsuffixed(v),
-            };
-            lit.set_span(arg.span);
-            (arg.key.clone(), lit)
-        })
-        .collect();
-    // Numbers are checked by the runtime's own builder: one source of truth.
+    let group = check_group(group);
+    if let (Err(err), false) = (&group, unreadable_group) {
+        errors.push(err.clone());
+    }
+    let config = check_config(config, config_complete, &mut errors);
+    check_signature(&item, &mut errors);
+
+    let sig = &item.sig;
+    let ret_span = return_span(sig);
+    let returns_impl = match &sig.output {
+        ReturnType::Type(_, ty) => matches!(**ty, Type::ImplTrait(_)),
+        ReturnType::Default => false,
+    };
+    let receiver = sig.receiver().is_some();
+
+    let shape = take_shape(&mut item);
+    let mut opaque_future = false;
+    match &shape {
+        Shape::FutureTail(_) => {
+            if let Some(span) = early_return(&item) {
+                errors.push(syn::Error::new(
+                    span,
+                    "`#[circuit_breaker]` guards the future this fn ends with, and this `return` \
+                     hands back another one the breaker never sees: move the early exit inside \
+                     the final `async move { ... }` block",
+                ));
+            }
+        }
+        Shape::Sync if returns_future(&item.sig.output) => {
+            opaque_future = true;
+            errors.push(syn::Error::new(
+                ret_span,
+                "`#[circuit_breaker]` cannot see into this future: end the body with \
+                 `async move { ... }` or `Box::pin(async move { ... })`, or make it an `async fn`",
+            ));
+        }
+        Shape::Sync | Shape::AsyncFn => {}
+    }
+
+    // The value the fn hands back is its declared return type (not a future's output).
+    let returns_value = matches!(shape, Shape::Sync | Shape::AsyncFn);
+    let impl_trait_value = returns_value && returns_impl && !opaque_future;
+    let fallback = match fallback {
+        Some(path) => {
+            if impl_trait_value {
+                errors.push(syn::Error::new(
+                    path.span(),
+                    "a `fallback` cannot stand in for a fn returning `impl Trait`: its \
+                     `impl Trait` would be another type; return a concrete type instead",
+                ));
+            }
+            let args = named_params(&item.sig, &mut errors);
+            let self_prefix = receiver && path.leading_colon.is_none() && path.segments.len() == 1;
+            Some(Fallback {
+                path,
+                self_prefix,
+                receiver,
+                args,
+            })
+        }
+        None => {
+            if impl_trait_value && !unreadable_fallback {
+                errors.push(syn::Error::new(
+                    ret_span,
+                    "without `fallback`, a `#[circuit_breaker]` fn must return `Result<_, E>` \
+                     with `E: From<CircuitOpen>`, not `impl Trait`; return a `Result` or add \
+                     `fallback = path`",
+                ));
+            }
+            None
+        }
+    };
+
+    if let Some(err) = errors.into_iter().reduce(|mut all, e| {
+        all.combine(e);
+        all
+    }) {
+        return Err(err);
+    }
+    Ok(Plan {
+        attr: Attr {
+            krate_is_default: krate.is_none(),
+            krate: krate.unwrap_or_else(|| syn::parse_quote!(::breaker)),
+            group: group?,
+            config,
+            fallback,
+            is_failure,
+            registry,
+        },
+        item,
+        shape,
+    })
+}
+
+/// The group name, or why there is none.
+fn check_group(group: Option<LitStr>) -> syn::Result<LitStr> {
+    match group {
+        None => Err(syn::Error::new(
+            Span::call_site(),
+            "missing `group`: name the breaker this fn is guarded by, like \
+             `#[circuit_breaker(group = \"search\")]`",
+        )),
+        Some(g) if g.value().trim().is_empty() => Err(syn::Error::new(
+            g.span(),
+            "`group` is empty: give the breaker a name, like `group = \"search\"`",
+        )),
+        Some(g) => Ok(g),
+    }
+}
+
+/// The numeric keys as builder calls for the expansion, after the runtime's own
+/// builder has checked them: one source of truth for what a valid config is.
+/// Unless a config key could not be read: then the builder would judge a config
+/// the user did not write.
+fn check_config(
+    config: Vec<ConfigArg>,
+    complete: bool,
+    errors: &mut Vec<syn::Error>,
+) -> Vec<(Ident, Literal)> {
     let builder = config
         .iter()
-        .fold(Config::builder(), |b, arg| (arg.row.apply)(b, arg.value));
-    if let Err(err) = builder.build() {
+        .fold(Config::builder(), |b, arg| (arg.value.apply)(b));
+    if let (Err(err), true) = (builder.build(), complete) {
         let culprit = config.iter().rev().find(|arg| arg.key == err.key());
         errors.push(match culprit {
-            Some(arg) => {
-                let key = &arg.key;
+            Some(ConfigArg { key, value }) => {
                 let mut written = Literal::string("");
-                written.set_span(arg.span);
+                written.set_span(value.literal.span());
                 syn::Error::new_spanned(
                     quote::quote!(#key = #written),
-                    format!("`{} = {}` is refused: {err}", arg.key, num_text(arg.value)),
+                    format!("`{key} = {}` is refused: {err}", value.literal),
                 )
             }
             None => syn::Error::new(
@@ -112,8 +208,14 @@ pub(crate) fn validate(args: Args, item: &ItemFn) -> Result<Plan, syn::Error> {
             ),
         });
     }
-    let config = literals;
+    config
+        .into_iter()
+        .map(|arg| (arg.key, arg.value.literal))
+        .collect()
+}
 
+/// What no guarded fn may be: `#[track_caller]`, `const`, variadic, `-> !`.
+fn check_signature(item: &ItemFn, errors: &mut Vec<syn::Error>) {
     let sig = &item.sig;
     if let Some(attr) = item
         .attrs
@@ -150,238 +252,144 @@ pub(crate) fn validate(args: Args, item: &ItemFn) -> Result<Plan, syn::Error> {
             ));
         }
     }
+}
 
-    let ret_span = match &sig.output {
+/// The names of `sig`'s parameters, which a fallback is called with.
+fn named_params(sig: &Signature, errors: &mut Vec<syn::Error>) -> Vec<Ident> {
+    let mut args = Vec::new();
+    for input in &sig.inputs {
+        if let FnArg::Typed(pat) = input {
+            match &*pat.pat {
+                Pat::Ident(p) if p.by_ref.is_none() && p.subpat.is_none() => {
+                    args.push(p.ident.clone());
+                }
+                other => errors.push(syn::Error::new(
+                    other.span(),
+                    "with `fallback`, every parameter needs a plain name (the fallback \
+                     gets the same arguments); bind this one to a name and destructure \
+                     it in the body",
+                )),
+            }
+        }
+    }
+    args
+}
+
+/// Where an error about the return type points: the type, or the fn's name.
+pub(crate) fn return_span(sig: &Signature) -> Span {
+    match &sig.output {
         ReturnType::Type(_, ty) => ty.span(),
         ReturnType::Default => sig.ident.span(),
-    };
-    let mut opaque_future = false;
-    let shape = if sig.asyncness.is_some() {
-        Shape::AsyncFn
-    } else if future_tail(item).is_some() {
-        if let Some(span) = early_return(item) {
-            errors.push(syn::Error::new(
-                span,
-                "`#[circuit_breaker]` guards the future this fn ends with, and this `return` \
-                 hands back another one the breaker never sees: move the early exit inside \
-                 the final `async move { ... }` block",
-            ));
-        }
-        Shape::FutureTail
-    } else if returns_future(&sig.output) {
-        opaque_future = true;
-        errors.push(syn::Error::new(
-            ret_span,
-            "`#[circuit_breaker]` cannot see into this future: end the body with \
-             `async move { ... }` or `Box::pin(async move { ... })`, or make it an `async fn`",
-        ));
-        Shape::Sync
-    } else {
-        Shape::Sync
-    };
-
-    let returns_impl = match &sig.output {
-        ReturnType::Type(_, ty) => matches!(**ty, Type::ImplTrait(_)),
-        ReturnType::Default => false,
-    };
-    // The value the fn hands back is its declared return type (not a future's output).
-    let returns_value = matches!(shape, Shape::Sync | Shape::AsyncFn);
-    let receiver = sig.receiver().is_some();
-    let fallback = match fallback {
-        Some(path) => {
-            if returns_value && returns_impl && !opaque_future {
-                errors.push(syn::Error::new(
-                    path.span(),
-                    "a `fallback` cannot stand in for a fn returning `impl Trait`: its \
-                     `impl Trait` would be another type; return a concrete type instead",
-                ));
-            }
-            let mut args = Vec::new();
-            for input in &sig.inputs {
-                if let FnArg::Typed(pat) = input {
-                    match &*pat.pat {
-                        Pat::Ident(p) if p.by_ref.is_none() && p.subpat.is_none() => {
-                            args.push(p.ident.clone());
-                        }
-                        other => errors.push(syn::Error::new(
-                            other.span(),
-                            "with `fallback`, every parameter needs a plain name (the fallback \
-                             gets the same arguments); bind this one to a name and destructure \
-                             it in the body",
-                        )),
-                    }
-                }
-            }
-            let self_prefix = receiver && path.leading_colon.is_none() && path.segments.len() == 1;
-            Some(Fallback {
-                path,
-                self_prefix,
-                receiver,
-                args,
-            })
-        }
-        None => {
-            if returns_value && returns_impl && !opaque_future {
-                errors.push(syn::Error::new(
-                    ret_span,
-                    "without `fallback`, a `#[circuit_breaker]` fn must return `Result<_, E>` \
-                     with `E: From<CircuitOpen>`, not `impl Trait`; return a `Result` or add \
-                     `fallback = path`",
-                ));
-            }
-            None
-        }
-    };
-
-    let combined = errors.into_iter().reduce(|mut all, e| {
-        all.combine(e);
-        all
-    });
-    if let Some(err) = combined {
-        return Err(err);
-    }
-    Ok(Plan {
-        krate_is_default: krate.is_none(),
-        krate: krate.unwrap_or_else(|| syn::parse_quote!(::breaker)),
-        group: group.expect("a missing group is an error above"),
-        config,
-        fallback,
-        is_failure,
-        registry,
-        shape,
-    })
-}
-
-fn num_text(value: Num) -> String {
-    match value {
-        Num::U32(v) => v.to_string(),
-        Num::U64(v) => v.to_string(),
-        Num::F64(v) => format!("{v:?}"),
     }
 }
 
-/// The fn body's tail `async {}` block: bare, inside `Box::pin(...)`, or before
-/// `.boxed()`.
-pub(crate) fn future_tail(item: &ItemFn) -> Option<&Expr> {
-    match item.block.stmts.last()? {
-        Stmt::Expr(expr, None) => async_block_in(expr),
-        _ => None,
-    }
-}
-
-/// Same as [`future_tail`], for editing the block in place.
-pub(crate) fn future_tail_mut(item: &mut ItemFn) -> Option<&mut Expr> {
-    match item.block.stmts.last_mut()? {
-        Stmt::Expr(expr, None) => async_block_in_mut(expr),
-        _ => None,
-    }
-}
-
-fn is_box_pin(func: &Expr) -> bool {
-    let Expr::Path(p) = func else { return false };
-    let names: Vec<String> = p
-        .path
-        .segments
+/// Whether `tokens` (an item syn keeps verbatim) is a fn signature ending in `;`.
+fn declares_fn(tokens: &proc_macro2::TokenStream) -> bool {
+    let tokens: Vec<_> = tokens.clone().into_iter().collect();
+    let has_fn = tokens
         .iter()
-        .map(|s| s.ident.to_string())
-        .collect();
-    matches!(names.as_slice(), [.., b, pin] if b == "Box" && pin == "pin")
+        .any(|t| matches!(t, proc_macro2::TokenTree::Ident(i) if i == "fn"));
+    let ends_with_semi =
+        matches!(tokens.last(), Some(proc_macro2::TokenTree::Punct(p)) if p.as_char() == ';');
+    has_fn && ends_with_semi
 }
 
-fn async_block_in(expr: &Expr) -> Option<&Expr> {
-    match expr {
-        Expr::Async(_) => Some(expr),
-        Expr::Call(call) if is_box_pin(&call.func) && call.args.len() == 1 => {
-            matches!(call.args[0], Expr::Async(_)).then(|| &call.args[0])
-        }
-        Expr::MethodCall(call) if is_boxed(call) => Some(&call.receiver),
-        _ => None,
-    }
-}
-
-/// `async move { .. }.boxed()` (or `.boxed_local()`), from `futures::FutureExt`.
-fn is_boxed(call: &syn::ExprMethodCall) -> bool {
-    (call.method == "boxed" || call.method == "boxed_local")
-        && call.args.is_empty()
-        && matches!(*call.receiver, Expr::Async(_))
-}
-
-fn async_block_in_mut(expr: &mut Expr) -> Option<&mut Expr> {
-    match expr {
-        Expr::Async(_) => Some(expr),
-        Expr::Call(call) if is_box_pin(&call.func) && call.args.len() == 1 => {
-            if matches!(call.args[0], Expr::Async(_)) {
-                Some(&mut call.args[0])
-            } else {
-                None
-            }
-        }
-        Expr::MethodCall(call) if is_boxed(call) => Some(&mut call.receiver),
-        _ => None,
-    }
-}
-
-/// The first `return` of `item`'s own body (not of a closure, async block or
-/// nested item in it): in a fn ending in a future, an early exit that skips it.
-fn early_return(item: &ItemFn) -> Option<Span> {
-    use syn::visit::Visit;
-
-    struct FirstReturn(Option<Span>);
-    impl<'ast> Visit<'ast> for FirstReturn {
-        fn visit_expr_return(&mut self, r: &'ast syn::ExprReturn) {
-            self.0.get_or_insert(r.return_token.span);
-        }
-        fn visit_expr_closure(&mut self, _: &'ast syn::ExprClosure) {}
-        fn visit_expr_async(&mut self, _: &'ast syn::ExprAsync) {}
-        fn visit_item(&mut self, _: &'ast syn::Item) {}
-    }
-
-    let mut first = FirstReturn(None);
-    first.visit_block(&item.block);
-    first.0
-}
-
-/// Whether the declared return type is a future the macro would need to see into:
-/// `impl Future`, `Pin<Box<dyn Future>>`, `BoxFuture`, `LocalBoxFuture`.
-fn returns_future(output: &ReturnType) -> bool {
-    let ReturnType::Type(_, ty) = output else {
-        return false;
-    };
-    type_is_future(ty)
-}
-
-fn type_is_future(ty: &Type) -> bool {
-    let names_future = |bounds: &syn::punctuated::Punctuated<TypeParamBound, syn::Token![+]>| {
-        bounds.iter().any(|b| match b {
-            TypeParamBound::Trait(t) => t
-                .path
+/// Why the attribute cannot go on `item`, which is not a fn with a body.
+fn not_a_fn(item: proc_macro2::TokenStream) -> syn::Error {
+    let names_async_trait = |attrs: &[syn::Attribute]| {
+        attrs.iter().any(|a| {
+            a.path()
                 .segments
                 .last()
-                .is_some_and(|s| s.ident == "Future" || s.ident == "IntoFuture"),
-            _ => false,
+                .is_some_and(|s| s.ident == "async_trait")
         })
     };
-    match ty {
-        Type::ImplTrait(t) => names_future(&t.bounds),
-        Type::TraitObject(t) => names_future(&t.bounds),
-        Type::Paren(t) => type_is_future(&t.elem),
-        Type::Group(t) => type_is_future(&t.elem),
-        Type::Path(p) => {
-            let Some(last) = p.path.segments.last() else {
-                return false;
-            };
-            if last.ident == "BoxFuture" || last.ident == "LocalBoxFuture" {
-                return true;
-            }
-            let syn::PathArguments::AngleBracketed(args) = &last.arguments else {
-                return false;
-            };
-            (last.ident == "Pin" || last.ident == "Box")
-                && args.args.iter().any(|a| match a {
-                    syn::GenericArgument::Type(t) => type_is_future(t),
-                    _ => false,
-                })
+    let parsed = syn::parse2::<syn::Item>(item.clone());
+    let what = match &parsed {
+        Ok(syn::Item::Impl(i)) if names_async_trait(&i.attrs) => {
+            "an `#[async_trait]` impl block; keep `#[async_trait]` on the impl and put \
+             `#[circuit_breaker]` on the method inside"
         }
-        _ => false,
+        Ok(syn::Item::Impl(_)) | Ok(syn::Item::Trait(_)) => {
+            "an impl or trait block; put it on each method inside instead"
+        }
+        Ok(syn::Item::Struct(_)) => "a struct",
+        Ok(syn::Item::Enum(_)) => "an enum",
+        Ok(syn::Item::Mod(_)) => "a module",
+        Ok(syn::Item::Verbatim(tokens)) if declares_fn(tokens) => {
+            "a fn declaration without a body; put it on the fn that implements it"
+        }
+        Ok(_) => "this item",
+        Err(_) => "a fn without a body",
+    };
+    // Point at the item's keyword, past any attributes.
+    let first = match &parsed {
+        Ok(syn::Item::Impl(i)) => i.impl_token.span,
+        Ok(syn::Item::Trait(t)) => t.trait_token.span,
+        Ok(syn::Item::Struct(s)) => s.struct_token.span,
+        Ok(syn::Item::Enum(e)) => e.enum_token.span,
+        Ok(syn::Item::Mod(m)) => m.mod_token.span,
+        _ => item
+            .into_iter()
+            .next()
+            .map_or_else(proc_macro2::Span::call_site, |t| t.span()),
+    };
+    syn::Error::new(
+        first,
+        format!(
+            "`#[circuit_breaker]` guards a fn with a body (free fn, method or associated fn), \
+             not {what}"
+        ),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn errors(attr: &str) -> Vec<String> {
+        let args: Args = syn::parse_str(attr).unwrap();
+        let item = quote::quote!(
+            fn f() -> Result<(), E> {
+                Ok(())
+            }
+        );
+        match validate(args, item) {
+            Ok(_) => Vec::new(),
+            Err(err) => err.into_iter().map(|e| e.to_string()).collect(),
+        }
+    }
+
+    #[test]
+    fn a_group_written_but_unreadable_is_not_also_missing() {
+        for attr in [
+            r#"group = search"#,
+            r#"group: "a""#,
+            r#""a""#,
+            r#"grop = "a""#,
+        ] {
+            let errors = errors(attr);
+            assert_eq!(errors.len(), 1, "{attr}: {errors:?}");
+            assert!(!errors[0].contains("missing `group`"), "{attr}: {errors:?}");
+        }
+        assert_eq!(
+            errors("threshold = 3").len(),
+            1,
+            "a group never written is missing"
+        );
+        assert!(errors("threshold = 3")[0].contains("missing `group`"));
+    }
+
+    #[test]
+    fn an_unreadable_config_key_leaves_the_others_unjudged() {
+        let errors = errors(r#"group = "a", window_ms = "10s", failure_rate = 0.5"#);
+        assert_eq!(
+            errors,
+            ["`window_ms` takes an integer (u64) literal, like `window_ms = 30000`"]
+        );
+        // Readable, the same config is judged.
+        let errors = super::tests::errors(r#"group = "a", failure_rate = 0.5"#);
+        assert_eq!(errors.len(), 1);
+        assert!(errors[0].contains("needs a window"), "{errors:?}");
     }
 }
