@@ -163,7 +163,8 @@
 pub use breaker_core::*;
 pub use breaker_macros::circuit_breaker;
 
-/// Configuration per environment: a TOML file and `BREAKER_` variables over the attributes (feature `config`).
+// Configuration per environment: a TOML file and `BREAKER_` variables over the
+// attributes (feature `config`); its own docs open the module.
 #[cfg(feature = "config")]
 pub mod config_file;
 

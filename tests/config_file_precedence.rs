@@ -5,6 +5,15 @@
 
 use breaker::config_file::{Patch, Settings, Source, Value};
 
+/// An attribute's literal values.
+fn attribute(values: &[(&str, Value)]) -> Patch {
+    let mut patch = Patch::new();
+    for (key, value) in values {
+        patch.set(key, *value, Source::Attribute).unwrap();
+    }
+    patch
+}
+
 /// The six layers, each of which may set `open_ms` (the crate default is layer 1).
 const LAYERS: [&str; 5] = ["defaults", "template", "attribute", "group", "env"];
 
@@ -34,12 +43,11 @@ fn layered(set: &[usize]) -> (Settings, Patch) {
         .unwrap()
         .with_env(env)
         .unwrap();
-    let mut literals = Patch::new();
-    if set.contains(&2) {
-        literals
-            .set("open_ms", Value::U64(ms(2) as u64), Source::Attribute)
-            .unwrap();
-    }
+    let literals = if set.contains(&2) {
+        attribute(&[("open_ms", Value::U64(ms(2) as u64))])
+    } else {
+        Patch::new()
+    };
     (settings, literals)
 }
 
@@ -85,13 +93,10 @@ fn defaults_and_template_variables_edit_their_table_in_place() {
             ("BREAKER_TEMPLATES__T__MIN_CALLS", "7"),
         ])
         .unwrap();
-    let mut literals = Patch::new();
-    literals
-        .set("window_ms", Value::U64(10_000), Source::Attribute)
-        .unwrap();
-    literals
-        .set("min_calls", Value::U32(9), Source::Attribute)
-        .unwrap();
+    let literals = attribute(&[
+        ("window_ms", Value::U64(10_000)),
+        ("min_calls", Value::U32(9)),
+    ]);
     let r = settings.resolve("search", &literals).unwrap();
     // The defaults variable beats `[defaults]` but not the group's own table...
     assert_eq!(r.config.open_duration().as_millis(), 5000);
@@ -133,16 +138,13 @@ fn every_literal_taken_away_is_listed_with_its_source_and_no_other() {
         .unwrap()
         .with_env([("BREAKER_GROUPS__SEARCH__OPEN_MS", "5000")])
         .unwrap();
-    let mut literals = Patch::new();
-    for (key, value) in [
+    let literals = attribute(&[
         ("threshold", Value::U32(3)),
         ("open_ms", Value::U64(30_000)),
-        ("backoff", Value::F64(2.0)),            // same value: nothing taken
-        ("half_open_probes", Value::U32(2)),     // beats [defaults]: nothing taken
-        ("successes_to_close", Value::U32(2)),   // nobody else sets it
-    ] {
-        literals.set(key, value, Source::Attribute).unwrap();
-    }
+        ("backoff", Value::F64(2.0)),        // same value: nothing taken
+        ("half_open_probes", Value::U32(2)), // beats [defaults]: nothing taken
+        ("successes_to_close", Value::U32(2)), // nobody else sets it
+    ]);
     let r = settings.resolve("search", &literals).unwrap();
     let listed: Vec<String> = r.overrides.iter().map(ToString::to_string).collect();
     assert_eq!(
@@ -160,10 +162,7 @@ fn every_literal_taken_away_is_listed_with_its_source_and_no_other() {
 fn a_higher_layer_that_picks_another_policy_replaces_the_literal_policy_and_says_so() {
     let file = "[groups.search]\nwindow_calls = 100\nmin_calls = 50\n";
     let settings = Settings::from_toml_str(file, "f.toml").unwrap();
-    let mut literals = Patch::new();
-    literals
-        .set("threshold", Value::U32(3), Source::Attribute)
-        .unwrap();
+    let literals = attribute(&[("threshold", Value::U32(3))]);
     let r = settings.resolve("search", &literals).unwrap();
     assert_eq!(r.config.window_calls(), Some(100));
     assert_eq!(r.config.min_calls(), Some(50));
@@ -177,10 +176,7 @@ fn the_attribute_policy_replaces_a_template_policy_with_its_window_keys() {
     let file = "[templates.flaky]\nwindow_ms = 60_000\nfailure_rate = 0.5\nmin_calls = 20\n\
                 [groups.search]\ntemplate = \"flaky\"\n";
     let settings = Settings::from_toml_str(file, "f.toml").unwrap();
-    let mut literals = Patch::new();
-    literals
-        .set("threshold", Value::U32(3), Source::Attribute)
-        .unwrap();
+    let literals = attribute(&[("threshold", Value::U32(3))]);
     let config = settings.resolve("search", &literals).unwrap().config;
     assert_eq!(config.threshold(), 3);
     assert_eq!(config.window_duration(), None);
@@ -197,10 +193,7 @@ fn window_keys_in_defaults_tune_windowed_groups_and_leave_consecutive_ones_alone
     assert_eq!(consecutive.config.min_calls(), None);
     assert!(consecutive.settings.get("min_calls").is_none());
 
-    let mut literals = Patch::new();
-    literals
-        .set("window_ms", Value::U64(10_000), Source::Attribute)
-        .unwrap();
+    let literals = attribute(&[("window_ms", Value::U64(10_000))]);
     let windowed = settings.resolve("windowed", &literals).unwrap();
     assert_eq!(windowed.config.min_calls(), Some(20));
 }

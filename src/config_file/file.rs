@@ -156,10 +156,11 @@ fn table_of<'a>(doc: &Doc<'_>, (name, value): Entry<'a>) -> Result<&'a DeTable<'
             ErrorKind::Syntax,
             value.span(),
             format!(
-                "`{}` is a {}; it must be a table, like `[{}]`",
+                "`{}` must be a table, like `[{}]`; found the {} `{}`",
+                name.get_ref(),
                 name.get_ref(),
                 value.get_ref().type_str(),
-                name.get_ref()
+                value_text(doc, value),
             ),
         )
     })
@@ -179,10 +180,12 @@ fn named_tables<'a>(
                     ErrorKind::Syntax,
                     name.span(),
                     format!(
-                        "`{outer}.{}` is a {}; name a table, like `[{outer}.{}]` with keys under it",
+                        "`{outer}.{}` must be a table, like `[{outer}.{}]` with keys under it; \
+                         found the {} `{}`",
+                        name.get_ref(),
                         name.get_ref(),
                         value.get_ref().type_str(),
-                        name.get_ref(),
+                        value_text(doc, value),
                     ),
                 )
             })?;

@@ -146,6 +146,15 @@ pub struct Settings {
     env_groups: BTreeMap<String, Patch>,
 }
 
+/// The pairs as owned strings, to read twice (the file variable, then the rest).
+fn owned<K: Into<String>, V: Into<String>>(
+    vars: impl IntoIterator<Item = (K, V)>,
+) -> Vec<(String, String)> {
+    vars.into_iter()
+        .map(|(k, v)| (k.into(), v.into()))
+        .collect()
+}
+
 /// A `[groups.NAME]` table.
 #[derive(Clone, Debug, PartialEq)]
 struct FileGroup {
@@ -195,10 +204,7 @@ impl Settings {
         K: Into<String>,
         V: Into<String>,
     {
-        let vars: Vec<(String, String)> = vars
-            .into_iter()
-            .map(|(k, v)| (k.into(), v.into()))
-            .collect();
+        let vars = owned(vars);
         env::apply(&mut self, &vars)?;
         Ok(self)
     }
@@ -212,10 +218,7 @@ impl Settings {
         K: Into<String>,
         V: Into<String>,
     {
-        let vars: Vec<(String, String)> = vars
-            .into_iter()
-            .map(|(k, v)| (k.into(), v.into()))
-            .collect();
+        let vars = owned(vars);
         let file = vars
             .iter()
             .rev()
