@@ -187,7 +187,7 @@ fn an_unknown_table_suggests_the_nearest() {
     );
     assert_has(
         &msg,
-        &["variable `BREAKER_GROUP__SEARCH__OPEN_MS`: unknown table `GROUP`; did you mean `GROUPS`?"],
+        &["variable `BREAKER_GROUP__SEARCH__OPEN_MS`: unknown table `GROUP` (did you mean `GROUPS`?);"],
     );
 }
 
@@ -197,7 +197,7 @@ fn an_unknown_key_lists_the_allowed_keys_and_suggests_the_nearest() {
     assert_has(
         &msg,
         &[
-            "variable `BREAKER_DEFAULTS__OPEN`: unknown key `OPEN`; did you mean `open_ms`?",
+            "variable `BREAKER_DEFAULTS__OPEN`: unknown key `OPEN` (did you mean `open_ms`?);",
             "allowed keys (upper-case in the name): `threshold`, `window_ms`",
             "`probe_timeout_ms`",
         ],

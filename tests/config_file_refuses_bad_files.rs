@@ -29,7 +29,7 @@ fn an_unknown_key_lists_the_allowed_keys_and_suggests_the_nearest() {
         &msg,
         &[
             "`conf/staging.toml` line 3",
-            "[groups.search] unknown key `treshold`; did you mean `threshold`?",
+            "[groups.search] unknown key `treshold` (did you mean `threshold`?);",
             "allowed keys: `threshold`, `window_ms`, `window_calls`, `failure_rate`, `min_calls`, \
              `slow_call_ms`, `slow_call_rate`, `open_ms`, `half_open_probes`, \
              `successes_to_close`, `backoff`, `max_open_ms`, `probe_timeout_ms`, and `template`",
@@ -51,7 +51,7 @@ fn a_part_of_a_key_suggests_the_key_containing_it() {
     let (_, msg) = refused("[templates.slow]\ntimeout = 10\n");
     assert_has(
         &msg,
-        &["[templates.slow] unknown key `timeout`; did you mean `probe_timeout_ms`?"],
+        &["[templates.slow] unknown key `timeout` (did you mean `probe_timeout_ms`?);"],
     );
 }
 
@@ -77,7 +77,7 @@ fn an_unknown_table_names_the_tables_a_file_holds() {
         &msg,
         &[
             "line 1",
-            "unknown table `[group]`; did you mean `groups`?",
+            "unknown table `[group]` (did you mean `groups`?);",
             "`[defaults]`, `[templates.NAME]`, `[groups.NAME]`",
         ],
     );
@@ -92,7 +92,7 @@ fn an_unknown_template_names_the_templates_of_the_file() {
         &msg,
         &[
             "`conf/staging.toml` line 4",
-            "[groups.search] template = \"flakey\": no template of that name; did you mean `flaky`?",
+            "[groups.search] template = \"flakey\": no template of that name (did you mean `flaky`?);",
             "templates in the file: `flaky`",
         ],
     );

@@ -66,7 +66,7 @@ impl fmt::Display for Error {
 impl std::error::Error for Error {}
 
 /// The closest of `choices` to `typed`: a few edits away, or a part of it
-/// (`open` for `open_ms`), as "; did you mean `x`?".
+/// (`open` for `open_ms`), as " (did you mean `x`?)".
 pub(crate) fn suggest<'a>(typed: &str, choices: impl Iterator<Item = &'a str>) -> String {
     let typed = typed.to_ascii_lowercase();
     choices
@@ -76,7 +76,7 @@ pub(crate) fn suggest<'a>(typed: &str, choices: impl Iterator<Item = &'a str>) -
                 || (typed.len() >= 4 && (c.contains(typed.as_str()) || typed.contains(*c)))
         })
         .min_by_key(|(d, _)| *d)
-        .map(|(_, c)| format!("; did you mean `{c}`?"))
+        .map(|(_, c)| format!(" (did you mean `{c}`?)"))
         .unwrap_or_default()
 }
 

@@ -178,7 +178,7 @@ impl Settings {
     ///
     /// let err = Settings::from_toml_str("[defaults]\ntreshold = 3\n", "staging.toml").unwrap_err();
     /// assert_eq!(err.kind(), ErrorKind::UnknownKey);
-    /// assert!(err.to_string().contains("`staging.toml` line 2: [defaults] unknown key `treshold`; did you mean `threshold`?"));
+    /// assert!(err.to_string().contains("`staging.toml` line 2: [defaults] unknown key `treshold` (did you mean `threshold`?);"));
     /// ```
     pub fn from_toml_str(text: &str, path: impl AsRef<Path>) -> Result<Self, Error> {
         file::parse(text, Arc::from(path.as_ref()))
