@@ -295,3 +295,60 @@ fn groups_no_code_declares_are_listed_with_where_they_were_named() {
         ]
     );
 }
+
+#[test]
+fn a_table_whose_own_values_contradict_each_other_is_refused_with_both_sources() {
+    for (table, lines, rule) in [
+        (
+            "groups.search",
+            "window_ms = 10_000\nwindow_calls = 100\n",
+            "set either `window_ms` (a time window) or `window_calls` (a count window), not both",
+        ),
+        (
+            "templates.t",
+            "threshold = 3\nwindow_ms = 10_000\n",
+            "`threshold` counts consecutive failures",
+        ),
+        (
+            "defaults",
+            "window_calls = 10\nmin_calls = 20\n",
+            "`min_calls` must be at most `window_calls`",
+        ),
+        (
+            "defaults",
+            "open_ms = 10_000\nmax_open_ms = 5_000\n",
+            "`max_open_ms` must be at least `open_ms`",
+        ),
+    ] {
+        let (kind, msg) = refused(&format!("[{table}]\n{lines}"));
+        assert_eq!(kind, ErrorKind::Refused, "{lines}");
+        let first = lines.lines().next().unwrap().split(' ').next().unwrap();
+        let second = lines.lines().nth(1).unwrap().split(' ').next().unwrap();
+        assert_has(
+            &msg,
+            &[
+                &format!("[{table}] contradicts itself: {rule}"),
+                &format!("`{first} = "),
+                &format!("(`conf/staging.toml` line 2, [{table}])"),
+                &format!("`{second} = "),
+                &format!("(`conf/staging.toml` line 3, [{table}])"),
+            ],
+        );
+    }
+}
+
+#[test]
+fn a_variable_that_makes_its_table_contradict_itself_is_refused_naming_it() {
+    let settings = Settings::from_toml_str("[defaults]\nwindow_calls = 10\n", "f.toml").unwrap();
+    let err = settings
+        .with_env([("BREAKER_DEFAULTS__MIN_CALLS", "20")])
+        .unwrap_err();
+    assert_has(
+        &err.to_string(),
+        &[
+            "[defaults] contradicts itself: `min_calls` must be at most `window_calls`",
+            "`window_calls = 10` (`f.toml` line 2, [defaults])",
+            "`min_calls = 20` (variable `BREAKER_DEFAULTS__MIN_CALLS`)",
+        ],
+    );
+}

@@ -127,7 +127,7 @@ pub(crate) fn apply(settings: &mut Settings, vars: &[(String, String)]) -> Resul
         }
         patch.put(index, value, Source::Env { var: var.clone() });
     }
-    Ok(())
+    settings.check_tables()
 }
 
 /// The patch a variable edits: `[defaults]`, a template of the file, or the

@@ -108,6 +108,7 @@ pub(crate) fn parse(text: &str, path: Arc<Path>) -> Result<Settings, Error> {
         }
     }
     check_templates(&doc, &settings, &root)?;
+    settings.check_tables()?;
     Ok(settings)
 }
 

@@ -39,8 +39,12 @@
 //! suggests the nearest), a `template` naming no template of the file, a value
 //! of the wrong type, or a value the builder refuses whatever else is set (a
 //! zero `threshold`, a `failure_rate` outside `(0, 1]`, a `backoff` below 1).
-//! Rules between keys (`min_calls` above `window_calls`, both windows set) are
-//! judged on each group's composed configuration by [`Settings::resolve`].
+//! So is a table whose own values contradict each other, whatever the other
+//! layers hold (two policy keys, `min_calls` above its own `window_calls`,
+//! `max_open_ms` below its own `open_ms`), naming every value involved. Rules
+//! that another layer may satisfy (a `failure_rate` needs a window, which the
+//! attribute may set) are judged on each group's composed configuration by
+//! [`Settings::resolve`] and [`Settings::resolve_all`].
 //!
 //! # Precedence
 //!
@@ -247,6 +251,22 @@ impl Settings {
                 v.to_string_lossy().into_owned(),
             )
         }))
+    }
+
+    /// Refuses the first table whose own values contradict each other
+    /// (see `resolve::check_table`).
+    fn check_tables(&self) -> Result<(), Error> {
+        resolve::check_table("[defaults]", &self.defaults)?;
+        for (name, patch) in &self.templates {
+            resolve::check_table(&format!("[templates.{name}]"), patch)?;
+        }
+        for (name, group) in &self.groups {
+            resolve::check_table(&format!("[groups.{name}]"), &group.patch)?;
+        }
+        for (name, patch) in &self.env_groups {
+            resolve::check_table(&format!("the variables of group `{name}`"), patch)?;
+        }
+        Ok(())
     }
 
     /// The file these settings were read from, if any.

@@ -1,7 +1,7 @@
 //! Composes one group's layers by precedence into a validated [`Config`], and
 //! lists every attribute literal the file or the environment took away.
 
-use breaker_core::{Config, ConfigBuilder};
+use breaker_core::{Config, ConfigBuilder, ConfigError};
 
 use super::env::env_name;
 use super::error::{Error, ErrorKind};
@@ -123,6 +123,59 @@ fn compose(layers: &[(Rank, &Patch)]) -> (Patch, Vec<Override>) {
     (out, overrides)
 }
 
+/// The keys the builder's verdict `e` is about: its own key, every key its
+/// message names, and every policy key when more than one is set.
+fn involved<'p>(patch: &'p Patch, e: &ConfigError) -> impl Iterator<Item = &'p Setting> {
+    let (key, message) = (e.key(), e.to_string());
+    let picks = |s: &Setting| {
+        KEYS.iter()
+            .any(|k| k.name == s.key && k.role == Role::Picks)
+    };
+    let policies = patch.iter().filter(|s| picks(s)).count();
+    patch.iter().filter(move |s| {
+        s.key == key || message.contains(&format!("`{}`", s.key)) || (policies > 1 && picks(s))
+    })
+}
+
+/// "`what`: the builder's rule; its values come from: each involved setting".
+fn refusal(what: &str, patch: &Patch, e: ConfigError) -> Error {
+    let mut from: Vec<String> = involved(patch, &e).map(|s| s.to_string()).collect();
+    if from.is_empty() {
+        from.push("crate defaults".to_owned());
+    }
+    Error::new(
+        ErrorKind::Refused,
+        format!("{what}: {e}; its values come from {}", from.join(", ")),
+    )
+}
+
+/// Refuses a table whose own values contradict each other, whatever the other
+/// layers say: two policy keys (`window_ms` with `window_calls` or with
+/// `threshold`), or a rule between keys all set in it (`min_calls` above
+/// `window_calls`, `max_open_ms` below `open_ms`). A rule that another layer
+/// may satisfy (`failure_rate` without a window) waits for the group's
+/// composed configuration.
+pub(crate) fn check_table(what: &str, patch: &Patch) -> Result<(), Error> {
+    let Err(e) = patch.apply(ConfigBuilder::new()).build() else {
+        return Ok(());
+    };
+    let policies = KEYS
+        .iter()
+        .filter(|k| k.role == Role::Picks && patch.get(k.name).is_some())
+        .count();
+    let message = e.to_string();
+    let named: Vec<&str> = KEYS
+        .iter()
+        .map(|k| k.name)
+        .filter(|k| *k == e.key() || message.contains(&format!("`{k}`")))
+        .collect();
+    let all_here = named.len() >= 2 && named.iter().all(|k| patch.get(k).is_some());
+    if policies > 1 || all_here {
+        return Err(refusal(&format!("{what} contradicts itself"), patch, e));
+    }
+    Ok(())
+}
+
 impl Settings {
     /// Composes `group`'s configuration, lowest first: crate default <
     /// `[defaults]` < its template < `literals` (its attribute's values) <
@@ -165,24 +218,10 @@ impl Settings {
             ),
         ];
         let (settings, overrides) = compose(&layers);
-        let config = settings.apply(ConfigBuilder::new()).build().map_err(|e| {
-            let message = e.to_string();
-            let mut from: Vec<String> = settings
-                .iter()
-                .filter(|s| s.key == e.key() || message.contains(&format!("`{}`", s.key)))
-                .map(|s| s.to_string())
-                .collect();
-            if from.is_empty() {
-                from.push("crate defaults".to_owned());
-            }
-            Error::new(
-                ErrorKind::Refused,
-                format!(
-                    "group `{group}`: {message}; its values come from {}",
-                    from.join(", ")
-                ),
-            )
-        })?;
+        let config = settings
+            .apply(ConfigBuilder::new())
+            .build()
+            .map_err(|e| refusal(&format!("group `{group}`"), &settings, e))?;
         Ok(Resolved {
             config,
             settings,
