@@ -11,10 +11,14 @@ use super::error::{list, suggest, Error, ErrorKind};
 use super::patch::{check_alone, key_index, keys, Patch, Source, Ty, Value, KEYS};
 use super::{FileGroup, Settings};
 
-/// The top-level tables a file may hold.
-const TABLES: [&str; 3] = ["defaults", "templates", "groups"];
+/// The top-level tables a file may hold, and how each is written.
+const TABLES: [(&str, &str); 3] = [
+    ("defaults", "[defaults]"),
+    ("templates", "[templates.NAME]"),
+    ("groups", "[groups.NAME]"),
+];
 
-/// The file's text, its name, and where each line starts (for "line N").
+/// The file's text and its name, to say "`path` line N" of a span.
 struct Doc<'a> {
     path: Arc<Path>,
     text: &'a str,
@@ -96,12 +100,8 @@ pub(crate) fn parse(text: &str, path: Arc<Path>) -> Result<Settings, Error> {
                     name.span(),
                     format!(
                         "unknown table `[{other}]`{}; a file holds only {}",
-                        suggest(other, TABLES.into_iter()),
-                        list(TABLES.into_iter().map(|t| match t {
-                            "defaults" => "[defaults]",
-                            "templates" => "[templates.NAME]",
-                            _ => "[groups.NAME]",
-                        })),
+                        suggest(other, TABLES.iter().map(|t| t.0)),
+                        list(TABLES.iter().map(|t| t.1)),
                     ),
                 ))
             }
