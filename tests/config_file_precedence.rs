@@ -197,3 +197,24 @@ fn window_keys_in_defaults_tune_windowed_groups_and_leave_consecutive_ones_alone
     let windowed = settings.resolve("windowed", &literals).unwrap();
     assert_eq!(windowed.config.min_calls(), Some(20));
 }
+
+#[test]
+fn a_variable_that_picks_the_consecutive_policy_takes_the_literal_window_and_its_keys() {
+    let settings = Settings::new()
+        .with_env([("BREAKER_GROUPS__SEARCH__THRESHOLD", "2")])
+        .unwrap();
+    let literals = attribute(&[
+        ("window_ms", Value::U64(10_000)),
+        ("min_calls", Value::U32(5)),
+        ("open_ms", Value::U64(1_000)),
+    ]);
+    let r = settings.resolve("search", &literals).unwrap();
+    assert_eq!(r.config.threshold(), 2);
+    assert_eq!(r.config.window_duration(), None);
+    assert_eq!(r.config.open_duration().as_millis(), 1_000);
+    let taken: Vec<(&str, &str)> = r.overrides.iter().map(|o| (o.key, o.by.key)).collect();
+    assert_eq!(
+        taken,
+        [("window_ms", "threshold"), ("min_calls", "threshold")]
+    );
+}
