@@ -278,6 +278,22 @@ pub enum SetError {
     Refused(ConfigError),
 }
 
+impl fmt::Display for SetError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SetError::UnknownKey => write!(
+                f,
+                "not a configuration key; keys: {}",
+                keys().collect::<Vec<_>>().join(", ")
+            ),
+            SetError::WrongType => f.write_str("the value is not of the key's type"),
+            SetError::Refused(e) => e.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for SetError {}
+
 /// One layer of configuration: each key set or not, each set value with its
 /// [`Source`]. Layers compose by precedence (see the module docs); a patch
 /// applies onto a [`ConfigBuilder`] with [`apply`](Self::apply).
