@@ -1,0 +1,293 @@
+//! Reads the TOML format into [`Settings`]: `[defaults]`, `[templates.NAME]`,
+//! `[groups.NAME]`, every key checked against the key table where it stands.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use toml::de::{DeTable, DeValue};
+use toml::Spanned;
+
+use super::error::{list, suggest, Error, ErrorKind};
+use super::patch::{check_alone, key_index, keys, Patch, Source, Ty, Value, KEYS};
+use super::{FileGroup, Settings};
+
+/// The top-level tables a file may hold, and how each is written.
+const TABLES: [(&str, &str); 3] = [
+    ("defaults", "[defaults]"),
+    ("templates", "[templates.NAME]"),
+    ("groups", "[groups.NAME]"),
+];
+
+/// The file's text and its name, to say "`path` line N" of a span.
+struct Doc<'a> {
+    path: Arc<Path>,
+    text: &'a str,
+}
+
+impl Doc<'_> {
+    fn line(&self, offset: usize) -> usize {
+        let offset = offset.min(self.text.len());
+        self.text.as_bytes()[..offset]
+            .iter()
+            .filter(|b| **b == b'\n')
+            .count()
+            + 1
+    }
+
+    fn at(&self, span: std::ops::Range<usize>) -> String {
+        format!("`{}` line {}", self.path.display(), self.line(span.start))
+    }
+
+    fn error(&self, kind: ErrorKind, span: std::ops::Range<usize>, what: String) -> Error {
+        Error::new(kind, format!("{}: {what}", self.at(span)))
+    }
+}
+
+type Entry<'a> = (
+    &'a Spanned<toml::de::DeString<'a>>,
+    &'a Spanned<DeValue<'a>>,
+);
+
+/// Parses `text`, the contents of the file `path`, into settings.
+pub(crate) fn parse(text: &str, path: Arc<Path>) -> Result<Settings, Error> {
+    let doc = Doc { path, text };
+    let root = DeTable::parse(text).map_err(|e| {
+        // toml's own message carries the line, the column and the line itself.
+        Error::new(
+            ErrorKind::Syntax,
+            format!("`{}` is not valid TOML: {e}", doc.path.display()),
+        )
+    })?;
+    let mut settings = Settings {
+        file: Some(doc.path.clone()),
+        ..Settings::default()
+    };
+    for (name, value) in root.get_ref().iter() {
+        match name.get_ref().as_ref() {
+            "defaults" => {
+                settings.defaults =
+                    patch(&doc, "defaults", table_of(&doc, (name, value))?, false)?.0
+            }
+            "templates" => {
+                for (t, _, body) in named_tables(&doc, (name, value))? {
+                    let table = format!("templates.{t}");
+                    let (p, _) = patch(&doc, &table, body, false)?;
+                    settings.templates.insert(t.to_owned(), p);
+                }
+            }
+            "groups" => {
+                for (g, line, body) in named_tables(&doc, (name, value))? {
+                    let table = format!("groups.{g}");
+                    let (p, template) = patch(&doc, &table, body, true)?;
+                    let source = Source::File {
+                        path: doc.path.clone(),
+                        table,
+                        line,
+                    };
+                    settings.groups.insert(
+                        g.to_owned(),
+                        FileGroup {
+                            template,
+                            patch: p,
+                            source,
+                        },
+                    );
+                }
+            }
+            other => {
+                return Err(doc.error(
+                    ErrorKind::UnknownTable,
+                    name.span(),
+                    format!(
+                        "unknown table `[{other}]`{}; a file holds only {}",
+                        suggest(other, TABLES.iter().map(|t| t.0)),
+                        list(TABLES.iter().map(|t| t.1)),
+                    ),
+                ))
+            }
+        }
+    }
+    check_templates(&doc, &settings, &root)?;
+    settings.check_tables()?;
+    Ok(settings)
+}
+
+/// Every group's `template` names a template of the file.
+fn check_templates(
+    doc: &Doc<'_>,
+    settings: &Settings,
+    root: &Spanned<DeTable<'_>>,
+) -> Result<(), Error> {
+    for (group, entry) in &settings.groups {
+        let Some(template) = &entry.template else {
+            continue;
+        };
+        if settings.templates.contains_key(template) {
+            continue;
+        }
+        let span = root
+            .get_ref()
+            .get("groups")
+            .and_then(|g| g.get_ref().get(group.as_str()))
+            .and_then(|g| g.get_ref().get("template"))
+            .map_or(0..0, |v| v.span());
+        let known = if settings.templates.is_empty() {
+            "the file defines no template".to_owned()
+        } else {
+            format!(
+                "templates in the file: {}",
+                list(settings.templates.keys().map(String::as_str))
+            )
+        };
+        return Err(doc.error(
+            ErrorKind::UnknownTemplate,
+            span,
+            format!(
+                "[groups.{group}] template = \"{template}\": no template of that name{}; {known}",
+                suggest(template, settings.templates.keys().map(String::as_str)),
+            ),
+        ));
+    }
+    Ok(())
+}
+
+fn table_of<'a>(doc: &Doc<'_>, (name, value): Entry<'a>) -> Result<&'a DeTable<'a>, Error> {
+    value.get_ref().as_table().ok_or_else(|| {
+        doc.error(
+            ErrorKind::Syntax,
+            value.span(),
+            format!(
+                "`{}` must be a table, like `[{}]`; found the {} `{}`",
+                name.get_ref(),
+                name.get_ref(),
+                value.get_ref().type_str(),
+                value_text(doc, value),
+            ),
+        )
+    })
+}
+
+/// `[templates.NAME]` / `[groups.NAME]`: each NAME and its table.
+fn named_tables<'a>(
+    doc: &Doc<'_>,
+    entry: Entry<'a>,
+) -> Result<Vec<(&'a str, usize, &'a DeTable<'a>)>, Error> {
+    let outer = entry.0.get_ref();
+    table_of(doc, entry)?
+        .iter()
+        .map(|(name, value)| {
+            let body = value.get_ref().as_table().ok_or_else(|| {
+                doc.error(
+                    ErrorKind::Syntax,
+                    name.span(),
+                    format!(
+                        "`{outer}.{}` must be a table, like `[{outer}.{}]` with keys under it; \
+                         found the {} `{}`",
+                        name.get_ref(),
+                        name.get_ref(),
+                        value.get_ref().type_str(),
+                        value_text(doc, value),
+                    ),
+                )
+            })?;
+            if name.get_ref().trim().is_empty() {
+                return Err(doc.error(
+                    ErrorKind::Syntax,
+                    name.span(),
+                    format!("`[{outer}.\"\"]` has an empty name"),
+                ));
+            }
+            Ok((name.get_ref().as_ref(), doc.line(name.span().start), body))
+        })
+        .collect()
+}
+
+/// One table's keys; a group's `template = "NAME"` comes back on its own.
+fn patch(
+    doc: &Doc<'_>,
+    table: &str,
+    body: &DeTable<'_>,
+    is_group: bool,
+) -> Result<(Patch, Option<String>), Error> {
+    let mut out = Patch::new();
+    let mut template = None;
+    for (key, value) in body.iter() {
+        let name = key.get_ref().as_ref();
+        let shown = value_text(doc, value);
+        if is_group && name == "template" {
+            match value.get_ref().as_str() {
+                Some(t) => template = Some(t.to_owned()),
+                None => {
+                    return Err(doc.error(
+                        ErrorKind::WrongType,
+                        value.span(),
+                        format!(
+                            "[{table}] template = {shown}: `template` takes the name of a \
+                             [templates.NAME] table as a string, like `template = \"flaky\"`"
+                        ),
+                    ))
+                }
+            }
+            continue;
+        }
+        let Some(index) = key_index(name) else {
+            let also = if is_group {
+                ", and `template`".to_owned()
+            } else if name == "template" {
+                format!("; only a [groups.NAME] table may name a template, not [{table}]")
+            } else {
+                String::new()
+            };
+            return Err(doc.error(
+                ErrorKind::UnknownKey,
+                key.span(),
+                format!(
+                    "[{table}] unknown key `{name}`{}; allowed keys: {}{also}",
+                    suggest(name, keys()),
+                    list(keys()),
+                ),
+            ));
+        };
+        let ty = KEYS[index].ty;
+        let parsed = match value.get_ref() {
+            DeValue::Integer(i) => i128::from_str_radix(i.as_str(), i.radix())
+                .ok()
+                .and_then(|v| Value::from_integer(ty, v)),
+            DeValue::Float(f) if ty == Ty::F64 => f.as_str().parse().ok().map(Value::F64),
+            _ => None,
+        };
+        let Some(parsed) = parsed else {
+            return Err(doc.error(
+                ErrorKind::WrongType,
+                value.span(),
+                format!(
+                    "[{table}] {name} = {shown}: `{name}` takes {}",
+                    ty.describe()
+                ),
+            ));
+        };
+        if let Err(e) = check_alone(index, parsed) {
+            return Err(doc.error(
+                ErrorKind::Refused,
+                value.span(),
+                format!("[{table}] {name} = {shown} is refused: {e}"),
+            ));
+        }
+        let source = Source::File {
+            path: doc.path.clone(),
+            table: table.to_owned(),
+            line: doc.line(key.span().start),
+        };
+        out.put(index, parsed, source);
+    }
+    Ok((out, template))
+}
+
+/// The value as written in the file.
+fn value_text(doc: &Doc<'_>, value: &Spanned<DeValue<'_>>) -> String {
+    doc.text
+        .get(value.span())
+        .map(str::trim)
+        .filter(|t| !t.is_empty() && t.len() <= 80)
+        .map_or_else(|| value.get_ref().type_str().to_owned(), str::to_owned)
+}

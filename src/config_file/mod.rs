@@ -1,0 +1,291 @@
+//! Configuration per environment: a TOML file and `BREAKER_` variables, layered
+//! over each group's attribute by one precedence rule, and validated by the
+//! same [`ConfigBuilder`](crate::ConfigBuilder) the attribute uses.
+//!
+//! **Not wired into the [`Registry`](crate::Registry) yet.** This module loads,
+//! checks and resolves; [`Settings::resolve`] gives the [`Config`](crate::Config)
+//! a group should get, which a program may pass to
+//! [`Registry::configure`](crate::Registry::configure) before the group's first
+//! call. Applying a file to a live registry, and taking the attribute's literal
+//! values and the list of declared groups from the code, come next.
+//!
+//! # The file
+//!
+//! ```toml
+//! [defaults]            # every group
+//! open_ms = 10_000
+//!
+//! [templates.flaky]     # a named set of values a group may take
+//! window_ms = 60_000
+//! failure_rate = 0.5
+//! min_calls = 20
+//!
+//! [groups.search]       # one group, by the name its attribute gives
+//! template = "flaky"
+//! open_ms = 30_000
+//! ```
+//!
+//! Every table takes the attribute's configuration keys ([`keys()`]):
+//! `threshold`, `window_ms`, `window_calls`, `failure_rate`, `min_calls`,
+//! `slow_call_ms`, `slow_call_rate`, `open_ms`, `half_open_probes`,
+//! `successes_to_close`, `backoff`, `max_open_ms`, `probe_timeout_ms`, with the
+//! meaning and the rules of the builder method of the same name. A
+//! `[groups.NAME]` table may also say `template = "NAME"`; templates do not
+//! name other templates. Integers may be written with `_`; `failure_rate`,
+//! `slow_call_rate` and `backoff` take an integer or a float.
+//!
+//! The whole file is refused, and nothing of it applies, on: a table other
+//! than these three, an unknown key (the message lists the allowed keys and
+//! suggests the nearest), a `template` naming no template of the file, a value
+//! of the wrong type, or a value the builder refuses whatever else is set (a
+//! zero `threshold`, a `failure_rate` outside `(0, 1]`, a `backoff` below 1).
+//! So is a table whose own values contradict each other, whatever the other
+//! layers hold (two policy keys, `min_calls` above its own `window_calls`,
+//! `max_open_ms` below its own `open_ms`), naming every value involved. Rules
+//! that another layer may satisfy (a `failure_rate` needs a window, which the
+//! attribute may set) are judged on each group's composed configuration by
+//! [`Settings::resolve`] and [`Settings::resolve_all`].
+//!
+//! # Precedence
+//!
+//! One rule, lowest first; each layer overrides the ones above it in this
+//! table, key by key:
+//!
+//! | rank | layer | written as |
+//! |---|---|---|
+//! | 1 | crate default | the [`Config`](crate::Config) table |
+//! | 2 | defaults | `[defaults]`, edited by `BREAKER_DEFAULTS__<KEY>` |
+//! | 3 | the group's template | `[templates.T]`, edited by `BREAKER_TEMPLATES__<T>__<KEY>` |
+//! | 4 | the attribute's literal values | `#[circuit_breaker(threshold = 3, ...)]` |
+//! | 5 | the group's table | `[groups.X]` |
+//! | 6 | the group's variables | `BREAKER_GROUPS__<X>__<KEY>` |
+//!
+//! A `BREAKER_DEFAULTS__` or `BREAKER_TEMPLATES__` variable edits the table it
+//! names in place, so it overrides the file's value there but never a group's
+//! own values; a `BREAKER_GROUPS__` variable overrides everything. Every
+//! attribute literal that rank 5 or 6 takes away is listed in
+//! [`Resolved::overrides`], with its source (file, line and table, or variable).
+//!
+//! **The failure policy is one choice.** `threshold` (consecutive failures),
+//! `window_ms` (time window) and `window_calls` (count window) pick the policy:
+//! the highest layer that sets any of them picks it, and the policy keys of
+//! lower layers are dropped (a template's `window_ms` and the attribute's
+//! `threshold = 3` do not mix: the attribute's wins, and a `[groups.X]
+//! window_calls` would win over both). The window keys (`failure_rate`,
+//! `min_calls`, `slow_call_ms`, `slow_call_rate`) of `[defaults]`, and of any
+//! layer below the one that picked the consecutive policy, are dropped when
+//! the group ends up with the consecutive policy: `BREAKER_DEFAULTS__MIN_CALLS=20`
+//! tunes the windowed groups and leaves the others alone. Set on the group's
+//! own layers under the consecutive policy, they are refused.
+//!
+//! # Variables
+//!
+//! - `BREAKER_CONFIG=path/to/file.toml` picks the file ([`Settings::from_env`]);
+//!   unset or empty, there is no file, and variables alone apply.
+//! - `BREAKER_DEFAULTS__<KEY>`, `BREAKER_TEMPLATES__<NAME>__<KEY>`,
+//!   `BREAKER_GROUPS__<NAME>__<KEY>`: `__` separates the parts; the table and
+//!   the key are matched ignoring case (`OPEN_MS` is `open_ms`).
+//! - `<NAME>` is the group or template name as [`env_name`] spells it: ASCII
+//!   letters upper-cased, digits kept, any other character (`-`, `.`, `_`)
+//!   written `_`. Group `user-profile.v2` is `BREAKER_GROUPS__USER_PROFILE_V2__OPEN_MS`.
+//!   A name is everything between the first and the last `__`, so it may
+//!   itself hold `__`. Groups whose names differ only in case or punctuation
+//!   share their variables; two such groups in one file make such a variable
+//!   ambiguous, and it is refused.
+//! - A template variable must name a template of the file. A group variable
+//!   may name a group the file does not: it applies to the group of that
+//!   name declared in code ([`Settings::undeclared`] lists those no code declares).
+//! - A variable of the scheme that is malformed, names an unknown table or
+//!   key, holds a value that does not parse or that the builder refuses, or
+//!   sets a key another variable of the same table already set refuses every
+//!   variable and the file, with a message naming the variable.
+//! - Other `BREAKER_` variables without `__` (`BREAKER_LOG`, ...) are not
+//!   this module's and are left alone. A group's `template` is chosen in the
+//!   file only.
+//!
+//! ```
+//! use breaker::config_file::{Patch, Settings};
+//!
+//! let env = [
+//!     ("BREAKER_DEFAULTS__OPEN_MS", "5000"),
+//!     ("BREAKER_GROUPS__SEARCH__THRESHOLD", "10"),
+//! ];
+//! // `with_env` layers variables over a file already read; `from_env` also
+//! // reads the file `BREAKER_CONFIG` names.
+//! let settings = Settings::new().with_env(env)?;
+//! let search = settings.resolve("search", &Patch::new())?;
+//! assert_eq!(search.config.threshold(), 10);
+//! assert_eq!(search.config.open_duration().as_millis(), 5_000);
+//!
+//! let bad = Settings::new().with_env([("BREAKER_GROUPS__SEARCH__OPEN_MS", "soon")]);
+//! assert!(bad.unwrap_err().to_string().contains("BREAKER_GROUPS__SEARCH__OPEN_MS"));
+//! # Ok::<(), breaker::config_file::Error>(())
+//! ```
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+
+mod env;
+mod error;
+mod file;
+mod patch;
+mod resolve;
+
+pub use env::{env_name, CONFIG_VAR, PREFIX};
+pub use error::{Error, ErrorKind};
+pub use patch::{keys, Patch, SetError, Setting, Source, Value};
+pub use resolve::{Override, Resolved};
+
+/// A loaded configuration: the file's tables with the variables' edits, each
+/// value checked. Resolve a group's [`Config`](crate::Config) with
+/// [`resolve`](Self::resolve).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Settings {
+    file: Option<Arc<Path>>,
+    defaults: Patch,
+    templates: BTreeMap<String, Patch>,
+    groups: BTreeMap<String, FileGroup>,
+    /// `BREAKER_GROUPS__<NAME>__` variables, by `<NAME>` upper-cased.
+    env_groups: BTreeMap<String, Patch>,
+}
+
+/// The pairs as owned strings, to read twice (the file variable, then the rest).
+fn owned<K: Into<String>, V: Into<String>>(
+    vars: impl IntoIterator<Item = (K, V)>,
+) -> Vec<(String, String)> {
+    vars.into_iter()
+        .map(|(k, v)| (k.into(), v.into()))
+        .collect()
+}
+
+/// A `[groups.NAME]` table.
+#[derive(Clone, Debug, PartialEq)]
+struct FileGroup {
+    template: Option<String>,
+    patch: Patch,
+    /// The table's header, for "no code declares this group".
+    source: Source,
+}
+
+impl Settings {
+    /// No file and no variables: every group resolves to its attribute's values.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Reads the TOML `text` of the file named `path` (the name goes into
+    /// sources and messages only).
+    ///
+    /// ```
+    /// use breaker::config_file::{ErrorKind, Settings};
+    ///
+    /// let err = Settings::from_toml_str("[defaults]\ntreshold = 3\n", "staging.toml").unwrap_err();
+    /// assert_eq!(err.kind(), ErrorKind::UnknownKey);
+    /// assert!(err.to_string().contains("`staging.toml` line 2: [defaults] unknown key `treshold` (did you mean `threshold`?);"));
+    /// ```
+    pub fn from_toml_str(text: &str, path: impl AsRef<Path>) -> Result<Self, Error> {
+        file::parse(text, Arc::from(path.as_ref()))
+    }
+
+    /// Reads the TOML file at `path`.
+    pub fn from_file(path: impl AsRef<Path>) -> Result<Self, Error> {
+        let path = path.as_ref();
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            Error::new(
+                ErrorKind::Io,
+                format!("cannot read `{}`: {e}", path.display()),
+            )
+        })?;
+        Self::from_toml_str(&text, path)
+    }
+
+    /// Layers the scheme's variables among `vars` over these settings (see the
+    /// module docs); `BREAKER_CONFIG` and variables of other names are skipped.
+    /// The first bad variable refuses them all.
+    pub fn with_env<K, V>(mut self, vars: impl IntoIterator<Item = (K, V)>) -> Result<Self, Error>
+    where
+        K: Into<String>,
+        V: Into<String>,
+    {
+        let vars = owned(vars);
+        env::apply(&mut self, &vars)?;
+        Ok(self)
+    }
+
+    /// The file `BREAKER_CONFIG` names among `vars` (none when unset or empty),
+    /// with the other variables of the scheme layered over it. Tests pass their
+    /// own pairs; a program passes the process environment, as
+    /// [`from_process_env`](Self::from_process_env) does.
+    pub fn from_env<K, V>(vars: impl IntoIterator<Item = (K, V)>) -> Result<Self, Error>
+    where
+        K: Into<String>,
+        V: Into<String>,
+    {
+        let vars = owned(vars);
+        let file = vars
+            .iter()
+            .rev()
+            .find(|(k, _)| k == CONFIG_VAR)
+            .map(|(_, v)| v.as_str())
+            .filter(|v| !v.is_empty());
+        let settings = match file {
+            Some(path) => Self::from_file(path).map_err(|e| {
+                Error::new(
+                    e.kind(),
+                    format!("{} (the file `{CONFIG_VAR}` names)", e.message()),
+                )
+            })?,
+            None => Self::new(),
+        };
+        settings.with_env(vars)
+    }
+
+    /// [`from_env`](Self::from_env) over the process environment. A name or
+    /// value that is not UTF-8 is read lossily (and a `BREAKER_` value so read
+    /// is refused by its key's parser).
+    pub fn from_process_env() -> Result<Self, Error> {
+        Self::from_env(std::env::vars_os().map(|(k, v)| {
+            (
+                k.to_string_lossy().into_owned(),
+                v.to_string_lossy().into_owned(),
+            )
+        }))
+    }
+
+    /// Refuses the first table whose own values contradict each other
+    /// (see `resolve::check_table`).
+    fn check_tables(&self) -> Result<(), Error> {
+        resolve::check_table("[defaults]", &self.defaults)?;
+        for (name, patch) in &self.templates {
+            resolve::check_table(&format!("[templates.{name}]"), patch)?;
+        }
+        for (name, group) in &self.groups {
+            resolve::check_table(&format!("[groups.{name}]"), &group.patch)?;
+        }
+        for (name, patch) in &self.env_groups {
+            resolve::check_table(&format!("the variables of group `{name}`"), patch)?;
+        }
+        Ok(())
+    }
+
+    /// The file these settings were read from, if any.
+    pub fn file(&self) -> Option<&Path> {
+        self.file.as_deref()
+    }
+
+    /// `[defaults]`, with its variables' edits.
+    pub fn defaults(&self) -> &Patch {
+        &self.defaults
+    }
+
+    /// A `[templates.NAME]` table, with its variables' edits.
+    pub fn template(&self, name: &str) -> Option<&Patch> {
+        self.templates.get(name)
+    }
+
+    /// The names of the file's `[groups.NAME]` tables.
+    pub fn groups(&self) -> impl Iterator<Item = &str> {
+        self.groups.keys().map(String::as_str)
+    }
+}

@@ -1,0 +1,380 @@
+//! The configuration keys (one table), their values, where each value came from,
+//! and [`Patch`]: one layer of values that applies onto a [`ConfigBuilder`].
+
+use std::fmt;
+use std::path::Path;
+use std::sync::Arc;
+
+use breaker_core::{ConfigBuilder, ConfigError, MAX_WINDOW_CALLS};
+
+/// The type a key takes: the type of its builder method's parameter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Ty {
+    U32,
+    U64,
+    F64,
+}
+
+impl Ty {
+    /// What a value of this type is, for "takes ..." messages.
+    pub(crate) fn describe(self) -> &'static str {
+        match self {
+            Ty::U32 => "a whole number from 0 to 4294967295 (u32)",
+            Ty::U64 => "a whole number from 0 to 18446744073709551615 (u64)",
+            Ty::F64 => "a number (f64), like 0.5 or 2",
+        }
+    }
+}
+
+/// How a key takes part in choosing the failure policy (see the module docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Role {
+    /// `threshold`, `window_ms`, `window_calls`: picks the policy.
+    Picks,
+    /// Tunes a window; means nothing under the consecutive policy.
+    Window,
+    /// Applies under every policy.
+    Any,
+}
+
+/// One row of the key table: a `ConfigBuilder` method and its attribute key.
+pub(crate) struct Key {
+    pub(crate) name: &'static str,
+    pub(crate) ty: Ty,
+    pub(crate) role: Role,
+    set: fn(ConfigBuilder, Value) -> ConfigBuilder,
+}
+
+/// The key table: the TOML parser, the variable parser and [`Patch::apply`] all
+/// read it; adding a builder method is one row here.
+macro_rules! keys {
+    ($($name:ident: $ty:ident, $role:ident;)*) => {
+        pub(crate) const KEYS: &[Key] = &[$(
+            Key {
+                name: stringify!($name),
+                ty: Ty::$ty,
+                role: Role::$role,
+                set: |builder, value| builder.$name(value.get()),
+            },
+        )*];
+    };
+}
+
+keys! {
+    threshold: U32, Picks;
+    window_ms: U64, Picks;
+    window_calls: U32, Picks;
+    failure_rate: F64, Window;
+    min_calls: U32, Window;
+    slow_call_ms: U64, Window;
+    slow_call_rate: F64, Window;
+    open_ms: U64, Any;
+    half_open_probes: U32, Any;
+    successes_to_close: U32, Any;
+    backoff: F64, Any;
+    max_open_ms: U64, Any;
+    probe_timeout_ms: U64, Any;
+}
+
+const KEY_COUNT: usize = KEYS.len();
+
+/// The names of every key a file table or a variable may set, in table order:
+/// the `#[circuit_breaker]` keys that configure a breaker (all but `group`,
+/// `fallback`, `is_failure`, `registry` and `crate`).
+pub fn keys() -> impl Iterator<Item = &'static str> {
+    KEYS.iter().map(|k| k.name)
+}
+
+pub(crate) fn key_index(name: &str) -> Option<usize> {
+    KEYS.iter().position(|k| k.name == name)
+}
+
+/// Builders in which a single value is judged alone: a value is refused where
+/// it stands when every one of them refuses it (a `failure_rate` needs a window,
+/// a `max_open_ms` a short enough `open_ms`: some layer may bring those).
+const ALONE: [fn() -> ConfigBuilder; 4] = [
+    ConfigBuilder::new,
+    || ConfigBuilder::new().open_ms(1),
+    || {
+        ConfigBuilder::new()
+            .window_calls(MAX_WINDOW_CALLS)
+            .slow_call_ms(u64::MAX)
+    },
+    || {
+        ConfigBuilder::new()
+            .window_ms(u64::MAX)
+            .slow_call_ms(u64::MAX)
+    },
+];
+
+/// The builder's verdict on `value` for the key at `index`, with nothing else
+/// known: `Err` when no other layer could make it acceptable.
+pub(crate) fn check_alone(index: usize, value: Value) -> Result<(), ConfigError> {
+    let key = &KEYS[index];
+    let mut refusals = Vec::with_capacity(ALONE.len());
+    for base in ALONE {
+        match (key.set)(base(), value).build() {
+            Ok(_) => return Ok(()),
+            Err(e) => refusals.push(e),
+        }
+    }
+    // Every builder refused it: say why in the words of the key's own rule.
+    let about_key = refusals.iter().find(|e| e.key() == key.name);
+    Err(*about_key.unwrap_or(&refusals[0]))
+}
+
+/// A configuration value, typed as its builder method takes it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Value {
+    /// A `u32` key (`threshold`, `window_calls`, `min_calls`, ...).
+    U32(u32),
+    /// A `u64` key (the `*_ms` keys).
+    U64(u64),
+    /// An `f64` key (`failure_rate`, `slow_call_rate`, `backoff`).
+    F64(f64),
+}
+
+/// Reads a [`Value`] as its key's type; the key table pairs each key with it.
+trait FromValue {
+    fn from_value(value: Value) -> Self;
+}
+
+impl FromValue for u32 {
+    fn from_value(value: Value) -> Self {
+        match value {
+            Value::U32(v) => v,
+            _ => unreachable!("a Patch holds each value as its key's type"),
+        }
+    }
+}
+
+impl FromValue for u64 {
+    fn from_value(value: Value) -> Self {
+        match value {
+            Value::U64(v) => v,
+            _ => unreachable!("a Patch holds each value as its key's type"),
+        }
+    }
+}
+
+impl FromValue for f64 {
+    fn from_value(value: Value) -> Self {
+        match value {
+            Value::F64(v) => v,
+            _ => unreachable!("a Patch holds each value as its key's type"),
+        }
+    }
+}
+
+impl Value {
+    fn get<T: FromValue>(self) -> T {
+        T::from_value(self)
+    }
+
+    fn ty(self) -> Ty {
+        match self {
+            Value::U32(_) => Ty::U32,
+            Value::U64(_) => Ty::U64,
+            Value::F64(_) => Ty::F64,
+        }
+    }
+
+    /// Reads `text` as a value of `ty`: decimal digits for integers (`_`
+    /// between digits allowed, as in TOML), any `f64` literal for numbers.
+    pub(crate) fn parse(ty: Ty, text: &str) -> Option<Value> {
+        let text = text.trim();
+        let digits = || {
+            let ok = !text.starts_with('_') && !text.ends_with('_') && !text.contains("__");
+            ok.then(|| text.replace('_', ""))
+        };
+        match ty {
+            Ty::U32 => digits()?.parse().ok().map(Value::U32),
+            Ty::U64 => digits()?.parse().ok().map(Value::U64),
+            Ty::F64 => text.parse().ok().map(Value::F64),
+        }
+    }
+
+    /// Converts a TOML integer, `None` when out of the type's range.
+    pub(crate) fn from_integer(ty: Ty, v: i128) -> Option<Value> {
+        match ty {
+            Ty::U32 => u32::try_from(v).ok().map(Value::U32),
+            Ty::U64 => u64::try_from(v).ok().map(Value::U64),
+            Ty::F64 => Some(Value::F64(v as f64)),
+        }
+    }
+}
+
+impl fmt::Display for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Value::U32(v) => write!(f, "{v}"),
+            Value::U64(v) => write!(f, "{v}"),
+            Value::F64(v) => write!(f, "{v:?}"),
+        }
+    }
+}
+
+/// Where a value came from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Source {
+    /// A key in a configuration file.
+    File {
+        /// The file, as it was named (by `BREAKER_CONFIG` or the caller).
+        path: Arc<Path>,
+        /// The table: `defaults`, `templates.NAME` or `groups.NAME`.
+        table: String,
+        /// The line of the key, from 1.
+        line: usize,
+    },
+    /// An environment variable, by its name.
+    Env {
+        /// The variable, e.g. `BREAKER_GROUPS__SEARCH__OPEN_MS`.
+        var: String,
+    },
+    /// The `#[circuit_breaker]` attribute of the group (the literal layer).
+    Attribute,
+}
+
+impl fmt::Display for Source {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Source::File { path, table, line } => {
+                write!(f, "`{}` line {line}, [{table}]", path.display())
+            }
+            Source::Env { var } => write!(f, "variable `{var}`"),
+            Source::Attribute => f.write_str("the attribute"),
+        }
+    }
+}
+
+/// One value with its key and source.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Setting {
+    /// The key, one of [`keys()`].
+    pub key: &'static str,
+    /// The value, typed as the key's builder method takes it.
+    pub value: Value,
+    /// Where it was written.
+    pub source: Source,
+}
+
+impl fmt::Display for Setting {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "`{} = {}` ({})", self.key, self.value, self.source)
+    }
+}
+
+/// Why [`Patch::set`] refused a value.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum SetError {
+    /// No key of that name; `fallback`, `is_failure`, `registry`, `crate` and
+    /// `group` are not configuration keys.
+    UnknownKey,
+    /// The value is not of the key's type (`open_ms` takes a `u64`).
+    WrongType,
+    /// The builder refuses the value whatever else is set.
+    Refused(ConfigError),
+}
+
+impl fmt::Display for SetError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SetError::UnknownKey => write!(
+                f,
+                "not a configuration key; keys: {}",
+                keys().collect::<Vec<_>>().join(", ")
+            ),
+            SetError::WrongType => f.write_str("the value is not of the key's type"),
+            SetError::Refused(e) => e.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for SetError {}
+
+/// One layer of configuration: each key set or not, each set value with its
+/// [`Source`]. Layers compose by precedence (see the module docs); a patch
+/// applies onto a [`ConfigBuilder`] with [`apply`](Self::apply).
+///
+/// ```
+/// use breaker::config_file::{Patch, Source, Value};
+/// use breaker::Config;
+///
+/// let mut literals = Patch::new();
+/// literals.set("threshold", Value::U32(3), Source::Attribute).unwrap();
+/// let config = literals.apply(Config::builder()).build().unwrap();
+/// assert_eq!(config.threshold(), 3);
+/// assert!(literals.set("treshold", Value::U32(3), Source::Attribute).is_err());
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct Patch {
+    values: [Option<Setting>; KEY_COUNT],
+}
+
+impl Default for Patch {
+    fn default() -> Self {
+        Patch {
+            values: std::array::from_fn(|_| None),
+        }
+    }
+}
+
+impl Patch {
+    /// A patch that sets nothing.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets `key` to `value`, replacing what it held. Refused when the key is
+    /// unknown, the value is not of the key's type, or the builder refuses the
+    /// value whatever else is set (a zero `threshold`, a `failure_rate` of 1.5).
+    pub fn set(&mut self, key: &str, value: Value, source: Source) -> Result<(), SetError> {
+        let index = key_index(key).ok_or(SetError::UnknownKey)?;
+        if KEYS[index].ty != value.ty() {
+            return Err(SetError::WrongType);
+        }
+        check_alone(index, value).map_err(SetError::Refused)?;
+        self.put(index, value, source);
+        Ok(())
+    }
+
+    /// Sets an already checked value.
+    pub(crate) fn put(&mut self, index: usize, value: Value, source: Source) {
+        self.values[index] = Some(Setting {
+            key: KEYS[index].name,
+            value,
+            source,
+        });
+    }
+
+    pub(crate) fn at(&self, index: usize) -> Option<&Setting> {
+        self.values[index].as_ref()
+    }
+
+    /// The value set for `key`, if any.
+    pub fn get(&self, key: &str) -> Option<&Setting> {
+        self.at(key_index(key)?)
+    }
+
+    /// Every value set, in key-table order.
+    pub fn iter(&self) -> impl Iterator<Item = &Setting> {
+        self.values.iter().flatten()
+    }
+
+    /// Whether no key is set.
+    pub fn is_empty(&self) -> bool {
+        self.values.iter().all(Option::is_none)
+    }
+
+    /// Calls the builder method of every key set, in key-table order.
+    pub fn apply(&self, builder: ConfigBuilder) -> ConfigBuilder {
+        KEYS.iter()
+            .zip(&self.values)
+            .fold(builder, |builder, (key, setting)| match setting {
+                Some(setting) => (key.set)(builder, setting.value),
+                None => builder,
+            })
+    }
+}

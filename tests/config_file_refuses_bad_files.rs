@@ -1,0 +1,354 @@
+//! A bad file is refused whole, with a message naming the file, the line, the
+//! table and key, the value, and what is allowed; nothing of it applies.
+#![cfg(feature = "config")]
+
+use breaker::config_file::{ErrorKind, Patch, Settings, Source, Value};
+
+/// The error a file refused with, after checking that it was refused.
+fn refused(text: &str) -> (ErrorKind, String) {
+    let err = Settings::from_toml_str(text, "conf/staging.toml").unwrap_err();
+    let message = err.to_string();
+    assert!(
+        message.starts_with("breaker configuration refused, nothing applied: "),
+        "{message}"
+    );
+    (err.kind(), message)
+}
+
+fn assert_has(message: &str, parts: &[&str]) {
+    for part in parts {
+        assert!(message.contains(part), "missing {part:?} in: {message}");
+    }
+}
+
+#[test]
+fn an_unknown_key_lists_the_allowed_keys_and_suggests_the_nearest() {
+    let (kind, msg) = refused("[groups.search]\nopen_ms = 1000\ntreshold = 3\n");
+    assert_eq!(kind, ErrorKind::UnknownKey);
+    assert_has(
+        &msg,
+        &[
+            "`conf/staging.toml` line 3",
+            "[groups.search] unknown key `treshold` (did you mean `threshold`?);",
+            "allowed keys: `threshold`, `window_ms`, `window_calls`, `failure_rate`, `min_calls`, \
+             `slow_call_ms`, `slow_call_rate`, `open_ms`, `half_open_probes`, \
+             `successes_to_close`, `backoff`, `max_open_ms`, `probe_timeout_ms`, and `template`",
+        ],
+    );
+}
+
+#[test]
+fn attribute_keys_that_configure_no_breaker_are_unknown_in_a_file() {
+    for key in ["fallback", "is_failure", "registry", "crate", "group"] {
+        let (kind, msg) = refused(&format!("[defaults]\n{key} = \"x\"\n"));
+        assert_eq!(kind, ErrorKind::UnknownKey, "{key}");
+        assert_has(&msg, &[&format!("[defaults] unknown key `{key}`")]);
+    }
+}
+
+#[test]
+fn a_part_of_a_key_suggests_the_key_containing_it() {
+    let (_, msg) = refused("[templates.slow]\ntimeout = 10\n");
+    assert_has(
+        &msg,
+        &["[templates.slow] unknown key `timeout` (did you mean `probe_timeout_ms`?);"],
+    );
+}
+
+#[test]
+fn only_a_group_may_name_a_template() {
+    let (kind, msg) = refused("[templates.a]\nopen_ms = 1\n[templates.b]\ntemplate = \"a\"\n");
+    assert_eq!(kind, ErrorKind::UnknownKey);
+    assert_has(
+        &msg,
+        &[
+            "line 4",
+            "[templates.b] unknown key `template`",
+            "only a [groups.NAME] table may name a template",
+        ],
+    );
+}
+
+#[test]
+fn an_unknown_table_names_the_tables_a_file_holds() {
+    let (kind, msg) = refused("[group.search]\nopen_ms = 1000\n");
+    assert_eq!(kind, ErrorKind::UnknownTable);
+    assert_has(
+        &msg,
+        &[
+            "line 1",
+            "unknown table `[group]` (did you mean `groups`?);",
+            "`[defaults]`, `[templates.NAME]`, `[groups.NAME]`",
+        ],
+    );
+}
+
+#[test]
+fn an_unknown_template_names_the_templates_of_the_file() {
+    let text = "[templates.flaky]\nmin_calls = 5\n[groups.search]\ntemplate = \"flakey\"\n";
+    let (kind, msg) = refused(text);
+    assert_eq!(kind, ErrorKind::UnknownTemplate);
+    assert_has(
+        &msg,
+        &[
+            "`conf/staging.toml` line 4",
+            "[groups.search] template = \"flakey\": no template of that name (did you mean `flaky`?);",
+            "templates in the file: `flaky`",
+        ],
+    );
+}
+
+#[test]
+fn a_value_of_the_wrong_type_says_what_the_key_takes() {
+    for (line, takes) in [
+        (
+            "open_ms = \"5000\"",
+            "a whole number from 0 to 18446744073709551615 (u64)",
+        ),
+        (
+            "threshold = -3",
+            "a whole number from 0 to 4294967295 (u32)",
+        ),
+        (
+            "threshold = 2.5",
+            "a whole number from 0 to 4294967295 (u32)",
+        ),
+        (
+            "min_calls = 5_000_000_000",
+            "a whole number from 0 to 4294967295 (u32)",
+        ),
+        ("backoff = true", "a number (f64), like 0.5 or 2"),
+    ] {
+        let (kind, msg) = refused(&format!("[defaults]\n{line}\n"));
+        assert_eq!(kind, ErrorKind::WrongType, "{line}");
+        let key = line.split(' ').next().unwrap();
+        assert_has(
+            &msg,
+            &[
+                "`conf/staging.toml` line 2",
+                &format!("[defaults] {line}: `{key}` takes {takes}"),
+            ],
+        );
+    }
+}
+
+#[test]
+fn a_value_the_builder_refuses_gives_the_builders_rule_even_in_an_unused_template() {
+    for (table, line, rule) in [
+        (
+            "defaults",
+            "threshold = 0",
+            "`threshold` must be at least 1",
+        ),
+        (
+            "templates.unused",
+            "failure_rate = 1.5",
+            "`failure_rate` must be above 0.0 and at most 1.0",
+        ),
+        (
+            "groups.search",
+            "backoff = 0.5",
+            "`backoff` must be at least 1.0",
+        ),
+        (
+            "groups.search",
+            "window_ms = 5",
+            "`window_ms` must be at least 10",
+        ),
+        (
+            "templates.unused",
+            "window_calls = 100_000",
+            "`window_calls` must be at most 65536",
+        ),
+        (
+            "defaults",
+            "backoff = nan",
+            "`backoff` must be a finite number",
+        ),
+    ] {
+        let (kind, msg) = refused(&format!("[{table}]\n{line}\n"));
+        assert_eq!(kind, ErrorKind::Refused, "{line}");
+        assert_has(
+            &msg,
+            &["line 2", &format!("[{table}] {line} is refused: {rule}")],
+        );
+    }
+}
+
+#[test]
+fn values_that_need_another_layer_are_not_refused_alone() {
+    // A rate needs a window, a cap needs a short enough `open_ms`: some other
+    // layer may bring either, so the file is taken and the group is judged whole.
+    let text = "[templates.rates]\nfailure_rate = 0.2\nmin_calls = 100_000\n\
+                [defaults]\nmax_open_ms = 1000\n";
+    let settings = Settings::from_toml_str(text, "f.toml").unwrap();
+    assert!(settings.template("rates").is_some());
+}
+
+#[test]
+fn text_that_is_not_toml_is_refused_with_the_line() {
+    let (kind, msg) = refused("[defaults]\nopen_ms = = 3\n");
+    assert_eq!(kind, ErrorKind::Syntax);
+    assert_has(&msg, &["`conf/staging.toml` is not valid TOML", "line 2"]);
+}
+
+#[test]
+fn a_table_written_as_a_value_is_refused() {
+    let (kind, msg) = refused("defaults = 3\n");
+    assert_eq!(kind, ErrorKind::Syntax);
+    assert_has(
+        &msg,
+        &[
+            "line 1",
+            "`defaults` must be a table, like `[defaults]`; found the integer `3`",
+        ],
+    );
+    let (_, msg) = refused("[groups]\nsearch = 3\n");
+    assert_has(&msg, &["line 2", "`groups.search` must be a table, like `[groups.search]` with keys under it; found the integer `3`"]);
+}
+
+#[test]
+fn a_missing_file_names_the_file() {
+    let err = Settings::from_file("/nonexistent/breaker.toml").unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Io);
+    assert!(
+        err.to_string()
+            .contains("cannot read `/nonexistent/breaker.toml`"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_group_whose_composed_config_the_builder_refuses_names_every_source_involved() {
+    let text = "[defaults]\nwindow_calls = 10\n[groups.search]\nmin_calls = 20\n";
+    let settings = Settings::from_toml_str(text, "f.toml").unwrap();
+    let err = settings.resolve("search", &Patch::new()).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Refused);
+    assert_has(
+        &err.to_string(),
+        &[
+            "group `search`: `min_calls` must be at most `window_calls`, or the window never judges",
+            "`window_calls = 10` (`f.toml` line 2, [defaults])",
+            "`min_calls = 20` (`f.toml` line 4, [groups.search])",
+        ],
+    );
+}
+
+#[test]
+fn a_window_key_set_for_a_consecutive_group_itself_is_refused_with_its_source() {
+    let text = "[groups.search]\nmin_calls = 20\n";
+    let settings = Settings::from_toml_str(text, "f.toml").unwrap();
+    let err = settings.resolve("search", &Patch::new()).unwrap_err();
+    assert_has(
+        &err.to_string(),
+        &[
+            "group `search`: `min_calls` needs a window",
+            "`min_calls = 20` (`f.toml` line 2, [groups.search])",
+        ],
+    );
+    // With a window from the attribute the same file is fine.
+    let mut literals = Patch::new();
+    literals
+        .set("window_ms", Value::U64(10_000), Source::Attribute)
+        .unwrap();
+    assert_eq!(
+        settings
+            .resolve("search", &literals)
+            .unwrap()
+            .config
+            .min_calls(),
+        Some(20)
+    );
+}
+
+#[test]
+fn resolving_every_declared_group_is_all_or_nothing() {
+    let text = "[groups.search]\nmin_calls = 20\n[groups.users]\nopen_ms = 1000\n";
+    let settings = Settings::from_toml_str(text, "f.toml").unwrap();
+    let empty = Patch::new();
+    let err = settings
+        .resolve_all([("users", &empty), ("search", &empty)])
+        .unwrap_err();
+    assert!(err.to_string().contains("group `search`"), "{err}");
+    let ok = settings.resolve_all([("users", &empty)]).unwrap();
+    assert_eq!(ok[0].0, "users");
+    assert_eq!(ok[0].1.config.open_duration().as_millis(), 1000);
+}
+
+#[test]
+fn groups_no_code_declares_are_listed_with_where_they_were_named() {
+    let text = "[groups.search]\nopen_ms = 1000\n[groups.serach]\nopen_ms = 1000\n";
+    let settings = Settings::from_toml_str(text, "f.toml")
+        .unwrap()
+        .with_env([("BREAKER_GROUPS__USRES__OPEN_MS", "5")])
+        .unwrap();
+    let undeclared = settings.undeclared(["search", "users"]);
+    let shown: Vec<String> = undeclared
+        .iter()
+        .map(|(name, source)| format!("{name}: {source}"))
+        .collect();
+    assert_eq!(
+        shown,
+        [
+            "serach: `f.toml` line 3, [groups.serach]",
+            "USRES: variable `BREAKER_GROUPS__USRES__OPEN_MS`",
+        ]
+    );
+}
+
+#[test]
+fn a_table_whose_own_values_contradict_each_other_is_refused_with_both_sources() {
+    for (table, lines, rule) in [
+        (
+            "groups.search",
+            "window_ms = 10_000\nwindow_calls = 100\n",
+            "set either `window_ms` (a time window) or `window_calls` (a count window), not both",
+        ),
+        (
+            "templates.t",
+            "threshold = 3\nwindow_ms = 10_000\n",
+            "`threshold` counts consecutive failures",
+        ),
+        (
+            "defaults",
+            "window_calls = 10\nmin_calls = 20\n",
+            "`min_calls` must be at most `window_calls`",
+        ),
+        (
+            "defaults",
+            "open_ms = 10_000\nmax_open_ms = 5_000\n",
+            "`max_open_ms` must be at least `open_ms`",
+        ),
+    ] {
+        let (kind, msg) = refused(&format!("[{table}]\n{lines}"));
+        assert_eq!(kind, ErrorKind::Refused, "{lines}");
+        let first = lines.lines().next().unwrap().split(' ').next().unwrap();
+        let second = lines.lines().nth(1).unwrap().split(' ').next().unwrap();
+        assert_has(
+            &msg,
+            &[
+                &format!("[{table}] contradicts itself: {rule}"),
+                &format!("`{first} = "),
+                &format!("(`conf/staging.toml` line 2, [{table}])"),
+                &format!("`{second} = "),
+                &format!("(`conf/staging.toml` line 3, [{table}])"),
+            ],
+        );
+    }
+}
+
+#[test]
+fn a_variable_that_makes_its_table_contradict_itself_is_refused_naming_it() {
+    let settings = Settings::from_toml_str("[defaults]\nwindow_calls = 10\n", "f.toml").unwrap();
+    let err = settings
+        .with_env([("BREAKER_DEFAULTS__MIN_CALLS", "20")])
+        .unwrap_err();
+    assert_has(
+        &err.to_string(),
+        &[
+            "[defaults] contradicts itself: `min_calls` must be at most `window_calls`",
+            "`window_calls = 10` (`f.toml` line 2, [defaults])",
+            "`min_calls = 20` (variable `BREAKER_DEFAULTS__MIN_CALLS`)",
+        ],
+    );
+}
