@@ -73,16 +73,15 @@ async fn http_get_metrics(addr: String) -> (String, String) {
         .expect("the scrape ran")
 }
 
+/// A series a group should have: its name, its label besides `name`, its value.
+type Expected = (&'static str, Option<(&'static str, String)>, f64);
+
 /// Asserts that `scraped` holds exactly the series `m` implies for its group, with
 /// `m`'s values.
 fn assert_group_equals(scraped: &Exposition, m: &GroupMetrics) {
     let g = m.group;
-    let mut expected: Vec<(&str, Vec<(&str, String)>, f64)> = Vec::new();
-    let mut series = |name, label: Option<(&'static str, String)>, value: f64| {
-        let mut labels = vec![("name", g.to_owned())];
-        labels.extend(label);
-        expected.push((name, labels, value));
-    };
+    let mut expected: Vec<Expected> = Vec::new();
+    let mut series = |name, label, value| expected.push((name, label, value));
     for state in STATES {
         let value = if m.state == state { 1.0 } else { 0.0 };
         series("breaker_state", Some(("state", state_label(state))), value);
@@ -144,8 +143,9 @@ fn assert_group_equals(scraped: &Exposition, m: &GroupMetrics) {
     let consecutive = f64::from(m.consecutive_failures);
     series("breaker_consecutive_failures", None, consecutive);
 
-    for (name, labels, value) in &expected {
-        let labels: Vec<(&str, &str)> = labels.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    for (name, label, value) in &expected {
+        let mut labels = vec![("name", g)];
+        labels.extend(label.as_ref().map(|(k, v)| (*k, v.as_str())));
         assert_eq!(
             scraped.value(name, &labels),
             Some(*value),

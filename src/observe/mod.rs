@@ -1,9 +1,10 @@
-//! Exporters of a [`Registry`]'s metrics: a Prometheus collector ([`prometheus`],
-//! feature `prometheus`) and a publisher for the `metrics` facade ([`metrics`],
-//! feature `metrics`), both describing the same figures from one table.
+//! Exporters of a [`Registry`](crate::Registry)'s metrics: a Prometheus collector
+//! (`prometheus::BreakerCollector`, feature `prometheus`) and a publisher for the
+//! `metrics` facade (`metrics::publish`, feature `metrics`), both describing the
+//! same figures from one table.
 //!
-//! Both read [`Registry::snapshot`] when asked (a scrape, a call to
-//! [`metrics::publish`]): every group's counters are read once, into one
+//! Both read [`Registry::snapshot`](crate::Registry::snapshot) when asked (a
+//! scrape, a call to `metrics::publish`): every group's counters are read once, into one
 //! [`Metrics`](crate::Metrics) value, and the figures of that group come from that
 //! value alone. Nothing is counted twice and nothing runs on the call path: a
 //! registry nobody scrapes costs what it cost before.
@@ -283,6 +284,23 @@ mod tests {
                 "{}",
                 family.name
             );
+        }
+    }
+
+    #[test]
+    fn counters_are_whole_numbers() {
+        let config = crate::Config::builder().window_calls(4).build().unwrap();
+        let breaker = crate::Breaker::new("counted", config);
+        breaker.try_acquire().unwrap().success();
+        breaker.try_acquire().unwrap().failure();
+        let m = breaker.metrics();
+        for family in FAMILIES.iter().filter(|f| f.ty == Type::Counter) {
+            let mut samples = 0;
+            (family.samples)(&m, &mut |_, value| {
+                samples += 1;
+                assert!(matches!(value, Value::Int(_)), "{}", family.name);
+            });
+            assert!(samples > 0, "{}", family.name);
         }
     }
 
