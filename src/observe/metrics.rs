@@ -18,7 +18,7 @@
 
 use metrics::{Label as MetricLabel, Unit};
 
-use super::{Label, Type, Value, FAMILIES};
+use super::{Labels, Type, Value, FAMILIES};
 use crate::Registry;
 
 /// Describes every figure and sets it, for every breaker in `breakers`, on the
@@ -32,8 +32,8 @@ pub fn publish(breakers: &Registry) {
     describe();
     for m in breakers.snapshot().iter() {
         for family in FAMILIES {
-            (family.samples)(m, &mut |label, value| {
-                let labels = labels(m.group, label);
+            (family.samples)(m, &mut |labels, value| {
+                let labels = with_name(m.group, labels);
                 match (family.ty, value) {
                     (Type::Counter, Value::Int(count)) => {
                         metrics::counter!(family.name, labels).absolute(count);
@@ -66,11 +66,9 @@ pub fn describe() {
     }
 }
 
-fn labels(group: &'static str, label: Label) -> Vec<MetricLabel> {
-    let mut labels = Vec::with_capacity(2);
-    labels.push(MetricLabel::new("name", group));
-    if let Some((key, value)) = label {
-        labels.push(MetricLabel::new(key, value));
-    }
-    labels
+fn with_name(group: &'static str, labels: Labels) -> Vec<MetricLabel> {
+    std::iter::once(("name", group))
+        .chain(labels.iter().copied())
+        .map(|(key, value)| MetricLabel::new(key, value))
+        .collect()
 }

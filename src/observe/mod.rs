@@ -67,8 +67,12 @@ pub(crate) enum Value {
     Unknown,
 }
 
-/// The second label of a family's series, besides `name`, and its value.
-pub(crate) type Label = Option<(&'static str, &'static str)>;
+/// The labels of a series besides `name` (the group): `kind`, `state`, ...
+pub(crate) type Labels<'a> = &'a [(&'static str, &'static str)];
+
+/// Reads a family's series from one group's [`Metrics`]: calls its second
+/// argument once per series, with the series' labels besides `name`.
+pub(crate) type Samples = fn(&Metrics, &mut dyn FnMut(Labels, Value));
 
 /// One family of series: its exposed name, help, type, unit, and how to read its
 /// samples from one group's [`Metrics`].
@@ -79,8 +83,10 @@ pub(crate) struct Family {
     pub(crate) ty: Type,
     /// Whether the unit is seconds (and the name ends in `_seconds`).
     pub(crate) seconds: bool,
-    /// Calls `sample` once per series of this family for one group.
-    pub(crate) samples: fn(&Metrics, &mut dyn FnMut(Label, Value)),
+    /// Calls `sample` once per series of this family for one group, with the
+    /// series' labels besides `name`. A family with more labels (transitions by
+    /// `from` and `to`, say) is one more entry in [`FAMILIES`].
+    pub(crate) samples: Samples,
 }
 
 /// Every family both exporters publish, in exposition order.
@@ -92,8 +98,7 @@ pub(crate) const FAMILIES: &[Family] = &[
         seconds: false,
         samples: |m, sample| {
             for state in STATES {
-                let label = Some(("state", state_label(state)));
-                sample(label, Value::Int(u64::from(m.state == state)));
+                sample(&[("state", state_label(state))], Value::Int(u64::from(m.state == state)));
             }
         },
     },
@@ -111,7 +116,7 @@ pub(crate) const FAMILIES: &[Family] = &[
                 ("abandoned", m.abandoned),
                 ("stale", m.stale),
             ] {
-                sample(Some(("kind", kind)), Value::Int(count));
+                sample(&[("kind", kind)], Value::Int(count));
             }
         },
     },
@@ -122,8 +127,8 @@ pub(crate) const FAMILIES: &[Family] = &[
         seconds: false,
         samples: |m, sample| {
             if let Some(w) = Window::of(m) {
-                sample(Some(("kind", "successful")), Value::Int(w.calls - w.failures));
-                sample(Some(("kind", "failed")), Value::Int(w.failures));
+                sample(&[("kind", "successful")], Value::Int(w.calls - w.failures));
+                sample(&[("kind", "failed")], Value::Int(w.failures));
             }
         },
     },
@@ -134,7 +139,7 @@ pub(crate) const FAMILIES: &[Family] = &[
         seconds: false,
         samples: |m, sample| {
             if let Some(w) = Window::of(m) {
-                sample(None, Value::Int(w.slow));
+                sample(&[], Value::Int(w.slow));
             }
         },
     },
@@ -145,7 +150,7 @@ pub(crate) const FAMILIES: &[Family] = &[
         seconds: false,
         samples: |m, sample| {
             if let Some(w) = Window::of(m) {
-                sample(None, w.rate(w.failures));
+                sample(&[], w.rate(w.failures));
             }
         },
     },
@@ -156,7 +161,7 @@ pub(crate) const FAMILIES: &[Family] = &[
         seconds: false,
         samples: |m, sample| {
             if let Some(w) = Window::of(m) {
-                sample(None, w.rate(w.slow));
+                sample(&[], w.rate(w.slow));
             }
         },
     },
@@ -167,7 +172,7 @@ pub(crate) const FAMILIES: &[Family] = &[
         seconds: true,
         samples: |m, sample| {
             let left = m.retry_after.unwrap_or(Duration::ZERO);
-            sample(None, Value::Float(left.as_secs_f64()));
+            sample(&[], Value::Float(left.as_secs_f64()));
         },
     },
     Family {
@@ -181,7 +186,7 @@ pub(crate) const FAMILIES: &[Family] = &[
                 ("failed", m.probes_failed),
                 ("reclaimed", m.probes_reclaimed),
             ] {
-                sample(Some(("kind", kind)), Value::Int(count));
+                sample(&[("kind", kind)], Value::Int(count));
             }
         },
     },
@@ -190,28 +195,28 @@ pub(crate) const FAMILIES: &[Family] = &[
         help: "Half-open probes running now.",
         ty: Type::Gauge,
         seconds: false,
-        samples: |m, sample| sample(None, Value::Int(u64::from(m.probes_in_flight))),
+        samples: |m, sample| sample(&[], Value::Int(u64::from(m.probes_in_flight))),
     },
     Family {
         name: "breaker_opened_total",
         help: "Times the circuit opened: trips and failed probes, not forced opens.",
         ty: Type::Counter,
         seconds: false,
-        samples: |m, sample| sample(None, Value::Int(m.times_opened)),
+        samples: |m, sample| sample(&[], Value::Int(m.times_opened)),
     },
     Family {
         name: "breaker_generation",
         help: "The circuit breaker's generation; every transition starts a new one.",
         ty: Type::Gauge,
         seconds: false,
-        samples: |m, sample| sample(None, Value::Int(m.generation)),
+        samples: |m, sample| sample(&[], Value::Int(m.generation)),
     },
     Family {
         name: "breaker_consecutive_failures",
         help: "Failures in a row counted now by the consecutive-failure policy.",
         ty: Type::Gauge,
         seconds: false,
-        samples: |m, sample| sample(None, Value::Int(u64::from(m.consecutive_failures))),
+        samples: |m, sample| sample(&[], Value::Int(u64::from(m.consecutive_failures))),
     },
 ];
 

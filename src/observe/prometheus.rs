@@ -29,7 +29,7 @@ use prometheus_client::encoding::{DescriptorEncoder, MetricEncoder, NoLabelSet};
 use prometheus_client::metrics::MetricType;
 use prometheus_client::registry::Unit;
 
-use super::{Family, Label, Type, Value, FAMILIES};
+use super::{Family, Labels, Type, Value, FAMILIES};
 use crate::{Metrics, Registry};
 
 /// A [`Collector`] of every breaker in a [`Registry`], read at scrape time.
@@ -98,9 +98,9 @@ fn encode_family(
     let mut metric = encoder.encode_descriptor(stem, family.help, unit, metric_type)?;
     for m in groups {
         let mut written = Ok(());
-        (family.samples)(m, &mut |label, value| {
+        (family.samples)(m, &mut |labels, value| {
             if written.is_ok() {
-                written = encode_sample(&mut metric, family.ty, m.group, label, value);
+                written = encode_sample(&mut metric, family.ty, m.group, labels, value);
             }
         });
         written?;
@@ -112,20 +112,15 @@ fn encode_sample(
     metric: &mut MetricEncoder,
     ty: Type,
     group: &'static str,
-    label: Label,
+    labels: Labels,
     value: Value,
 ) -> fmt::Result {
     if value == Value::Unknown {
         return Ok(());
     }
-    let with_label;
-    let labels: &[(&str, &str)] = match label {
-        Some(label) => {
-            with_label = [("name", group), label];
-            &with_label
-        }
-        None => &[("name", group)],
-    };
+    let labels: Vec<(&str, &str)> = std::iter::once(("name", group))
+        .chain(labels.iter().copied())
+        .collect();
     let mut series = metric.encode_family(&labels)?;
     match (ty, value) {
         (Type::Counter, Value::Int(count)) => {
