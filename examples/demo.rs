@@ -4,14 +4,17 @@
 //! functions call it, each guarded by the breaker of its group: `search` answers
 //! from a cache while its circuit is open, `profile` has no fallback and returns
 //! `CircuitOpen` through its own error type. The timeline shows every call, what
-//! its breaker did, and the state after; the registry's table ends the run. The
+//! its breaker did, and the state after; the registry's table ends the run, and
+//! the same figures as Prometheus scrapes them from the server's `/metrics`. The
 //! process exits non-zero if the breakers did not open, fall back, refuse, probe
-//! and close as they should.
+//! and close as they should, or if `/metrics` disagrees with the registry.
 
 use std::fmt;
 use std::process::ExitCode;
 use std::time::Duration;
 
+use breaker::observe::prometheus::prometheus_client::registry::Registry as Metrics;
+use breaker::observe::prometheus::BreakerCollector;
 use breaker::{circuit_breaker, CircuitOpen};
 use http_body_util::{BodyExt, Empty};
 use hyper::body::Bytes;
@@ -223,13 +226,17 @@ async fn main() -> ExitCode {
 }
 
 async fn run() -> Result<(), String> {
-    let upstream = Upstream::start()
+    // Every breaker of the process-wide registry, read at each scrape.
+    let mut metrics = Metrics::default();
+    metrics.register_collector(Box::new(BreakerCollector::new(breaker::registry())));
+    let upstream = Upstream::start(metrics)
         .await
         .map_err(|e| format!("could not start the server: {e}"))?;
     let api = Api::new(upstream.base_url());
 
     println!("breaker demo: a real HTTP server, two protected client functions, one timeline");
     println!("server listening on {}", upstream.base_url());
+    println!("breaker metrics at {}", upstream.metrics_url());
     println!();
     println!("  search   threshold 3, open 300 ms, fallback `cached` (answers from a cache)");
     println!("  profile  threshold 3, open 300 ms, no fallback (callers get CircuitOpen);");
@@ -307,7 +314,82 @@ async fn run() -> Result<(), String> {
     println!();
     print!("{}", breaker::registry().snapshot());
 
-    check(&t, &upstream)
+    Timeline::rule("the same, scraped: GET /metrics (state, calls, probes, openings)");
+    println!();
+    let exposition = api
+        .get("/metrics")
+        .await
+        .map_err(|e| format!("could not scrape /metrics: {e}"))?;
+    for line in exposition.lines().filter(|l| shown(l)) {
+        println!("{line}");
+    }
+
+    check(&t, &upstream)?;
+    check_exposition(&exposition)
+}
+
+/// The exposition lines the demo prints: the state each breaker is in, its calls,
+/// probes and openings (the full exposition has a dozen families).
+fn shown(line: &str) -> bool {
+    (line.starts_with("breaker_state{") && line.ends_with(" 1"))
+        || [
+            "breaker_calls_total{",
+            "breaker_probes_total{",
+            "breaker_opened_total{",
+        ]
+        .iter()
+        .any(|family| line.starts_with(family))
+}
+
+/// Proves `/metrics` says what the registry says (nothing ran since the scrape).
+fn check_exposition(exposition: &str) -> Result<(), String> {
+    let mut missing = Vec::new();
+    for m in breaker::registry().snapshot().iter() {
+        let name = m.group;
+        let state = m.state.as_str().replace('-', "_");
+        let expected = [
+            format!("breaker_state{{name=\"{name}\",state=\"{state}\"}} 1"),
+            format!(
+                "breaker_calls_total{{name=\"{name}\",kind=\"successful\"}} {}",
+                m.successes
+            ),
+            format!(
+                "breaker_calls_total{{name=\"{name}\",kind=\"failed\"}} {}",
+                m.failures
+            ),
+            format!(
+                "breaker_calls_total{{name=\"{name}\",kind=\"ignored\"}} {}",
+                m.ignored
+            ),
+            format!(
+                "breaker_calls_total{{name=\"{name}\",kind=\"not_permitted\"}} {}",
+                m.rejected
+            ),
+            format!(
+                "breaker_probes_total{{name=\"{name}\",kind=\"successful\"}} {}",
+                m.probes_succeeded
+            ),
+            format!(
+                "breaker_probes_total{{name=\"{name}\",kind=\"failed\"}} {}",
+                m.probes_failed
+            ),
+            format!("breaker_opened_total{{name=\"{name}\"}} {}", m.times_opened),
+        ];
+        missing.extend(
+            expected
+                .into_iter()
+                .filter(|line| !exposition.lines().any(|l| l == line)),
+        );
+    }
+    if missing.is_empty() {
+        println!("\n/metrics agrees with the registry, series by series.");
+        Ok(())
+    } else {
+        Err(format!(
+            "/metrics disagrees with the registry; missing:\n  - {}",
+            missing.join("\n  - ")
+        ))
+    }
 }
 
 /// The longest time any breaker still refuses for, plus a margin: the sleep never

@@ -1,5 +1,7 @@
 //! The upstream the demo calls: a small HTTP server on an ephemeral port of
 //! 127.0.0.1 whose health the script switches, and which counts every request.
+//! It also serves the breakers' metrics at `GET /metrics`, in the Prometheus text
+//! format; a scrape is neither counted nor failed.
 
 use std::convert::Infallible;
 use std::net::{Ipv4Addr, SocketAddr};
@@ -7,11 +9,14 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
 use std::sync::Arc;
 use std::time::Duration;
 
+use breaker::observe::prometheus::prometheus_client::encoding::prometheus_text;
+use breaker::observe::prometheus::prometheus_client::registry::Registry as Metrics;
 use http_body_util::Full;
 use hyper::body::{Bytes, Incoming};
+use hyper::header::{HeaderValue, CONTENT_TYPE};
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
-use hyper::{Request, Response, StatusCode};
+use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
 use tokio::net::TcpListener;
 
@@ -21,18 +26,24 @@ pub struct Upstream {
     shared: Arc<Shared>,
 }
 
-#[derive(Default)]
 struct Shared {
     failing: AtomicBool,
     requests: AtomicU64,
+    /// What `GET /metrics` encodes at every scrape.
+    metrics: Metrics,
 }
 
 impl Upstream {
-    /// Binds an ephemeral port and serves in the background, healthy.
-    pub async fn start() -> std::io::Result<Upstream> {
+    /// Binds an ephemeral port and serves in the background, healthy, with
+    /// `metrics` at `/metrics`.
+    pub async fn start(metrics: Metrics) -> std::io::Result<Upstream> {
         let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await?;
         let addr = listener.local_addr()?;
-        let shared = Arc::new(Shared::default());
+        let shared = Arc::new(Shared {
+            failing: AtomicBool::new(false),
+            requests: AtomicU64::new(0),
+            metrics,
+        });
         tokio::spawn(accept(listener, Arc::clone(&shared)));
         Ok(Upstream { addr, shared })
     }
@@ -47,7 +58,12 @@ impl Upstream {
         self.shared.failing.store(failing, SeqCst);
     }
 
-    /// Requests received so far.
+    /// `http://127.0.0.1:PORT/metrics`.
+    pub fn metrics_url(&self) -> String {
+        format!("{}/metrics", self.base_url())
+    }
+
+    /// Requests received so far, scrapes of `/metrics` left out.
     pub fn requests(&self) -> u64 {
         self.shared.requests.load(SeqCst)
     }
@@ -78,7 +94,11 @@ async fn accept(listener: TcpListener, shared: Arc<Shared>) {
 }
 
 /// `GET /search?q=WORD` and `GET /users/ID`; a 500 for everything while failing.
+/// `GET /metrics` is the exposition, whatever the upstream's health.
 fn respond(shared: &Shared, request: &Request<Incoming>) -> Response<Full<Bytes>> {
+    if request.method() == Method::GET && request.uri().path() == "/metrics" {
+        return exposition(&shared.metrics);
+    }
     shared.requests.fetch_add(1, SeqCst);
     if shared.failing.load(SeqCst) {
         return reply(StatusCode::INTERNAL_SERVER_ERROR, "database unreachable");
@@ -95,6 +115,23 @@ fn respond(shared: &Shared, request: &Request<Incoming>) -> Response<Full<Bytes>
         Some("2") => reply(StatusCode::OK, "Grace Hopper"),
         _ => reply(StatusCode::NOT_FOUND, "no such user"),
     }
+}
+
+/// The metrics as Prometheus reads them (text format 0.0.4).
+fn exposition(metrics: &Metrics) -> Response<Full<Bytes>> {
+    let mut body = String::new();
+    if prometheus_text::encode(&mut body, metrics).is_err() {
+        return reply(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "could not encode the metrics",
+        );
+    }
+    let mut response = reply(StatusCode::OK, &body);
+    response.headers_mut().insert(
+        CONTENT_TYPE,
+        HeaderValue::from_static(prometheus_text::CONTENT_TYPE),
+    );
+    response
 }
 
 fn reply(status: StatusCode, body: &str) -> Response<Full<Bytes>> {

@@ -1,0 +1,74 @@
+//! The `metrics` facade exporter: [`publish`] sets the registry's figures on
+//! whatever recorder is installed (feature `metrics`).
+//!
+//! ```
+//! use breaker::Config;
+//!
+//! // Install any `metrics` exporter first (Prometheus, StatsD, ...), then, from its
+//! // scrape hook or a timer every few seconds:
+//! breaker::registry().breaker("search", &Config::default()).call(|| Ok::<_, ()>(1)).unwrap();
+//! breaker::observe::metrics::publish(breaker::registry());
+//! ```
+//!
+//! The figures and their names are those of the Prometheus exporter, listed in
+//! [`observe`](crate::observe): counters are set to their absolute value
+//! ([`metrics::Counter::absolute`]), gauges to their current one. Nothing is kept
+//! between two calls, so a group created since the last one is published by the
+//! next.
+
+use metrics::{Label as MetricLabel, Unit};
+
+use super::{Labels, Type, Value, FAMILIES};
+use crate::Registry;
+
+/// Describes every figure and sets it, for every breaker in `breakers`, on the
+/// installed `metrics` recorder. Each group is read once, into one
+/// [`Metrics`](crate::Metrics), whose figures are published together.
+///
+/// Call it where your exporter reads (before it renders a scrape) or on a timer:
+/// the values are as fresh as the last call. A rate with no value (an empty
+/// window) is set to NaN, since a facade gauge cannot be withdrawn.
+pub fn publish(breakers: &Registry) {
+    describe();
+    for m in breakers.snapshot().iter() {
+        for family in FAMILIES {
+            (family.samples)(m, &mut |labels, value| {
+                let labels = with_name(m.group, labels);
+                match (family.ty, value) {
+                    (Type::Counter, Value::Int(count)) => {
+                        metrics::counter!(family.name, labels).absolute(count);
+                    }
+                    (_, Value::Int(level)) => {
+                        metrics::gauge!(family.name, labels).set(level as f64);
+                    }
+                    (_, Value::Float(level)) => metrics::gauge!(family.name, labels).set(level),
+                    (_, Value::Unknown) => metrics::gauge!(family.name, labels).set(f64::NAN),
+                }
+            });
+        }
+    }
+}
+
+/// Describes every figure (help text, unit) to the installed recorder. [`publish`]
+/// does it on every call; calling it alone lets an exporter list the figures
+/// before any breaker exists.
+pub fn describe() {
+    for family in FAMILIES {
+        let unit = if family.seconds {
+            Unit::Seconds
+        } else {
+            Unit::Count
+        };
+        match family.ty {
+            Type::Counter => metrics::describe_counter!(family.name, unit, family.help),
+            Type::Gauge => metrics::describe_gauge!(family.name, unit, family.help),
+        }
+    }
+}
+
+fn with_name(group: &'static str, labels: Labels) -> Vec<MetricLabel> {
+    std::iter::once(("name", group))
+        .chain(labels.iter().copied())
+        .map(|(key, value)| MetricLabel::new(key, value))
+        .collect()
+}

@@ -1,0 +1,319 @@
+//! Exporters of a [`Registry`](crate::Registry)'s metrics: a Prometheus collector
+//! (`prometheus::BreakerCollector`, feature `prometheus`) and a publisher for the
+//! `metrics` facade (`metrics::publish`, feature `metrics`), both describing the
+//! same figures from one table.
+//!
+//! Both read [`Registry::snapshot`](crate::Registry::snapshot) when asked (a
+//! scrape, a call to `metrics::publish`): every group's counters are read once, into one
+//! [`Metrics`](crate::Metrics) value, and the figures of that group come from that
+//! value alone. Nothing is counted twice and nothing runs on the call path: a
+//! registry nobody scrapes costs what it cost before.
+//!
+//! # The figures
+//!
+//! Every series carries the group in the label `name`, as resilience4j's carry the
+//! circuit breaker's name, so dashboards built for resilience4j need only the
+//! prefix changed (`resilience4j_circuitbreaker_` becomes `breaker_`) where the
+//! table says "same".
+//!
+//! | series | type | labels | value | resilience4j |
+//! |---|---|---|---|---|
+//! | `breaker_state` | gauge | `name`, `state` | 1 for the state the breaker is in, 0 for the other four: `closed`, `open`, `half_open`, `forced_open`, `forced_closed` | `resilience4j_circuitbreaker_state`: same; `forced_closed` is closest to its `metrics_only` (admits everything, still counts) |
+//! | `breaker_calls_total` | counter | `name`, `kind` | calls by how they ended: `successful`, `failed`, `ignored`, `abandoned`, `stale`; claims refused: `not_permitted` | `resilience4j_circuitbreaker_calls_seconds_count` (`successful`, `failed`, `ignored`) and `resilience4j_circuitbreaker_not_permitted_calls_total`; `abandoned` and `stale` have no counterpart |
+//! | `breaker_buffered_calls` | gauge | `name`, `kind` | outcomes in a window policy's window: `successful`, `failed` | `resilience4j_circuitbreaker_buffered_calls`: same |
+//! | `breaker_slow_calls` | gauge | `name` | slow calls in the window, successes and failures together | `resilience4j_circuitbreaker_slow_calls`, summed over its `kind` |
+//! | `breaker_failure_rate` | gauge | `name` | failed / buffered outcomes, from 0 to 1; absent while the window is empty | `resilience4j_circuitbreaker_failure_rate`, which is a percentage and reads -1 instead of being absent |
+//! | `breaker_slow_call_rate` | gauge | `name` | slow / buffered outcomes, from 0 to 1; absent while the window is empty | `resilience4j_circuitbreaker_slow_call_rate`, a percentage, -1 when unknown |
+//! | `breaker_retry_after_seconds` | gauge | `name` | time until a probe may go while open (or half-open with every probe slot taken); 0 while claims are admitted or no end is known (forced open) | none |
+//! | `breaker_probes_total` | counter | `name`, `kind` | probes that ended `successful` or `failed`, and probe slots `reclaimed` from probes that overran `probe_timeout` | none |
+//! | `breaker_probes_in_flight` | gauge | `name` | probes running now (half-open only) | none |
+//! | `breaker_opened_total` | counter | `name` | times the circuit opened: trips and failed probes, not forced opens | none (resilience4j counts transitions through its events) |
+//! | `breaker_generation` | gauge | `name` | the breaker's generation: each transition starts a new one | none |
+//! | `breaker_consecutive_failures` | gauge | `name` | failures in a row counted now (consecutive policy) | none |
+//!
+//! The window series (`breaker_buffered_calls`, `breaker_slow_calls` and the two
+//! rates) exist only for breakers with a window policy. Counters only grow; the
+//! sum of `breaker_calls_total` over the kinds other than `not_permitted` is every
+//! admitted call that ended. Within one group no kind exceeds the total it is part
+//! of and no rate leaves `[0, 1]`, even when the scrape races a storm of calls:
+//! window counts read half-way through an update are clamped to what they are
+//! part of.
+//!
+//! The `metrics` facade has no way to withdraw a gauge, so through it a rate with
+//! no value now (an empty window) reads NaN, where Prometheus leaves the series out.
+
+use std::time::Duration;
+
+use crate::{Metrics, State};
+
+#[cfg(feature = "metrics")]
+pub mod metrics;
+#[cfg(feature = "prometheus")]
+pub mod prometheus;
+
+/// Whether a family only grows or may go either way.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Type {
+    Counter,
+    Gauge,
+}
+
+/// One sample's value.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum Value {
+    Int(u64),
+    Float(f64),
+    /// No value now (a rate of an empty window).
+    Unknown,
+}
+
+/// The labels of a series besides `name` (the group): `kind`, `state`, ...
+pub(crate) type Labels<'a> = &'a [(&'static str, &'static str)];
+
+/// Reads a family's series from one group's [`Metrics`]: calls its second
+/// argument once per series, with the series' labels besides `name`.
+pub(crate) type Samples = fn(&Metrics, &mut dyn FnMut(Labels, Value));
+
+/// One family of series: its exposed name, help, type, unit, and how to read its
+/// samples from one group's [`Metrics`].
+pub(crate) struct Family {
+    /// The name as exposed: counters end in `_total`, durations in `_seconds`.
+    pub(crate) name: &'static str,
+    pub(crate) help: &'static str,
+    pub(crate) ty: Type,
+    /// Whether the unit is seconds (and the name ends in `_seconds`).
+    pub(crate) seconds: bool,
+    /// Calls `sample` once per series of this family for one group, with the
+    /// series' labels besides `name`. A family with more labels (transitions by
+    /// `from` and `to`, say) is one more entry in [`FAMILIES`].
+    pub(crate) samples: Samples,
+}
+
+/// Every family both exporters publish, in exposition order.
+pub(crate) const FAMILIES: &[Family] = &[
+    Family {
+        name: "breaker_state",
+        help: "1 for the state the circuit breaker is in, 0 for the others.",
+        ty: Type::Gauge,
+        seconds: false,
+        samples: |m, sample| {
+            for state in STATES {
+                sample(&[("state", state_label(state))], Value::Int(u64::from(m.state == state)));
+            }
+        },
+    },
+    Family {
+        name: "breaker_calls_total",
+        help: "Calls by how they ended (successful, failed, ignored, abandoned, stale), and claims refused (not_permitted).",
+        ty: Type::Counter,
+        seconds: false,
+        samples: |m, sample| {
+            for (kind, count) in [
+                ("successful", m.successes),
+                ("failed", m.failures),
+                ("ignored", m.ignored),
+                ("not_permitted", m.rejected),
+                ("abandoned", m.abandoned),
+                ("stale", m.stale),
+            ] {
+                sample(&[("kind", kind)], Value::Int(count));
+            }
+        },
+    },
+    Family {
+        name: "breaker_buffered_calls",
+        help: "Outcomes in the window of a window policy, by kind.",
+        ty: Type::Gauge,
+        seconds: false,
+        samples: |m, sample| {
+            if let Some(w) = Window::of(m) {
+                sample(&[("kind", "successful")], Value::Int(w.calls - w.failures));
+                sample(&[("kind", "failed")], Value::Int(w.failures));
+            }
+        },
+    },
+    Family {
+        name: "breaker_slow_calls",
+        help: "Slow calls in the window of a window policy, successes and failures together.",
+        ty: Type::Gauge,
+        seconds: false,
+        samples: |m, sample| {
+            if let Some(w) = Window::of(m) {
+                sample(&[], Value::Int(w.slow));
+            }
+        },
+    },
+    Family {
+        name: "breaker_failure_rate",
+        help: "Failed outcomes over all outcomes in the window of a window policy, from 0 to 1.",
+        ty: Type::Gauge,
+        seconds: false,
+        samples: |m, sample| {
+            if let Some(w) = Window::of(m) {
+                sample(&[], w.rate(w.failures));
+            }
+        },
+    },
+    Family {
+        name: "breaker_slow_call_rate",
+        help: "Slow calls over all outcomes in the window of a window policy, from 0 to 1.",
+        ty: Type::Gauge,
+        seconds: false,
+        samples: |m, sample| {
+            if let Some(w) = Window::of(m) {
+                sample(&[], w.rate(w.slow));
+            }
+        },
+    },
+    Family {
+        name: "breaker_retry_after_seconds",
+        help: "Time until a probe may go while claims are refused for a known time; 0 otherwise.",
+        ty: Type::Gauge,
+        seconds: true,
+        samples: |m, sample| {
+            let left = m.retry_after.unwrap_or(Duration::ZERO);
+            sample(&[], Value::Float(left.as_secs_f64()));
+        },
+    },
+    Family {
+        name: "breaker_probes_total",
+        help: "Half-open probes that ended (successful, failed), and probe slots reclaimed from probes that overran probe_timeout.",
+        ty: Type::Counter,
+        seconds: false,
+        samples: |m, sample| {
+            for (kind, count) in [
+                ("successful", m.probes_succeeded),
+                ("failed", m.probes_failed),
+                ("reclaimed", m.probes_reclaimed),
+            ] {
+                sample(&[("kind", kind)], Value::Int(count));
+            }
+        },
+    },
+    Family {
+        name: "breaker_probes_in_flight",
+        help: "Half-open probes running now.",
+        ty: Type::Gauge,
+        seconds: false,
+        samples: |m, sample| sample(&[], Value::Int(u64::from(m.probes_in_flight))),
+    },
+    Family {
+        name: "breaker_opened_total",
+        help: "Times the circuit opened: trips and failed probes, not forced opens.",
+        ty: Type::Counter,
+        seconds: false,
+        samples: |m, sample| sample(&[], Value::Int(m.times_opened)),
+    },
+    Family {
+        name: "breaker_generation",
+        help: "The circuit breaker's generation; every transition starts a new one.",
+        ty: Type::Gauge,
+        seconds: false,
+        samples: |m, sample| sample(&[], Value::Int(m.generation)),
+    },
+    Family {
+        name: "breaker_consecutive_failures",
+        help: "Failures in a row counted now by the consecutive-failure policy.",
+        ty: Type::Gauge,
+        seconds: false,
+        samples: |m, sample| sample(&[], Value::Int(u64::from(m.consecutive_failures))),
+    },
+];
+
+/// Every state, in the order the `state` label lists them.
+const STATES: [State; 5] = [
+    State::Closed,
+    State::Open,
+    State::HalfOpen,
+    State::ForcedOpen,
+    State::ForcedClosed,
+];
+
+/// The `state` label of `state`: [`State::as_str`] with `_` for `-`, as
+/// resilience4j spells its states.
+pub(crate) const fn state_label(state: State) -> &'static str {
+    match state {
+        State::Closed => "closed",
+        State::Open => "open",
+        State::HalfOpen => "half_open",
+        State::ForcedOpen => "forced_open",
+        State::ForcedClosed => "forced_closed",
+    }
+}
+
+/// A window's counts made consistent with each other: a snapshot taken while
+/// calls land may read a bucket's slow count or failures ahead of its outcomes,
+/// so each part is capped by the whole it belongs to.
+struct Window {
+    calls: u64,
+    failures: u64,
+    slow: u64,
+}
+
+impl Window {
+    fn of(m: &Metrics) -> Option<Window> {
+        m.window.map(|w| Window {
+            calls: w.calls,
+            failures: w.failures.min(w.calls),
+            slow: w.slow_calls.min(w.calls),
+        })
+    }
+
+    /// `part / calls`, unknown while the window is empty.
+    fn rate(&self, part: u64) -> Value {
+        if self.calls == 0 {
+            Value::Unknown
+        } else {
+            Value::Float(part as f64 / self.calls as f64)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counters_end_in_total_and_durations_in_seconds() {
+        for family in FAMILIES {
+            assert!(family.name.starts_with("breaker_"), "{}", family.name);
+            assert_eq!(
+                family.name.ends_with("_total"),
+                family.ty == Type::Counter,
+                "{}",
+                family.name
+            );
+            assert_eq!(
+                family.name.ends_with("_seconds"),
+                family.seconds,
+                "{}",
+                family.name
+            );
+        }
+    }
+
+    #[test]
+    fn counters_are_whole_numbers() {
+        let config = crate::Config::builder().window_calls(4).build().unwrap();
+        let breaker = crate::Breaker::new("counted", config);
+        breaker.try_acquire().unwrap().success();
+        breaker.try_acquire().unwrap().failure();
+        let m = breaker.metrics();
+        for family in FAMILIES.iter().filter(|f| f.ty == Type::Counter) {
+            let mut samples = 0;
+            (family.samples)(&m, &mut |_, value| {
+                samples += 1;
+                assert!(matches!(value, Value::Int(_)), "{}", family.name);
+            });
+            assert!(samples > 0, "{}", family.name);
+        }
+    }
+
+    #[test]
+    fn every_state_has_its_own_label() {
+        let mut labels: Vec<_> = STATES.iter().map(|&s| state_label(s)).collect();
+        labels.sort_unstable();
+        labels.dedup();
+        assert_eq!(labels.len(), STATES.len());
+    }
+}

@@ -1,0 +1,187 @@
+//! The `metrics` facade exporter: `publish` gives a recorder the figures of the
+//! registry's snapshot, under the names and labels the Prometheus exporter uses,
+//! with the same values; counters are set, not added to, and a group created
+//! since the last publish is in the next.
+
+#![cfg(all(feature = "metrics", feature = "prometheus"))]
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use breaker::observe::metrics::publish;
+use breaker::observe::prometheus::prometheus_client::encoding::prometheus_text;
+use breaker::observe::prometheus::prometheus_client::registry::Registry as Metrics;
+use breaker::observe::prometheus::BreakerCollector;
+use breaker::{Config, ManualClock, Registry};
+use metrics_util::debugging::{DebugValue, DebuggingRecorder};
+
+#[allow(dead_code)]
+#[path = "observe_support/exposition.rs"]
+mod exposition;
+
+/// A series: its name and its labels, sorted.
+type Series = (String, BTreeMap<String, String>);
+
+/// What `publish(breakers)` tells a recorder: every series and its value
+/// (counters as `f64` too), and each name's unit and description.
+fn published(breakers: &Registry) -> BTreeMap<Series, f64> {
+    let recorder = DebuggingRecorder::new();
+    let snapshotter = recorder.snapshotter();
+    metrics::with_local_recorder(&recorder, || publish(breakers));
+    snapshotter
+        .snapshot()
+        .into_vec()
+        .into_iter()
+        .map(|(key, _unit, description, value)| {
+            let key = key.key();
+            assert!(description.is_some(), "{} is not described", key.name());
+            let labels = key
+                .labels()
+                .map(|l| (l.key().to_owned(), l.value().to_owned()))
+                .collect();
+            let value = match value {
+                DebugValue::Counter(count) => count as f64,
+                DebugValue::Gauge(level) => level.0,
+                DebugValue::Histogram(_) => panic!("{} is a histogram", key.name()),
+            };
+            ((key.name().to_owned(), labels), value)
+        })
+        .collect()
+}
+
+/// What Prometheus scrapes from the same registry, parsed strictly.
+fn scraped(breakers: &Arc<Registry>) -> BTreeMap<Series, f64> {
+    let mut metrics = Metrics::default();
+    metrics.register_collector(Box::new(BreakerCollector::new(Arc::clone(breakers))));
+    let mut text = String::new();
+    prometheus_text::encode(&mut text, &metrics).unwrap();
+    let exposition = exposition::parse(&text).unwrap_or_else(|why| panic!("{why}\n{text}"));
+    exposition
+        .samples
+        .into_iter()
+        .map(|s| ((s.name, s.labels), s.value))
+        .collect()
+}
+
+fn series(name: &str, labels: &[(&str, &str)]) -> Series {
+    let labels = labels
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    (name.to_owned(), labels)
+}
+
+#[test]
+fn publish_gives_a_recorder_what_prometheus_scrapes() {
+    let clock = ManualClock::new();
+    let breakers = Arc::new(Registry::with_clock(clock.clone()));
+    let tripping = Config::builder()
+        .threshold(2)
+        .open_ms(5_000)
+        .build()
+        .unwrap();
+    let search = breakers.breaker("search", &tripping);
+    search.try_acquire().unwrap().success();
+    search.try_acquire().unwrap().failure();
+    search.try_acquire().unwrap().failure();
+    assert!(search.try_acquire().is_err());
+    clock.advance(Duration::from_secs(2));
+
+    let windowed = Config::builder()
+        .window_calls(10)
+        .slow_call_ms(100)
+        .build()
+        .unwrap();
+    let geo = breakers.breaker("geo \"eu\"", &windowed);
+    geo.try_acquire().unwrap().success();
+    geo.try_acquire().unwrap().failure();
+    let slow = geo.try_acquire().unwrap();
+    clock.advance(Duration::from_millis(150));
+    slow.success();
+    breakers.breaker("quiet", &windowed); // a window with nothing in it
+
+    let published = published(&breakers);
+    let scraped = scraped(&breakers);
+
+    // Every series Prometheus has, the recorder has, with the same value.
+    for (series, value) in &scraped {
+        assert_eq!(published.get(series), Some(value), "{series:?}");
+    }
+    // The recorder has no other series but the rates of the empty window, which
+    // it cannot leave out: they read NaN.
+    let extra: Vec<_> = published
+        .iter()
+        .filter(|(series, _)| !scraped.contains_key(*series))
+        .collect();
+    let rates = ["breaker_failure_rate", "breaker_slow_call_rate"];
+    assert_eq!(extra.len(), rates.len(), "{extra:#?}");
+    for ((name, labels), value) in extra {
+        assert!(rates.contains(&name.as_str()), "{name}");
+        assert_eq!(labels["name"], "quiet");
+        assert!(value.is_nan(), "{name} = {value}");
+    }
+
+    // And the values are the snapshot's.
+    let m = breakers.snapshot();
+    let search = m.group("search").unwrap();
+    let calls = |group, kind| series("breaker_calls_total", &[("name", group), ("kind", kind)]);
+    assert_eq!(
+        published[&calls("search", "failed")],
+        search.failures as f64
+    );
+    assert_eq!(published[&calls("search", "not_permitted")], 1.0);
+    let retry = series("breaker_retry_after_seconds", &[("name", "search")]);
+    let left = Duration::from_millis(5_000 - 2_000 - 150);
+    assert_eq!(search.retry_after, Some(left));
+    assert_eq!(published[&retry], left.as_secs_f64());
+    let geo = series("breaker_slow_call_rate", &[("name", "geo \"eu\"")]);
+    assert_eq!(published[&geo], 1.0 / 3.0);
+}
+
+#[test]
+fn publishing_twice_sets_the_counters_instead_of_adding_to_them() {
+    let breakers = Registry::new();
+    let search = breakers.breaker("search", &Config::default());
+    for _ in 0..3 {
+        search.try_acquire().unwrap().success();
+    }
+    let recorder = DebuggingRecorder::new();
+    let snapshotter = recorder.snapshotter();
+    metrics::with_local_recorder(&recorder, || {
+        publish(&breakers);
+        publish(&breakers);
+    });
+    let ok = series(
+        "breaker_calls_total",
+        &[("name", "search"), ("kind", "successful")],
+    );
+    let counted = snapshotter
+        .snapshot()
+        .into_vec()
+        .into_iter()
+        .find(|(key, ..)| {
+            let key = key.key();
+            let labels = key
+                .labels()
+                .map(|l| (l.key().to_owned(), l.value().to_owned()))
+                .collect();
+            (key.name().to_owned(), labels) == ok
+        })
+        .map(|(.., value)| value);
+    assert_eq!(counted, Some(DebugValue::Counter(3)));
+}
+
+#[test]
+fn a_group_created_since_the_last_publish_is_in_the_next() {
+    let breakers = Registry::new();
+    breakers.breaker("early", &Config::default());
+    let before = published(&breakers);
+    breakers.breaker("late", &Config::default());
+    let after = published(&breakers);
+
+    let state = |group| series("breaker_state", &[("name", group), ("state", "closed")]);
+    assert_eq!(before.get(&state("late")), None);
+    assert_eq!(after.get(&state("late")), Some(&1.0));
+    assert_eq!(after.get(&state("early")), Some(&1.0));
+}
