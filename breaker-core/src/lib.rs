@@ -117,19 +117,18 @@ mod config;
 mod counters;
 mod error;
 mod metrics;
+mod names;
 #[doc(hidden)]
 pub mod outcome;
-mod permit;
 mod policy;
 mod registry;
 mod site;
 mod state;
 mod sync;
-mod window;
 
 pub mod classify;
 
-pub use crate::breaker::Breaker;
+pub use crate::breaker::{Breaker, Classifier, EveryError, Permit};
 pub use crate::clock::{Clock, ManualClock, MonotonicClock};
 pub use crate::config::{
     Config, ConfigBuilder, ConfigError, FailurePolicy, RateThresholds, DEFAULT_FAILURE_RATE,
@@ -137,28 +136,9 @@ pub use crate::config::{
 };
 pub use crate::error::{CallError, CircuitOpen, OpenReason};
 pub use crate::metrics::{Metrics, Snapshot, WindowMetrics};
-pub use crate::permit::{Classifier, EveryError, Permit};
 pub use crate::registry::{
     registry, AlreadyCreated, ConfigSource, Conflict, Registry, UnknownGroup,
 };
 #[doc(hidden)]
 pub use crate::site::{CallSite, SiteBreaker};
 pub use crate::state::State;
-
-/// Group names live as long as the process: each distinct name is stored once,
-/// so refusals and metrics carry a `&'static str` without allocating.
-pub(crate) fn intern(name: &str) -> &'static str {
-    use std::collections::HashSet;
-    use std::sync::{Mutex, OnceLock};
-    static NAMES: OnceLock<Mutex<HashSet<&'static str>>> = OnceLock::new();
-    let mut names = NAMES
-        .get_or_init(Default::default)
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
-    if let Some(known) = names.get(name) {
-        return known;
-    }
-    let leaked: &'static str = Box::leak(name.to_owned().into_boxed_str());
-    names.insert(leaked);
-    leaked
-}

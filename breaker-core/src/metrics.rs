@@ -5,8 +5,8 @@ use std::fmt;
 use std::ops::Deref;
 use std::time::Duration;
 
+use crate::policy::Counts;
 use crate::state::State;
-use crate::window::Counts;
 
 /// What one breaker did, taken at one moment. Taking it changes nothing.
 ///

@@ -10,7 +10,7 @@
 
 use std::ops::Deref;
 
-use crate::permit::{Classifier, Permit};
+use crate::breaker::{Classifier, Permit};
 
 /// A body's value, to record without a classifier (no `is_failure` key):
 /// `Outcome::new(&value).record_every(permit)` picks [`Outcome::record_every`]

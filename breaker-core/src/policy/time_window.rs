@@ -1,84 +1,18 @@
-//! The rolling windows of the rate policies: a bucketed time window on atomics and
-//! a ring of the last N outcomes, both emptied by a change of generation.
+//! The time window: outcomes of the last `window_ms` in bucket-long slices on
+//! atomics, emptied by a change of generation (see [`super::rule`]).
 //!
-//! Both count outcomes per generation: a transition starts a new generation, so
-//! every window starts empty after it without a sweep, and a late outcome of an
-//! older generation is dropped instead of leaking into the new one. (One narrow
-//! exception in the time window: a thread stalled between reading a bucket's
-//! stamp and adding to it, for as long as the bucket takes to be claimed by a new
-//! slice or generation, adds one outcome there. It takes a stall of a tenth of
-//! the window at the least; the stale check at the verdict happens before it.)
+//! One narrow exception to "a late outcome of an older generation is dropped": a
+//! thread stalled between reading a bucket's stamp and adding to it, for as long as
+//! the bucket takes to be claimed by a new slice or generation, adds one outcome
+//! there. It takes a stall of a tenth of the window at the least; the stale check
+//! at the verdict happens before it.
 
 use crossbeam_utils::CachePadded;
-use parking_lot::Mutex;
 
+use super::rule::{Counts, Outcome, Rule};
 use crate::clock::{millis_to_nanos, ClockSource};
-use crate::config::{RateThresholds, WINDOW_BUCKETS};
-use crate::state::GEN_MASK;
+use crate::config::WINDOW_BUCKETS;
 use crate::sync::{AtomicU64, Ordering::*};
-
-/// What a window holds: outcomes recorded, failures and slow calls among them.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) struct Counts {
-    pub(crate) calls: u64,
-    pub(crate) failures: u64,
-    pub(crate) slow: u64,
-}
-
-/// One outcome as a window records it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Outcome {
-    pub(crate) failed: bool,
-    pub(crate) slow: bool,
-}
-
-/// When a window trips, and which calls are slow.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Rule {
-    failure_rate: f64,
-    min_calls: u64,
-    /// Calls longer than this many nanos are slow; `None`: slowness is not judged.
-    slow_nanos: Option<u64>,
-    slow_call_rate: f64,
-}
-
-impl Rule {
-    pub(crate) fn new(rates: &RateThresholds) -> Self {
-        Rule {
-            failure_rate: rates.failure_rate,
-            min_calls: u64::from(rates.min_calls),
-            slow_nanos: rates.slow_call_ms.map(millis_to_nanos),
-            slow_call_rate: rates.slow_call_rate,
-        }
-    }
-
-    /// Whether verdicts need the call's duration.
-    pub(crate) fn judges_slowness(&self) -> bool {
-        self.slow_nanos.is_some()
-    }
-
-    /// The outcome of a call claimed at `started` and settled at `now`. A clock
-    /// that stepped back makes the call take zero time.
-    #[inline]
-    pub(crate) fn outcome(&self, failed: bool, started: u64, now: u64) -> Outcome {
-        let slow = match self.slow_nanos {
-            Some(limit) => now.saturating_sub(started) > limit,
-            None => false,
-        };
-        Outcome { failed, slow }
-    }
-
-    /// Whether a window holding `counts` trips.
-    #[inline]
-    pub(crate) fn trips(&self, counts: Counts) -> bool {
-        if counts.calls == 0 || counts.calls < self.min_calls {
-            return false;
-        }
-        let calls = counts.calls as f64;
-        counts.failures as f64 / calls >= self.failure_rate
-            || (self.slow_nanos.is_some() && counts.slow as f64 / calls >= self.slow_call_rate)
-    }
-}
 
 const BUCKETS: usize = WINDOW_BUCKETS as usize;
 /// Buckets at least this long place outcomes by the coarse clock.
@@ -333,108 +267,6 @@ impl TimeWindow {
 }
 
 /// The last `window_calls` outcomes of the current generation, in a ring.
-///
-/// Every outcome goes through one short critical section (a handful of loads and
-/// stores); a count window needs one order of outcomes anyway, so a lock-free ring
-/// would still funnel every outcome through one contended word.
-#[derive(Debug)]
-pub(crate) struct CountWindow {
-    rule: Rule,
-    ring: Mutex<Ring>,
-}
-
-#[derive(Debug)]
-struct Ring {
-    generation: u64,
-    /// Where the next outcome goes.
-    next: usize,
-    /// Outcomes held, up to `slots.len()`.
-    len: usize,
-    failures: u64,
-    slow: u64,
-    /// Bit 0: failed; bit 1: slow. Only the `len` latest are meaningful.
-    slots: Box<[u8]>,
-}
-
-const FAILED: u8 = 1;
-const SLOW: u8 = 2;
-
-impl CountWindow {
-    pub(crate) fn new(window_calls: u32, rule: Rule) -> Self {
-        CountWindow {
-            rule,
-            ring: Mutex::new(Ring {
-                generation: 0,
-                next: 0,
-                len: 0,
-                failures: 0,
-                slow: 0,
-                slots: vec![0; window_calls.max(1) as usize].into_boxed_slice(),
-            }),
-        }
-    }
-
-    pub(crate) fn rule(&self) -> &Rule {
-        &self.rule
-    }
-
-    /// Records `outcome` for `generation`; returns whether the window trips.
-    pub(crate) fn record(&self, generation: u64, outcome: Outcome) -> bool {
-        let counts = {
-            let mut ring = self.ring.lock();
-            if ring.generation != generation {
-                if !is_later_generation(generation, ring.generation) {
-                    return false;
-                }
-                ring.generation = generation;
-                ring.next = 0;
-                ring.len = 0;
-                ring.failures = 0;
-                ring.slow = 0;
-            }
-            let bits = (u8::from(outcome.failed) * FAILED) | (u8::from(outcome.slow) * SLOW);
-            let at = ring.next;
-            if ring.len == ring.slots.len() {
-                let evicted = ring.slots[at];
-                ring.failures -= u64::from(evicted & FAILED);
-                ring.slow -= u64::from((evicted & SLOW) >> 1);
-            } else {
-                ring.len += 1;
-            }
-            ring.slots[at] = bits;
-            ring.failures += u64::from(outcome.failed);
-            ring.slow += u64::from(outcome.slow);
-            ring.next = if at + 1 == ring.slots.len() {
-                0
-            } else {
-                at + 1
-            };
-            ring.counts()
-        };
-        self.rule.trips(counts)
-    }
-
-    /// What the window holds for `generation`. Pure.
-    pub(crate) fn counts(&self, generation: u64) -> Counts {
-        let ring = self.ring.lock();
-        if ring.generation == generation {
-            ring.counts()
-        } else {
-            Counts::default()
-        }
-    }
-}
-
-impl Ring {
-    fn counts(&self) -> Counts {
-        Counts {
-            calls: self.len as u64,
-            failures: self.failures,
-            slow: self.slow,
-        }
-    }
-}
-
 /// Gives the thread emptying a bucket the processor (and, under loom, lets the
 /// model schedule it).
 fn yield_now() {
@@ -444,35 +276,12 @@ fn yield_now() {
     std::thread::yield_now();
 }
 
-/// Whether generation `a` is later than `b`, modulo the generation's width.
-fn is_later_generation(a: u64, b: u64) -> bool {
-    let distance = a.wrapping_sub(b) & GEN_MASK;
-    distance != 0 && distance <= GEN_MASK / 2
-}
-
 #[cfg(test)]
 mod tests {
+    use super::super::rule::fixtures::{rule, FAIL, OK};
     use super::*;
 
     const MS: u64 = 1_000_000;
-
-    fn rule(rate: f64, min_calls: u32, slow_ms: Option<u64>, slow_rate: f64) -> Rule {
-        Rule::new(&RateThresholds {
-            failure_rate: rate,
-            min_calls,
-            slow_call_ms: slow_ms,
-            slow_call_rate: slow_rate,
-        })
-    }
-
-    const FAIL: Outcome = Outcome {
-        failed: true,
-        slow: false,
-    };
-    const OK: Outcome = Outcome {
-        failed: false,
-        slow: false,
-    };
 
     #[test]
     fn stamps_order_by_generation_then_epoch_and_wrap() {
@@ -527,27 +336,6 @@ mod tests {
         let w = TimeWindow::new(1_000, rule(0.5, 1, None, 1.0));
         assert_eq!(w.now(&clock), clock.now());
     }
-
-    #[test]
-    fn the_ring_evicts_the_oldest_outcome_and_ignores_older_generations() {
-        let w = CountWindow::new(3, rule(0.5, 3, None, 1.0));
-        assert!(!w.record(0, FAIL));
-        assert!(!w.record(0, OK));
-        assert!(w.record(0, FAIL)); // 2 of 3
-        assert!(!w.record(0, OK)); // evicts the first failure: 1 of 3
-        assert_eq!(
-            w.counts(0),
-            Counts {
-                calls: 3,
-                failures: 1,
-                slow: 0
-            }
-        );
-        assert!(!w.record(1, OK));
-        assert_eq!(w.counts(1).calls, 1);
-        assert!(!w.record(0, FAIL));
-        assert_eq!(w.counts(1).failures, 0);
-    }
 }
 
 /// The bucket protocol under loom's model checker: every interleaving of two
@@ -555,6 +343,7 @@ mod tests {
 /// Run with `RUSTFLAGS="--cfg loom" cargo test -p breaker-core --lib loom_`.
 #[cfg(all(test, loom))]
 mod loom_tests {
+    use super::super::rule::RateThresholds;
     use super::*;
     use loom::sync::Arc;
 

@@ -3,7 +3,7 @@
 
 use std::mem::ManuallyDrop;
 
-use crate::breaker::Inner;
+use super::inner::Inner;
 use crate::state::{State, Word};
 
 /// Decides whether an error says something about the dependency's health.
@@ -86,7 +86,7 @@ pub struct Permit<'a> {
 
 impl<'a> Permit<'a> {
     #[inline]
-    pub(crate) fn new(inner: &'a Inner, admitted: Word, started: u64) -> Self {
+    pub(super) fn new(inner: &'a Inner, admitted: Word, started: u64) -> Self {
         Permit {
             inner,
             admitted,

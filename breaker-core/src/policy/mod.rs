@@ -1,10 +1,18 @@
 //! The failure policies that decide, in the closed state, when to trip: the
 //! consecutive count (kept in the state word itself, see [`crate::state`]) and the
-//! rate windows in [`crate::window`].
+//! rate windows: [`time_window`], [`count_window`], judged by one [`rule`].
 
+mod count_window;
+mod rule;
+mod time_window;
+
+pub(crate) use self::rule::Counts;
+
+use self::count_window::CountWindow;
+use self::rule::Rule;
+use self::time_window::TimeWindow;
 use crate::clock::ClockSource;
 use crate::config::{Config, FailurePolicy};
-use crate::window::{CountWindow, Counts, Rule, TimeWindow};
 
 #[derive(Debug)]
 pub(crate) enum Policy {
