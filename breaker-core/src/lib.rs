@@ -130,10 +130,7 @@ pub mod classify;
 
 pub use crate::breaker::{Breaker, Classifier, EveryError, Permit};
 pub use crate::clock::{Clock, ManualClock, MonotonicClock};
-pub use crate::config::{
-    Config, ConfigBuilder, ConfigError, FailurePolicy, RateThresholds, DEFAULT_FAILURE_RATE,
-    DEFAULT_MIN_CALLS, MAX_PROBES, MAX_THRESHOLD, MAX_WINDOW_CALLS, MIN_WINDOW_MS, WINDOW_BUCKETS,
-};
+pub use crate::config::{Config, ConfigBuilder, ConfigError, FailurePolicy, RateThresholds};
 pub use crate::error::{CallError, CircuitOpen, OpenReason};
 pub use crate::metrics::{Metrics, Snapshot, WindowMetrics};
 pub use crate::registry::{

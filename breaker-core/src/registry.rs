@@ -173,7 +173,7 @@ impl Registry {
 
     /// A number no other registry of this process has; call sites use it to tell
     /// registries apart when caching their breaker.
-    pub fn id(&self) -> u64 {
+    pub(crate) fn id(&self) -> u64 {
         self.id
     }
 

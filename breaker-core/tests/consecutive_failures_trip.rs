@@ -93,14 +93,14 @@ fn a_failure_claimed_before_a_success_counts_after_its_reset() {
 
 #[test]
 fn the_largest_threshold_trips_on_exactly_its_failure() {
-    let (breaker, _clock) = manual(config(breaker_core::MAX_THRESHOLD, 1_000));
-    for _ in 1..breaker_core::MAX_THRESHOLD {
+    let (breaker, _clock) = manual(config(breaker_core::Config::MAX_THRESHOLD, 1_000));
+    for _ in 1..breaker_core::Config::MAX_THRESHOLD {
         breaker.try_acquire().unwrap().failure();
     }
     let m = breaker.metrics();
     assert_eq!(
         (m.state, m.consecutive_failures),
-        (State::Closed, breaker_core::MAX_THRESHOLD - 1)
+        (State::Closed, breaker_core::Config::MAX_THRESHOLD - 1)
     );
     breaker.try_acquire().unwrap().failure();
     assert_eq!(breaker.state(), State::Open);

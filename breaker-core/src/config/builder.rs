@@ -2,10 +2,7 @@
 //! key, and the checks that turn it into a [`Config`] or a [`ConfigError`].
 
 use super::error::ConfigError;
-use super::settings::{
-    Config, FailurePolicy, RateThresholds, DEFAULT_FAILURE_RATE, DEFAULT_MIN_CALLS, MAX_PROBES,
-    MAX_THRESHOLD, MAX_WINDOW_CALLS, MIN_WINDOW_MS,
-};
+use super::settings::{Config, FailurePolicy, RateThresholds};
 
 impl Default for Config {
     fn default() -> Self {
@@ -122,9 +119,9 @@ impl ConfigBuilder {
     }
 
     /// Judge the failure rate over the last `ms` milliseconds (at least
-    /// [`MIN_WINDOW_MS`]): selects the time window policy.
+    /// [`Config::MIN_WINDOW_MS`]): selects the time window policy.
     ///
-    /// The window is [`WINDOW_BUCKETS`](super::WINDOW_BUCKETS) buckets of `ms / 10`, aligned on the
+    /// The window is [`Config::WINDOW_BUCKETS`] buckets of `ms / 10`, aligned on the
     /// clock; outcomes expire a bucket at a time, lazily, on the next record or
     /// query. An outcome counts for at least nine tenths of `ms` and never for
     /// `ms` or longer: one exactly `ms` old no longer counts.
@@ -139,14 +136,14 @@ impl ConfigBuilder {
     }
 
     /// Judge the failure rate over the last `calls` recorded outcomes (1 to
-    /// [`MAX_WINDOW_CALLS`]): selects the count window policy.
+    /// [`Config::MAX_WINDOW_CALLS`]): selects the count window policy.
     pub const fn window_calls(mut self, calls: u32) -> Self {
         self.window_calls = Some(calls);
         self
     }
 
     /// Share of failures in the window, in `(0, 1]`, that opens the circuit
-    /// (default [`DEFAULT_FAILURE_RATE`]); `0.5` trips at 50%, not above it.
+    /// (default [`Config::DEFAULT_FAILURE_RATE`]); `0.5` trips at 50%, not above it.
     /// Needs a window.
     pub const fn failure_rate(mut self, rate: f64) -> Self {
         self.failure_rate = Some(rate);
@@ -154,7 +151,7 @@ impl ConfigBuilder {
     }
 
     /// Outcomes (successes and failures; ignored errors do not count) the window
-    /// must hold before it judges; default [`DEFAULT_MIN_CALLS`] for a time
+    /// must hold before it judges; default [`Config::DEFAULT_MIN_CALLS`] for a time
     /// window and `window_calls` for a count window, which may not be exceeded.
     /// Needs a window.
     pub const fn min_calls(mut self, calls: u32) -> Self {
@@ -221,7 +218,7 @@ impl ConfigBuilder {
         if self.threshold == 0 {
             return Err(ConfigError::ZeroThreshold);
         }
-        if self.threshold > MAX_THRESHOLD {
+        if self.threshold > Config::MAX_THRESHOLD {
             return Err(ConfigError::ThresholdTooLarge);
         }
         if self.open_ms == 0 {
@@ -230,13 +227,13 @@ impl ConfigBuilder {
         if self.half_open_probes == 0 {
             return Err(ConfigError::ZeroProbes);
         }
-        if self.half_open_probes > MAX_PROBES {
+        if self.half_open_probes > Config::MAX_PROBES {
             return Err(ConfigError::TooManyProbes);
         }
         if self.successes_to_close == 0 {
             return Err(ConfigError::ZeroSuccesses);
         }
-        if self.successes_to_close > MAX_PROBES {
+        if self.successes_to_close > Config::MAX_PROBES {
             return Err(ConfigError::TooManySuccesses);
         }
         if self.backoff.is_nan() || self.backoff.is_infinite() {
@@ -293,7 +290,7 @@ impl ConfigBuilder {
             return Err(ConfigError::ZeroSlowCall);
         }
         if let Some(ms) = self.window_ms {
-            if ms < MIN_WINDOW_MS {
+            if ms < Config::MIN_WINDOW_MS {
                 return Err(ConfigError::WindowTooShort);
             }
         }
@@ -301,7 +298,7 @@ impl ConfigBuilder {
             if calls == 0 {
                 return Err(ConfigError::ZeroWindowCalls);
             }
-            if calls > MAX_WINDOW_CALLS {
+            if calls > Config::MAX_WINDOW_CALLS {
                 return Err(ConfigError::WindowCallsTooLarge);
             }
         }
@@ -328,7 +325,7 @@ impl ConfigBuilder {
         }
         let failure_rate = match self.failure_rate {
             Some(rate) => rate,
-            None => DEFAULT_FAILURE_RATE,
+            None => Config::DEFAULT_FAILURE_RATE,
         };
         let slow_call_rate = match self.slow_call_rate {
             Some(rate) => rate,
@@ -341,7 +338,7 @@ impl ConfigBuilder {
                     failure_rate,
                     min_calls: match self.min_calls {
                         Some(calls) => calls,
-                        None => DEFAULT_MIN_CALLS,
+                        None => Config::DEFAULT_MIN_CALLS,
                     },
                     slow_call_ms: self.slow_call_ms,
                     slow_call_rate,
@@ -400,7 +397,7 @@ mod tests {
         let b = Config::builder;
         assert_eq!(b().threshold(0).build(), Err(ConfigError::ZeroThreshold));
         assert_eq!(
-            b().threshold(MAX_THRESHOLD + 1).build(),
+            b().threshold(Config::MAX_THRESHOLD + 1).build(),
             Err(ConfigError::ThresholdTooLarge)
         );
         assert_eq!(b().open_ms(0).build(), Err(ConfigError::ZeroOpen));
@@ -409,7 +406,7 @@ mod tests {
             Err(ConfigError::ZeroProbes)
         );
         assert_eq!(
-            b().half_open_probes(MAX_PROBES + 1).build(),
+            b().half_open_probes(Config::MAX_PROBES + 1).build(),
             Err(ConfigError::TooManyProbes)
         );
         assert_eq!(
@@ -417,7 +414,7 @@ mod tests {
             Err(ConfigError::ZeroSuccesses)
         );
         assert_eq!(
-            b().successes_to_close(MAX_PROBES + 1).build(),
+            b().successes_to_close(Config::MAX_PROBES + 1).build(),
             Err(ConfigError::TooManySuccesses)
         );
         assert_eq!(b().backoff(0.5).build(), Err(ConfigError::BackoffBelowOne));

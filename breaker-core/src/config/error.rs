@@ -2,23 +2,26 @@
 
 use std::fmt;
 
+#[cfg(doc)]
+use super::settings::Config;
+
 /// Why a [`ConfigBuilder`](super::ConfigBuilder) refused to build.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ConfigError {
     /// `threshold` was 0.
     ZeroThreshold,
-    /// `threshold` was above [`MAX_THRESHOLD`](super::MAX_THRESHOLD).
+    /// `threshold` was above [`Config::MAX_THRESHOLD`].
     ThresholdTooLarge,
     /// `open_ms` was 0.
     ZeroOpen,
     /// `half_open_probes` was 0.
     ZeroProbes,
-    /// `half_open_probes` was above [`MAX_PROBES`](super::MAX_PROBES).
+    /// `half_open_probes` was above [`Config::MAX_PROBES`].
     TooManyProbes,
     /// `successes_to_close` was 0.
     ZeroSuccesses,
-    /// `successes_to_close` was above [`MAX_PROBES`](super::MAX_PROBES).
+    /// `successes_to_close` was above [`Config::MAX_PROBES`].
     TooManySuccesses,
     /// `backoff` was NaN or infinite.
     BackoffNotFinite,
@@ -36,11 +39,11 @@ pub enum ConfigError {
     BothWindows,
     /// `threshold` was set together with a window key.
     ThresholdWithWindow,
-    /// `window_ms` was below [`MIN_WINDOW_MS`](super::MIN_WINDOW_MS) (0 included).
+    /// `window_ms` was below [`Config::MIN_WINDOW_MS`] (0 included).
     WindowTooShort,
     /// `window_calls` was 0.
     ZeroWindowCalls,
-    /// `window_calls` was above [`MAX_WINDOW_CALLS`](super::MAX_WINDOW_CALLS).
+    /// `window_calls` was above [`Config::MAX_WINDOW_CALLS`].
     WindowCallsTooLarge,
     /// `min_calls` was 0.
     ZeroMinCalls,

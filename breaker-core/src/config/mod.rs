@@ -10,7 +10,4 @@ mod settings;
 
 pub use self::builder::ConfigBuilder;
 pub use self::error::ConfigError;
-pub use self::settings::{
-    Config, FailurePolicy, RateThresholds, DEFAULT_FAILURE_RATE, DEFAULT_MIN_CALLS, MAX_PROBES,
-    MAX_THRESHOLD, MAX_WINDOW_CALLS, MIN_WINDOW_MS, WINDOW_BUCKETS,
-};
+pub use self::settings::{Config, FailurePolicy, RateThresholds};

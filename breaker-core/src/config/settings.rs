@@ -5,23 +5,6 @@ use std::time::Duration;
 
 use crate::clock::millis_to_nanos;
 
-/// The largest `threshold` a consecutive-failure policy accepts (2^20 - 1): the
-/// count shares the breaker's one atomic word with its state.
-pub const MAX_THRESHOLD: u32 = crate::state::MAX_FAILURES;
-/// The largest `half_open_probes` and `successes_to_close` accepted.
-pub const MAX_PROBES: u32 = (1 << 10) - 1;
-/// The largest `window_calls` accepted: the ring keeps one byte per call.
-pub const MAX_WINDOW_CALLS: u32 = 1 << 16;
-/// Buckets a time window is split into: outcomes expire one bucket at a time.
-pub const WINDOW_BUCKETS: u32 = 10;
-/// The shortest `window_ms` accepted: one millisecond per bucket.
-pub const MIN_WINDOW_MS: u64 = WINDOW_BUCKETS as u64;
-/// `failure_rate` of a window policy when the builder sets none.
-pub const DEFAULT_FAILURE_RATE: f64 = 0.5;
-/// `min_calls` of a time window when the builder sets none (a count window
-/// defaults to its `window_calls`: it judges once full).
-pub const DEFAULT_MIN_CALLS: u32 = 10;
-
 /// How a closed breaker decides to trip.
 ///
 /// Chosen by the builder: setting `window_ms` or `window_calls` selects a window
@@ -36,7 +19,7 @@ pub enum FailurePolicy {
         threshold: u32,
     },
     /// Trip on the failure (or slow-call) rate of the outcomes recorded in the
-    /// last `window_ms`, kept in [`WINDOW_BUCKETS`] buckets of `window_ms / 10`.
+    /// last `window_ms`, kept in [`WINDOW_BUCKETS`](Config::WINDOW_BUCKETS) buckets of `window_ms / 10`.
     TimeWindow {
         /// Length of the window in milliseconds.
         window_ms: u64,
@@ -123,6 +106,23 @@ pub struct Config {
 }
 
 impl Config {
+    /// The largest `threshold` a consecutive-failure policy accepts (2^20 - 1): the
+    /// count shares the breaker's one atomic word with its state.
+    pub const MAX_THRESHOLD: u32 = crate::state::MAX_FAILURES;
+    /// The largest `half_open_probes` and `successes_to_close` accepted.
+    pub const MAX_PROBES: u32 = (1 << 10) - 1;
+    /// The largest `window_calls` accepted: the ring keeps one byte per call.
+    pub const MAX_WINDOW_CALLS: u32 = 1 << 16;
+    /// Buckets a time window is split into: outcomes expire one bucket at a time.
+    pub const WINDOW_BUCKETS: u32 = 10;
+    /// The shortest `window_ms` accepted: one millisecond per bucket.
+    pub const MIN_WINDOW_MS: u64 = Config::WINDOW_BUCKETS as u64;
+    /// `failure_rate` of a window policy when the builder sets none.
+    pub const DEFAULT_FAILURE_RATE: f64 = 0.5;
+    /// `min_calls` of a time window when the builder sets none (a count window
+    /// defaults to its `window_calls`: it judges once full).
+    pub const DEFAULT_MIN_CALLS: u32 = 10;
+
     /// The failure policy of the closed state.
     pub const fn policy(&self) -> FailurePolicy {
         self.policy

@@ -11,10 +11,10 @@ use crossbeam_utils::CachePadded;
 
 use super::rule::{Counts, Outcome, Rule};
 use crate::clock::{millis_to_nanos, ClockSource};
-use crate::config::WINDOW_BUCKETS;
+use crate::config::Config;
 use crate::sync::{AtomicU64, Ordering::*};
 
-const BUCKETS: usize = WINDOW_BUCKETS as usize;
+const BUCKETS: usize = Config::WINDOW_BUCKETS as usize;
 /// Buckets at least this long place outcomes by the coarse clock.
 const COARSE_BUCKET_NANOS: u64 = 100_000_000;
 /// A bucket being emptied for a new epoch: its counts are not to be touched.
