@@ -1,153 +1,167 @@
-//! Claims that do not find the breaker plainly closed: refusing while open,
-//! moving open to half-open, taking and reclaiming probe slots.
+//! Claims that do not find the breaker plainly closed: the thin layer that runs
+//! [`step`] on a claim, swaps its word in, renews the probes' lease and counts.
 
 use super::inner::Inner;
-use super::permit::Permit;
+use super::transition::{self, Act, Input, Readings};
 use crate::counters::Event;
-use crate::error::{CircuitOpen, OpenReason};
+use crate::error::OpenReason;
 use crate::state::{State, Word};
 use crate::sync::Ordering::*;
 
-impl Inner {
-    /// A call admitted on a closed or forced-closed `word` by a claim that went
-    /// the slow way: the word is timed (the claim reads the clock), or it turned
-    /// closed while the claim retried. Its permit is marked either way, and its
-    /// success takes the slow path.
-    pub(super) fn admit(&self, word: Word) -> Permit<'_> {
-        let started = if word.is_timed() { self.clock.now() } else { 0 };
-        Permit::new(self, word.marked(), started)
+/// What a claim that left the fast path comes to: admitted (the permit's copy of
+/// the word and when the call started, 0 when nothing times it) or refused (why,
+/// and the nanoseconds until a probe may go, `None` when forced open).
+///
+/// Packed in two `u64`s so it comes back in two registers: an enum came back
+/// through memory and cost the open path instructions. A refusal is a word in a state no admitted
+/// permit has (open or forced open); its probe field says "half-open and full"
+/// and its success field whether `retry_after` is there. Only this type reads
+/// or writes that code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Claim {
+    code: Word,
+    value: u64,
+}
+
+/// A [`Claim`] taken apart: what `Breaker::try_acquire` matches on.
+pub(super) enum Claimed {
+    Admitted {
+        word: Word,
+        started: u64,
+    },
+    Refused {
+        reason: OpenReason,
+        retry_after: Option<u64>,
+    },
+}
+
+impl Claim {
+    #[inline(always)]
+    pub(super) const fn admitted(word: Word, started: u64) -> Claim {
+        Claim {
+            code: word,
+            value: started,
+        }
     }
 
-    #[inline]
-    pub(super) fn refuse(&self, reason: OpenReason, retry_after: Option<u64>) -> CircuitOpen {
-        self.counters.bump(Event::Rejected);
-        CircuitOpen::new(self.name, reason, retry_after)
-    }
-
-    /// A refusal as a contended claim returns it, in two registers: a word in a
-    /// state no admitted permit has (open, or forced open), whose probe field
-    /// says "half-open and full" and whose success field says whether the second
-    /// value, the nanoseconds until a probe may go, is there.
-    #[inline]
-    pub(super) fn refused(reason: OpenReason, retry_after: Option<u64>) -> (Word, u64) {
+    #[inline(always)]
+    pub(super) fn refused(reason: OpenReason, retry_after: Option<u64>) -> Claim {
         let (state, full) = match reason {
             OpenReason::Open => (State::Open, 0),
             OpenReason::HalfOpenFull => (State::Open, 1),
             OpenReason::ForcedOpen => (State::ForcedOpen, 0),
         };
-        let has_retry = u32::from(retry_after.is_some());
-        (
-            Word::new(state, 0, full, has_retry),
-            retry_after.unwrap_or(0),
-        )
+        Claim {
+            code: Word::new(state, 0, full, u32::from(retry_after.is_some())),
+            value: retry_after.unwrap_or(0),
+        }
     }
 
-    /// The [`CircuitOpen`] a [`refused`](Self::refused) pair stands for.
-    #[inline]
-    pub(super) fn refusal(&self, code: Word, retry_after: u64) -> CircuitOpen {
-        let reason = match (code.state(), code.probes()) {
-            (State::ForcedOpen, _) => OpenReason::ForcedOpen,
-            (_, 0) => OpenReason::Open,
-            _ => OpenReason::HalfOpenFull,
-        };
-        let retry_after = (code.successes() != 0).then_some(retry_after);
-        CircuitOpen::new(self.name, reason, retry_after)
+    #[inline(always)]
+    pub(super) fn get(self) -> Claimed {
+        let code = self.code;
+        match code.state() {
+            State::Closed | State::ForcedClosed | State::HalfOpen => Claimed::Admitted {
+                word: code,
+                started: self.value,
+            },
+            State::Open | State::ForcedOpen => Claimed::Refused {
+                reason: match (code.state(), code.probes()) {
+                    (State::ForcedOpen, _) => OpenReason::ForcedOpen,
+                    (_, 0) => OpenReason::Open,
+                    _ => OpenReason::HalfOpenFull,
+                },
+                retry_after: (code.successes() != 0).then_some(self.value),
+            },
+        }
+    }
+}
+
+/// The live readings: each atomic and the coarse clock read only if asked for.
+impl Readings for Inner {
+    #[inline(always)]
+    fn coarse(&self) -> u64 {
+        self.clock.now_coarse()
     }
 
-    /// Every claim that does not find the breaker closed. Refusing while open is
-    /// the common case here; it stays a small frame, apart from the transitions.
-    /// Returns the admitted permit's word and start time, or a
-    /// [`refused`](Self::refused) pair.
+    #[inline(always)]
+    fn reopen_at(&self) -> u64 {
+        self.reopen_at.load(Acquire)
+    }
+
+    #[inline(always)]
+    fn lease_until(&self) -> u64 {
+        self.lease_until.load(Acquire)
+    }
+}
+
+impl Inner {
+    /// Every claim that does not find the breaker plainly closed. Refusing while
+    /// open is the common case here, so it stays one small frame; claims that
+    /// admit go on in [`acquire_moving`](Self::acquire_moving).
     #[cold]
     #[inline(never)]
-    pub(super) fn acquire_contended(&self, word: Word) -> (Word, u64) {
-        match word.state() {
-            State::Closed | State::ForcedClosed => return self.admit(word).into_parts(),
-            State::ForcedOpen => {
-                self.counters.bump(Event::Rejected);
-                return Self::refused(OpenReason::ForcedOpen, None);
+    pub(super) fn acquire_contended(&self, word: Word) -> Claim {
+        // Before its deadline an open word refuses: the rule the claim step
+        // starts with, taken here alone so this frame stays small.
+        let state = word.state();
+        if state == State::Open {
+            let reopen_at = self.reopen_at.load(Acquire);
+            let coarse = self.clock.now_coarse();
+            if coarse < reopen_at {
+                return self.refuse(OpenReason::Open, Some(reopen_at - coarse));
             }
-            State::Open => {
-                let reopen_at = self.reopen_at.load(Acquire);
-                let coarse = self.clock.now_coarse(); // see the `State::Open` arm below
-                if coarse < reopen_at {
-                    self.counters.bump(Event::Rejected);
-                    return Self::refused(OpenReason::Open, Some(reopen_at - coarse));
-                }
-            }
-            _ => {}
+        } else if state == State::ForcedOpen {
+            return self.refuse(OpenReason::ForcedOpen, None);
         }
-        match self.acquire_moving(word) {
-            Ok(permit) => permit.into_parts(),
-            Err(open) => {
-                let retry_after = open.retry_after().map(crate::clock::duration_to_nanos);
-                Self::refused(open.reason(), retry_after)
-            }
-        }
+        self.acquire_moving()
     }
 
-    /// The claims that may move the breaker: open to half-open, probe slots.
+    #[inline(always)]
+    fn refuse(&self, reason: OpenReason, retry_after: Option<u64>) -> Claim {
+        self.counters.bump(Event::Rejected);
+        Claim::refused(reason, retry_after)
+    }
+
+    /// The claims that admit, and may move the breaker: open to half-open,
+    /// probe slots. Reads the word afresh, apart from the refusals' frame.
     #[inline(never)]
-    pub(super) fn acquire_moving(&self, mut word: Word) -> Result<Permit<'_>, CircuitOpen> {
+    fn acquire_moving(&self) -> Claim {
+        let mut word = self.word();
         loop {
-            match word.state() {
-                State::Closed | State::ForcedClosed => return Ok(self.admit(word)),
-                State::ForcedOpen => return Err(self.refuse(OpenReason::ForcedOpen, None)),
-                State::Open => {
-                    let reopen_at = self.reopen_at.load(Acquire);
-                    // A coarse reading never leads the precise clock, so a refusal
-                    // may come up to one tick late, and a probe never goes early.
-                    let coarse = self.clock.now_coarse();
-                    if coarse < reopen_at {
-                        return Err(self.refuse(OpenReason::Open, Some(reopen_at - coarse)));
+            let step = transition::step(word, Input::Claim, &self.config, self);
+            let Some(next) = step.next else {
+                return match step.act {
+                    Act::Refuse {
+                        reason,
+                        retry_after,
+                    } => self.refuse(reason, retry_after),
+                    // The word admits a call: timed, or it turned closed while
+                    // this claim retried. Marked either way, so its success
+                    // takes the slow path.
+                    _ => {
+                        let started = if word.is_timed() { self.clock.now() } else { 0 };
+                        Claim::admitted(word.marked(), started)
                     }
-                    // The open duration has passed: this claim is the first probe.
-                    let now = self.clock.now().max(coarse);
-                    self.renew_lease(now);
-                    let next = word.next(State::HalfOpen).with_probes(1);
-                    match self.cas(word, next) {
-                        Ok(()) => return Ok(self.admit_probe(next, now)),
-                        Err(seen) => word = seen,
+                };
+            };
+            let Act::Probe { coarse, reclaimed } = step.act else {
+                unreachable!("a claim writes the word only to take a probe slot")
+            };
+            // The lease covers the probe before its slot is published.
+            let now = self.clock.now().max(coarse);
+            self.renew_lease(now);
+            match self.cas(word, next) {
+                Ok(()) => {
+                    for _ in 0..reclaimed {
+                        self.counters.bump(Event::ProbesReclaimed);
                     }
+                    if let Some(transition) = step.transition(word) {
+                        self.published(transition);
+                    }
+                    return Claim::admitted(next.marked(), now);
                 }
-                State::HalfOpen => {
-                    let probes = word.probes();
-                    if probes < self.config.half_open_probes() {
-                        let now = self.clock.now();
-                        self.renew_lease(now);
-                        let next = word.with_probes(probes + 1);
-                        match self.cas(word, next) {
-                            Ok(()) => return Ok(self.admit_probe(next, now)),
-                            Err(seen) => word = seen,
-                        }
-                        continue;
-                    }
-                    let lease_until = self.lease_until.load(Acquire);
-                    let coarse = self.clock.now_coarse(); // late, never early: as above
-                    if coarse < lease_until {
-                        return Err(
-                            self.refuse(OpenReason::HalfOpenFull, Some(lease_until - coarse))
-                        );
-                    }
-                    // Every probe in flight has overrun its lease: a new half-open
-                    // episode takes their slots, and their outcomes become stale.
-                    let now = self.clock.now().max(coarse);
-                    self.renew_lease(now);
-                    let next = word.next(State::HalfOpen).with_probes(1);
-                    match self.cas(word, next) {
-                        Ok(()) => {
-                            for _ in 0..probes {
-                                self.counters.bump(Event::ProbesReclaimed);
-                            }
-                            log::warn!(
-                                "circuit `{}`: reclaimed {probes} probe slot(s) held past probe_timeout",
-                                self.name
-                            );
-                            return Ok(self.admit_probe(next, now));
-                        }
-                        Err(seen) => word = seen,
-                    }
-                }
+                Err(seen) => word = seen,
             }
         }
     }
@@ -155,12 +169,8 @@ impl Inner {
     /// Extends the probes' lease to `now + probe_timeout`. Never shortens it: a
     /// claim that read the clock, then lost the CPU, must not cut short the
     /// lease of a probe admitted after its read.
-    pub(super) fn renew_lease(&self, now: u64) {
+    fn renew_lease(&self, now: u64) {
         let lease = now.saturating_add(self.config.probe_timeout_nanos());
         self.lease_until.fetch_max(lease, AcqRel);
-    }
-
-    pub(super) fn admit_probe(&self, word: Word, now: u64) -> Permit<'_> {
-        Permit::new(self, word.marked(), now)
     }
 }

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use crossbeam_utils::CachePadded;
 use parking_lot::Mutex;
 
+use super::claim::Claimed;
 use super::inner::{Hot, Inner};
 use super::permit::{Classifier, EveryError, Permit};
 use crate::clock::{Clock, ClockSource};
@@ -123,16 +124,15 @@ impl Breaker {
             // all the same, marked so that its verdict takes the slow path.
             return Ok(Permit::new(inner, word.marked(), 0));
         }
-        // The slow path answers in two registers, and the permit or the refusal
-        // is built here: one returned through memory and merged with the fast
-        // path's made the compiler copy it with wide loads over narrow stores, a
-        // store-forwarding stall on every call.
-        let (admitted, started) = inner.acquire_contended(word);
-        match admitted.state() {
-            State::Closed | State::ForcedClosed | State::HalfOpen => {
-                Ok(Permit::new(inner, admitted, started))
-            }
-            State::Open | State::ForcedOpen => Err(inner.refusal(admitted, started)),
+        // The permit or the refusal is built here, from the slow path's plain
+        // answer: a `Result` built there and merged with the fast path's was
+        // copied with wide loads over narrow stores, a store-forwarding stall.
+        match inner.acquire_contended(word).get() {
+            Claimed::Admitted { word, started } => Ok(Permit::new(inner, word, started)),
+            Claimed::Refused {
+                reason,
+                retry_after,
+            } => Err(CircuitOpen::new(inner.name, reason, retry_after)),
         }
     }
 

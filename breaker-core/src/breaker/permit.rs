@@ -4,6 +4,7 @@
 use std::mem::ManuallyDrop;
 
 use super::inner::Inner;
+use super::transition::Verdict;
 use crate::state::{State, Word};
 
 /// Decides whether an error says something about the dependency's health.
@@ -44,14 +45,6 @@ impl<E: ?Sized> Classifier<E> for EveryError {
     fn is_failure(&self, _: &E) -> bool {
         true
     }
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Verdict {
-    Success,
-    Failure,
-    Ignored,
-    Abandoned,
 }
 
 /// The right to make one call through a breaker. Exactly one outcome is recorded
@@ -176,14 +169,6 @@ impl<'a> Permit<'a> {
                 Err(wrap(error))
             }
         }
-    }
-
-    /// The admitted word and start time, without recording anything: for a claim
-    /// that rebuilds this permit in its caller (see `Breaker::try_acquire`).
-    #[inline]
-    pub(crate) fn into_parts(self) -> (Word, u64) {
-        let this = ManuallyDrop::new(self);
-        (this.admitted, this.started)
     }
 
     /// Whether this permit holds a half-open probe slot.

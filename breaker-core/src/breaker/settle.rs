@@ -1,8 +1,8 @@
-//! Verdicts: how a permit's outcome is counted, fed to the failure policy and,
-//! when the policy says so, turned into a transition.
+//! Verdicts: the thin layer that counts a permit's outcome, feeds it to the
+//! failure policy and runs [`step`](super::transition::step) on what it changes.
 
 use super::inner::Inner;
-use super::permit::Verdict;
+use super::transition::{Act, Input, Verdict};
 use crate::counters::Event;
 use crate::policy::Policy;
 use crate::state::{State, Word};
@@ -24,117 +24,72 @@ impl Inner {
     /// count, and outcomes that find the breaker moved on.
     #[cold]
     #[inline(never)]
-    pub(super) fn settle_slow(&self, admitted: Word, started: u64, verdict: Verdict) {
+    fn settle_slow(&self, admitted: Word, started: u64, verdict: Verdict) {
         let word = self.word();
-        if word.generation() != admitted.generation() {
+        let generation = admitted.generation();
+        if word.generation() != generation {
             return self.counters.bump(Event::Stale);
         }
-        match admitted.state() {
-            State::HalfOpen => self.settle_probe(word, verdict),
+        match (admitted.state(), verdict) {
+            (State::HalfOpen, Verdict::Failure) => self.reopen_after_probe(generation),
+            (State::HalfOpen, _) => {
+                let input = Input::ProbeEnded {
+                    generation,
+                    verdict,
+                };
+                let (from, step) = self.drive(word, input);
+                if let Some(transition) = step.transition(from) {
+                    self.published(transition);
+                }
+                match step.act {
+                    Act::ProbeEnded(Verdict::Success) => {
+                        self.counters.bump(Event::Successes);
+                        self.counters.bump(Event::ProbesSucceeded);
+                    }
+                    Act::ProbeEnded(Verdict::Ignored) => self.counters.bump(Event::Ignored),
+                    Act::ProbeEnded(_) => self.counters.bump(Event::Abandoned),
+                    _ => self.counters.bump(Event::Stale),
+                }
+            }
             _ => self.settle_call(word, started, verdict),
         }
     }
 
-    pub(super) fn settle_call(&self, word: Word, started: u64, verdict: Verdict) {
+    fn settle_call(&self, word: Word, started: u64, verdict: Verdict) {
         let generation = word.generation();
         // A forced-closed breaker counts outcomes and never trips.
         let closed = word.state() == State::Closed;
         let policy = &self.hot.policy;
-        match verdict {
-            Verdict::Success => {
-                self.counters.bump(Event::Successes);
-                match policy {
-                    _ if !closed => {}
-                    Policy::Consecutive { .. } => self.clear_failures(word),
-                    _ => {
-                        if policy.on_outcome(generation, false, started, &self.clock) {
-                            self.trip(generation);
-                        }
-                    }
-                }
-            }
-            Verdict::Failure => {
-                self.counters.bump(Event::Failures);
-                let trips = match *policy {
-                    _ if !closed => false,
-                    Policy::Consecutive { threshold } => self.count_failure(word, threshold),
-                    _ => policy.on_outcome(generation, true, started, &self.clock),
+        let failed = match verdict {
+            Verdict::Success => false,
+            Verdict::Failure => true,
+            Verdict::Ignored => return self.counters.bump(Event::Ignored),
+            Verdict::Abandoned => return self.counters.bump(Event::Abandoned),
+        };
+        self.counters.bump(if failed {
+            Event::Failures
+        } else {
+            Event::Successes
+        });
+        if !closed {
+            return;
+        }
+        let trips = match policy {
+            // The count lives in the word: a failure that finds the breaker
+            // moved on counts nowhere (it is counted as a failure already); a
+            // success resets the count unless a newer generation did.
+            Policy::Consecutive => {
+                let input = if failed {
+                    Input::Failure { generation }
+                } else {
+                    Input::Success { generation }
                 };
-                if trips {
-                    self.trip(generation);
-                }
+                self.drive(word, input).1.act == Act::Trip
             }
-            Verdict::Ignored => self.counters.bump(Event::Ignored),
-            Verdict::Abandoned => self.counters.bump(Event::Abandoned),
-        }
-    }
-
-    /// Adds a failure to the consecutive count of `word`'s generation; returns
-    /// whether the count reached `threshold`. A failure that finds the breaker
-    /// moved on since `word` counts nowhere (it is already counted as a failure).
-    pub(super) fn count_failure(&self, mut word: Word, threshold: u32) -> bool {
-        let generation = word.generation();
-        while word.generation() == generation && word.state() == State::Closed {
-            let failures = word.failures().saturating_add(1);
-            match self.cas(word, word.with_failures(failures)) {
-                Ok(()) => return failures >= threshold,
-                Err(seen) => word = seen,
-            }
-        }
-        false
-    }
-
-    /// Resets the consecutive count of `word`'s generation to zero. A failure
-    /// racing in is either reset too (it came first) or counted after this reset,
-    /// never lost into it.
-    pub(super) fn clear_failures(&self, mut word: Word) {
-        let generation = word.generation();
-        while word.generation() == generation && word.failures() != 0 {
-            match self.cas(word, word.with_failures(0)) {
-                Ok(()) => return,
-                Err(seen) => word = seen,
-            }
-        }
-    }
-
-    #[cold]
-    pub(super) fn settle_probe(&self, mut word: Word, verdict: Verdict) {
-        let generation = word.generation();
-        if verdict == Verdict::Failure {
-            return self.reopen_after_probe(generation);
-        }
-        loop {
-            if word.generation() != generation || word.state() != State::HalfOpen {
-                return self.counters.bump(Event::Stale);
-            }
-            let probes = word.probes().saturating_sub(1);
-            let (next, event) = match verdict {
-                Verdict::Success => {
-                    let successes = word.successes() + 1;
-                    if successes >= self.config.successes_to_close() {
-                        (word.next(State::Closed), Event::Successes)
-                    } else {
-                        (word.with_successes(probes, successes), Event::Successes)
-                    }
-                }
-                Verdict::Ignored => (word.with_probes(probes), Event::Ignored),
-                Verdict::Abandoned | Verdict::Failure => {
-                    (word.with_probes(probes), Event::Abandoned)
-                }
-            };
-            match self.cas(word, next) {
-                Ok(()) => {
-                    self.counters.bump(event);
-                    if verdict == Verdict::Success {
-                        self.counters.bump(Event::ProbesSucceeded);
-                        if next.state() == State::Closed {
-                            log::info!("circuit `{}` closed: probes succeeded", self.name);
-                        }
-                    }
-                    return;
-                }
-                Err(seen) => word = seen,
-            }
+            _ => policy.on_outcome(generation, failed, started, &self.clock),
+        };
+        if trips {
+            self.trip(generation);
         }
     }
 }

@@ -16,9 +16,10 @@ use crate::config::{Config, FailurePolicy};
 
 #[derive(Debug)]
 pub(crate) enum Policy {
-    /// Trips on the `threshold`-th consecutive failure. The count lives in the
-    /// state word, so a success that finds nothing to reset reads one word.
-    Consecutive { threshold: u32 },
+    /// Trips on the config's `threshold`-th consecutive failure. The count lives
+    /// in the state word (the state machine in `breaker::transition` counts
+    /// it), so a success that finds nothing to reset reads one word.
+    Consecutive,
     /// Failure and slow-call rates over the last `window_ms`. Boxed: its buckets
     /// are written on every outcome and must not share a line with the state word.
     TimeWindow(Box<TimeWindow>),
@@ -29,7 +30,7 @@ pub(crate) enum Policy {
 impl Policy {
     pub(crate) fn new(config: &Config) -> Self {
         match config.policy() {
-            FailurePolicy::Consecutive { threshold } => Policy::Consecutive { threshold },
+            FailurePolicy::Consecutive { .. } => Policy::Consecutive,
             FailurePolicy::TimeWindow { window_ms, rates } => {
                 Policy::TimeWindow(Box::new(TimeWindow::new(window_ms, Rule::new(&rates))))
             }
@@ -45,7 +46,7 @@ impl Policy {
     /// judging. (A time window reads the clock at the verdict, and only then.)
     pub(crate) fn needs_clock(&self) -> bool {
         match self {
-            Policy::Consecutive { .. } => false,
+            Policy::Consecutive => false,
             Policy::TimeWindow(window) => window.rule().judges_slowness(),
             Policy::CountWindow(window) => window.rule().judges_slowness(),
         }
@@ -53,7 +54,7 @@ impl Policy {
 
     /// Whether outcomes feed a window (every policy but the consecutive count).
     pub(crate) fn is_window(&self) -> bool {
-        !matches!(self, Policy::Consecutive { .. })
+        !matches!(self, Policy::Consecutive)
     }
 
     /// An outcome in generation `generation` of a call claimed at `started`, fed
@@ -68,7 +69,7 @@ impl Policy {
         clock: &ClockSource,
     ) -> bool {
         match self {
-            Policy::Consecutive { .. } => false,
+            Policy::Consecutive => false,
             Policy::TimeWindow(window) => {
                 let now = window.now(clock);
                 let outcome = window.rule().outcome(failed, started, now);
@@ -89,7 +90,7 @@ impl Policy {
     /// the consecutive policy. Pure; only time windows read `clock`.
     pub(crate) fn window_counts(&self, generation: u64, clock: &ClockSource) -> Option<Counts> {
         match self {
-            Policy::Consecutive { .. } => None,
+            Policy::Consecutive => None,
             Policy::TimeWindow(window) => Some(window.counts(generation, window.now(clock))),
             Policy::CountWindow(window) => Some(window.counts(generation)),
         }
