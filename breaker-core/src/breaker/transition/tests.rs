@@ -290,7 +290,13 @@ fn trips_and_failed_probes_open_only_from_their_own_state_and_generation() {
                 if state == from && generation == 7 {
                     assert_eq!(s, Step::to(w.next(State::Open), Act::Opened, reason));
                     let t = s.transition(w).unwrap();
-                    assert_eq!((t.from, t.to, t.generation), (from, State::Open, 8));
+                    let opened = Transition {
+                        from,
+                        to: State::Open,
+                        reason,
+                        generation: 8,
+                    };
+                    assert_eq!(t, opened);
                 } else {
                     assert_eq!(s, Step::stay(Act::Stale), "{state} {input:?}");
                 }
