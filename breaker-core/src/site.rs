@@ -62,7 +62,7 @@ impl CallSite {
     }
 
     /// This site's breaker for `group` in the process-wide
-    /// [`registry()`](crate::registry): what the attribute uses without a
+    /// [`registry()`](crate::registry()): what the attribute uses without a
     /// `registry` key. After the first call it is one load and one branch, with
     /// no registry to read or compare.
     #[inline]

@@ -1,5 +1,5 @@
 //! Claims that do not find the breaker plainly closed: the thin layer that runs
-//! [`step`] on a claim, swaps its word in, renews the probes' lease and counts.
+//! [`step`](super::transition::step) on a claim, swaps its word in, renews the probes' lease and counts.
 
 use super::inner::Inner;
 use super::transition::{self, Act, Input, Readings};
@@ -13,10 +13,10 @@ use crate::sync::Ordering::*;
 /// and the nanoseconds until a probe may go, `None` when forced open).
 ///
 /// Packed in two `u64`s so it comes back in two registers: an enum came back
-/// through memory and cost the open path instructions. A refusal is a word in a state no admitted
-/// permit has (open or forced open); its probe field says "half-open and full"
-/// and its success field whether `retry_after` is there. Only this type reads
-/// or writes that code.
+/// through memory and cost the closed and open paths instructions. A refusal is
+/// a word in a state no admitted permit has (open or forced open); its probe
+/// field says "half-open and full" and its success field whether `retry_after`
+/// is there. Only this type reads or writes that code.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) struct Claim {
     code: Word,

@@ -125,8 +125,8 @@ impl Breaker {
             return Ok(Permit::new(inner, word.marked(), 0));
         }
         // The permit or the refusal is built here, from the slow path's plain
-        // answer: a `Result` built there and merged with the fast path's was
-        // copied with wide loads over narrow stores, a store-forwarding stall.
+        // answer: a `Result` built there and merged with the fast path's would
+        // be copied, as `Permit::record_owned` explains.
         match inner.acquire_contended(word).get() {
             Claimed::Admitted { word, started } => Ok(Permit::new(inner, word, started)),
             Claimed::Refused {
@@ -197,7 +197,7 @@ impl Breaker {
         match word.state() {
             State::Closed | State::ForcedClosed => true,
             State::ForcedOpen => false,
-            // The same coarse reading a claim compares (see `acquire_contended`).
+            // The reading a claim compares: see the crate docs, "The coarse reading".
             State::Open => inner.clock.now_coarse() >= inner.reopen_at.load(Acquire),
             State::HalfOpen => {
                 word.probes() < inner.config.half_open_probes()

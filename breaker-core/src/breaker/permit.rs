@@ -121,11 +121,9 @@ impl<'a> Permit<'a> {
     where
         C: Classifier<E> + ?Sized,
     {
-        // The classifier holds a reference into `result`: a caller that returns
-        // that `Result` then has it built on its stack and copied out (a wide
-        // copy over narrow stores, a stall of several ns). `record` matches
-        // without handing the error to anyone and has no such cost; the
-        // attribute, with a classifier, records by value (`record_owned`).
+        // The classifier holds a reference into `result`, which costs a caller
+        // that returns that `Result` a copy (see `record_owned`); `record` hands
+        // the error to no one, and the attribute records by value.
         match result {
             Ok(_) => self.success(),
             Err(e) => {
@@ -144,7 +142,7 @@ impl<'a> Permit<'a> {
     /// half on its own. Recording through a reference into a `Result` that is
     /// then moved out (a reference the classifier holds, here) made the compiler
     /// build it on the stack and copy it with one wide load over the narrower
-    /// stores that wrote it: a store-forwarding stall of several ns.
+    /// stores that wrote it: a store-forwarding stall.
     #[inline(always)]
     pub(crate) fn record_owned<T, E, F, C>(
         self,

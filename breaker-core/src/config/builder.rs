@@ -127,9 +127,8 @@ impl ConfigBuilder {
     /// `ms` or longer: one exactly `ms` old no longer counts.
     ///
     /// On the default clock, a window of 1 s or more without `slow_call_ms` places
-    /// outcomes by the kernel's coarse monotonic reading, which costs a few
-    /// nanoseconds instead of a precise read and lags it by at most one tick (a
-    /// few milliseconds, a few per cent of a bucket).
+    /// outcomes by [the coarse reading](crate#the-coarse-reading), which lags
+    /// by at most one tick: a few per cent of a bucket.
     pub const fn window_ms(mut self, ms: u64) -> Self {
         self.window_ms = Some(ms);
         self

@@ -77,7 +77,7 @@ impl Stamps {
 /// added here by every thread, while the nine older buckets are only read.
 #[derive(Debug)]
 struct Bucket {
-    /// The [`Stamp`] of the counts below, or [`RESETTING`].
+    /// The stamp ([`Stamps`]) of the counts below, or [`RESETTING`].
     stamp: AtomicU64,
     /// Outcomes in the high 32 bits, failures in the low 32: one add records both.
     tally: AtomicU64,
@@ -143,10 +143,10 @@ impl TimeWindow {
     }
 
     /// The time to place an outcome (or judge the window) at. Buckets of 100 ms
-    /// or more, when no call is timed, take the coarse reading (a few ns instead
-    /// of a precise read; late by at most a kernel tick, a few per cent of such a
-    /// bucket, so an outcome may be placed a tick early and expire a tick early).
-    /// Timed calls need the precise reading anyway, and place by it.
+    /// or more, when no call is timed, take [the coarse
+    /// reading](crate#the-coarse-reading): late by at most a tick, a few per
+    /// cent of such a bucket, so an outcome may be placed and expire a tick
+    /// early. Timed calls need the precise reading anyway, and place by it.
     #[inline]
     pub(crate) fn now(&self, clock: &ClockSource) -> u64 {
         if self.coarse {
