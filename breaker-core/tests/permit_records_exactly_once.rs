@@ -1,7 +1,7 @@
 //! A permit records exactly one outcome, however it ends.
 mod support;
 
-use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::panic::{catch_unwind, RefUnwindSafe, UnwindSafe};
 
 use breaker_core::{Breaker, Permit, State};
 use support::{config, manual, ms, trip};
@@ -56,10 +56,10 @@ fn a_permit_dropped_without_a_verdict_is_abandoned_and_counts_as_neither() {
 #[test]
 fn a_permit_dropped_while_panicking_is_a_failure_and_the_panic_goes_on() {
     let (breaker, _clock) = manual(config(1, 1_000));
-    let result = catch_unwind(AssertUnwindSafe(|| {
+    let result = catch_unwind(|| {
         let _permit = breaker.try_acquire().unwrap();
         panic!("user code blew up");
-    }));
+    });
     let payload = result.unwrap_err();
     assert_eq!(payload.downcast_ref::<&str>(), Some(&"user code blew up"));
     assert_eq!(breaker.metrics().failures, 1);
@@ -69,9 +69,7 @@ fn a_permit_dropped_while_panicking_is_a_failure_and_the_panic_goes_on() {
 #[test]
 fn a_panic_in_call_is_a_failure_and_the_next_call_still_works() {
     let (breaker, _clock) = manual(config(2, 1_000));
-    let r = catch_unwind(AssertUnwindSafe(|| {
-        breaker.call(|| -> Result<(), ()> { panic!("boom") })
-    }));
+    let r = catch_unwind(|| breaker.call(|| -> Result<(), ()> { panic!("boom") }));
     assert!(r.is_err());
     assert_eq!(
         breaker.call(|| Ok::<_, ()>(7)),
@@ -139,4 +137,13 @@ fn an_ignored_probe_frees_its_slot_and_moves_nothing() {
     breaker.try_acquire().unwrap().ignore();
     assert_eq!(breaker.state(), State::HalfOpen);
     assert_eq!(breaker.metrics().probes_in_flight, 0);
+}
+
+/// Compiles only while breakers and permits cross `catch_unwind` as they are.
+#[test]
+fn breakers_and_permits_are_unwind_safe_without_a_wrapper() {
+    fn unwind_safe<T: UnwindSafe + RefUnwindSafe>() {}
+    unwind_safe::<breaker_core::Breaker>();
+    unwind_safe::<breaker_core::Permit<'static>>();
+    unwind_safe::<&breaker_core::Breaker>();
 }

@@ -35,6 +35,14 @@ pub(super) struct Inner {
     pub(super) counters: Counters,
 }
 
+// A panic caught around a breaker leaves it whole, so handles and permits may
+// cross `catch_unwind` without `AssertUnwindSafe`: every change of state is one
+// compare-and-swap of the word; the deadlines are written before the word that
+// publishes them; the locks (parking_lot's, which do not poison) hold no user
+// code but a custom clock's read, which comes before anything is written; and a
+// permit dropped by the unwind records its failure like any other verdict.
+impl std::panic::RefUnwindSafe for Inner {}
+
 pub(super) struct Hot {
     pub(super) word: AtomicU64,
     pub(super) policy: Policy,
