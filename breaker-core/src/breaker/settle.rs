@@ -60,33 +60,33 @@ impl Inner {
         // A forced-closed breaker counts outcomes and never trips.
         let closed = word.state() == State::Closed;
         let policy = &self.hot.policy;
-        let failed = match verdict {
-            Verdict::Success => false,
-            Verdict::Failure => true,
+        let trips = match verdict {
+            Verdict::Success => {
+                self.counters.bump(Event::Successes);
+                match policy {
+                    _ if !closed => false,
+                    // A success resets the count unless a newer generation did.
+                    Policy::Consecutive => {
+                        self.drive(word, Input::Success { generation });
+                        false
+                    }
+                    _ => policy.on_outcome(generation, false, started, &self.clock),
+                }
+            }
+            Verdict::Failure => {
+                self.counters.bump(Event::Failures);
+                match policy {
+                    _ if !closed => false,
+                    // A failure that finds the breaker moved on counts nowhere
+                    // (it is counted as a failure already).
+                    Policy::Consecutive => {
+                        self.drive(word, Input::Failure { generation }).1.act == Act::Trip
+                    }
+                    _ => policy.on_outcome(generation, true, started, &self.clock),
+                }
+            }
             Verdict::Ignored => return self.counters.bump(Event::Ignored),
             Verdict::Abandoned => return self.counters.bump(Event::Abandoned),
-        };
-        self.counters.bump(if failed {
-            Event::Failures
-        } else {
-            Event::Successes
-        });
-        if !closed {
-            return;
-        }
-        let trips = match policy {
-            // The count lives in the word: a failure that finds the breaker
-            // moved on counts nowhere (it is counted as a failure already); a
-            // success resets the count unless a newer generation did.
-            Policy::Consecutive => {
-                let input = if failed {
-                    Input::Failure { generation }
-                } else {
-                    Input::Success { generation }
-                };
-                self.drive(word, input).1.act == Act::Trip
-            }
-            _ => policy.on_outcome(generation, failed, started, &self.clock),
         };
         if trips {
             self.trip(generation);

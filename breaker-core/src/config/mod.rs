@@ -7,6 +7,8 @@
 mod builder;
 mod error;
 mod settings;
+#[cfg(test)]
+mod tests;
 
 pub use self::builder::ConfigBuilder;
 pub use self::error::ConfigError;
