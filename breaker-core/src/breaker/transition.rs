@@ -5,6 +5,7 @@
 
 use crate::config::Config;
 use crate::error::OpenReason;
+use crate::policy::consecutive;
 use crate::state::{State, Word};
 
 /// How a permit's call ended.
@@ -168,20 +169,13 @@ pub(super) fn step(word: Word, input: Input, config: &Config, at: &impl Readings
                 // The failure is counted already; it changes no other generation.
                 return Step::stay(Act::Nothing);
             }
-            let failures = word.failures().saturating_add(1);
-            let act = if failures >= config.threshold() {
-                Act::Trip
-            } else {
-                Act::Nothing
-            };
-            Step::write(word.with_failures(failures), act)
+            let (next, trips) = consecutive::after_failure(word, config.threshold());
+            Step::write(next, if trips { Act::Trip } else { Act::Nothing })
         }
-        Input::Success { generation } => {
-            if word.generation() != generation || word.failures() == 0 {
-                return Step::stay(Act::Nothing);
-            }
-            Step::write(word.with_failures(0), Act::Nothing)
-        }
+        Input::Success { generation } => match consecutive::after_success(word) {
+            Some(next) if word.generation() == generation => Step::write(next, Act::Nothing),
+            _ => Step::stay(Act::Nothing),
+        },
         Input::Trip { generation } => open(word, generation, State::Closed, Reason::Tripped),
         Input::ProbeFailed { generation } => {
             open(word, generation, State::HalfOpen, Reason::ProbeFailed)

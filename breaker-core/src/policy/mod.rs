@@ -1,7 +1,8 @@
 //! The failure policies that decide, in the closed state, when to trip: the
-//! consecutive count (kept in the state word itself, see [`crate::state`]) and the
-//! rate windows: [`time_window`], [`count_window`], judged by one [`rule`].
+//! [`consecutive`] count (kept in the state word itself) and the rate windows,
+//! [`time_window`] and [`count_window`], judged by one [`rule`].
 
+pub(crate) mod consecutive;
 mod count_window;
 mod rule;
 mod time_window;
