@@ -1,31 +1,9 @@
 //! Time as the breaker sees it: the [`Clock`] trait, the monotonic default and a
 //! [`ManualClock`] that tests drive by hand.
 //!
-//! Time is a plain `u64` count of nanoseconds since the clock's own origin. All
-//! arithmetic on it saturates, so a clock that jumps centuries ahead or a duration
-//! near `u64::MAX` can never panic or wrap.
-//!
-//! # The coarse reading
-//!
-//! Refusing a claim on an open breaker is the one hot path that needs the time,
-//! and a precise monotonic read (`Instant::now`, about 19 ns on a KVM guest) would
-//! cost more than everything else on that path. On Linux the default clock is
-//! `CLOCK_MONOTONIC`, and refusals compare `CLOCK_MONOTONIC_COARSE` instead: the
-//! same clock as of the kernel's last tick, read from the vDSO without touching
-//! the TSC. A coarse reading is never ahead of a precise one taken at the same
-//! moment (it is the precise clock's value at an earlier instant, and the clock is
-//! monotonic), so:
-//!
-//! - a claim the coarse clock refuses may, in truth, already have been due: it is
-//!   refused *late*, by at most one tick (1-10 ms, `CONFIG_HZ`), and its
-//!   `retry_after` overstates the wait by as much;
-//! - a claim the coarse clock lets through is certainly due: a probe is never let
-//!   go *early*. The transition itself (the probe's start, the next lease, the
-//!   next `opened_at`) uses the precise clock.
-//!
-//! Deadlines are always computed from precise readings, so the coarse clock only
-//! ever delays a probe, never shortens an open period. Custom clocks (a
-//! [`ManualClock`] in tests) have no coarse reading: both reads are the same call.
+//! Time is a plain `u64` count of nanoseconds since the clock's own origin, with
+//! saturating arithmetic; the precise and the coarse reading, and which paths
+//! take which, are explained once, in [the crate docs](crate#time).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};

@@ -168,7 +168,7 @@ impl Counters {
 /// Adds one to `event` in `cell`, which only the calling thread writes: a relaxed
 /// load and store is an exact increment, and compiles to one non-atomic `inc` of
 /// memory. It wraps instead of saturating, and may: a cell takes 2^64 events to
-/// wrap, 584 years at one a nanosecond. (A saturating add costs four more
+/// wrap, 584 years at one a nanosecond. (A saturating add would cost
 /// instructions on every call; the sums across cells do saturate.)
 #[inline(always)]
 fn increment(cell: &Cell, event: Event) {

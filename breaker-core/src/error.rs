@@ -70,10 +70,10 @@ impl CircuitOpen {
     /// probe slot is taken, the time until the probes' lease runs out. `None`
     /// when forced open (only a person can close it).
     ///
-    /// On the default clock it is measured against the coarse monotonic reading
-    /// that refusals use, so it is an upper bound: at most one kernel tick (a few
-    /// milliseconds) longer than the exact time left, never shorter. A caller that
-    /// waits `retry_after` finds the probe slot ready.
+    /// On the default clock it is an upper bound, at most one kernel tick longer
+    /// than the exact time left, never shorter ([the coarse
+    /// reading](crate#the-coarse-reading)): a caller that waits `retry_after`
+    /// finds the probe slot ready.
     pub fn retry_after(&self) -> Option<Duration> {
         self.retry_after
     }

@@ -100,13 +100,27 @@
 //! (they saturate at about 584 years) behave as stated and never panic. The closed
 //! success path does not read the clock.
 //!
-//! On Linux an open breaker refuses claims by comparing `CLOCK_MONOTONIC_COARSE`
-//! (a few nanoseconds, no TSC read) instead of the precise clock. A coarse reading
-//! is the monotonic clock as of the last kernel tick, so it is never ahead of the
-//! precise one: a probe may go up to one tick (1-10 ms) *late*, never early, and a
-//! refusal's `retry_after` may overstate the wait by as much. Every deadline
-//! (`opened_at + open_for`, the probe lease) is computed from precise readings.
-//! Custom clocks are read the same way for both.
+//! ## The coarse reading
+//!
+//! Refusing a claim on an open breaker is the one hot path that needs the time,
+//! and a precise read would cost more than the rest of it. On Linux the default
+//! clock is `CLOCK_MONOTONIC`, and refusals (and [`Breaker::would_admit`], and
+//! time windows of 1 s or more that time no call) compare
+//! `CLOCK_MONOTONIC_COARSE` instead: the same clock as of the kernel's last tick,
+//! read from the vDSO without touching the TSC. A coarse reading is never ahead
+//! of a precise one taken at the same moment, so:
+//!
+//! - a claim the coarse clock refuses may already have been due: it is refused
+//!   *late*, by at most one tick (1-10 ms, `CONFIG_HZ`), and its `retry_after`
+//!   overstates the wait by as much;
+//! - a claim the coarse clock lets through is certainly due: a probe never goes
+//!   *early*.
+//!
+//! Every deadline (`opened_at + open_for`, the probe lease) and every transition
+//! (the probe's start, the next lease, the next `opened_at`) uses precise
+//! readings, so the coarse clock only ever delays a probe, never shortens an open
+//! period. Custom clocks (a [`ManualClock`] in tests) have no coarse reading:
+//! both reads are the same call.
 
 #![deny(missing_docs)]
 #![warn(unreachable_pub)]
@@ -117,48 +131,25 @@ mod config;
 mod counters;
 mod error;
 mod metrics;
+mod names;
 #[doc(hidden)]
 pub mod outcome;
-mod permit;
 mod policy;
 mod registry;
 mod site;
 mod state;
 mod sync;
-mod window;
 
 pub mod classify;
 
-pub use crate::breaker::Breaker;
+pub use crate::breaker::{Breaker, Classifier, EveryError, Permit};
 pub use crate::clock::{Clock, ManualClock, MonotonicClock};
-pub use crate::config::{
-    Config, ConfigBuilder, ConfigError, FailurePolicy, RateThresholds, DEFAULT_FAILURE_RATE,
-    DEFAULT_MIN_CALLS, MAX_PROBES, MAX_THRESHOLD, MAX_WINDOW_CALLS, MIN_WINDOW_MS, WINDOW_BUCKETS,
-};
+pub use crate::config::{Config, ConfigBuilder, ConfigError, FailurePolicy, RateThresholds};
 pub use crate::error::{CallError, CircuitOpen, OpenReason};
 pub use crate::metrics::{Metrics, Snapshot, WindowMetrics};
-pub use crate::permit::{Classifier, EveryError, Permit};
 pub use crate::registry::{
     registry, AlreadyCreated, ConfigSource, Conflict, Registry, UnknownGroup,
 };
 #[doc(hidden)]
 pub use crate::site::{CallSite, SiteBreaker};
 pub use crate::state::State;
-
-/// Group names live as long as the process: each distinct name is stored once,
-/// so refusals and metrics carry a `&'static str` without allocating.
-pub(crate) fn intern(name: &str) -> &'static str {
-    use std::collections::HashSet;
-    use std::sync::{Mutex, OnceLock};
-    static NAMES: OnceLock<Mutex<HashSet<&'static str>>> = OnceLock::new();
-    let mut names = NAMES
-        .get_or_init(Default::default)
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
-    if let Some(known) = names.get(name) {
-        return known;
-    }
-    let leaked: &'static str = Box::leak(name.to_owned().into_boxed_str());
-    names.insert(leaked);
-    leaked
-}

@@ -3,14 +3,12 @@
 //! facade re-exports it under `breaker::__private`.
 //!
 //! Both ways of recording keep the body's `Result` free to be built straight in
-//! the fn's return slot: nothing hands a reference into it to a classifier. When
-//! something did, the compiler built it on the stack and copied it out (a wide
-//! load over narrow stores, a store-forwarding stall) at a cost of more than the
-//! whole breaker. It lives here, beside [`Permit`], for `Permit::record_owned`.
+//! the fn's return slot: nothing hands a reference into it to a classifier (why
+//! that matters: `Permit::record_owned`).
 
 use std::ops::Deref;
 
-use crate::permit::{Classifier, Permit};
+use crate::breaker::{Classifier, Permit};
 
 /// A body's value, to record without a classifier (no `is_failure` key):
 /// `Outcome::new(&value).record_every(permit)` picks [`Outcome::record_every`]

@@ -173,7 +173,7 @@ impl Registry {
 
     /// A number no other registry of this process has; call sites use it to tell
     /// registries apart when caching their breaker.
-    pub fn id(&self) -> u64 {
+    pub(crate) fn id(&self) -> u64 {
         self.id
     }
 
@@ -195,7 +195,9 @@ impl Registry {
         if let Some((name, _)) = groups.breakers.get_key_value(group) {
             return Err(AlreadyCreated(name));
         }
-        groups.configured.insert(crate::intern(group), config);
+        groups
+            .configured
+            .insert(crate::names::intern(group), config);
         Ok(())
     }
 
@@ -267,7 +269,7 @@ impl Registry {
     /// Creates `group`'s breaker (caller holds the write lock and saw none): from
     /// the explicit config if one was set, else `declared`, else the defaults.
     fn create(&self, groups: &mut Groups, group: &str, declared: Option<Config>) -> Breaker {
-        let name = crate::intern(group);
+        let name = crate::names::intern(group);
         let config = match groups.configured.get(name) {
             Some(explicit) => *explicit,
             None => declared.unwrap_or_default(),

@@ -62,7 +62,7 @@ impl CallSite {
     }
 
     /// This site's breaker for `group` in the process-wide
-    /// [`registry()`](crate::registry): what the attribute uses without a
+    /// [`registry()`](crate::registry::registry()): what the attribute uses without a
     /// `registry` key. After the first call it is one load and one branch, with
     /// no registry to read or compare.
     #[inline]
@@ -76,7 +76,7 @@ impl CallSite {
     #[cold]
     fn lookup_global(&self, group: &str, config: &Config) -> &Breaker {
         self.global
-            .get_or_init(|| crate::registry().breaker(group, config))
+            .get_or_init(|| crate::registry::registry().breaker(group, config))
     }
 
     #[cold]

@@ -320,22 +320,11 @@ mod tests {
             .with_successes(3, 2);
         let m = w.marked();
         assert_ne!(m, w);
-        assert_eq!(
-            (
-                m.state(),
-                m.generation(),
-                m.probes(),
-                m.successes(),
-                m.is_timed()
-            ),
-            (
-                w.state(),
-                w.generation(),
-                w.probes(),
-                w.successes(),
-                w.is_timed()
-            )
-        );
+        assert_eq!(m.state(), w.state());
+        assert_eq!(m.generation(), w.generation());
+        assert_eq!(m.probes(), w.probes());
+        assert_eq!(m.successes(), w.successes());
+        assert_eq!(m.is_timed(), w.is_timed());
         assert_eq!(
             w.next(State::Closed).0 & MARKED,
             0,

@@ -1,11 +1,11 @@
 //! `Breaker::call` and `Breaker::call_async`: the permit API without writing it by hand.
-mod common;
+mod support;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use breaker_core::{CallError, Config, State};
-use common::{config, manual, ms, trip};
+use support::{config, manual, ms, trip};
 
 #[test]
 fn call_tells_a_refusal_from_the_functions_own_error() {
@@ -64,7 +64,8 @@ async fn cancelling_call_async_mid_flight_releases_the_probe_slot() {
     let timed_out = tokio::time::timeout(Duration::from_millis(5), pending).await;
     assert!(timed_out.is_err());
     let m = breaker.metrics();
-    assert_eq!((m.abandoned, m.probes_in_flight), (1, 0));
+    assert_eq!(m.abandoned, 1);
+    assert_eq!(m.probes_in_flight, 0);
     assert_eq!(breaker.state(), State::HalfOpen);
     breaker
         .call_async(async { Ok::<_, ()>(()) })

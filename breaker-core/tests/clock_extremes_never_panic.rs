@@ -1,10 +1,10 @@
 //! Time arithmetic saturates: clock jumps, steps back and huge durations behave as documented.
-mod common;
+mod support;
 
 use std::time::Duration;
 
 use breaker_core::{Config, State};
-use common::{config, manual, ms, trip};
+use support::{config, manual, ms, trip};
 
 const TEN_YEARS: Duration = Duration::from_secs(10 * 365 * 24 * 3600);
 

@@ -1,10 +1,10 @@
 //! The consecutive-failure policy: `threshold` N trips on the N-th consecutive failure.
-mod common;
+mod support;
 
 use std::cell::Cell;
 
 use breaker_core::{CallError, State};
-use common::{config, manual};
+use support::{config, manual};
 
 #[test]
 fn two_failures_under_threshold_three_keep_it_closed_and_the_next_call_runs() {
@@ -93,14 +93,15 @@ fn a_failure_claimed_before_a_success_counts_after_its_reset() {
 
 #[test]
 fn the_largest_threshold_trips_on_exactly_its_failure() {
-    let (breaker, _clock) = manual(config(breaker_core::MAX_THRESHOLD, 1_000));
-    for _ in 1..breaker_core::MAX_THRESHOLD {
+    let (breaker, _clock) = manual(config(breaker_core::Config::MAX_THRESHOLD, 1_000));
+    for _ in 1..breaker_core::Config::MAX_THRESHOLD {
         breaker.try_acquire().unwrap().failure();
     }
     let m = breaker.metrics();
+    assert_eq!(m.state, State::Closed);
     assert_eq!(
-        (m.state, m.consecutive_failures),
-        (State::Closed, breaker_core::MAX_THRESHOLD - 1)
+        m.consecutive_failures,
+        breaker_core::Config::MAX_THRESHOLD - 1
     );
     breaker.try_acquire().unwrap().failure();
     assert_eq!(breaker.state(), State::Open);

@@ -1,11 +1,11 @@
 //! Half-open: entered lazily by a claim at `opened_at + open_for`, limited probes,
 //! closing after `successes_to_close`, reopening with backoff on a probe failure.
-mod common;
+mod support;
 
 use std::time::Duration;
 
 use breaker_core::{Config, OpenReason, State};
-use common::{config, manual, ms, trip};
+use support::{config, manual, ms, trip};
 
 fn cfg() -> breaker_core::ConfigBuilder {
     Config::builder().threshold(1).open_ms(1_000)

@@ -1,11 +1,11 @@
 //! Open: every claim is refused with a typed `CircuitOpen`, and nothing runs.
-mod common;
+mod support;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use breaker_core::{CallError, OpenReason, State};
-use common::{config, manual, ms, trip};
+use support::{config, manual, ms, trip};
 
 #[test]
 fn open_refusal_names_group_reason_and_time_left() {

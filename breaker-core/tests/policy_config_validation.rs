@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use breaker_core::{Config, ConfigError, FailurePolicy, MAX_WINDOW_CALLS};
+use breaker_core::{Config, ConfigError, FailurePolicy};
 
 #[test]
 fn no_window_key_keeps_the_consecutive_policy() {
@@ -124,7 +124,7 @@ fn each_refusal_names_the_key_to_fix() {
             "window_calls",
         ),
         (
-            b().window_calls(MAX_WINDOW_CALLS + 1).build(),
+            b().window_calls(Config::MAX_WINDOW_CALLS + 1).build(),
             ConfigError::WindowCallsTooLarge,
             "window_calls",
         ),
@@ -191,7 +191,7 @@ fn boundary_values_are_accepted() {
     assert!(b().window_ms(10).build().is_ok());
     assert!(b().window_ms(u64::MAX).build().is_ok());
     assert!(b().window_calls(1).build().is_ok());
-    assert!(b().window_calls(MAX_WINDOW_CALLS).build().is_ok());
+    assert!(b().window_calls(Config::MAX_WINDOW_CALLS).build().is_ok());
     assert!(b().window_calls(10).min_calls(10).build().is_ok());
     assert!(b().window_ms(1_000).min_calls(u32::MAX).build().is_ok());
     assert!(b().window_ms(1_000).slow_call_ms(1).build().is_ok());

@@ -3,7 +3,10 @@
 
 use std::time::Duration;
 
-use breaker_core::{Breaker, Config, ManualClock, State, WindowMetrics};
+use breaker_core::{Breaker, Config, ManualClock, State};
+
+mod support;
+use support::{outcomes, window};
 
 fn counted(window_calls: u32, rate: f64, min_calls: Option<u32>) -> Breaker {
     let mut builder = Config::builder()
@@ -15,28 +18,12 @@ fn counted(window_calls: u32, rate: f64, min_calls: Option<u32>) -> Breaker {
     Breaker::with_clock("cw", builder.build().unwrap(), ManualClock::new())
 }
 
-fn run(b: &Breaker, outcomes: &str) {
-    for c in outcomes.chars() {
-        let permit = b.try_acquire().expect("admitted");
-        match c {
-            'F' => permit.failure(),
-            'S' => permit.success(),
-            'I' => permit.ignore(),
-            other => panic!("unknown outcome {other}"),
-        }
-    }
-}
-
-fn window(b: &Breaker) -> WindowMetrics {
-    b.metrics().window.expect("a window policy")
-}
-
 #[test]
 fn a_window_that_fills_with_a_success_decides_at_once() {
     let b = counted(4, 0.5, None);
-    run(&b, "FFS");
+    outcomes(&b, "FFS");
     assert_eq!(b.state(), State::Closed, "3 of the 4 outcomes needed");
-    run(&b, "S");
+    outcomes(&b, "S");
     assert_eq!(
         b.state(),
         State::Open,
@@ -44,22 +31,22 @@ fn a_window_that_fills_with_a_success_decides_at_once() {
     );
 
     let b = counted(4, 0.5, None);
-    run(&b, "FSSS");
+    outcomes(&b, "FSSS");
     assert_eq!(b.state(), State::Closed, "1 of 4 is below the rate");
 }
 
 #[test]
 fn the_ring_forgets_the_oldest_outcome_one_at_a_time() {
     let b = counted(4, 0.75, None);
-    run(&b, "FFSS"); // 2 of 4
+    outcomes(&b, "FFSS"); // 2 of 4
     assert_eq!(b.state(), State::Closed);
-    run(&b, "F"); // the first F leaves: F S S F = 2 of 4
+    outcomes(&b, "F"); // the first F leaves: F S S F = 2 of 4
     assert_eq!(window(&b).failures, 2);
     assert_eq!(b.state(), State::Closed);
-    run(&b, "F"); // the second F leaves: S S F F = 2 of 4
+    outcomes(&b, "F"); // the second F leaves: S S F F = 2 of 4
     assert_eq!(window(&b).failures, 2);
     assert_eq!(b.state(), State::Closed);
-    run(&b, "F"); // S F F F = 3 of 4
+    outcomes(&b, "F"); // S F F F = 3 of 4
     assert_eq!(b.state(), State::Open);
 }
 
@@ -72,9 +59,9 @@ fn a_ring_full_of_old_successes_keeps_them_however_old() {
         .build()
         .unwrap();
     let b = Breaker::with_clock("cw", config, clock.clone());
-    run(&b, "SS");
+    outcomes(&b, "SS");
     clock.advance(Duration::from_secs(365 * 24 * 3600));
-    run(&b, "F");
+    outcomes(&b, "F");
     assert_eq!(window(&b).calls, 3);
     assert_eq!(
         b.state(),
@@ -86,9 +73,9 @@ fn a_ring_full_of_old_successes_keeps_them_however_old() {
 #[test]
 fn min_calls_below_the_window_size_judges_a_partly_filled_ring() {
     let b = counted(100, 0.5, Some(4));
-    run(&b, "FFS");
+    outcomes(&b, "FFS");
     assert_eq!(b.state(), State::Closed);
-    run(&b, "F");
+    outcomes(&b, "F");
     assert_eq!(b.state(), State::Open);
     assert_eq!(window(&b).calls, 0, "the new generation starts empty");
 }
@@ -96,17 +83,17 @@ fn min_calls_below_the_window_size_judges_a_partly_filled_ring() {
 #[test]
 fn ignored_errors_take_no_place_in_the_ring() {
     let b = counted(2, 1.0, None);
-    run(&b, "FIIIIIIIIII");
+    outcomes(&b, "FIIIIIIIIII");
     assert_eq!(window(&b).calls, 1);
-    run(&b, "F");
+    outcomes(&b, "F");
     assert_eq!(b.state(), State::Open);
 }
 
 #[test]
 fn a_window_of_one_trips_on_the_first_failure_at_rate_one() {
     let b = counted(1, 1.0, None);
-    run(&b, "SSSS");
+    outcomes(&b, "SSSS");
     assert_eq!(b.state(), State::Closed);
-    run(&b, "F");
+    outcomes(&b, "F");
     assert_eq!(b.state(), State::Open);
 }

@@ -5,9 +5,8 @@ use std::time::Duration;
 
 use breaker_core::{Breaker, CallError, Config, ManualClock, State};
 
-fn ms(n: u64) -> Duration {
-    Duration::from_millis(n)
-}
+mod support;
+use support::ms;
 
 fn slow_breaker(config: Config) -> (Breaker, ManualClock) {
     let clock = ManualClock::new();
@@ -38,7 +37,9 @@ fn a_manual_clock_advanced_inside_the_call_makes_it_slow() {
     let (b, clock) = slow_breaker(time_window(100, 1.0, 100));
     call_taking(&b, &clock, ms(101));
     let w = b.metrics().window.unwrap();
-    assert_eq!((w.calls, w.failures, w.slow_calls), (1, 0, 1));
+    assert_eq!(w.calls, 1);
+    assert_eq!(w.failures, 0);
+    assert_eq!(w.slow_calls, 1);
 }
 
 #[test]
@@ -93,7 +94,9 @@ fn slow_failures_count_both_as_failures_and_as_slow() {
     let _ = b.call(|| Err::<(), _>("refused"));
     call_taking(&b, &clock, ms(150));
     let w = b.metrics().window.unwrap();
-    assert_eq!((w.calls, w.failures, w.slow_calls), (3, 2, 2));
+    assert_eq!(w.calls, 3);
+    assert_eq!(w.failures, 2);
+    assert_eq!(w.slow_calls, 2);
     assert_eq!(w.slow_call_rate(), Some(2.0 / 3.0));
 }
 

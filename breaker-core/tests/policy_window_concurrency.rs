@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Barrier;
 use std::time::Duration;
 
-use breaker_core::{Breaker, Config, ManualClock, State, MAX_WINDOW_CALLS};
+use breaker_core::{Breaker, Config, ManualClock, State};
 
 const THREADS: u64 = 4;
 const PER_THREAD: u64 = 20_000;
@@ -114,12 +114,12 @@ fn time_window_counts_stay_exact_while_buckets_roll_over_under_the_threads() {
 #[test]
 fn count_window_counts_are_exact_at_quiescence() {
     let config = Config::builder()
-        .window_calls(MAX_WINDOW_CALLS)
+        .window_calls(Config::MAX_WINDOW_CALLS)
         .failure_rate(1.0)
         .build()
         .unwrap();
     let breaker = Breaker::with_clock("racing-ring", config, ManualClock::new());
-    let per_thread = u64::from(MAX_WINDOW_CALLS) / THREADS;
+    let per_thread = u64::from(Config::MAX_WINDOW_CALLS) / THREADS;
     race(&breaker, per_thread, || {});
     let w = breaker.metrics().window.unwrap();
     assert_eq!(w.calls, THREADS * per_thread);

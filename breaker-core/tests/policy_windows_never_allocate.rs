@@ -1,45 +1,15 @@
 //! The window policies allocate their memory once, with the breaker: recording
 //! outcomes, tripping, probing, closing again and reading metrics allocate nothing.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 use std::time::Duration;
 
 use breaker_core::{Breaker, Config, ManualClock, State};
 
-/// Counts the allocations made by the current thread while `COUNTING` is set.
-struct Counting;
-
-thread_local! {
-    static COUNTING: Cell<bool> = const { Cell::new(false) };
-    static ALLOCATIONS: Cell<u64> = const { Cell::new(0) };
-}
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let _ = COUNTING.try_with(|on| {
-            if on.get() {
-                ALLOCATIONS.with(|n| n.set(n.get() + 1));
-            }
-        });
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
+mod support;
+use support::{allocations_during, CountingAllocator};
 
 #[global_allocator]
-static ALLOCATOR: Counting = Counting;
-
-fn allocations_during(f: impl FnOnce()) -> u64 {
-    ALLOCATIONS.with(|n| n.set(0));
-    COUNTING.with(|on| on.set(true));
-    f();
-    COUNTING.with(|on| on.set(false));
-    ALLOCATIONS.with(|n| n.get())
-}
+static ALLOCATOR: CountingAllocator = CountingAllocator;
 
 fn exercise(breaker: &Breaker, clock: &ManualClock) {
     for round in 0..50u64 {

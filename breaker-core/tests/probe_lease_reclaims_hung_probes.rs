@@ -1,8 +1,8 @@
 //! A probe that hangs loses its slot after `probe_timeout`; its late outcome is stale.
-mod common;
+mod support;
 
 use breaker_core::{Config, OpenReason, State};
-use common::{manual, ms, trip};
+use support::{manual, ms, trip};
 
 fn cfg() -> Config {
     Config::builder()

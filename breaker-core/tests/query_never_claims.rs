@@ -3,12 +3,12 @@
 //! Regression shape: a breaker whose "may I?" took the half-open probe slot, and
 //! whose caller then decided not to call, stayed half-open forever with nothing
 //! left to report an outcome.
-mod common;
+mod support;
 
 use std::time::Duration;
 
 use breaker_core::{Registry, State};
-use common::{config, manual, ms, trip};
+use support::{config, manual, ms, trip};
 
 #[test]
 fn asking_would_admit_a_thousand_times_after_the_open_duration_strands_nothing() {

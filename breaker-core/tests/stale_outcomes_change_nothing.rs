@@ -1,8 +1,8 @@
 //! Outcomes from an earlier generation are stale: counted, and nothing else.
-mod common;
+mod support;
 
 use breaker_core::{Config, State};
-use common::{config, manual, ms, trip};
+use support::{config, manual, ms, trip};
 
 #[test]
 fn a_slow_success_admitted_while_closed_does_not_close_a_breaker_that_opened_meanwhile() {
@@ -141,7 +141,11 @@ fn a_failed_probe_that_loses_the_race_to_a_closing_probe_is_stale_and_does_not_r
         State::Closed,
         "the late failure must not reopen: {m:#?}"
     );
-    assert_eq!((m.stale, m.probes_failed, m.times_opened), (1, 0, 1));
+    assert_eq!(m.stale, 1);
+    assert_eq!(m.probes_failed, 0);
+    assert_eq!(m.times_opened, 1);
     // The trip's failure, the closing success, the stale failure: each once.
-    assert_eq!((m.calls, m.successes, m.failures), (3, 1, 1));
+    assert_eq!(m.calls, 3);
+    assert_eq!(m.successes, 1);
+    assert_eq!(m.failures, 1);
 }

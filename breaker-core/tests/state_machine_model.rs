@@ -5,6 +5,9 @@
 use breaker_core::{Breaker, Config, ManualClock, State};
 use std::time::Duration;
 
+mod support;
+use support::{tally, Tally};
+
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum S {
     Closed,
@@ -226,25 +229,15 @@ fn run(seed: u64) {
             if m.s == S::Half { m.probes } else { 0 },
             "{ctx}"
         );
-        assert_eq!(
-            (
-                mt.successes,
-                mt.failures,
-                mt.stale,
-                mt.ignored,
-                mt.abandoned,
-                mt.times_opened
-            ),
-            (
-                m.successes,
-                m.failures,
-                m.stale,
-                m.ignored,
-                m.abandoned,
-                m.opened
-            ),
-            "{ctx}"
-        );
+        let modelled = Tally {
+            successes: m.successes,
+            failures: m.failures,
+            ignored: m.ignored,
+            abandoned: m.abandoned,
+            stale: m.stale,
+            times_opened: m.opened,
+        };
+        assert_eq!(tally(&mt), modelled, "{ctx}");
     }
     drop(held);
 }

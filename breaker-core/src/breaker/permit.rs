@@ -3,7 +3,8 @@
 
 use std::mem::ManuallyDrop;
 
-use crate::breaker::Inner;
+use super::inner::Inner;
+use super::transition::Verdict;
 use crate::state::{State, Word};
 
 /// Decides whether an error says something about the dependency's health.
@@ -46,14 +47,6 @@ impl<E: ?Sized> Classifier<E> for EveryError {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Verdict {
-    Success,
-    Failure,
-    Ignored,
-    Abandoned,
-}
-
 /// The right to make one call through a breaker. Exactly one outcome is recorded
 /// per permit: [`success`](Permit::success), [`failure`](Permit::failure),
 /// [`ignore`](Permit::ignore) or [`record`](Permit::record) consume it.
@@ -86,7 +79,7 @@ pub struct Permit<'a> {
 
 impl<'a> Permit<'a> {
     #[inline]
-    pub(crate) fn new(inner: &'a Inner, admitted: Word, started: u64) -> Self {
+    pub(super) fn new(inner: &'a Inner, admitted: Word, started: u64) -> Self {
         Permit {
             inner,
             admitted,
@@ -128,11 +121,9 @@ impl<'a> Permit<'a> {
     where
         C: Classifier<E> + ?Sized,
     {
-        // The classifier holds a reference into `result`: a caller that returns
-        // that `Result` then has it built on its stack and copied out (a wide
-        // copy over narrow stores, a stall of several ns). `record` matches
-        // without handing the error to anyone and has no such cost; the
-        // attribute, with a classifier, records by value (`record_owned`).
+        // The classifier holds a reference into `result`, which costs a caller
+        // that returns that `Result` a copy (see `record_owned`); `record` hands
+        // the error to no one, and the attribute records by value.
         match result {
             Ok(_) => self.success(),
             Err(e) => {
@@ -151,7 +142,7 @@ impl<'a> Permit<'a> {
     /// half on its own. Recording through a reference into a `Result` that is
     /// then moved out (a reference the classifier holds, here) made the compiler
     /// build it on the stack and copy it with one wide load over the narrower
-    /// stores that wrote it: a store-forwarding stall of several ns.
+    /// stores that wrote it: a store-forwarding stall.
     #[inline(always)]
     pub(crate) fn record_owned<T, E, F, C>(
         self,
@@ -176,14 +167,6 @@ impl<'a> Permit<'a> {
                 Err(wrap(error))
             }
         }
-    }
-
-    /// The admitted word and start time, without recording anything: for a claim
-    /// that rebuilds this permit in its caller (see `Breaker::try_acquire`).
-    #[inline]
-    pub(crate) fn into_parts(self) -> (Word, u64) {
-        let this = ManuallyDrop::new(self);
-        (this.admitted, this.started)
     }
 
     /// Whether this permit holds a half-open probe slot.

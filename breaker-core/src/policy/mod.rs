@@ -1,16 +1,26 @@
 //! The failure policies that decide, in the closed state, when to trip: the
-//! consecutive count (kept in the state word itself, see [`crate::state`]) and the
-//! rate windows in [`crate::window`].
+//! [`consecutive`] count (kept in the state word itself) and the rate windows,
+//! [`time_window`] and [`count_window`], judged by one [`rule`].
 
+pub(crate) mod consecutive;
+mod count_window;
+mod rule;
+mod time_window;
+
+pub(crate) use self::rule::Counts;
+
+use self::count_window::CountWindow;
+use self::rule::Rule;
+use self::time_window::TimeWindow;
 use crate::clock::ClockSource;
 use crate::config::{Config, FailurePolicy};
-use crate::window::{CountWindow, Counts, Rule, TimeWindow};
 
 #[derive(Debug)]
 pub(crate) enum Policy {
-    /// Trips on the `threshold`-th consecutive failure. The count lives in the
-    /// state word, so a success that finds nothing to reset reads one word.
-    Consecutive { threshold: u32 },
+    /// Trips on the config's `threshold`-th consecutive failure. The count lives
+    /// in the state word (the state machine in `breaker::transition` counts
+    /// it), so a success that finds nothing to reset reads one word.
+    Consecutive,
     /// Failure and slow-call rates over the last `window_ms`. Boxed: its buckets
     /// are written on every outcome and must not share a line with the state word.
     TimeWindow(Box<TimeWindow>),
@@ -21,7 +31,7 @@ pub(crate) enum Policy {
 impl Policy {
     pub(crate) fn new(config: &Config) -> Self {
         match config.policy() {
-            FailurePolicy::Consecutive { threshold } => Policy::Consecutive { threshold },
+            FailurePolicy::Consecutive { .. } => Policy::Consecutive,
             FailurePolicy::TimeWindow { window_ms, rates } => {
                 Policy::TimeWindow(Box::new(TimeWindow::new(window_ms, Rule::new(&rates))))
             }
@@ -37,7 +47,7 @@ impl Policy {
     /// judging. (A time window reads the clock at the verdict, and only then.)
     pub(crate) fn needs_clock(&self) -> bool {
         match self {
-            Policy::Consecutive { .. } => false,
+            Policy::Consecutive => false,
             Policy::TimeWindow(window) => window.rule().judges_slowness(),
             Policy::CountWindow(window) => window.rule().judges_slowness(),
         }
@@ -45,7 +55,7 @@ impl Policy {
 
     /// Whether outcomes feed a window (every policy but the consecutive count).
     pub(crate) fn is_window(&self) -> bool {
-        !matches!(self, Policy::Consecutive { .. })
+        !matches!(self, Policy::Consecutive)
     }
 
     /// An outcome in generation `generation` of a call claimed at `started`, fed
@@ -60,7 +70,7 @@ impl Policy {
         clock: &ClockSource,
     ) -> bool {
         match self {
-            Policy::Consecutive { .. } => false,
+            Policy::Consecutive => false,
             Policy::TimeWindow(window) => {
                 let now = window.now(clock);
                 let outcome = window.rule().outcome(failed, started, now);
@@ -81,7 +91,7 @@ impl Policy {
     /// the consecutive policy. Pure; only time windows read `clock`.
     pub(crate) fn window_counts(&self, generation: u64, clock: &ClockSource) -> Option<Counts> {
         match self {
-            Policy::Consecutive { .. } => None,
+            Policy::Consecutive => None,
             Policy::TimeWindow(window) => Some(window.counts(generation, window.now(clock))),
             Policy::CountWindow(window) => Some(window.counts(generation)),
         }

@@ -1,0 +1,176 @@
+//! Claims that do not find the breaker plainly closed: the thin layer that runs
+//! [`step`](super::transition::step) on a claim, swaps its word in, renews the probes' lease and counts.
+
+use super::inner::Inner;
+use super::transition::{self, Act, Input, Readings};
+use crate::counters::Event;
+use crate::error::OpenReason;
+use crate::state::{State, Word};
+use crate::sync::Ordering::*;
+
+/// What a claim that left the fast path comes to: admitted (the permit's copy of
+/// the word and when the call started, 0 when nothing times it) or refused (why,
+/// and the nanoseconds until a probe may go, `None` when forced open).
+///
+/// Packed in two `u64`s so it comes back in two registers: an enum came back
+/// through memory and cost the closed and open paths instructions. A refusal is
+/// a word in a state no admitted permit has (open or forced open); its probe
+/// field says "half-open and full" and its success field whether `retry_after`
+/// is there. Only this type reads or writes that code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Claim {
+    code: Word,
+    value: u64,
+}
+
+/// A [`Claim`] taken apart: what `Breaker::try_acquire` matches on.
+pub(super) enum Claimed {
+    Admitted {
+        word: Word,
+        started: u64,
+    },
+    Refused {
+        reason: OpenReason,
+        retry_after: Option<u64>,
+    },
+}
+
+impl Claim {
+    #[inline(always)]
+    pub(super) const fn admitted(word: Word, started: u64) -> Claim {
+        Claim {
+            code: word,
+            value: started,
+        }
+    }
+
+    #[inline(always)]
+    pub(super) fn refused(reason: OpenReason, retry_after: Option<u64>) -> Claim {
+        let (state, full) = match reason {
+            OpenReason::Open => (State::Open, 0),
+            OpenReason::HalfOpenFull => (State::Open, 1),
+            OpenReason::ForcedOpen => (State::ForcedOpen, 0),
+        };
+        Claim {
+            code: Word::new(state, 0, full, u32::from(retry_after.is_some())),
+            value: retry_after.unwrap_or(0),
+        }
+    }
+
+    #[inline(always)]
+    pub(super) fn get(self) -> Claimed {
+        let code = self.code;
+        match code.state() {
+            State::Closed | State::ForcedClosed | State::HalfOpen => Claimed::Admitted {
+                word: code,
+                started: self.value,
+            },
+            State::Open | State::ForcedOpen => Claimed::Refused {
+                reason: match (code.state(), code.probes()) {
+                    (State::ForcedOpen, _) => OpenReason::ForcedOpen,
+                    (_, 0) => OpenReason::Open,
+                    _ => OpenReason::HalfOpenFull,
+                },
+                retry_after: (code.successes() != 0).then_some(self.value),
+            },
+        }
+    }
+}
+
+/// The live readings: each atomic and the coarse clock read only if asked for.
+impl Readings for Inner {
+    #[inline(always)]
+    fn coarse(&self) -> u64 {
+        self.clock.now_coarse()
+    }
+
+    #[inline(always)]
+    fn reopen_at(&self) -> u64 {
+        self.reopen_at.load(Acquire)
+    }
+
+    #[inline(always)]
+    fn lease_until(&self) -> u64 {
+        self.lease_until.load(Acquire)
+    }
+}
+
+impl Inner {
+    /// Every claim that does not find the breaker plainly closed. Refusing while
+    /// open is the common case here, so it stays one small frame; claims that
+    /// admit go on in [`acquire_moving`](Self::acquire_moving).
+    #[cold]
+    #[inline(never)]
+    pub(super) fn acquire_contended(&self, word: Word) -> Claim {
+        // Before its deadline an open word refuses: the rule the claim step
+        // starts with, taken here alone so this frame stays small.
+        let state = word.state();
+        if state == State::Open {
+            let reopen_at = self.reopen_at.load(Acquire);
+            let coarse = self.clock.now_coarse();
+            if coarse < reopen_at {
+                return self.refuse(OpenReason::Open, Some(reopen_at - coarse));
+            }
+        } else if state == State::ForcedOpen {
+            return self.refuse(OpenReason::ForcedOpen, None);
+        }
+        self.acquire_moving()
+    }
+
+    #[inline(always)]
+    fn refuse(&self, reason: OpenReason, retry_after: Option<u64>) -> Claim {
+        self.counters.bump(Event::Rejected);
+        Claim::refused(reason, retry_after)
+    }
+
+    /// The claims that admit, and may move the breaker: open to half-open,
+    /// probe slots. Reads the word afresh, apart from the refusals' frame.
+    #[inline(never)]
+    fn acquire_moving(&self) -> Claim {
+        let mut word = self.word();
+        loop {
+            let step = transition::step(word, Input::Claim, &self.config, self);
+            let Some(next) = step.next else {
+                return match step.act {
+                    Act::Refuse {
+                        reason,
+                        retry_after,
+                    } => self.refuse(reason, retry_after),
+                    // The word admits a call: timed, or it turned closed while
+                    // this claim retried. Marked either way, so its success
+                    // takes the slow path.
+                    _ => {
+                        let started = if word.is_timed() { self.clock.now() } else { 0 };
+                        Claim::admitted(word.marked(), started)
+                    }
+                };
+            };
+            let Act::Probe { coarse, reclaimed } = step.act else {
+                unreachable!("a claim writes the word only to take a probe slot")
+            };
+            // The lease covers the probe before its slot is published.
+            let now = self.clock.now().max(coarse);
+            self.renew_lease(now);
+            match self.cas(word, next) {
+                Ok(()) => {
+                    for _ in 0..reclaimed {
+                        self.counters.bump(Event::ProbesReclaimed);
+                    }
+                    if let Some(transition) = step.transition(word) {
+                        self.published(transition);
+                    }
+                    return Claim::admitted(next.marked(), now);
+                }
+                Err(seen) => word = seen,
+            }
+        }
+    }
+
+    /// Extends the probes' lease to `now + probe_timeout`. Never shortens it: a
+    /// claim that read the clock, then lost the CPU, must not cut short the
+    /// lease of a probe admitted after its read.
+    fn renew_lease(&self, now: u64) {
+        let lease = now.saturating_add(self.config.probe_timeout_nanos());
+        self.lease_until.fetch_max(lease, AcqRel);
+    }
+}

@@ -1,0 +1,95 @@
+//! Verdicts: the thin layer that counts a permit's outcome, feeds it to the
+//! failure policy and runs [`step`](super::transition::step) on what it changes.
+
+use super::inner::Inner;
+use super::transition::{Act, Input, Verdict};
+use crate::counters::Event;
+use crate::policy::Policy;
+use crate::state::{State, Word};
+
+impl Inner {
+    /// Records the verdict of a permit admitted when the word was `admitted`.
+    #[inline(always)]
+    pub(super) fn settle(&self, admitted: Word, started: u64, verdict: Verdict) {
+        // The common verdict: the success of a call claimed on a plain word (an
+        // unmarked one) that finds the word as it was at the claim (so in the
+        // same generation, with the same failure count: none). It only counts.
+        if verdict == Verdict::Success && self.word() == admitted {
+            return self.counters.bump(Event::Successes);
+        }
+        self.settle_slow(admitted, started, verdict);
+    }
+
+    /// Every other verdict: failures, probes, windows, resets of the failure
+    /// count, and outcomes that find the breaker moved on.
+    #[cold]
+    #[inline(never)]
+    fn settle_slow(&self, admitted: Word, started: u64, verdict: Verdict) {
+        let word = self.word();
+        let generation = admitted.generation();
+        if word.generation() != generation {
+            return self.counters.bump(Event::Stale);
+        }
+        match (admitted.state(), verdict) {
+            (State::HalfOpen, Verdict::Failure) => self.reopen_after_probe(generation),
+            (State::HalfOpen, _) => {
+                let input = Input::ProbeEnded {
+                    generation,
+                    verdict,
+                };
+                let (from, step) = self.drive(word, input);
+                if let Some(transition) = step.transition(from) {
+                    self.published(transition);
+                }
+                match step.act {
+                    Act::ProbeEnded(Verdict::Success) => {
+                        self.counters.bump(Event::Successes);
+                        self.counters.bump(Event::ProbesSucceeded);
+                    }
+                    Act::ProbeEnded(Verdict::Ignored) => self.counters.bump(Event::Ignored),
+                    Act::ProbeEnded(_) => self.counters.bump(Event::Abandoned),
+                    _ => self.counters.bump(Event::Stale),
+                }
+            }
+            _ => self.settle_call(word, started, verdict),
+        }
+    }
+
+    fn settle_call(&self, word: Word, started: u64, verdict: Verdict) {
+        let generation = word.generation();
+        // A forced-closed breaker counts outcomes and never trips.
+        let closed = word.state() == State::Closed;
+        let policy = &self.hot.policy;
+        let trips = match verdict {
+            Verdict::Success => {
+                self.counters.bump(Event::Successes);
+                match policy {
+                    _ if !closed => false,
+                    // A success resets the count unless a newer generation did.
+                    Policy::Consecutive => {
+                        self.drive(word, Input::Success { generation });
+                        false
+                    }
+                    _ => policy.on_outcome(generation, false, started, &self.clock),
+                }
+            }
+            Verdict::Failure => {
+                self.counters.bump(Event::Failures);
+                match policy {
+                    _ if !closed => false,
+                    // A failure that finds the breaker moved on counts nowhere
+                    // (it is counted as a failure already).
+                    Policy::Consecutive => {
+                        self.drive(word, Input::Failure { generation }).1.act == Act::Trip
+                    }
+                    _ => policy.on_outcome(generation, true, started, &self.clock),
+                }
+            }
+            Verdict::Ignored => return self.counters.bump(Event::Ignored),
+            Verdict::Abandoned => return self.counters.bump(Event::Abandoned),
+        };
+        if trips {
+            self.trip(generation);
+        }
+    }
+}

@@ -1,0 +1,261 @@
+//! The state machine as a pure function: [`step`] takes the breaker's word, what
+//! happened, and the readings it may need, and says what the word becomes and
+//! what to do. No atomics, clock or lock here; `claim`, `settle` and `apply` run
+//! it inside their compare-and-swap loops, and the tests below run it alone.
+
+use crate::config::Config;
+use crate::error::OpenReason;
+use crate::policy::consecutive;
+use crate::state::{State, Word};
+
+/// How a permit's call ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Verdict {
+    Success,
+    Failure,
+    Ignored,
+    Abandoned,
+}
+
+/// What happened to the breaker.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Input {
+    /// A claim that did not find the word plain.
+    Claim,
+    /// A probe admitted in `generation` ended, with anything but a failure (a
+    /// failed probe reopens: [`Input::ProbeFailed`]).
+    ProbeEnded { generation: u64, verdict: Verdict },
+    /// A call of `generation` failed, under the consecutive policy.
+    Failure { generation: u64 },
+    /// A call of `generation` succeeded, under the consecutive policy.
+    Success { generation: u64 },
+    /// The failure policy tripped in `generation`: closed to open.
+    Trip { generation: u64 },
+    /// A probe admitted in `generation` failed: half-open to open.
+    ProbeFailed { generation: u64 },
+    /// Set by hand.
+    Force(State),
+}
+
+/// The times a claim may compare, read only when it needs them: the coarse
+/// clock (see [the crate docs](crate#time)) and the two deadlines.
+pub(super) trait Readings {
+    fn coarse(&self) -> u64;
+    /// When the current open state ends.
+    fn reopen_at(&self) -> u64;
+    /// Until when the probes in flight hold their slots.
+    fn lease_until(&self) -> u64;
+}
+
+/// What [`step`] decided: the word to swap in (`None`: leave it), what to do
+/// once it is in, and why the breaker changed generation, when it did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Step {
+    pub(super) next: Option<Word>,
+    pub(super) act: Act,
+    pub(super) reason: Option<Reason>,
+}
+
+/// What the thin layer does after its swap succeeds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Act {
+    /// Nothing more.
+    Nothing,
+    /// Admit a call on a closed (or forced-closed) word.
+    Admit,
+    /// Admit a probe into the slot `next` holds and renew the lease from a
+    /// precise reading no earlier than `coarse` (0: not read). `reclaimed`
+    /// slots were taken back from probes that overran their lease.
+    Probe { coarse: u64, reclaimed: u32 },
+    /// Refuse the claim.
+    Refuse {
+        reason: OpenReason,
+        retry_after: Option<u64>,
+    },
+    /// A probe success, ignore or abandonment was recorded.
+    ProbeEnded(Verdict),
+    /// The consecutive count reached the threshold: trip (under the lock).
+    Trip,
+    /// The breaker opened.
+    Opened,
+    /// The outcome or transition belongs to a generation the breaker has left.
+    Stale,
+}
+
+/// Why a breaker changed generation: what an observer would be told.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Reason {
+    /// The failure policy tripped.
+    Tripped,
+    /// The open duration passed and a claim became the first probe.
+    OpenElapsed,
+    /// Every probe overran its lease; a claim took their `probes` slots.
+    LeaseReclaimed { probes: u32 },
+    /// Enough probes succeeded.
+    ProbesSucceeded,
+    /// A probe failed.
+    ProbeFailed,
+    /// Set by hand.
+    Forced,
+}
+
+/// One change of generation, as an observer would be told it. Built only on
+/// the cold paths that change generation, from a [`Step`] and the word it left.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Transition {
+    pub(crate) from: State,
+    pub(crate) to: State,
+    pub(crate) reason: Reason,
+    pub(crate) generation: u64,
+}
+
+impl Step {
+    const fn stay(act: Act) -> Step {
+        Step {
+            next: None,
+            act,
+            reason: None,
+        }
+    }
+
+    const fn write(next: Word, act: Act) -> Step {
+        Step {
+            next: Some(next),
+            act,
+            reason: None,
+        }
+    }
+
+    const fn to(next: Word, act: Act, reason: Reason) -> Step {
+        Step {
+            next: Some(next),
+            act,
+            reason: Some(reason),
+        }
+    }
+
+    /// The transition this step makes from `from`, if it changes generation.
+    pub(super) fn transition(&self, from: Word) -> Option<Transition> {
+        match (self.next, self.reason) {
+            (Some(next), Some(reason)) => Some(Transition {
+                from: from.state(),
+                to: next.state(),
+                reason,
+                generation: next.generation(),
+            }),
+            _ => None,
+        }
+    }
+}
+
+const fn refuse(reason: OpenReason, retry_after: Option<u64>) -> Step {
+    Step::stay(Act::Refuse {
+        reason,
+        retry_after,
+    })
+}
+
+/// The state machine: what `input` does to `word` under `config`.
+#[inline(always)]
+pub(super) fn step(word: Word, input: Input, config: &Config, at: &impl Readings) -> Step {
+    match input {
+        Input::Claim => claim(word, config, at),
+        Input::ProbeEnded {
+            generation,
+            verdict,
+        } => probe_ended(word, generation, verdict, config),
+        Input::Failure { generation } => {
+            if word.generation() != generation || word.state() != State::Closed {
+                // The failure is counted already; it changes no other generation.
+                return Step::stay(Act::Nothing);
+            }
+            let (next, trips) = consecutive::after_failure(word, config.threshold());
+            Step::write(next, if trips { Act::Trip } else { Act::Nothing })
+        }
+        Input::Success { generation } => match consecutive::after_success(word) {
+            Some(next) if word.generation() == generation => Step::write(next, Act::Nothing),
+            _ => Step::stay(Act::Nothing),
+        },
+        Input::Trip { generation } => open(word, generation, State::Closed, Reason::Tripped),
+        Input::ProbeFailed { generation } => {
+            open(word, generation, State::HalfOpen, Reason::ProbeFailed)
+        }
+        Input::Force(state) => Step::to(word.next(state), Act::Nothing, Reason::Forced),
+    }
+}
+
+#[inline(always)]
+fn claim(word: Word, config: &Config, at: &impl Readings) -> Step {
+    match word.state() {
+        State::Closed | State::ForcedClosed => Step::stay(Act::Admit),
+        State::ForcedOpen => refuse(OpenReason::ForcedOpen, None),
+        State::Open => {
+            let reopen_at = at.reopen_at();
+            let coarse = at.coarse();
+            if coarse < reopen_at {
+                return refuse(OpenReason::Open, Some(reopen_at - coarse));
+            }
+            let next = word.next(State::HalfOpen).with_probes(1);
+            let act = Act::Probe {
+                coarse,
+                reclaimed: 0,
+            };
+            Step::to(next, act, Reason::OpenElapsed)
+        }
+        State::HalfOpen => {
+            let probes = word.probes();
+            if probes < config.half_open_probes() {
+                let act = Act::Probe {
+                    coarse: 0,
+                    reclaimed: 0,
+                };
+                return Step::write(word.with_probes(probes + 1), act);
+            }
+            let lease_until = at.lease_until();
+            let coarse = at.coarse();
+            if coarse < lease_until {
+                return refuse(OpenReason::HalfOpenFull, Some(lease_until - coarse));
+            }
+            // Every probe in flight has overrun its lease: a new half-open
+            // episode takes their slots, and their outcomes become stale.
+            let next = word.next(State::HalfOpen).with_probes(1);
+            let act = Act::Probe {
+                coarse,
+                reclaimed: probes,
+            };
+            Step::to(next, act, Reason::LeaseReclaimed { probes })
+        }
+    }
+}
+
+fn probe_ended(word: Word, generation: u64, verdict: Verdict, config: &Config) -> Step {
+    if word.generation() != generation || word.state() != State::HalfOpen {
+        return Step::stay(Act::Stale);
+    }
+    let probes = word.probes().saturating_sub(1);
+    let act = Act::ProbeEnded(verdict);
+    match verdict {
+        Verdict::Success => {
+            let successes = word.successes() + 1;
+            if successes >= config.successes_to_close() {
+                Step::to(word.next(State::Closed), act, Reason::ProbesSucceeded)
+            } else {
+                Step::write(word.with_successes(probes, successes), act)
+            }
+        }
+        Verdict::Ignored | Verdict::Abandoned | Verdict::Failure => {
+            Step::write(word.with_probes(probes), act)
+        }
+    }
+}
+
+/// Opens a `from` word of `generation`; stale when the breaker left it.
+fn open(word: Word, generation: u64, from: State, reason: Reason) -> Step {
+    if word.generation() != generation || word.state() != from {
+        return Step::stay(Act::Stale);
+    }
+    Step::to(word.next(State::Open), Act::Opened, reason)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,361 @@
+//! The state machine alone: every state against every input, no threads, no clock.
+
+use super::*;
+
+const LIMITS: Config = match Config::builder()
+    .threshold(3)
+    .half_open_probes(2)
+    .successes_to_close(2)
+    .build()
+{
+    Ok(config) => config,
+    Err(_) => panic!("a valid config"),
+};
+
+/// Fixed readings; `None` panics if the step reads it, so a test also pins
+/// which readings a step needs.
+#[derive(Clone, Copy, Default)]
+struct At {
+    coarse: Option<u64>,
+    reopen_at: Option<u64>,
+    lease_until: Option<u64>,
+}
+
+impl Readings for At {
+    fn coarse(&self) -> u64 {
+        self.coarse.expect("this step reads no clock")
+    }
+    fn reopen_at(&self) -> u64 {
+        self.reopen_at.expect("this step reads no open deadline")
+    }
+    fn lease_until(&self) -> u64 {
+        self.lease_until.expect("this step reads no lease")
+    }
+}
+
+const NO_READING: At = At {
+    coarse: None,
+    reopen_at: None,
+    lease_until: None,
+};
+
+fn at(coarse: u64, reopen_at: u64, lease_until: u64) -> At {
+    At {
+        coarse: Some(coarse),
+        reopen_at: Some(reopen_at),
+        lease_until: Some(lease_until),
+    }
+}
+
+const STATES: [State; 5] = [
+    State::Closed,
+    State::Open,
+    State::HalfOpen,
+    State::ForcedOpen,
+    State::ForcedClosed,
+];
+
+/// A word of generation 7 in `state`, with both life-long flags as given.
+fn word(state: State, timed: bool, windowed: bool) -> Word {
+    let mut w = Word::initial(timed, windowed);
+    for _ in 0..6 {
+        w = w.next(State::Closed);
+    }
+    w.next(state)
+}
+
+fn flags() -> impl Iterator<Item = (bool, bool)> {
+    [(false, false), (true, false), (false, true), (true, true)].into_iter()
+}
+
+fn step_on(w: Word, input: Input) -> Step {
+    step(w, input, &LIMITS, &NO_READING)
+}
+
+#[test]
+fn a_claim_on_a_closed_word_admits_without_a_reading_or_a_write() {
+    for (timed, windowed) in flags() {
+        for state in [State::Closed, State::ForcedClosed] {
+            let s = step(
+                word(state, timed, windowed),
+                Input::Claim,
+                &LIMITS,
+                &NO_READING,
+            );
+            assert_eq!(s, Step::stay(Act::Admit), "{state}");
+        }
+    }
+}
+
+#[test]
+fn a_forced_open_word_refuses_without_a_retry_time_or_a_reading() {
+    let s = step_on(word(State::ForcedOpen, false, false), Input::Claim);
+    assert_eq!(s, refuse(OpenReason::ForcedOpen, None));
+}
+
+#[test]
+fn an_open_word_refuses_until_its_deadline_and_then_admits_the_first_probe() {
+    for (timed, windowed) in flags() {
+        let open = word(State::Open, timed, windowed);
+        let early = step(open, Input::Claim, &LIMITS, &at(999, 1_000, 0));
+        assert_eq!(early, refuse(OpenReason::Open, Some(1)));
+        for coarse in [1_000, 5_000] {
+            let due = step(open, Input::Claim, &LIMITS, &at(coarse, 1_000, 0));
+            let next = open.next(State::HalfOpen).with_probes(1);
+            assert_eq!(
+                due,
+                Step::to(
+                    next,
+                    Act::Probe {
+                        coarse,
+                        reclaimed: 0
+                    },
+                    Reason::OpenElapsed
+                )
+            );
+            let t = due.transition(open).expect("a new generation");
+            assert_eq!(
+                t,
+                Transition {
+                    from: State::Open,
+                    to: State::HalfOpen,
+                    reason: Reason::OpenElapsed,
+                    generation: 8,
+                }
+            );
+            assert_eq!(next.is_timed(), timed, "the flags stay");
+        }
+    }
+}
+
+#[test]
+fn a_half_open_word_admits_into_free_slots_without_reading_the_clock() {
+    let w = word(State::HalfOpen, false, false);
+    let first = step_on(w, Input::Claim);
+    let one = w.with_probes(1);
+    let free = Act::Probe {
+        coarse: 0,
+        reclaimed: 0,
+    };
+    assert_eq!(first, Step::write(one, free));
+    assert_eq!(first.transition(w), None, "same generation");
+    assert_eq!(
+        step_on(one, Input::Claim),
+        Step::write(w.with_probes(2), free)
+    );
+}
+
+#[test]
+fn a_full_half_open_word_refuses_until_the_lease_runs_out_then_reclaims_every_slot() {
+    let full = word(State::HalfOpen, false, false).with_probes(2);
+    let held = step(full, Input::Claim, &LIMITS, &at(10, 0, 15));
+    assert_eq!(held, refuse(OpenReason::HalfOpenFull, Some(5)));
+    let out = step(full, Input::Claim, &LIMITS, &at(15, 0, 15));
+    let next = full.next(State::HalfOpen).with_probes(1);
+    assert_eq!(
+        out,
+        Step::to(
+            next,
+            Act::Probe {
+                coarse: 15,
+                reclaimed: 2
+            },
+            Reason::LeaseReclaimed { probes: 2 }
+        )
+    );
+    assert_eq!(
+        next.generation(),
+        full.generation() + 1,
+        "old probes go stale"
+    );
+}
+
+#[test]
+fn probe_successes_close_at_successes_to_close_and_free_their_slot_before() {
+    let w = word(State::HalfOpen, false, true).with_probes(2);
+    let ended = |verdict| Input::ProbeEnded {
+        generation: 7,
+        verdict,
+    };
+    let first = step_on(w, ended(Verdict::Success));
+    assert_eq!(
+        first,
+        Step::write(w.with_successes(1, 1), Act::ProbeEnded(Verdict::Success))
+    );
+    let second = step_on(w.with_successes(1, 1), ended(Verdict::Success));
+    assert_eq!(
+        second,
+        Step::to(
+            w.next(State::Closed),
+            Act::ProbeEnded(Verdict::Success),
+            Reason::ProbesSucceeded
+        )
+    );
+    for verdict in [Verdict::Ignored, Verdict::Abandoned] {
+        assert_eq!(
+            step_on(w, ended(verdict)),
+            Step::write(w.with_probes(1), Act::ProbeEnded(verdict)),
+            "{verdict:?} frees its slot and moves nothing"
+        );
+    }
+}
+
+#[test]
+fn a_probe_outcome_of_another_generation_or_state_is_stale() {
+    for state in STATES {
+        let w = word(state, false, false).with_probes(1);
+        for verdict in [Verdict::Success, Verdict::Ignored, Verdict::Abandoned] {
+            for generation in [6, 7, 8] {
+                let s = step_on(
+                    w,
+                    Input::ProbeEnded {
+                        generation,
+                        verdict,
+                    },
+                );
+                if state == State::HalfOpen && generation == 7 {
+                    assert_ne!(s.act, Act::Stale);
+                } else {
+                    assert_eq!(s, Step::stay(Act::Stale), "{state} {generation}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn consecutive_failures_count_in_the_word_and_the_threshold_th_trips() {
+    let w = word(State::Closed, false, false);
+    let fail = Input::Failure { generation: 7 };
+    assert_eq!(
+        step_on(w, fail),
+        Step::write(w.with_failures(1), Act::Nothing)
+    );
+    assert_eq!(
+        step_on(w.with_failures(1), fail),
+        Step::write(w.with_failures(2), Act::Nothing)
+    );
+    assert_eq!(
+        step_on(w.with_failures(2), fail),
+        Step::write(w.with_failures(3), Act::Trip)
+    );
+    let max = w.with_failures(crate::state::MAX_FAILURES);
+    assert_eq!(step_on(max, fail).next, Some(max), "the count saturates");
+}
+
+#[test]
+fn a_failure_or_success_of_another_generation_or_state_changes_nothing() {
+    for state in STATES {
+        let w = word(state, false, false);
+        for generation in [6, 7, 8] {
+            if state == State::Closed && generation == 7 {
+                continue;
+            }
+            for input in [Input::Failure { generation }, Input::Success { generation }] {
+                assert_eq!(
+                    step_on(w, input),
+                    Step::stay(Act::Nothing),
+                    "{state} {input:?}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn a_success_resets_the_count_and_writes_nothing_when_there_is_none() {
+    let w = word(State::Closed, false, false);
+    let ok = Input::Success { generation: 7 };
+    assert_eq!(step_on(w, ok), Step::stay(Act::Nothing));
+    assert_eq!(
+        step_on(w.with_failures(2), ok),
+        Step::write(w, Act::Nothing)
+    );
+}
+
+#[test]
+fn trips_and_failed_probes_open_only_from_their_own_state_and_generation() {
+    for state in STATES {
+        for generation in [6, 7, 8] {
+            let w = word(state, true, false).with_probes(1);
+            for (input, from, reason) in [
+                (Input::Trip { generation }, State::Closed, Reason::Tripped),
+                (
+                    Input::ProbeFailed { generation },
+                    State::HalfOpen,
+                    Reason::ProbeFailed,
+                ),
+            ] {
+                let s = step_on(w, input);
+                if state == from && generation == 7 {
+                    assert_eq!(s, Step::to(w.next(State::Open), Act::Opened, reason));
+                    let t = s.transition(w).unwrap();
+                    let opened = Transition {
+                        from,
+                        to: State::Open,
+                        reason,
+                        generation: 8,
+                    };
+                    assert_eq!(t, opened);
+                } else {
+                    assert_eq!(s, Step::stay(Act::Stale), "{state} {input:?}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn forcing_moves_every_state_to_a_new_generation_of_the_forced_one() {
+    for from in STATES {
+        for to in STATES {
+            let w = word(from, true, true).with_failures(2);
+            let s = step_on(w, Input::Force(to));
+            assert_eq!(s, Step::to(w.next(to), Act::Nothing, Reason::Forced));
+            let t = s.transition(w).unwrap();
+            assert_eq!(
+                t,
+                Transition {
+                    from,
+                    to,
+                    reason: Reason::Forced,
+                    generation: 8
+                }
+            );
+        }
+    }
+}
+
+#[test]
+fn only_steps_that_change_generation_carry_a_transition() {
+    let inputs = |generation| {
+        [
+            Input::Claim,
+            Input::ProbeEnded {
+                generation,
+                verdict: Verdict::Success,
+            },
+            Input::ProbeEnded {
+                generation,
+                verdict: Verdict::Ignored,
+            },
+            Input::Failure { generation },
+            Input::Success { generation },
+            Input::Trip { generation },
+            Input::ProbeFailed { generation },
+            Input::Force(State::Open),
+        ]
+    };
+    for state in STATES {
+        for probes in [0, 1, 2] {
+            let w = word(state, false, false).with_probes(probes);
+            for input in inputs(7) {
+                for readings in [at(0, 10, 10), at(10, 10, 10)] {
+                    let s = step(w, input, &LIMITS, &readings);
+                    let changes = s.next.is_some_and(|n| n.generation() != w.generation());
+                    assert_eq!(s.transition(w).is_some(), changes, "{state} {input:?}");
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,154 @@
+//! [`ConfigError`]: why a builder refused to build, and which key to fix.
+
+use std::fmt;
+
+#[cfg(doc)]
+use super::settings::Config;
+
+/// Why a [`ConfigBuilder`](super::ConfigBuilder) refused to build.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// `threshold` was 0.
+    ZeroThreshold,
+    /// `threshold` was above [`Config::MAX_THRESHOLD`].
+    ThresholdTooLarge,
+    /// `open_ms` was 0.
+    ZeroOpen,
+    /// `half_open_probes` was 0.
+    ZeroProbes,
+    /// `half_open_probes` was above [`Config::MAX_PROBES`].
+    TooManyProbes,
+    /// `successes_to_close` was 0.
+    ZeroSuccesses,
+    /// `successes_to_close` was above [`Config::MAX_PROBES`].
+    TooManySuccesses,
+    /// `backoff` was NaN or infinite.
+    BackoffNotFinite,
+    /// `backoff` was below 1.0.
+    BackoffBelowOne,
+    /// `max_open_ms` was below `open_ms`.
+    MaxOpenBelowOpen,
+    /// `probe_timeout_ms` was 0.
+    ZeroProbeTimeout,
+    /// `failure_rate` was not in `(0, 1]` (or was NaN).
+    FailureRateOutOfRange,
+    /// `failure_rate` was set without `window_ms` or `window_calls`.
+    FailureRateWithoutWindow,
+    /// Both `window_ms` and `window_calls` were set.
+    BothWindows,
+    /// `threshold` was set together with a window key.
+    ThresholdWithWindow,
+    /// `window_ms` was below [`Config::MIN_WINDOW_MS`] (0 included).
+    WindowTooShort,
+    /// `window_calls` was 0.
+    ZeroWindowCalls,
+    /// `window_calls` was above [`Config::MAX_WINDOW_CALLS`].
+    WindowCallsTooLarge,
+    /// `min_calls` was 0.
+    ZeroMinCalls,
+    /// `min_calls` was above `window_calls`, so the window could never judge.
+    MinCallsAboveWindow,
+    /// `min_calls` was set without `window_ms` or `window_calls`.
+    MinCallsWithoutWindow,
+    /// `slow_call_ms` was 0 (every call would be slow).
+    ZeroSlowCall,
+    /// `slow_call_ms` (or `slow_call_rate`) was set without a window.
+    SlowCallWithoutWindow,
+    /// `slow_call_rate` was not in `(0, 1]` (or was NaN).
+    SlowCallRateOutOfRange,
+    /// `slow_call_rate` was set without `slow_call_ms`.
+    SlowCallRateWithoutSlowCall,
+}
+
+impl ConfigError {
+    /// The builder method (and `#[circuit_breaker]` key) whose value was refused.
+    ///
+    /// ```
+    /// use breaker_core::Config;
+    ///
+    /// let err = Config::builder().half_open_probes(0).build().unwrap_err();
+    /// assert_eq!(err.key(), "half_open_probes");
+    /// ```
+    pub const fn key(&self) -> &'static str {
+        match self {
+            ConfigError::ZeroThreshold | ConfigError::ThresholdTooLarge => "threshold",
+            ConfigError::ZeroOpen => "open_ms",
+            ConfigError::ZeroProbes | ConfigError::TooManyProbes => "half_open_probes",
+            ConfigError::ZeroSuccesses | ConfigError::TooManySuccesses => "successes_to_close",
+            ConfigError::BackoffNotFinite | ConfigError::BackoffBelowOne => "backoff",
+            ConfigError::MaxOpenBelowOpen => "max_open_ms",
+            ConfigError::ZeroProbeTimeout => "probe_timeout_ms",
+            ConfigError::FailureRateOutOfRange | ConfigError::FailureRateWithoutWindow => {
+                "failure_rate"
+            }
+            ConfigError::BothWindows
+            | ConfigError::ZeroWindowCalls
+            | ConfigError::WindowCallsTooLarge => "window_calls",
+            ConfigError::ThresholdWithWindow => "threshold",
+            ConfigError::WindowTooShort => "window_ms",
+            ConfigError::ZeroMinCalls
+            | ConfigError::MinCallsAboveWindow
+            | ConfigError::MinCallsWithoutWindow => "min_calls",
+            ConfigError::ZeroSlowCall | ConfigError::SlowCallWithoutWindow => "slow_call_ms",
+            ConfigError::SlowCallRateOutOfRange | ConfigError::SlowCallRateWithoutSlowCall => {
+                "slow_call_rate"
+            }
+        }
+    }
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let msg = match self {
+            ConfigError::ZeroThreshold => "`threshold` must be at least 1",
+            ConfigError::ThresholdTooLarge => "`threshold` must be at most 1048575",
+            ConfigError::ZeroOpen => "`open_ms` must be at least 1",
+            ConfigError::ZeroProbes => "`half_open_probes` must be at least 1",
+            ConfigError::TooManyProbes => "`half_open_probes` must be at most 1023",
+            ConfigError::ZeroSuccesses => "`successes_to_close` must be at least 1",
+            ConfigError::TooManySuccesses => "`successes_to_close` must be at most 1023",
+            ConfigError::BackoffNotFinite => "`backoff` must be a finite number",
+            ConfigError::BackoffBelowOne => "`backoff` must be at least 1.0",
+            ConfigError::MaxOpenBelowOpen => "`max_open_ms` must be at least `open_ms`",
+            ConfigError::ZeroProbeTimeout => "`probe_timeout_ms` must be at least 1",
+            ConfigError::FailureRateOutOfRange => {
+                "`failure_rate` must be above 0.0 and at most 1.0 (0.5 trips at 50% failures)"
+            }
+            ConfigError::FailureRateWithoutWindow => {
+                "`failure_rate` needs a window: add `window_ms` or `window_calls`"
+            }
+            ConfigError::BothWindows => {
+                "set either `window_ms` (a time window) or `window_calls` (a count window), not both"
+            }
+            ConfigError::ThresholdWithWindow => {
+                "`threshold` counts consecutive failures and a window judges `failure_rate`: remove `threshold` or the window"
+            }
+            ConfigError::WindowTooShort => {
+                "`window_ms` must be at least 10 (one millisecond per bucket)"
+            }
+            ConfigError::ZeroWindowCalls => "`window_calls` must be at least 1",
+            ConfigError::WindowCallsTooLarge => "`window_calls` must be at most 65536",
+            ConfigError::ZeroMinCalls => "`min_calls` must be at least 1",
+            ConfigError::MinCallsAboveWindow => {
+                "`min_calls` must be at most `window_calls`, or the window never judges"
+            }
+            ConfigError::MinCallsWithoutWindow => {
+                "`min_calls` needs a window: add `window_ms` or `window_calls`"
+            }
+            ConfigError::ZeroSlowCall => "`slow_call_ms` must be at least 1",
+            ConfigError::SlowCallWithoutWindow => {
+                "`slow_call_ms` needs a window: add `window_ms` or `window_calls`"
+            }
+            ConfigError::SlowCallRateOutOfRange => {
+                "`slow_call_rate` must be above 0.0 and at most 1.0"
+            }
+            ConfigError::SlowCallRateWithoutSlowCall => {
+                "`slow_call_rate` needs `slow_call_ms`, the duration above which a call is slow"
+            }
+        };
+        f.write_str(msg)
+    }
+}
+
+impl std::error::Error for ConfigError {}

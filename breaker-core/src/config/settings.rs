@@ -1,0 +1,256 @@
+//! The validated [`Config`] a breaker runs with, the [`FailurePolicy`] it holds and
+//! the limits the builder checks against.
+
+use std::time::Duration;
+
+use crate::clock::millis_to_nanos;
+
+/// How a closed breaker decides to trip.
+///
+/// Chosen by the builder: setting `window_ms` or `window_calls` selects a window
+/// policy, otherwise the consecutive policy (with `threshold`) is in force. See
+/// [`ConfigBuilder`](super::ConfigBuilder) for when to choose which.
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum FailurePolicy {
+    /// Trip on the `threshold`-th consecutive failure; any success resets the count.
+    Consecutive {
+        /// Consecutive failures that open the circuit (`3` means the third trips).
+        threshold: u32,
+    },
+    /// Trip on the failure (or slow-call) rate of the outcomes recorded in the
+    /// last `window_ms`, kept in [`WINDOW_BUCKETS`](Config::WINDOW_BUCKETS) buckets of `window_ms / 10`.
+    TimeWindow {
+        /// Length of the window in milliseconds.
+        window_ms: u64,
+        /// When the rates over the window trip.
+        rates: RateThresholds,
+    },
+    /// Trip on the failure (or slow-call) rate of the last `window_calls`
+    /// recorded outcomes.
+    CountWindow {
+        /// How many of the latest outcomes the window holds.
+        window_calls: u32,
+        /// When the rates over the window trip.
+        rates: RateThresholds,
+    },
+}
+
+/// When a window policy trips: once the window holds at least `min_calls`
+/// outcomes, as soon as `failures / calls >= failure_rate`, or, with slow calls
+/// configured, `slow_calls / calls >= slow_call_rate`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct RateThresholds {
+    /// Share of failures, in `(0, 1]`, that trips.
+    pub failure_rate: f64,
+    /// Outcomes the window must hold before any rate is judged.
+    pub min_calls: u32,
+    /// A call that takes longer than this (claim to verdict, on the breaker's
+    /// clock) is slow; `None` when slow calls are not judged.
+    pub slow_call_ms: Option<u64>,
+    /// Share of slow calls, in `(0, 1]`, that trips (only with `slow_call_ms`).
+    pub slow_call_rate: f64,
+}
+
+/// A validated breaker configuration. Build one with [`Config::builder`](super::ConfigBuilder).
+///
+/// | builder method | default | meaning |
+/// |---|---|---|
+/// | `threshold` | 5 | consecutive failures that open the circuit (consecutive policy) |
+/// | `window_ms` | unset | judge the failure rate over the last `window_ms` (time window policy) |
+/// | `window_calls` | unset | judge the failure rate over the last `window_calls` outcomes (count window policy) |
+/// | `failure_rate` | 0.5 | share of failures in the window, in `(0, 1]`, that opens the circuit |
+/// | `min_calls` | 10; a count window's size | outcomes the window must hold before it judges |
+/// | `slow_call_ms` | unset | a call taking longer than this (claim to verdict) is slow |
+/// | `slow_call_rate` | 1.0 with `slow_call_ms` | share of slow calls in the window that opens the circuit |
+/// | `open_ms` | 30 000 | how long the circuit stays open before a probe may go |
+/// | `half_open_probes` | 1 | probes in flight at once while half-open |
+/// | `successes_to_close` | 1 | probe successes that close the circuit |
+/// | `backoff` | 2.0 | factor the open duration grows by after each failed probe |
+/// | `max_open_ms` | max(`open_ms`, 300 000) | cap on the grown open duration |
+/// | `probe_timeout_ms` | 30 000 | lease of a probe; a probe in flight longer loses its slot |
+///
+/// ```
+/// use breaker_core::Config;
+///
+/// const SEARCH: Config = match Config::builder().threshold(3).open_ms(10_000).build() {
+///     Ok(config) => config,
+///     Err(_) => panic!("invalid breaker config"),
+/// };
+/// assert_eq!(SEARCH.threshold(), 3);
+/// assert!(Config::builder().threshold(0).build().is_err());
+///
+/// // Open when half the calls of the last 10 seconds failed, judged from 20 calls on.
+/// const PAYMENTS: Config = match Config::builder()
+///     .window_ms(10_000)
+///     .failure_rate(0.5)
+///     .min_calls(20)
+///     .build()
+/// {
+///     Ok(config) => config,
+///     Err(_) => panic!("invalid breaker config"),
+/// };
+/// assert_eq!(PAYMENTS.failure_rate(), Some(0.5));
+/// assert_eq!(PAYMENTS.threshold(), 0); // no consecutive threshold under a window
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Config {
+    pub(super) policy: FailurePolicy,
+    pub(super) open_ms: u64,
+    pub(super) half_open_probes: u32,
+    pub(super) successes_to_close: u32,
+    pub(super) backoff: f64,
+    pub(super) max_open_ms: u64,
+    pub(super) probe_timeout_ms: u64,
+}
+
+impl Config {
+    /// The largest `threshold` a consecutive-failure policy accepts (2^20 - 1): the
+    /// count shares the breaker's one atomic word with its state.
+    pub const MAX_THRESHOLD: u32 = crate::state::MAX_FAILURES;
+    /// The largest `half_open_probes` and `successes_to_close` accepted.
+    pub const MAX_PROBES: u32 = (1 << 10) - 1;
+    /// The largest `window_calls` accepted: the ring keeps one byte per call.
+    pub const MAX_WINDOW_CALLS: u32 = 1 << 16;
+    /// Buckets a time window is split into: outcomes expire one bucket at a time.
+    pub const WINDOW_BUCKETS: u32 = 10;
+    /// The shortest `window_ms` accepted: one millisecond per bucket.
+    pub const MIN_WINDOW_MS: u64 = Config::WINDOW_BUCKETS as u64;
+    /// `failure_rate` of a window policy when the builder sets none.
+    pub const DEFAULT_FAILURE_RATE: f64 = 0.5;
+    /// `min_calls` of a time window when the builder sets none (a count window
+    /// defaults to its `window_calls`: it judges once full).
+    pub const DEFAULT_MIN_CALLS: u32 = 10;
+
+    /// The failure policy of the closed state.
+    pub const fn policy(&self) -> FailurePolicy {
+        self.policy
+    }
+
+    /// The consecutive-failure threshold, or `0` under a window policy, which
+    /// trips on [`failure_rate`](Self::failure_rate) instead.
+    pub const fn threshold(&self) -> u32 {
+        match self.policy {
+            FailurePolicy::Consecutive { threshold } => threshold,
+            FailurePolicy::TimeWindow { .. } | FailurePolicy::CountWindow { .. } => 0,
+        }
+    }
+
+    /// The rate thresholds of a window policy; `None` under the consecutive policy.
+    pub const fn rates(&self) -> Option<RateThresholds> {
+        match self.policy {
+            FailurePolicy::Consecutive { .. } => None,
+            FailurePolicy::TimeWindow { rates, .. } | FailurePolicy::CountWindow { rates, .. } => {
+                Some(rates)
+            }
+        }
+    }
+
+    /// The length of a time window; `None` under any other policy.
+    pub const fn window_duration(&self) -> Option<Duration> {
+        match self.policy {
+            FailurePolicy::TimeWindow { window_ms, .. } => Some(Duration::from_millis(window_ms)),
+            _ => None,
+        }
+    }
+
+    /// The size of a count window; `None` under any other policy.
+    pub const fn window_calls(&self) -> Option<u32> {
+        match self.policy {
+            FailurePolicy::CountWindow { window_calls, .. } => Some(window_calls),
+            _ => None,
+        }
+    }
+
+    /// The failure rate that trips a window policy; `None` under the consecutive policy.
+    pub const fn failure_rate(&self) -> Option<f64> {
+        match self.rates() {
+            Some(rates) => Some(rates.failure_rate),
+            None => None,
+        }
+    }
+
+    /// Outcomes a window must hold before it judges; `None` under the consecutive policy.
+    pub const fn min_calls(&self) -> Option<u32> {
+        match self.rates() {
+            Some(rates) => Some(rates.min_calls),
+            None => None,
+        }
+    }
+
+    /// Calls longer than this are slow; `None` when slow calls are not judged.
+    pub const fn slow_call(&self) -> Option<Duration> {
+        match self.rates() {
+            Some(RateThresholds {
+                slow_call_ms: Some(ms),
+                ..
+            }) => Some(Duration::from_millis(ms)),
+            _ => None,
+        }
+    }
+
+    /// The slow-call rate that trips; `None` when slow calls are not judged.
+    pub const fn slow_call_rate(&self) -> Option<f64> {
+        match self.rates() {
+            Some(RateThresholds {
+                slow_call_ms: Some(_),
+                slow_call_rate,
+                ..
+            }) => Some(slow_call_rate),
+            _ => None,
+        }
+    }
+
+    /// The first open duration after a trip.
+    pub const fn open_duration(&self) -> Duration {
+        Duration::from_millis(self.open_ms)
+    }
+
+    /// Probes allowed in flight at once while half-open.
+    pub const fn half_open_probes(&self) -> u32 {
+        self.half_open_probes
+    }
+
+    /// Probe successes needed to close the circuit.
+    pub const fn successes_to_close(&self) -> u32 {
+        self.successes_to_close
+    }
+
+    /// Growth factor of the open duration after each failed probe.
+    pub const fn backoff(&self) -> f64 {
+        self.backoff
+    }
+
+    /// Cap on the open duration.
+    pub const fn max_open_duration(&self) -> Duration {
+        Duration::from_millis(self.max_open_ms)
+    }
+
+    /// Lease of one probe: after this long in flight its slot is reclaimed.
+    pub const fn probe_timeout(&self) -> Duration {
+        Duration::from_millis(self.probe_timeout_ms)
+    }
+
+    pub(crate) const fn open_nanos(&self) -> u64 {
+        millis_to_nanos(self.open_ms)
+    }
+
+    pub(crate) const fn max_open_nanos(&self) -> u64 {
+        millis_to_nanos(self.max_open_ms)
+    }
+
+    pub(crate) const fn probe_timeout_nanos(&self) -> u64 {
+        millis_to_nanos(self.probe_timeout_ms)
+    }
+
+    /// The open duration that follows a failed probe after one of `current` nanos.
+    pub(crate) fn grown_open_nanos(&self, current: u64) -> u64 {
+        // `as` from f64 saturates (and backoff is validated finite and >= 1).
+        let grown = (current as f64 * self.backoff) as u64;
+        grown
+            .max(current)
+            .min(self.max_open_nanos())
+            .max(self.open_nanos())
+    }
+}

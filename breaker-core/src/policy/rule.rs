@@ -1,0 +1,103 @@
+//! What every window policy shares: the [`Rule`] that says when a window trips and
+//! which calls are slow, the [`Outcome`] it records and the [`Counts`] it holds.
+//!
+//! Both windows count outcomes per generation: a transition starts a new
+//! generation, so every window starts empty after it without a sweep, and a late
+//! outcome of an older generation is dropped instead of leaking into the new one.
+
+use crate::clock::millis_to_nanos;
+use crate::config::RateThresholds;
+use crate::state::GEN_MASK;
+
+/// What a window holds: outcomes recorded, failures and slow calls among them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Counts {
+    pub(crate) calls: u64,
+    pub(crate) failures: u64,
+    pub(crate) slow: u64,
+}
+
+/// One outcome as a window records it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Outcome {
+    pub(crate) failed: bool,
+    pub(crate) slow: bool,
+}
+
+/// When a window trips, and which calls are slow.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Rule {
+    failure_rate: f64,
+    min_calls: u64,
+    /// Calls longer than this many nanos are slow; `None`: slowness is not judged.
+    slow_nanos: Option<u64>,
+    slow_call_rate: f64,
+}
+
+impl Rule {
+    pub(crate) fn new(rates: &RateThresholds) -> Self {
+        Rule {
+            failure_rate: rates.failure_rate,
+            min_calls: u64::from(rates.min_calls),
+            slow_nanos: rates.slow_call_ms.map(millis_to_nanos),
+            slow_call_rate: rates.slow_call_rate,
+        }
+    }
+
+    /// Whether verdicts need the call's duration.
+    pub(crate) fn judges_slowness(&self) -> bool {
+        self.slow_nanos.is_some()
+    }
+
+    /// The outcome of a call claimed at `started` and settled at `now`. A clock
+    /// that stepped back makes the call take zero time.
+    #[inline]
+    pub(crate) fn outcome(&self, failed: bool, started: u64, now: u64) -> Outcome {
+        let slow = match self.slow_nanos {
+            Some(limit) => now.saturating_sub(started) > limit,
+            None => false,
+        };
+        Outcome { failed, slow }
+    }
+
+    /// Whether a window holding `counts` trips.
+    #[inline]
+    pub(crate) fn trips(&self, counts: Counts) -> bool {
+        if counts.calls == 0 || counts.calls < self.min_calls {
+            return false;
+        }
+        let calls = counts.calls as f64;
+        counts.failures as f64 / calls >= self.failure_rate
+            || (self.slow_nanos.is_some() && counts.slow as f64 / calls >= self.slow_call_rate)
+    }
+}
+
+/// Whether generation `a` is later than `b`, modulo the generation's width.
+pub(crate) fn is_later_generation(a: u64, b: u64) -> bool {
+    let distance = a.wrapping_sub(b) & GEN_MASK;
+    distance != 0 && distance <= GEN_MASK / 2
+}
+
+/// Rules and outcomes the window unit tests share.
+#[cfg(test)]
+pub(super) mod fixtures {
+    use super::*;
+
+    pub(crate) fn rule(rate: f64, min_calls: u32, slow_ms: Option<u64>, slow_rate: f64) -> Rule {
+        Rule::new(&RateThresholds {
+            failure_rate: rate,
+            min_calls,
+            slow_call_ms: slow_ms,
+            slow_call_rate: slow_rate,
+        })
+    }
+
+    pub(crate) const FAIL: Outcome = Outcome {
+        failed: true,
+        slow: false,
+    };
+    pub(crate) const OK: Outcome = Outcome {
+        failed: false,
+        slow: false,
+    };
+}

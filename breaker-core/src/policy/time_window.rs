@@ -1,0 +1,280 @@
+//! The time window: outcomes of the last `window_ms` in bucket-long slices on
+//! atomics, emptied by a change of generation (see [`super::rule`]).
+//!
+//! One narrow exception to "a late outcome of an older generation is dropped": a
+//! thread stalled between reading a bucket's stamp and adding to it, for as long as
+//! the bucket takes to be claimed by a new slice or generation, adds one outcome
+//! there. It takes a stall of a tenth of the window at the least; the stale check
+//! at the verdict happens before it.
+
+use crossbeam_utils::CachePadded;
+
+use super::rule::{Counts, Outcome, Rule};
+use crate::clock::{millis_to_nanos, ClockSource};
+use crate::config::Config;
+use crate::sync::{AtomicU64, Ordering::*};
+
+const BUCKETS: usize = Config::WINDOW_BUCKETS as usize;
+/// Buckets at least this long place outcomes by the coarse clock.
+const COARSE_BUCKET_NANOS: u64 = 100_000_000;
+/// A bucket being emptied for a new epoch: its counts are not to be touched.
+/// Never a real stamp: the top bit of a stamp's epoch field is never set.
+const RESETTING: u64 = u64::MAX;
+
+/// How a bucket stamp packs an epoch (a bucket-long slice of time since the
+/// clock's origin) above a generation tag.
+///
+/// The epoch takes the bits the largest epoch a `u64` clock can reach needs, plus
+/// one that stays clear (so no stamp is [`RESETTING`]); the generation tag takes
+/// the rest: 18 bits for 1 ms buckets (the shortest: `window_ms >= 10` is
+/// validated), 28 for 1 s buckets. Two generations
+/// alias only if about one generation per nanosecond of a bucket's width passed
+/// while the bucket sat untouched.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Stamps {
+    gen_bits: u32,
+}
+
+impl Stamps {
+    fn for_bucket(bucket_nanos: u64) -> Stamps {
+        let max_epoch = u64::MAX / bucket_nanos;
+        let epoch_bits = (u64::BITS - max_epoch.leading_zeros() + 1).min(u64::BITS - 1);
+        Stamps {
+            gen_bits: u64::BITS - epoch_bits,
+        }
+    }
+
+    fn gen_mask(self) -> u64 {
+        (1 << self.gen_bits) - 1
+    }
+
+    fn make(self, epoch: u64, generation: u64) -> u64 {
+        (epoch << self.gen_bits) | (generation & self.gen_mask())
+    }
+
+    fn epoch(self, stamp: u64) -> u64 {
+        stamp >> self.gen_bits
+    }
+
+    fn generation(self, stamp: u64) -> u64 {
+        stamp & self.gen_mask()
+    }
+
+    /// Whether stamp `a` is a later (generation, epoch) than `b`. Generations
+    /// compare modulo the tag's width: of two tags less than half the range
+    /// apart, the one ahead is the later.
+    fn is_after(self, a: u64, b: u64) -> bool {
+        let (ga, gb) = (self.generation(a), self.generation(b));
+        if ga == gb {
+            self.epoch(a) > self.epoch(b)
+        } else {
+            ga.wrapping_sub(gb) & self.gen_mask() <= self.gen_mask() / 2
+        }
+    }
+}
+
+/// One bucket, alone on its cache line: the outcomes of the current epoch are
+/// added here by every thread, while the nine older buckets are only read.
+#[derive(Debug)]
+struct Bucket {
+    /// The stamp ([`Stamps`]) of the counts below, or [`RESETTING`].
+    stamp: AtomicU64,
+    /// Outcomes in the high 32 bits, failures in the low 32: one add records both.
+    tally: AtomicU64,
+    /// Slow calls; written only by slow outcomes.
+    slow: AtomicU64,
+}
+
+const CALL: u64 = 1 << 32;
+/// A bucket stops counting at 2^31 outcomes, far from the 2^32 that would carry
+/// out of the tally, whatever the number of adds in flight.
+const BUCKET_CAP: u64 = 1 << 31;
+
+fn tally_counts(tally: u64) -> (u64, u64) {
+    (tally >> 32, tally & (CALL - 1))
+}
+
+/// Outcomes of the last `window`, in [`BUCKETS`] buckets of `window / 10`.
+///
+/// Time is cut into *epochs* of one bucket width, counted from the clock's origin;
+/// epoch `e` lives in bucket `e % 10`. At epoch `now_e`, a bucket counts when its
+/// stamp names the current generation and an epoch in `now_e - 9 ..= now_e`, so an
+/// outcome counts for at least nine tenths of the window and never for a whole one.
+///
+/// Recording into the current bucket is a load and one relaxed atomic add (two
+/// for a slow call); no lock. The first outcome of a new epoch in a bucket finds
+/// an older stamp, claims the bucket by swapping in [`RESETTING`], writes its own
+/// counts over the old ones and publishes the new stamp; outcomes racing with it
+/// wait for those three stores. Outcomes whose stamp is older than the bucket's (an
+/// earlier generation, or a thread that read the clock a whole window ago) are
+/// dropped. A bucket counts at most 2^31 outcomes; later ones in the same bucket
+/// are dropped.
+#[derive(Debug)]
+pub(crate) struct TimeWindow {
+    rule: Rule,
+    /// Place outcomes by the clock's coarse reading: see [`TimeWindow::now`].
+    coarse: bool,
+    bucket_nanos: u64,
+    stamps: Stamps,
+    buckets: [CachePadded<Bucket>; BUCKETS],
+}
+
+impl TimeWindow {
+    pub(crate) fn new(window_ms: u64, rule: Rule) -> Self {
+        // `window_ms >= 10` is validated, so a bucket is at least 1 ms long.
+        let bucket_nanos = (millis_to_nanos(window_ms) / BUCKETS as u64).max(1);
+        TimeWindow {
+            rule,
+            coarse: !rule.judges_slowness() && bucket_nanos >= COARSE_BUCKET_NANOS,
+            bucket_nanos,
+            stamps: Stamps::for_bucket(bucket_nanos),
+            buckets: std::array::from_fn(|_| {
+                CachePadded::new(Bucket {
+                    stamp: AtomicU64::new(0),
+                    tally: AtomicU64::new(0),
+                    slow: AtomicU64::new(0),
+                })
+            }),
+        }
+    }
+
+    pub(crate) fn rule(&self) -> &Rule {
+        &self.rule
+    }
+
+    /// The time to place an outcome (or judge the window) at. Buckets of 100 ms
+    /// or more, when no call is timed, take [the coarse
+    /// reading](crate#the-coarse-reading): late by at most a tick, a few per
+    /// cent of such a bucket, so an outcome may be placed and expire a tick
+    /// early. Timed calls need the precise reading anyway, and place by it.
+    #[inline]
+    pub(crate) fn now(&self, clock: &ClockSource) -> u64 {
+        if self.coarse {
+            clock.now_coarse()
+        } else {
+            clock.now()
+        }
+    }
+
+    /// Records `outcome` at `now` for `generation`; returns whether the window trips.
+    pub(crate) fn record(&self, generation: u64, now: u64, outcome: Outcome) -> bool {
+        let epoch = now / self.bucket_nanos;
+        let slot = (epoch % BUCKETS as u64) as usize;
+        let Some(current) = self.add(slot, generation, epoch, outcome) else {
+            return false;
+        };
+        let others = self.sum(generation, epoch, Some(slot));
+        self.rule.trips(Counts {
+            calls: others.calls.saturating_add(current.calls),
+            failures: others.failures.saturating_add(current.failures),
+            slow: others.slow.saturating_add(current.slow),
+        })
+    }
+
+    /// What the window holds at `now` for `generation`. Pure.
+    pub(crate) fn counts(&self, generation: u64, now: u64) -> Counts {
+        self.sum(generation, now / self.bucket_nanos, None)
+    }
+
+    /// Adds `outcome` to bucket `slot`, of `epoch`, and returns what the bucket
+    /// holds with it; `None` when the outcome was too old to count.
+    fn add(&self, slot: usize, generation: u64, epoch: u64, outcome: Outcome) -> Option<Counts> {
+        let bucket = &self.buckets[slot];
+        let mine = self.stamps.make(epoch, generation);
+        let delta = CALL | u64::from(outcome.failed);
+        let mut spins = 0u32;
+        loop {
+            let seen = bucket.stamp.load(Acquire);
+            if seen == mine {
+                let mut tally = bucket.tally.fetch_add(delta, Relaxed);
+                if tally >> 32 >= BUCKET_CAP {
+                    bucket.tally.fetch_sub(delta, Relaxed);
+                } else {
+                    tally += delta;
+                    if outcome.slow {
+                        bucket.slow.fetch_add(1, Relaxed);
+                    }
+                }
+                let (calls, failures) = tally_counts(tally);
+                let slow = if self.rule.judges_slowness() {
+                    bucket.slow.load(Relaxed)
+                } else {
+                    0
+                };
+                return Some(Counts {
+                    calls,
+                    failures,
+                    slow,
+                });
+            }
+            if seen == RESETTING {
+                // Another outcome is emptying this bucket: three stores away.
+                spins += 1;
+                if spins < 64 && !cfg!(loom) {
+                    std::hint::spin_loop();
+                } else {
+                    yield_now();
+                }
+                continue;
+            }
+            if !self.stamps.is_after(mine, seen) {
+                return None;
+            }
+            if bucket
+                .stamp
+                .compare_exchange(seen, RESETTING, Acquire, Relaxed)
+                .is_ok()
+            {
+                bucket.tally.store(delta, Relaxed);
+                bucket.slow.store(u64::from(outcome.slow), Relaxed);
+                bucket.stamp.store(mine, Release);
+                return Some(Counts {
+                    calls: 1,
+                    failures: u64::from(outcome.failed),
+                    slow: u64::from(outcome.slow),
+                });
+            }
+        }
+    }
+
+    /// The counts of the buckets in the window at `epoch`, but for `skip`.
+    fn sum(&self, generation: u64, epoch: u64, skip: Option<usize>) -> Counts {
+        let stamps = self.stamps;
+        let generation = generation & stamps.gen_mask();
+        let mut counts = Counts::default();
+        for (slot, bucket) in self.buckets.iter().enumerate() {
+            if Some(slot) == skip {
+                continue;
+            }
+            let stamp = bucket.stamp.load(Acquire);
+            if stamp == RESETTING {
+                continue;
+            }
+            let stamp_epoch = stamps.epoch(stamp);
+            if stamps.generation(stamp) != generation
+                || stamp_epoch > epoch
+                || epoch - stamp_epoch >= BUCKETS as u64
+            {
+                continue;
+            }
+            let (calls, failures) = tally_counts(bucket.tally.load(Relaxed));
+            counts.calls += calls;
+            counts.failures += failures;
+            counts.slow += bucket.slow.load(Relaxed);
+        }
+        counts
+    }
+}
+
+/// The last `window_calls` outcomes of the current generation, in a ring.
+/// Gives the thread emptying a bucket the processor (and, under loom, lets the
+/// model schedule it).
+fn yield_now() {
+    #[cfg(loom)]
+    loom::thread::yield_now();
+    #[cfg(not(loom))]
+    std::thread::yield_now();
+}
+
+#[cfg(test)]
+mod tests;
