@@ -5,7 +5,7 @@ use std::fmt;
 use std::path::Path;
 use std::sync::Arc;
 
-use breaker_core::{ConfigBuilder, ConfigError, MAX_WINDOW_CALLS};
+use breaker_core::{Config, ConfigBuilder, ConfigError};
 
 /// The type a key takes: the type of its builder method's parameter.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -97,7 +97,7 @@ const ALONE: [fn() -> ConfigBuilder; 4] = [
     || ConfigBuilder::new().open_ms(1),
     || {
         ConfigBuilder::new()
-            .window_calls(MAX_WINDOW_CALLS)
+            .window_calls(Config::MAX_WINDOW_CALLS)
             .slow_call_ms(u64::MAX)
     },
     || {
