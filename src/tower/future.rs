@@ -69,7 +69,7 @@ where
 {
     type Output = Result<T, BreakerError<E>>;
 
-    #[inline]
+    #[inline(always)]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         match self.project().kind.project() {
             KindProj::Called {

@@ -239,24 +239,40 @@ where
                 return Poll::Ready(Ok(()));
             }
         }
-        self.refusal = None;
+        if self.refusal.is_some() {
+            self.refusal = None;
+        }
         self.inner.poll_ready(cx).map_err(BreakerError::Inner)
     }
 
     #[inline]
     fn call(&mut self, request: Req) -> Self::Future {
-        match (self.breaker.try_acquire(), self.refusal.take()) {
-            (Ok(permit), None) => {
+        if self.refusal.is_some() {
+            return self.refuse();
+        }
+        match self.breaker.try_acquire() {
+            Ok(permit) => {
                 ResponseFuture::called(self.inner.call(request), permit, self.classifier.clone())
             }
-            (Err(open), _) => ResponseFuture::refused(open),
-            // The circuit came to admit after `poll_ready` saw it refuse, so the
-            // inner service was not made ready and may not be called: the call is
-            // given up (its permit counts as abandoned, freeing any probe slot)
-            // and refused as `poll_ready` decided.
-            (Ok(permit), Some(open)) => {
+            Err(open) => ResponseFuture::refused(open),
+        }
+    }
+}
+
+impl<S, C> CircuitBreaker<S, C> {
+    /// A call after a `poll_ready` that found the circuit refusing. The inner
+    /// service was not made ready, so it is not called, even if the circuit has
+    /// come to admit since: then the call is given up (its permit counts as
+    /// abandoned, freeing any probe slot) and refused as `poll_ready` decided.
+    #[cold]
+    #[inline(never)]
+    fn refuse<F>(&mut self) -> ResponseFuture<F, C> {
+        let decided = self.refusal.take();
+        match self.breaker.try_acquire() {
+            Err(open) => ResponseFuture::refused(open),
+            Ok(permit) => {
                 drop(permit);
-                ResponseFuture::refused(open)
+                ResponseFuture::refused(decided.expect("a refusal"))
             }
         }
     }
