@@ -100,14 +100,18 @@ fn run(case: &str, n: u64) {
         "call_async" => repeat(n, || poll_now(b.call_async(work_async(black_box(1))))),
         "tower_bare" => {
             let mut svc = tower_service::Work;
-            repeat(n, || poll_now(tower_service::request(&mut svc, black_box(1))))
+            repeat(n, || {
+                poll_now(tower_service::request(&mut svc, black_box(1)))
+            })
         }
         "tower_layer" => {
             use breaker::tower::{CircuitBreakerLayer, Errors};
             use tower::Layer;
             let layer = CircuitBreakerLayer::for_breaker(b).classify(Errors(breaker::EveryError));
             let mut svc = layer.layer(tower_service::Work);
-            repeat(n, || poll_now(tower_service::request(&mut svc, black_box(1))))
+            repeat(n, || {
+                poll_now(tower_service::request(&mut svc, black_box(1)))
+            })
         }
         other => panic!("unknown case {other}"),
     }
@@ -143,7 +147,10 @@ mod tower_service {
 
     /// Readiness, then the call.
     #[inline(always)]
-    pub async fn request<S: Service<u64, Response = u64>>(svc: &mut S, x: u64) -> Result<u64, S::Error> {
+    pub async fn request<S: Service<u64, Response = u64>>(
+        svc: &mut S,
+        x: u64,
+    ) -> Result<u64, S::Error> {
         poll_fn(|cx| svc.poll_ready(cx)).await?;
         svc.call(x).await
     }

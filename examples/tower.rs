@@ -255,8 +255,9 @@ async fn run() -> Result<(), Vec<String>> {
             m.probes_succeeded
         );
         if m.times_opened != 1 || m.probes_succeeded != 1 || m.rejected == 0 {
-            t.failed
-                .push(format!("`{group}` did not open, refuse and close once: {m:?}"));
+            t.failed.push(format!(
+                "`{group}` did not open, refuse and close once: {m:?}"
+            ));
         }
     }
     if t.failed.is_empty() {

@@ -51,8 +51,11 @@ struct PerHost {
     config: Config,
     /// Breakers by host, then port: a known host costs a read lock and a hash of
     /// the host, and no allocation.
-    known: RwLock<HashMap<Box<str>, Vec<(u16, &'static Breaker)>>>,
+    known: RwLock<HashMap<Box<str>, Ports>>,
 }
+
+/// A host's breakers, by port.
+type Ports = Vec<(u16, &'static Breaker)>;
 
 impl CircuitBreakerMiddleware {
     /// Every request behind `group`'s breaker in the process-wide registry (the

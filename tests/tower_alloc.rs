@@ -152,7 +152,10 @@ fn http_responses_through_the_layer_allocate_nothing() {
     });
     assert_eq!(n, 0);
     let m = b.metrics();
-    assert_eq!((m.successes, m.ignored, m.failures), (CALLS / 2, CALLS / 4, CALLS / 4));
+    assert_eq!(
+        (m.successes, m.ignored, m.failures),
+        (CALLS / 2, CALLS / 4, CALLS / 4)
+    );
 }
 
 #[test]

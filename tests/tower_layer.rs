@@ -152,7 +152,11 @@ async fn a_request_whose_client_goes_away_is_abandoned_not_failed() {
     assert_eq!(abandoned, 1);
     let m = breaker.metrics();
     assert_eq!((m.failures, m.successes), (0, 0));
-    assert_eq!(m.state, State::Closed, "threshold 1: a failure would have opened it");
+    assert_eq!(
+        m.state,
+        State::Closed,
+        "threshold 1: a failure would have opened it"
+    );
 }
 
 #[derive(Debug)]
@@ -178,7 +182,10 @@ async fn the_layer_and_the_attribute_of_one_group_share_one_breaker() {
     let layer = CircuitBreakerLayer::with_config("shared-orders", &config(2, 60_000));
     let in_registry: Breaker = registry().get("shared-orders").unwrap();
     assert!(layer.breaker().same_as(&in_registry));
-    assert!(registry().conflicts().iter().all(|c| c.group != "shared-orders"));
+    assert!(registry()
+        .conflicts()
+        .iter()
+        .all(|c| c.group != "shared-orders"));
 
     let handler = Handler::answering(200);
     let addr = serve(layer, handler.clone()).await;
@@ -212,5 +219,8 @@ async fn a_layer_built_first_declares_the_config_the_attribute_then_shares() {
         .breaker()
         .same_as(&registry().get("shared-invoices").unwrap()));
     assert_eq!(layer.breaker().metrics().successes, 1);
-    assert!(registry().conflicts().iter().all(|c| c.group != "shared-invoices"));
+    assert!(registry()
+        .conflicts()
+        .iter()
+        .all(|c| c.group != "shared-invoices"));
 }

@@ -125,12 +125,23 @@ async fn one_group_for_every_host_ignores_4xx_and_fails_on_refused_connections()
     let nobody = closed.local_addr().unwrap();
     drop(closed);
     for _ in 0..3 {
-        let error = client.get(format!("http://{nobody}/")).send().await.unwrap_err();
+        let error = client
+            .get(format!("http://{nobody}/"))
+            .send()
+            .await
+            .unwrap_err();
         assert!(circuit_open(&error).is_none(), "{error}");
     }
     assert_eq!(group.state(), State::Open);
-    let refused = client.get(format!("http://{addr}/")).send().await.unwrap_err();
-    assert!(circuit_open(&refused).is_some(), "one group: every host is refused");
+    let refused = client
+        .get(format!("http://{addr}/"))
+        .send()
+        .await
+        .unwrap_err();
+    assert!(
+        circuit_open(&refused).is_some(),
+        "one group: every host is refused"
+    );
     assert_eq!(host.hits(), 5);
 }
 

@@ -64,7 +64,10 @@ impl Service<()> for Upstream {
         assert!(self.ready.load(SeqCst), "called without being ready");
         self.calls.fetch_add(1, SeqCst);
         let status = self.status.load(SeqCst);
-        ready(Ok(http::Response::builder().status(status).body(()).unwrap()))
+        ready(Ok(http::Response::builder()
+            .status(status)
+            .body(())
+            .unwrap()))
     }
 }
 
@@ -103,8 +106,8 @@ where
 fn fifth_hundreds_fail_fours_are_ignored_and_the_second_failure_opens() {
     let clock = ManualClock::new();
     let upstream = Upstream::answering(200);
-    let mut svc = CircuitBreakerLayer::for_breaker(&breaker("svc-classify", &clock))
-        .layer(upstream.clone());
+    let mut svc =
+        CircuitBreakerLayer::for_breaker(&breaker("svc-classify", &clock)).layer(upstream.clone());
     assert_eq!(request(&mut svc), Ok(200));
     upstream.status.store(404, SeqCst);
     assert_eq!(request(&mut svc), Ok(404));
@@ -123,7 +126,11 @@ fn fifth_hundreds_fail_fours_are_ignored_and_the_second_failure_opens() {
     let open = request(&mut svc).unwrap_err();
     assert_eq!(open.reason(), OpenReason::Open);
     assert_eq!(open.retry_after(), Some(OPEN));
-    assert_eq!(upstream.calls.load(SeqCst), calls, "refused without the upstream");
+    assert_eq!(
+        upstream.calls.load(SeqCst),
+        calls,
+        "refused without the upstream"
+    );
     assert_eq!(svc.breaker().metrics().rejected, 1);
 }
 
@@ -144,9 +151,16 @@ fn readiness_asks_and_never_claims_so_a_ready_service_may_go_uncalled() {
         // dropped ready, never called
     }
     let after = layer.breaker().metrics();
-    assert_eq!(after.state, State::Open, "readiness must not move the breaker");
+    assert_eq!(
+        after.state,
+        State::Open,
+        "readiness must not move the breaker"
+    );
     assert_eq!(after.probes_in_flight, 0);
-    assert_eq!((after.calls, after.rejected), (before.calls, before.rejected));
+    assert_eq!(
+        (after.calls, after.rejected),
+        (before.calls, before.rejected)
+    );
 
     upstream.status.store(200, SeqCst);
     assert_eq!(request(&mut svc), Ok(200)); // the call is the probe, and closes it
@@ -167,7 +181,10 @@ fn an_open_circuit_is_ready_at_once_without_asking_the_inner_service() {
     assert_eq!(upstream.calls.load(SeqCst), 0);
 
     b.reset();
-    assert!(poll_ready(&mut svc).is_pending(), "closed: the inner readiness counts");
+    assert!(
+        poll_ready(&mut svc).is_pending(),
+        "closed: the inner readiness counts"
+    );
     assert_eq!(upstream.polls.load(SeqCst), 1);
 }
 
@@ -186,7 +203,11 @@ fn a_circuit_that_admits_after_readiness_refused_still_refuses_and_frees_the_pro
     clock.advance(OPEN); // ... and now a claim would be admitted as the probe
     let refused = poll_now(svc.call(()));
     assert!(matches!(refused, Err(BreakerError::Open(_))));
-    assert_eq!(upstream.calls.load(SeqCst), calls, "the unready upstream was not called");
+    assert_eq!(
+        upstream.calls.load(SeqCst),
+        calls,
+        "the unready upstream was not called"
+    );
     let m = b.metrics();
     assert_eq!(m.abandoned, 1, "the probe claimed in the race was given up");
     assert_eq!(m.probes_in_flight, 0);
@@ -295,7 +316,10 @@ fn layers_and_services_share_one_breaker_and_a_clone_is_not_ready() {
     let b = breaker("svc-clone", &clock);
     let layer = CircuitBreakerLayer::for_breaker(&b);
     let again = CircuitBreakerLayer::for_breaker(&b.clone());
-    assert!(std::ptr::eq(layer.breaker(), again.breaker()), "one handle per breaker");
+    assert!(
+        std::ptr::eq(layer.breaker(), again.breaker()),
+        "one handle per breaker"
+    );
     assert!(layer.breaker().same_as(&b));
     let svc = layer.layer(Upstream::answering(200));
     assert!(svc.clone().breaker().same_as(&b));

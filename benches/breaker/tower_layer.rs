@@ -106,9 +106,10 @@ pub(crate) fn layer(c: &mut Criterion) {
         iter_ok(b, || poll_now(tower_call(&mut guarded, black_box(1))))
     });
     let mut owned = with_handle("bench-tower-arc");
-    g.bench_function("breaker: layer + Arc clone per request (owned permit)", |b| {
-        iter_ok(b, || poll_now(tower_call(&mut owned, black_box(1))))
-    });
+    g.bench_function(
+        "breaker: layer + Arc clone per request (owned permit)",
+        |b| iter_ok(b, || poll_now(tower_call(&mut owned, black_box(1)))),
+    );
     let mut open = layered("bench-tower-open");
     open.breaker().force_open();
     let refused = poll_now(tower_call(&mut open, 1));
@@ -141,18 +142,21 @@ pub(crate) fn threads(c: &mut Criterion) {
         })
     });
     let guarded = layered("bench-tower-threads");
-    g.bench_function(format!("breaker: CircuitBreakerLayer, one breaker x{n}"), |b| {
-        b.iter_custom(|iters| {
-            aggregate(n, iters, Clocking::Wall, |_| {
-                let mut svc = guarded.clone();
-                move |k: u64| {
-                    for _ in 0..k {
-                        black_box(poll_now(tower_call(&mut svc, black_box(1))).is_ok());
+    g.bench_function(
+        format!("breaker: CircuitBreakerLayer, one breaker x{n}"),
+        |b| {
+            b.iter_custom(|iters| {
+                aggregate(n, iters, Clocking::Wall, |_| {
+                    let mut svc = guarded.clone();
+                    move |k: u64| {
+                        for _ in 0..k {
+                            black_box(poll_now(tower_call(&mut svc, black_box(1))).is_ok());
+                        }
                     }
-                }
+                })
             })
-        })
-    });
+        },
+    );
     let owned = with_handle("bench-tower-threads-arc");
     g.bench_function(
         format!("breaker: layer + Arc clone per request, one breaker x{n}"),

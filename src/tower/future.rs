@@ -88,7 +88,8 @@ where
                 Poll::Ready(result.map_err(BreakerError::Inner))
             }
             KindProj::Refused { open } => Poll::Ready(Err(BreakerError::Open(
-                open.take().expect("ResponseFuture polled after it completed"),
+                open.take()
+                    .expect("ResponseFuture polled after it completed"),
             ))),
         }
     }

@@ -24,7 +24,7 @@
 //!   would refuse, it answers ready at once, without waiting for the inner service
 //!   (an open circuit fails fast), and the next `call` refuses. It never claims:
 //!   a service made ready and then dropped leaves the breaker as it was.
-//! - `call` claims a [`Permit`]. Refused: the returned future resolves to
+//! - `call` claims a [`Permit`](crate::Permit). Refused: the returned future resolves to
 //!   [`BreakerError::Open`] and the inner service is not called. Admitted: the
 //!   inner call's future and the permit move into a [`ResponseFuture`], which
 //!   records the outcome when the call finishes: the classifier's verdict on its
