@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
-use breaker::tower::{BoxError, BreakerError, CircuitBreakerLayer, Errors};
+use breaker::tower::{BoxError, BreakerError, CircuitBreakerLayer, Errors, Verdict};
 use breaker::{Breaker, CircuitOpen, Config, EveryError, ManualClock, OpenReason, State};
 use tower::{Layer, Service, ServiceExt};
 
@@ -323,4 +323,28 @@ fn layers_and_services_share_one_breaker_and_a_clone_is_not_ready() {
     assert!(layer.breaker().same_as(&b));
     let svc = layer.layer(Upstream::answering(200));
     assert!(svc.clone().breaker().same_as(&b));
+}
+
+/// A user's own rule: here a 404 means the upstream lost its data.
+fn not_found_fails(result: Result<&http::Response<()>, &Infallible>) -> Verdict {
+    match result {
+        Ok(r) if r.status() == 404 => Verdict::Failure,
+        Ok(r) => breaker::tower::status_verdict(r.status().as_u16()),
+        Err(never) => match *never {},
+    }
+}
+
+#[test]
+fn a_users_classifier_decides_instead_of_the_status_rule() {
+    let clock = ManualClock::new();
+    let b = breaker("svc-own-classifier", &clock);
+    let upstream = Upstream::answering(404);
+    let mut svc = CircuitBreakerLayer::for_breaker(&b)
+        .classify(not_found_fails)
+        .layer(upstream.clone());
+    assert_eq!(request(&mut svc), Ok(404));
+    assert_eq!(request(&mut svc), Ok(404));
+    let m = b.metrics();
+    assert_eq!((m.failures, m.ignored), (2, 0));
+    assert_eq!(m.state, State::Open);
 }
