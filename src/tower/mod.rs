@@ -41,7 +41,8 @@
 //! (`Box<dyn Error + Send + Sync>`) by unwrapping: a refusal becomes a boxed
 //! `CircuitOpen` and an inner error converts as it would without this layer, so
 //! in a `BoxError` stack `error.downcast_ref::<CircuitOpen>()` finds refusals
-//! and the inner errors downcast to their own types.
+//! and the inner errors downcast to their own types. (That conversion boxes, as
+//! every `BoxError` does; `BreakerError` itself does not.)
 //!
 //! # Which breaker
 //!
