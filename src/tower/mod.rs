@@ -87,6 +87,12 @@ impl CircuitBreakerLayer {
     /// The layer of `group`'s breaker in the process-wide registry: the one its
     /// `#[circuit_breaker]` fns use, created with the group's explicit config or
     /// the defaults if nothing has used it yet.
+    ///
+    /// A router is usually built before any handler runs: when the group's
+    /// `#[circuit_breaker]` fns declare a config, pass the same one to
+    /// [`with_config`](Self::with_config) instead, or the group is created here
+    /// with the defaults and their declaration is reported as a
+    /// [`Conflict`](crate::Conflict), not applied.
     pub fn new(group: &str) -> Self {
         Self::for_breaker(&crate::registry().breaker_or_default(group))
     }
