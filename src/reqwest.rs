@@ -65,6 +65,14 @@ impl CircuitBreakerMiddleware {
         Self::for_breaker(&crate::registry().breaker_or_default(group))
     }
 
+    /// Every request behind `group`'s breaker in the process-wide registry,
+    /// declaring `config` as a `#[circuit_breaker]` attribute does (use this when
+    /// the group's fns declare one: see
+    /// [`CircuitBreakerLayer::new`](crate::tower::CircuitBreakerLayer::new)).
+    pub fn with_config(group: &str, config: &Config) -> Self {
+        Self::for_breaker(&crate::registry().breaker(group, config))
+    }
+
     /// Every request behind `breaker`, from any registry or made by hand. Like
     /// the tower layer, the middleware keeps a `&'static` handle: the breaker
     /// lives as long as the process.

@@ -156,3 +156,18 @@ async fn a_request_that_times_out_in_the_caller_is_abandoned() {
     let m = group.metrics();
     assert_eq!((m.abandoned, m.failures, m.successes), (1, 0, 0));
 }
+
+#[test]
+fn a_group_declared_by_the_middleware_is_the_registry_entry_of_that_group() {
+    let middleware = CircuitBreakerMiddleware::with_config("mw-declared", &config());
+    let url = "http://127.0.0.1:1/".parse().unwrap();
+    let breaker = middleware.breaker_for(&url).unwrap();
+    assert!(breaker.same_as(&breaker::registry().get("mw-declared").unwrap()));
+    assert_eq!(breaker.config(), &config());
+    // One group: every host's requests go through it.
+    let other = "http://example.invalid:8080/".parse().unwrap();
+    assert!(std::ptr::eq(
+        breaker,
+        middleware.breaker_for(&other).unwrap()
+    ));
+}
