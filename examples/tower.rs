@@ -29,10 +29,10 @@ use breaker::{registry, Config};
 use reqwest_middleware::{ClientBuilder, ClientWithMiddleware};
 use tower::ServiceBuilder;
 
-/// The client's breaker per upstream host: three failures open it for 400 ms.
-const UPSTREAM: Config = config(3, 400);
-/// The `/price` route's breaker: five 5xx answers open it for 600 ms.
-const ROUTE: Config = config(5, 600);
+/// The client's breaker per upstream host: three failures open it for 1 s.
+const UPSTREAM: Config = config(3, 1_000);
+/// The `/price` route's breaker: five 5xx answers open it for 1.2 s.
+const ROUTE: Config = config(5, 1_200);
 
 const fn config(threshold: u32, open_ms: u64) -> Config {
     match Config::builder()
@@ -203,8 +203,8 @@ async fn run() -> Result<(), Vec<String>> {
     println!("  upstream  {upstream_addr}: GET /quote (can be made to fail)");
     println!("  app       {app_addr}: GET /price calls the upstream through reqwest");
     println!();
-    println!("  route breaker     group `price`, a CircuitBreakerLayer on /price: threshold 5, open 600 ms");
-    println!("  upstream breaker  group `upstream:{upstream_addr}`, the reqwest middleware per host: threshold 3, open 400 ms");
+    println!("  route breaker     group `price`, a CircuitBreakerLayer on /price: threshold 5, open 1.2 s");
+    println!("  upstream breaker  group `upstream:{upstream_addr}`, the reqwest middleware per host: threshold 3, open 1 s");
 
     let mut t = Timeline {
         client: reqwest::Client::new(),
@@ -238,7 +238,7 @@ async fn run() -> Result<(), Vec<String>> {
          succeeds, and both close.",
     );
     upstream.failing.store(false, SeqCst);
-    tokio::time::sleep(Duration::from_millis(700)).await;
+    tokio::time::sleep(Duration::from_millis(1_300)).await;
     t.get(200).await;
     t.get(200).await;
 
