@@ -47,6 +47,8 @@ const CASES: &[&str] = &[
     "forced_open",
     "count_window",
     "time_window",
+    "tower_bare",
+    "tower_layer",
 ];
 
 fn config() -> Config {
@@ -96,7 +98,61 @@ fn run(case: &str, n: u64) {
         }),
         "bare_async" => repeat(n, || poll_now(work_async(black_box(1)))),
         "call_async" => repeat(n, || poll_now(b.call_async(work_async(black_box(1))))),
+        "tower_bare" => {
+            let mut svc = tower_service::Work;
+            repeat(n, || {
+                poll_now(tower_service::request(&mut svc, black_box(1)))
+            })
+        }
+        "tower_layer" => {
+            use breaker::tower::{CircuitBreakerLayer, Errors};
+            use tower::Layer;
+            let layer = CircuitBreakerLayer::for_breaker(b).classify(Errors(breaker::EveryError));
+            let mut svc = layer.layer(tower_service::Work);
+            repeat(n, || {
+                poll_now(tower_service::request(&mut svc, black_box(1)))
+            })
+        }
         other => panic!("unknown case {other}"),
+    }
+}
+
+/// A ready tower service answering `work(x)` at once, and one request to it.
+mod tower_service {
+    use std::future::{poll_fn, ready, Ready};
+    use std::task::{Context, Poll};
+
+    use tower::Service;
+
+    use crate::fixtures::{work, BenchError};
+
+    #[derive(Clone, Copy)]
+    pub struct Work;
+
+    impl Service<u64> for Work {
+        type Response = u64;
+        type Error = BenchError;
+        type Future = Ready<Result<u64, BenchError>>;
+
+        #[inline]
+        fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), BenchError>> {
+            Poll::Ready(Ok(()))
+        }
+
+        #[inline]
+        fn call(&mut self, x: u64) -> Self::Future {
+            ready(work(x))
+        }
+    }
+
+    /// Readiness, then the call.
+    #[inline(always)]
+    pub async fn request<S: Service<u64, Response = u64>>(
+        svc: &mut S,
+        x: u64,
+    ) -> Result<u64, S::Error> {
+        poll_fn(|cx| svc.poll_ready(cx)).await?;
+        svc.call(x).await
     }
 }
 

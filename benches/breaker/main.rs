@@ -18,6 +18,7 @@ use criterion::{BatchSize, Criterion};
 mod fixtures;
 mod peers;
 mod report;
+mod tower_layer;
 
 pub use fixtures::{fail, poll_now, work, work_async, BenchError};
 
@@ -449,6 +450,8 @@ fn main() {
     threads(&mut c);
     policies(&mut c);
     call_site(&mut c);
+    tower_layer::layer(&mut c);
+    tower_layer::threads(&mut c);
     c.final_summary();
     report::print(started);
 }

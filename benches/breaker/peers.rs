@@ -39,7 +39,7 @@ fn recloser() -> Recloser {
 
 /// A tower service that answers with `inner` ([`work`] or [`fail`]), behind the
 /// peer's breaker. Generic, not a fn pointer: the call stays direct.
-fn tower<F>(
+pub(crate) fn tower<F>(
     inner: F,
 ) -> impl Service<
     u64,
@@ -62,7 +62,7 @@ where
 
 /// One tower call: readiness, then the call's future, polled to completion.
 #[inline(always)]
-async fn tower_call<S>(svc: &mut S, x: u64) -> Result<u64, S::Error>
+pub(crate) async fn tower_call<S>(svc: &mut S, x: u64) -> Result<u64, S::Error>
 where
     S: Service<u64, Response = u64>,
 {

@@ -91,7 +91,12 @@ fn is_peer(name: &str) -> bool {
         .any(|p| name.starts_with(p))
 }
 
-/// Prints one markdown table per group, then the targets of issue 5.
+/// The tower layer's group and cases (see `tower_layer.rs`).
+const TL: &str = "tower_layer";
+const TL_LAYER: &str = "breaker: CircuitBreakerLayer";
+const TL_OWNED: &str = "breaker: layer + Arc clone per request (owned permit)";
+
+/// Prints one markdown table per group, then the targets of issues 5 and 14.
 pub(crate) fn print(since: SystemTime) {
     let groups = medians(since);
     if groups.is_empty() {
@@ -182,6 +187,26 @@ pub(crate) fn print(since: SystemTime) {
         (
             "open rejection, fastest peer / breaker (target >= 1.5x)",
             peer_over("open_rejection", "breaker: permit"),
+        ),
+        (
+            "tower layer over the bare ready service (target <= 15 ns)",
+            over(TL, TL_LAYER, "bare call: ready service"),
+        ),
+        (
+            "tower layer, tower-resilience / breaker",
+            peer_over(TL, TL_LAYER),
+        ),
+        (
+            "tower layer, an Arc clone per request (owned permit) over the layer",
+            over(TL, TL_OWNED, TL_LAYER),
+        ),
+        (
+            "tower layer x2 threads, an Arc clone per request over the layer",
+            over(
+                "tower_layer_threads",
+                "breaker: layer + Arc clone per request, one breaker x2",
+                "breaker: CircuitBreakerLayer, one breaker x2",
+            ),
         ),
     ] {
         line(what, value);

@@ -13,7 +13,7 @@ use super::permit::{Classifier, EveryError, Permit};
 use crate::clock::{Clock, ClockSource};
 use crate::config::Config;
 use crate::counters::Counters;
-use crate::error::{CallError, CircuitOpen};
+use crate::error::{CallError, CircuitOpen, OpenReason};
 use crate::metrics::Metrics;
 use crate::policy::Policy;
 use crate::state::{State, Word};
@@ -191,19 +191,54 @@ impl Breaker {
     }
 
     /// Whether a claim made now would be admitted. Pure: takes no slot.
+    // Inlined so that a caller that asks on every request (a tower service's
+    // readiness) pays a load and a test while closed; the rest is out of line.
+    #[inline]
     pub fn would_admit(&self) -> bool {
+        let word = self.inner.word();
+        matches!(word.state(), State::Closed | State::ForcedClosed) || self.inner.would_admit(word)
+    }
+
+    /// The refusal a claim made now would meet, without claiming: `None` when it
+    /// would be admitted. Pure, like [`would_admit`](Self::would_admit): it takes
+    /// no slot, moves nothing and counts nothing (a refused claim counts as
+    /// `rejected`; asking does not). For a caller that must decide before it
+    /// claims, such as a `tower` service's readiness.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use breaker_core::{Breaker, Config, ManualClock, OpenReason};
+    ///
+    /// let clock = ManualClock::new();
+    /// let config = Config::builder().threshold(1).open_ms(1_000).build()?;
+    /// let breaker = Breaker::with_clock("quotes", config, clock.clone());
+    /// assert!(breaker.refusal().is_none());
+    /// breaker.try_acquire().unwrap().failure();
+    /// let open = breaker.refusal().unwrap();
+    /// assert_eq!(open.reason(), OpenReason::Open);
+    /// assert_eq!(open.retry_after(), Some(Duration::from_millis(1_000)));
+    /// assert_eq!(breaker.metrics().rejected, 0); // asking is not a refused claim
+    /// clock.advance(Duration::from_millis(1_000));
+    /// assert!(breaker.refusal().is_none()); // a claim now would be the probe
+    /// breaker.force_open();
+    /// assert_eq!(breaker.refusal().unwrap().reason(), OpenReason::ForcedOpen);
+    /// # Ok::<(), breaker_core::ConfigError>(())
+    /// ```
+    pub fn refusal(&self) -> Option<CircuitOpen> {
         let inner = &*self.inner;
         let word = inner.word();
-        match word.state() {
-            State::Closed | State::ForcedClosed => true,
-            State::ForcedOpen => false,
-            // The reading a claim compares: see the crate docs, "The coarse reading".
-            State::Open => inner.clock.now_coarse() >= inner.reopen_at.load(Acquire),
-            State::HalfOpen => {
-                word.probes() < inner.config.half_open_probes()
-                    || inner.clock.now_coarse() >= inner.lease_until.load(Acquire)
+        let (reason, until) = match word.state() {
+            State::Closed | State::ForcedClosed => return None,
+            State::ForcedOpen => {
+                return Some(CircuitOpen::new(inner.name, OpenReason::ForcedOpen, None))
             }
-        }
+            State::Open => (OpenReason::Open, inner.reopen_at.load(Acquire)),
+            State::HalfOpen if word.probes() < inner.config.half_open_probes() => return None,
+            State::HalfOpen => (OpenReason::HalfOpenFull, inner.lease_until.load(Acquire)),
+        };
+        // The reading a claim compares: see the crate docs, "The coarse reading".
+        let now = inner.clock.now_coarse();
+        (now < until).then(|| CircuitOpen::new(inner.name, reason, Some(until - now)))
     }
 
     /// A snapshot of this breaker's state and counters. Pure.

@@ -49,6 +49,22 @@ pub(super) struct Hot {
 }
 
 impl Inner {
+    /// [`Breaker::would_admit`](super::Breaker::would_admit) for a word that is
+    /// not closed.
+    #[inline(never)]
+    pub(super) fn would_admit(&self, word: Word) -> bool {
+        match word.state() {
+            State::Closed | State::ForcedClosed => true,
+            State::ForcedOpen => false,
+            // The reading a claim compares: see the crate docs, "The coarse reading".
+            State::Open => self.clock.now_coarse() >= self.reopen_at.load(Acquire),
+            State::HalfOpen => {
+                word.probes() < self.config.half_open_probes()
+                    || self.clock.now_coarse() >= self.lease_until.load(Acquire)
+            }
+        }
+    }
+
     #[inline]
     pub(super) fn word(&self) -> Word {
         Word(self.hot.word.load(Acquire))

@@ -1,0 +1,177 @@
+//! `CircuitBreakerLayer` around a ready, immediately answering tower service,
+//! beside the same service bare, behind tower-resilience's layer, and with an
+//! `Arc` clone per request (what an owned permit would add: the layer's future
+//! holds a `Permit<'static>` of a `&'static` breaker instead).
+
+use std::future::{ready, Future, Ready};
+use std::hint::black_box;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use breaker::tower::{BreakerError, CircuitBreakerLayer, Errors};
+use breaker::{Breaker, EveryError};
+use criterion::Criterion;
+use tower::{Layer, Service};
+
+use crate::peers::{tower, tower_call};
+use crate::{aggregate, iter_ok, poll_now, work, BenchError, Clocking, CONFIG};
+
+/// A ready service that answers `work(x)` at once.
+#[derive(Clone, Copy)]
+struct Work;
+
+impl Service<u64> for Work {
+    type Response = u64;
+    type Error = BenchError;
+    type Future = Ready<Result<u64, BenchError>>;
+
+    #[inline]
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), BenchError>> {
+        Poll::Ready(Ok(()))
+    }
+
+    #[inline]
+    fn call(&mut self, x: u64) -> Self::Future {
+        ready(work(x))
+    }
+}
+
+/// `inner` with a `Breaker` handle cloned into every response future and dropped
+/// with it: the two atomic reference-count updates an owned permit costs.
+#[derive(Clone)]
+struct WithHandle<S> {
+    inner: S,
+    handle: Breaker,
+}
+
+struct HandleFuture<F> {
+    future: F,
+    _handle: Breaker,
+}
+
+impl<F: Future + Unpin> Future for HandleFuture<F> {
+    type Output = F::Output;
+
+    #[inline]
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        Pin::new(&mut self.future).poll(cx)
+    }
+}
+
+impl<S: Service<u64>> Service<u64> for WithHandle<S>
+where
+    S::Future: Unpin,
+{
+    type Response = S::Response;
+    type Error = S::Error;
+    type Future = HandleFuture<S::Future>;
+
+    #[inline]
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    #[inline]
+    fn call(&mut self, x: u64) -> Self::Future {
+        HandleFuture {
+            future: self.inner.call(x),
+            _handle: self.handle.clone(),
+        }
+    }
+}
+
+type Guarded = breaker::tower::CircuitBreaker<Work, Errors<EveryError>>;
+
+fn layered(group: &str) -> Guarded {
+    let breaker = Breaker::new(group, CONFIG);
+    CircuitBreakerLayer::for_breaker(&breaker)
+        .classify(Errors(EveryError))
+        .layer(Work)
+}
+
+fn with_handle(group: &str) -> WithHandle<Guarded> {
+    let inner = layered(group);
+    let handle = inner.breaker().clone();
+    WithHandle { inner, handle }
+}
+
+pub(crate) fn layer(c: &mut Criterion) {
+    let mut g = c.benchmark_group("tower_layer");
+    let mut bare = Work;
+    g.bench_function("bare call: ready service", |b| {
+        iter_ok(b, || poll_now(tower_call(&mut bare, black_box(1))))
+    });
+    let mut guarded = layered("bench-tower");
+    g.bench_function("breaker: CircuitBreakerLayer", |b| {
+        iter_ok(b, || poll_now(tower_call(&mut guarded, black_box(1))))
+    });
+    let mut owned = with_handle("bench-tower-arc");
+    g.bench_function(
+        "breaker: layer + Arc clone per request (owned permit)",
+        |b| iter_ok(b, || poll_now(tower_call(&mut owned, black_box(1)))),
+    );
+    let mut open = layered("bench-tower-open");
+    open.breaker().force_open();
+    let refused = poll_now(tower_call(&mut open, 1));
+    assert!(matches!(refused, Err(BreakerError::Open(_))));
+    g.bench_function("breaker: CircuitBreakerLayer, open (refused)", |b| {
+        iter_ok(b, || poll_now(tower_call(&mut open, black_box(1))))
+    });
+    let mut peer = tower(work);
+    g.bench_function("tower-resilience 0.14", |b| {
+        iter_ok(b, || poll_now(tower_call(&mut peer, black_box(1))))
+    });
+    g.finish();
+}
+
+/// Two threads, one breaker: the reference count of an owned permit is a second
+/// cache line every request writes.
+pub(crate) fn threads(c: &mut Criterion) {
+    let mut g = c.benchmark_group("tower_layer_threads");
+    let n = 2;
+    g.bench_function(format!("bare call: ready service x{n}"), |b| {
+        b.iter_custom(|iters| {
+            aggregate(n, iters, Clocking::Wall, |_| {
+                let mut svc = Work;
+                move |k: u64| {
+                    for _ in 0..k {
+                        black_box(poll_now(tower_call(&mut svc, black_box(1))).is_ok());
+                    }
+                }
+            })
+        })
+    });
+    let guarded = layered("bench-tower-threads");
+    g.bench_function(
+        format!("breaker: CircuitBreakerLayer, one breaker x{n}"),
+        |b| {
+            b.iter_custom(|iters| {
+                aggregate(n, iters, Clocking::Wall, |_| {
+                    let mut svc = guarded.clone();
+                    move |k: u64| {
+                        for _ in 0..k {
+                            black_box(poll_now(tower_call(&mut svc, black_box(1))).is_ok());
+                        }
+                    }
+                })
+            })
+        },
+    );
+    let owned = with_handle("bench-tower-threads-arc");
+    g.bench_function(
+        format!("breaker: layer + Arc clone per request, one breaker x{n}"),
+        |b| {
+            b.iter_custom(|iters| {
+                aggregate(n, iters, Clocking::Wall, |_| {
+                    let mut svc = owned.clone();
+                    move |k: u64| {
+                        for _ in 0..k {
+                            black_box(poll_now(tower_call(&mut svc, black_box(1))).is_ok());
+                        }
+                    }
+                })
+            })
+        },
+    );
+    g.finish();
+}

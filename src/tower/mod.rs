@@ -1,0 +1,375 @@
+//! Tower middleware (feature `tower`): [`CircuitBreakerLayer`] puts any
+//! `tower::Service` behind the breaker of a group, and [`Classify`] decides what
+//! its responses and errors count as.
+//!
+//! ```
+//! use std::convert::Infallible;
+//! use breaker::tower::CircuitBreakerLayer;
+//! use tower::{service_fn, Layer, ServiceExt};
+//!
+//! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+//! let hello = service_fn(|_: http::Request<()>| async {
+//!     Ok::<_, Infallible>(http::Response::new("hello"))
+//! });
+//! // 5xx responses count as failures; the group's breaker lives in `breaker::registry()`.
+//! let guarded = CircuitBreakerLayer::new("docs-hello").layer(hello);
+//! let response = guarded.oneshot(http::Request::new(())).await.unwrap();
+//! assert_eq!(*response.body(), "hello");
+//! # });
+//! ```
+//!
+//! # What one request does
+//!
+//! - `poll_ready` asks [`Breaker::would_admit`], a pure query. When the circuit
+//!   would refuse, it answers ready at once, without waiting for the inner service
+//!   (an open circuit fails fast), and the next `call` refuses. It never claims:
+//!   a service made ready and then dropped leaves the breaker as it was.
+//! - `call` claims a [`Permit`](crate::Permit). Refused: the returned future resolves to
+//!   [`BreakerError::Open`] and the inner service is not called. Admitted: the
+//!   inner call's future and the permit move into a [`ResponseFuture`], which
+//!   records the outcome when the call finishes: the classifier's verdict on its
+//!   response or error, a failure if it panics, and *abandoned* if the future is
+//!   dropped first (a client that went away, a timeout outside this layer).
+//! - Nothing is boxed, locked or allocated per request: the future is the inner
+//!   future plus the permit (three words), and the layer reaches its breaker
+//!   through a `&'static` handle resolved once, when the layer is built.
+//!
+//! # Errors
+//!
+//! The service's error is [`BreakerError<E>`]: the inner error, or
+//! [`CircuitOpen`]. It converts into tower's `BoxError`
+//! (`Box<dyn Error + Send + Sync>`) by unwrapping: a refusal becomes a boxed
+//! `CircuitOpen` and an inner error converts as it would without this layer, so
+//! in a `BoxError` stack `error.downcast_ref::<CircuitOpen>()` finds refusals
+//! and the inner errors downcast to their own types. (That conversion boxes, as
+//! every `BoxError` does; `BreakerError` itself does not.)
+//!
+//! # Which breaker
+//!
+//! [`CircuitBreakerLayer::new`] takes the group's breaker from the process-wide
+//! [`registry()`](crate::registry): the same one a `#[circuit_breaker(group = ..)]`
+//! fn of that group uses. [`with_config`](CircuitBreakerLayer::with_config)
+//! declares a config as an attribute does, and
+//! [`for_breaker`](CircuitBreakerLayer::for_breaker) takes any breaker (from
+//! another [`Registry`](crate::Registry), say).
+
+mod classify;
+mod future;
+
+use std::fmt;
+use std::sync::{Mutex, PoisonError};
+use std::task::{Context, Poll};
+
+use breaker_core::{Breaker, CircuitOpen, Config};
+use tower_layer::Layer;
+use tower_service::Service;
+
+pub use self::classify::{status_verdict, Classify, Errors, HttpResponses, Verdict};
+pub use self::future::ResponseFuture;
+
+/// The type-erased error tower stacks use: `Box<dyn Error + Send + Sync>`.
+pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// A [`Layer`] that puts a service behind a circuit breaker. Cloning it is cheap
+/// and every clone, and every service it makes, shares the one breaker.
+///
+/// The classifier `C` says what each outcome counts as; the default,
+/// [`HttpResponses`], fits services answering `http::Response` (5xx and 408
+/// fail, other 4xx are ignored, every error fails). For other services pass
+/// [`Errors`] or your own [`Classify`] with [`classify`](Self::classify).
+#[derive(Clone)]
+pub struct CircuitBreakerLayer<C = HttpResponses> {
+    breaker: &'static Breaker,
+    classifier: C,
+}
+
+impl CircuitBreakerLayer {
+    /// The layer of `group`'s breaker in the process-wide registry: the one its
+    /// `#[circuit_breaker]` fns use, created with the group's explicit config or
+    /// the defaults if nothing has used it yet.
+    ///
+    /// A router is usually built before any handler runs: when the group's
+    /// `#[circuit_breaker]` fns declare a config, pass the same one to
+    /// [`with_config`](Self::with_config) instead, or the group is created here
+    /// with the defaults and their declaration is reported as a
+    /// [`Conflict`](crate::Conflict), not applied.
+    pub fn new(group: &str) -> Self {
+        Self::for_breaker(&crate::registry().breaker_or_default(group))
+    }
+
+    /// The layer of `group`'s breaker in the process-wide registry, declaring
+    /// `config` as a `#[circuit_breaker]` attribute does: it holds unless the group
+    /// was configured explicitly or already declared otherwise (a
+    /// [`Conflict`](crate::Conflict) then says so).
+    ///
+    /// ```
+    /// use breaker::{registry, tower::CircuitBreakerLayer, Config};
+    ///
+    /// let config = Config::builder().threshold(3).open_ms(10_000).build()?;
+    /// let layer = CircuitBreakerLayer::with_config("docs-payments", &config);
+    /// assert!(layer.breaker().same_as(&registry().get("docs-payments").unwrap()));
+    /// # Ok::<(), breaker::ConfigError>(())
+    /// ```
+    pub fn with_config(group: &str, config: &Config) -> Self {
+        Self::for_breaker(&crate::registry().breaker(group, config))
+    }
+
+    /// The layer of `breaker`, from any registry or made by hand.
+    ///
+    /// The layer keeps a `&'static` handle to the breaker, so that a request
+    /// reaches it without touching a reference count: the breaker then lives as
+    /// long as the process (as the breakers of a registry's groups do anyway).
+    /// Building layers for one breaker again and again keeps one handle, not one
+    /// per layer.
+    pub fn for_breaker(breaker: &Breaker) -> Self {
+        CircuitBreakerLayer {
+            breaker: forever(breaker),
+            classifier: HttpResponses,
+        }
+    }
+}
+
+impl<C> CircuitBreakerLayer<C> {
+    /// The same layer with another classifier.
+    ///
+    /// ```
+    /// use breaker::tower::{CircuitBreakerLayer, Errors};
+    ///
+    /// // A non-HTTP service: `Ok` succeeds, an `io::Error` fails unless
+    /// // `io_error` says it is the caller's (NotFound, PermissionDenied, ...).
+    /// let layer = CircuitBreakerLayer::new("docs-files").classify(Errors(breaker::classify::io_error));
+    /// ```
+    pub fn classify<D>(self, classifier: D) -> CircuitBreakerLayer<D> {
+        CircuitBreakerLayer {
+            breaker: self.breaker,
+            classifier,
+        }
+    }
+
+    /// The breaker this layer guards with.
+    pub fn breaker(&self) -> &'static Breaker {
+        self.breaker
+    }
+}
+
+impl<C: fmt::Debug> fmt::Debug for CircuitBreakerLayer<C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CircuitBreakerLayer")
+            .field("group", &self.breaker.group())
+            .field("classifier", &self.classifier)
+            .finish()
+    }
+}
+
+impl<S, C: Clone> Layer<S> for CircuitBreakerLayer<C> {
+    type Service = CircuitBreaker<S, C>;
+
+    fn layer(&self, inner: S) -> Self::Service {
+        CircuitBreaker {
+            inner,
+            breaker: self.breaker,
+            classifier: self.classifier.clone(),
+            refusal: None,
+        }
+    }
+}
+
+/// A service behind a circuit breaker; made by [`CircuitBreakerLayer`].
+pub struct CircuitBreaker<S, C = HttpResponses> {
+    inner: S,
+    breaker: &'static Breaker,
+    classifier: C,
+    /// Set by a `poll_ready` that found the circuit refusing: the next `call`
+    /// refuses, and the inner service, not made ready, is not called.
+    refusal: Option<CircuitOpen>,
+}
+
+impl<S, C> CircuitBreaker<S, C> {
+    /// The breaker this service guards with.
+    pub fn breaker(&self) -> &'static Breaker {
+        self.breaker
+    }
+
+    /// The inner service.
+    pub fn get_ref(&self) -> &S {
+        &self.inner
+    }
+
+    /// The inner service, mutably.
+    pub fn get_mut(&mut self) -> &mut S {
+        &mut self.inner
+    }
+
+    /// The inner service, unwrapped.
+    pub fn into_inner(self) -> S {
+        self.inner
+    }
+}
+
+/// A clone is not ready: like any tower service, it must be polled before a call.
+impl<S: Clone, C: Clone> Clone for CircuitBreaker<S, C> {
+    fn clone(&self) -> Self {
+        CircuitBreaker {
+            inner: self.inner.clone(),
+            breaker: self.breaker,
+            classifier: self.classifier.clone(),
+            refusal: None,
+        }
+    }
+}
+
+impl<S: fmt::Debug, C: fmt::Debug> fmt::Debug for CircuitBreaker<S, C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CircuitBreaker")
+            .field("inner", &self.inner)
+            .field("group", &self.breaker.group())
+            .field("classifier", &self.classifier)
+            .finish()
+    }
+}
+
+impl<S, C, Req> Service<Req> for CircuitBreaker<S, C>
+where
+    S: Service<Req>,
+    C: Classify<S::Response, S::Error> + Clone,
+{
+    type Response = S::Response;
+    type Error = BreakerError<S::Error>;
+    type Future = ResponseFuture<S::Future, C>;
+
+    #[inline]
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        // Asked, never claimed: a ready service may be dropped without a call.
+        if !self.breaker.would_admit() {
+            if let Some(open) = self.breaker.refusal() {
+                self.refusal = Some(open);
+                return Poll::Ready(Ok(()));
+            }
+        }
+        if self.refusal.is_some() {
+            self.refusal = None;
+        }
+        self.inner.poll_ready(cx).map_err(BreakerError::Inner)
+    }
+
+    #[inline]
+    fn call(&mut self, request: Req) -> Self::Future {
+        if self.refusal.is_some() {
+            return self.refuse();
+        }
+        match self.breaker.try_acquire() {
+            Ok(permit) => {
+                ResponseFuture::called(self.inner.call(request), permit, self.classifier.clone())
+            }
+            Err(open) => ResponseFuture::refused(open),
+        }
+    }
+}
+
+impl<S, C> CircuitBreaker<S, C> {
+    /// A call after a `poll_ready` that found the circuit refusing. The inner
+    /// service was not made ready, so it is not called, even if the circuit has
+    /// come to admit since: then the call is given up (its permit counts as
+    /// abandoned, freeing any probe slot) and refused as `poll_ready` decided.
+    #[cold]
+    #[inline(never)]
+    fn refuse<F>(&mut self) -> ResponseFuture<F, C> {
+        let decided = self.refusal.take();
+        match self.breaker.try_acquire() {
+            Err(open) => ResponseFuture::refused(open),
+            Ok(permit) => {
+                drop(permit);
+                ResponseFuture::refused(decided.expect("a refusal"))
+            }
+        }
+    }
+}
+
+/// The error of a service behind a [`CircuitBreaker`]: the breaker refused, or
+/// the inner service failed.
+///
+/// It does not implement `std::error::Error` itself, so that it can convert into
+/// [`BoxError`] by unwrapping (a refusal into a boxed [`CircuitOpen`], an inner
+/// error as the inner service's own would), whatever the inner error is, a
+/// `BoxError` included:
+///
+/// ```
+/// use breaker::tower::{BoxError, BreakerError};
+/// use breaker::{Breaker, CircuitOpen, Config};
+///
+/// let breaker = Breaker::new("docs-box", Config::default());
+/// breaker.force_open();
+/// let refused: BreakerError<std::io::Error> = breaker.try_acquire().unwrap_err().into();
+/// let boxed = BoxError::from(refused);
+/// assert_eq!(boxed.downcast_ref::<CircuitOpen>().unwrap().group(), "docs-box");
+///
+/// let failed = BreakerError::Inner(std::io::Error::other("reset"));
+/// assert!(BoxError::from(failed).is::<std::io::Error>());
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BreakerError<E> {
+    /// The breaker refused; the inner service was not called.
+    Open(CircuitOpen),
+    /// The inner service was called and failed with this error.
+    Inner(E),
+}
+
+impl<E> BreakerError<E> {
+    /// Whether the breaker refused the call.
+    pub fn is_open(&self) -> bool {
+        matches!(self, BreakerError::Open(_))
+    }
+
+    /// The refusal, if the breaker refused.
+    pub fn open(&self) -> Option<&CircuitOpen> {
+        match self {
+            BreakerError::Open(open) => Some(open),
+            BreakerError::Inner(_) => None,
+        }
+    }
+
+    /// The inner service's error, if it was called.
+    pub fn into_inner(self) -> Option<E> {
+        match self {
+            BreakerError::Inner(e) => Some(e),
+            BreakerError::Open(_) => None,
+        }
+    }
+}
+
+impl<E> From<CircuitOpen> for BreakerError<E> {
+    fn from(open: CircuitOpen) -> Self {
+        BreakerError::Open(open)
+    }
+}
+
+impl<E: fmt::Display> fmt::Display for BreakerError<E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BreakerError::Open(open) => open.fmt(f),
+            BreakerError::Inner(e) => e.fmt(f),
+        }
+    }
+}
+
+impl<E: Into<BoxError>> From<BreakerError<E>> for BoxError {
+    fn from(error: BreakerError<E>) -> Self {
+        match error {
+            BreakerError::Open(open) => Box::new(open),
+            BreakerError::Inner(e) => e.into(),
+        }
+    }
+}
+
+/// A `&'static` handle to `breaker`: one leaked clone per distinct breaker, so
+/// that a response future can hold a `Permit<'static>` without a reference count.
+pub(crate) fn forever(breaker: &Breaker) -> &'static Breaker {
+    static HANDLES: Mutex<Vec<&'static Breaker>> = Mutex::new(Vec::new());
+    let mut handles = HANDLES.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some(handle) = handles.iter().find(|handle| handle.same_as(breaker)) {
+        return handle;
+    }
+    let handle: &'static Breaker = Box::leak(Box::new(breaker.clone()));
+    handles.push(handle);
+    handle
+}

@@ -1,0 +1,191 @@
+//! A request through `CircuitBreakerLayer` allocates nothing: readiness, the
+//! call, the response future and its outcome, closed, open and half-open, and a
+//! response future dropped before it finishes. Counted exactly by a counting
+//! global allocator that counts only the calling thread's allocations (the same
+//! allocator as `alloc_per_call.rs`).
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::convert::Infallible;
+use std::future::{ready, Future, Ready};
+use std::pin::pin;
+use std::task::{Context, Poll, Waker};
+use std::time::Duration;
+
+use breaker::tower::{BreakerError, CircuitBreakerLayer, Errors};
+use breaker::{Breaker, Config, EveryError, ManualClock, State};
+use tower::{Layer, Service};
+
+struct Counting;
+
+thread_local! {
+    /// Allocations (alloc, alloc_zeroed, realloc) made by this thread.
+    static ALLOCATIONS: Cell<u64> = const { Cell::new(0) };
+}
+
+fn count_one() {
+    let _ = ALLOCATIONS.try_with(|n| n.set(n.get() + 1));
+}
+
+// SAFETY: every method forwards to `System` unchanged; counting touches only a
+// const thread-local without a destructor, which never allocates.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        count_one();
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        count_one();
+        unsafe { System.alloc_zeroed(layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        count_one();
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
+
+/// How many times `f` allocated on this thread.
+fn allocations_during(f: impl FnOnce()) -> u64 {
+    let before = ALLOCATIONS.with(Cell::get);
+    f();
+    ALLOCATIONS.with(Cell::get) - before
+}
+
+/// One request: readiness, then the call's future, polled to completion with a
+/// no-op waker (no runtime, no allocation).
+fn request<S: Service<R>, R>(svc: &mut S, req: R) -> Result<S::Response, S::Error> {
+    let mut cx = Context::from_waker(Waker::noop());
+    loop {
+        match svc.poll_ready(&mut cx) {
+            Poll::Ready(Ok(())) => break,
+            Poll::Ready(Err(e)) => return Err(e),
+            Poll::Pending => {}
+        }
+    }
+    let mut future = pin!(svc.call(req));
+    loop {
+        if let Poll::Ready(output) = future.as_mut().poll(&mut cx) {
+            return output;
+        }
+    }
+}
+
+const CALLS: u64 = 1_000;
+const OPEN: Duration = Duration::from_secs(60);
+
+fn breaker(group: &str, clock: &ManualClock) -> Breaker {
+    let config = Config::builder()
+        .threshold(3)
+        .open_ms(OPEN.as_millis() as u64)
+        .build()
+        .unwrap();
+    Breaker::with_clock(group, config, clock.clone())
+}
+
+/// A ready service that answers at once: `Ok(x)`, or `Err(())` for odd `x`.
+#[derive(Clone, Copy)]
+struct Echo;
+
+impl Service<u64> for Echo {
+    type Response = u64;
+    type Error = ();
+    type Future = Ready<Result<u64, ()>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), ()>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, x: u64) -> Self::Future {
+        ready(if x % 2 == 0 { Ok(x) } else { Err(()) })
+    }
+}
+
+#[test]
+fn the_counter_sees_allocations() {
+    assert_eq!(allocations_during(|| drop(Box::new(7u64))), 1);
+}
+
+#[test]
+fn closed_requests_through_the_layer_allocate_nothing() {
+    let clock = ManualClock::new();
+    let b = breaker("alloc-tower-closed", &clock);
+    let layer = CircuitBreakerLayer::for_breaker(&b).classify(Errors(EveryError));
+    let mut svc = layer.layer(Echo);
+    assert_eq!(request(&mut svc, 2), Ok(2));
+
+    let n = allocations_during(|| {
+        for i in 0..CALLS {
+            // One failure in ten: never three in a row.
+            let x = if i % 10 == 9 { 1 } else { 2 * i };
+            let result = request(&mut svc, x);
+            assert_eq!(result.is_ok(), x % 2 == 0);
+        }
+    });
+    assert_eq!(n, 0);
+    let m = b.metrics();
+    assert_eq!(m.state, State::Closed);
+    assert_eq!(m.successes + m.failures, CALLS + 1);
+}
+
+#[test]
+fn http_responses_through_the_layer_allocate_nothing() {
+    let clock = ManualClock::new();
+    let b = breaker("alloc-tower-http", &clock);
+    let statuses = [200u16, 404, 503, 201];
+    let upstream = tower::service_fn(|code: u16| {
+        let mut response = http::Response::new(());
+        *response.status_mut() = http::StatusCode::from_u16(code).unwrap();
+        ready(Ok::<_, Infallible>(response))
+    });
+    let mut svc = CircuitBreakerLayer::for_breaker(&b).layer(upstream);
+    let n = allocations_during(|| {
+        for i in 0..CALLS as usize {
+            let code = statuses[i % statuses.len()];
+            assert_eq!(request(&mut svc, code).unwrap().status(), code);
+        }
+    });
+    assert_eq!(n, 0);
+    let m = b.metrics();
+    assert_eq!(
+        (m.successes, m.ignored, m.failures),
+        (CALLS / 2, CALLS / 4, CALLS / 4)
+    );
+}
+
+#[test]
+fn refusals_probes_and_dropped_futures_allocate_nothing() {
+    let clock = ManualClock::new();
+    let b = breaker("alloc-tower-cycle", &clock);
+    let layer = CircuitBreakerLayer::for_breaker(&b).classify(Errors(EveryError));
+    let mut svc = layer.layer(Echo);
+    let cycle = |svc: &mut _| {
+        for _ in 0..3 {
+            assert_eq!(request(svc, 1), Err(BreakerError::Inner(())));
+        }
+        assert!(matches!(request(svc, 2), Err(BreakerError::Open(_))));
+        // A dropped response future: abandoned.
+        let mut ready_svc = layer.layer(Echo);
+        clock.advance(OPEN);
+        let mut cx = Context::from_waker(Waker::noop());
+        assert!(ready_svc.poll_ready(&mut cx).is_ready());
+        drop(ready_svc.call(2)); // the probe, given up
+        assert_eq!(request(svc, 2), Ok(2)); // the next probe closes it
+        assert_eq!(b.state(), State::Closed);
+    };
+    cycle(&mut svc); // every path once on this thread first
+    let n = allocations_during(|| {
+        for _ in 0..CALLS / 10 {
+            cycle(&mut svc);
+        }
+    });
+    assert_eq!(n, 0);
+    let m = b.metrics();
+    assert_eq!(m.times_opened, 1 + CALLS / 10);
+    assert_eq!(m.abandoned, 1 + CALLS / 10);
+}
