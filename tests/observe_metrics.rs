@@ -17,7 +17,7 @@ use breaker::{Config, ManualClock, Registry};
 use metrics_util::debugging::{DebugValue, DebuggingRecorder};
 
 #[allow(dead_code)]
-#[path = "observe_support/exposition.rs"]
+#[path = "support/exposition.rs"]
 mod exposition;
 
 /// A series: its name and its labels, sorted.

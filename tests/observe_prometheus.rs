@@ -20,7 +20,7 @@ use breaker::{Config, ManualClock, Metrics as GroupMetrics, Registry, State};
 
 use exposition::Exposition;
 
-#[path = "observe_support/exposition.rs"]
+#[path = "support/exposition.rs"]
 mod exposition;
 
 // The demo's server, whose `/metrics` is under test.

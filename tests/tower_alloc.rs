@@ -2,10 +2,8 @@
 //! call, the response future and its outcome, closed, open and half-open, and a
 //! response future dropped before it finishes. Counted exactly by a counting
 //! global allocator that counts only the calling thread's allocations (the same
-//! allocator as `alloc_per_call.rs`).
+//! allocator as `alloc_per_call.rs`, from `support`).
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 use std::convert::Infallible;
 use std::future::{ready, Future, Ready};
 use std::pin::pin;
@@ -16,46 +14,12 @@ use breaker::tower::{BreakerError, CircuitBreakerLayer, Errors};
 use breaker::{Breaker, Config, EveryError, ManualClock, State};
 use tower::{Layer, Service};
 
-struct Counting;
+mod support;
 
-thread_local! {
-    /// Allocations (alloc, alloc_zeroed, realloc) made by this thread.
-    static ALLOCATIONS: Cell<u64> = const { Cell::new(0) };
-}
-
-fn count_one() {
-    let _ = ALLOCATIONS.try_with(|n| n.set(n.get() + 1));
-}
-
-// SAFETY: every method forwards to `System` unchanged; counting touches only a
-// const thread-local without a destructor, which never allocates.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        count_one();
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        count_one();
-        unsafe { System.alloc_zeroed(layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        count_one();
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
+use support::{allocations_during, CountingAlloc};
 
 #[global_allocator]
-static ALLOCATOR: Counting = Counting;
-
-/// How many times `f` allocated on this thread.
-fn allocations_during(f: impl FnOnce()) -> u64 {
-    let before = ALLOCATIONS.with(Cell::get);
-    f();
-    ALLOCATIONS.with(Cell::get) - before
-}
+static ALLOCATOR: CountingAlloc = CountingAlloc;
 
 /// One request: readiness, then the call's future, polled to completion with a
 /// no-op waker (no runtime, no allocation).

@@ -2,7 +2,8 @@
 //! [`ManualClock`] (so each test file drives time itself and never meets another
 //! file's breakers), an error type, a [`Tally`] of a group's counts, a counting
 //! allocator, a no-op poller and a way to trip a breaker. (The core crate's tests
-//! have a module of the same name and job.)
+//! have a module of the same name and job.) Beside it, `exposition.rs` is a strict
+//! reader of the Prometheus text format, included by path by the tests that scrape.
 #![allow(dead_code)]
 
 use std::alloc::{GlobalAlloc, Layout, System};
