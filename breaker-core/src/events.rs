@@ -17,7 +17,10 @@
 //!   So the thread that made a transition may return before its event is
 //!   delivered (another thread delivers it), and a subscriber that causes a
 //!   transition of the same breaker sees that transition after its own call
-//!   returns, never nested inside it. Conflicts have no order among themselves.
+//!   returns, never nested inside it. (Should more than 65,536 transitions of
+//!   one breaker queue behind one not yet announced, delivery moves on and
+//!   the late one comes out of order, its generation telling it.) Conflicts
+//!   have no order among themselves.
 //! - **Panics stay put.** Each call is wrapped in `catch_unwind`: a subscriber
 //!   that panics is counted ([`Subscription::panics`]) and logged, the others
 //!   still receive the event, and the breaker is unchanged.
@@ -357,10 +360,13 @@ const fn index(state: State) -> usize {
     }
 }
 
-/// Transitions whose turn has not come yet: more than this many waiting means
-/// a generation was skipped without being announced (a bug), and delivery moves
-/// past the gap rather than stall.
-const MAX_WAITING: usize = 64;
+/// Transitions whose turn has not come yet. Past this many, the earliest
+/// missing one is taken for lost (a generation changed without being announced
+/// would otherwise stall delivery for good), delivery moves past it, and it is
+/// delivered, late, if it comes. Threads are held between a swap and its
+/// announcement for microseconds; this is tens of milliseconds of transitions
+/// of one breaker at full speed.
+const MAX_WAITING: usize = 1 << 16;
 
 /// One breaker's side of events: its own subscribers, the registry's it
 /// inherits, the transition counts, and the queue that keeps delivery in
@@ -424,20 +430,27 @@ impl Hub {
         order.draining = true;
         loop {
             let turn = order.next;
-            let at = match order.waiting.iter().position(|w| w.generation == turn) {
-                Some(at) => at,
-                None if order.waiting.len() > MAX_WAITING => {
-                    let oldest = (0..order.waiting.len())
-                        .min_by_key(|&i| order.waiting[i].generation.wrapping_sub(turn) & GEN_MASK);
-                    oldest.unwrap_or(0)
-                }
-                None => {
-                    order.draining = false;
-                    return;
-                }
+            // How far ahead of the turn each waiting transition is; "behind"
+            // (more than half the range ahead) only after a skip.
+            let ahead = |t: &Transition| t.generation.wrapping_sub(turn) & GEN_MASK;
+            let at = match order.waiting.iter().position(|w| ahead(w) == 0) {
+                Some(at) => Some(at),
+                None => match order.waiting.iter().position(|w| ahead(w) > GEN_MASK / 2) {
+                    Some(late) => Some(late),
+                    None if order.waiting.len() > MAX_WAITING => {
+                        (0..order.waiting.len()).min_by_key(|&i| ahead(&order.waiting[i]))
+                    }
+                    None => None,
+                },
+            };
+            let Some(at) = at else {
+                order.draining = false;
+                return;
             };
             let t = order.waiting.swap_remove(at);
-            order.next = t.generation.wrapping_add(1) & GEN_MASK;
+            if ahead(&t) <= GEN_MASK / 2 {
+                order.next = t.generation.wrapping_add(1) & GEN_MASK;
+            }
             drop(order);
             // Each subscriber's panic is caught inside; this catches a panicking
             // log backend, so the queue is never left marked as draining.
