@@ -1,7 +1,8 @@
 //! Exporters of a [`Registry`](crate::Registry)'s metrics: a Prometheus collector
 //! (`prometheus::BreakerCollector`, feature `prometheus`) and a publisher for the
 //! `metrics` facade (`metrics::publish`, feature `metrics`), both describing the
-//! same figures from one table.
+//! same figures from one table; and a subscriber that turns each transition into
+//! a structured `tracing` event (`tracing::subscribe`, feature `tracing`).
 //!
 //! Both read [`Registry::snapshot`](crate::Registry::snapshot) when asked (a
 //! scrape, a call to `metrics::publish`): every group's counters are read once, into one
@@ -44,6 +45,12 @@
 //! The `metrics` facade has no way to withdraw a gauge, so through it a rate with
 //! no value now (an empty window) reads NaN, where Prometheus leaves the series out.
 
+// With `tracing` alone, the table below has no reader.
+#![cfg_attr(
+    not(any(feature = "prometheus", feature = "metrics")),
+    allow(dead_code)
+)]
+
 use std::time::Duration;
 
 use crate::{Metrics, State};
@@ -52,6 +59,8 @@ use crate::{Metrics, State};
 pub mod metrics;
 #[cfg(feature = "prometheus")]
 pub mod prometheus;
+#[cfg(feature = "tracing")]
+pub mod tracing;
 
 /// Whether a family only grows or may go either way.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
