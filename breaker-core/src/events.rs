@@ -65,8 +65,8 @@ pub enum Event {
     /// A breaker changed generation.
     Transition(Transition),
     /// Two call sites declared different configs for one group (registry
-    /// subscribers only).
-    Conflict(Conflict),
+    /// subscribers only). Boxed: a config is large, and conflicts are rare.
+    Conflict(Box<Conflict>),
 }
 
 /// One change of generation of one breaker.
@@ -397,7 +397,9 @@ impl Hub {
             counts: Default::default(),
             order: Mutex::new(Order {
                 next: generation.wrapping_add(1) & GEN_MASK,
-                waiting: Vec::new(),
+                // Allocated with the breaker: transitions allocate nothing
+                // unless more than this many race.
+                waiting: Vec::with_capacity(4),
                 draining: false,
             }),
         }

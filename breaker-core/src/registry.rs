@@ -312,7 +312,8 @@ impl Registry {
             conflicts.push(conflict.clone());
         }
         log::warn!("breaker: {conflict}");
-        self.subscribers.deliver(&Event::Conflict(conflict));
+        self.subscribers
+            .deliver(&Event::Conflict(Box::new(conflict)));
     }
 
     /// Calls `subscriber` with every transition of every breaker of this
