@@ -5,17 +5,22 @@
 //! from a cache while its circuit is open, `profile` has no fallback and returns
 //! `CircuitOpen` through its own error type. The timeline shows every call, what
 //! its breaker did, and the state after; the registry's table ends the run, and
-//! the same figures as Prometheus scrapes them from the server's `/metrics`. The
-//! process exits non-zero if the breakers did not open, fall back, refuse, probe
-//! and close as they should, or if `/metrics` disagrees with the registry.
+//! the same figures as Prometheus scrapes them from the server's `/metrics`, and
+//! the transitions a registry subscriber was told. The process exits non-zero if
+//! the breakers did not open, fall back, refuse, probe and close as they should,
+//! if `/metrics` disagrees with the registry, or if the transitions told are not
+//! the expected sequence.
 
 use std::fmt;
 use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use breaker::observe::prometheus::prometheus_client::registry::Registry as Metrics;
 use breaker::observe::prometheus::BreakerCollector;
-use breaker::{circuit_breaker, CircuitOpen};
+use breaker::{
+    circuit_breaker, CircuitOpen, Event, State, Transition, TransitionReason, TripCause,
+};
 use http_body_util::{BodyExt, Empty};
 use hyper::body::Bytes;
 use hyper::{StatusCode, Uri};
@@ -226,6 +231,14 @@ async fn main() -> ExitCode {
 }
 
 async fn run() -> Result<(), String> {
+    // Every transition of every breaker, as a subscriber is told it.
+    let told = Arc::new(Mutex::new(Vec::<Transition>::new()));
+    let sink = told.clone();
+    let _subscription = breaker::registry().subscribe(move |event: &Event| {
+        if let Event::Transition(t) = event {
+            sink.lock().unwrap().push(*t);
+        }
+    });
     // Every breaker of the process-wide registry, read at each scrape.
     let mut metrics = Metrics::default();
     metrics.register_collector(Box::new(BreakerCollector::new(breaker::registry())));
@@ -324,8 +337,65 @@ async fn run() -> Result<(), String> {
         println!("{line}");
     }
 
+    Timeline::rule("the transitions a subscriber was told: breaker::registry().subscribe(..)");
+    println!();
+    let told = told.lock().unwrap().clone();
+    for transition in &told {
+        println!("{transition}");
+    }
+
     check(&t, &upstream)?;
-    check_exposition(&exposition)
+    check_exposition(&exposition)?;
+    check_transitions(&told)
+}
+
+/// Proves the subscriber was told each circuit's story, in order: a trip, a
+/// probe that failed, a probe that succeeded.
+fn check_transitions(told: &[Transition]) -> Result<(), String> {
+    use State::*;
+    let expected = [
+        (
+            Closed,
+            Open,
+            TransitionReason::Tripped(TripCause::ConsecutiveFailures),
+        ),
+        (Open, HalfOpen, TransitionReason::OpenElapsed),
+        (HalfOpen, Open, TransitionReason::ProbeFailed),
+        (Open, HalfOpen, TransitionReason::OpenElapsed),
+        (HalfOpen, Closed, TransitionReason::ProbesSucceeded),
+    ];
+    let mut failed = Vec::new();
+    for group in ["search", "profile"] {
+        let seen: Vec<_> = told
+            .iter()
+            .filter(|t| t.group == group)
+            .map(|t| (t.from, t.to, t.reason))
+            .collect();
+        if seen != expected {
+            failed.push(format!(
+                "`{group}` was told {seen:?}, expected {expected:?}"
+            ));
+        }
+        let generations: Vec<_> = told
+            .iter()
+            .filter(|t| t.group == group)
+            .map(|t| t.generation)
+            .collect();
+        if generations != [1, 2, 3, 4, 5] {
+            failed.push(format!(
+                "`{group}`: generations {generations:?}, expected 1 to 5"
+            ));
+        }
+    }
+    if failed.is_empty() {
+        println!("\nthe subscriber was told both circuits' transitions, in order.");
+        Ok(())
+    } else {
+        Err(format!(
+            "wrong transitions told:\n  - {}",
+            failed.join("\n  - ")
+        ))
+    }
 }
 
 /// The exposition lines the demo prints: the state each breaker is in, its calls,

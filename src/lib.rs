@@ -170,6 +170,11 @@ pub use breaker_core::{
     Metrics, MonotonicClock, OpenReason, Permit, RateThresholds, Registry, Snapshot, State,
     UnknownGroup, WindowMetrics,
 };
+// Transition and conflict events, and the counts the exporters read.
+pub use breaker_core::events;
+pub use breaker_core::{
+    Event, Subscription, Transition, TransitionCounts, TransitionReason, TripCause,
+};
 
 // Configuration per environment: a TOML file and `BREAKER_` variables over the
 // attributes (feature `config`); its own docs open the module.
@@ -177,8 +182,9 @@ pub use breaker_core::{
 pub mod config_file;
 
 /// Exporters of the registry's metrics: Prometheus (feature `prometheus`) and the
-/// `metrics` facade (feature `metrics`).
-#[cfg(any(feature = "prometheus", feature = "metrics"))]
+/// `metrics` facade (feature `metrics`); and transitions as `tracing` events
+/// (feature `tracing`).
+#[cfg(any(feature = "prometheus", feature = "metrics", feature = "tracing"))]
 pub mod observe;
 
 // The integrations, each behind its feature; their docs are in their modules.

@@ -142,6 +142,35 @@ fn assert_group_equals(scraped: &Exposition, m: &GroupMetrics) {
     series("breaker_generation", None, m.generation as f64);
     let consecutive = f64::from(m.consecutive_failures);
     series("breaker_consecutive_failures", None, consecutive);
+    let open_for = m.open_for.unwrap_or_default().as_secs_f64();
+    series("breaker_open_duration_seconds", None, open_for);
+
+    // Transitions: the five the machine makes itself always, the others once seen.
+    let machine = [
+        (State::Closed, State::Open),
+        (State::Open, State::HalfOpen),
+        (State::HalfOpen, State::Open),
+        (State::HalfOpen, State::Closed),
+        (State::HalfOpen, State::HalfOpen),
+    ];
+    let mut transitions: Vec<_> = machine
+        .iter()
+        .map(|&(from, to)| (from, to, m.transitions.get(from, to)))
+        .collect();
+    transitions.extend(
+        m.transitions
+            .iter()
+            .filter(|&(f, t, _)| !machine.contains(&(f, t))),
+    );
+    for (from, to, count) in &transitions {
+        let (from, to) = (state_label(*from), state_label(*to));
+        let labels = [("name", g), ("from", from.as_str()), ("to", to.as_str())];
+        assert_eq!(
+            scraped.value("breaker_transitions_total", &labels),
+            Some(*count as f64),
+            "{labels:?}"
+        );
+    }
 
     for (name, label, value) in &expected {
         let mut labels = vec![("name", g)];
@@ -154,7 +183,7 @@ fn assert_group_equals(scraped: &Exposition, m: &GroupMetrics) {
     }
     assert_eq!(
         scraped.of_group(g).count(),
-        expected.len(),
+        expected.len() + transitions.len(),
         "the series of {g:?}: {:#?}",
         scraped.of_group(g).collect::<Vec<_>>()
     );
@@ -232,6 +261,35 @@ async fn scrape_of_the_demos_metrics_endpoint_equals_the_snapshot() {
     );
     let scraped = exposition::parse(&body).unwrap_or_else(|why| panic!("{why}\n{body}"));
     assert_eq!(snapshot.len(), 5);
+    // The figures under test are not all zeros: a trip, a probe, a failed probe,
+    // the backoff it grew, and a transition made by hand.
+    let search = snapshot.group("search").unwrap();
+    let closed_open = [("name", "search"), ("from", "closed"), ("to", "open")];
+    assert_eq!(
+        scraped.value("breaker_transitions_total", &closed_open),
+        Some(1.0)
+    );
+    let reopened = [("name", "search"), ("from", "half_open"), ("to", "open")];
+    assert_eq!(
+        scraped.value("breaker_transitions_total", &reopened),
+        Some(1.0)
+    );
+    assert_eq!(search.transitions.total(), 3);
+    assert_eq!(search.open_for, Some(Duration::from_secs(10)));
+    let open_for = [("name", "search")];
+    assert_eq!(
+        scraped.value("breaker_open_duration_seconds", &open_for),
+        Some(10.0)
+    );
+    let forced = [
+        ("name", "isolated"),
+        ("from", "closed"),
+        ("to", "forced_open"),
+    ];
+    assert_eq!(
+        scraped.value("breaker_transitions_total", &forced),
+        Some(1.0)
+    );
     for m in snapshot.iter() {
         assert_group_equals(&scraped, m);
     }
@@ -269,9 +327,10 @@ fn group_names_that_are_not_plain_label_values_come_back_intact() {
     for name in names {
         let closed = scraped.value("breaker_state", &[("name", name), ("state", "closed")]);
         assert_eq!(closed, Some(1.0), "{name:?}");
-        assert_eq!(scraped.of_group(name).count(), 19, "{name:?}");
+        // 19 series, the five transitions of the machine, the open duration.
+        assert_eq!(scraped.of_group(name).count(), 25, "{name:?}");
     }
-    assert_eq!(scraped.samples.len(), 19 * names.len());
+    assert_eq!(scraped.samples.len(), 25 * names.len());
 }
 
 #[test]

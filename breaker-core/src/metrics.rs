@@ -5,6 +5,7 @@ use std::fmt;
 use std::ops::Deref;
 use std::time::Duration;
 
+use crate::events::TransitionCounts;
 use crate::policy::Counts;
 use crate::state::State;
 
@@ -56,6 +57,12 @@ pub struct Metrics {
     pub window: Option<WindowMetrics>,
     /// Time until a probe may go, when the breaker is refusing claims for a while.
     pub retry_after: Option<Duration>,
+    /// Transitions so far, by the state left and the state entered; counted
+    /// where each is announced, never on the call path.
+    pub transitions: TransitionCounts,
+    /// The open duration of the current episode while open or half-open (it
+    /// grows by `backoff` after each failed probe); `None` otherwise.
+    pub open_for: Option<Duration>,
 }
 
 /// What the window of a rate policy holds at one moment: outcomes (ignored errors

@@ -5,13 +5,14 @@
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use parking_lot::{Mutex, RwLock};
 
 use crate::breaker::Breaker;
 use crate::clock::{Clock, ClockSource};
 use crate::config::Config;
+use crate::events::{Event, Subscribers, Subscription};
 use crate::metrics::Snapshot;
 
 /// The process-wide registry that `#[circuit_breaker]` call sites use by default.
@@ -45,6 +46,8 @@ pub struct Registry {
     clock: ClockSource,
     groups: RwLock<Groups>,
     conflicts: Mutex<Vec<Conflict>>,
+    /// Told every transition of every breaker of this registry, and conflicts.
+    subscribers: Arc<Subscribers>,
 }
 
 #[derive(Default)]
@@ -168,6 +171,7 @@ impl Registry {
             clock,
             groups: RwLock::new(Groups::default()),
             conflicts: Mutex::new(Vec::new()),
+            subscribers: Arc::default(),
         }
     }
 
@@ -204,11 +208,23 @@ impl Registry {
     /// The breaker of `group`, created on first use from the explicit config if
     /// one was set, else from `declared`. See the type docs for conflicts.
     pub fn breaker(&self, group: &str, declared: &Config) -> Breaker {
+        let (breaker, conflict) = self.breaker_locked(group, declared);
+        // Logged and told with no lock held: a logger or subscriber may come
+        // back into this registry.
+        if let Some(conflict) = conflict {
+            self.report(conflict);
+        }
+        breaker
+    }
+
+    /// [`breaker`](Self::breaker) under the registry's locks: the breaker, and
+    /// the conflict its declaration makes, to report once the locks are gone.
+    fn breaker_locked(&self, group: &str, declared: &Config) -> (Breaker, Option<Conflict>) {
         {
             let groups = self.groups.read();
             if let Some(entry) = groups.breakers.get(group) {
                 if entry.declared.as_ref() == Some(declared) {
-                    return entry.breaker.clone();
+                    return (entry.breaker.clone(), None);
                 }
             }
         }
@@ -216,13 +232,14 @@ impl Registry {
         let groups = &mut *groups;
         if let Some(entry) = groups.breakers.get_mut(group) {
             let breaker = entry.breaker.clone();
+            let mut conflict = None;
             match entry.declared {
                 None => {
                     // Created by `breaker_or_default` before any declaration: a
                     // declaration that differs cannot apply any more; say so.
                     entry.declared = Some(*declared);
                     if !groups.configured.contains_key(group) && breaker.config() != declared {
-                        self.report(Conflict {
+                        conflict = Some(Conflict {
                             group: breaker.group(),
                             holding: *breaker.config(),
                             source: ConfigSource::Default,
@@ -237,7 +254,7 @@ impl Registry {
                     } else {
                         ConfigSource::Declared
                     };
-                    self.report(Conflict {
+                    conflict = Some(Conflict {
                         group: breaker.group(),
                         holding: *breaker.config(),
                         source,
@@ -247,9 +264,9 @@ impl Registry {
                 }
                 Some(_) => {}
             }
-            return breaker;
+            return (breaker, conflict);
         }
-        self.create(groups, group, Some(*declared))
+        (self.create(groups, group, Some(*declared)), None)
     }
 
     /// The breaker of `group` without declaring anything, created from the
@@ -274,7 +291,8 @@ impl Registry {
             Some(explicit) => *explicit,
             None => declared.unwrap_or_default(),
         };
-        let breaker = Breaker::from_parts(name, config, self.clock.clone());
+        let inherited = Some(self.subscribers.clone());
+        let breaker = Breaker::from_parts_in(name, config, self.clock.clone(), inherited);
         let entry = Entry {
             breaker: breaker.clone(),
             declared,
@@ -283,12 +301,51 @@ impl Registry {
         breaker
     }
 
+    /// Records `conflict` once; the first time, logs it and tells the
+    /// subscribers, after the conflicts' lock is released. The caller holds no lock.
     fn report(&self, conflict: Conflict) {
-        let mut conflicts = self.conflicts.lock();
-        if !conflicts.contains(&conflict) {
-            log::warn!("breaker: {conflict}");
-            conflicts.push(conflict);
+        {
+            let mut conflicts = self.conflicts.lock();
+            if conflicts.contains(&conflict) {
+                return;
+            }
+            conflicts.push(conflict.clone());
         }
+        log::warn!("breaker: {conflict}");
+        self.subscribers
+            .deliver(&Event::Conflict(Box::new(conflict)));
+    }
+
+    /// Calls `subscriber` with every transition of every breaker of this
+    /// registry (those created later too) and with every [`Conflict`], until the
+    /// returned [`Subscription`] is dropped. Calls come after the registry's
+    /// and the breakers' locks are released, per breaker in generation order;
+    /// a panic is caught and counted. See [`events`](crate::events).
+    ///
+    /// ```
+    /// use breaker_core::{Config, Event, Registry};
+    /// use std::sync::{Arc, Mutex};
+    ///
+    /// let registry = Arc::new(Registry::new());
+    /// let log = Arc::new(Mutex::new(Vec::new()));
+    /// let (sink, inspect) = (log.clone(), registry.clone());
+    /// registry
+    ///     .subscribe(move |event: &Event| {
+    ///         // Inspecting the registry from a subscriber is fine: no lock is held.
+    ///         let groups = inspect.groups().len();
+    ///         if let Event::Transition(t) = event {
+    ///             sink.lock().unwrap().push(format!("{} -> {} ({groups} groups)", t.from, t.to));
+    ///         }
+    ///     })
+    ///     .detach();
+    /// registry.breaker("mail", &Config::default()).force_open();
+    /// assert_eq!(log.lock().unwrap()[..], ["closed -> forced-open (1 groups)"]);
+    /// ```
+    pub fn subscribe<F>(&self, subscriber: F) -> Subscription
+    where
+        F: Fn(&Event) + Send + Sync + 'static,
+    {
+        self.subscribers.add(Box::new(subscriber))
     }
 
     /// The breaker of `group`, if it exists.

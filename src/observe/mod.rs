@@ -1,7 +1,8 @@
 //! Exporters of a [`Registry`](crate::Registry)'s metrics: a Prometheus collector
 //! (`prometheus::BreakerCollector`, feature `prometheus`) and a publisher for the
 //! `metrics` facade (`metrics::publish`, feature `metrics`), both describing the
-//! same figures from one table.
+//! same figures from one table; and a subscriber that turns each transition into
+//! a structured `tracing` event (`tracing::subscribe`, feature `tracing`).
 //!
 //! Both read [`Registry::snapshot`](crate::Registry::snapshot) when asked (a
 //! scrape, a call to `metrics::publish`): every group's counters are read once, into one
@@ -28,6 +29,8 @@
 //! | `breaker_probes_total` | counter | `name`, `kind` | probes that ended `successful` or `failed`, and probe slots `reclaimed` from probes that overran `probe_timeout` | none |
 //! | `breaker_probes_in_flight` | gauge | `name` | probes running now (half-open only) | none |
 //! | `breaker_opened_total` | counter | `name` | times the circuit opened: trips and failed probes, not forced opens | none (resilience4j counts transitions through its events) |
+//! | `breaker_transitions_total` | counter | `name`, `from`, `to` | transitions by the state left and the state entered (`from`/`to` spelled as `state`'s values); the five the state machine makes itself (`closed`->`open`, `open`->`half_open`, `half_open`->`open`, `half_open`->`closed`, `half_open`->`half_open` on a lease reclaim) are listed from the start, the ones made by hand (forcing, reset) once they happened | `resilience4j_circuitbreaker_state` transitions are events there, not a metric; closest is counting its `CircuitBreakerOnStateTransitionEvent`s |
+//! | `breaker_open_duration_seconds` | gauge | `name` | the open duration of the current episode while open or half-open (grows by `backoff` after each failed probe); 0 otherwise | none (resilience4j's wait duration is fixed config) |
 //! | `breaker_generation` | gauge | `name` | the breaker's generation: each transition starts a new one | none |
 //! | `breaker_consecutive_failures` | gauge | `name` | failures in a row counted now (consecutive policy) | none |
 //!
@@ -42,6 +45,12 @@
 //! The `metrics` facade has no way to withdraw a gauge, so through it a rate with
 //! no value now (an empty window) reads NaN, where Prometheus leaves the series out.
 
+// With `tracing` alone, the table below has no reader.
+#![cfg_attr(
+    not(any(feature = "prometheus", feature = "metrics")),
+    allow(dead_code)
+)]
+
 use std::time::Duration;
 
 use crate::{Metrics, State};
@@ -50,6 +59,8 @@ use crate::{Metrics, State};
 pub mod metrics;
 #[cfg(feature = "prometheus")]
 pub mod prometheus;
+#[cfg(feature = "tracing")]
+pub mod tracing;
 
 /// Whether a family only grows or may go either way.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -205,6 +216,31 @@ pub(crate) const FAMILIES: &[Family] = &[
         samples: |m, sample| sample(&[], Value::Int(m.times_opened)),
     },
     Family {
+        name: "breaker_transitions_total",
+        help: "Transitions by the state left (from) and the state entered (to).",
+        ty: Type::Counter,
+        seconds: false,
+        samples: |m, sample| {
+            let t = &m.transitions;
+            for (from, to) in MACHINE {
+                sample(&transition_labels(from, to), Value::Int(t.get(from, to)));
+            }
+            for (from, to, count) in t.iter().filter(|&(f, t, _)| !MACHINE.contains(&(f, t))) {
+                sample(&transition_labels(from, to), Value::Int(count));
+            }
+        },
+    },
+    Family {
+        name: "breaker_open_duration_seconds",
+        help: "The open duration of the current episode while open or half-open (grows by backoff after failed probes); 0 otherwise.",
+        ty: Type::Gauge,
+        seconds: true,
+        samples: |m, sample| {
+            let open_for = m.open_for.unwrap_or(Duration::ZERO);
+            sample(&[], Value::Float(open_for.as_secs_f64()));
+        },
+    },
+    Family {
         name: "breaker_generation",
         help: "The circuit breaker's generation; every transition starts a new one.",
         ty: Type::Gauge,
@@ -219,6 +255,21 @@ pub(crate) const FAMILIES: &[Family] = &[
         samples: |m, sample| sample(&[], Value::Int(u64::from(m.consecutive_failures))),
     },
 ];
+
+/// The transitions the state machine makes by itself, listed from the first
+/// scrape on (at 0); transitions by hand (to and from the forced states, and
+/// resets) are listed once they happened.
+pub(crate) const MACHINE: [(State, State); 5] = [
+    (State::Closed, State::Open),
+    (State::Open, State::HalfOpen),
+    (State::HalfOpen, State::Open),
+    (State::HalfOpen, State::Closed),
+    (State::HalfOpen, State::HalfOpen),
+];
+
+fn transition_labels(from: State, to: State) -> [(&'static str, &'static str); 2] {
+    [("from", state_label(from)), ("to", state_label(to))]
+}
 
 /// Every state, in the order the `state` label lists them.
 const STATES: [State; 5] = [

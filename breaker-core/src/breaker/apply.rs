@@ -6,7 +6,10 @@ use std::time::Duration;
 
 use super::inner::Inner;
 use super::transition::{self, Act, Input, Reason, Step, Transition};
+use crate::config::FailurePolicy;
 use crate::counters::Event;
+use crate::events::{self, TransitionReason, TripCause};
+use crate::policy::Policy;
 use crate::state::{State, Word};
 use crate::sync::Ordering::*;
 
@@ -31,9 +34,31 @@ impl Inner {
     #[cold]
     pub(super) fn trip(&self, generation: u64) {
         let open_for = self.config.open_nanos();
+        let cause = self.trip_cause(generation);
         // Without the lock, failures and resets change only the count of a
         // closed word, never its generation: the open retries past them.
-        self.open(Input::Trip { generation }, open_for);
+        self.open(Input::Trip { generation }, open_for, cause);
+    }
+
+    /// Which rule tripped in `generation`, read before the trip empties the
+    /// window: the failure rate if it is at its threshold, else the slow-call rate.
+    fn trip_cause(&self, generation: u64) -> TripCause {
+        let (Policy::TimeWindow(_) | Policy::CountWindow(_)) = &self.hot.policy else {
+            return TripCause::ConsecutiveFailures;
+        };
+        let counts = self.hot.policy.window_counts(generation, &self.clock);
+        let rates = match self.config.policy() {
+            FailurePolicy::TimeWindow { rates, .. } | FailurePolicy::CountWindow { rates, .. } => {
+                rates
+            }
+            _ => return TripCause::FailureRate,
+        };
+        match counts {
+            Some(c) if c.calls > 0 && (c.failures as f64) < rates.failure_rate * c.calls as f64 => {
+                TripCause::SlowCallRate
+            }
+            _ => TripCause::FailureRate,
+        }
     }
 
     /// Half-open -> open after a failed probe, with the open duration grown.
@@ -43,7 +68,8 @@ impl Inner {
         // Lock-free claims and verdicts may have moved the breaker on while this
         // probe waited for the lock (another probe closed it, or its lease was
         // reclaimed): then the open is stale.
-        if self.open(Input::ProbeFailed { generation }, open_for) {
+        let cause = TripCause::ConsecutiveFailures; // unused: a probe's failure is no trip
+        if self.open(Input::ProbeFailed { generation }, open_for, cause) {
             self.counters.bump(Event::Failures);
             self.counters.bump(Event::ProbesFailed);
         } else {
@@ -53,7 +79,7 @@ impl Inner {
 
     /// Opens for `open_for` nanos, unless `input` finds the breaker left its
     /// generation; returns whether it opened.
-    fn open(&self, input: Input, open_for: u64) -> bool {
+    fn open(&self, input: Input, open_for: u64, cause: TripCause) -> bool {
         let guard = self.transition.lock();
         let word = self.word();
         if transition::step(word, input, &self.config, self).act == Act::Stale {
@@ -72,7 +98,7 @@ impl Inner {
         drop(guard);
         self.counters.bump(Event::Opened);
         if let Some(transition) = step.transition(word) {
-            self.published(transition);
+            self.announce(transition, cause, Some(open_for));
         }
         true
     }
@@ -89,27 +115,61 @@ impl Inner {
         }
     }
 
-    /// Where every change of generation is told: today the log. An observer
-    /// would be called here, after the swap and outside the lock.
+    /// Where every change of generation is told: the log, the transition
+    /// counts and the subscribers, in that order, after the swap and outside
+    /// every lock of the breaker (its callers hold none).
     #[cold]
     pub(super) fn published(&self, t: Transition) {
+        let open_for = (t.to == State::Open).then(|| self.open_for.load(Relaxed));
+        self.announce(t, TripCause::ConsecutiveFailures, open_for);
+    }
+
+    /// [`published`](Self::published), with what only the opening path knows:
+    /// which rule tripped, and the open duration it set.
+    #[cold]
+    #[inline(never)]
+    fn announce(&self, t: Transition, cause: TripCause, open_for: Option<u64>) {
         let name = self.name;
-        let open_for = || Duration::from_nanos(self.open_for.load(Relaxed));
-        match t.reason {
-            Reason::Tripped => log::warn!(
-                "circuit `{name}` opened: failure policy tripped; open for {:?}",
-                open_for()
+        let open_for = open_for.map(Duration::from_nanos);
+        let reason = match t.reason {
+            Reason::Tripped => TransitionReason::Tripped(cause),
+            Reason::OpenElapsed => TransitionReason::OpenElapsed,
+            Reason::ProbeFailed => TransitionReason::ProbeFailed,
+            Reason::ProbesSucceeded => TransitionReason::ProbesSucceeded,
+            Reason::LeaseReclaimed { probes } => TransitionReason::LeaseReclaimed { probes },
+            Reason::Forced => match t.to {
+                State::ForcedOpen => TransitionReason::ForcedOpen,
+                State::ForcedClosed => TransitionReason::ForcedClosed,
+                _ => TransitionReason::Reset,
+            },
+        };
+        match reason {
+            TransitionReason::Tripped(cause) => log::warn!(
+                "circuit `{name}` opened: {} tripped; open for {:?}",
+                cause.as_str(),
+                open_for.unwrap_or_default()
             ),
-            Reason::ProbeFailed => log::warn!(
+            TransitionReason::ProbeFailed => log::warn!(
                 "circuit `{name}` reopened: probe failed; open for {:?}",
-                open_for()
+                open_for.unwrap_or_default()
             ),
-            Reason::ProbesSucceeded => log::info!("circuit `{name}` closed: probes succeeded"),
-            Reason::LeaseReclaimed { probes } => log::warn!(
+            TransitionReason::ProbesSucceeded => {
+                log::info!("circuit `{name}` closed: probes succeeded")
+            }
+            TransitionReason::LeaseReclaimed { probes } => log::warn!(
                 "circuit `{name}`: reclaimed {probes} probe slot(s) held past probe_timeout"
             ),
-            Reason::OpenElapsed => {}
-            Reason::Forced => log::info!("circuit `{name}` set to {} by hand", t.to),
+            TransitionReason::OpenElapsed => {}
+            _ => log::info!("circuit `{name}` set to {} by hand", t.to),
         }
+        self.events.announce(events::Transition {
+            group: name,
+            from: t.from,
+            to: t.to,
+            reason,
+            generation: t.generation,
+            open_for,
+            retry_after: open_for,
+        });
     }
 }

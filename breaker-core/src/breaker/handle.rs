@@ -14,6 +14,7 @@ use crate::clock::{Clock, ClockSource};
 use crate::config::Config;
 use crate::counters::Counters;
 use crate::error::{CallError, CircuitOpen, OpenReason};
+use crate::events::{Event, Hub, Subscribers, Subscription};
 use crate::metrics::Metrics;
 use crate::policy::Policy;
 use crate::state::{State, Word};
@@ -68,6 +69,16 @@ impl Breaker {
     }
 
     pub(crate) fn from_parts(name: &'static str, config: Config, clock: ClockSource) -> Self {
+        Self::from_parts_in(name, config, clock, None)
+    }
+
+    /// A breaker that also tells `inherited` (its registry's subscribers).
+    pub(crate) fn from_parts_in(
+        name: &'static str,
+        config: Config,
+        clock: ClockSource,
+        inherited: Option<Arc<Subscribers>>,
+    ) -> Self {
         let policy = Policy::new(&config);
         let word = Word::initial(policy.needs_clock(), policy.is_window());
         Breaker {
@@ -84,8 +95,41 @@ impl Breaker {
                 lease_until: AtomicU64::new(0),
                 transition: Mutex::new(()),
                 counters: Counters::new(),
+                events: Hub::new(word.generation(), inherited),
             }),
         }
+    }
+
+    /// Calls `subscriber` with every transition of this breaker, in generation
+    /// order, after the breaker's locks are released (see [the guarantees](crate::events)),
+    /// until the returned [`Subscription`] is dropped. A breaker from a
+    /// [`Registry`](crate::Registry) also tells the registry's subscribers.
+    ///
+    /// ```
+    /// use breaker_core::{Breaker, Config, Event, State};
+    /// use std::sync::atomic::{AtomicU64, Ordering};
+    /// use std::sync::Arc;
+    ///
+    /// let breaker = Breaker::new("db", Config::default());
+    /// let opened = Arc::new(AtomicU64::new(0));
+    /// let count = opened.clone();
+    /// let subscription = breaker.subscribe(move |event: &Event| {
+    ///     if matches!(event, Event::Transition(t) if t.to == State::ForcedOpen) {
+    ///         count.fetch_add(1, Ordering::Relaxed);
+    ///     }
+    /// });
+    /// breaker.force_open();
+    /// assert_eq!(opened.load(Ordering::Relaxed), 1);
+    /// subscription.unsubscribe();
+    /// breaker.reset();
+    /// breaker.force_open();
+    /// assert_eq!(opened.load(Ordering::Relaxed), 1);
+    /// ```
+    pub fn subscribe<F>(&self, subscriber: F) -> Subscription
+    where
+        F: Fn(&Event) + Send + Sync + 'static,
+    {
+        self.inner.events.subscribe(Box::new(subscriber))
     }
 
     /// The group this breaker guards.

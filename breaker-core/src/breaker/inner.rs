@@ -9,6 +9,7 @@ use parking_lot::Mutex;
 use crate::clock::ClockSource;
 use crate::config::Config;
 use crate::counters::{Counters, Event};
+use crate::events::Hub;
 use crate::metrics::{Metrics, WindowMetrics};
 use crate::policy::Policy;
 use crate::state::{State, Word};
@@ -33,6 +34,8 @@ pub(super) struct Inner {
     /// Serialises the transitions that write more than the word.
     pub(super) transition: Mutex<()>,
     pub(super) counters: Counters,
+    /// Subscribers, transition counts and the order of delivery.
+    pub(super) events: Hub,
 }
 
 // A panic caught around a breaker leaves it whole, so handles and permits may
@@ -128,6 +131,9 @@ impl Inner {
                 .window_counts(word.generation(), &self.clock)
                 .map(WindowMetrics::from),
             retry_after: retry_after.map(Duration::from_nanos),
+            transitions: self.events.counts(),
+            open_for: matches!(word.state(), State::Open | State::HalfOpen)
+                .then(|| Duration::from_nanos(self.open_for.load(Relaxed))),
         }
     }
 }

@@ -1,0 +1,470 @@
+//! What breakers and registries tell their subscribers: the [`Event`]s
+//! (transitions, conflicts), the [`Subscription`] that ends a subscriber, and the
+//! per-breaker hub that counts transitions and delivers them in generation order.
+//!
+//! # The guarantees
+//!
+//! - **Slow paths only.** Events are built where a breaker changes generation or a
+//!   registry records a conflict. A call that changes nothing never looks at the
+//!   subscribers: with none, the call path runs the same instructions as before.
+//! - **No lock held.** A subscriber runs after the breaker's and the registry's
+//!   locks are released, so it may inspect the registry, force or reset a
+//!   breaker, or make a guarded call.
+//! - **Order.** Per breaker, transitions are delivered in generation order, each
+//!   once, to every subscriber, even when two threads make consecutive
+//!   transitions at once: a transition that finds an earlier one not yet
+//!   delivered waits in the breaker's queue, and the thread delivering drains it.
+//!   So the thread that made a transition may return before its event is
+//!   delivered (another thread delivers it), and a subscriber that causes a
+//!   transition of the same breaker sees that transition after its own call
+//!   returns, never nested inside it. (Should more than 65,536 transitions of
+//!   one breaker queue behind one not yet announced, delivery moves on and
+//!   the late one comes out of order, its generation telling it.) Conflicts
+//!   have no order among themselves.
+//! - **Panics stay put.** Each call is wrapped in `catch_unwind`: a subscriber
+//!   that panics is counted ([`Subscription::panics`]) and logged, the others
+//!   still receive the event, and the breaker is unchanged.
+
+use std::fmt;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::*};
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+
+use parking_lot::Mutex;
+
+use crate::registry::Conflict;
+use crate::state::{State, GEN_MASK};
+
+/// What a subscriber is told.
+///
+/// ```
+/// use breaker_core::{Config, Event, ManualClock, Registry, State, TransitionReason, TripCause};
+/// use std::sync::{Arc, Mutex};
+///
+/// let registry = Registry::with_clock(ManualClock::new());
+/// let seen = Arc::new(Mutex::new(Vec::new()));
+/// let sink = seen.clone();
+/// let subscription = registry.subscribe(move |event: &Event| {
+///     if let Event::Transition(t) = event {
+///         sink.lock().unwrap().push((t.group, t.from, t.to, t.reason));
+///     }
+/// });
+/// let db = registry.breaker("db", &Config::builder().threshold(1).build()?);
+/// db.try_acquire()?.failure();
+/// assert_eq!(
+///     seen.lock().unwrap()[..],
+///     [("db", State::Closed, State::Open, TransitionReason::Tripped(TripCause::ConsecutiveFailures))]
+/// );
+/// drop(subscription); // unsubscribes
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum Event {
+    /// A breaker changed generation.
+    Transition(Transition),
+    /// Two call sites declared different configs for one group (registry
+    /// subscribers only). Boxed: a config is large, and conflicts are rare.
+    Conflict(Box<Conflict>),
+}
+
+/// One change of generation of one breaker.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Transition {
+    /// The breaker's group.
+    pub group: &'static str,
+    /// The state it left.
+    pub from: State,
+    /// The state it entered.
+    pub to: State,
+    /// Why.
+    pub reason: TransitionReason,
+    /// The generation it entered (every transition starts a new one; it wraps
+    /// after 2^38).
+    pub generation: u64,
+    /// When it entered [`State::Open`]: how long it stays open this time (grown by
+    /// `backoff` after failed probes). `None` for every other state.
+    pub open_for: Option<Duration>,
+    /// When it entered [`State::Open`]: the time until a probe may go, as of the
+    /// transition (equal to `open_for`). `None` otherwise (a forced open has no end).
+    pub retry_after: Option<Duration>,
+}
+
+/// Why a breaker changed generation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum TransitionReason {
+    /// The failure policy tripped: closed to open.
+    Tripped(TripCause),
+    /// The open duration passed and a claim became the first probe: open to
+    /// half-open.
+    OpenElapsed,
+    /// A probe failed: half-open to open.
+    ProbeFailed,
+    /// Enough probes succeeded: half-open to closed.
+    ProbesSucceeded,
+    /// Every probe overran `probe_timeout`; a claim took their `probes` slots
+    /// and started a new half-open episode.
+    LeaseReclaimed {
+        /// Slots taken back.
+        probes: u32,
+    },
+    /// [`Breaker::force_open`](crate::Breaker::force_open).
+    ForcedOpen,
+    /// [`Breaker::force_closed`](crate::Breaker::force_closed).
+    ForcedClosed,
+    /// [`Breaker::reset`](crate::Breaker::reset).
+    Reset,
+}
+
+/// Which rule of the failure policy tripped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum TripCause {
+    /// `threshold` failures in a row (the consecutive policy).
+    ConsecutiveFailures,
+    /// The failure rate of a window policy's window reached `failure_rate`.
+    FailureRate,
+    /// The slow-call rate of a window policy's window reached `slow_call_rate`.
+    SlowCallRate,
+}
+
+impl TransitionReason {
+    /// A short snake_case name, for logs and labels: `tripped`, `open_elapsed`,
+    /// `probe_failed`, `probes_succeeded`, `lease_reclaimed`, `forced_open`,
+    /// `forced_closed`, `reset`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            TransitionReason::Tripped(_) => "tripped",
+            TransitionReason::OpenElapsed => "open_elapsed",
+            TransitionReason::ProbeFailed => "probe_failed",
+            TransitionReason::ProbesSucceeded => "probes_succeeded",
+            TransitionReason::LeaseReclaimed { .. } => "lease_reclaimed",
+            TransitionReason::ForcedOpen => "forced_open",
+            TransitionReason::ForcedClosed => "forced_closed",
+            TransitionReason::Reset => "reset",
+        }
+    }
+}
+
+impl TripCause {
+    /// `consecutive_failures`, `failure_rate` or `slow_call_rate`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            TripCause::ConsecutiveFailures => "consecutive_failures",
+            TripCause::FailureRate => "failure_rate",
+            TripCause::SlowCallRate => "slow_call_rate",
+        }
+    }
+}
+
+impl fmt::Display for TransitionReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TransitionReason::Tripped(cause) => write!(f, "tripped by {}", cause.as_str()),
+            TransitionReason::LeaseReclaimed { probes } => {
+                write!(f, "lease reclaimed from {probes} probe(s)")
+            }
+            other => f.write_str(other.as_str()),
+        }
+    }
+}
+
+impl fmt::Display for Transition {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "circuit `{}` {} -> {} ({}), generation {}",
+            self.group, self.from, self.to, self.reason, self.generation
+        )?;
+        if let Some(open_for) = self.open_for {
+            write!(f, ", open for {open_for:?}")?;
+        }
+        Ok(())
+    }
+}
+
+/// A subscriber: anything that can be told an [`Event`] from any thread.
+type Callback = Box<dyn Fn(&Event) + Send + Sync>;
+
+struct Entry {
+    id: u64,
+    callback: Callback,
+    active: AtomicBool,
+    panics: AtomicU64,
+}
+
+/// A list of subscribers: a registry's, or one breaker's own.
+#[derive(Default)]
+pub(crate) struct Subscribers {
+    /// Copied out (one `Arc` clone) by each delivery, so no call runs under it.
+    entries: Mutex<Arc<[Arc<Entry>]>>,
+    len: AtomicUsize,
+    next_id: AtomicU64,
+}
+
+impl Subscribers {
+    pub(crate) fn add(self: &Arc<Self>, callback: Callback) -> Subscription {
+        let entry = Arc::new(Entry {
+            id: self.next_id.fetch_add(1, Relaxed),
+            callback,
+            active: AtomicBool::new(true),
+            panics: AtomicU64::new(0),
+        });
+        {
+            let mut entries = self.entries.lock();
+            let mut all = entries.to_vec();
+            all.push(entry.clone());
+            *entries = all.into();
+            self.len.store(entries.len(), Release);
+        }
+        Subscription {
+            list: Arc::downgrade(self),
+            entry,
+        }
+    }
+
+    fn remove(&self, id: u64) {
+        let mut entries = self.entries.lock();
+        let kept: Vec<_> = entries.iter().filter(|e| e.id != id).cloned().collect();
+        *entries = kept.into();
+        self.len.store(entries.len(), Release);
+    }
+
+    fn is_empty(&self) -> bool {
+        self.len.load(Acquire) == 0
+    }
+
+    /// Calls every active subscriber with `event`; none under a lock.
+    pub(crate) fn deliver(&self, event: &Event) {
+        if self.is_empty() {
+            return;
+        }
+        let entries = self.entries.lock().clone();
+        for entry in entries.iter() {
+            if !entry.active.load(Acquire) {
+                continue;
+            }
+            if catch_unwind(AssertUnwindSafe(|| (entry.callback)(event))).is_err() {
+                entry.panics.fetch_add(1, Relaxed);
+                log::error!("breaker: a subscriber panicked on {event:?}; the others were told");
+            }
+        }
+    }
+}
+
+/// A subscriber's registration. Dropping it (or [`unsubscribe`](Self::unsubscribe))
+/// removes the subscriber; [`detach`](Self::detach) keeps it for as long as
+/// the registry or breaker lives.
+///
+/// After removal no new delivery reaches the subscriber; a delivery already
+/// under way on another thread may still finish its call.
+#[must_use = "dropping a Subscription unsubscribes; call `.detach()` to keep it"]
+pub struct Subscription {
+    list: Weak<Subscribers>,
+    entry: Arc<Entry>,
+}
+
+impl Subscription {
+    /// Removes the subscriber now.
+    pub fn unsubscribe(self) {
+        drop(self);
+    }
+
+    /// Keeps the subscriber for the life of what it subscribed to.
+    pub fn detach(self) {
+        std::mem::forget(self);
+    }
+
+    /// How many times this subscriber panicked (each panic was caught, logged
+    /// at `error`, and the event still went to the other subscribers).
+    pub fn panics(&self) -> u64 {
+        self.entry.panics.load(Relaxed)
+    }
+}
+
+impl Drop for Subscription {
+    fn drop(&mut self) {
+        self.entry.active.store(false, Release);
+        if let Some(list) = self.list.upgrade() {
+            list.remove(self.entry.id);
+        }
+    }
+}
+
+impl fmt::Debug for Subscription {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Subscription")
+            .field("id", &self.entry.id)
+            .field("panics", &self.panics())
+            .finish()
+    }
+}
+
+/// Counts of transitions by the state left and the state entered.
+///
+/// ```
+/// use breaker_core::{Breaker, Config, State};
+///
+/// let breaker = Breaker::new("db", Config::builder().threshold(1).build()?);
+/// breaker.try_acquire()?.failure();
+/// breaker.reset();
+/// let t = breaker.metrics().transitions;
+/// assert_eq!(t.get(State::Closed, State::Open), 1);
+/// assert_eq!(t.get(State::Open, State::Closed), 1);
+/// assert_eq!(t.total(), 2);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TransitionCounts([[u64; STATES.len()]; STATES.len()]);
+
+impl TransitionCounts {
+    /// Transitions from `from` to `to`.
+    pub fn get(&self, from: State, to: State) -> u64 {
+        self.0[index(from)][index(to)]
+    }
+
+    /// Every transition counted.
+    pub fn total(&self) -> u64 {
+        self.0.iter().flatten().fold(0, |a, &b| a.saturating_add(b))
+    }
+
+    /// The pairs with at least one transition, with their counts.
+    pub fn iter(&self) -> impl Iterator<Item = (State, State, u64)> + '_ {
+        STATES.iter().flat_map(move |&from| {
+            STATES
+                .iter()
+                .map(move |&to| (from, to, self.get(from, to)))
+                .filter(|&(_, _, n)| n > 0)
+        })
+    }
+}
+
+const STATES: [State; 5] = [
+    State::Closed,
+    State::Open,
+    State::HalfOpen,
+    State::ForcedOpen,
+    State::ForcedClosed,
+];
+
+const fn index(state: State) -> usize {
+    match state {
+        State::Closed => 0,
+        State::Open => 1,
+        State::HalfOpen => 2,
+        State::ForcedOpen => 3,
+        State::ForcedClosed => 4,
+    }
+}
+
+/// Transitions whose turn has not come yet. Past this many, the earliest
+/// missing one is taken for lost (a generation changed without being announced
+/// would otherwise stall delivery for good), delivery moves past it, and it is
+/// delivered, late, if it comes. Threads are held between a swap and its
+/// announcement for microseconds; this is tens of milliseconds of transitions
+/// of one breaker at full speed.
+const MAX_WAITING: usize = 1 << 16;
+
+/// One breaker's side of events: its own subscribers, the registry's it
+/// inherits, the transition counts, and the queue that keeps delivery in
+/// generation order.
+pub(crate) struct Hub {
+    own: Arc<Subscribers>,
+    inherited: Option<Arc<Subscribers>>,
+    counts: [[AtomicU64; STATES.len()]; STATES.len()],
+    order: Mutex<Order>,
+}
+
+struct Order {
+    /// The generation whose transition is delivered next.
+    next: u64,
+    /// Transitions announced before their turn.
+    waiting: Vec<Transition>,
+    /// Whether a thread is draining the queue (it delivers what others add).
+    draining: bool,
+}
+
+impl Hub {
+    /// A hub for a breaker in `generation`, told also to `inherited` (its
+    /// registry's subscribers).
+    pub(crate) fn new(generation: u64, inherited: Option<Arc<Subscribers>>) -> Self {
+        Hub {
+            own: Arc::default(),
+            inherited,
+            counts: Default::default(),
+            order: Mutex::new(Order {
+                next: generation.wrapping_add(1) & GEN_MASK,
+                // Allocated with the breaker: transitions allocate nothing
+                // unless more than this many race.
+                waiting: Vec::with_capacity(4),
+                draining: false,
+            }),
+        }
+    }
+
+    pub(crate) fn subscribe(&self, callback: Callback) -> Subscription {
+        self.own.add(callback)
+    }
+
+    pub(crate) fn counts(&self) -> TransitionCounts {
+        let mut counts = TransitionCounts::default();
+        for (row, atomics) in counts.0.iter_mut().zip(&self.counts) {
+            for (count, atomic) in row.iter_mut().zip(atomics) {
+                *count = atomic.load(Relaxed);
+            }
+        }
+        counts
+    }
+
+    /// Counts `t` and delivers it in its generation's turn. The caller holds no
+    /// lock of the breaker or the registry.
+    #[cold]
+    pub(crate) fn announce(&self, t: Transition) {
+        self.counts[index(t.from)][index(t.to)].fetch_add(1, Relaxed);
+        let mut order = self.order.lock();
+        order.waiting.push(t);
+        if order.draining {
+            return;
+        }
+        order.draining = true;
+        loop {
+            let turn = order.next;
+            // How far ahead of the turn each waiting transition is; "behind"
+            // (more than half the range ahead) only after a skip.
+            let ahead = |t: &Transition| t.generation.wrapping_sub(turn) & GEN_MASK;
+            let at = match order.waiting.iter().position(|w| ahead(w) == 0) {
+                Some(at) => Some(at),
+                None => match order.waiting.iter().position(|w| ahead(w) > GEN_MASK / 2) {
+                    Some(late) => Some(late),
+                    None if order.waiting.len() > MAX_WAITING => {
+                        (0..order.waiting.len()).min_by_key(|&i| ahead(&order.waiting[i]))
+                    }
+                    None => None,
+                },
+            };
+            let Some(at) = at else {
+                order.draining = false;
+                return;
+            };
+            let t = order.waiting.swap_remove(at);
+            if ahead(&t) <= GEN_MASK / 2 {
+                order.next = t.generation.wrapping_add(1) & GEN_MASK;
+            }
+            drop(order);
+            // Each subscriber's panic is caught inside; this catches a panicking
+            // log backend, so the queue is never left marked as draining.
+            let _ = catch_unwind(AssertUnwindSafe(|| self.deliver(&Event::Transition(t))));
+            order = self.order.lock();
+        }
+    }
+
+    fn deliver(&self, event: &Event) {
+        self.own.deliver(event);
+        if let Some(inherited) = &self.inherited {
+            inherited.deliver(event);
+        }
+    }
+}

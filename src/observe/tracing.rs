@@ -1,0 +1,97 @@
+//! Transitions and conflicts as structured [`tracing`] events (feature `tracing`).
+//!
+//! ```
+//! // With a `tracing` subscriber installed (tracing-subscriber's `fmt()`, say):
+//! breaker::observe::tracing::subscribe(breaker::registry()).detach();
+//! breaker::registry().breaker("search", &breaker::Config::default()).force_open();
+//! // -> WARN breaker: circuit transition group="search" from="closed" to="forced-open" ...
+//! ```
+//!
+//! Each event has target `breaker` and these fields:
+//!
+//! | field | value |
+//! |---|---|
+//! | `group` | the breaker's group |
+//! | `from`, `to` | [`State::as_str`](crate::State::as_str) of the states left and entered |
+//! | `reason` | [`TransitionReason::as_str`]: `tripped`, `open_elapsed`, `probe_failed`, `probes_succeeded`, `lease_reclaimed`, `forced_open`, `forced_closed`, `reset` |
+//! | `cause` | with `tripped` only: `consecutive_failures`, `failure_rate` or `slow_call_rate` |
+//! | `probes` | with `lease_reclaimed` only: slots taken back |
+//! | `generation` | the generation entered |
+//! | `open_for_ms`, `retry_after_ms` | on entering `open` only |
+//!
+//! Entering `open` or `forced-open` and reclaiming a lease are `WARN`; the other
+//! transitions `INFO`. A [`Conflict`](crate::Conflict) is a `WARN` event with
+//! `group`, `source` and the conflict as its message.
+//!
+//! The events come from a registry subscriber, on the slow paths that change a
+//! breaker's generation, after its locks are released; nothing here runs on the
+//! call path. No span is opened around guarded calls: measured with callgrind,
+//! a span around `Breaker::call` cost 13 more instructions a call (43 instead of
+//! 30) with no `tracing` subscriber installed at all.
+
+use tracing::{info, warn};
+
+use crate::{ConfigSource, Event, Registry, State, Subscription, TransitionReason};
+
+/// Emits every transition and conflict of `registry`'s breakers as a `tracing`
+/// event, until the [`Subscription`] is dropped (or [`detach`](Subscription::detach)ed).
+pub fn subscribe(registry: &Registry) -> Subscription {
+    registry.subscribe(emit)
+}
+
+/// Emits `event` as a `tracing` event: the subscriber [`subscribe`] installs, to
+/// pass to [`Breaker::subscribe`](crate::Breaker::subscribe) for a standalone
+/// breaker.
+pub fn emit(event: &Event) {
+    match event {
+        Event::Transition(t) => {
+            let cause = match t.reason {
+                TransitionReason::Tripped(cause) => Some(cause.as_str()),
+                _ => None,
+            };
+            let probes = match t.reason {
+                TransitionReason::LeaseReclaimed { probes } => Some(probes),
+                _ => None,
+            };
+            let open_for_ms = t.open_for.map(|d| d.as_millis() as u64);
+            let retry_after_ms = t.retry_after.map(|d| d.as_millis() as u64);
+            let loud = matches!(t.to, State::Open | State::ForcedOpen)
+                || matches!(t.reason, TransitionReason::LeaseReclaimed { .. });
+            // One macro per level: a `tracing` event's level is part of its callsite.
+            macro_rules! transition {
+                ($level:ident) => {
+                    $level!(
+                        target: "breaker",
+                        group = t.group,
+                        from = t.from.as_str(),
+                        to = t.to.as_str(),
+                        reason = t.reason.as_str(),
+                        cause,
+                        probes,
+                        generation = t.generation,
+                        open_for_ms,
+                        retry_after_ms,
+                        "circuit transition"
+                    )
+                };
+            }
+            if loud {
+                transition!(warn);
+            } else {
+                transition!(info);
+            }
+        }
+        Event::Conflict(c) => warn!(
+            target: "breaker",
+            group = c.group,
+            source = match c.source {
+                ConfigSource::Explicit => "explicit",
+                ConfigSource::Declared => "declared",
+                ConfigSource::Default => "default",
+            },
+            "{c}"
+        ),
+        // `Event` is non-exhaustive: kinds added later are not traced here yet.
+        _ => {}
+    }
+}
