@@ -1,6 +1,7 @@
 //! The state one breaker's handles share, and the two ways to touch its word:
 //! a load and a compare-and-swap.
 
+use std::sync::atomic::AtomicPtr;
 use std::time::Duration;
 
 use crossbeam_utils::CachePadded;
@@ -20,7 +21,9 @@ pub(super) struct Inner {
     /// success that resets a failure count (never by a success with nothing to reset).
     pub(super) hot: CachePadded<Hot>,
     pub(super) name: &'static str,
-    pub(super) config: Config,
+    /// Read on the slow paths only (trips, probes, half-open claims): the
+    /// closed path never touches it, so a live reconfiguration costs it nothing.
+    pub(super) config: LiveConfig,
     pub(super) clock: ClockSource,
     /// When the current open state ends (clock nanos). Written before the word
     /// that publishes the `Open` state it belongs to.
@@ -48,7 +51,51 @@ pub(super) struct Hot {
     pub(super) policy: Policy,
 }
 
+/// The config a breaker runs with, replaceable while it runs.
+///
+/// Every config the breaker has had stays allocated until the breaker drops, so
+/// a reference read from `current` stays valid for as long as `&self` is: a
+/// reader never waits and never sees a config freed under it. A live
+/// reconfiguration is an operator's action, so the configs kept are few.
+pub(super) struct LiveConfig {
+    current: AtomicPtr<Config>,
+    all: Mutex<Vec<Box<Config>>>,
+}
+
+impl LiveConfig {
+    pub(super) fn new(config: Config) -> Self {
+        let mut first = Box::new(config);
+        LiveConfig {
+            current: AtomicPtr::new(&mut *first),
+            all: Mutex::new(vec![first]),
+        }
+    }
+
+    #[inline]
+    pub(super) fn get(&self) -> &Config {
+        // SAFETY: `current` always points into a box of `all`, and boxes are
+        // only ever added to `all` (never removed or moved out of) until `self`
+        // drops, which `&self` outlives. The box's heap address does not move
+        // when the vector grows.
+        unsafe { &*self.current.load(Acquire) }
+    }
+
+    /// Publishes `config`; readers see it from their next read.
+    pub(super) fn set(&self, config: Config) {
+        let mut all = self.all.lock();
+        let mut next = Box::new(config);
+        self.current.store(&mut *next, Release);
+        all.push(next);
+    }
+}
+
 impl Inner {
+    /// The config in force now.
+    #[inline]
+    pub(super) fn config(&self) -> &Config {
+        self.config.get()
+    }
+
     #[inline]
     pub(super) fn word(&self) -> Word {
         Word(self.hot.word.load(Acquire))
@@ -70,7 +117,7 @@ impl Inner {
         let now = || self.clock.now_coarse();
         let retry_after = match word.state() {
             State::Open => Some(self.reopen_at.load(Acquire).saturating_sub(now())),
-            State::HalfOpen if word.probes() >= self.config.half_open_probes() => {
+            State::HalfOpen if word.probes() >= self.config().half_open_probes() => {
                 Some(self.lease_until.load(Acquire).saturating_sub(now()))
             }
             _ => None,
