@@ -142,12 +142,13 @@ mod sync;
 
 pub mod classify;
 
-pub use crate::breaker::{Breaker, Classifier, EveryError, Permit};
+pub use crate::breaker::{Breaker, Classifier, EveryError, Permit, PolicyChange};
 pub use crate::clock::{Clock, ManualClock, MonotonicClock};
 pub use crate::config::{Config, ConfigBuilder, ConfigError, FailurePolicy, RateThresholds};
 pub use crate::error::{CallError, CircuitOpen, OpenReason};
 pub use crate::metrics::{Metrics, Snapshot, WindowMetrics};
 pub use crate::registry::{
+    LayerError, Overridden, Reconfigured, Resolution, Resolver,
     registry, AlreadyCreated, ConfigSource, Conflict, Registry, UnknownGroup,
 };
 #[doc(hidden)]
