@@ -126,12 +126,14 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
+mod apply;
 mod env;
 mod error;
 mod file;
 mod patch;
 mod resolve;
 
+pub use apply::{declarations, declared_groups, init, Applied, Declaration};
 pub use env::{env_name, CONFIG_VAR, PREFIX};
 pub use error::{Error, ErrorKind};
 pub use patch::{keys, Patch, SetError, Setting, Source, Value};
