@@ -166,9 +166,10 @@ pub use breaker_macros::circuit_breaker;
 pub use breaker_core::classify;
 pub use breaker_core::{
     registry, AlreadyCreated, Breaker, CallError, CircuitOpen, Classifier, Clock, Config,
-    ConfigBuilder, ConfigError, ConfigSource, Conflict, EveryError, FailurePolicy, ManualClock,
-    Metrics, MonotonicClock, OpenReason, Permit, RateThresholds, Registry, Snapshot, State,
-    UnknownGroup, WindowMetrics,
+    ConfigBuilder, ConfigError, ConfigSource, Conflict, EveryError, FailurePolicy, LayerError,
+    ManualClock, Metrics, MonotonicClock, OpenReason, Overridden, Permit, PolicyChange,
+    RateThresholds, Reconfigured, Registry, Resolution, Resolver, Snapshot, State, UnknownGroup,
+    WindowMetrics,
 };
 
 // Configuration per environment: a TOML file and `BREAKER_` variables over the

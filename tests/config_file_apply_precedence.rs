@@ -39,7 +39,14 @@ fn applied(file: &str, env: &[(&str, &str)]) -> (u128, u128, Registry) {
     settings.apply(&registry).unwrap();
     ranked(&registry).unwrap();
     plain(&registry).unwrap();
-    let open = |group| registry.get(group).unwrap().config().open_duration().as_millis();
+    let open = |group| {
+        registry
+            .get(group)
+            .unwrap()
+            .config()
+            .open_duration()
+            .as_millis()
+    };
     (open("ranked"), open("plain"), registry)
 }
 
@@ -67,7 +74,10 @@ fn without_a_file_each_group_runs_its_declaration_over_the_crate_default() {
 fn defaults_beat_the_crate_default_but_not_a_literal_equal_to_it() {
     let (ranked, plain, registry) = applied("[defaults]\nopen_ms = 10_000\n", &[]);
     assert_eq!(plain, 10_000);
-    assert_eq!(ranked, 30_000, "the literal open_ms = 30000 ranks above [defaults]");
+    assert_eq!(
+        ranked, 30_000,
+        "the literal open_ms = 30000 ranks above [defaults]"
+    );
     assert!(registry.overrides().is_empty());
 }
 
@@ -79,20 +89,26 @@ fn a_template_beats_defaults_but_not_a_literal_equal_to_the_default() {
                 [groups.ranked]\ntemplate = \"t\"\n";
     let (ranked, plain, registry) = applied(file, &[]);
     assert_eq!(plain, 20_000);
-    assert_eq!(ranked, 30_000, "the literal open_ms = 30000 ranks above a template");
+    assert_eq!(
+        ranked, 30_000,
+        "the literal open_ms = 30000 ranks above a template"
+    );
     assert!(registry.overrides().is_empty());
 }
 
 #[test]
 fn a_group_table_beats_the_literal_and_the_override_is_listed_with_file_and_line() {
-    let file = "[templates.t]\nopen_ms = 20_000\n[groups.ranked]\ntemplate = \"t\"\nopen_ms = 40_000\n";
+    let file =
+        "[templates.t]\nopen_ms = 20_000\n[groups.ranked]\ntemplate = \"t\"\nopen_ms = 40_000\n";
     let (ranked, plain, registry) = applied(file, &[]);
     assert_eq!((ranked, plain), (40_000, 30_000));
     let overrides: Vec<String> = registry.overrides().iter().map(|o| o.to_string()).collect();
     assert_eq!(
         overrides,
-        ["group `ranked`: the attribute's `open_ms = 30000` is overridden by \
-          `open_ms = 40000` (`stage.toml` line 5, [groups.ranked])"]
+        [
+            "group `ranked`: the attribute's `open_ms = 30000` is overridden by \
+          `open_ms = 40000` (`stage.toml` line 5, [groups.ranked])"
+        ]
     );
 }
 
@@ -106,8 +122,10 @@ fn a_variable_beats_the_group_table_and_the_override_names_the_variable() {
     let overrides: Vec<String> = registry.overrides().iter().map(|o| o.to_string()).collect();
     assert_eq!(
         overrides,
-        ["group `ranked`: the attribute's `open_ms = 30000` is overridden by \
-          `open_ms = 50000` (variable `BREAKER_GROUPS__RANKED__OPEN_MS`)"]
+        [
+            "group `ranked`: the attribute's `open_ms = 30000` is overridden by \
+          `open_ms = 50000` (variable `BREAKER_GROUPS__RANKED__OPEN_MS`)"
+        ]
     );
 }
 
@@ -147,6 +165,14 @@ fn a_configured_group_takes_the_place_of_its_attribute_in_the_layers() {
         .unwrap();
     ranked(&registry).unwrap();
     let config = *registry.get("ranked").unwrap().config();
-    assert_eq!(config.threshold(), 9, "the code's explicit threshold is a literal");
-    assert_eq!(config.open_duration().as_millis(), 10_000, "the rest layers as usual");
+    assert_eq!(
+        config.threshold(),
+        9,
+        "the code's explicit threshold is a literal"
+    );
+    assert_eq!(
+        config.open_duration().as_millis(),
+        10_000,
+        "the rest layers as usual"
+    );
 }

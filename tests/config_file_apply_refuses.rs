@@ -46,15 +46,28 @@ fn live() -> Registry {
 fn observed(registry: &Registry) -> (Vec<Config>, Vec<String>, u32) {
     let configs = ["orders", "stock"].map(|g| *registry.get(g).unwrap().config());
     let overrides = registry.overrides().iter().map(|o| o.to_string()).collect();
-    let failures = registry.get("orders").unwrap().metrics().consecutive_failures;
+    let failures = registry
+        .get("orders")
+        .unwrap()
+        .metrics()
+        .consecutive_failures;
     (configs.to_vec(), overrides, failures)
 }
 
 /// A group created after a refusal is built by the settings applied before it.
 fn later_is_built_by_the_first_settings(registry: &Registry) {
-    registry.configure("orders-later", Config::builder().threshold(3).build().unwrap()).unwrap();
+    registry
+        .configure(
+            "orders-later",
+            Config::builder().threshold(3).build().unwrap(),
+        )
+        .unwrap();
     let later = registry.breaker_or_default("orders-later");
-    assert_eq!(later.config().threshold(), 3, "no [groups.orders-later]: the declaration holds");
+    assert_eq!(
+        later.config().threshold(),
+        3,
+        "no [groups.orders-later]: the declaration holds"
+    );
     assert_eq!(
         later.config().open_duration().as_millis(),
         30_000,
@@ -66,7 +79,9 @@ fn later_is_built_by_the_first_settings(registry: &Registry) {
 fn a_file_with_an_unknown_key_is_refused_before_it_reaches_the_registry() {
     let err = Settings::from_toml_str("[groups.orders]\ntreshold = 9\n", "bad.toml").unwrap_err();
     assert_eq!(err.kind(), ErrorKind::UnknownKey);
-    assert!(err.to_string().contains("`bad.toml` line 2: [groups.orders] unknown key `treshold`"));
+    assert!(err
+        .to_string()
+        .contains("`bad.toml` line 2: [groups.orders] unknown key `treshold`"));
 }
 
 #[test]
@@ -75,7 +90,10 @@ fn a_bad_variable_names_itself_and_its_key() {
         .with_env([("BREAKER_GROUPS__ORDERS__THRESHOLD", "0")])
         .unwrap_err();
     let message = err.to_string();
-    assert!(message.contains("BREAKER_GROUPS__ORDERS__THRESHOLD"), "{message}");
+    assert!(
+        message.contains("BREAKER_GROUPS__ORDERS__THRESHOLD"),
+        "{message}"
+    );
     assert!(message.contains("threshold"), "{message}");
 }
 
@@ -97,7 +115,12 @@ fn a_composition_the_builder_refuses_applies_nothing_live_or_later() {
     assert_eq!(observed(&registry), before);
     later_is_built_by_the_first_settings(&registry);
     assert_eq!(
-        registry.get("orders").unwrap().config().open_duration().as_millis(),
+        registry
+            .get("orders")
+            .unwrap()
+            .config()
+            .open_duration()
+            .as_millis(),
         30_000,
         "the [defaults] of the refused file did not apply either"
     );
@@ -118,8 +141,12 @@ fn changing_a_live_breakers_failure_policy_is_refused_and_applies_nothing() {
     assert_eq!(observed(&registry), before);
     later_is_built_by_the_first_settings(&registry);
 
-    let resize = Settings::from_toml_str("[groups.stock]\nwindow_calls = 50\n", "resize.toml").unwrap();
-    assert_eq!(resize.apply(&registry).unwrap_err().kind(), ErrorKind::LivePolicyChange);
+    let resize =
+        Settings::from_toml_str("[groups.stock]\nwindow_calls = 50\n", "resize.toml").unwrap();
+    assert_eq!(
+        resize.apply(&registry).unwrap_err().kind(),
+        ErrorKind::LivePolicyChange
+    );
     assert_eq!(observed(&registry), before);
 }
 
@@ -133,7 +160,13 @@ fn a_refused_composition_of_a_group_not_yet_used_is_caught_at_start_up() {
     let err = bad.apply(&registry).unwrap_err();
     let message = err.to_string();
     assert!(message.contains("group `stock`"), "{message}");
-    assert!(message.contains("declared by `#[circuit_breaker]` in `config_file_apply_refuses`"), "{message}");
+    assert!(
+        message.contains("declared by `#[circuit_breaker]` in `config_file_apply_refuses`"),
+        "{message}"
+    );
     stock(&registry).unwrap();
-    assert_eq!(registry.get("stock").unwrap().config().window_calls(), Some(20));
+    assert_eq!(
+        registry.get("stock").unwrap().config().window_calls(),
+        Some(20)
+    );
 }

@@ -28,7 +28,9 @@ async fn zero_async() -> u32 {
 fn both_guarded_fns_are_listed_before_either_runs() {
     // Neither fn has been called in this test binary.
     assert_eq!(declared_groups(), ["inventory-alpha", "inventory-beta"]);
-    let alpha = declarations().find(|d| d.group == "inventory-alpha").unwrap();
+    let alpha = declarations()
+        .find(|d| d.group == "inventory-alpha")
+        .unwrap();
     assert_eq!(alpha.config.threshold(), 2);
     assert_eq!(alpha.module, "config_file_declarations");
     let _ = (self::alpha, beta);
@@ -36,10 +38,14 @@ fn both_guarded_fns_are_listed_before_either_runs() {
 
 #[test]
 fn a_group_no_code_declares_is_reported_with_where_it_was_named() {
-    let file = "[groups.inventory-alpha]\nthreshold = 3\n\n[groups.inventory-gamma]\nthreshold = 3\n";
+    let file =
+        "[groups.inventory-alpha]\nthreshold = 3\n\n[groups.inventory-gamma]\nthreshold = 3\n";
     let settings = Settings::from_toml_str(file, "typo.toml")
         .unwrap()
-        .with_env([("BREAKER_GROUPS__INVENTORY_BETA__OPEN_MS", "1000"), ("BREAKER_GROUPS__INVENTORY_DELTA__OPEN_MS", "1000")])
+        .with_env([
+            ("BREAKER_GROUPS__INVENTORY_BETA__OPEN_MS", "1000"),
+            ("BREAKER_GROUPS__INVENTORY_DELTA__OPEN_MS", "1000"),
+        ])
         .unwrap();
     let applied = settings.apply(&Registry::new()).unwrap();
     let named: Vec<(&str, String)> = applied
@@ -50,9 +56,18 @@ fn a_group_no_code_declares_is_reported_with_where_it_was_named() {
     assert_eq!(
         named,
         [
-            ("inventory-gamma", "`typo.toml` line 4, [groups.inventory-gamma]".to_owned()),
-            ("INVENTORY_DELTA", "variable `BREAKER_GROUPS__INVENTORY_DELTA__OPEN_MS`".to_owned()),
+            (
+                "inventory-gamma",
+                "`typo.toml` line 4, [groups.inventory-gamma]".to_owned()
+            ),
+            (
+                "INVENTORY_DELTA",
+                "variable `BREAKER_GROUPS__INVENTORY_DELTA__OPEN_MS`".to_owned()
+            ),
         ]
     );
-    assert!(matches!(applied.undeclared[0].1, Source::File { line: 4, .. }));
+    assert!(matches!(
+        applied.undeclared[0].1,
+        Source::File { line: 4, .. }
+    ));
 }

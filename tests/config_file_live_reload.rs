@@ -108,14 +108,23 @@ fn reloading_during_four_threads_of_calls_loses_no_count_and_reaches_no_impossib
         s.spawn(|| {
             let mut generations = [0u64; 2];
             while !done.load(Relaxed) {
-                let settings = if reloads.load(Relaxed) % 2 == 0 { &a } else { &b };
-                settings.apply(&registry).expect("both configurations are valid live");
+                let settings = if reloads.load(Relaxed) % 2 == 0 {
+                    &a
+                } else {
+                    &b
+                };
+                settings
+                    .apply(&registry)
+                    .expect("both configurations are valid live");
                 reloads.fetch_add(1, Relaxed);
                 clock.advance(Duration::from_millis(1));
                 for (i, group) in ["reload", "reload-window"].into_iter().enumerate() {
                     if let Some(breaker) = registry.get(group) {
                         let generation = breaker.metrics().generation;
-                        assert!(generation >= generations[i], "the generation never goes back");
+                        assert!(
+                            generation >= generations[i],
+                            "the generation never goes back"
+                        );
                         generations[i] = generation;
                     }
                 }
@@ -128,7 +137,10 @@ fn reloading_during_four_threads_of_calls_loses_no_count_and_reaches_no_impossib
         done.store(true, Relaxed);
     });
 
-    assert!(reloads.load(Relaxed) >= RELOADS, "the reloads overlapped the calls");
+    assert!(
+        reloads.load(Relaxed) >= RELOADS,
+        "the reloads overlapped the calls"
+    );
     let mut total = 0;
     for (tally, group) in tallies.iter().zip(["reload", "reload-window"]) {
         let m = registry.get(group).unwrap().metrics();
@@ -137,7 +149,10 @@ fn reloading_during_four_threads_of_calls_loses_no_count_and_reaches_no_impossib
         total += ran + refused;
         assert_eq!(m.calls, ran, "{group}: every call that ran is counted once");
         assert_eq!(m.successes + m.failures + m.stale, ran, "{group}");
-        assert_eq!(m.rejected, refused, "{group}: every refusal is counted once");
+        assert_eq!(
+            m.rejected, refused,
+            "{group}: every refusal is counted once"
+        );
         assert_eq!(m.probes_in_flight, 0, "{group}: every permit was settled");
         assert!(m.times_opened > 10, "{group}: the breaker cycled");
         assert!(m.probes_succeeded > 10, "{group}: and closed again");
@@ -146,7 +161,11 @@ fn reloading_during_four_threads_of_calls_loses_no_count_and_reaches_no_impossib
             "{group}: never forced"
         );
     }
-    assert_eq!(total, attempts.load(Relaxed), "every attempt ran or was refused");
+    assert_eq!(
+        total,
+        attempts.load(Relaxed),
+        "every attempt ran or was refused"
+    );
     let reload = registry.get("reload").unwrap().metrics();
     if reload.state == State::Closed {
         assert!(reload.consecutive_failures < MAX_THRESHOLD);
@@ -158,5 +177,9 @@ fn reloading_during_four_threads_of_calls_loses_no_count_and_reaches_no_impossib
     counted(&registry, true).unwrap_err();
     assert_eq!(registry.get("reload").unwrap().state(), State::Closed);
     counted(&registry, true).unwrap_err();
-    assert_eq!(registry.get("reload").unwrap().state(), State::Open, "a.toml's threshold = 2");
+    assert_eq!(
+        registry.get("reload").unwrap().state(),
+        State::Open,
+        "a.toml's threshold = 2"
+    );
 }

@@ -51,13 +51,19 @@ fn a_bad_file_stops_the_demo_naming_the_file_and_the_key() {
 #[test]
 fn a_missing_file_stops_the_demo_naming_it() {
     let stderr = refused(&demo(&[("BREAKER_CONFIG", "/nonexistent/breaker.toml")]));
-    assert!(stderr.contains("/nonexistent/breaker.toml"), "stderr: {stderr}");
+    assert!(
+        stderr.contains("/nonexistent/breaker.toml"),
+        "stderr: {stderr}"
+    );
     assert!(stderr.contains("BREAKER_CONFIG"), "stderr: {stderr}");
 }
 
 #[test]
 fn a_bad_variable_stops_the_demo_naming_the_variable() {
     let stderr = refused(&demo(&[("BREAKER_DEFAULTS__TRESHOLD", "3")]));
-    assert!(stderr.contains("BREAKER_DEFAULTS__TRESHOLD"), "stderr: {stderr}");
+    assert!(
+        stderr.contains("BREAKER_DEFAULTS__TRESHOLD"),
+        "stderr: {stderr}"
+    );
     assert!(stderr.contains("threshold"), "stderr: {stderr}");
 }

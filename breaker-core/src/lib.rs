@@ -148,8 +148,8 @@ pub use crate::config::{Config, ConfigBuilder, ConfigError, FailurePolicy, RateT
 pub use crate::error::{CallError, CircuitOpen, OpenReason};
 pub use crate::metrics::{Metrics, Snapshot, WindowMetrics};
 pub use crate::registry::{
-    LayerError, Overridden, Reconfigured, Resolution, Resolver,
-    registry, AlreadyCreated, ConfigSource, Conflict, Registry, UnknownGroup,
+    registry, AlreadyCreated, ConfigSource, Conflict, LayerError, Overridden, Reconfigured,
+    Registry, Resolution, Resolver, UnknownGroup,
 };
 #[doc(hidden)]
 pub use crate::site::{CallSite, SiteBreaker};

@@ -26,7 +26,11 @@ fn a_lower_threshold_trips_on_the_next_failure_counting_the_failures_so_far() {
     let breaker = Breaker::with_clock("db", consecutive(5, 1_000), ManualClock::new());
     fail(&breaker, 3);
     breaker.reconfigure(consecutive(2, 1_000)).unwrap();
-    assert_eq!(breaker.state(), State::Closed, "reconfiguring judges nothing by itself");
+    assert_eq!(
+        breaker.state(),
+        State::Closed,
+        "reconfiguring judges nothing by itself"
+    );
     assert_eq!(breaker.metrics().consecutive_failures, 3);
     fail(&breaker, 1);
     assert_eq!(breaker.state(), State::Open);
@@ -52,11 +56,23 @@ fn an_open_circuit_keeps_its_deadline_and_the_new_open_duration_applies_from_the
     breaker.reconfigure(consecutive(1, 5_000)).unwrap();
     let after = breaker.metrics();
     assert_eq!(
-        (after.state, after.generation, after.failures, after.times_opened),
-        (before.state, before.generation, before.failures, before.times_opened)
+        (
+            after.state,
+            after.generation,
+            after.failures,
+            after.times_opened
+        ),
+        (
+            before.state,
+            before.generation,
+            before.failures,
+            before.times_opened
+        )
     );
     clock.advance(Duration::from_millis(1_000));
-    let probe = breaker.try_acquire().expect("the deadline given at the trip holds");
+    let probe = breaker
+        .try_acquire()
+        .expect("the deadline given at the trip holds");
     probe.failure();
     assert_eq!(breaker.state(), State::Open);
     clock.advance(Duration::from_millis(4_999));
@@ -97,21 +113,35 @@ fn a_change_of_failure_policy_is_refused_and_changes_nothing() {
     let breaker = Breaker::new("db", window);
     for (to, what) in [
         (consecutive(3, 1_000), "window to consecutive"),
-        (Config::builder().window_calls(20).build().unwrap(), "window size"),
         (
-            Config::builder().window_calls(10).failure_rate(0.2).build().unwrap(),
+            Config::builder().window_calls(20).build().unwrap(),
+            "window size",
+        ),
+        (
+            Config::builder()
+                .window_calls(10)
+                .failure_rate(0.2)
+                .build()
+                .unwrap(),
             "window rate",
         ),
     ] {
         let err = breaker.reconfigure(to).unwrap_err();
-        assert_eq!(err.group, "db", "{what}");
+        assert_eq!(err.group(), "db", "{what}");
         assert!(err.to_string().contains("restart"), "{what}: {err}");
         assert_eq!(*breaker.config(), window, "{what}");
     }
     // The same window with other open keys is a live change.
-    let longer = Config::builder().window_calls(10).open_ms(9_000).build().unwrap();
+    let longer = Config::builder()
+        .window_calls(10)
+        .open_ms(9_000)
+        .build()
+        .unwrap();
     breaker.reconfigure(longer).unwrap();
-    assert_eq!(breaker.config().open_duration(), Duration::from_millis(9_000));
+    assert_eq!(
+        breaker.config().open_duration(),
+        Duration::from_millis(9_000)
+    );
 
     let count = Breaker::new("api", consecutive(3, 1_000));
     assert!(count.reconfigure(window).is_err());

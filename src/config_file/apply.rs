@@ -155,12 +155,10 @@ impl Settings {
 /// [`Settings::apply`].
 ///
 /// ```no_run
-/// fn main() {
-///     if let Err(e) = breaker::config_file::init() {
-///         eprintln!("{e}");
-///         std::process::exit(2);
-///     }
-///     // ...
+/// // First thing in `main`:
+/// if let Err(refused) = breaker::config_file::init() {
+///     eprintln!("{refused}");
+///     std::process::exit(2);
 /// }
 /// ```
 pub fn init() -> Result<Applied, Error> {

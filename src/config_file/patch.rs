@@ -383,7 +383,8 @@ impl Patch {
     /// assert!(literals.get("backoff").is_none());
     /// ```
     pub fn from_config(config: &Config) -> Patch {
-        let ms = |d: std::time::Duration| Value::U64(u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+        let ms =
+            |d: std::time::Duration| Value::U64(u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
         let mut patch = Patch::new();
         for key in config.explicit_keys() {
             let value = match key {

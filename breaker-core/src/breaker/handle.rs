@@ -145,15 +145,17 @@ impl Breaker {
         let to = config.policy();
         let same_kind = matches!(
             (from, to),
-            (FailurePolicy::Consecutive { .. }, FailurePolicy::Consecutive { .. })
+            (
+                FailurePolicy::Consecutive { .. },
+                FailurePolicy::Consecutive { .. }
+            )
         ) || from == to;
         if same_kind {
             Ok(())
         } else {
             Err(PolicyChange {
                 group: self.group(),
-                from,
-                to,
+                policies: Box::new([from, to]),
             })
         }
     }
@@ -302,12 +304,26 @@ impl std::fmt::Debug for Breaker {
 /// breaker in a way that would drop what it has counted.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PolicyChange {
+    group: &'static str,
+    /// The policy it runs and the one asked for (boxed: errors stay small).
+    policies: Box<[FailurePolicy; 2]>,
+}
+
+impl PolicyChange {
     /// The breaker's group.
-    pub group: &'static str,
-    /// The policy it runs.
-    pub from: FailurePolicy,
+    pub fn group(&self) -> &'static str {
+        self.group
+    }
+
+    /// The policy the breaker runs.
+    pub fn from(&self) -> FailurePolicy {
+        self.policies[0]
+    }
+
     /// The policy asked for.
-    pub to: FailurePolicy,
+    pub fn to(&self) -> FailurePolicy {
+        self.policies[1]
+    }
 }
 
 impl std::fmt::Display for PolicyChange {
@@ -318,7 +334,9 @@ impl std::fmt::Display for PolicyChange {
              may change the consecutive `threshold` and the open, half-open and \
              probe keys, but not {:?} (another policy or other window keys would \
              drop what the breaker has counted): restart to apply it",
-            self.group, self.from, self.to
+            self.group,
+            self.from(),
+            self.to()
         )
     }
 }

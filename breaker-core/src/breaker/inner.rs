@@ -59,6 +59,8 @@ pub(super) struct Hot {
 /// reconfiguration is an operator's action, so the configs kept are few.
 pub(super) struct LiveConfig {
     current: AtomicPtr<Config>,
+    // Boxed so that a config's address survives the vector's growth.
+    #[allow(clippy::vec_box)]
     all: Mutex<Vec<Box<Config>>>,
 }
 
