@@ -59,35 +59,43 @@ pub(super) struct Hot {
 /// reconfiguration is an operator's action, so the configs kept are few.
 pub(super) struct LiveConfig {
     current: AtomicPtr<Config>,
-    // Boxed so that a config's address survives the vector's growth.
-    #[allow(clippy::vec_box)]
-    all: Mutex<Vec<Box<Config>>>,
+    /// Every config published, from `Box::into_raw`; freed on drop.
+    all: Mutex<Vec<AtomicPtr<Config>>>,
 }
 
 impl LiveConfig {
     pub(super) fn new(config: Config) -> Self {
-        let mut first = Box::new(config);
+        let first = Box::into_raw(Box::new(config));
         LiveConfig {
-            current: AtomicPtr::new(&mut *first),
-            all: Mutex::new(vec![first]),
+            current: AtomicPtr::new(first),
+            all: Mutex::new(vec![AtomicPtr::new(first)]),
         }
     }
 
     #[inline]
     pub(super) fn get(&self) -> &Config {
-        // SAFETY: `current` always points into a box of `all`, and boxes are
-        // only ever added to `all` (never removed or moved out of) until `self`
-        // drops, which `&self` outlives. The box's heap address does not move
-        // when the vector grows.
+        // SAFETY: `current` always holds a pointer of `all`, from
+        // `Box::into_raw`, only read through shared references, and freed
+        // only when `self` drops, which `&self` outlives.
         unsafe { &*self.current.load(Acquire) }
     }
 
     /// Publishes `config`; readers see it from their next read.
     pub(super) fn set(&self, config: Config) {
+        let next = Box::into_raw(Box::new(config));
         let mut all = self.all.lock();
-        let mut next = Box::new(config);
-        self.current.store(&mut *next, Release);
-        all.push(next);
+        all.push(AtomicPtr::new(next));
+        self.current.store(next, Release);
+    }
+}
+
+impl Drop for LiveConfig {
+    fn drop(&mut self) {
+        for config in self.all.get_mut().drain(..) {
+            // SAFETY: each pointer came from `Box::into_raw`, is freed once,
+            // here, and no reference to it outlives `self`.
+            drop(unsafe { Box::from_raw(config.into_inner()) });
+        }
     }
 }
 
