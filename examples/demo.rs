@@ -217,6 +217,20 @@ impl std::error::Error for ProfileError {}
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> ExitCode {
+    // Configuration per environment, loaded as any program would: the file
+    // `BREAKER_CONFIG` names and the `BREAKER_` variables. A bad one stops the
+    // start, naming the file or the variable and the key.
+    match breaker::config_file::init() {
+        Ok(applied) => {
+            for (group, source) in &applied.undeclared {
+                eprintln!("warning: the configuration names group `{group}` ({source}), which no code declares");
+            }
+        }
+        Err(refused) => {
+            eprintln!("demo refused to start: {refused}");
+            return ExitCode::from(2);
+        }
+    }
     match tokio::time::timeout(Duration::from_secs(30), run()).await {
         Ok(Ok(())) => ExitCode::SUCCESS,
         Ok(Err(failed)) => {

@@ -166,9 +166,10 @@ pub use breaker_macros::circuit_breaker;
 pub use breaker_core::classify;
 pub use breaker_core::{
     registry, AlreadyCreated, Breaker, CallError, CircuitOpen, Classifier, Clock, Config,
-    ConfigBuilder, ConfigError, ConfigSource, Conflict, EveryError, FailurePolicy, ManualClock,
-    Metrics, MonotonicClock, OpenReason, Permit, RateThresholds, Registry, Snapshot, State,
-    UnknownGroup, WindowMetrics,
+    ConfigBuilder, ConfigError, ConfigSource, Conflict, EveryError, FailurePolicy, LayerError,
+    ManualClock, Metrics, MonotonicClock, OpenReason, Overridden, Permit, PolicyChange,
+    RateThresholds, Reconfigured, Registry, Resolution, Resolver, Snapshot, State, UnknownGroup,
+    WindowMetrics,
 };
 // Transition and conflict events, and the counts the exporters read.
 pub use breaker_core::events;
@@ -205,10 +206,43 @@ pub mod tower;
 /// traits method lookup picks between, and a bound whose `on_unimplemented`
 /// message is the error the user reads (`FromOpen`, `NoClassifier`,
 /// `SeesIntoFuture`); the bounds are here too, so errors name them under this path.
+/// `__private::declare!(group, CONFIG)`: registers a `#[circuit_breaker]`
+/// declaration for `config_file::declarations` (feature `config`).
+#[cfg(feature = "config")]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __breaker_declare {
+    ($group:expr, $config:ident) => {
+        $crate::__private::inventory::submit! {
+            $crate::__private::Declaration {
+                group: $group,
+                config: &$config,
+                module: ::core::module_path!(),
+            }
+        }
+    };
+}
+
+/// `__private::declare!(group, CONFIG)`: nothing without the `config` feature.
+#[cfg(not(feature = "config"))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __breaker_declare {
+    ($group:expr, $config:ident) => {};
+}
+
 #[doc(hidden)]
 pub mod __private {
     // The claim: a per-site cached breaker built from a `const` config.
     pub use breaker_core::{CallSite, CircuitOpen, Config, Registry, SiteBreaker};
+    // The link-time list of declarations (`config_file::declarations`):
+    // `declare!(group, CONFIG)` submits one with the `config` feature and
+    // expands to nothing without it.
+    pub use crate::__breaker_declare as declare;
+    #[cfg(feature = "config")]
+    pub use crate::config_file::Declaration;
+    #[cfg(feature = "config")]
+    pub use inventory;
     // The record: the body's value, through `is_failure` or not.
     pub use breaker_core::outcome::{AnyOutcome, Classified, ClassifiedAny, NoClassifier, Outcome};
 

@@ -143,7 +143,7 @@ mod sync;
 
 pub mod classify;
 
-pub use crate::breaker::{Breaker, Classifier, EveryError, Permit};
+pub use crate::breaker::{Breaker, Classifier, EveryError, Permit, PolicyChange};
 pub use crate::clock::{Clock, ManualClock, MonotonicClock};
 pub use crate::config::{Config, ConfigBuilder, ConfigError, FailurePolicy, RateThresholds};
 pub use crate::error::{CallError, CircuitOpen, OpenReason};
@@ -152,7 +152,8 @@ pub use crate::events::{
 };
 pub use crate::metrics::{Metrics, Snapshot, WindowMetrics};
 pub use crate::registry::{
-    registry, AlreadyCreated, ConfigSource, Conflict, Registry, UnknownGroup,
+    registry, AlreadyCreated, ConfigSource, Conflict, LayerError, Overridden, Reconfigured,
+    Registry, Resolution, Resolver, UnknownGroup,
 };
 #[doc(hidden)]
 pub use crate::site::{CallSite, SiteBreaker};

@@ -9,11 +9,19 @@ use std::sync::{Arc, OnceLock};
 
 use parking_lot::{Mutex, RwLock};
 
-use crate::breaker::Breaker;
+use crate::breaker::{Breaker, PolicyChange};
 use crate::clock::{Clock, ClockSource};
 use crate::config::Config;
 use crate::events::{Event, Subscribers, Subscription};
 use crate::metrics::Snapshot;
+
+/// What a section under the registry's locks leaves to say once they are
+/// released (see [`Registry::announce`]).
+enum Note {
+    Conflict(Conflict),
+    Overridden(&'static str, String),
+    Refused(&'static str, String),
+}
 
 /// The process-wide registry that `#[circuit_breaker]` call sites use by default.
 ///
@@ -41,6 +49,13 @@ pub fn registry() -> &'static Registry {
 /// So is the first declaration of a group that
 /// [`breaker_or_default`](Registry::breaker_or_default) created with the defaults,
 /// when it asks for something else.
+///
+/// **Layered configuration.** [`layer`](Registry::layer) hands the registry a
+/// [`Resolver`] (a configuration file and the environment, say) that turns a
+/// group's declaration into the config it runs with: applied at once to every
+/// live breaker, keeping its state, and to every group created later. The
+/// declaration it is given is the group's [`configure`](Registry::configure)d
+/// config if it has one, else its first call site's.
 pub struct Registry {
     id: u64,
     clock: ClockSource,
@@ -48,12 +63,84 @@ pub struct Registry {
     conflicts: Mutex<Vec<Conflict>>,
     /// Told every transition of every breaker of this registry, and conflicts.
     subscribers: Arc<Subscribers>,
+    overrides: Mutex<Vec<Overridden>>,
 }
 
 #[derive(Default)]
 struct Groups {
     breakers: HashMap<&'static str, Entry>,
     configured: HashMap<&'static str, Config>,
+    resolver: Option<Arc<Resolver>>,
+}
+
+/// Turns a group's declaration into the config it runs with: given the group
+/// and the config its code declared (`None` when the group is used without a
+/// declaration), the layered config, or why it cannot have one. Called under
+/// the registry's write lock: it must not use the registry.
+pub type Resolver = dyn Fn(&str, Option<&Config>) -> Result<Resolution, String> + Send + Sync;
+
+/// What a [`Resolver`] made of one group's declaration.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Resolution {
+    /// The config the group's breaker runs with.
+    pub config: Config,
+    /// Each declared value the layers took away, said with its source
+    /// (listed by [`Registry::overrides`]).
+    pub overrides: Vec<String>,
+}
+
+/// A value of a group's declaration that layered configuration took away.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Overridden {
+    /// The group.
+    pub group: &'static str,
+    /// What was overridden, and by what (from the [`Resolution`]).
+    pub detail: String,
+}
+
+impl fmt::Display for Overridden {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "group `{}`: {}", self.group, self.detail)
+    }
+}
+
+/// [`Registry::layer`] refused a configuration; nothing of it was applied.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum LayerError {
+    /// The resolver refused a live group's declaration.
+    Refused {
+        /// The group.
+        group: &'static str,
+        /// The resolver's reason.
+        message: String,
+    },
+    /// The new config would change a live breaker's failure policy.
+    PolicyChange(PolicyChange),
+}
+
+impl fmt::Display for LayerError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LayerError::Refused { group, message } => {
+                write!(f, "group `{group}`: {message}; nothing was applied")
+            }
+            LayerError::PolicyChange(change) => write!(f, "{change}; nothing was applied"),
+        }
+    }
+}
+
+impl std::error::Error for LayerError {}
+
+/// A live breaker whose config [`Registry::layer`] replaced.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Reconfigured {
+    /// The group.
+    pub group: &'static str,
+    /// The config it ran with.
+    pub from: Config,
+    /// The config it runs with now.
+    pub to: Config,
 }
 
 struct Entry {
@@ -172,6 +259,7 @@ impl Registry {
             groups: RwLock::new(Groups::default()),
             conflicts: Mutex::new(Vec::new()),
             subscribers: Arc::default(),
+            overrides: Mutex::new(Vec::new()),
         }
     }
 
@@ -208,23 +296,21 @@ impl Registry {
     /// The breaker of `group`, created on first use from the explicit config if
     /// one was set, else from `declared`. See the type docs for conflicts.
     pub fn breaker(&self, group: &str, declared: &Config) -> Breaker {
-        let (breaker, conflict) = self.breaker_locked(group, declared);
+        let (breaker, notes) = self.breaker_locked(group, declared);
         // Logged and told with no lock held: a logger or subscriber may come
         // back into this registry.
-        if let Some(conflict) = conflict {
-            self.report(conflict);
-        }
+        self.announce(notes);
         breaker
     }
 
     /// [`breaker`](Self::breaker) under the registry's locks: the breaker, and
-    /// the conflict its declaration makes, to report once the locks are gone.
-    fn breaker_locked(&self, group: &str, declared: &Config) -> (Breaker, Option<Conflict>) {
+    /// what its declaration or creation has to say, once the locks are gone.
+    fn breaker_locked(&self, group: &str, declared: &Config) -> (Breaker, Vec<Note>) {
         {
             let groups = self.groups.read();
             if let Some(entry) = groups.breakers.get(group) {
                 if entry.declared.as_ref() == Some(declared) {
-                    return (entry.breaker.clone(), None);
+                    return (entry.breaker.clone(), Vec::new());
                 }
             }
         }
@@ -264,9 +350,11 @@ impl Registry {
                 }
                 Some(_) => {}
             }
-            return (breaker, conflict);
+            return (breaker, conflict.map(Note::Conflict).into_iter().collect());
         }
-        (self.create(groups, group, Some(*declared)), None)
+        let mut notes = Vec::new();
+        let breaker = self.create(groups, group, Some(*declared), &mut notes);
+        (breaker, notes)
     }
 
     /// The breaker of `group` without declaring anything, created from the
@@ -275,21 +363,46 @@ impl Registry {
         if let Some(breaker) = self.get(group) {
             return breaker;
         }
-        let mut groups = self.groups.write();
-        let groups = &mut *groups;
-        if let Some(entry) = groups.breakers.get(group) {
-            return entry.breaker.clone();
-        }
-        self.create(groups, group, None)
+        let mut notes = Vec::new();
+        let breaker = {
+            let mut groups = self.groups.write();
+            let groups = &mut *groups;
+            match groups.breakers.get(group) {
+                Some(entry) => entry.breaker.clone(),
+                None => self.create(groups, group, None, &mut notes),
+            }
+        };
+        self.announce(notes);
+        breaker
     }
 
     /// Creates `group`'s breaker (caller holds the write lock and saw none): from
     /// the explicit config if one was set, else `declared`, else the defaults.
-    fn create(&self, groups: &mut Groups, group: &str, declared: Option<Config>) -> Breaker {
+    /// What the caller must announce once the lock is released goes to `notes`.
+    fn create(
+        &self,
+        groups: &mut Groups,
+        group: &str,
+        declared: Option<Config>,
+        notes: &mut Vec<Note>,
+    ) -> Breaker {
         let name = crate::names::intern(group);
-        let config = match groups.configured.get(name) {
-            Some(explicit) => *explicit,
-            None => declared.unwrap_or_default(),
+        let base = groups.configured.get(name).copied().or(declared);
+        let config = match &groups.resolver {
+            None => base.unwrap_or_default(),
+            Some(resolver) => match resolver(name, base.as_ref()) {
+                Ok(resolution) => {
+                    self.overridden(name, resolution.overrides, notes);
+                    resolution.config
+                }
+                Err(message) => {
+                    // A call site cannot fail here; `layer` checks the
+                    // declarations it knows of beforehand, so this is one it
+                    // could not see (a hand-made `breaker` call).
+                    notes.push(Note::Refused(name, message));
+                    base.unwrap_or_default()
+                }
+            },
         };
         let inherited = Some(self.subscribers.clone());
         let breaker = Breaker::from_parts_in(name, config, self.clock.clone(), inherited);
@@ -299,6 +412,109 @@ impl Registry {
         };
         groups.breakers.insert(name, entry);
         breaker
+    }
+
+    /// Records what layered configuration took from `group`'s declaration; the
+    /// log lines go to `notes`, for after the locks.
+    fn overridden(&self, group: &'static str, details: Vec<String>, notes: &mut Vec<Note>) {
+        let mut overrides = self.overrides.lock();
+        for detail in details {
+            overrides.push(Overridden {
+                group,
+                detail: detail.clone(),
+            });
+            notes.push(Note::Overridden(group, detail));
+        }
+    }
+
+    /// Logs and tells what a locked section left to say. The caller holds no
+    /// lock of this registry: a logger or a subscriber may come back into it.
+    fn announce(&self, notes: Vec<Note>) {
+        for note in notes {
+            match note {
+                Note::Conflict(conflict) => self.report(conflict),
+                Note::Overridden(group, detail) => log::info!("breaker: group `{group}`: {detail}"),
+                Note::Refused(group, message) => log::error!(
+                    "breaker: group `{group}` keeps its declared config: \
+                     the layered configuration refuses it: {message}"
+                ),
+            }
+        }
+    }
+
+    /// Layers `resolver` over every group's declaration: every live breaker is
+    /// [reconfigured](Breaker::reconfigure) at once, keeping its state, and
+    /// every group created later is built through it. Replaces the resolver of
+    /// an earlier call, and the [`overrides`](Self::overrides) it reported.
+    ///
+    /// All or nothing: when the resolver refuses a live group, or would change
+    /// a live breaker's failure policy, nothing changes and the error says why.
+    /// Returns the live breakers whose config changed, sorted by group.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use breaker_core::{Config, Registry, Resolution};
+    ///
+    /// let registry = Registry::new();
+    /// let declared = Config::builder().threshold(3).build().unwrap();
+    /// let search = registry.breaker("search", &declared);
+    /// // Every group's open duration from elsewhere (a file, say).
+    /// registry
+    ///     .layer(Arc::new(|_group: &str, declared: Option<&Config>| {
+    ///         let threshold = declared.map_or(5, Config::threshold);
+    ///         let config = Config::builder().threshold(threshold).open_ms(5_000).build();
+    ///         Ok(Resolution { config: config.map_err(|e| e.to_string())?, overrides: vec![] })
+    ///     }))
+    ///     .unwrap();
+    /// assert_eq!(search.config().open_duration().as_millis(), 5_000);
+    /// assert_eq!(registry.breaker_or_default("later").config().open_duration().as_millis(), 5_000);
+    /// ```
+    pub fn layer(&self, resolver: Arc<Resolver>) -> Result<Vec<Reconfigured>, LayerError> {
+        let mut groups = self.groups.write();
+        let mut live: Vec<_> = groups.breakers.iter().collect();
+        live.sort_unstable_by_key(|(name, _)| **name);
+        let mut plan = Vec::with_capacity(live.len());
+        for (&name, entry) in live {
+            let base = groups.configured.get(name).or(entry.declared.as_ref());
+            let resolution = resolver(name, base).map_err(|message| LayerError::Refused {
+                group: name,
+                message,
+            })?;
+            entry
+                .breaker
+                .check_reconfigure(&resolution.config)
+                .map_err(LayerError::PolicyChange)?;
+            plan.push((entry.breaker.clone(), resolution));
+        }
+        // Nothing can fail from here on.
+        self.overrides.lock().clear();
+        let mut changed = Vec::new();
+        let mut notes = Vec::new();
+        for (breaker, resolution) in plan {
+            let from = *breaker.config();
+            self.overridden(breaker.group(), resolution.overrides, &mut notes);
+            breaker
+                .reconfigure(resolution.config)
+                .expect("checked above, under the same lock");
+            if from != resolution.config {
+                changed.push(Reconfigured {
+                    group: breaker.group(),
+                    from,
+                    to: resolution.config,
+                });
+            }
+        }
+        groups.resolver = Some(resolver);
+        drop(groups);
+        self.announce(notes);
+        Ok(changed)
+    }
+
+    /// Every declared value that layered configuration ([`layer`](Self::layer))
+    /// took away, with its source: for the live groups as of the last `layer`,
+    /// then for each group created since, in that order.
+    pub fn overrides(&self) -> Vec<Overridden> {
+        self.overrides.lock().clone()
     }
 
     /// Records `conflict` once; the first time, logs it and tells the

@@ -246,6 +246,7 @@ fn guard(attr: &Attr, item: &ItemFn, l: &Locals, is_async: bool) -> (TokenStream
 ///             Ok(config) => config,
 ///             Err(_) => panic!(..), // unreachable: checked when the attribute expanded
 ///         };
+///     ::breaker::__private::declare!("search", __BREAKER_CONFIG); // `inventory`, feature `config`
 ///     static __BREAKER_SITE: ::breaker::__private::CallSite =
 ///         ::breaker::__private::CallSite::new();
 ///     __BREAKER_SITE.global("search", &__BREAKER_CONFIG)
@@ -301,6 +302,9 @@ fn claim(attr: &Attr, l: &Locals, on_open: TokenStream) -> TokenStream {
                         ::core::panic!("#[circuit_breaker] checked this config when it expanded")
                     }
                 };
+            // The link-time group list (`config_file::declarations`); nothing
+            // without the `config` feature.
+            #krate::__private::declare!(#group, __BREAKER_CONFIG);
             static __BREAKER_SITE: #krate::__private::CallSite = #krate::__private::CallSite::new();
             __BREAKER_SITE.#site_lookup
         };

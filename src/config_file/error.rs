@@ -23,6 +23,9 @@ pub enum ErrorKind {
     Refused,
     /// A `BREAKER_` variable that does not follow the naming scheme.
     BadVariable,
+    /// Applied to a live registry, it would change the failure policy of a
+    /// running breaker (see [`Breaker::reconfigure`](crate::Breaker::reconfigure)).
+    LivePolicyChange,
 }
 
 /// A refused configuration: the message names the file (and line, table and

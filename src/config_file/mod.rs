@@ -2,12 +2,16 @@
 //! over each group's attribute by one precedence rule, and validated by the
 //! same [`ConfigBuilder`](crate::ConfigBuilder) the attribute uses.
 //!
-//! **Not wired into the [`Registry`](crate::Registry) yet.** This module loads,
-//! checks and resolves; [`Settings::resolve`] gives the [`Config`](crate::Config)
-//! a group should get, which a program may pass to
-//! [`Registry::configure`](crate::Registry::configure) before the group's first
-//! call. Applying a file to a live registry, and taking the attribute's literal
-//! values and the list of declared groups from the code, come next.
+//! A program calls [`init`] at start-up (the file `BREAKER_CONFIG` names and
+//! the `BREAKER_` variables, applied to the process-wide registry), or loads
+//! [`Settings`] itself and [`apply`](Settings::apply)s them to any
+//! [`Registry`](crate::Registry), before or after its groups' first calls.
+//! Each group's literal layer is its declaration's
+//! [explicit keys](crate::Config::explicit_keys); the attributes of the program
+//! are known at start-up ([`declarations`]), so a bad composition, or a group
+//! no code declares, is caught before the first call. A live registry's
+//! breakers keep their state (see [`Breaker::reconfigure`](crate::Breaker::reconfigure)
+//! for what applies from when, and what is refused).
 //!
 //! # The file
 //!
@@ -126,12 +130,14 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
+mod apply;
 mod env;
 mod error;
 mod file;
 mod patch;
 mod resolve;
 
+pub use apply::{declarations, declared_groups, init, Applied, Declaration};
 pub use env::{env_name, CONFIG_VAR, PREFIX};
 pub use error::{Error, ErrorKind};
 pub use patch::{keys, Patch, SetError, Setting, Source, Value};

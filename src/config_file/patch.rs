@@ -368,6 +368,48 @@ impl Patch {
         self.values.iter().all(Option::is_none)
     }
 
+    /// The literal layer of a declaration: every key `config`'s builder was
+    /// told ([`Config::explicit_keys`]), with the value it holds, from
+    /// [`Source::Attribute`]. A literal equal to the default is kept, so it
+    /// still ranks above `[defaults]` and templates.
+    ///
+    /// ```
+    /// use breaker::config_file::{Patch, Value};
+    /// use breaker::Config;
+    ///
+    /// let declared = Config::builder().threshold(3).open_ms(30_000).build().unwrap();
+    /// let literals = Patch::from_config(&declared);
+    /// assert_eq!(literals.get("open_ms").unwrap().value, Value::U64(30_000));
+    /// assert!(literals.get("backoff").is_none());
+    /// ```
+    pub fn from_config(config: &Config) -> Patch {
+        let ms =
+            |d: std::time::Duration| Value::U64(u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+        let mut patch = Patch::new();
+        for key in config.explicit_keys() {
+            let value = match key {
+                "threshold" => Some(Value::U32(config.threshold())),
+                "window_ms" => config.window_duration().map(ms),
+                "window_calls" => config.window_calls().map(Value::U32),
+                "failure_rate" => config.failure_rate().map(Value::F64),
+                "min_calls" => config.min_calls().map(Value::U32),
+                "slow_call_ms" => config.slow_call().map(ms),
+                "slow_call_rate" => config.slow_call_rate().map(Value::F64),
+                "open_ms" => Some(ms(config.open_duration())),
+                "half_open_probes" => Some(Value::U32(config.half_open_probes())),
+                "successes_to_close" => Some(Value::U32(config.successes_to_close())),
+                "backoff" => Some(Value::F64(config.backoff())),
+                "max_open_ms" => Some(ms(config.max_open_duration())),
+                "probe_timeout_ms" => Some(ms(config.probe_timeout())),
+                _ => None,
+            };
+            if let (Some(index), Some(value)) = (key_index(key), value) {
+                patch.put(index, value, Source::Attribute);
+            }
+        }
+        patch
+    }
+
     /// Calls the builder method of every key set, in key-table order.
     pub fn apply(&self, builder: ConfigBuilder) -> ConfigBuilder {
         KEYS.iter()

@@ -19,7 +19,7 @@ impl Inner {
     /// publishes its transition, once outside the lock.
     pub(super) fn drive(&self, mut word: Word, input: Input) -> (Word, Step) {
         loop {
-            let step = transition::step(word, input, &self.config, self);
+            let step = transition::step(word, input, self.config(), self);
             let Some(next) = step.next else {
                 return (word, step);
             };
@@ -33,7 +33,7 @@ impl Inner {
     /// Closed -> open, once per generation however many failures race here.
     #[cold]
     pub(super) fn trip(&self, generation: u64) {
-        let open_for = self.config.open_nanos();
+        let open_for = self.config().open_nanos();
         let cause = self.trip_cause(generation);
         // Without the lock, failures and resets change only the count of a
         // closed word, never its generation: the open retries past them.
@@ -47,7 +47,7 @@ impl Inner {
             return TripCause::ConsecutiveFailures;
         };
         let counts = self.hot.policy.window_counts(generation, &self.clock);
-        let rates = match self.config.policy() {
+        let rates = match self.config().policy() {
             FailurePolicy::TimeWindow { rates, .. } | FailurePolicy::CountWindow { rates, .. } => {
                 rates
             }
@@ -64,7 +64,7 @@ impl Inner {
     /// Half-open -> open after a failed probe, with the open duration grown.
     #[cold]
     pub(super) fn reopen_after_probe(&self, generation: u64) {
-        let open_for = self.config.grown_open_nanos(self.open_for.load(Relaxed));
+        let open_for = self.config().grown_open_nanos(self.open_for.load(Relaxed));
         // Lock-free claims and verdicts may have moved the breaker on while this
         // probe waited for the lock (another probe closed it, or its lease was
         // reclaimed): then the open is stale.
@@ -82,7 +82,7 @@ impl Inner {
     fn open(&self, input: Input, open_for: u64, cause: TripCause) -> bool {
         let guard = self.transition.lock();
         let word = self.word();
-        if transition::step(word, input, &self.config, self).act == Act::Stale {
+        if transition::step(word, input, self.config(), self).act == Act::Stale {
             return false;
         }
         // Published before the word: a claim that sees `Open` sees its deadline.
@@ -106,7 +106,7 @@ impl Inner {
     pub(super) fn force(&self, state: State) {
         let guard = self.transition.lock();
         if state == State::Closed {
-            self.open_for.store(self.config.open_nanos(), Relaxed);
+            self.open_for.store(self.config().open_nanos(), Relaxed);
         }
         let (word, step) = self.drive(self.word(), Input::Force(state));
         drop(guard);

@@ -129,7 +129,7 @@ impl Inner {
     fn acquire_moving(&self) -> Claim {
         let mut word = self.word();
         loop {
-            let step = transition::step(word, Input::Claim, &self.config, self);
+            let step = transition::step(word, Input::Claim, self.config(), self);
             let Some(next) = step.next else {
                 return match step.act {
                     Act::Refuse {
@@ -170,7 +170,7 @@ impl Inner {
     /// claim that read the clock, then lost the CPU, must not cut short the
     /// lease of a probe admitted after its read.
     fn renew_lease(&self, now: u64) {
-        let lease = now.saturating_add(self.config.probe_timeout_nanos());
+        let lease = now.saturating_add(self.config().probe_timeout_nanos());
         self.lease_until.fetch_max(lease, AcqRel);
     }
 }

@@ -8,10 +8,10 @@ use crossbeam_utils::CachePadded;
 use parking_lot::Mutex;
 
 use super::claim::Claimed;
-use super::inner::{Hot, Inner};
+use super::inner::{Hot, Inner, LiveConfig};
 use super::permit::{Classifier, EveryError, Permit};
 use crate::clock::{Clock, ClockSource};
-use crate::config::Config;
+use crate::config::{Config, FailurePolicy};
 use crate::counters::Counters;
 use crate::error::{CallError, CircuitOpen, OpenReason};
 use crate::events::{Event, Hub, Subscribers, Subscription};
@@ -88,7 +88,7 @@ impl Breaker {
                     policy,
                 }),
                 name,
-                config,
+                config: LiveConfig::new(config),
                 clock,
                 reopen_at: AtomicU64::new(0),
                 open_for: AtomicU64::new(config.open_nanos()),
@@ -137,9 +137,71 @@ impl Breaker {
         self.inner.name
     }
 
-    /// The config this breaker runs with.
+    /// The config this breaker runs with now (see [`reconfigure`](Self::reconfigure)).
     pub fn config(&self) -> &Config {
-        &self.inner.config
+        self.inner.config()
+    }
+
+    /// Replaces the config of this breaker while it runs, keeping its state,
+    /// its generation, its counters and what its failure policy has counted.
+    ///
+    /// What changes, and from when:
+    /// - `threshold`: judged from the next failure against the count so far (a
+    ///   count already at or above the new threshold trips on that failure);
+    /// - `open_ms`, `max_open_ms`: from the next trip (an open circuit keeps
+    ///   the deadline it was given); `backoff` from the next failed probe;
+    /// - `half_open_probes`, `successes_to_close`, `probe_timeout_ms`: from the
+    ///   next claim or probe outcome (probes already in flight keep their slots
+    ///   and their lease).
+    ///
+    /// Refused, changing nothing, when the failure policy is not the same one
+    /// with other numbers: switching between the consecutive count and a window,
+    /// or changing any window key (`window_ms`, `window_calls`, `failure_rate`,
+    /// `min_calls`, `slow_call_ms`, `slow_call_rate`). A window's counts are
+    /// laid out for its size and judged by its rule as they are recorded;
+    /// rebuilding it live would drop what it has counted, which is what this
+    /// method promises not to do. Such a change takes a restart (or a new group).
+    ///
+    /// ```
+    /// use breaker_core::{Breaker, Config, State};
+    ///
+    /// let breaker = Breaker::new("ledger", Config::builder().threshold(5).build().unwrap());
+    /// breaker.try_acquire().unwrap().failure();
+    /// breaker.try_acquire().unwrap().failure();
+    /// breaker.reconfigure(Config::builder().threshold(3).build().unwrap()).unwrap();
+    /// assert_eq!(breaker.metrics().consecutive_failures, 2); // kept
+    /// breaker.try_acquire().unwrap().failure(); // the third, judged by the new threshold
+    /// assert_eq!(breaker.state(), State::Open);
+    ///
+    /// let window = Config::builder().window_calls(20).build().unwrap();
+    /// assert!(breaker.reconfigure(window).is_err());
+    /// assert_eq!(breaker.config().threshold(), 3);
+    /// ```
+    pub fn reconfigure(&self, config: Config) -> Result<(), PolicyChange> {
+        self.check_reconfigure(&config)?;
+        self.inner.config.set(config);
+        Ok(())
+    }
+
+    /// Whether [`reconfigure`](Self::reconfigure) would take `config`.
+    pub fn check_reconfigure(&self, config: &Config) -> Result<(), PolicyChange> {
+        let from = self.config().policy();
+        let to = config.policy();
+        let same_kind = matches!(
+            (from, to),
+            (
+                FailurePolicy::Consecutive { .. },
+                FailurePolicy::Consecutive { .. }
+            )
+        ) || from == to;
+        if same_kind {
+            Ok(())
+        } else {
+            Err(PolicyChange {
+                group: self.group(),
+                policies: Box::new([from, to]),
+            })
+        }
     }
 
     /// Whether `self` and `other` are handles to the same breaker.
@@ -277,7 +339,7 @@ impl Breaker {
                 return Some(CircuitOpen::new(inner.name, OpenReason::ForcedOpen, None))
             }
             State::Open => (OpenReason::Open, inner.reopen_at.load(Acquire)),
-            State::HalfOpen if word.probes() < inner.config.half_open_probes() => return None,
+            State::HalfOpen if word.probes() < inner.config().half_open_probes() => return None,
             State::HalfOpen => (OpenReason::HalfOpenFull, inner.lease_until.load(Acquire)),
         };
         // The reading a claim compares: see the crate docs, "The coarse reading".
@@ -316,3 +378,46 @@ impl std::fmt::Debug for Breaker {
             .finish_non_exhaustive()
     }
 }
+
+/// [`Breaker::reconfigure`] was asked to change the failure policy of a live
+/// breaker in a way that would drop what it has counted.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PolicyChange {
+    group: &'static str,
+    /// The policy it runs and the one asked for (boxed: errors stay small).
+    policies: Box<[FailurePolicy; 2]>,
+}
+
+impl PolicyChange {
+    /// The breaker's group.
+    pub fn group(&self) -> &'static str {
+        self.group
+    }
+
+    /// The policy the breaker runs.
+    pub fn from(&self) -> FailurePolicy {
+        self.policies[0]
+    }
+
+    /// The policy asked for.
+    pub fn to(&self) -> FailurePolicy {
+        self.policies[1]
+    }
+}
+
+impl std::fmt::Display for PolicyChange {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "group `{}` is live with failure policy {:?}; a live reconfiguration \
+             may change the consecutive `threshold` and the open, half-open and \
+             probe keys, but not {:?} (another policy or other window keys would \
+             drop what the breaker has counted): restart to apply it",
+            self.group,
+            self.from(),
+            self.to()
+        )
+    }
+}
+
+impl std::error::Error for PolicyChange {}

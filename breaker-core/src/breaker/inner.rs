@@ -1,6 +1,7 @@
 //! The state one breaker's handles share, and the two ways to touch its word:
 //! a load and a compare-and-swap.
 
+use std::sync::atomic::AtomicPtr;
 use std::time::Duration;
 
 use crossbeam_utils::CachePadded;
@@ -21,7 +22,9 @@ pub(super) struct Inner {
     /// success that resets a failure count (never by a success with nothing to reset).
     pub(super) hot: CachePadded<Hot>,
     pub(super) name: &'static str,
-    pub(super) config: Config,
+    /// Read on the slow paths only (trips, probes, half-open claims): the
+    /// closed path never touches it, so a live reconfiguration costs it nothing.
+    pub(super) config: LiveConfig,
     pub(super) clock: ClockSource,
     /// When the current open state ends (clock nanos). Written before the word
     /// that publishes the `Open` state it belongs to.
@@ -51,6 +54,54 @@ pub(super) struct Hot {
     pub(super) policy: Policy,
 }
 
+/// The config a breaker runs with, replaceable while it runs.
+///
+/// Every config the breaker has had stays allocated until the breaker drops, so
+/// a reference read from `current` stays valid for as long as `&self` is: a
+/// reader never waits and never sees a config freed under it. A live
+/// reconfiguration is an operator's action, so the configs kept are few.
+pub(super) struct LiveConfig {
+    current: AtomicPtr<Config>,
+    /// Every config published, from `Box::into_raw`; freed on drop.
+    all: Mutex<Vec<AtomicPtr<Config>>>,
+}
+
+impl LiveConfig {
+    pub(super) fn new(config: Config) -> Self {
+        let first = Box::into_raw(Box::new(config));
+        LiveConfig {
+            current: AtomicPtr::new(first),
+            all: Mutex::new(vec![AtomicPtr::new(first)]),
+        }
+    }
+
+    #[inline]
+    pub(super) fn get(&self) -> &Config {
+        // SAFETY: `current` always holds a pointer of `all`, from
+        // `Box::into_raw`, only read through shared references, and freed
+        // only when `self` drops, which `&self` outlives.
+        unsafe { &*self.current.load(Acquire) }
+    }
+
+    /// Publishes `config`; readers see it from their next read.
+    pub(super) fn set(&self, config: Config) {
+        let next = Box::into_raw(Box::new(config));
+        let mut all = self.all.lock();
+        all.push(AtomicPtr::new(next));
+        self.current.store(next, Release);
+    }
+}
+
+impl Drop for LiveConfig {
+    fn drop(&mut self) {
+        for config in self.all.get_mut().drain(..) {
+            // SAFETY: each pointer came from `Box::into_raw`, is freed once,
+            // here, and no reference to it outlives `self`.
+            drop(unsafe { Box::from_raw(config.into_inner()) });
+        }
+    }
+}
+
 impl Inner {
     /// [`Breaker::would_admit`](super::Breaker::would_admit) for a word that is
     /// not closed.
@@ -62,10 +113,16 @@ impl Inner {
             // The reading a claim compares: see the crate docs, "The coarse reading".
             State::Open => self.clock.now_coarse() >= self.reopen_at.load(Acquire),
             State::HalfOpen => {
-                word.probes() < self.config.half_open_probes()
+                word.probes() < self.config().half_open_probes()
                     || self.clock.now_coarse() >= self.lease_until.load(Acquire)
             }
         }
+    }
+
+    /// The config in force now.
+    #[inline]
+    pub(super) fn config(&self) -> &Config {
+        self.config.get()
     }
 
     #[inline]
@@ -89,7 +146,7 @@ impl Inner {
         let now = || self.clock.now_coarse();
         let retry_after = match word.state() {
             State::Open => Some(self.reopen_at.load(Acquire).saturating_sub(now())),
-            State::HalfOpen if word.probes() >= self.config.half_open_probes() => {
+            State::HalfOpen if word.probes() >= self.config().half_open_probes() => {
                 Some(self.lease_until.load(Acquire).saturating_sub(now()))
             }
             _ => None,

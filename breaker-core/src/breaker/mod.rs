@@ -20,5 +20,5 @@ mod permit;
 mod settle;
 mod transition;
 
-pub use self::handle::Breaker;
+pub use self::handle::{Breaker, PolicyChange};
 pub use self::permit::{Classifier, EveryError, Permit};

@@ -81,6 +81,8 @@ pub struct ConfigBuilder {
     backoff: f64,
     max_open_ms: Option<u64>,
     probe_timeout_ms: u64,
+    /// One bit per method called, by its index in [`Config::KEYS`].
+    explicit: u16,
 }
 
 impl Default for ConfigBuilder {
@@ -107,7 +109,14 @@ impl ConfigBuilder {
             backoff: 2.0,
             max_open_ms: None,
             probe_timeout_ms: 30_000,
+            explicit: 0,
         }
+    }
+
+    /// Marks the key at `index` of [`Config::KEYS`] as set by a method call.
+    const fn mark(mut self, index: usize) -> Self {
+        self.explicit |= 1 << index;
+        self
     }
 
     /// Consecutive failures that open the circuit: `3` means the third trips.
@@ -115,7 +124,7 @@ impl ConfigBuilder {
     pub const fn threshold(mut self, threshold: u32) -> Self {
         self.threshold = threshold;
         self.threshold_set = true;
-        self
+        self.mark(0)
     }
 
     /// Judge the failure rate over the last `ms` milliseconds (at least
@@ -131,14 +140,14 @@ impl ConfigBuilder {
     /// by at most one tick: a few per cent of a bucket.
     pub const fn window_ms(mut self, ms: u64) -> Self {
         self.window_ms = Some(ms);
-        self
+        self.mark(1)
     }
 
     /// Judge the failure rate over the last `calls` recorded outcomes (1 to
     /// [`Config::MAX_WINDOW_CALLS`]): selects the count window policy.
     pub const fn window_calls(mut self, calls: u32) -> Self {
         self.window_calls = Some(calls);
-        self
+        self.mark(2)
     }
 
     /// Share of failures in the window, in `(0, 1]`, that opens the circuit
@@ -146,7 +155,7 @@ impl ConfigBuilder {
     /// Needs a window.
     pub const fn failure_rate(mut self, rate: f64) -> Self {
         self.failure_rate = Some(rate);
-        self
+        self.mark(3)
     }
 
     /// Outcomes (successes and failures; ignored errors do not count) the window
@@ -155,7 +164,7 @@ impl ConfigBuilder {
     /// Needs a window.
     pub const fn min_calls(mut self, calls: u32) -> Self {
         self.min_calls = Some(calls);
-        self
+        self.mark(4)
     }
 
     /// A call taking longer than `ms` milliseconds, measured from claim to
@@ -164,52 +173,52 @@ impl ConfigBuilder {
     /// (default 1.0: every call in the window slow).
     pub const fn slow_call_ms(mut self, ms: u64) -> Self {
         self.slow_call_ms = Some(ms);
-        self
+        self.mark(5)
     }
 
     /// Share of slow calls in the window, in `(0, 1]`, that opens the circuit,
     /// even if every call succeeded. Needs `slow_call_ms`.
     pub const fn slow_call_rate(mut self, rate: f64) -> Self {
         self.slow_call_rate = Some(rate);
-        self
+        self.mark(6)
     }
 
     /// Milliseconds the circuit stays open before the next claim may probe.
     pub const fn open_ms(mut self, ms: u64) -> Self {
         self.open_ms = ms;
-        self
+        self.mark(7)
     }
 
     /// Probes allowed in flight at once while half-open.
     pub const fn half_open_probes(mut self, probes: u32) -> Self {
         self.half_open_probes = probes;
-        self
+        self.mark(8)
     }
 
     /// Probe successes that close the circuit.
     pub const fn successes_to_close(mut self, successes: u32) -> Self {
         self.successes_to_close = successes;
-        self
+        self.mark(9)
     }
 
     /// Factor (`>= 1.0`) the open duration grows by after each failed probe;
     /// `1.0` keeps it constant.
     pub const fn backoff(mut self, factor: f64) -> Self {
         self.backoff = factor;
-        self
+        self.mark(10)
     }
 
     /// Cap, in milliseconds, on the grown open duration. Must be `>= open_ms`.
     pub const fn max_open_ms(mut self, ms: u64) -> Self {
         self.max_open_ms = Some(ms);
-        self
+        self.mark(11)
     }
 
     /// Milliseconds a probe may stay in flight before its slot is reclaimed and its
     /// outcome, when it finally comes, is counted as stale.
     pub const fn probe_timeout_ms(mut self, ms: u64) -> Self {
         self.probe_timeout_ms = ms;
-        self
+        self.mark(12)
     }
 
     /// Validates and returns the config.
@@ -262,6 +271,7 @@ impl ConfigBuilder {
             backoff: self.backoff,
             max_open_ms,
             probe_timeout_ms: self.probe_timeout_ms,
+            explicit: self.explicit,
         })
     }
 }

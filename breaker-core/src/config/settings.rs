@@ -94,7 +94,26 @@ pub struct RateThresholds {
 /// assert_eq!(PAYMENTS.failure_rate(), Some(0.5));
 /// assert_eq!(PAYMENTS.threshold(), 0); // no consecutive threshold under a window
 /// ```
-#[derive(Clone, Copy, Debug, PartialEq)]
+///
+/// # Which keys were set
+///
+/// A config remembers which builder methods made it
+/// ([`explicit_keys`](Self::explicit_keys)): a declaration's `open_ms = 30000`
+/// is a value its author chose, even though it equals the default, and a
+/// configuration file's template must not take it away. That record is **not
+/// part of equality**: two configs that run a breaker the same way are equal,
+/// so declarations that differ only in spelling out a default are not a
+/// [`Conflict`](crate::Conflict).
+///
+/// ```
+/// use breaker_core::Config;
+///
+/// let spelled = Config::builder().threshold(5).open_ms(30_000).build().unwrap();
+/// assert_eq!(spelled, Config::DEFAULT);
+/// assert_eq!(spelled.explicit_keys().collect::<Vec<_>>(), ["threshold", "open_ms"]);
+/// assert_eq!(Config::DEFAULT.explicit_keys().count(), 0);
+/// ```
+#[derive(Clone, Copy, Debug)]
 pub struct Config {
     pub(super) policy: FailurePolicy,
     pub(super) open_ms: u64,
@@ -103,9 +122,73 @@ pub struct Config {
     pub(super) backoff: f64,
     pub(super) max_open_ms: u64,
     pub(super) probe_timeout_ms: u64,
+    /// The builder methods called, one bit per index of [`Config::KEYS`].
+    pub(super) explicit: u16,
+}
+
+/// Equal when they run a breaker the same way: which keys were spelled out
+/// ([`Config::explicit_keys`]) does not count.
+impl PartialEq for Config {
+    fn eq(&self, other: &Self) -> bool {
+        let Config {
+            policy,
+            open_ms,
+            half_open_probes,
+            successes_to_close,
+            backoff,
+            max_open_ms,
+            probe_timeout_ms,
+            explicit: _,
+        } = *self;
+        policy == other.policy
+            && open_ms == other.open_ms
+            && half_open_probes == other.half_open_probes
+            && successes_to_close == other.successes_to_close
+            && backoff == other.backoff
+            && max_open_ms == other.max_open_ms
+            && probe_timeout_ms == other.probe_timeout_ms
+    }
 }
 
 impl Config {
+    /// The [`ConfigBuilder`](super::ConfigBuilder) methods, which are also the
+    /// `#[circuit_breaker]` keys that configure a breaker, in the order
+    /// [`explicit_keys`](Self::explicit_keys) lists them.
+    pub const KEYS: [&'static str; 13] = [
+        "threshold",
+        "window_ms",
+        "window_calls",
+        "failure_rate",
+        "min_calls",
+        "slow_call_ms",
+        "slow_call_rate",
+        "open_ms",
+        "half_open_probes",
+        "successes_to_close",
+        "backoff",
+        "max_open_ms",
+        "probe_timeout_ms",
+    ];
+
+    /// The keys whose builder method was called to make this config, in
+    /// [`KEYS`](Self::KEYS) order: a declaration's literal values. Keys left
+    /// to their default, or derived (a count window's `min_calls`), are not
+    /// listed.
+    pub fn explicit_keys(&self) -> impl Iterator<Item = &'static str> {
+        let explicit = self.explicit;
+        Self::KEYS
+            .into_iter()
+            .enumerate()
+            .filter(move |(i, _)| explicit & (1 << i) != 0)
+            .map(|(_, key)| key)
+    }
+
+    /// Whether `key`'s builder method was called to make this config (see
+    /// [`explicit_keys`](Self::explicit_keys)).
+    pub fn is_explicit(&self, key: &str) -> bool {
+        self.explicit_keys().any(|k| k == key)
+    }
+
     /// The largest `threshold` a consecutive-failure policy accepts (2^20 - 1): the
     /// count shares the breaker's one atomic word with its state.
     pub const MAX_THRESHOLD: u32 = crate::state::MAX_FAILURES;

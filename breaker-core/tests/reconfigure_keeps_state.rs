@@ -1,0 +1,149 @@
+//! `Breaker::reconfigure` on a live breaker: state, generation and counts are
+//! kept; thresholds judge from the next outcome, the open duration applies
+//! from the next (re)open; a change of failure policy is refused.
+
+use std::time::Duration;
+
+use breaker_core::{Breaker, Config, ManualClock, State};
+
+fn consecutive(threshold: u32, open_ms: u64) -> Config {
+    Config::builder()
+        .threshold(threshold)
+        .open_ms(open_ms)
+        .backoff(1.0)
+        .build()
+        .unwrap()
+}
+
+fn fail(breaker: &Breaker, times: u32) {
+    for _ in 0..times {
+        breaker.try_acquire().unwrap().failure();
+    }
+}
+
+#[test]
+fn a_lower_threshold_trips_on_the_next_failure_counting_the_failures_so_far() {
+    let breaker = Breaker::with_clock("db", consecutive(5, 1_000), ManualClock::new());
+    fail(&breaker, 3);
+    breaker.reconfigure(consecutive(2, 1_000)).unwrap();
+    assert_eq!(
+        breaker.state(),
+        State::Closed,
+        "reconfiguring judges nothing by itself"
+    );
+    assert_eq!(breaker.metrics().consecutive_failures, 3);
+    fail(&breaker, 1);
+    assert_eq!(breaker.state(), State::Open);
+}
+
+#[test]
+fn a_higher_threshold_lets_the_failure_that_would_have_tripped_pass() {
+    let breaker = Breaker::with_clock("db", consecutive(3, 1_000), ManualClock::new());
+    fail(&breaker, 2);
+    breaker.reconfigure(consecutive(5, 1_000)).unwrap();
+    fail(&breaker, 2);
+    assert_eq!(breaker.state(), State::Closed);
+    fail(&breaker, 1);
+    assert_eq!(breaker.state(), State::Open);
+}
+
+#[test]
+fn an_open_circuit_keeps_its_deadline_and_the_new_open_duration_applies_from_the_next_open() {
+    let clock = ManualClock::new();
+    let breaker = Breaker::with_clock("db", consecutive(1, 1_000), clock.clone());
+    fail(&breaker, 1);
+    let before = breaker.metrics();
+    breaker.reconfigure(consecutive(1, 5_000)).unwrap();
+    let after = breaker.metrics();
+    assert_eq!(
+        (
+            after.state,
+            after.generation,
+            after.failures,
+            after.times_opened
+        ),
+        (
+            before.state,
+            before.generation,
+            before.failures,
+            before.times_opened
+        )
+    );
+    clock.advance(Duration::from_millis(1_000));
+    let probe = breaker
+        .try_acquire()
+        .expect("the deadline given at the trip holds");
+    probe.failure();
+    assert_eq!(breaker.state(), State::Open);
+    clock.advance(Duration::from_millis(4_999));
+    assert!(breaker.try_acquire().is_err(), "reopened for the new 5 s");
+    clock.advance(Duration::from_millis(1));
+    assert!(breaker.try_acquire().is_ok());
+}
+
+#[test]
+fn more_probes_admit_more_claims_from_the_next_claim_of_the_same_half_open_episode() {
+    let clock = ManualClock::new();
+    let breaker = Breaker::with_clock("db", consecutive(1, 1_000), clock.clone());
+    fail(&breaker, 1);
+    clock.advance(Duration::from_millis(1_000));
+    let first = breaker.try_acquire().unwrap();
+    assert!(breaker.try_acquire().is_err(), "one probe slot");
+    let generation = breaker.metrics().generation;
+    let two = Config::builder()
+        .threshold(1)
+        .open_ms(1_000)
+        .backoff(1.0)
+        .half_open_probes(2)
+        .successes_to_close(2)
+        .build()
+        .unwrap();
+    breaker.reconfigure(two).unwrap();
+    let second = breaker.try_acquire().expect("a second slot now");
+    assert_eq!(breaker.metrics().generation, generation);
+    first.success();
+    assert_eq!(breaker.state(), State::HalfOpen, "two successes close now");
+    second.success();
+    assert_eq!(breaker.state(), State::Closed);
+}
+
+#[test]
+fn a_change_of_failure_policy_is_refused_and_changes_nothing() {
+    let window = Config::builder().window_calls(10).build().unwrap();
+    let breaker = Breaker::new("db", window);
+    for (to, what) in [
+        (consecutive(3, 1_000), "window to consecutive"),
+        (
+            Config::builder().window_calls(20).build().unwrap(),
+            "window size",
+        ),
+        (
+            Config::builder()
+                .window_calls(10)
+                .failure_rate(0.2)
+                .build()
+                .unwrap(),
+            "window rate",
+        ),
+    ] {
+        let err = breaker.reconfigure(to).unwrap_err();
+        assert_eq!(err.group(), "db", "{what}");
+        assert!(err.to_string().contains("restart"), "{what}: {err}");
+        assert_eq!(*breaker.config(), window, "{what}");
+    }
+    // The same window with other open keys is a live change.
+    let longer = Config::builder()
+        .window_calls(10)
+        .open_ms(9_000)
+        .build()
+        .unwrap();
+    breaker.reconfigure(longer).unwrap();
+    assert_eq!(
+        breaker.config().open_duration(),
+        Duration::from_millis(9_000)
+    );
+
+    let count = Breaker::new("api", consecutive(3, 1_000));
+    assert!(count.reconfigure(window).is_err());
+    assert_eq!(count.config().threshold(), 3);
+}

@@ -1,0 +1,166 @@
+//! Wires [`Settings`] into a [`Registry`]: the groups the attributes declare,
+//! collected at link time, and [`Settings::apply`], which layers a loaded
+//! configuration over them, live or before first use.
+
+use std::sync::Arc;
+
+use breaker_core::{Config, LayerError, Reconfigured, Registry, Resolution};
+
+use super::error::{Error, ErrorKind};
+use super::patch::{Patch, Source};
+use super::Settings;
+
+/// One `#[circuit_breaker]` declaration, submitted at link time by the code the
+/// attribute generates (with the `config` feature only); listed by
+/// [`declarations`].
+#[derive(Debug)]
+pub struct Declaration {
+    /// The attribute's `group`.
+    pub group: &'static str,
+    /// The config the attribute declares, with its literal keys
+    /// ([`Config::explicit_keys`]).
+    pub config: &'static Config,
+    /// `module_path!()` of the guarded fn.
+    pub module: &'static str,
+}
+
+inventory::collect!(Declaration);
+
+/// Every `#[circuit_breaker]` of the program (all the crates linked in), in no
+/// particular order: known before any of them runs, so a group the
+/// configuration names and no code declares is caught at start-up.
+///
+/// Collected with [`inventory`](https://docs.rs/inventory): each attribute
+/// registers a static from a constructor the platform runs before `main`; a
+/// program built without the `config` feature registers nothing and pays
+/// nothing.
+pub fn declarations() -> impl Iterator<Item = &'static Declaration> {
+    inventory::iter::<Declaration>.into_iter()
+}
+
+/// The groups [`declarations`] name, sorted, each once.
+pub fn declared_groups() -> Vec<&'static str> {
+    let mut groups: Vec<_> = declarations().map(|d| d.group).collect();
+    groups.sort_unstable();
+    groups.dedup();
+    groups
+}
+
+/// What [`Settings::apply`] did.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct Applied {
+    /// Live breakers whose config changed (their state, generation and counts
+    /// are kept), sorted by group.
+    pub reconfigured: Vec<Reconfigured>,
+    /// Groups the file or the variables configure that no code declares and the
+    /// registry does not hold: most likely a typo. Reported, not refused: one
+    /// file may serve several programs.
+    pub undeclared: Vec<(String, Source)>,
+}
+
+impl Settings {
+    /// Layers these settings over every group of `registry`, by the
+    /// precedence of the module docs, with each group's declaration as the
+    /// literal layer: the [`configure`](Registry::configure)d config if any,
+    /// else its attribute's (or the config a hand-made
+    /// [`Registry::breaker`] call declares).
+    ///
+    /// Live breakers are reconfigured at once and keep their state, generation
+    /// and counts (see [`Breaker::reconfigure`](crate::Breaker::reconfigure) for
+    /// what changes from when); groups created later are built through the
+    /// settings. Every attribute literal the file or a variable takes away is
+    /// listed by [`Registry::overrides`], with its source.
+    ///
+    /// All or nothing: refused, with nothing applied, when the composed
+    /// configuration of a declared group (every attribute of the program, from
+    /// [`declarations`], and every live group) is refused by the builder, or
+    /// when it would change the failure policy of a live breaker. Applying
+    /// again replaces what an earlier call applied.
+    ///
+    /// ```
+    /// use breaker::config_file::Settings;
+    /// use breaker::{Config, Registry};
+    ///
+    /// let registry = Registry::new();
+    /// let declared = Config::builder().threshold(3).build().unwrap();
+    /// let search = registry.breaker("search", &declared);
+    ///
+    /// let file = "[groups.search]\nthreshold = 10\nopen_ms = 5_000\n";
+    /// let settings = Settings::from_toml_str(file, "prod.toml")?;
+    /// let applied = settings.apply(&registry)?;
+    /// assert_eq!(applied.reconfigured[0].group, "search");
+    /// assert_eq!(search.config().threshold(), 10);
+    /// assert_eq!(
+    ///     registry.overrides()[0].to_string(),
+    ///     "group `search`: the attribute's `threshold = 3` is overridden by \
+    ///      `threshold = 10` (`prod.toml` line 2, [groups.search])"
+    /// );
+    ///
+    /// let window = Settings::from_toml_str("[groups.search]\nwindow_calls = 20\n", "prod.toml")?;
+    /// assert!(window.apply(&registry).is_err()); // a live policy change
+    /// assert_eq!(search.config().threshold(), 10); // nothing applied
+    /// # Ok::<(), breaker::config_file::Error>(())
+    /// ```
+    pub fn apply(&self, registry: &Registry) -> Result<Applied, Error> {
+        // Every declaration the code holds, checked before anything changes:
+        // a bad composition is refused at start-up, not at a group's first call.
+        for declaration in declarations() {
+            self.resolve(declaration.group, &Patch::from_config(declaration.config))
+                .map_err(|e| {
+                    Error::new(
+                        e.kind(),
+                        format!(
+                            "{} (declared by `#[circuit_breaker]` in `{}`)",
+                            e.message(),
+                            declaration.module
+                        ),
+                    )
+                })?;
+        }
+        let settings = Arc::new(self.clone());
+        let resolver = move |group: &str, declared: Option<&Config>| {
+            let literals = declared.map(Patch::from_config).unwrap_or_default();
+            let resolved = settings
+                .resolve(group, &literals)
+                .map_err(|e| e.message().to_owned())?;
+            Ok(Resolution {
+                config: resolved.config,
+                overrides: resolved.overrides.iter().map(|o| o.to_string()).collect(),
+            })
+        };
+        let reconfigured = registry.layer(Arc::new(resolver)).map_err(|e| match e {
+            LayerError::Refused { message, .. } => Error::new(ErrorKind::Refused, message),
+            LayerError::PolicyChange(change) => {
+                Error::new(ErrorKind::LivePolicyChange, change.to_string())
+            }
+            other => Error::new(ErrorKind::Refused, other.to_string()),
+        })?;
+        let mut known = declared_groups();
+        known.extend(registry.groups());
+        let undeclared = self.undeclared(known.iter().copied());
+        for (group, source) in &undeclared {
+            log::warn!("breaker: the configuration names group `{group}` ({source}), which no code declares");
+        }
+        Ok(Applied {
+            reconfigured,
+            undeclared,
+        })
+    }
+}
+
+/// Reads `BREAKER_CONFIG` and the `BREAKER_` variables of the process and
+/// applies them to the process-wide [`registry()`](crate::registry): what a
+/// program calls at start-up. See [`Settings::from_process_env`] and
+/// [`Settings::apply`].
+///
+/// ```no_run
+/// // First thing in `main`:
+/// if let Err(refused) = breaker::config_file::init() {
+///     eprintln!("{refused}");
+///     std::process::exit(2);
+/// }
+/// ```
+pub fn init() -> Result<Applied, Error> {
+    Settings::from_process_env()?.apply(crate::registry())
+}

@@ -1,0 +1,172 @@
+//! A bad file, a bad variable or a configuration a live breaker cannot take
+//! applies nothing: live configs, the overrides listed and the groups created
+//! later are as they were, and the error says why.
+#![cfg(feature = "config")]
+
+use breaker::config_file::{ErrorKind, Settings};
+use breaker::{circuit_breaker, CircuitOpen, Config, Registry};
+
+#[derive(Debug)]
+struct Failed;
+
+impl From<CircuitOpen> for Failed {
+    fn from(_: CircuitOpen) -> Self {
+        Failed
+    }
+}
+
+#[circuit_breaker(group = "orders", threshold = 3, registry = reg)]
+fn orders(reg: &Registry, fail: bool) -> Result<(), Failed> {
+    if fail {
+        Err(Failed)
+    } else {
+        Ok(())
+    }
+}
+
+#[circuit_breaker(group = "stock", window_calls = 20, registry = reg)]
+fn stock(reg: &Registry) -> Result<(), Failed> {
+    Ok(())
+}
+
+/// A live registry with a first configuration applied: `orders` at
+/// threshold 4 (one failure counted), `stock` used once.
+fn live() -> Registry {
+    let registry = Registry::new();
+    Settings::from_toml_str("[groups.orders]\nthreshold = 4\n", "good.toml")
+        .unwrap()
+        .apply(&registry)
+        .unwrap();
+    orders(&registry, true).unwrap_err();
+    stock(&registry).unwrap();
+    registry
+}
+
+/// What must not move when a configuration is refused.
+fn observed(registry: &Registry) -> (Vec<Config>, Vec<String>, u32) {
+    let configs = ["orders", "stock"].map(|g| *registry.get(g).unwrap().config());
+    let overrides = registry.overrides().iter().map(|o| o.to_string()).collect();
+    let failures = registry
+        .get("orders")
+        .unwrap()
+        .metrics()
+        .consecutive_failures;
+    (configs.to_vec(), overrides, failures)
+}
+
+/// A group created after a refusal is built by the settings applied before it.
+fn later_is_built_by_the_first_settings(registry: &Registry) {
+    registry
+        .configure(
+            "orders-later",
+            Config::builder().threshold(3).build().unwrap(),
+        )
+        .unwrap();
+    let later = registry.breaker_or_default("orders-later");
+    assert_eq!(
+        later.config().threshold(),
+        3,
+        "no [groups.orders-later]: the declaration holds"
+    );
+    assert_eq!(
+        later.config().open_duration().as_millis(),
+        30_000,
+        "the refused file's [defaults] did not reach groups created after it"
+    );
+}
+
+#[test]
+fn a_file_with_an_unknown_key_is_refused_before_it_reaches_the_registry() {
+    let err = Settings::from_toml_str("[groups.orders]\ntreshold = 9\n", "bad.toml").unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::UnknownKey);
+    assert!(err
+        .to_string()
+        .contains("`bad.toml` line 2: [groups.orders] unknown key `treshold`"));
+}
+
+#[test]
+fn a_bad_variable_names_itself_and_its_key() {
+    let err = Settings::new()
+        .with_env([("BREAKER_GROUPS__ORDERS__THRESHOLD", "0")])
+        .unwrap_err();
+    let message = err.to_string();
+    assert!(
+        message.contains("BREAKER_GROUPS__ORDERS__THRESHOLD"),
+        "{message}"
+    );
+    assert!(message.contains("threshold"), "{message}");
+}
+
+#[test]
+fn a_composition_the_builder_refuses_applies_nothing_live_or_later() {
+    let registry = live();
+    let before = observed(&registry);
+    // `min_calls` needs a window; `orders` declares the consecutive policy.
+    let bad = Settings::from_toml_str(
+        "[defaults]\nopen_ms = 1_000\n[groups.orders]\nmin_calls = 5\n",
+        "bad.toml",
+    )
+    .unwrap();
+    let err = bad.apply(&registry).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Refused);
+    let message = err.to_string();
+    assert!(message.contains("min_calls"), "{message}");
+    assert!(message.contains("bad.toml"), "{message}");
+    assert_eq!(observed(&registry), before);
+    later_is_built_by_the_first_settings(&registry);
+    assert_eq!(
+        registry
+            .get("orders")
+            .unwrap()
+            .config()
+            .open_duration()
+            .as_millis(),
+        30_000,
+        "the [defaults] of the refused file did not apply either"
+    );
+}
+
+#[test]
+fn changing_a_live_breakers_failure_policy_is_refused_and_applies_nothing() {
+    let registry = live();
+    let before = observed(&registry);
+    let switch = Settings::from_toml_str(
+        "[defaults]\nopen_ms = 1_000\n[groups.orders]\nwindow_ms = 60_000\n",
+        "switch.toml",
+    )
+    .unwrap();
+    let err = switch.apply(&registry).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::LivePolicyChange);
+    assert!(err.to_string().contains("group `orders`"), "{err}");
+    assert_eq!(observed(&registry), before);
+    later_is_built_by_the_first_settings(&registry);
+
+    let resize =
+        Settings::from_toml_str("[groups.stock]\nwindow_calls = 50\n", "resize.toml").unwrap();
+    assert_eq!(
+        resize.apply(&registry).unwrap_err().kind(),
+        ErrorKind::LivePolicyChange
+    );
+    assert_eq!(observed(&registry), before);
+}
+
+#[test]
+fn a_refused_composition_of_a_group_not_yet_used_is_caught_at_start_up() {
+    // `stock` is declared (a window) but not used in this registry yet: its
+    // composition is still judged, from the link-time list of declarations.
+    let registry = Registry::new();
+    // Alone, `min_calls = 30` is fine; over the attribute's `window_calls = 20` it is not.
+    let bad = Settings::from_toml_str("[groups.stock]\nmin_calls = 30\n", "bad.toml").unwrap();
+    let err = bad.apply(&registry).unwrap_err();
+    let message = err.to_string();
+    assert!(message.contains("group `stock`"), "{message}");
+    assert!(
+        message.contains("declared by `#[circuit_breaker]` in `config_file_apply_refuses`"),
+        "{message}"
+    );
+    stock(&registry).unwrap();
+    assert_eq!(
+        registry.get("stock").unwrap().config().window_calls(),
+        Some(20)
+    );
+}

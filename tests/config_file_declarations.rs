@@ -1,0 +1,73 @@
+//! The attributes' groups are known at start-up, before any guarded fn runs,
+//! so a group the configuration names and no code declares is reported.
+#![cfg(feature = "config")]
+
+use breaker::circuit_breaker;
+use breaker::config_file::{declarations, declared_groups, Settings, Source};
+use breaker::Registry;
+
+#[circuit_breaker(group = "inventory-alpha", threshold = 2, fallback = zero)]
+fn alpha() -> u32 {
+    1
+}
+
+#[circuit_breaker(group = "inventory-beta", open_ms = 5_000, fallback = zero_async)]
+async fn beta() -> u32 {
+    1
+}
+
+fn zero() -> u32 {
+    0
+}
+
+async fn zero_async() -> u32 {
+    0
+}
+
+#[test]
+fn both_guarded_fns_are_listed_before_either_runs() {
+    // Neither fn has been called in this test binary.
+    assert_eq!(declared_groups(), ["inventory-alpha", "inventory-beta"]);
+    let alpha = declarations()
+        .find(|d| d.group == "inventory-alpha")
+        .unwrap();
+    assert_eq!(alpha.config.threshold(), 2);
+    assert_eq!(alpha.module, "config_file_declarations");
+    let _ = (self::alpha, beta);
+}
+
+#[test]
+fn a_group_no_code_declares_is_reported_with_where_it_was_named() {
+    let file =
+        "[groups.inventory-alpha]\nthreshold = 3\n\n[groups.inventory-gamma]\nthreshold = 3\n";
+    let settings = Settings::from_toml_str(file, "typo.toml")
+        .unwrap()
+        .with_env([
+            ("BREAKER_GROUPS__INVENTORY_BETA__OPEN_MS", "1000"),
+            ("BREAKER_GROUPS__INVENTORY_DELTA__OPEN_MS", "1000"),
+        ])
+        .unwrap();
+    let applied = settings.apply(&Registry::new()).unwrap();
+    let named: Vec<(&str, String)> = applied
+        .undeclared
+        .iter()
+        .map(|(group, source)| (group.as_str(), source.to_string()))
+        .collect();
+    assert_eq!(
+        named,
+        [
+            (
+                "inventory-gamma",
+                "`typo.toml` line 4, [groups.inventory-gamma]".to_owned()
+            ),
+            (
+                "INVENTORY_DELTA",
+                "variable `BREAKER_GROUPS__INVENTORY_DELTA__OPEN_MS`".to_owned()
+            ),
+        ]
+    );
+    assert!(matches!(
+        applied.undeclared[0].1,
+        Source::File { line: 4, .. }
+    ));
+}
