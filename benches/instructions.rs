@@ -47,6 +47,7 @@ const CASES: &[&str] = &[
     "forced_open",
     "count_window",
     "time_window",
+    "recloser",
 ];
 
 fn config() -> Config {
@@ -96,6 +97,16 @@ fn run(case: &str, n: u64) {
         }),
         "bare_async" => repeat(n, || poll_now(work_async(black_box(1)))),
         "call_async" => repeat(n, || poll_now(b.call_async(work_async(black_box(1))))),
+        // The peer with a count window, through its own API, beside `count_window`.
+        "recloser" => {
+            let rc = recloser::Recloser::custom()
+                .error_rate(0.5)
+                .closed_len(100)
+                .open_wait(std::time::Duration::from_secs(3_600))
+                .build();
+            let _ = black_box(rc.call(|| work(1)));
+            repeat(n, || rc.call(|| work(black_box(1))))
+        }
         other => panic!("unknown case {other}"),
     }
 }
