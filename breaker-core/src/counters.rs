@@ -104,13 +104,6 @@ impl Totals {
     pub(crate) fn get(&self, event: Event) -> u64 {
         self.0[event as usize]
     }
-
-    /// Adds `other` to these totals, saturating.
-    pub(crate) fn add(&mut self, other: &Totals) {
-        for (total, more) in self.0.iter_mut().zip(other.0) {
-            *total = total.saturating_add(more);
-        }
-    }
 }
 
 impl Counters {
@@ -196,8 +189,9 @@ impl Counters {
         Totals(totals)
     }
 
-    /// Heap bytes the cell tables hold (for the memory tests and benches).
-    pub(crate) fn table_bytes(&self) -> usize {
+    /// Heap bytes the cell tables hold.
+    #[cfg(test)]
+    fn table_bytes(&self) -> usize {
         self.tables
             .lock()
             .iter()

@@ -130,6 +130,7 @@ mod clock;
 mod config;
 mod counters;
 mod error;
+mod keyed;
 mod metrics;
 mod names;
 #[doc(hidden)]
@@ -146,6 +147,7 @@ pub use crate::breaker::{Breaker, Classifier, EveryError, Permit};
 pub use crate::clock::{Clock, ManualClock, MonotonicClock};
 pub use crate::config::{Config, ConfigBuilder, ConfigError, FailurePolicy, RateThresholds};
 pub use crate::error::{CallError, CircuitOpen, OpenReason};
+pub use crate::keyed::{KeyedGroup, KeyedMetrics, WrongKeyType};
 pub use crate::metrics::{Metrics, Snapshot, WindowMetrics};
 pub use crate::registry::{
     registry, AlreadyCreated, ConfigSource, Conflict, Registry, UnknownGroup,

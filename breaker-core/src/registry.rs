@@ -45,6 +45,8 @@ pub struct Registry {
     clock: ClockSource,
     groups: RwLock<Groups>,
     conflicts: Mutex<Vec<Conflict>>,
+    /// Keyed groups (`Registry::keyed`, in `keyed.rs`).
+    keyed: crate::keyed::KeyedGroups,
 }
 
 #[derive(Default)]
@@ -168,7 +170,16 @@ impl Registry {
             clock,
             groups: RwLock::new(Groups::default()),
             conflicts: Mutex::new(Vec::new()),
+            keyed: Default::default(),
         }
+    }
+
+    pub(crate) fn clock_source(&self) -> &ClockSource {
+        &self.clock
+    }
+
+    pub(crate) fn keyed_groups(&self) -> &crate::keyed::KeyedGroups {
+        &self.keyed
     }
 
     /// A number no other registry of this process has; call sites use it to tell

@@ -89,6 +89,11 @@ impl Breaker {
         }
     }
 
+    /// How many handles to this breaker exist (for keyed eviction: one is idle).
+    pub(crate) fn handles(&self) -> usize {
+        Arc::strong_count(&self.inner)
+    }
+
     /// The group this breaker guards.
     pub fn group(&self) -> &'static str {
         self.inner.name
