@@ -170,6 +170,8 @@ pub use breaker_core::{
     Metrics, MonotonicClock, OpenReason, Permit, RateThresholds, Registry, Snapshot, State,
     UnknownGroup, WindowMetrics,
 };
+// Keyed breakers: one per (group, key) in bounded memory.
+pub use breaker_core::{KeyedGroup, KeyedMetrics, WrongKeyType};
 
 // Configuration per environment: a TOML file and `BREAKER_` variables over the
 // attributes (feature `config`); its own docs open the module.

@@ -111,7 +111,7 @@ impl CountWindow {
                 Err(now) => head = now,
             }
         };
-        let bits = u32::from(outcome.failed) * FAILED | u32::from(outcome.slow) * SLOW;
+        let bits = (u32::from(outcome.failed) * FAILED) | (u32::from(outcome.slow) * SLOW);
         let tagged = epoch(generation) << 2 | bits;
         let slot = &self.slots[at as usize];
         let mut tally = None;
