@@ -53,8 +53,15 @@ impl Inner {
             .policy
             .on_count_window(generation, failed, started, &self.clock)
         {
-            self.trip(generation);
+            self.trip_cold(generation);
         }
+    }
+
+    /// A trip, kept out of the count window's frame.
+    #[cold]
+    #[inline(never)]
+    fn trip_cold(&self, generation: u64) {
+        self.trip(generation);
     }
 
     #[inline(never)]

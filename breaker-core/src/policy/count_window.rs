@@ -83,7 +83,7 @@ impl CountWindow {
     }
 
     /// Records `outcome` for `generation`; returns whether the window trips.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn record(&self, generation: u64, outcome: Outcome) -> bool {
         let len = self.slots.len() as u64;
         // Claim a position; a later generation starts an empty ring.
@@ -161,6 +161,11 @@ impl CountWindow {
             // Rates are above zero: a window without failures or slow calls holds.
             return false;
         }
+        self.judge(calls, tally)
+    }
+
+    #[inline(never)]
+    fn judge(&self, calls: u64, tally: u64) -> bool {
         self.rule.trips(Counts {
             calls,
             failures: tally & COUNT_MASK,
@@ -170,6 +175,7 @@ impl CountWindow {
 
     /// Adds `add` to and subtracts `sub` from the tally of `generation`, starting
     /// it afresh if it holds an older one; `None` if it holds a later one.
+    #[inline(never)]
     fn adjust(&self, generation: u64, add: u64, sub: u64) -> Option<u64> {
         let mut tally = self.tally.load(Acquire);
         loop {
