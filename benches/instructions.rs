@@ -49,6 +49,7 @@ const CASES: &[&str] = &[
     "time_window",
     "tower_bare",
     "tower_layer",
+    "recloser",
 ];
 
 fn config() -> Config {
@@ -112,6 +113,16 @@ fn run(case: &str, n: u64) {
             repeat(n, || {
                 poll_now(tower_service::request(&mut svc, black_box(1)))
             })
+        }
+        // The peer with a count window, through its own API, beside `count_window`.
+        "recloser" => {
+            let rc = recloser::Recloser::custom()
+                .error_rate(0.5)
+                .closed_len(100)
+                .open_wait(std::time::Duration::from_secs(3_600))
+                .build();
+            let _ = black_box(rc.call(|| work(1)));
+            repeat(n, || rc.call(|| work(black_box(1))))
         }
         other => panic!("unknown case {other}"),
     }

@@ -176,6 +176,8 @@ pub use breaker_core::events;
 pub use breaker_core::{
     Event, Subscription, Transition, TransitionCounts, TransitionReason, TripCause,
 };
+// Keyed breakers: one per (group, key) in bounded memory.
+pub use breaker_core::{KeyedGroup, KeyedMetrics, WrongKeyType};
 
 // Configuration per environment: a TOML file and `BREAKER_` variables over the
 // attributes (feature `config`); its own docs open the module.

@@ -337,6 +337,46 @@ fn threads(c: &mut Criterion) {
                 })
             },
         );
+        let windowed = Breaker::new(
+            "bench-threads-count-window",
+            Config::builder()
+                .window_calls(100)
+                .failure_rate(0.5)
+                .open_ms(FAR)
+                .build()
+                .expect("valid window config"),
+        );
+        g.bench_function(format!("breaker: count window x{n}{sfx}"), |b| {
+            b.iter_custom(|iters| {
+                aggregate(n, iters, clocking, |_| {
+                    let breaker = windowed.clone();
+                    move |k: u64| {
+                        for _ in 0..k {
+                            black_box(permit_call(&breaker, black_box(1)).is_ok());
+                        }
+                    }
+                })
+            })
+        });
+        let keyed = breaker::KeyedGroup::<u64>::new("bench-threads-keyed", CONFIG, 1_000);
+        g.bench_function(
+            format!("breaker: keyed group, 64 existing keys x{n}{sfx}"),
+            |b| {
+                b.iter_custom(|iters| {
+                    aggregate(n, iters, clocking, |i| {
+                        let keyed = keyed.clone();
+                        let mut key = i as u64;
+                        move |k: u64| {
+                            for _ in 0..k {
+                                key = (key + 1) % 64;
+                                let breaker = keyed.breaker(&key);
+                                black_box(permit_call(&breaker, black_box(1)).is_ok());
+                            }
+                        }
+                    })
+                })
+            },
+        );
         peers::threads(&mut g, n, clocking);
     }
     g.finish();

@@ -1,24 +1,31 @@
 //! Event counters that every call touches, kept per thread so that no two threads
 //! ever write one cache line and no count needs an atomic read-modify-write.
 //!
-//! Each thread that touches a breaker takes a small process-wide slot number; a
-//! breaker holds a row of cache-padded cells indexed by it, allocated a segment at a
-//! time on first use. Only the thread owning a slot writes its cell (a relaxed load
-//! and store), readers sum every cell. A slot is handed to another thread only after
-//! its owner exited, through a mutex, so the new owner continues from the exact
-//! count. A thread with no slot (one past [`MAX_THREADS`], or one whose thread-local
+//! Each thread that counts takes a small process-wide slot number (dense: the
+//! lowest free one). A breaker holds no cells until a thread counts in it; then it
+//! allocates a table of cache-padded cells indexed by slot, large enough for that
+//! slot, and grows it (doubling) when a thread with a higher slot arrives. So an
+//! idle breaker costs a few words, and a busy one a cell per slot up to the highest
+//! slot that counted in it: at most one per thread alive at once, since slots are
+//! reused lowest first.
+//!
+//! Only the thread owning a slot writes its cell (a relaxed load and store). A
+//! table that was outgrown is kept, not copied: a count that raced with the growth
+//! lands in the old table, which the sums still read, so nothing is lost and
+//! nothing is counted twice. A slot is handed to another thread only after its
+//! owner exited, through a mutex, so the new owner continues from the exact count.
+//! A thread with no slot (one past [`MAX_THREADS`], or one whose thread-local
 //! storage is being torn down) counts in a shared overflow cell with a real
 //! read-modify-write: slower, never lost.
 //!
-//! The first segment lives inline in the breaker, so a count by one of the first
-//! [`SEGMENT`] threads is a thread-local read, one bounds check and a relaxed load
-//! and store into the breaker's own memory: no pointer to chase, nothing to
-//! initialise, and no cost for a thread that alternates between breakers.
+//! The count of the common case is a thread-local read, one compare with the
+//! table's size, one load of the table's address and one `inc` of memory.
 
 use std::cell::Cell as StdCell;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
+use std::ptr::NonNull;
+use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering::*};
 use std::sync::OnceLock;
 
 use crossbeam_utils::CachePadded;
@@ -41,11 +48,8 @@ pub(crate) enum Event {
 }
 
 const EVENTS: usize = Event::Opened as usize + 1;
-/// Threads per segment of cells; the first segment is inline.
-pub(crate) const SEGMENT: usize = 32;
-const SEGMENTS: usize = 128;
 /// Threads that count without contention; more threads still count, on a shared cell.
-pub(crate) const MAX_THREADS: usize = SEGMENT * SEGMENTS;
+pub(crate) const MAX_THREADS: usize = 4096;
 
 const UNASSIGNED: u32 = u32::MAX;
 const RETIRED: u32 = u32::MAX - 1;
@@ -61,24 +65,39 @@ impl Cell {
             counts: [const { AtomicU64::new(0) }; EVENTS],
         }
     }
+
+    fn add_to(&self, totals: &mut [u64; EVENTS]) {
+        for (total, count) in totals.iter_mut().zip(&self.counts) {
+            *total = total.saturating_add(count.load(Relaxed));
+        }
+    }
 }
 
 type Padded = CachePadded<Cell>;
-
-struct Segment {
-    cells: [Padded; SEGMENT],
-}
+const CELL_BYTES: usize = size_of::<Padded>();
 
 /// One breaker's counters.
 pub(crate) struct Counters {
-    /// The cells of slots `0..SEGMENT`, inline: the hot path.
-    first: [Padded; SEGMENT],
-    /// Segment `i` holds slots `(i + 1) * SEGMENT..`, allocated on first use.
-    rest: [OnceLock<Box<Segment>>; SEGMENTS - 1],
-    overflow: Padded,
+    /// The size of the current table in bytes: a thread whose cell offset is below
+    /// it counts there. Written after `cells` (release), read before it (acquire),
+    /// so a reader never pairs a size with a smaller table.
+    size: AtomicUsize,
+    /// The current table's first cell (dangling while `size` is 0).
+    cells: AtomicPtr<Padded>,
+    /// Every table allocated, the current one last; freed on drop. Growth holds it.
+    tables: Mutex<Vec<NonNull<[Padded]>>>,
+    /// Counts of threads without a slot.
+    overflow: OnceLock<Box<Cell>>,
 }
 
+// SAFETY: the tables are plain heap memory of atomics owned by `Counters` and freed
+// only in `drop`; every access through the raw pointers is an atomic operation.
+unsafe impl Send for Counters {}
+// SAFETY: as above.
+unsafe impl Sync for Counters {}
+
 /// A sum of every event, taken cell by cell: exact once the counting threads are quiet.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Totals([u64; EVENTS]);
 
 impl Totals {
@@ -90,78 +109,103 @@ impl Totals {
 impl Counters {
     pub(crate) fn new() -> Self {
         Counters {
-            first: [const { CachePadded::new(Cell::new()) }; SEGMENT],
-            rest: [const { OnceLock::new() }; SEGMENTS - 1],
-            overflow: CachePadded::new(Cell::new()),
+            size: AtomicUsize::new(0),
+            cells: AtomicPtr::new(NonNull::dangling().as_ptr()),
+            tables: Mutex::new(Vec::new()),
+            overflow: OnceLock::new(),
         }
     }
 
     /// Counts one `event` for the calling thread.
     #[inline(always)]
     pub(crate) fn bump(&self, event: Event) {
-        // A thread without a cell in the inline row reads an offset far out of
-        // range, so one bounds check sends everything but the common case to the
-        // slow path. The offset is kept in bytes: no multiply on this path.
-        let offset = FIRST_OFFSET.get() as usize;
-        if offset < size_of_val(&self.first) {
-            // SAFETY: `FIRST_OFFSET` is only ever set to `slot * size_of::<Padded>()`
-            // with `slot < SEGMENT`, or to `NO_OFFSET` (out of range). In range,
-            // it is the start of element `slot` of `first`: in bounds and aligned.
-            let cell = unsafe { &*self.first.as_ptr().byte_add(offset) };
+        // A thread without a cell in the current table reads an offset out of
+        // range, so one compare sends everything but the common case to the slow
+        // path. The offset is kept in bytes: no multiply on this path.
+        let offset = OFFSET.get() as usize;
+        if offset < self.size.load(Acquire) {
+            let cells = self.cells.load(Acquire);
+            // SAFETY: `OFFSET` is only ever `slot * CELL_BYTES` or `NO_OFFSET`, and
+            // `cells` points at a live table of at least `size` bytes (see
+            // `size`): element `slot` of it, in bounds and aligned. Tables are
+            // freed only on drop.
+            let cell = unsafe { &*cells.byte_add(offset) };
             increment(cell, event);
         } else {
-            self.bump_rest(event);
+            self.bump_slow(event);
         }
     }
 
-    /// Counts for a thread whose slot is past the first segment, or not yet assigned.
+    /// Counts for a thread without a cell in the current table: one with no slot
+    /// yet, one whose slot is past the table's end, or one with no slot at all.
     #[cold]
     #[inline(never)]
-    fn bump_rest(&self, event: Event) {
-        let slot = SLOT.get();
-        if (slot as usize) < MAX_THREADS {
-            increment(self.cell(slot as usize), event);
-        } else {
-            self.bump_slow(slot, event);
-        }
-    }
-
-    fn cell(&self, slot: usize) -> &Cell {
-        match slot.checked_sub(SEGMENT) {
-            None => &self.first[slot],
-            Some(past) => {
-                let segment = self.rest[past / SEGMENT].get_or_init(new_segment);
-                &segment.cells[past % SEGMENT]
-            }
-        }
-    }
-
-    #[cold]
-    fn bump_slow(&self, slot: u32, event: Event) {
+    fn bump_slow(&self, event: Event) {
+        let mut slot = SLOT.get();
         if slot == UNASSIGNED {
-            let slot = assign_slot();
-            if (slot as usize) < MAX_THREADS {
-                return increment(self.cell(slot as usize), event);
-            }
+            slot = assign_slot();
         }
-        let count = &self.overflow.counts[event as usize];
+        if (slot as usize) < MAX_THREADS {
+            return increment(self.grow_to(slot as usize), event);
+        }
+        let overflow = self.overflow.get_or_init(|| Box::new(Cell::new()));
+        let count = &overflow.counts[event as usize];
         let _ = count.fetch_update(Relaxed, Relaxed, |n| Some(n.saturating_add(1)));
     }
 
-    /// Sums every thread's cell and the overflow.
+    /// The calling thread's cell for `slot`, growing the table to hold it.
+    fn grow_to(&self, slot: usize) -> &Cell {
+        let mut tables = self.tables.lock();
+        let size = self.size.load(Acquire);
+        let cells = if slot * CELL_BYTES < size {
+            self.cells.load(Acquire)
+        } else {
+            let len = (slot + 1).next_power_of_two().max(2 * size / CELL_BYTES);
+            let table: Box<[Padded]> = (0..len).map(|_| CachePadded::new(Cell::new())).collect();
+            let table = NonNull::from(Box::leak(table));
+            tables.push(table);
+            let cells = table.as_ptr() as *mut Padded;
+            self.cells.store(cells, Release);
+            self.size.store(len * CELL_BYTES, Release);
+            cells
+        };
+        // SAFETY: `slot` is below the current table's length, checked or just made
+        // so, and the table lives until `self` is dropped.
+        unsafe { &*cells.add(slot) }
+    }
+
+    /// Sums every thread's cell in every table, and the overflow.
     pub(crate) fn totals(&self) -> Totals {
         let mut totals = [0u64; EVENTS];
-        let mut add = |cell: &Cell| {
-            for (total, count) in totals.iter_mut().zip(&cell.counts) {
-                *total = total.saturating_add(count.load(Relaxed));
-            }
-        };
-        self.first.iter().for_each(|cell| add(cell));
-        for segment in self.rest.iter().filter_map(OnceLock::get) {
-            segment.cells.iter().for_each(|cell| add(cell));
+        for table in self.tables.lock().iter() {
+            // SAFETY: tables live until `self` is dropped; cells are atomics.
+            unsafe { table.as_ref() }
+                .iter()
+                .for_each(|cell| cell.add_to(&mut totals));
         }
-        add(&self.overflow);
+        if let Some(overflow) = self.overflow.get() {
+            overflow.add_to(&mut totals);
+        }
         Totals(totals)
+    }
+
+    /// Heap bytes the cell tables hold.
+    #[cfg(test)]
+    fn table_bytes(&self) -> usize {
+        self.tables
+            .lock()
+            .iter()
+            .map(|t| t.len() * CELL_BYTES)
+            .sum()
+    }
+}
+
+impl Drop for Counters {
+    fn drop(&mut self) {
+        for table in self.tables.get_mut().drain(..) {
+            // SAFETY: made by `Box::leak` in `grow_to`, freed once, here.
+            drop(unsafe { Box::from_raw(table.as_ptr()) });
+        }
     }
 }
 
@@ -176,19 +220,13 @@ fn increment(cell: &Cell, event: Event) {
     count.store(count.load(Relaxed).wrapping_add(1), Relaxed);
 }
 
-fn new_segment() -> Box<Segment> {
-    Box::new(Segment {
-        cells: [const { CachePadded::new(Cell::new()) }; SEGMENT],
-    })
-}
-
 thread_local! {
     /// This thread's slot, `UNASSIGNED` before its first count, `RETIRED` once its
     /// slot was handed back during thread exit. No destructor: readable to the end.
     static SLOT: StdCell<u32> = const { StdCell::new(UNASSIGNED) };
-    /// Where this thread's cell starts in a breaker's inline row, in bytes:
-    /// `SLOT * size_of::<Padded>()` while `SLOT < SEGMENT`, else `NO_OFFSET`.
-    static FIRST_OFFSET: StdCell<u32> = const { StdCell::new(NO_OFFSET) };
+    /// Where this thread's cell starts in a breaker's table, in bytes:
+    /// `SLOT * CELL_BYTES` while `SLOT < MAX_THREADS`, else `NO_OFFSET`.
+    static OFFSET: StdCell<u32> = const { StdCell::new(NO_OFFSET) };
     /// Hands the slot back when the thread exits.
     static GUARD: SlotGuard = const { SlotGuard(StdCell::new(UNASSIGNED)) };
 }
@@ -199,7 +237,7 @@ impl Drop for SlotGuard {
     fn drop(&mut self) {
         let slot = self.0.get();
         let _ = SLOT.try_with(|s| s.set(RETIRED));
-        let _ = FIRST_OFFSET.try_with(|o| o.set(NO_OFFSET));
+        let _ = OFFSET.try_with(|o| o.set(NO_OFFSET));
         if slot != UNASSIGNED {
             FREE.lock().push(Reverse(slot));
         }
@@ -222,8 +260,8 @@ fn assign_slot() -> u32 {
     let guarded = GUARD.try_with(|g| g.0.set(slot)).is_ok();
     if guarded {
         SLOT.set(slot);
-        if (slot as usize) < SEGMENT {
-            FIRST_OFFSET.set(slot * size_of::<Padded>() as u32);
+        if (slot as usize) < MAX_THREADS {
+            OFFSET.set(slot * CELL_BYTES as u32);
         }
         slot
     } else {
@@ -265,8 +303,8 @@ mod tests {
     }
 
     #[test]
-    fn threads_past_the_inline_segment_count_exactly_too() {
-        let threads = 3 * SEGMENT;
+    fn ninety_six_threads_at_once_count_exactly() {
+        let threads = 96;
         let counters = Arc::new(Counters::new());
         let all_counting = Arc::new(std::sync::Barrier::new(threads));
         let handles: Vec<_> = (0..threads)
@@ -312,6 +350,50 @@ mod tests {
             c.bump(Event::Failures);
             assert_eq!(c.totals().get(Event::Failures), 1);
         }
+    }
+
+    #[test]
+    fn threads_joining_and_leaving_while_tables_grow_count_exactly() {
+        // Waves of threads start and exit while others count, so slots are handed
+        // back and reused, and tables grow under counts in flight.
+        let counters = Arc::new(Counters::new());
+        let mut expected = 0u64;
+        let mut running = Vec::new();
+        for wave in 0..12u64 {
+            for t in 0..(8 + wave * 3) {
+                let c = Arc::clone(&counters);
+                let n = 500 + 37 * t;
+                expected += n;
+                running.push(std::thread::spawn(move || {
+                    for _ in 0..n {
+                        c.bump(Event::Successes);
+                    }
+                }));
+            }
+            // Join half of what runs: the rest keep counting into the next wave.
+            let keep = running.split_off(running.len() / 2);
+            for t in running {
+                t.join().unwrap();
+            }
+            running = keep;
+        }
+        for t in running {
+            t.join().unwrap();
+        }
+        assert_eq!(counters.totals().get(Event::Successes), expected);
+        assert_eq!(counters.totals().get(Event::Failures), 0);
+    }
+
+    #[test]
+    fn an_untouched_breaker_holds_no_table_and_one_thread_one_cell_row() {
+        let counters = Counters::new();
+        assert_eq!(counters.table_bytes(), 0);
+        std::thread::scope(|s| {
+            s.spawn(|| counters.bump(Event::Successes));
+        });
+        let slot = 1 + NEXT.load(Relaxed) as usize; // an upper bound of any slot yet
+        assert!(counters.table_bytes() <= slot.next_power_of_two() * CELL_BYTES);
+        assert_eq!(counters.totals().get(Event::Successes), 1);
     }
 
     #[test]

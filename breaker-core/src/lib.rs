@@ -131,6 +131,7 @@ mod config;
 mod counters;
 mod error;
 pub mod events;
+mod keyed;
 mod metrics;
 mod names;
 #[doc(hidden)]
@@ -150,6 +151,7 @@ pub use crate::error::{CallError, CircuitOpen, OpenReason};
 pub use crate::events::{
     Event, Subscription, Transition, TransitionCounts, TransitionReason, TripCause,
 };
+pub use crate::keyed::{KeyedGroup, KeyedMetrics, WrongKeyType};
 pub use crate::metrics::{Metrics, Snapshot, WindowMetrics};
 pub use crate::registry::{
     registry, AlreadyCreated, ConfigSource, Conflict, LayerError, Overridden, Reconfigured,

@@ -64,6 +64,8 @@ pub struct Registry {
     /// Told every transition of every breaker of this registry, and conflicts.
     subscribers: Arc<Subscribers>,
     overrides: Mutex<Vec<Overridden>>,
+    /// Keyed groups (`Registry::keyed`, in `keyed.rs`).
+    keyed: crate::keyed::KeyedGroups,
 }
 
 #[derive(Default)]
@@ -260,7 +262,16 @@ impl Registry {
             conflicts: Mutex::new(Vec::new()),
             subscribers: Arc::default(),
             overrides: Mutex::new(Vec::new()),
+            keyed: Default::default(),
         }
+    }
+
+    pub(crate) fn clock_source(&self) -> &ClockSource {
+        &self.clock
+    }
+
+    pub(crate) fn keyed_groups(&self) -> &crate::keyed::KeyedGroups {
+        &self.keyed
     }
 
     /// A number no other registry of this process has; call sites use it to tell

@@ -87,3 +87,44 @@ async fn call_async_futures_are_send_and_run_on_a_multi_thread_runtime() {
     });
     assert_eq!(handle.await.unwrap(), Ok(1));
 }
+
+#[test]
+fn call_async_claims_on_first_poll_and_a_refusal_is_ready_at_once() {
+    use std::future::Future;
+    use std::task::{Context, Poll, Waker};
+
+    let breaker = breaker_core::Breaker::new(
+        "call-async-lazy",
+        Config::builder().threshold(1).build().unwrap(),
+    );
+    let mut cx = Context::from_waker(Waker::noop());
+    // Created, not polled: nothing claimed, so forcing open still refuses it.
+    let fut = breaker.call_async(async { Ok::<_, ()>(1) });
+    breaker.force_open();
+    let mut fut = std::pin::pin!(fut);
+    assert!(matches!(
+        fut.as_mut().poll(&mut cx),
+        Poll::Ready(Err(CallError::Open(_)))
+    ));
+    assert_eq!(breaker.metrics().rejected, 1);
+    breaker.reset();
+    // A pending future holds its permit across polls and records once.
+    let mut polled = 0;
+    let inner = std::future::poll_fn(|_| {
+        polled += 1;
+        if polled < 3 {
+            Poll::Pending
+        } else {
+            Poll::Ready(Err::<(), _>("down"))
+        }
+    });
+    let mut fut = std::pin::pin!(breaker.call_async(inner));
+    assert!(fut.as_mut().poll(&mut cx).is_pending());
+    assert!(fut.as_mut().poll(&mut cx).is_pending());
+    assert!(matches!(
+        fut.as_mut().poll(&mut cx),
+        Poll::Ready(Err(CallError::Inner("down")))
+    ));
+    let m = breaker.metrics();
+    assert_eq!((m.failures, m.successes, m.abandoned), (1, 0, 0));
+}

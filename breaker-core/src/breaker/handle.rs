@@ -7,6 +7,7 @@ use std::sync::Arc;
 use crossbeam_utils::CachePadded;
 use parking_lot::Mutex;
 
+use super::call_future::{ByRef, CallFuture};
 use super::claim::Claimed;
 use super::inner::{Hot, Inner, LiveConfig};
 use super::permit::{Classifier, EveryError, Permit};
@@ -130,6 +131,11 @@ impl Breaker {
         F: Fn(&Event) + Send + Sync + 'static,
     {
         self.inner.events.subscribe(Box::new(subscriber))
+    }
+
+    /// How many handles to this breaker exist (for keyed eviction: one is idle).
+    pub(crate) fn handles(&self) -> usize {
+        Arc::strong_count(&self.inner)
     }
 
     /// The group this breaker guards.
@@ -266,28 +272,41 @@ impl Breaker {
     /// Awaits `future` if the breaker admits it, counting every `Err` as a failure.
     /// The claim is made on the first poll; dropping the returned future before it
     /// completes counts as abandoned and releases any probe slot.
-    pub async fn call_async<T, E, Fut>(&self, future: Fut) -> Result<T, CallError<E>>
+    ///
+    /// ```
+    /// use breaker_core::{Breaker, Config};
+    ///
+    /// # async fn lookup() -> Result<u32, std::io::Error> { Ok(7) }
+    /// # async fn run() {
+    /// let breaker = Breaker::new("dns", Config::default());
+    /// assert_eq!(breaker.call_async(lookup()).await.unwrap(), 7);
+    /// # }
+    /// ```
+    // Not an `async fn`: its state machine moved `future` from the argument slot
+    // to the awaited one on every call (see `call_future`).
+    #[inline]
+    pub fn call_async<'a, T, E, Fut>(
+        &'a self,
+        future: Fut,
+    ) -> impl Future<Output = Result<T, CallError<E>>> + use<'a, T, E, Fut>
     where
         Fut: Future<Output = Result<T, E>>,
     {
-        // Not `call_async_with(..).await`: one state machine, not two nested ones
-        // that move `future` twice.
-        let permit = self.try_acquire()?;
-        permit.record_owned(future.await, &EveryError, CallError::Inner)
+        CallFuture::new(self, EveryError, future)
     }
 
     /// [`call_async`](Self::call_async) with a classifier.
-    pub async fn call_async_with<T, E, C, Fut>(
-        &self,
-        classifier: &C,
+    #[inline]
+    pub fn call_async_with<'a, T, E, C, Fut>(
+        &'a self,
+        classifier: &'a C,
         future: Fut,
-    ) -> Result<T, CallError<E>>
+    ) -> impl Future<Output = Result<T, CallError<E>>> + use<'a, T, E, C, Fut>
     where
         C: Classifier<E> + ?Sized,
         Fut: Future<Output = Result<T, E>>,
     {
-        let permit = self.try_acquire()?;
-        permit.record_owned(future.await, classifier, CallError::Inner)
+        CallFuture::new(self, ByRef(classifier), future)
     }
 
     /// The current state. Pure: never moves the breaker, even when the open

@@ -13,6 +13,7 @@
 //! - `permit`: the permit and the classifiers that judge its error.
 
 mod apply;
+mod call_future;
 mod claim;
 mod handle;
 mod inner;

@@ -25,6 +25,47 @@ impl Inner {
     #[cold]
     #[inline(never)]
     fn settle_slow(&self, admitted: Word, started: u64, verdict: Verdict) {
+        // A count window's closed call: its own small function, so that it does
+        // not pay for the frame of everything else below.
+        if let Policy::CountWindow(_) = &self.hot.policy {
+            let word = self.word();
+            if matches!(verdict, Verdict::Success | Verdict::Failure)
+                && word.state() == State::Closed
+                && admitted.state() == State::Closed
+                && word.generation() == admitted.generation()
+            {
+                return self.settle_count_window(word.generation(), started, verdict);
+            }
+        }
+        self.settle_rest(admitted, started, verdict);
+    }
+
+    #[inline(never)]
+    fn settle_count_window(&self, generation: u64, started: u64, verdict: Verdict) {
+        let failed = verdict == Verdict::Failure;
+        self.counters.bump(if failed {
+            Event::Failures
+        } else {
+            Event::Successes
+        });
+        if self
+            .hot
+            .policy
+            .on_count_window(generation, failed, started, &self.clock)
+        {
+            self.trip_cold(generation);
+        }
+    }
+
+    /// A trip, kept out of the count window's frame.
+    #[cold]
+    #[inline(never)]
+    fn trip_cold(&self, generation: u64) {
+        self.trip(generation);
+    }
+
+    #[inline(never)]
+    fn settle_rest(&self, admitted: Word, started: u64, verdict: Verdict) {
         let word = self.word();
         let generation = admitted.generation();
         if word.generation() != generation {

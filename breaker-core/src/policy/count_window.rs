@@ -1,48 +1,80 @@
-//! The count window: a ring of the last `window_calls` outcomes behind a short
-//! lock, emptied by a change of generation (see [`super::rule`]).
+//! The count window: a lock-free ring of the last `window_calls` outcomes with
+//! their failure and slow counts in atomic words, emptied by a change of
+//! generation (see [`super::rule`]).
+//!
+//! Three words carry it. `head` holds the generation, the next position and
+//! whether the ring has wrapped: one compare-and-swap per outcome claims a
+//! position and gives the number of calls the window holds. `tally` holds the
+//! failures and slow calls among them, tagged with the generation's low bits.
+//! Each slot holds one outcome's bits tagged with its generation's low bits, so a
+//! new generation empties the ring without a sweep: a slot of another generation
+//! counts as empty.
+//!
+//! An outcome's bits are added to `tally` before they are written to their slot,
+//! and whoever replaces them in the slot subtracts them: so `tally` never counts
+//! below what the slots hold, and at quiescence equals their sum exactly. A success
+//! that replaces a success (the common case) writes nothing but `head`.
 
-use parking_lot::Mutex;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::*};
 
 use super::rule::{is_later_generation, Counts, Outcome, Rule};
+use crate::state::GEN_MASK;
 
-///
-/// Every outcome goes through one short critical section (a handful of loads and
-/// stores); a count window needs one order of outcomes anyway, so a lock-free ring
-/// would still funnel every outcome through one contended word.
+/// The window of the last `window_calls` outcomes.
 #[derive(Debug)]
 pub(crate) struct CountWindow {
     rule: Rule,
-    ring: Mutex<Ring>,
+    /// `generation << HEAD_GEN_SHIFT | wrapped << POS_BITS | next position`.
+    head: AtomicU64,
+    /// `tag << TAG_SHIFT | slow << COUNT_BITS | failures`, tag the generation's low bits.
+    tally: AtomicU64,
+    /// `epoch << 2 | slow << 1 | failed`, epoch the generation's low bits.
+    slots: Box<[AtomicU32]>,
 }
 
-#[derive(Debug)]
-struct Ring {
-    generation: u64,
-    /// Where the next outcome goes.
-    next: usize,
-    /// Outcomes held, up to `slots.len()`.
-    len: usize,
-    failures: u64,
-    slow: u64,
-    /// Bit 0: failed; bit 1: slow. Only the `len` latest are meaningful.
-    slots: Box<[u8]>,
+const POS_BITS: u32 = 17; // Config::MAX_WINDOW_CALLS = 2^16 fits
+const POS_MASK: u64 = (1 << POS_BITS) - 1;
+const WRAPPED: u64 = 1 << POS_BITS;
+const HEAD_GEN_SHIFT: u32 = POS_BITS + 1;
+const COUNT_BITS: u32 = 24; // a window's counts, plus the outcomes in flight
+const COUNT_MASK: u64 = (1 << COUNT_BITS) - 1;
+const TAG_SHIFT: u32 = 2 * COUNT_BITS;
+const TAG_MASK: u64 = (1 << (64 - TAG_SHIFT)) - 1;
+const EPOCH_MASK: u32 = (1 << 30) - 1;
+const FAILED: u32 = 1;
+const SLOW: u32 = 2;
+
+// Every generation fits beside the position.
+const _: () = assert!(GEN_MASK.leading_zeros() >= HEAD_GEN_SHIFT);
+
+fn epoch(generation: u64) -> u32 {
+    generation as u32 & EPOCH_MASK
 }
 
-const FAILED: u8 = 1;
-const SLOW: u8 = 2;
+fn tag(generation: u64) -> u64 {
+    generation & TAG_MASK
+}
+
+/// Whether epoch (or tag) `a` is later than `b` modulo `mask + 1`.
+fn is_later(a: u64, b: u64, mask: u64) -> bool {
+    let distance = a.wrapping_sub(b) & mask;
+    distance != 0 && distance <= mask / 2
+}
+
+fn tally_of(bits: u32) -> u64 {
+    u64::from(bits & FAILED) | (u64::from((bits & SLOW) >> 1) << COUNT_BITS)
+}
 
 impl CountWindow {
     pub(crate) fn new(window_calls: u32, rule: Rule) -> Self {
+        let len = window_calls.max(1) as usize;
+        debug_assert!(len as u64 <= POS_MASK);
         CountWindow {
             rule,
-            ring: Mutex::new(Ring {
-                generation: 0,
-                next: 0,
-                len: 0,
-                failures: 0,
-                slow: 0,
-                slots: vec![0; window_calls.max(1) as usize].into_boxed_slice(),
-            }),
+            head: AtomicU64::new(0),
+            tally: AtomicU64::new(0),
+            // Generation 0's epoch, holding a success: the same as empty.
+            slots: (0..len).map(|_| AtomicU32::new(0)).collect(),
         }
     }
 
@@ -51,58 +83,149 @@ impl CountWindow {
     }
 
     /// Records `outcome` for `generation`; returns whether the window trips.
+    #[inline(always)]
     pub(crate) fn record(&self, generation: u64, outcome: Outcome) -> bool {
-        let counts = {
-            let mut ring = self.ring.lock();
-            if ring.generation != generation {
-                if !is_later_generation(generation, ring.generation) {
-                    return false;
-                }
-                ring.generation = generation;
-                ring.next = 0;
-                ring.len = 0;
-                ring.failures = 0;
-                ring.slow = 0;
-            }
-            let bits = (u8::from(outcome.failed) * FAILED) | (u8::from(outcome.slow) * SLOW);
-            let at = ring.next;
-            if ring.len == ring.slots.len() {
-                let evicted = ring.slots[at];
-                ring.failures -= u64::from(evicted & FAILED);
-                ring.slow -= u64::from((evicted & SLOW) >> 1);
+        let len = self.slots.len() as u64;
+        // Claim a position; a later generation starts an empty ring.
+        let mut head = self.head.load(Acquire);
+        let (at, calls) = loop {
+            let current = head >> HEAD_GEN_SHIFT;
+            let (at, wrapped) = if current == generation {
+                (head & POS_MASK, head & WRAPPED)
+            } else if is_later_generation(generation, current) {
+                (0, 0)
             } else {
-                ring.len += 1;
+                return false; // an outcome of an older generation
+            };
+            let (next, wrapped) = if at + 1 == len {
+                (0, WRAPPED)
+            } else {
+                (at + 1, wrapped)
+            };
+            let claimed = generation << HEAD_GEN_SHIFT | wrapped | next;
+            match self
+                .head
+                .compare_exchange_weak(head, claimed, AcqRel, Acquire)
+            {
+                Ok(_) => break (at, if wrapped != 0 { len } else { next }),
+                Err(now) => head = now,
             }
-            ring.slots[at] = bits;
-            ring.failures += u64::from(outcome.failed);
-            ring.slow += u64::from(outcome.slow);
-            ring.next = if at + 1 == ring.slots.len() {
+        };
+        let bits = (u32::from(outcome.failed) * FAILED) | (u32::from(outcome.slow) * SLOW);
+        let tagged = epoch(generation) << 2 | bits;
+        let slot = &self.slots[at as usize];
+        let mut tally = None;
+        if bits != 0 {
+            // Counted before it is visible in the slot, so whoever replaces it
+            // subtracts only what was added.
+            tally = self.adjust(generation, tally_of(bits), 0);
+            if tally.is_none() {
+                return false; // the window moved on to a later generation
+            }
+        }
+        let mut old = slot.load(Acquire);
+        loop {
+            let same_epoch = old >> 2 == epoch(generation);
+            if bits == 0 && (!same_epoch || old & 3 == 0) {
+                // A success over an empty slot or a success: nothing to write.
+                break;
+            }
+            if !same_epoch
+                && is_later(
+                    u64::from(old >> 2),
+                    u64::from(epoch(generation)),
+                    u64::from(EPOCH_MASK),
+                )
+            {
+                // A later generation owns the slot: take this outcome back.
+                if bits != 0 {
+                    self.adjust(generation, 0, tally_of(bits));
+                }
+                return false;
+            }
+            match slot.compare_exchange_weak(old, tagged, AcqRel, Acquire) {
+                Ok(_) => {
+                    if same_epoch && old & 3 != 0 {
+                        tally = self.adjust(generation, 0, tally_of(old & 3));
+                    }
+                    break;
+                }
+                Err(now) => old = now,
+            }
+        }
+        let tally = match tally {
+            Some(tally) => tally,
+            None => self.tally(generation),
+        };
+        if tally == 0 {
+            // Rates are above zero: a window without failures or slow calls holds.
+            return false;
+        }
+        self.judge(calls, tally)
+    }
+
+    #[inline(never)]
+    fn judge(&self, calls: u64, tally: u64) -> bool {
+        self.rule.trips(Counts {
+            calls,
+            failures: tally & COUNT_MASK,
+            slow: tally >> COUNT_BITS & COUNT_MASK,
+        })
+    }
+
+    /// Adds `add` to and subtracts `sub` from the tally of `generation`, starting
+    /// it afresh if it holds an older one; `None` if it holds a later one.
+    #[inline(never)]
+    fn adjust(&self, generation: u64, add: u64, sub: u64) -> Option<u64> {
+        let mut tally = self.tally.load(Acquire);
+        loop {
+            let held = tally >> TAG_SHIFT;
+            let counts = if held == tag(generation) {
+                tally & !(TAG_MASK << TAG_SHIFT)
+            } else if is_later(tag(generation), held, TAG_MASK) {
                 0
             } else {
-                at + 1
+                return None;
             };
-            ring.counts()
-        };
-        self.rule.trips(counts)
+            // Never below zero: `sub` is only ever bits that were added before.
+            let counts = counts.wrapping_add(add).wrapping_sub(sub);
+            let next = tag(generation) << TAG_SHIFT | counts;
+            match self
+                .tally
+                .compare_exchange_weak(tally, next, AcqRel, Acquire)
+            {
+                Ok(_) => return Some(counts),
+                Err(now) => tally = now,
+            }
+        }
+    }
+
+    /// The failure and slow counts of `generation`: none if the tally holds another.
+    fn tally(&self, generation: u64) -> u64 {
+        let tally = self.tally.load(Acquire);
+        if tally >> TAG_SHIFT == tag(generation) {
+            tally & !(TAG_MASK << TAG_SHIFT)
+        } else {
+            0
+        }
     }
 
     /// What the window holds for `generation`. Pure.
     pub(crate) fn counts(&self, generation: u64) -> Counts {
-        let ring = self.ring.lock();
-        if ring.generation == generation {
-            ring.counts()
-        } else {
-            Counts::default()
+        let head = self.head.load(Acquire);
+        if head >> HEAD_GEN_SHIFT != generation {
+            return Counts::default();
         }
-    }
-}
-
-impl Ring {
-    fn counts(&self) -> Counts {
+        let calls = if head & WRAPPED != 0 {
+            self.slots.len() as u64
+        } else {
+            head & POS_MASK
+        };
+        let tally = self.tally(generation);
         Counts {
-            calls: self.len as u64,
-            failures: self.failures,
-            slow: self.slow,
+            calls,
+            failures: tally & COUNT_MASK,
+            slow: tally >> COUNT_BITS & COUNT_MASK,
         }
     }
 }
@@ -111,6 +234,34 @@ impl Ring {
 mod tests {
     use super::super::rule::fixtures::{rule, FAIL, OK};
     use super::*;
+
+    #[test]
+    fn the_tally_equals_the_failed_slots_after_threads_race_around_the_ring() {
+        let w = std::sync::Arc::new(CountWindow::new(7, rule(1.1, 1, Some(1), 1.1)));
+        let threads: Vec<_> = (0..4u64)
+            .map(|t| {
+                let w = std::sync::Arc::clone(&w);
+                std::thread::spawn(move || {
+                    for i in 0..20_000u64 {
+                        let failed = (i * (t + 3)) % 5 == 0;
+                        let slow = (i + t) % 3 == 0;
+                        w.record(0, Outcome { failed, slow });
+                    }
+                })
+            })
+            .collect();
+        threads.into_iter().for_each(|t| t.join().unwrap());
+        let held = |bit: u32| {
+            w.slots
+                .iter()
+                .filter(|s| s.load(Relaxed) & bit != 0)
+                .count()
+        };
+        let counts = w.counts(0);
+        assert_eq!(counts.calls, 7);
+        assert_eq!(counts.failures, held(FAILED) as u64);
+        assert_eq!(counts.slow, held(SLOW) as u64);
+    }
 
     #[test]
     fn the_ring_evicts_the_oldest_outcome_and_ignores_older_generations() {

@@ -87,6 +87,27 @@ impl Policy {
         }
     }
 
+    /// [`on_outcome`](Self::on_outcome) for a count window, inlined into its
+    /// caller; `false` under any other policy.
+    #[inline]
+    pub(crate) fn on_count_window(
+        &self,
+        generation: u64,
+        failed: bool,
+        started: u64,
+        clock: &ClockSource,
+    ) -> bool {
+        let Policy::CountWindow(window) = self else {
+            return false;
+        };
+        let outcome = if window.rule().judges_slowness() {
+            window.rule().outcome(failed, started, clock.now())
+        } else {
+            window.rule().outcome(failed, 0, 0)
+        };
+        window.record(generation, outcome)
+    }
+
     /// What a window policy's window holds for `generation` now; `None` under
     /// the consecutive policy. Pure; only time windows read `clock`.
     pub(crate) fn window_counts(&self, generation: u64, clock: &ClockSource) -> Option<Counts> {

@@ -1,0 +1,86 @@
+//! Heap bytes per breaker and per key, counted by a global allocator: an idle
+//! breaker, the same after one thread's first call, and a keyed group's bytes per
+//! key at its `max_keys`, beside the peers' idle breakers.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicIsize, Ordering::SeqCst};
+use std::time::Duration;
+
+use breaker::{Breaker, Config, KeyedGroup};
+
+struct Counting;
+
+static LIVE: AtomicIsize = AtomicIsize::new(0);
+
+// SAFETY: forwards to the system allocator, only counting.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        LIVE.fetch_add(layout.size() as isize, SeqCst);
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        LIVE.fetch_sub(layout.size() as isize, SeqCst);
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static ALLOC: Counting = Counting;
+
+/// Live bytes per item that `make` leaves behind, over `n` items kept alive.
+fn per_item<T>(n: usize, mut make: impl FnMut(usize) -> T) -> isize {
+    let mut kept = Vec::with_capacity(n);
+    let before = LIVE.load(SeqCst);
+    for i in 0..n {
+        kept.push(make(i));
+    }
+    let bytes = LIVE.load(SeqCst) - before;
+    drop(kept);
+    bytes / n as isize
+}
+
+fn main() {
+    if std::env::args().any(|a| a == "--list") {
+        return;
+    }
+    let config = Config::builder().threshold(3).build().unwrap();
+    let _warm = Breaker::new("heap", config);
+    let idle = per_item(1_000, |_| Breaker::new("heap", config));
+    let used = per_item(1_000, |_| {
+        let b = Breaker::new("heap", config);
+        b.try_acquire().unwrap().success();
+        b
+    });
+    const MAX: usize = 10_000;
+    let group = KeyedGroup::<String>::new("heap-keyed", config, MAX);
+    let before = LIVE.load(SeqCst);
+    for i in 0..5 * MAX {
+        group
+            .breaker(format!("host-{i}").as_str())
+            .try_acquire()
+            .unwrap()
+            .success();
+    }
+    let keys = group.metrics().keys;
+    let per_key = (LIVE.load(SeqCst) - before) / keys as isize;
+    let failsafe = per_item(1_000, |_| {
+        let backoff = failsafe::backoff::constant(Duration::from_secs(30));
+        let policy = failsafe::failure_policy::consecutive_failures(3, backoff);
+        failsafe::Config::new().failure_policy(policy).build()
+    });
+    let recloser = per_item(1_000, |_| {
+        recloser::Recloser::custom()
+            .error_rate(1.0)
+            .closed_len(3)
+            .open_wait(Duration::from_secs(30))
+            .build()
+    });
+    println!("\n## Heap per breaker (counting allocator, live bytes)\n");
+    println!("| case | bytes |");
+    println!("|---|---:|");
+    println!("| breaker, idle | {idle} |");
+    println!("| breaker, after one thread's call | {used} |");
+    println!("| keyed group, per key held at max_keys = {MAX} ({keys} keys, `String` keys, one thread) | {per_key} |");
+    println!("| failsafe 1.3, idle | {failsafe} |");
+    println!("| recloser 1.4, idle (closed_len 3) | {recloser} |");
+}

@@ -1,0 +1,93 @@
+//! The future `Breaker::call_async` returns: it claims on its first poll and polls
+//! the caller's future where it lies, never moving it.
+//!
+//! An `async fn` helper moved the caller's future from its argument slot into the
+//! slot it is awaited from: a copy made with narrow stores and read back with one
+//! wide load, a store-forwarding stall on every call. This future keeps the
+//! caller's future in one field, pinned in place from the first poll on.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use super::handle::Breaker;
+use super::permit::{Classifier, Permit};
+use crate::error::CallError;
+
+pub(super) struct CallFuture<'a, Fut, C> {
+    breaker: &'a Breaker,
+    /// By value: `EveryError` for `call_async` takes no room and no store.
+    classifier: C,
+    stage: Stage<'a>,
+    future: Fut,
+}
+
+enum Stage<'a> {
+    /// Not polled yet: nothing is claimed.
+    Unclaimed,
+    /// Admitted: the caller's future runs under this permit.
+    Running(Permit<'a>),
+    /// The output was given back (or the claim refused).
+    Done,
+}
+
+impl<'a, Fut, C> CallFuture<'a, Fut, C> {
+    #[inline(always)]
+    pub(super) fn new(breaker: &'a Breaker, classifier: C, future: Fut) -> Self {
+        CallFuture {
+            breaker,
+            classifier,
+            stage: Stage::Unclaimed,
+            future,
+        }
+    }
+}
+
+impl<T, E, Fut, C> Future for CallFuture<'_, Fut, C>
+where
+    Fut: Future<Output = Result<T, E>>,
+    C: Classifier<E>,
+{
+    type Output = Result<T, CallError<E>>;
+
+    #[inline]
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        // SAFETY: `future` is never moved out of `self` (it is only polled through
+        // the pinned reference below, and dropped in place with `self`); the other
+        // fields are not structurally pinned and may be moved freely.
+        let this = unsafe { self.get_unchecked_mut() };
+        // The permit is held in a local while the caller's future is polled, and
+        // stored only if it is pending: a call that completes on its first poll
+        // never writes it to memory and reads it back.
+        let permit = match std::mem::replace(&mut this.stage, Stage::Done) {
+            Stage::Unclaimed => match this.breaker.try_acquire() {
+                Ok(permit) => permit,
+                Err(open) => return Poll::Ready(Err(CallError::Open(open))),
+            },
+            Stage::Running(permit) => permit,
+            Stage::Done => panic!("`Breaker::call_async` future polled after completion"),
+        };
+        // SAFETY: see above; `future` stays where it is until `self` is dropped.
+        let future = unsafe { Pin::new_unchecked(&mut this.future) };
+        match future.poll(cx) {
+            Poll::Pending => {
+                this.stage = Stage::Running(permit);
+                Poll::Pending
+            }
+            Poll::Ready(result) => {
+                Poll::Ready(permit.record_owned(result, &this.classifier, CallError::Inner))
+            }
+        }
+    }
+}
+
+/// A borrowed classifier, for `call_async_with`. (A blanket impl for `&C` would
+/// overlap the one for closures.)
+pub(super) struct ByRef<'a, C: ?Sized>(pub(super) &'a C);
+
+impl<E, C: Classifier<E> + ?Sized> Classifier<E> for ByRef<'_, C> {
+    #[inline(always)]
+    fn is_failure(&self, error: &E) -> bool {
+        self.0.is_failure(error)
+    }
+}

@@ -1,0 +1,450 @@
+//! Keyed breakers: one breaker per key (host, tenant, shard) of a group, all on
+//! the group's config, in bounded memory ([`KeyedGroup`]).
+//!
+//! Keys live in a sharded map: a call for a key that exists takes its shard's read
+//! lock (shared with every other caller of that shard, waited on only while a key
+//! of the same shard is created or evicted) and clones the key's breaker handle.
+//! The key type owns its data (`K: Hash + Eq`, a `String` for a host): nothing is
+//! interned or leaked. When a new key would pass `max_keys`, a sweep evicts idle,
+//! closed breakers in approximately least-recently-used order (the CLOCK
+//! algorithm: a key used since the last sweep gets a second chance). A breaker that
+//! is open, half-open or forced, or whose handle anyone holds (a call in flight),
+//! is never evicted; so the group can exceed `max_keys` by the keys in that state.
+//! An evicted breaker's counts are folded into the group's, so the group's
+//! metrics lose nothing.
+
+use std::any::Any;
+use std::borrow::Borrow;
+use std::collections::hash_map::RandomState;
+use std::collections::HashMap;
+use std::fmt;
+use std::hash::{BuildHasher, Hash};
+use std::sync::atomic::{fence, AtomicBool, AtomicU64, AtomicUsize, Ordering::*};
+use std::sync::Arc;
+
+use parking_lot::{Mutex, RwLock};
+
+use crate::breaker::Breaker;
+use crate::clock::ClockSource;
+use crate::config::Config;
+use crate::metrics::Metrics;
+use crate::state::State;
+
+const SHARDS: usize = 64;
+
+/// The breakers of one group, one per key, sharing the group's config.
+/// Cloning is cheap and shares the same group.
+///
+/// ```
+/// use breaker_core::{Config, KeyedGroup, State};
+///
+/// let hosts = KeyedGroup::<String>::new("upstream", Config::builder().threshold(1).build().unwrap(), 10_000);
+/// hosts.breaker("a.example").try_acquire().unwrap().failure();
+/// assert_eq!(hosts.breaker("a.example").state(), State::Open);
+/// assert_eq!(hosts.breaker("b.example").state(), State::Closed);
+/// assert_eq!(hosts.metrics().keys, 2);
+/// assert_eq!(hosts.metrics().open, 1);
+/// ```
+pub struct KeyedGroup<K> {
+    shared: Arc<Shared<K>>,
+}
+
+impl<K> Clone for KeyedGroup<K> {
+    fn clone(&self) -> Self {
+        KeyedGroup {
+            shared: Arc::clone(&self.shared),
+        }
+    }
+}
+
+struct Shared<K> {
+    group: &'static str,
+    config: Config,
+    clock: ClockSource,
+    max_keys: usize,
+    hasher: RandomState,
+    shards: Box<[RwLock<HashMap<K, Entry>>]>,
+    keys: AtomicUsize,
+    /// Where the next sweep starts.
+    hand: AtomicUsize,
+    evictions: AtomicU64,
+    /// The counts of evicted breakers.
+    evicted: Mutex<Folded>,
+}
+
+struct Entry {
+    breaker: Breaker,
+    /// Used since the last sweep passed it: spared once.
+    used: AtomicBool,
+}
+
+/// Counts of evicted breakers, kept so the group's sums never go down.
+#[derive(Clone, Copy, Default)]
+struct Folded {
+    calls: u64,
+    successes: u64,
+    failures: u64,
+    ignored: u64,
+    rejected: u64,
+    abandoned: u64,
+    stale: u64,
+    times_opened: u64,
+}
+
+impl Folded {
+    fn add(&mut self, m: &Metrics) {
+        self.merge(&Folded {
+            calls: m.calls,
+            successes: m.successes,
+            failures: m.failures,
+            ignored: m.ignored,
+            rejected: m.rejected,
+            abandoned: m.abandoned,
+            stale: m.stale,
+            times_opened: m.times_opened,
+        });
+    }
+
+    fn merge(&mut self, f: &Folded) {
+        for (sum, n) in [
+            (&mut self.calls, f.calls),
+            (&mut self.successes, f.successes),
+            (&mut self.failures, f.failures),
+            (&mut self.ignored, f.ignored),
+            (&mut self.rejected, f.rejected),
+            (&mut self.abandoned, f.abandoned),
+            (&mut self.stale, f.stale),
+            (&mut self.times_opened, f.times_opened),
+        ] {
+            *sum = sum.saturating_add(n);
+        }
+    }
+}
+
+/// What a keyed group did: its keys' counts summed (evicted keys included) and
+/// how many keys it holds in each state. Taking it changes nothing.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct KeyedMetrics {
+    /// The group.
+    pub group: &'static str,
+    /// Keys held now.
+    pub keys: usize,
+    /// Keys held now that are open (forced open included).
+    pub open: usize,
+    /// Keys held now that are half-open.
+    pub half_open: usize,
+    /// Breakers evicted so far.
+    pub evictions: u64,
+    /// As [`Metrics::calls`], summed over every key the group ever held.
+    pub calls: u64,
+    /// As [`Metrics::successes`], summed likewise.
+    pub successes: u64,
+    /// As [`Metrics::failures`], summed likewise.
+    pub failures: u64,
+    /// As [`Metrics::ignored`], summed likewise.
+    pub ignored: u64,
+    /// As [`Metrics::rejected`], summed likewise.
+    pub rejected: u64,
+    /// As [`Metrics::abandoned`], summed likewise.
+    pub abandoned: u64,
+    /// As [`Metrics::stale`], summed likewise.
+    pub stale: u64,
+    /// As [`Metrics::times_opened`], summed likewise.
+    pub times_opened: u64,
+}
+
+impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
+    /// A standalone keyed group on the monotonic clock holding at most about
+    /// `max_keys` idle keys (at least 1). Most code gets one from
+    /// [`Registry::keyed`](crate::Registry::keyed).
+    pub fn new(group: &str, config: Config, max_keys: usize) -> Self {
+        Self::from_parts(
+            crate::names::intern(group),
+            config,
+            ClockSource::Monotonic,
+            max_keys,
+        )
+    }
+
+    pub(crate) fn from_parts(
+        group: &'static str,
+        config: Config,
+        clock: ClockSource,
+        max_keys: usize,
+    ) -> Self {
+        KeyedGroup {
+            shared: Arc::new(Shared {
+                group,
+                config,
+                clock,
+                max_keys: max_keys.max(1),
+                hasher: RandomState::new(),
+                shards: (0..SHARDS).map(|_| RwLock::default()).collect(),
+                keys: AtomicUsize::new(0),
+                hand: AtomicUsize::new(0),
+                evictions: AtomicU64::new(0),
+                evicted: Mutex::new(Folded::default()),
+            }),
+        }
+    }
+
+    /// The group.
+    pub fn group(&self) -> &'static str {
+        self.shared.group
+    }
+
+    /// The config every key's breaker runs with.
+    pub fn config(&self) -> &Config {
+        &self.shared.config
+    }
+
+    /// The most idle keys the group holds.
+    pub fn max_keys(&self) -> usize {
+        self.shared.max_keys
+    }
+
+    fn shard<Q: Hash + ?Sized>(&self, key: &Q) -> &RwLock<HashMap<K, Entry>> {
+        let hash = self.shared.hasher.hash_one(key) as usize;
+        // The high bits: the map inside the shard uses the low ones.
+        &self.shared.shards[(hash >> 32) % SHARDS]
+    }
+
+    /// The breaker of `key`, created on first use (evicting idle keys if the group
+    /// is full). Holding the handle keeps the key from being evicted; a call
+    /// holds it for the call's length.
+    ///
+    /// ```
+    /// use breaker_core::{CallError, Config, KeyedGroup};
+    ///
+    /// let tenants = KeyedGroup::<u64>::new("tenants", Config::default(), 1_000);
+    /// let answer = tenants.breaker(&42).call(|| Ok::<_, std::io::Error>(7));
+    /// assert_eq!(answer.unwrap(), 7);
+    /// ```
+    pub fn breaker<Q>(&self, key: &Q) -> Breaker
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
+    {
+        let shard = self.shard(key);
+        if let Some(entry) = shard.read().get(key) {
+            return entry.touch();
+        }
+        if self.shared.keys.load(Relaxed) >= self.shared.max_keys {
+            self.sweep();
+        }
+        let mut map = shard.write();
+        if let Some(entry) = map.get(key) {
+            return entry.touch();
+        }
+        let breaker = Breaker::from_parts(
+            self.shared.group,
+            self.shared.config,
+            self.shared.clock.clone(),
+        );
+        map.insert(
+            key.to_owned(),
+            Entry {
+                breaker: breaker.clone(),
+                used: AtomicBool::new(true),
+            },
+        );
+        self.shared.keys.fetch_add(1, Relaxed);
+        breaker
+    }
+
+    /// The breaker of `key` if the group holds one; creates nothing. Pure.
+    pub fn get<Q>(&self, key: &Q) -> Option<Breaker>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        self.shard(key).read().get(key).map(|e| e.breaker.clone())
+    }
+
+    /// Evicts idle, closed keys until the group is a sixteenth below `max_keys`,
+    /// or every key was passed twice (once to take back its second chance).
+    fn sweep(&self) {
+        let shared = &*self.shared;
+        let target = shared.max_keys - shared.max_keys / 16 - 1;
+        let start = shared.hand.fetch_add(1, Relaxed);
+        for i in 0..2 * SHARDS {
+            if shared.keys.load(Relaxed) <= target {
+                break;
+            }
+            let mut map = shared.shards[(start + i) % SHARDS].write();
+            let mut folded = Folded::default();
+            let before = map.len();
+            map.retain(|_, entry| {
+                if entry.used.swap(false, Relaxed) {
+                    return true;
+                }
+                if !entry.is_evictable() {
+                    return true;
+                }
+                folded.add(&entry.breaker.metrics());
+                false
+            });
+            let evicted = before - map.len();
+            drop(map);
+            if evicted > 0 {
+                shared.keys.fetch_sub(evicted, Relaxed);
+                shared.evictions.fetch_add(evicted as u64, Relaxed);
+                shared.evicted.lock().merge(&folded);
+            }
+        }
+    }
+
+    /// Every key the group holds, with its breaker's state, in no order.
+    pub fn keys(&self) -> Vec<(K, State)>
+    where
+        K: Clone,
+    {
+        let mut all = Vec::with_capacity(self.shared.keys.load(Relaxed));
+        for shard in self.shared.shards.iter() {
+            all.extend(
+                shard
+                    .read()
+                    .iter()
+                    .map(|(k, e)| (k.clone(), e.breaker.state())),
+            );
+        }
+        all
+    }
+
+    /// The group's counts (its keys' summed, evicted keys included) and keys by
+    /// state. Pure. Exact once the counting threads are quiet.
+    pub fn metrics(&self) -> KeyedMetrics {
+        let shared = &*self.shared;
+        let mut sums = *shared.evicted.lock();
+        let (mut keys, mut open, mut half_open) = (0, 0, 0);
+        for shard in shared.shards.iter() {
+            for entry in shard.read().values() {
+                let m = entry.breaker.metrics();
+                keys += 1;
+                match m.state {
+                    State::Open | State::ForcedOpen => open += 1,
+                    State::HalfOpen => half_open += 1,
+                    State::Closed | State::ForcedClosed => {}
+                }
+                sums.add(&m);
+            }
+        }
+        KeyedMetrics {
+            group: shared.group,
+            keys,
+            open,
+            half_open,
+            evictions: shared.evictions.load(Relaxed),
+            calls: sums.calls,
+            successes: sums.successes,
+            failures: sums.failures,
+            ignored: sums.ignored,
+            rejected: sums.rejected,
+            abandoned: sums.abandoned,
+            stale: sums.stale,
+            times_opened: sums.times_opened,
+        }
+    }
+}
+
+impl Entry {
+    #[inline]
+    fn touch(&self) -> Breaker {
+        if !self.used.load(Relaxed) {
+            self.used.store(true, Relaxed);
+        }
+        self.breaker.clone()
+    }
+
+    /// Closed, and no handle but the map's: nobody can be calling through it, and
+    /// none can start while the caller holds the shard's write lock.
+    fn is_evictable(&self) -> bool {
+        if self.breaker.handles() != 1 {
+            return false;
+        }
+        // Pairs with the release of the last other handle's drop, so its counts
+        // are all read by the fold.
+        fence(Acquire);
+        self.breaker.state() == State::Closed
+    }
+}
+
+impl<K> fmt::Debug for KeyedGroup<K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("KeyedGroup")
+            .field("group", &self.shared.group)
+            .field("keys", &self.shared.keys.load(Relaxed))
+            .field("max_keys", &self.shared.max_keys)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The keyed groups of one registry, by group name, each of its own key type.
+#[derive(Default)]
+pub(crate) struct KeyedGroups(Mutex<HashMap<&'static str, Arc<dyn Any + Send + Sync>>>);
+
+/// [`Registry::keyed`](crate::Registry::keyed) named a group that exists with
+/// another key type.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WrongKeyType(pub &'static str);
+
+impl fmt::Display for WrongKeyType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "keyed group `{}` exists with another key type", self.0)
+    }
+}
+
+impl std::error::Error for WrongKeyType {}
+
+impl KeyedGroups {
+    pub(crate) fn get_or_create<K: Hash + Eq + Send + Sync + 'static>(
+        &self,
+        group: &str,
+        make: impl FnOnce(&'static str) -> KeyedGroup<K>,
+    ) -> Result<KeyedGroup<K>, WrongKeyType> {
+        let mut groups = self.0.lock();
+        if let Some((name, any)) = groups.get_key_value(group) {
+            let name = *name;
+            return Arc::clone(any)
+                .downcast::<Shared<K>>()
+                .map(|shared| KeyedGroup { shared })
+                .map_err(|_| WrongKeyType(name));
+        }
+        let name = crate::names::intern(group);
+        let keyed = make(name);
+        groups.insert(
+            name,
+            Arc::clone(&keyed.shared) as Arc<dyn Any + Send + Sync>,
+        );
+        Ok(keyed)
+    }
+}
+
+impl crate::registry::Registry {
+    /// The keyed group `group`: one breaker per key, all on one config, at most
+    /// about `max_keys` idle keys (see [`KeyedGroup`]). The first call creates
+    /// it with `config` and `max_keys`; later calls get it unchanged.
+    ///
+    /// ```
+    /// use breaker_core::{Config, Registry};
+    ///
+    /// let registry = Registry::new();
+    /// let hosts = registry.keyed::<String>("crawl", &Config::default(), 100_000).unwrap();
+    /// hosts.breaker("example.org").try_acquire().unwrap().success();
+    /// let again = registry.keyed::<String>("crawl", &Config::default(), 1).unwrap();
+    /// assert_eq!(again.metrics().successes, 1);
+    /// assert!(registry.keyed::<u32>("crawl", &Config::default(), 1).is_err());
+    /// ```
+    pub fn keyed<K: Hash + Eq + Send + Sync + 'static>(
+        &self,
+        group: &str,
+        config: &Config,
+        max_keys: usize,
+    ) -> Result<KeyedGroup<K>, WrongKeyType> {
+        let clock = self.clock_source().clone();
+        self.keyed_groups().get_or_create(group, |name| {
+            KeyedGroup::from_parts(name, *config, clock, max_keys)
+        })
+    }
+}

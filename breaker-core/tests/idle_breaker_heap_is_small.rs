@@ -1,0 +1,62 @@
+//! An idle breaker holds at most 512 bytes of heap, and one grows only with the
+//! threads that count in it (issue 15): measured with a counting allocator.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicIsize, Ordering::SeqCst};
+
+use breaker_core::{Breaker, Config};
+
+struct Counting;
+
+static LIVE: AtomicIsize = AtomicIsize::new(0);
+
+// SAFETY: forwards to the system allocator, only counting.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        LIVE.fetch_add(layout.size() as isize, SeqCst);
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        LIVE.fetch_sub(layout.size() as isize, SeqCst);
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static ALLOC: Counting = Counting;
+
+/// Live heap bytes that `make` leaves behind (one test per file: nothing else
+/// allocates meanwhile).
+fn live_after<T>(make: impl FnOnce() -> T) -> (T, isize) {
+    let before = LIVE.load(SeqCst);
+    let value = make();
+    (value, LIVE.load(SeqCst) - before)
+}
+
+#[test]
+fn an_idle_breaker_holds_at_most_512_bytes_and_grows_a_cell_per_counting_thread() {
+    let config = Config::builder().threshold(3).build().unwrap();
+    let _warm = Breaker::new("heap", config); // interns the name once
+    let (breakers, bytes) = live_after(|| {
+        (0..100)
+            .map(|_| Breaker::new("heap", config))
+            .collect::<Vec<_>>()
+    });
+    let vec_bytes = (100 * size_of::<Breaker>()) as isize;
+    let per_breaker = (bytes - vec_bytes) / 100;
+    println!("heap per idle breaker: {per_breaker} B");
+    assert!(per_breaker <= 512, "{per_breaker} B per idle breaker");
+
+    // This thread counts in one breaker: one table of cells, of a few cells at most
+    // (slots are dense; this test's threads are few).
+    let b = &breakers[0];
+    let ((), grown) = live_after(|| b.try_acquire().unwrap().success());
+    println!("heap after one thread's first call: +{grown} B");
+    assert!(grown > 0 && grown <= 4 * 128, "+{grown} B for one thread");
+    // A second call by the same thread allocates nothing.
+    let ((), again) = live_after(|| b.try_acquire().unwrap().success());
+    assert_eq!(again, 0);
+    // Dropping breakers gives everything back.
+    let (_, freed) = live_after(|| drop(breakers));
+    assert_eq!(freed, -(bytes + grown));
+}

@@ -1,0 +1,84 @@
+//! A keyed group churned through far more keys than `max_keys` keeps its live heap
+//! bounded by the cap, and never evicts an open key (issue 15).
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicIsize, Ordering::SeqCst};
+
+use breaker_core::{Config, KeyedGroup, ManualClock, Registry, State};
+
+struct Counting;
+
+static LIVE: AtomicIsize = AtomicIsize::new(0);
+
+// SAFETY: forwards to the system allocator, only counting.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        LIVE.fetch_add(layout.size() as isize, SeqCst);
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        LIVE.fetch_sub(layout.size() as isize, SeqCst);
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static ALLOC: Counting = Counting;
+
+#[test]
+fn a_million_keys_through_ten_thousand_slots_keep_the_heap_flat_and_every_open_key() {
+    const KEYS: u64 = 1_000_000;
+    const MAX: usize = 10_000;
+    let registry = Registry::with_clock(ManualClock::new()); // time never passes
+    let config = Config::builder().threshold(1).build().unwrap();
+    let hosts: KeyedGroup<String> = registry.keyed("hosts", &config, MAX).unwrap();
+    let base = LIVE.load(SeqCst);
+    let mut at_cap = None;
+    let mut peak = 0;
+    let mut opened = Vec::new();
+    for i in 0..KEYS {
+        let host = format!("host-{i}.example");
+        let breaker = hosts.breaker(host.as_str());
+        let permit = breaker.try_acquire().expect("a new key is closed");
+        if i % 1_000 == 0 {
+            permit.failure(); // opens this host for good
+            opened.push(host);
+        } else {
+            permit.success();
+        }
+        drop(breaker);
+        if i == 5 * MAX as u64 {
+            at_cap = Some(LIVE.load(SeqCst) - base);
+        }
+        if i > 5 * MAX as u64 && i % 997 == 0 {
+            peak = peak.max(LIVE.load(SeqCst) - base);
+        }
+    }
+    let at_cap = at_cap.unwrap();
+    let per_key = at_cap / MAX as isize;
+    println!("live heap at cap: {at_cap} B ({per_key} B per key); peak after: {peak} B");
+    // Flat: the open keys (1,000 of them, never evicted) may add their share.
+    assert!(
+        peak <= at_cap + at_cap / 5,
+        "heap grew from {at_cap} to {peak}"
+    );
+    assert!(per_key < 2_048, "{per_key} B per key");
+    let m = hosts.metrics();
+    assert!(m.keys <= MAX + opened.len(), "{} keys held", m.keys);
+    assert!(m.evictions >= KEYS - (MAX + opened.len()) as u64);
+    assert_eq!(m.open, opened.len());
+    assert_eq!(m.successes + m.failures, KEYS, "no count lost to eviction");
+    assert_eq!(m.failures, opened.len() as u64);
+    for host in &opened {
+        let breaker = hosts
+            .get(host.as_str())
+            .expect("an open key is never evicted");
+        assert_eq!(breaker.state(), State::Open, "{host}");
+    }
+    let listed = hosts.keys();
+    assert_eq!(listed.len(), m.keys);
+    assert_eq!(
+        listed.iter().filter(|(_, s)| *s == State::Open).count(),
+        opened.len()
+    );
+}
