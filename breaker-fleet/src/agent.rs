@@ -132,8 +132,7 @@ impl SharedStats {
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
                 .clone(),
-            stale_for: (last_ok > 0)
-                .then(|| Duration::from_nanos(now.saturating_sub(last_ok - 1))),
+            stale_for: (last_ok > 0).then(|| Duration::from_nanos(now.saturating_sub(last_ok - 1))),
             trips_published: self.trips.load(Relaxed),
             closes_published: self.closes.load(Relaxed),
             votes: self.votes.load(Relaxed),
@@ -155,8 +154,11 @@ struct View {
     record: GroupRecord,
     /// Local clock nanos when the fleet open ends.
     open_until: u64,
-    /// Local clock nanos until which this instance holds a probe lease.
+    /// Local clock nanos until which this instance holds a probe lease, or
+    /// waits before asking for one.
     lease_until: Option<u64>,
+    /// Whether that lease was won (not only waited for).
+    lease_won: bool,
 }
 
 /// The agent's logic, independent of how events arrive: feed it
@@ -169,7 +171,8 @@ pub struct Agent<S, L> {
     clock: Arc<dyn Clock>,
     config: AgentConfig,
     views: HashMap<String, View>,
-    pending: HashMap<String, LocalEvent>,
+    /// Events the store did not take, with the local time they were queued.
+    pending: HashMap<String, (LocalEvent, u64)>,
     flushed: HashMap<String, (u64, u64)>,
     next_flush: u64,
     stats: Arc<SharedStats>,
@@ -228,7 +231,9 @@ impl<S: FleetStore, L: LocalSide> Agent<S, L> {
                     self.stats.rejoins.fetch_add(1, Relaxed);
                     log::info!("fleet store is back; rejoining");
                 }
-                self.stats.last_ok.store(self.now().saturating_add(1), Relaxed);
+                self.stats
+                    .last_ok
+                    .store(self.now().saturating_add(1), Relaxed);
                 Some(v)
             }
             Err(e) => {
@@ -290,7 +295,9 @@ impl<S: FleetStore, L: LocalSide> Agent<S, L> {
             }
         };
         let Some(cas) = self.note(outcome) else {
-            self.pending.insert(event.group.clone(), event);
+            let queued = self.now();
+            // The newest event of a group replaces an older one.
+            self.pending.insert(event.group.clone(), (event, queued));
             return;
         };
         self.pending.remove(&event.group);
@@ -333,6 +340,9 @@ impl<S: FleetStore, L: LocalSide> Agent<S, L> {
                 return;
             }
         }
+        if new_run && record.epoch == 0 {
+            self.carry_over(group, now);
+        }
         let mine = record.origin == self.config.instance;
         let state = record.state;
         let epoch = record.epoch;
@@ -342,6 +352,7 @@ impl<S: FleetStore, L: LocalSide> Agent<S, L> {
                 record,
                 open_until,
                 lease_until: None,
+                lease_won: false,
             },
         );
         match state {
@@ -361,26 +372,73 @@ impl<S: FleetStore, L: LocalSide> Agent<S, L> {
         }
     }
 
-    /// The periodic work: retry what failed, read every group (the fallback
-    /// for lost notices, and rejoining), hand out fleet probes whose open time
-    /// is over, flush counts.
-    pub async fn tick(&mut self) {
-        let retry: Vec<_> = self.pending.drain().map(|(_, e)| e).collect();
-        for event in retry {
-            self.handle_local(event).await;
+    /// The store lost its data (a new run, nothing written yet) while this
+    /// instance held `group` open: republish the open for the time it still
+    /// has (every instance tries; the compare-and-set keeps one), or, if its
+    /// time is over, let the local breaker probe alone.
+    fn carry_over(&mut self, group: &str, now: u64) {
+        let Some(old) = self.views.get(group) else {
+            return;
+        };
+        if old.record.state != FleetState::Open || old.record.run.is_empty() {
+            return;
         }
+        let left = old.open_until.saturating_sub(now);
+        if left > 0 {
+            self.pending.insert(
+                group.to_owned(),
+                (
+                    LocalEvent {
+                        group: group.to_owned(),
+                        generation: 0,
+                        kind: LocalEventKind::Tripped {
+                            open_for: Duration::from_nanos(left),
+                        },
+                    },
+                    now,
+                ),
+            );
+        } else {
+            self.local.allow_probes(group);
+        }
+    }
 
+    /// The periodic work: read every group (the fallback for lost notices, and
+    /// rejoining), retry what failed, hand out fleet probes whose open time is
+    /// over, flush counts.
+    pub async fn tick(&mut self) {
         let mut groups = self.local.groups();
         for g in self.views.keys() {
             if !groups.contains(g) {
                 groups.push(g.clone());
             }
         }
+        let mut reachable = true;
         if !groups.is_empty() {
-            if let Some(records) = self.note(self.store.read(&groups).await) {
-                for (group, record) in groups.iter().zip(records) {
-                    self.adopt(group, record);
+            match self.note(self.store.read(&groups).await) {
+                Some(records) => {
+                    for (group, record) in groups.iter().zip(records) {
+                        self.adopt(group, record);
+                    }
                 }
+                None => reachable = false,
+            }
+        }
+
+        // What the store missed, now that it answers: a trip for the open time
+        // it still has (a trip whose time is over is history), a close as is.
+        if reachable {
+            let now = self.now();
+            let retry: Vec<_> = self.pending.drain().map(|(_, e)| e).collect();
+            for (mut event, queued) in retry {
+                if let LocalEventKind::Tripped { open_for } = &mut event.kind {
+                    let elapsed = Duration::from_nanos(now.saturating_sub(queued));
+                    match open_for.checked_sub(elapsed) {
+                        Some(left) if !left.is_zero() => *open_for = left,
+                        _ => continue,
+                    }
+                }
+                self.handle_local(event).await;
             }
         }
 
@@ -408,8 +466,15 @@ impl<S: FleetStore, L: LocalSide> Agent<S, L> {
             let lease = self.config.probe_lease;
             // Until the lease is known, look again at the next poll, not sooner.
             let retry = now.saturating_add(nanos(self.config.poll_every));
-            if let Some(v) = self.views.get_mut(&group) {
-                v.lease_until = Some(retry);
+            let Some(v) = self.views.get_mut(&group) else {
+                continue;
+            };
+            v.lease_until = Some(retry);
+            if std::mem::take(&mut v.lease_won) {
+                // Our lease ran out without a verdict (no traffic here, or a
+                // hung probe): refuse again and let another instance have it.
+                self.local.open(&group, self.config.poll_every);
+                continue;
             }
             let Some(slots) = self.local.probe_slots(&group) else {
                 continue; // no breaker here: nothing to probe with
@@ -429,6 +494,7 @@ impl<S: FleetStore, L: LocalSide> Agent<S, L> {
             let until = now.saturating_add(nanos(lease));
             if let Some(v) = self.views.get_mut(&group) {
                 v.lease_until = Some(until);
+                v.lease_won = won;
             }
             if won {
                 self.local.allow_probes(&group);
@@ -459,8 +525,8 @@ impl<S: FleetStore, L: LocalSide> Agent<S, L> {
             };
             self.flushed.insert(group.clone(), (calls, failures));
             let view = self.view_or_unknown(&group);
-            let judged = total >= agg.min_calls.max(1)
-                && failed as f64 >= agg.failure_rate * total as f64;
+            let judged =
+                total >= agg.min_calls.max(1) && failed as f64 >= agg.failure_rate * total as f64;
             if judged && view.state == FleetState::Closed {
                 let open_for = self.local.open_duration(&group).unwrap_or_default();
                 let trip = Trip {

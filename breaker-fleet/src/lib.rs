@@ -105,7 +105,11 @@ pub struct FleetAgent {
 impl FleetAgent {
     /// Starts the agent of `registry` on `store`: a thread that polls the
     /// registry's metrics every `config.local_poll_every` and runs [`Agent::run`].
-    pub fn spawn<S: FleetStore>(store: S, registry: &'static Registry, config: AgentConfig) -> Self {
+    pub fn spawn<S: FleetStore>(
+        store: S,
+        registry: &'static Registry,
+        config: AgentConfig,
+    ) -> Self {
         let side = RegistrySide::new(registry);
         let local_poll = config.local_poll_every;
         let agent = Agent::new(store, side.clone(), MonotonicClock, config);

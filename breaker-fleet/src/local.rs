@@ -2,6 +2,7 @@
 //! fleet decision), [`LocalEvent`] (a local trip or close, however it was
 //! learned), and [`RegistrySide`], which does both with today's public API.
 
+use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
@@ -98,8 +99,14 @@ struct Seen {
 
 #[derive(Clone, Copy, Debug)]
 enum Ours {
-    Held { generation: u64 },
-    Probing { generation: u64, successes: u64, failures: u64 },
+    Held {
+        generation: u64,
+    },
+    Probing {
+        generation: u64,
+        successes: u64,
+        failures: u64,
+    },
 }
 
 impl RegistrySide {
@@ -121,15 +128,25 @@ impl RegistrySide {
         let mut seen = self.lock();
         for breaker in self.registry.breakers() {
             let m = breaker.metrics();
-            let entry = seen.entry(breaker.group()).or_insert_with(|| Seen {
-                generation: m.generation,
-                state: Some(m.state),
-                ..Seen::default()
-            });
             let event = |kind| LocalEvent {
                 group: breaker.group().to_owned(),
                 generation: m.generation,
                 kind,
+            };
+            let entry = match seen.entry(breaker.group()) {
+                Entry::Occupied(e) => e.into_mut(),
+                Entry::Vacant(e) => {
+                    // First sight: a breaker already open tripped before we looked.
+                    if m.state == State::Open {
+                        let open_for = m.retry_after.unwrap_or_default();
+                        out.push(event(LocalEventKind::Tripped { open_for }));
+                    }
+                    e.insert(Seen {
+                        generation: m.generation,
+                        state: Some(m.state),
+                        ..Seen::default()
+                    })
+                }
             };
             match entry.ours {
                 Some(Ours::Held { generation }) if generation == m.generation => continue,
@@ -235,9 +252,7 @@ impl LocalSide for RegistrySide {
     }
 
     fn open_duration(&self, group: &str) -> Option<Duration> {
-        self.registry
-            .get(group)
-            .map(|b| b.config().open_duration())
+        self.registry.get(group).map(|b| b.config().open_duration())
     }
 
     fn counts(&self, group: &str) -> Option<(u64, u64)> {

@@ -258,8 +258,7 @@ impl FleetStore for MemoryStore {
         let bucket = now / width;
         let mut s = self.up()?;
         // Buckets older than the previous one have expired.
-        s.buckets
-            .retain(|(_, b), _| b.saturating_add(1) >= bucket);
+        s.buckets.retain(|(_, b), _| b.saturating_add(1) >= bucket);
         let cur = s.buckets.entry((group.to_owned(), bucket)).or_default();
         cur.0 = cur.0.saturating_add(calls);
         cur.1 = cur.1.saturating_add(failures);
