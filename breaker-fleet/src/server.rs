@@ -60,6 +60,32 @@ impl RedisServer {
         }
     }
 
+    /// Stops the server without closing its connections (SIGSTOP): Redis
+    /// becomes *slow*, every call waits until its timeout. [`resume`](Self::resume)
+    /// undoes it.
+    pub fn pause(&self) -> std::io::Result<()> {
+        self.signal("-STOP")
+    }
+
+    /// Lets a paused server go on (SIGCONT).
+    pub fn resume(&self) -> std::io::Result<()> {
+        self.signal("-CONT")
+    }
+
+    fn signal(&self, signal: &str) -> std::io::Result<()> {
+        let Some(child) = &self.child else {
+            return Err(std::io::Error::other("redis-server is not running"));
+        };
+        let status = Command::new("kill")
+            .args([signal, &child.id().to_string()])
+            .status()?;
+        if status.success() {
+            Ok(())
+        } else {
+            Err(std::io::Error::other(format!("kill {signal} failed")))
+        }
+    }
+
     /// Starts it again on the same port (after [`kill`](Self::kill)), empty.
     pub fn restart(&mut self) -> std::io::Result<()> {
         self.kill();
