@@ -368,7 +368,9 @@ impl<S: FleetStore, L: LocalSide> Agent<S, L> {
                 self.local.close(group);
                 self.stats.closes_applied.fetch_add(1, Relaxed);
             }
-            FleetState::Closed => {}
+            // Our own close: our breaker closed itself, unless the agent held
+            // it open meanwhile (a lost lease race); then release it too.
+            FleetState::Closed => self.local.close(group),
         }
     }
 
@@ -473,7 +475,7 @@ impl<S: FleetStore, L: LocalSide> Agent<S, L> {
             if std::mem::take(&mut v.lease_won) {
                 // Our lease ran out without a verdict (no traffic here, or a
                 // hung probe): refuse again and let another instance have it.
-                self.local.open(&group, self.config.poll_every);
+                self.local.hold(&group, self.config.poll_every);
                 continue;
             }
             let Some(slots) = self.local.probe_slots(&group) else {
@@ -499,7 +501,7 @@ impl<S: FleetStore, L: LocalSide> Agent<S, L> {
             if won {
                 self.local.allow_probes(&group);
             } else {
-                self.local.open(&group, lease);
+                self.local.hold(&group, lease);
             }
         }
     }

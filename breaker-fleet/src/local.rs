@@ -55,6 +55,12 @@ pub trait LocalSide: Send + Sync + 'static {
     /// fleet). Idempotent. A breaker the user forced by hand is left alone.
     fn open(&self, group: &str, remaining: Duration);
 
+    /// The fleet's open time is over but another instance holds the probe
+    /// lease: keep refusing for `remaining` (or until the close or the next
+    /// trip arrives). A breaker that closed itself meanwhile is left closed: its
+    /// close is on its way to the fleet.
+    fn hold(&self, group: &str, remaining: Duration);
+
     /// The fleet's open time is over and this instance holds a probe lease:
     /// let the local breaker probe.
     fn allow_probes(&self, group: &str);
@@ -268,7 +274,24 @@ impl LocalSide for RegistrySide {
             if matches!(seen.ours, Some(Ours::Held { .. })) {
                 return;
             }
+            // A local change the poller has not reported yet (a probe that just
+            // closed it) is evidence the fleet has not heard: report it first.
+            if seen.ours.is_none() && breaker.metrics().generation != seen.generation {
+                return;
+            }
             hold(breaker, seen);
+        });
+    }
+
+    fn hold(&self, group: &str, _remaining: Duration) {
+        self.with(group, |breaker, seen| match seen.ours {
+            Some(Ours::Held { .. }) => {}
+            Some(Ours::Probing { .. }) => hold(breaker, seen),
+            None => {
+                if matches!(breaker.state(), State::Open | State::HalfOpen) {
+                    hold(breaker, seen);
+                }
+            }
         });
     }
 
