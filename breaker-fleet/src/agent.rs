@@ -285,6 +285,15 @@ impl<S: FleetStore, L: LocalSide> Agent<S, L> {
             }
             LocalEventKind::Closed => {
                 if view.state != FleetState::Open {
+                    // Our trip may have reached the store although its answer
+                    // did not (a timeout): keep the close until a read tells.
+                    let unconfirmed = self
+                        .pending
+                        .get(&event.group)
+                        .is_some_and(|(e, _)| matches!(e.kind, LocalEventKind::Tripped { .. }));
+                    if unconfirmed {
+                        self.pending.insert(event.group.clone(), (event, now));
+                    }
                     return;
                 }
                 let cas = self

@@ -464,3 +464,51 @@ async fn aggregated_counts_below_the_rate_do_not_trip() {
         "a quarter failed"
     );
 }
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_close_after_a_trip_whose_answer_was_lost_still_reaches_the_fleet() {
+    use breaker_fleet::{FleetStore, Trip};
+    let (_clock, store, mut fleet) = fleet(2, defaults()).await;
+    // The origin's trip is written, but its answer is lost (a timeout): the
+    // agent keeps the trip as pending, its view still says closed.
+    fleet[0].fail(3);
+    let mut events = Vec::new();
+    fleet[0].side.poll(&mut events);
+    store.set_down(true);
+    for event in events {
+        fleet[0].agent.handle_local(event).await;
+    }
+    store.set_down(false);
+    let written = Trip {
+        group: "db",
+        expected: 0,
+        run: "",
+        open_for: OPEN,
+        origin: "i0",
+        quorum: 1,
+    };
+    assert!(matches!(
+        store.trip(written).await,
+        Ok(breaker_fleet::Cas::Applied(_))
+    ));
+    fleet[1].agent.tick().await;
+    assert!(fleet[1].refuses());
+
+    // The origin's breaker closes before its agent has read the store again ...
+    fleet[0].breaker.reset();
+    let mut events = Vec::new();
+    fleet[0].side.poll(&mut events);
+    assert_eq!(events.len(), 1, "{events:?}");
+    for event in events {
+        fleet[0].agent.handle_local(event).await;
+    }
+    // ... and its close still goes out once a read shows the open.
+    fleet[0].agent.tick().await;
+    assert_eq!(
+        store.record("db").state,
+        FleetState::Closed,
+        "the close was kept"
+    );
+    fleet[1].agent.tick().await;
+    assert!(!fleet[1].refuses());
+}
