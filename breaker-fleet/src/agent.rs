@@ -73,7 +73,7 @@ pub struct Aggregation {
 }
 
 /// What the agent knows of itself: its errors against the store, how stale its
-/// view is, and what it did. Read with [`AgentHandle::stats`] or [`Agent::stats`].
+/// view is, and what it did. Read with [`FleetAgent::stats`](crate::FleetAgent::stats) or [`Agent::stats`].
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct AgentStats {

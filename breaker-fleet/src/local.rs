@@ -296,8 +296,9 @@ impl LocalSide for RegistrySide {
     }
 
     fn allow_probes(&self, group: &str) {
-        self.with(group, |breaker, seen| match seen.ours {
-            Some(Ours::Held { .. }) => {
+        self.with(group, |breaker, seen| {
+            // Not held by us (our own trip): the breaker goes half-open by itself.
+            if let Some(Ours::Held { .. }) = seen.ours {
                 breaker.reset();
                 let m = breaker.metrics();
                 seen.generation = m.generation;
@@ -308,8 +309,6 @@ impl LocalSide for RegistrySide {
                     failures: m.failures,
                 });
             }
-            // Our own trip: the breaker goes half-open by itself.
-            _ => {}
         });
     }
 

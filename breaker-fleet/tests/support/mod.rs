@@ -1,5 +1,7 @@
 //! Starting a real `redis-server` for a test, or saying loudly why not.
 
+use std::io::Write;
+
 use breaker_fleet::RedisServer;
 
 /// A fresh server for `test`, or `None` (after a loud message) when
@@ -15,7 +17,10 @@ pub fn redis_or_skip(test: &str) -> Option<RedisServer> {
         "{test}: redis-server is not on PATH and BREAKER_REQUIRE_REDIS=1 \
          (install it: apt-get install -y redis-server)"
     );
-    eprintln!(
+    // Straight to the process's stderr: the test harness captures `eprintln!`
+    // of passing tests, and this must be seen.
+    let _ = writeln!(
+        std::io::stderr(),
         "\n************************************************************\n\
          SKIPPED {test}: redis-server is not on PATH.\n\
          Install it (apt-get install -y redis-server) to run this test;\n\
