@@ -105,6 +105,10 @@ pub struct FleetAgent {
 impl FleetAgent {
     /// Starts the agent of `registry` on `store`: a thread that polls the
     /// registry's metrics every `config.local_poll_every` and runs [`Agent::run`].
+    ///
+    /// # Panics
+    ///
+    /// If the operating system refuses to start a thread.
     pub fn spawn<S: FleetStore>(
         store: S,
         registry: &'static Registry,
