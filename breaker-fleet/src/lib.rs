@@ -1,0 +1,189 @@
+//! `breaker-fleet`: fleet-wide breaker state on Redis. One instance's trip
+//! opens the circuit of every instance; a probe that closes it closes all; when
+//! Redis is slow or gone, every instance keeps its local breakers and rejoins
+//! when it returns.
+//!
+//! ```no_run
+//! use breaker_fleet::{AgentConfig, FleetAgent, RedisStore};
+//!
+//! let store = RedisStore::new("redis://127.0.0.1:6379/")?;
+//! let _agent = FleetAgent::spawn(store, breaker::registry(), AgentConfig::new("web-1"));
+//! // #[circuit_breaker] fns run exactly as before: the agent adds nothing to a call.
+//! # Ok::<(), breaker_fleet::StoreError>(())
+//! ```
+//!
+//! # How it works
+//!
+//! The local breaker stays authoritative for the call path: no network I/O,
+//! no lock, not one instruction added to a call. A background [`Agent`] per
+//! registry, on its own thread ([`FleetAgent::spawn`]) or task ([`Agent::run`]):
+//!
+//! - learns of local trips and closes as [`LocalEvent`]s (today by polling the
+//!   registry's pure metrics every millisecond, [`RegistrySide`]);
+//! - proposes each to the [`FleetStore`] as a compare-and-set on the group's
+//!   *epoch* (one Lua script on Redis, timed by Redis `TIME`, so instance clocks
+//!   do not matter); a proposal from a stale view loses and adopts the newer record;
+//! - hears of every change by pub/sub, and reads every group each `poll_every`
+//!   as the fallback for lost messages; a record whose epoch is not newer than
+//!   the one held is ignored;
+//! - applies a fleet open for the time remaining, and a fleet close;
+//! - when the fleet open time is over, races for one of `half_open_probes`
+//!   probe leases (keys with an expiry): the winners probe, the others keep
+//!   refusing until the probe's close or reopen arrives, or the lease expires.
+//!
+//! # When the store fails
+//!
+//! Every Redis call is bounded ([`RedisStore::timeout`], 50 ms by default). A
+//! failed call is counted ([`AgentStats::store_errors`], `last_error`,
+//! `stale_for`) and the agent goes on locally: local trips are kept and
+//! published when the store returns, a fleet open ends on the local timer and
+//! the local breaker probes alone (no lease to ask for). When Redis returns
+//! without its data (a new *run*), epochs restart and instances republish what
+//! is still open; a store with no record never closes a local breaker.
+//!
+//! # Quorum and aggregation: the trade-off
+//!
+//! With [`AgentConfig::quorum`] = Q > 1, a local trip is a vote; the fleet opens
+//! when Q distinct instances voted within one open duration. One bad node (its
+//! own network, a bad deploy) can then no longer open the circuit for everyone,
+//! but a real outage is propagated only after Q instances each paid their own
+//! threshold of failures: more failed calls, later protection.
+//! [`Aggregation`] goes the other way: counts of every instance are summed in
+//! expiring window buckets, so a failure rate spread thin over a large fleet
+//! trips even if no instance saw enough calls to trip alone; the price is one
+//! Redis write per group per flush, and a verdict that lags by up to one flush.
+//!
+//! # What the core should add (the stand-in is approximate)
+//!
+//! [`RegistrySide`] uses today's public API. Exact fleet behaviour needs, in
+//! `breaker-core`:
+//! - `Breaker::open_for(remaining: Duration, reason: OpenReason::Fleet)`: open
+//!   for a given time, start a new generation, keep the backoff, let the lazy
+//!   open -> half-open transition and its probe slots work as for a local trip,
+//!   and refuse with reason `Fleet` and a real `retry_after`. Today
+//!   `force_open()` refuses with `ForcedOpen` and no `retry_after`, and the
+//!   agent ends it by `reset()`, which closes (admitting every call of that
+//!   instance while it holds the probe lease) and forgets the local backoff.
+//! - a transition subscriber on the registry (trip/close with generation and
+//!   open time) to replace the 1 ms polling: events then arrive at once, and
+//!   none are missed between two polls.
+//!
+//! The agent's logic takes [`LocalEvent`]s from a channel and acts through the
+//! [`LocalSide`] trait, so either change replaces the stand-in without touching it.
+
+#![deny(missing_docs)]
+#![forbid(unsafe_code)]
+
+mod agent;
+mod local;
+mod memory;
+mod redis_store;
+mod server;
+mod store;
+
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+pub use agent::{Agent, AgentConfig, AgentStats, Aggregation};
+pub use local::{LocalEvent, LocalEventKind, LocalSide, RegistrySide};
+pub use memory::MemoryStore;
+pub use redis_store::RedisStore;
+pub use server::RedisServer;
+pub use store::{Cas, FleetState, FleetStore, GroupRecord, Notice, StoreError, Trip};
+
+use breaker::{Clock, MonotonicClock, Registry};
+use tokio::sync::{mpsc, oneshot};
+
+/// An agent running on its own thread (with its own single-threaded tokio
+/// runtime) for one registry. Dropping the handle stops it.
+pub struct FleetAgent {
+    stats: Arc<agent::SharedStats>,
+    stop: Option<oneshot::Sender<()>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl FleetAgent {
+    /// Starts the agent of `registry` on `store`: a thread that polls the
+    /// registry's metrics every `config.local_poll_every` and runs [`Agent::run`].
+    ///
+    /// # Panics
+    ///
+    /// If the operating system refuses to start a thread.
+    pub fn spawn<S: FleetStore>(
+        store: S,
+        registry: &'static Registry,
+        config: AgentConfig,
+    ) -> Self {
+        let side = RegistrySide::new(registry);
+        let local_poll = config.local_poll_every;
+        let agent = Agent::new(store, side.clone(), MonotonicClock, config);
+        let stats = agent.shared_stats();
+        let (stop, stopped) = oneshot::channel::<()>();
+        let thread = std::thread::Builder::new()
+            .name("breaker-fleet".into())
+            .spawn(move || {
+                let runtime = match tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                {
+                    Ok(rt) => rt,
+                    Err(e) => {
+                        log::error!("breaker-fleet: no runtime ({e}); fleet state is off");
+                        return;
+                    }
+                };
+                runtime.block_on(async move {
+                    let (tx, rx) = mpsc::unbounded_channel();
+                    let poller = async move {
+                        let mut every = tokio::time::interval(local_poll);
+                        every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+                        let mut events = Vec::new();
+                        loop {
+                            every.tick().await;
+                            side.poll(&mut events);
+                            for event in events.drain(..) {
+                                if tx.send(event).is_err() {
+                                    return;
+                                }
+                            }
+                        }
+                    };
+                    tokio::select! {
+                        () = agent.run(rx) => {}
+                        () = poller => {}
+                        _ = stopped => {}
+                    }
+                });
+            })
+            .expect("spawning the breaker-fleet thread");
+        FleetAgent {
+            stats,
+            stop: Some(stop),
+            thread: Some(thread),
+        }
+    }
+
+    /// What the agent knows of itself now: errors, staleness, what it did.
+    pub fn stats(&self) -> AgentStats {
+        self.stats.snapshot(MonotonicClock.now_nanos())
+    }
+}
+
+impl Drop for FleetAgent {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+impl std::fmt::Debug for FleetAgent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FleetAgent")
+            .field("stats", &self.stats())
+            .finish()
+    }
+}

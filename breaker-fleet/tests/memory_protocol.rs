@@ -1,0 +1,514 @@
+//! The fleet protocol on the in-memory store and a manual clock: trips, closes,
+//! fleet probes, stale epochs, lost notices, a store that fails or forgets.
+//! No sleeps, no server: every step is driven by hand.
+
+use std::time::Duration;
+
+use breaker::{Breaker, Config, ManualClock, Registry, State};
+use breaker_fleet::{
+    Agent, AgentConfig, Aggregation, FleetState, GroupRecord, LocalEvent, MemoryStore, Notice,
+    RegistrySide,
+};
+use tokio::sync::mpsc::UnboundedReceiver;
+
+const OPEN: Duration = Duration::from_secs(30);
+
+struct Instance {
+    side: RegistrySide,
+    agent: Agent<MemoryStore, RegistrySide>,
+    notices: Option<UnboundedReceiver<Notice>>,
+    breaker: Breaker,
+    store: MemoryStore,
+}
+
+fn config(probes: u32) -> Config {
+    Config::builder()
+        .threshold(3)
+        .open_ms(30_000)
+        .half_open_probes(probes)
+        .build()
+        .unwrap()
+}
+
+async fn instance(
+    name: &str,
+    clock: &ManualClock,
+    store: &MemoryStore,
+    agent: AgentConfig,
+) -> Instance {
+    let registry: &'static Registry = Box::leak(Box::new(Registry::with_clock(clock.clone())));
+    let breaker = registry.breaker("db", &config(1));
+    let side = RegistrySide::new(registry);
+    let mut agent_config = agent;
+    agent_config.instance = name.to_owned();
+    Instance {
+        agent: Agent::new(store.clone(), side.clone(), clock.clone(), agent_config),
+        side,
+        notices: store.subscribe_now(),
+        breaker,
+        store: store.clone(),
+    }
+}
+
+trait SubscribeNow {
+    fn subscribe_now(&self) -> Option<UnboundedReceiver<Notice>>;
+}
+
+impl SubscribeNow for MemoryStore {
+    fn subscribe_now(&self) -> Option<UnboundedReceiver<Notice>> {
+        use breaker_fleet::FleetStore;
+        // The memory store answers at once: polling the future once is enough.
+        futures_util::FutureExt::now_or_never(self.subscribe()).and_then(Result::ok)
+    }
+}
+
+impl Instance {
+    /// Local changes to the agent, then notices to the agent.
+    async fn pump(&mut self) {
+        let mut events: Vec<LocalEvent> = Vec::new();
+        self.side.poll(&mut events);
+        for event in events {
+            self.agent.handle_local(event).await;
+        }
+        // A lost subscription (the store restarted) is taken again, as `run` does.
+        if self
+            .notices
+            .as_ref()
+            .is_none_or(|rx| rx.is_closed() && rx.is_empty())
+        {
+            self.notices = self.store.subscribe_now();
+        }
+        if let Some(rx) = &mut self.notices {
+            while let Ok(notice) = rx.try_recv() {
+                self.agent.handle_notice(notice);
+            }
+        }
+    }
+
+    fn fail(&self, times: usize) {
+        for _ in 0..times {
+            if let Ok(permit) = self.breaker.try_acquire() {
+                permit.failure();
+            }
+        }
+    }
+
+    /// One call that succeeds if admitted; whether it was.
+    fn succeed(&self) -> bool {
+        match self.breaker.try_acquire() {
+            Ok(permit) => {
+                permit.success();
+                true
+            }
+            Err(_) => false,
+        }
+    }
+
+    fn refuses(&self) -> bool {
+        !self.breaker.would_admit()
+    }
+}
+
+async fn settle(fleet: &mut [Instance]) {
+    for _ in 0..3 {
+        for i in fleet.iter_mut() {
+            i.pump().await;
+        }
+    }
+}
+
+async fn tick_all(fleet: &mut [Instance]) {
+    for i in fleet.iter_mut() {
+        i.agent.tick().await;
+    }
+    settle(fleet).await;
+}
+
+async fn fleet(n: usize, agent: AgentConfig) -> (ManualClock, MemoryStore, Vec<Instance>) {
+    let clock = ManualClock::new();
+    let store = MemoryStore::new(clock.clone());
+    let mut all = Vec::new();
+    for k in 0..n {
+        all.push(instance(&format!("i{k}"), &clock, &store, agent.clone()).await);
+    }
+    (clock, store, all)
+}
+
+fn defaults() -> AgentConfig {
+    AgentConfig::new("unused")
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_trip_on_one_instance_opens_every_other() {
+    let (_clock, store, mut fleet) = fleet(3, defaults()).await;
+    assert!(fleet.iter().all(|i| !i.refuses()));
+
+    fleet[0].fail(3);
+    settle(&mut fleet).await;
+
+    assert_eq!(
+        fleet[0].breaker.state(),
+        State::Open,
+        "the origin tripped itself"
+    );
+    assert!(
+        fleet[1].refuses() && fleet[2].refuses(),
+        "the others follow"
+    );
+    let record = store.record("db");
+    assert_eq!((record.epoch, record.state), (1, FleetState::Open));
+    assert_eq!(record.origin, "i0");
+    assert_eq!(record.remaining(), OPEN);
+    assert_eq!(fleet[1].agent.stats().opens_applied, 1);
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn without_a_trip_nothing_is_written_and_nobody_refuses() {
+    let (_clock, store, mut fleet) = fleet(2, defaults()).await;
+    fleet[0].fail(2); // below the threshold
+    assert!(fleet[0].succeed());
+    settle(&mut fleet).await;
+    tick_all(&mut fleet).await;
+    assert!(fleet.iter().all(|i| !i.refuses()));
+    assert_eq!(store.record("db").epoch, 0);
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn lost_notices_are_found_by_the_next_poll() {
+    let (_clock, store, mut fleet) = fleet(2, defaults()).await;
+    store.set_delivering(false);
+    fleet[0].fail(3);
+    settle(&mut fleet).await;
+    assert!(
+        !fleet[1].refuses(),
+        "no notice, no poll yet: still diverging"
+    );
+
+    fleet[1].agent.tick().await;
+    assert!(fleet[1].refuses(), "the poll found the trip");
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_stale_epoch_never_undoes_a_newer_state() {
+    let (_clock, store, mut fleet) = fleet(2, defaults()).await;
+    fleet[0].fail(3);
+    settle(&mut fleet).await;
+    let open = store.record("db");
+
+    // A late, older record (epoch 0, closed) arrives after the open one.
+    let old = GroupRecord::unknown(&open.run, open.now_ms);
+    fleet[1].agent.handle_notice(Notice {
+        group: "db".into(),
+        record: old,
+    });
+    assert!(fleet[1].refuses(), "the stale close was ignored");
+    assert_eq!(fleet[1].agent.stats().stale_ignored, 1);
+    assert_eq!(fleet[1].agent.view("db").unwrap().epoch, 1);
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_trip_from_a_stale_view_loses_the_compare_and_set() {
+    let (_clock, store, mut fleet) = fleet(2, defaults()).await;
+    store.set_delivering(false);
+    // Both trip before either hears of the other: one epoch wins.
+    fleet[0].fail(3);
+    fleet[1].fail(3);
+    settle(&mut fleet).await;
+    let record = store.record("db");
+    assert_eq!(record.epoch, 1, "one trip, one epoch");
+    let published: u64 = fleet.iter().map(|i| i.agent.stats().trips_published).sum();
+    assert_eq!(published, 1);
+    assert!(fleet.iter().all(|i| i.agent.view("db").unwrap().epoch == 1));
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn one_probe_runs_fleet_wide_and_its_success_closes_every_instance() {
+    let (clock, store, mut fleet) = fleet(3, defaults()).await;
+    fleet[0].fail(3);
+    settle(&mut fleet).await;
+
+    clock.advance(OPEN);
+    tick_all(&mut fleet).await;
+
+    let probing: Vec<usize> = (0..3).filter(|&k| !fleet[k].refuses()).collect();
+    assert_eq!(
+        probing.len(),
+        1,
+        "half_open_probes = 1 across the fleet: {probing:?}"
+    );
+    let prober = probing[0];
+
+    assert!(fleet[prober].succeed());
+    settle(&mut fleet).await;
+
+    assert!(
+        fleet.iter().all(|i| !i.refuses()),
+        "the close reached everyone"
+    );
+    let record = store.record("db");
+    assert_eq!((record.epoch, record.state), (2, FleetState::Closed));
+    assert!(fleet.iter().all(|i| i.breaker.state() == State::Closed));
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_failed_fleet_probe_reopens_every_instance_in_a_new_epoch() {
+    let (clock, store, mut fleet) = fleet(2, defaults()).await;
+    fleet[0].fail(3);
+    settle(&mut fleet).await;
+    clock.advance(OPEN);
+    tick_all(&mut fleet).await;
+    let prober = (0..2).find(|&k| !fleet[k].refuses()).expect("one prober");
+
+    fleet[prober].fail(1);
+    settle(&mut fleet).await;
+
+    assert!(fleet.iter().all(Instance::refuses));
+    let record = store.record("db");
+    assert_eq!((record.epoch, record.state), (2, FleetState::Open));
+    assert!(
+        record.remaining() >= OPEN,
+        "the open time grew: {:?}",
+        record.remaining()
+    );
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_probe_lease_that_runs_out_passes_to_another_instance() {
+    let mut config = defaults();
+    config.probe_lease = Duration::from_secs(5);
+    let (clock, _store, mut fleet) = fleet(2, config).await;
+    fleet[0].fail(3);
+    settle(&mut fleet).await;
+    clock.advance(OPEN);
+    tick_all(&mut fleet).await;
+    let first = (0..2).find(|&k| !fleet[k].refuses()).expect("one prober");
+    let other = 1 - first;
+
+    // The holder never calls; its lease runs out.
+    clock.advance(Duration::from_secs(5));
+    fleet[first].agent.tick().await; // the holder itself is not first to retry
+    fleet[other].agent.tick().await;
+    clock.advance(Duration::from_millis(1));
+    fleet[other].agent.tick().await;
+    fleet[first].agent.tick().await;
+    settle(&mut fleet).await;
+    assert!(
+        fleet[other].refuses() || fleet[first].refuses(),
+        "never two leases for one slot"
+    );
+    assert!(
+        !fleet[other].refuses(),
+        "the other instance took the expired lease"
+    );
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn with_the_store_down_instances_serve_alone_and_publish_when_it_returns() {
+    let (clock, store, mut fleet) = fleet(2, defaults()).await;
+    store.set_down(true);
+
+    fleet[0].fail(3);
+    settle(&mut fleet).await;
+    tick_all(&mut fleet).await;
+    assert!(
+        fleet[0].refuses(),
+        "the local breaker still protects its instance"
+    );
+    assert!(!fleet[1].refuses(), "the other serves with its own breaker");
+    assert!(fleet[1].succeed());
+    let stats = fleet[0].agent.stats();
+    assert!(!stats.connected && stats.store_errors >= 2, "{stats:?}");
+    assert!(stats.last_error.is_some());
+
+    clock.advance(Duration::from_secs(10));
+    store.set_down(false);
+    tick_all(&mut fleet).await; // the trip goes out for the 20 s it has left
+    tick_all(&mut fleet).await;
+    assert!(
+        fleet[1].refuses(),
+        "rejoined: the trip reached the other instance"
+    );
+    let record = store.record("db");
+    assert_eq!(record.remaining(), Duration::from_secs(20));
+    let stats = fleet[0].agent.stats();
+    assert!(stats.connected && stats.rejoins == 1, "{stats:?}");
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_fleet_open_ends_locally_when_the_store_is_gone() {
+    let (clock, store, mut fleet) = fleet(2, defaults()).await;
+    fleet[0].fail(3);
+    settle(&mut fleet).await;
+    assert!(fleet[1].refuses());
+
+    store.set_down(true);
+    clock.advance(OPEN);
+    tick_all(&mut fleet).await;
+    assert!(
+        !fleet[1].refuses(),
+        "no lease to ask for: the local breaker probes alone"
+    );
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_store_that_forgot_everything_gets_the_open_back() {
+    let (clock, store, mut fleet) = fleet(3, defaults()).await;
+    fleet[0].fail(3);
+    settle(&mut fleet).await;
+
+    store.restart(); // Redis restarted without persistence
+    clock.advance(Duration::from_secs(10));
+    tick_all(&mut fleet).await;
+    tick_all(&mut fleet).await;
+
+    let record = store.record("db");
+    assert_eq!(
+        (record.epoch, record.state),
+        (1, FleetState::Open),
+        "republished in the new run"
+    );
+    assert_eq!(record.remaining(), Duration::from_secs(20));
+    assert!(fleet.iter().all(Instance::refuses));
+
+    // And the new run works as the old one did: a probe closes everyone.
+    clock.advance(Duration::from_secs(20));
+    tick_all(&mut fleet).await;
+    let prober = (0..3).find(|&k| !fleet[k].refuses()).expect("one prober");
+    assert!(fleet[prober].succeed());
+    settle(&mut fleet).await;
+    assert!(fleet.iter().all(|i| !i.refuses()));
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_user_forced_breaker_is_left_alone() {
+    let (_clock, _store, mut fleet) = fleet(2, defaults()).await;
+    fleet[1].breaker.force_closed();
+    fleet[0].fail(3);
+    settle(&mut fleet).await;
+    assert_eq!(fleet[1].breaker.state(), State::ForcedClosed);
+    assert!(!fleet[1].refuses());
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn with_a_quorum_one_instance_alone_does_not_open_the_fleet() {
+    let mut config = defaults();
+    config.quorum = 2;
+    let (_clock, store, mut fleet) = fleet(3, config).await;
+
+    fleet[0].fail(3);
+    settle(&mut fleet).await;
+    tick_all(&mut fleet).await;
+    assert!(
+        !fleet[1].refuses() && !fleet[2].refuses(),
+        "one vote of two"
+    );
+    assert_eq!(store.record("db").state, FleetState::Closed);
+
+    fleet[1].fail(3);
+    settle(&mut fleet).await;
+    assert!(fleet[2].refuses(), "the second vote opened the fleet");
+    assert_eq!(store.record("db").state, FleetState::Open);
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn aggregated_counts_trip_the_fleet_when_no_instance_would() {
+    let mut config = defaults();
+    config.aggregation = Some(Aggregation {
+        window: Duration::from_secs(10),
+        flush_every: Duration::from_secs(1),
+        min_calls: 8,
+        failure_rate: 0.5,
+    });
+    let (clock, store, mut fleet) = fleet(4, config).await;
+    // Each instance: fail, succeed, fail, succeed: never 3 in a row.
+    for i in &fleet {
+        for _ in 0..2 {
+            i.fail(1);
+            assert!(i.succeed());
+        }
+    }
+    tick_all(&mut fleet).await;
+    clock.advance(Duration::from_secs(1));
+    tick_all(&mut fleet).await;
+
+    assert_eq!(
+        store.record("db").state,
+        FleetState::Open,
+        "16 calls, half failed"
+    );
+    assert!(fleet.iter().all(Instance::refuses));
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn aggregated_counts_below_the_rate_do_not_trip() {
+    let mut config = defaults();
+    config.aggregation = Some(Aggregation {
+        window: Duration::from_secs(10),
+        flush_every: Duration::from_secs(1),
+        min_calls: 8,
+        failure_rate: 0.5,
+    });
+    let (clock, store, mut fleet) = fleet(4, config).await;
+    for i in &fleet {
+        i.fail(1);
+        for _ in 0..3 {
+            assert!(i.succeed());
+        }
+    }
+    tick_all(&mut fleet).await;
+    clock.advance(Duration::from_secs(1));
+    tick_all(&mut fleet).await;
+    assert_eq!(
+        store.record("db").state,
+        FleetState::Closed,
+        "a quarter failed"
+    );
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_close_after_a_trip_whose_answer_was_lost_still_reaches_the_fleet() {
+    use breaker_fleet::{FleetStore, Trip};
+    let (_clock, store, mut fleet) = fleet(2, defaults()).await;
+    // The origin's trip is written, but its answer is lost (a timeout): the
+    // agent keeps the trip as pending, its view still says closed.
+    fleet[0].fail(3);
+    let mut events = Vec::new();
+    fleet[0].side.poll(&mut events);
+    store.set_down(true);
+    for event in events {
+        fleet[0].agent.handle_local(event).await;
+    }
+    store.set_down(false);
+    let written = Trip {
+        group: "db",
+        expected: 0,
+        run: "",
+        open_for: OPEN,
+        origin: "i0",
+        quorum: 1,
+    };
+    assert!(matches!(
+        store.trip(written).await,
+        Ok(breaker_fleet::Cas::Applied(_))
+    ));
+    fleet[1].agent.tick().await;
+    assert!(fleet[1].refuses());
+
+    // The origin's breaker closes before its agent has read the store again ...
+    fleet[0].breaker.reset();
+    let mut events = Vec::new();
+    fleet[0].side.poll(&mut events);
+    assert_eq!(events.len(), 1, "{events:?}");
+    for event in events {
+        fleet[0].agent.handle_local(event).await;
+    }
+    // ... and its close still goes out once a read shows the open.
+    fleet[0].agent.tick().await;
+    assert_eq!(
+        store.record("db").state,
+        FleetState::Closed,
+        "the close was kept"
+    );
+    fleet[1].agent.tick().await;
+    assert!(!fleet[1].refuses());
+}
