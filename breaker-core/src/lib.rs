@@ -126,10 +126,12 @@
 #![warn(unreachable_pub)]
 
 mod breaker;
+mod bulkhead;
 mod clock;
 mod config;
 mod counters;
 mod error;
+mod guards;
 mod metrics;
 mod names;
 #[doc(hidden)]
@@ -139,13 +141,16 @@ mod registry;
 mod site;
 mod state;
 mod sync;
+pub mod timeout;
 
 pub mod classify;
 
 pub use crate::breaker::{Breaker, Classifier, EveryError, Permit};
 pub use crate::clock::{Clock, ManualClock, MonotonicClock};
 pub use crate::config::{Config, ConfigBuilder, ConfigError, FailurePolicy, RateThresholds};
-pub use crate::error::{CallError, CircuitOpen, OpenReason};
+pub use crate::bulkhead::Slot;
+pub use crate::error::{CallError, CircuitOpen, OpenReason, TimedOut};
+pub use crate::timeout::Timer;
 pub use crate::metrics::{Metrics, Snapshot, WindowMetrics};
 pub use crate::registry::{
     registry, AlreadyCreated, ConfigSource, Conflict, Registry, UnknownGroup,

@@ -9,6 +9,7 @@ use parking_lot::Mutex;
 use crate::clock::ClockSource;
 use crate::config::Config;
 use crate::counters::{Counters, Event};
+use crate::guards::Guards;
 use crate::metrics::{Metrics, WindowMetrics};
 use crate::policy::Policy;
 use crate::state::{State, Word};
@@ -33,6 +34,9 @@ pub(super) struct Inner {
     /// Serialises the transitions that write more than the word.
     pub(super) transition: Mutex<()>,
     pub(super) counters: Counters,
+    /// The bulkhead, latency window and their counters; touched only by groups
+    /// that set `max_concurrent`, `timeout_ms` or `latency_p99_ms`.
+    pub(super) guards: Guards,
 }
 
 // A panic caught around a breaker leaves it whole, so handles and permits may
@@ -112,6 +116,13 @@ impl Inner {
                 .window_counts(word.generation(), &self.clock)
                 .map(WindowMetrics::from),
             retry_after: retry_after.map(Duration::from_nanos),
+            timeouts: Guards::read(&self.guards.timeouts),
+            bulkhead_rejected: Guards::read(&self.guards.bulkhead_rejected),
+            bulkhead_in_flight: self.guards.bulkhead.as_ref().map(|b| b.in_flight()),
+            latency_trips: Guards::read(&self.guards.latency_trips),
+            latency_p99: self.guards.latency.as_ref().and_then(|window| {
+                window.counts(word.generation(), self.clock.now()).p99
+            }),
         }
     }
 }

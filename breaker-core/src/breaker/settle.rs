@@ -4,6 +4,7 @@
 use super::inner::Inner;
 use super::transition::{Act, Input, Verdict};
 use crate::counters::Event;
+use crate::guards::Guards;
 use crate::policy::Policy;
 use crate::state::{State, Word};
 
@@ -87,6 +88,19 @@ impl Inner {
             }
             Verdict::Ignored => return self.counters.bump(Event::Ignored),
             Verdict::Abandoned => return self.counters.bump(Event::Abandoned),
+        };
+        // The latency trip rides on the window: only groups with `latency_p99_ms`
+        // have one, and their words are timed, so `started` is the claim's reading.
+        let trips = match &self.guards.latency {
+            Some(latency) if closed => {
+                let now = self.clock.now();
+                let slow = latency.record(generation, now, now.saturating_sub(started));
+                if slow && !trips {
+                    Guards::bump(&self.guards.latency_trips);
+                }
+                trips || slow
+            }
+            _ => trips,
         };
         if trips {
             self.trip(generation);
