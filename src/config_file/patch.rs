@@ -74,6 +74,9 @@ keys! {
     backoff: F64, Any;
     max_open_ms: U64, Any;
     probe_timeout_ms: U64, Any;
+    timeout_ms: U64, Any;
+    max_concurrent: U32, Any;
+    latency_p99_ms: U64, Window;
 }
 
 const KEY_COUNT: usize = KEYS.len();
