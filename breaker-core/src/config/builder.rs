@@ -257,10 +257,17 @@ impl ConfigBuilder {
     /// dependency that answers every call, but slowly, trips. Needs `window_ms`
     /// or `window_calls`.
     ///
-    /// The judgement is exact (p99 is above `ms` exactly when more than 1% of
-    /// the window's calls took longer than `ms`); the latency histogram the
-    /// window also keeps, for [`Metrics`](crate::Metrics), has log-linear bins
-    /// of at most 1/8 of their lower bound (12.5%) above 16 µs.
+    /// The judgement over the window's calls is exact (p99, by nearest rank,
+    /// is above `ms` exactly when more than 1% of them took longer than `ms`).
+    /// The window is kept in ten buckets, as a time window is: a tenth of
+    /// `window_ms`, or of `window_calls` calls (a count window's latency view
+    /// then holds the last `window_calls` calls and at most a tenth more). Each
+    /// bucket also keeps a fixed latency histogram (240 log-linear bins, about
+    /// 1 KiB, no allocation per call) for the p99 in
+    /// [`Metrics`](crate::Metrics): bins are 1 µs wide below 16 µs and at most
+    /// 1/8 of their lower bound (12.5%) above, up to 2^31 µs (about 36 min);
+    /// longer calls share the last bin. Each recorded call takes a short
+    /// uncontended lock.
     pub const fn latency_p99_ms(mut self, ms: u64) -> Self {
         self.latency_p99_ms = Some(ms);
         self

@@ -4,7 +4,8 @@
 //!
 //! It rides on the failure policy's window: a time window's buckets are a tenth
 //! of `window_ms`, a count window's a tenth of `window_calls` calls (so the view
-//! moves a tenth at a time). Nothing is allocated per call; each bucket is about
+//! moves a tenth at a time, and holds between `window_calls` calls and a tenth
+//! more). Nothing is allocated per call; each bucket is about
 //! 1 KiB, taken once when the breaker is made.
 
 use std::time::Duration;
@@ -16,6 +17,10 @@ use crate::config::{Config, FailurePolicy};
 
 /// Buckets in the window, as the failure policy's time window has.
 const BUCKETS: usize = Config::WINDOW_BUCKETS as usize;
+/// Buckets kept: a count window judges its ten full buckets and the one being
+/// filled, so it always holds at least `window_calls` calls once it has seen
+/// them (and at most a tenth more).
+const SLOTS: usize = BUCKETS + 1;
 /// Sub-bins per power of two: bins are at most 1/8 of their lower bound wide.
 const SUB_BITS: u32 = 3;
 /// Below this many microseconds each microsecond has its own bin.
@@ -73,7 +78,7 @@ struct Ring {
     generation: u64,
     /// Calls recorded in this generation (count windows place by it).
     seq: u64,
-    buckets: [Bucket; BUCKETS],
+    buckets: [Bucket; SLOTS],
 }
 
 /// How a bucket's position is read.
@@ -138,9 +143,18 @@ impl LatencyWindow {
             ring: Mutex::new(Box::new(Ring {
                 generation: 0,
                 seq: 0,
-                buckets: [EMPTY; BUCKETS],
+                buckets: [EMPTY; SLOTS],
             })),
         }))
+    }
+
+    /// How many buckets back the window reaches: a time window's ten (as the
+    /// failure policy's), a count window's ten full ones and the current one.
+    fn depth(&self) -> u64 {
+        match self.span {
+            Span::Time(_) => BUCKETS as u64,
+            Span::Calls(_) => SLOTS as u64,
+        }
     }
 
     /// Records a call of `generation` that took `nanos`, settled at `now`;
@@ -153,14 +167,14 @@ impl LatencyWindow {
         if generation > ring.generation {
             ring.generation = generation;
             ring.seq = 0;
-            ring.buckets = [EMPTY; BUCKETS];
+            ring.buckets = [EMPTY; SLOTS];
         }
         let position = match self.span {
             Span::Time(width) => now / width,
             Span::Calls(width) => ring.seq / width,
         };
         ring.seq += 1;
-        let bucket = &mut ring.buckets[(position % BUCKETS as u64) as usize];
+        let bucket = &mut ring.buckets[(position % SLOTS as u64) as usize];
         if bucket.stamp != position + 1 {
             *bucket = EMPTY;
             bucket.stamp = position + 1;
@@ -169,7 +183,7 @@ impl LatencyWindow {
         bucket.over = bucket.over.saturating_add(u32::from(nanos > self.bound_nanos));
         let slot = &mut bucket.bins[bin(nanos)];
         *slot = slot.saturating_add(1);
-        let (calls, over) = live(&ring, position)
+        let (calls, over) = live(&ring, position, self.depth())
             .fold((0u64, 0u64), |(c, o), b| {
                 (c + u64::from(b.calls), o + u64::from(b.over))
             });
@@ -195,7 +209,7 @@ impl LatencyWindow {
             Span::Calls(width) => ring.seq.saturating_sub(1) / width,
         };
         let mut bins = [0u64; BINS];
-        for bucket in live(&ring, position) {
+        for bucket in live(&ring, position, self.depth()) {
             counts.calls += u64::from(bucket.calls);
             counts.over += u64::from(bucket.over);
             for (sum, n) in bins.iter_mut().zip(bucket.bins.iter()) {
@@ -218,10 +232,10 @@ impl LatencyWindow {
     }
 }
 
-/// The buckets of the window ending at `position`.
-fn live(ring: &Ring, position: u64) -> impl Iterator<Item = &Bucket> {
+/// The buckets of the window ending at `position`, `depth` buckets deep.
+fn live(ring: &Ring, position: u64, depth: u64) -> impl Iterator<Item = &Bucket> {
     ring.buckets.iter().filter(move |b| {
-        b.stamp != 0 && b.stamp - 1 <= position && position - (b.stamp - 1) < BUCKETS as u64
+        b.stamp != 0 && b.stamp - 1 <= position && position - (b.stamp - 1) < depth
     })
 }
 
