@@ -547,7 +547,9 @@ mod tests {
     fn a_part_of_a_key_suggests_the_nearest_key_containing_it() {
         for (typed, meant) in [
             ("open", "open_ms"),
-            ("timeout", "probe_timeout_ms"),
+            ("timeout", "timeout_ms"),
+            ("probe_timeout", "probe_timeout_ms"),
+            ("concurrent", "max_concurrent"),
             ("probes", "half_open_probes"),
             ("fallback_fn", "fallback"),
             ("window", "window_ms"),

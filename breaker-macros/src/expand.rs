@@ -180,7 +180,12 @@ fn expand_async_fn(attr: &Attr, item: ItemFn) -> TokenStream {
         ReturnType::Default => TokenStream::new(),
     };
     let result = &l.result;
-    let run = run_async(attr, &l, quote!(async move { #fake_return #block }));
+    let run = run_async(
+        attr,
+        &l,
+        quote!(async move { #fake_return #block }),
+        return_span(sig),
+    );
     quote! {
         #(#outer)*
         #vis #sig {
@@ -219,7 +224,12 @@ fn expand_future_tail(attr: &Attr, mut item: ItemFn, tail: Box<FutureTail>) -> T
     let (claim, record) = guard(attr, &item, &l, true);
     let result = &l.result;
     let user_future = &tail.block;
-    let run = run_async(attr, &l, user_future.to_token_stream());
+    let run = run_async(
+        attr,
+        &l,
+        user_future.to_token_stream(),
+        return_span(&item.sig),
+    );
     let wrapped = syn::Expr::Verbatim(quote_spanned! {Span::mixed_site()=>
         async move {
             #claim
@@ -251,7 +261,7 @@ fn expand_future_tail(attr: &Attr, mut item: ItemFn, tail: Box<FutureTail>) -> T
 /// The deadline is the group's effective config (a file may change it); the
 /// literal only stands in when that config has none. The body's future is
 /// dropped inside `within`, before the failure is recorded.
-fn run_async(attr: &Attr, l: &Locals, body: TokenStream) -> TokenStream {
+fn run_async(attr: &Attr, l: &Locals, body: TokenStream, ret_span: Span) -> TokenStream {
     let Some(literal) = &attr.timeout else {
         return quote!(#body.await);
     };
@@ -264,8 +274,15 @@ fn run_async(attr: &Attr, l: &Locals, body: TokenStream) -> TokenStream {
         None => quote!(&#krate::__private::DefaultTimer),
     };
     let after = Ident::new("__after", Span::mixed_site());
-    let ret_span = literal.span();
-    let answer = quote_spanned!(ret_span=> #krate::__private::from_timed_out(#breaker.timed_out(#permit, #after)));
+    // Spanned at the return type, as an open circuit's answer is, so a missing
+    // `From<TimedOut>` points there.
+    let answer_krate = match attr.krate_is_default {
+        true => respan(krate.to_token_stream(), ret_span),
+        false => krate.to_token_stream(),
+    };
+    let answer = quote_spanned! {ret_span=>
+        #answer_krate::__private::from_timed_out(#breaker.timed_out(#permit, #after))
+    };
     quote_spanned! {Span::mixed_site()=>
         {
             let #after = match #breaker.config().timeout() {
