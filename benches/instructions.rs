@@ -31,7 +31,12 @@ async fn guarded_async(x: u64) -> Result<u64, BenchError> {
 
 // The keys of issue 13, each on an otherwise identical group: their cost is
 // the difference from `attribute` / `attribute_async`.
-#[circuit_breaker(group = "ir-bulkhead", threshold = 3, open_ms = 3_600_000, max_concurrent = 64)]
+#[circuit_breaker(
+    group = "ir-bulkhead",
+    threshold = 3,
+    open_ms = 3_600_000,
+    max_concurrent = 64
+)]
 fn guarded_bulkhead(x: u64) -> Result<u64, BenchError> {
     work(x)
 }
@@ -53,7 +58,12 @@ async fn guarded_timeout_race(x: u64) -> Result<u64, BenchError> {
     work(x)
 }
 
-#[circuit_breaker(group = "ir-timeout-tokio", threshold = 3, open_ms = 3_600_000, timeout_ms = 60_000)]
+#[circuit_breaker(
+    group = "ir-timeout-tokio",
+    threshold = 3,
+    open_ms = 3_600_000,
+    timeout_ms = 60_000
+)]
 async fn guarded_timeout_tokio(x: u64) -> Result<u64, BenchError> {
     work(x)
 }

@@ -204,9 +204,9 @@ pub mod __private {
     // The claim: a per-site cached breaker built from a `const` config.
     pub use breaker_core::{CallSite, CircuitOpen, Config, Registry, SiteBreaker};
     // `timeout_ms`: the race, its error, and the default timer.
+    pub use crate::timeout::DefaultTimer;
     pub use breaker_core::timeout::within;
     pub use breaker_core::TimedOut;
-    pub use crate::timeout::DefaultTimer;
 
     /// The value a guarded fn with `timeout_ms` returns when its call timed out.
     #[diagnostic::on_unimplemented(

@@ -38,11 +38,21 @@ async fn a_hanging_dependency_trips_after_threshold_timeouts() {
     for n in 1..=3 {
         let started = tokio::time::Instant::now();
         let late = hangs().await;
-        assert!(matches!(&late, Err(Error::Late(t)) if t.after() == Duration::from_millis(500)), "{late:?}");
-        assert_eq!(started.elapsed(), Duration::from_millis(500), "paused time: exactly the deadline");
+        assert!(
+            matches!(&late, Err(Error::Late(t)) if t.after() == Duration::from_millis(500)),
+            "{late:?}"
+        );
+        assert_eq!(
+            started.elapsed(),
+            Duration::from_millis(500),
+            "paused time: exactly the deadline"
+        );
         let m = HANGS.get("hangs").unwrap().metrics();
         assert_eq!(m.timeouts, n);
-        assert_eq!(m.failures, n, "a timeout is a failure, not an abandoned call");
+        assert_eq!(
+            m.failures, n,
+            "a timeout is a failure, not an abandoned call"
+        );
         assert_eq!(m.abandoned, 0);
     }
     let breaker = HANGS.get("hangs").unwrap();
@@ -65,7 +75,10 @@ async fn answers_after(ms: u64) -> Result<u64, Error> {
 #[tokio::test(start_paused = true)]
 async fn a_call_inside_its_deadline_is_a_plain_success() {
     assert!(matches!(answers_after(499).await, Ok(499)));
-    assert!(matches!(answers_after(500).await, Ok(500)), "ready at the deadline: the call wins");
+    assert!(
+        matches!(answers_after(500).await, Ok(500)),
+        "ready at the deadline: the call wins"
+    );
     let m = QUICK.get("quick").unwrap().metrics();
     assert_eq!((m.successes, m.failures, m.timeouts), (2, 0, 0));
     assert!(matches!(answers_after(501).await, Err(Error::Late(_))));
@@ -113,12 +126,24 @@ fn a_bulkhead_of_five_admits_exactly_five_of_64_racing_threads() {
     assert_eq!(breaker.metrics().bulkhead_in_flight, Some(5));
     gate.wait();
     let answers: Vec<u32> = threads.into_iter().map(|t| t.join().unwrap()).collect();
-    assert_eq!(answers.iter().filter(|&&a| a == 1).count(), 5, "ran the body");
-    assert_eq!(answers.iter().filter(|&&a| a == 0).count(), CALLERS - 5, "fallback");
+    assert_eq!(
+        answers.iter().filter(|&&a| a == 1).count(),
+        5,
+        "ran the body"
+    );
+    assert_eq!(
+        answers.iter().filter(|&&a| a == 0).count(),
+        CALLERS - 5,
+        "fallback"
+    );
     assert_eq!(admitted.load(Ordering::SeqCst), 5);
     let m = breaker.metrics();
     assert_eq!(m.bulkhead_in_flight, Some(0), "every slot freed on return");
-    assert_eq!((m.successes, m.failures), (5, 0), "refusals are not failures");
+    assert_eq!(
+        (m.successes, m.failures),
+        (5, 0),
+        "refusals are not failures"
+    );
     assert_eq!(m.rejected, (CALLERS - 5) as u64);
     assert_eq!(breaker.state(), State::Closed);
 }
@@ -152,7 +177,9 @@ async fn a_bulkhead_slot_is_freed_on_every_way_out() {
     // Held while pending: a second call is refused with its own reason.
     let mut hung = Box::pin(exits("hang"));
     assert!(futures::poll!(hung.as_mut()).is_pending());
-    assert!(matches!(exits("return").await, Err(Error::Open(o)) if o.reason() == OpenReason::BulkheadFull));
+    assert!(
+        matches!(exits("return").await, Err(Error::Open(o)) if o.reason() == OpenReason::BulkheadFull)
+    );
     drop(hung);
     assert!(slot_is_free().await, "cancel");
     let m = EXITS.get("exits").unwrap().metrics();
@@ -179,7 +206,9 @@ async fn bulkhead_outside_the_breaker_outside_the_deadline() {
     // A call over the cap never reaches the breaker: nothing is claimed or counted there.
     let mut held = Box::pin(ordered(true));
     assert!(futures::poll!(held.as_mut()).is_pending());
-    assert!(matches!(ordered(false).await, Err(Error::Open(o)) if o.reason() == OpenReason::BulkheadFull));
+    assert!(
+        matches!(ordered(false).await, Err(Error::Open(o)) if o.reason() == OpenReason::BulkheadFull)
+    );
     let breaker = ORDER.get("order").unwrap();
     assert_eq!(breaker.state(), State::Closed);
     // The deadline is inside the breaker: the held call's timeout is the failure that trips it.
@@ -190,6 +219,9 @@ async fn bulkhead_outside_the_breaker_outside_the_deadline() {
     assert!(matches!(ordered(true).await, Err(Error::Open(o)) if o.reason() == OpenReason::Open));
     assert_eq!(started.elapsed(), Duration::ZERO);
     let m = breaker.metrics();
-    assert_eq!((m.bulkhead_rejected, m.rejected, m.timeouts, m.failures), (1, 2, 1, 1));
+    assert_eq!(
+        (m.bulkhead_rejected, m.rejected, m.timeouts, m.failures),
+        (1, 2, 1, 1)
+    );
     assert_eq!(m.bulkhead_in_flight, Some(0));
 }

@@ -146,11 +146,10 @@ pub mod timeout;
 pub mod classify;
 
 pub use crate::breaker::{Breaker, Classifier, EveryError, Permit};
+pub use crate::bulkhead::Slot;
 pub use crate::clock::{Clock, ManualClock, MonotonicClock};
 pub use crate::config::{Config, ConfigBuilder, ConfigError, FailurePolicy, RateThresholds};
-pub use crate::bulkhead::Slot;
 pub use crate::error::{CallError, CircuitOpen, OpenReason, TimedOut};
-pub use crate::timeout::Timer;
 pub use crate::metrics::{Metrics, Snapshot, WindowMetrics};
 pub use crate::registry::{
     registry, AlreadyCreated, ConfigSource, Conflict, Registry, UnknownGroup,
@@ -158,3 +157,4 @@ pub use crate::registry::{
 #[doc(hidden)]
 pub use crate::site::{CallSite, SiteBreaker};
 pub use crate::state::State;
+pub use crate::timeout::Timer;

@@ -33,7 +33,11 @@ fn three_slow_calls_in_a_hundred_trip_though_all_succeed_and_p95_is_fast() {
     // 3% slow: p95 is 10 ms, p99 is 250 ms.
     for n in 0..99 {
         call(&breaker, &clock, ms(if n % 33 == 0 { 250 } else { 10 }));
-        assert_eq!(breaker.state(), State::Closed, "judged from min_calls on ({n})");
+        assert_eq!(
+            breaker.state(),
+            State::Closed,
+            "judged from min_calls on ({n})"
+        );
     }
     call(&breaker, &clock, ms(10));
     assert_eq!(breaker.state(), State::Open);
@@ -57,7 +61,10 @@ fn a_tail_under_one_percent_keeps_p99_under_the_bound_and_does_not_trip() {
     let m = breaker.metrics();
     assert_eq!(m.latency_trips, 0);
     let p99 = m.latency_p99.expect("a full window");
-    assert!(p99 >= ms(10) && p99 <= ms(10) * 9 / 8, "p99 {p99:?}: the 10 ms bin");
+    assert!(
+        p99 >= ms(10) && p99 <= ms(10) * 9 / 8,
+        "p99 {p99:?}: the 10 ms bin"
+    );
 }
 
 #[test]
@@ -67,7 +74,11 @@ fn a_call_exactly_at_the_bound_is_not_over_it() {
     for _ in 0..100 {
         call(&breaker, &clock, ms(100));
     }
-    assert_eq!(breaker.state(), State::Closed, "p99 == bound is not above it");
+    assert_eq!(
+        breaker.state(),
+        State::Closed,
+        "p99 == bound is not above it"
+    );
     call(&breaker, &clock, ms(100) + Duration::from_nanos(1));
     call(&breaker, &clock, ms(100) + Duration::from_nanos(1));
     assert_eq!(breaker.state(), State::Open, "2 of 100 above: p99 above");
@@ -120,5 +131,9 @@ fn the_window_starts_empty_after_the_circuit_closes_again() {
     for _ in 0..8 {
         call(&breaker, &clock, ms(1));
     }
-    assert_eq!(breaker.state(), State::Closed, "old slow calls do not count");
+    assert_eq!(
+        breaker.state(),
+        State::Closed,
+        "old slow calls do not count"
+    );
 }

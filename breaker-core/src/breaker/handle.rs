@@ -10,17 +10,17 @@ use parking_lot::Mutex;
 use super::claim::Claimed;
 use super::inner::{Hot, Inner};
 use super::permit::{Classifier, EveryError, Permit};
+use crate::bulkhead::Slot;
 use crate::clock::{Clock, ClockSource};
 use crate::config::Config;
 use crate::counters::Counters;
-use crate::bulkhead::Slot;
 use crate::error::{CallError, CircuitOpen, OpenReason, TimedOut};
 use crate::guards::Guards;
 use crate::metrics::Metrics;
 use crate::policy::Policy;
 use crate::state::{State, Word};
-use crate::timeout::{within, Timer};
 use crate::sync::{AtomicU64, Ordering::*};
+use crate::timeout::{within, Timer};
 
 /// A circuit breaker. Cloning is cheap and shares the same breaker.
 ///

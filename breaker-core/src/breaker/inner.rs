@@ -120,9 +120,11 @@ impl Inner {
             bulkhead_rejected: Guards::read(&self.guards.bulkhead_rejected),
             bulkhead_in_flight: self.guards.bulkhead.as_ref().map(|b| b.in_flight()),
             latency_trips: Guards::read(&self.guards.latency_trips),
-            latency_p99: self.guards.latency.as_ref().and_then(|window| {
-                window.counts(word.generation(), self.clock.now()).p99
-            }),
+            latency_p99: self
+                .guards
+                .latency
+                .as_ref()
+                .and_then(|window| window.counts(word.generation(), self.clock.now()).p99),
         }
     }
 }

@@ -180,13 +180,14 @@ impl LatencyWindow {
             bucket.stamp = position + 1;
         }
         bucket.calls = bucket.calls.saturating_add(1);
-        bucket.over = bucket.over.saturating_add(u32::from(nanos > self.bound_nanos));
+        bucket.over = bucket
+            .over
+            .saturating_add(u32::from(nanos > self.bound_nanos));
         let slot = &mut bucket.bins[bin(nanos)];
         *slot = slot.saturating_add(1);
-        let (calls, over) = live(&ring, position, self.depth())
-            .fold((0u64, 0u64), |(c, o), b| {
-                (c + u64::from(b.calls), o + u64::from(b.over))
-            });
+        let (calls, over) = live(&ring, position, self.depth()).fold((0u64, 0u64), |(c, o), b| {
+            (c + u64::from(b.calls), o + u64::from(b.over))
+        });
         // Nearest rank: p99 is the ceil(0.99 n)-th smallest latency, which is
         // above the bound exactly when more than n / 100 calls are.
         calls >= self.min_calls && over.saturating_mul(100) > calls
@@ -272,7 +273,10 @@ mod tests {
             .unwrap();
         let window = LatencyWindow::new(&config).unwrap();
         let ms = 1_000_000;
-        assert!(window.record(0, 0, 20 * ms), "one slow call of one: p99 slow");
+        assert!(
+            window.record(0, 0, 20 * ms),
+            "one slow call of one: p99 slow"
+        );
         let later = 1_000 * ms;
         assert_eq!(window.counts(0, later).calls, 0, "a whole window later");
         assert!(!window.record(0, later, ms));
