@@ -175,7 +175,7 @@ pub use breaker_core::{
     UnknownGroup, WindowMetrics,
 };
 // Timeouts and bulkheads (issue 13).
-pub use breaker_core::{Slot, TimedOut, Timer};
+pub use breaker_core::{BulkheadSlot, TimedOut, Timer};
 
 pub mod timeout;
 

@@ -27,7 +27,10 @@ fn zero_guard_values_are_refused_where_they_stand() {
         let err = Settings::from_toml_str(&format!("[defaults]\n{key} = 0\n"), "zero.toml")
             .unwrap_err()
             .to_string();
-        assert!(err.contains(&format!("`{key}` must be at least 1")), "{err}");
+        assert!(
+            err.contains(&format!("`{key}` must be at least 1")),
+            "{err}"
+        );
     }
 }
 
@@ -35,6 +38,9 @@ fn zero_guard_values_are_refused_where_they_stand() {
 fn a_latency_bound_without_any_window_is_refused_for_its_group() {
     let settings =
         Settings::from_toml_str("[groups.g]\nlatency_p99_ms = 100\n", "lat.toml").unwrap();
-    let err = settings.resolve("g", &Patch::new()).unwrap_err().to_string();
+    let err = settings
+        .resolve("g", &Patch::new())
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("`latency_p99_ms` needs a window"), "{err}");
 }

@@ -1,5 +1,5 @@
 //! The bulkhead: a cap on the calls of one group in flight at once
-//! (`max_concurrent`), and the [`Slot`] an admitted call holds until it ends.
+//! (`max_concurrent`), and the [`BulkheadSlot`] an admitted call holds until it ends.
 //!
 //! It stands outside the breaker: a call takes a slot first, then claims its
 //! permit, so probes count against the cap like any call, and a refusal here
@@ -26,7 +26,7 @@ impl Bulkhead {
     /// undone on refusal: a transient over-count would refuse a caller while a
     /// slot was free.
     #[inline]
-    pub(crate) fn try_enter(&self) -> Option<Slot<'_>> {
+    pub(crate) fn try_enter(&self) -> Option<BulkheadSlot<'_>> {
         let mut current = self.in_flight.load(Relaxed);
         loop {
             if current >= self.cap {
@@ -36,7 +36,7 @@ impl Bulkhead {
                 .in_flight
                 .compare_exchange_weak(current, current + 1, Acquire, Relaxed)
             {
-                Ok(_) => return Some(Slot { held: Some(self) }),
+                Ok(_) => return Some(BulkheadSlot { held: Some(self) }),
                 Err(seen) => current = seen,
             }
         }
@@ -64,18 +64,18 @@ impl Bulkhead {
 /// ```
 #[must_use = "the slot is freed when dropped: hold it for the whole call"]
 #[derive(Debug)]
-pub struct Slot<'a> {
+pub struct BulkheadSlot<'a> {
     held: Option<&'a Bulkhead>,
 }
 
-impl Slot<'_> {
+impl BulkheadSlot<'_> {
     /// The slot of a group without a bulkhead.
     pub(crate) const fn free() -> Self {
-        Slot { held: None }
+        BulkheadSlot { held: None }
     }
 }
 
-impl Drop for Slot<'_> {
+impl Drop for BulkheadSlot<'_> {
     #[inline]
     fn drop(&mut self) {
         if let Some(bulkhead) = self.held {

@@ -146,7 +146,7 @@ pub mod timeout;
 pub mod classify;
 
 pub use crate::breaker::{Breaker, Classifier, EveryError, Permit};
-pub use crate::bulkhead::Slot;
+pub use crate::bulkhead::BulkheadSlot;
 pub use crate::clock::{Clock, ManualClock, MonotonicClock};
 pub use crate::config::{Config, ConfigBuilder, ConfigError, FailurePolicy, RateThresholds};
 pub use crate::error::{CallError, CircuitOpen, OpenReason, TimedOut};

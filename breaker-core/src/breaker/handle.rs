@@ -10,7 +10,7 @@ use parking_lot::Mutex;
 use super::claim::Claimed;
 use super::inner::{Hot, Inner};
 use super::permit::{Classifier, EveryError, Permit};
-use crate::bulkhead::Slot;
+use crate::bulkhead::BulkheadSlot;
 use crate::clock::{Clock, ClockSource};
 use crate::config::Config;
 use crate::counters::Counters;
@@ -191,7 +191,7 @@ impl Breaker {
     }
 
     /// Takes a place in the group's bulkhead (`max_concurrent`), held until the
-    /// [`Slot`] is dropped; refused at once with
+    /// [`BulkheadSlot`] is dropped; refused at once with
     /// [`OpenReason::BulkheadFull`] when every place is taken (counted in
     /// `rejected` and `bulkhead_rejected`, never as a failure). Without
     /// `max_concurrent`, always a slot that holds nothing.
@@ -199,10 +199,10 @@ impl Breaker {
     /// The bulkhead stands outside the breaker: take the slot first, then
     /// [`try_acquire`](Self::try_acquire), so a probe holds a place like any call.
     #[inline]
-    pub fn enter(&self) -> Result<Slot<'_>, CircuitOpen> {
+    pub fn enter(&self) -> Result<BulkheadSlot<'_>, CircuitOpen> {
         let inner = &*self.inner;
         let Some(bulkhead) = &inner.guards.bulkhead else {
-            return Ok(Slot::free());
+            return Ok(BulkheadSlot::free());
         };
         match bulkhead.try_enter() {
             Some(slot) => Ok(slot),
@@ -228,10 +228,12 @@ impl Breaker {
     ///
     /// let breaker = Breaker::new("files", Config::builder().max_concurrent(1).build()?);
     /// let inner = breaker.clone();
-    /// let nested = breaker.call_guarded(|| {
-    ///     // The one slot is held by this call: a second one is refused.
-    ///     Ok::<_, ()>(inner.call_guarded(|| Ok::<_, ()>(())))
-    /// })?;
+    /// let nested = breaker
+    ///     .call_guarded(|| {
+    ///         // The one slot is held by this call: a second one is refused.
+    ///         Ok::<_, ()>(inner.call_guarded(|| Ok::<_, ()>(())))
+    ///     })
+    ///     .unwrap();
     /// assert!(matches!(nested, Err(CallError::Open(o)) if o.reason() == OpenReason::BulkheadFull));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```

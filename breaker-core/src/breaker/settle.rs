@@ -106,9 +106,9 @@ impl Inner {
             Verdict::Abandoned => return self.counters.bump(Event::Abandoned),
         };
         // The latency trip rides on the window. Only groups with
-        // `latency_p99_ms` have one, and their calls are timed: a call that
-        // was not (`started == 0`) skips it with a test of a value at hand.
-        let trips = trips || (started != 0 && closed && self.latency_trips(generation, started));
+        // `latency_p99_ms` have one, and their words are timed: an untimed
+        // word skips it with a bit test of a value at hand.
+        let trips = trips || (word.is_timed() && closed && self.latency_trips(generation, started));
         if trips {
             self.trip(generation);
         }
