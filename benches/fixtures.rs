@@ -5,7 +5,7 @@ use std::future::Future;
 use std::pin::pin;
 use std::task::{Context, Poll, Waker};
 
-use breaker::CircuitOpen;
+use breaker::{CircuitOpen, TimedOut};
 
 /// The protected function's error.
 #[derive(Debug)]
@@ -14,6 +14,14 @@ pub enum BenchError {
     Upstream,
     /// The breaker refused the call.
     Open,
+    /// The call ran past its `timeout_ms`.
+    TimedOut,
+}
+
+impl From<TimedOut> for BenchError {
+    fn from(_: TimedOut) -> Self {
+        BenchError::TimedOut
+    }
 }
 
 impl From<CircuitOpen> for BenchError {

@@ -9,7 +9,10 @@
 use std::hint::black_box;
 use std::process::Command;
 
-use breaker::{circuit_breaker, Breaker, Config};
+use std::future::{pending, Pending};
+use std::time::Duration;
+
+use breaker::{circuit_breaker, Breaker, Config, Timer};
 
 #[path = "fixtures.rs"]
 mod fixtures;
@@ -23,6 +26,45 @@ fn guarded(x: u64) -> Result<u64, BenchError> {
 
 #[circuit_breaker(group = "ir-attr-async", threshold = 3, open_ms = 3_600_000)]
 async fn guarded_async(x: u64) -> Result<u64, BenchError> {
+    work(x)
+}
+
+// The keys of issue 13, each on an otherwise identical group: their cost is
+// the difference from `attribute` / `attribute_async`.
+#[circuit_breaker(
+    group = "ir-bulkhead",
+    threshold = 3,
+    open_ms = 3_600_000,
+    max_concurrent = 64
+)]
+fn guarded_bulkhead(x: u64) -> Result<u64, BenchError> {
+    work(x)
+}
+
+/// A timer that never fires and registers nothing: the race's own cost.
+struct NoTimer;
+impl Timer for NoTimer {
+    type Sleep = Pending<()>;
+    fn sleep(&self, _: Duration) -> Pending<()> {
+        pending()
+    }
+}
+
+#[circuit_breaker(
+    group = "ir-timeout-race", threshold = 3, open_ms = 3_600_000, timeout_ms = 60_000,
+    timer = NoTimer
+)]
+async fn guarded_timeout_race(x: u64) -> Result<u64, BenchError> {
+    work(x)
+}
+
+#[circuit_breaker(
+    group = "ir-timeout-tokio",
+    threshold = 3,
+    open_ms = 3_600_000,
+    timeout_ms = 60_000
+)]
+async fn guarded_timeout_tokio(x: u64) -> Result<u64, BenchError> {
     work(x)
 }
 
@@ -50,6 +92,11 @@ const CASES: &[&str] = &[
     "tower_bare",
     "tower_layer",
     "recloser",
+    "bulkhead",
+    "call_guarded",
+    "timeout_race",
+    "timeout_async",
+    "latency_window",
 ];
 
 fn config() -> Config {
@@ -65,6 +112,23 @@ fn run(case: &str, n: u64) {
     let breaker = match case {
         "count_window" => Breaker::new("ir", Config::builder().window_calls(100).build().unwrap()),
         "time_window" => Breaker::new("ir", Config::builder().window_ms(10_000).build().unwrap()),
+        "call_guarded" => Breaker::new(
+            "ir",
+            Config::builder()
+                .threshold(3)
+                .open_ms(3_600_000)
+                .max_concurrent(64)
+                .build()
+                .unwrap(),
+        ),
+        "latency_window" => Breaker::new(
+            "ir",
+            Config::builder()
+                .window_calls(100)
+                .latency_p99_ms(1_000)
+                .build()
+                .unwrap(),
+        ),
         _ => Breaker::new("ir", config()),
     };
     match case {
@@ -80,13 +144,26 @@ fn run(case: &str, n: u64) {
     let _ = black_box(permit_call(&breaker, 1));
     let _ = black_box(guarded(1));
     let _ = black_box(poll_now(guarded_async(1)));
+    // Tokio's timer registers with the runtime of the current context.
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .expect("a runtime");
+    let _context = runtime.enter();
+    let _ = black_box(guarded_bulkhead(1));
+    let _ = black_box(poll_now(guarded_timeout_race(1)));
+    let _ = black_box(poll_now(guarded_timeout_tokio(1)));
     let b = &breaker;
     match case {
         "bare" => repeat(n, || work(black_box(1))),
-        "permit" | "open" | "forced_open" | "count_window" | "time_window" => {
+        "permit" | "open" | "forced_open" | "count_window" | "time_window" | "latency_window" => {
             repeat(n, || permit_call(b, black_box(1)))
         }
         "call" => repeat(n, || b.call(|| work(black_box(1)))),
+        "call_guarded" => repeat(n, || b.call_guarded(|| work(black_box(1)))),
+        "bulkhead" => repeat(n, || guarded_bulkhead(black_box(1))),
+        "timeout_race" => repeat(n, || poll_now(guarded_timeout_race(black_box(1)))),
+        "timeout_async" => repeat(n, || poll_now(guarded_timeout_tokio(black_box(1)))),
         "attribute" => repeat(n, || guarded(black_box(1))),
         "attribute_async" => repeat(n, || poll_now(guarded_async(black_box(1)))),
         "permit_async" => repeat(n, || {

@@ -49,10 +49,14 @@
 //! | `backoff` | number (`f64`) | 2.0 | factor the open time grows by after each failed probe (`>= 1.0`) |
 //! | `max_open_ms` | integer (`u64`) | max(`open_ms`, 300 000) | cap on the grown open time |
 //! | `probe_timeout_ms` | integer (`u64`) | 30 000 | a probe in flight longer loses its slot; its late outcome is stale |
+//! | `timeout_ms` | integer (`u64`) | none | async fns only: a call still running after this is dropped, counts as a failure and returns `Err(TimedOut.into())` (see [`timeout`]) |
+//! | `max_concurrent` | integer (`u32`) | none | bulkhead: calls of the group in flight at once; one over the cap is refused like an open circuit, with [`OpenReason::BulkheadFull`] |
+//! | `latency_p99_ms` | integer (`u64`) | none | open when the window's p99 latency is above this, even if every call succeeds; needs a window |
 //! | `fallback` | path | none | fn called with the same arguments when the circuit refuses |
 //! | `is_failure` | path to `fn(&E) -> bool` | every `Err` fails | which errors count as failures; the rest are ignored |
 //! | `registry` | expression of type `&Registry` | [`registry()`] | the registry to use, e.g. `&TEST_REGISTRY` with a [`ManualClock`]; a call site caches the breaker of the first registry it meets, and looks others up on every call |
 //! | `crate` | path | `::breaker` | where generated code finds this crate, for re-exporters |
+//! | `timer` | path to a value implementing [`Timer`] | [`timeout::Tokio`] (feature `tokio`) | the timer `timeout_ms` races the call against, for runtimes other than tokio |
 //!
 //! `threshold` selects the consecutive-failure policy; `window_ms` or
 //! `window_calls` (not both) selects a rate window instead, and `threshold` may
@@ -178,6 +182,10 @@ pub use breaker_core::{
 };
 // Keyed breakers: one per (group, key) in bounded memory.
 pub use breaker_core::{KeyedGroup, KeyedMetrics, WrongKeyType};
+// Timeouts and bulkheads (issue 13).
+pub use breaker_core::{BulkheadSlot, TimedOut, Timer};
+
+pub mod timeout;
 
 // Configuration per environment: a TOML file and `BREAKER_` variables over the
 // attributes (feature `config`); its own docs open the module.
@@ -245,6 +253,33 @@ pub mod __private {
     pub use crate::config_file::Declaration;
     #[cfg(feature = "config")]
     pub use inventory;
+    // `timeout_ms`: the race, its error, and the default timer.
+    pub use crate::timeout::DefaultTimer;
+    pub use breaker_core::timeout::within;
+    pub use breaker_core::TimedOut;
+
+    /// The value a guarded fn with `timeout_ms` returns when its call timed out.
+    #[diagnostic::on_unimplemented(
+        message = "`#[circuit_breaker(timeout_ms = ..)]` needs the fn to return `Result<_, E>` with `E: From<TimedOut>`, not `{Self}`",
+        label = "return a `Result` whose error converts from `breaker::TimedOut` (a fallback answers refusals, not timeouts: the timed-out call consumed its arguments)"
+    )]
+    pub trait FromTimedOut: Sized {
+        /// `Err(From::from(late))`.
+        fn from_timed_out(late: TimedOut) -> Self;
+    }
+
+    impl<T, E: From<TimedOut>> FromTimedOut for Result<T, E> {
+        #[inline]
+        fn from_timed_out(late: TimedOut) -> Self {
+            Err(E::from(late))
+        }
+    }
+
+    /// `R::from_timed_out(late)`, with `R` inferred from the fn's return type.
+    #[inline]
+    pub fn from_timed_out<R: FromTimedOut>(late: TimedOut) -> R {
+        R::from_timed_out(late)
+    }
     // The record: the body's value, through `is_failure` or not.
     pub use breaker_core::outcome::{AnyOutcome, Classified, ClassifiedAny, NoClassifier, Outcome};
 

@@ -32,7 +32,8 @@ fn an_unknown_key_lists_the_allowed_keys_and_suggests_the_nearest() {
             "[groups.search] unknown key `treshold` (did you mean `threshold`?);",
             "allowed keys: `threshold`, `window_ms`, `window_calls`, `failure_rate`, `min_calls`, \
              `slow_call_ms`, `slow_call_rate`, `open_ms`, `half_open_probes`, \
-             `successes_to_close`, `backoff`, `max_open_ms`, `probe_timeout_ms`, and `template`",
+             `successes_to_close`, `backoff`, `max_open_ms`, `probe_timeout_ms`, `timeout_ms`, \
+             `max_concurrent`, `latency_p99_ms`, and `template`",
         ],
     );
 }
@@ -48,10 +49,15 @@ fn attribute_keys_that_configure_no_breaker_are_unknown_in_a_file() {
 
 #[test]
 fn a_part_of_a_key_suggests_the_key_containing_it() {
+    let (_, msg) = refused("[templates.slow]\nprobe_timeout = 10\n");
+    assert_has(
+        &msg,
+        &["[templates.slow] unknown key `probe_timeout` (did you mean `probe_timeout_ms`?);"],
+    );
     let (_, msg) = refused("[templates.slow]\ntimeout = 10\n");
     assert_has(
         &msg,
-        &["[templates.slow] unknown key `timeout` (did you mean `probe_timeout_ms`?);"],
+        &["[templates.slow] unknown key `timeout` (did you mean `timeout_ms`?);"],
     );
 }
 

@@ -14,15 +14,21 @@ pub enum OpenReason {
     HalfOpenFull,
     /// The circuit was forced open by hand.
     ForcedOpen,
+    /// The group's bulkhead (`max_concurrent`) is full: that many calls are in
+    /// flight. Not a failure of the dependency, and the breaker's state did not
+    /// move; `retry_after` is `None` (a slot frees when a call ends).
+    BulkheadFull,
 }
 
 impl OpenReason {
-    /// A short lowercase label: `"open"`, `"half-open-full"`, `"forced-open"`.
+    /// A short lowercase label: `"open"`, `"half-open-full"`, `"forced-open"`,
+    /// `"bulkhead-full"`.
     pub const fn as_str(self) -> &'static str {
         match self {
             OpenReason::Open => "open",
             OpenReason::HalfOpenFull => "half-open-full",
             OpenReason::ForcedOpen => "forced-open",
+            OpenReason::BulkheadFull => "bulkhead-full",
         }
     }
 }
@@ -89,6 +95,13 @@ impl fmt::Display for CircuitOpen {
                 self.group
             )?,
             OpenReason::ForcedOpen => return write!(f, "circuit `{}` is forced open", self.group),
+            OpenReason::BulkheadFull => {
+                return write!(
+                    f,
+                    "group `{}` has its `max_concurrent` calls in flight",
+                    self.group
+                )
+            }
         }
         if let Some(after) = self.retry_after {
             write!(f, "; retry after {after:?}")?;
@@ -119,11 +132,75 @@ impl From<CircuitOpen> for std::io::Error {
     }
 }
 
-/// The result of a closure run through a breaker: refused, or run and failed.
+/// A call ran past its group's `timeout_ms`: its future was dropped and the call
+/// counted as a failure. Its own type (not a [`CircuitOpen`]): the call was
+/// admitted and ran, and the dependency is what was too slow.
+///
+/// `#[circuit_breaker(timeout_ms = ..)]` needs the fn to return `Result<_, E>`
+/// with `E: From<TimedOut>`, even with a `fallback`: the fallback answers
+/// refusals, made before the body took its arguments, and a timed-out body has
+/// consumed them.
+///
+/// ```
+/// use std::time::Duration;
+/// use breaker_core::TimedOut;
+///
+/// let late = TimedOut::new("search", Duration::from_millis(250));
+/// assert_eq!(late.group(), "search");
+/// assert_eq!(late.after(), Duration::from_millis(250));
+/// assert_eq!(late.to_string(), "call of group `search` timed out after 250ms");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TimedOut {
+    group: &'static str,
+    after: Duration,
+}
+
+impl TimedOut {
+    /// A timeout of a call of `group` after `after`.
+    pub fn new(group: &'static str, after: Duration) -> Self {
+        TimedOut { group, after }
+    }
+
+    /// The group of the call.
+    pub fn group(&self) -> &'static str {
+        self.group
+    }
+
+    /// The deadline the call overran.
+    pub fn after(&self) -> Duration {
+        self.after
+    }
+}
+
+impl fmt::Display for TimedOut {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "call of group `{}` timed out after {:?}",
+            self.group, self.after
+        )
+    }
+}
+
+impl std::error::Error for TimedOut {}
+
+/// A timeout as an [`io::Error`](std::io::Error) of kind `TimedOut` that
+/// downcasts back to the [`TimedOut`].
+impl From<TimedOut> for std::io::Error {
+    fn from(late: TimedOut) -> Self {
+        std::io::Error::new(std::io::ErrorKind::TimedOut, late)
+    }
+}
+
+/// The result of a closure run through a breaker: refused, timed out, or run and
+/// failed.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum CallError<E> {
-    /// The breaker refused; the closure did not run.
+    /// The breaker (or the group's bulkhead) refused; the closure did not run.
     Open(CircuitOpen),
+    /// The call ran past the group's `timeout_ms` and was dropped.
+    TimedOut(TimedOut),
     /// The closure ran and returned this error.
     Inner(E),
 }
@@ -133,8 +210,13 @@ impl<E> CallError<E> {
     pub fn into_inner(self) -> Option<E> {
         match self {
             CallError::Inner(e) => Some(e),
-            CallError::Open(_) => None,
+            CallError::Open(_) | CallError::TimedOut(_) => None,
         }
+    }
+
+    /// Whether the call ran past its deadline.
+    pub fn is_timed_out(&self) -> bool {
+        matches!(self, CallError::TimedOut(_))
     }
 
     /// Whether the breaker refused the call.
@@ -149,10 +231,17 @@ impl<E> From<CircuitOpen> for CallError<E> {
     }
 }
 
+impl<E> From<TimedOut> for CallError<E> {
+    fn from(late: TimedOut) -> Self {
+        CallError::TimedOut(late)
+    }
+}
+
 impl<E: fmt::Display> fmt::Display for CallError<E> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             CallError::Open(open) => open.fmt(f),
+            CallError::TimedOut(late) => late.fmt(f),
             CallError::Inner(e) => e.fmt(f),
         }
     }
@@ -162,6 +251,7 @@ impl<E: std::error::Error + 'static> std::error::Error for CallError<E> {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             CallError::Open(open) => Some(open),
+            CallError::TimedOut(late) => Some(late),
             CallError::Inner(e) => Some(e),
         }
     }

@@ -126,11 +126,13 @@
 #![warn(unreachable_pub)]
 
 mod breaker;
+mod bulkhead;
 mod clock;
 mod config;
 mod counters;
 mod error;
 pub mod events;
+mod guards;
 mod keyed;
 mod metrics;
 mod names;
@@ -141,13 +143,15 @@ mod registry;
 mod site;
 mod state;
 mod sync;
+pub mod timeout;
 
 pub mod classify;
 
 pub use crate::breaker::{Breaker, Classifier, EveryError, Permit, PolicyChange};
+pub use crate::bulkhead::BulkheadSlot;
 pub use crate::clock::{Clock, ManualClock, MonotonicClock};
 pub use crate::config::{Config, ConfigBuilder, ConfigError, FailurePolicy, RateThresholds};
-pub use crate::error::{CallError, CircuitOpen, OpenReason};
+pub use crate::error::{CallError, CircuitOpen, OpenReason, TimedOut};
 pub use crate::events::{
     Event, Subscription, Transition, TransitionCounts, TransitionReason, TripCause,
 };
@@ -160,3 +164,4 @@ pub use crate::registry::{
 #[doc(hidden)]
 pub use crate::site::{CallSite, SiteBreaker};
 pub use crate::state::State;
+pub use crate::timeout::Timer;

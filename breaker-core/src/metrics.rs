@@ -63,6 +63,21 @@ pub struct Metrics {
     /// The open duration of the current episode while open or half-open (it
     /// grows by `backoff` after each failed probe); `None` otherwise.
     pub open_for: Option<Duration>,
+    /// Calls that ran past `timeout_ms` and were dropped (each also counted in
+    /// `failures`).
+    pub timeouts: u64,
+    /// Calls the bulkhead (`max_concurrent`) refused (each also counted in
+    /// `rejected`, which counts every call not let through).
+    pub bulkhead_rejected: u64,
+    /// Calls holding a bulkhead slot now; `None` without `max_concurrent`.
+    pub bulkhead_in_flight: Option<u32>,
+    /// Trips made by the latency window (`latency_p99_ms`) while the failure
+    /// policy alone would not have tripped (each also counted in `times_opened`).
+    pub latency_trips: u64,
+    /// The p99 latency of the window now, as the upper bound of the histogram
+    /// bin that holds it (at most 12.5% above the true value from 16 µs up, 1 µs
+    /// below that); `None` without `latency_p99_ms` or with an empty window.
+    pub latency_p99: Option<Duration>,
 }
 
 /// What the window of a rate policy holds at one moment: outcomes (ignored errors

@@ -122,6 +122,9 @@ config_keys! {
     backoff: f64,
     max_open_ms: u64,
     probe_timeout_ms: u64,
+    timeout_ms: u64,
+    max_concurrent: u32,
+    latency_p99_ms: u64,
 }
 
 /// A key that is not a builder method: its name, and how its value is read.
@@ -149,6 +152,7 @@ other_keys! {
     "is_failure" => is_failure, like "is_server_error",
     "registry" => registry, like "&REGISTRY",
     "crate" => krate, like "::my_reexport::breaker",
+    "timer" => timer, like "MY_TIMER",
 }
 
 /// Every key, in the order the error message lists them.
@@ -176,6 +180,7 @@ pub(crate) struct Args {
     pub(crate) is_failure: Option<Path>,
     pub(crate) registry: Option<Expr>,
     pub(crate) krate: Option<Path>,
+    pub(crate) timer: Option<Path>,
     /// Keys read so far, for "set at most once".
     seen: Vec<Ident>,
     /// Keys written whose `= value` could not be read.
@@ -542,7 +547,9 @@ mod tests {
     fn a_part_of_a_key_suggests_the_nearest_key_containing_it() {
         for (typed, meant) in [
             ("open", "open_ms"),
-            ("timeout", "probe_timeout_ms"),
+            ("timeout", "timeout_ms"),
+            ("probe_timeout", "probe_timeout_ms"),
+            ("concurrent", "max_concurrent"),
             ("probes", "half_open_probes"),
             ("fallback_fn", "fallback"),
             ("window", "window_ms"),

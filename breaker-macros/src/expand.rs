@@ -42,6 +42,7 @@ struct Locals {
     permit: Ident,
     open: Ident,
     result: Ident,
+    slot: Ident,
 }
 
 impl Locals {
@@ -53,6 +54,7 @@ impl Locals {
             permit: name("__permit"),
             open: name("__open"),
             result: name("__result"),
+            slot: name("__slot"),
         }
     }
 }
@@ -178,6 +180,12 @@ fn expand_async_fn(attr: &Attr, item: ItemFn) -> TokenStream {
         ReturnType::Default => TokenStream::new(),
     };
     let result = &l.result;
+    let run = run_async(
+        attr,
+        &l,
+        quote!(async move { #fake_return #block }),
+        return_span(sig),
+    );
     quote! {
         #(#outer)*
         #vis #sig {
@@ -186,7 +194,7 @@ fn expand_async_fn(attr: &Attr, item: ItemFn) -> TokenStream {
             // The body's block is the async block's tail: on one line, rustc
             // would call the user's own braces unnecessary.
             #[allow(unused_braces)]
-            let #result = async move { #fake_return #block }.await;
+            let #result = #run;
             #record
         }
     }
@@ -216,10 +224,16 @@ fn expand_future_tail(attr: &Attr, mut item: ItemFn, tail: Box<FutureTail>) -> T
     let (claim, record) = guard(attr, &item, &l, true);
     let result = &l.result;
     let user_future = &tail.block;
+    let run = run_async(
+        attr,
+        &l,
+        user_future.to_token_stream(),
+        return_span(&item.sig),
+    );
     let wrapped = syn::Expr::Verbatim(quote_spanned! {Span::mixed_site()=>
         async move {
             #claim
-            let #result = #user_future.await;
+            let #result = #run;
             #record
         }
     });
@@ -227,6 +241,60 @@ fn expand_future_tail(attr: &Attr, mut item: ItemFn, tail: Box<FutureTail>) -> T
         .stmts
         .push(syn::Stmt::Expr(tail.around(wrapped), None));
     item.into_token_stream()
+}
+
+/// Awaits the body's future `body`: as it is, or, with `timeout_ms`, raced
+/// against the deadline, the timed-out call recorded as a failure and answered
+/// with `Err(TimedOut.into())`.
+///
+/// Input: `timeout_ms = 250`, no `timer`. Output:
+/// ```ignore
+/// match ::breaker::__private::within(
+///     &::breaker::__private::DefaultTimer,
+///     __breaker.config().timeout().unwrap_or(::core::time::Duration::from_millis(250)),
+///     body,
+/// ).await {
+///     Some(result) => result,
+///     None => return ::breaker::__private::from_timed_out(__breaker.timed_out(__permit, /* the deadline */)),
+/// }
+/// ```
+/// The deadline is the group's effective config (a file may change it); the
+/// literal only stands in when that config has none. The body's future is
+/// dropped inside `within`, before the failure is recorded.
+fn run_async(attr: &Attr, l: &Locals, body: TokenStream, ret_span: Span) -> TokenStream {
+    let Some(literal) = &attr.timeout else {
+        return quote!(#body.await);
+    };
+    let krate = &attr.krate;
+    let Locals {
+        breaker, permit, ..
+    } = l;
+    let timer = match &attr.timer {
+        Some(path) => quote_spanned!(path.span()=> &#path),
+        None => quote!(&#krate::__private::DefaultTimer),
+    };
+    let after = Ident::new("__after", Span::mixed_site());
+    // Spanned at the return type, as an open circuit's answer is, so a missing
+    // `From<TimedOut>` points there.
+    let answer_krate = match attr.krate_is_default {
+        true => respan(krate.to_token_stream(), ret_span),
+        false => krate.to_token_stream(),
+    };
+    let answer = quote_spanned! {ret_span=>
+        #answer_krate::__private::from_timed_out(#breaker.timed_out(#permit, #after))
+    };
+    quote_spanned! {Span::mixed_site()=>
+        {
+            let #after = match #breaker.config().timeout() {
+                ::core::option::Option::Some(after) => after,
+                ::core::option::Option::None => ::core::time::Duration::from_millis(#literal),
+            };
+            match #krate::__private::within(#timer, #after, #body).await {
+                ::core::option::Option::Some(result) => result,
+                ::core::option::Option::None => return #answer,
+            }
+        }
+    }
 }
 
 /// The statements before the body (claim, or answer for an open circuit) and
@@ -261,6 +329,14 @@ fn guard(attr: &Attr, item: &ItemFn, l: &Locals, is_async: bool) -> (TokenStream
 /// let __registry: &::breaker::__private::Registry = &REG;
 /// let __breaker = { /* as above */ __BREAKER_SITE.breaker(__registry, "search", &__BREAKER_CONFIG) };
 /// ```
+/// With `max_concurrent`, a bulkhead slot is taken before the permit (the
+/// bulkhead stands outside the breaker) and held to the end of the call:
+/// ```ignore
+/// let __slot = match __breaker.enter() {
+///     Ok(slot) => slot,
+///     Err(__open) => return /* on_open: the reason is `BulkheadFull` */,
+/// };
+/// ```
 /// The items sit in their own block so they can never shadow a name the body uses;
 /// each statement carries the [`generated_lints`] allow-list.
 fn claim(attr: &Attr, l: &Locals, on_open: TokenStream) -> TokenStream {
@@ -270,10 +346,23 @@ fn claim(attr: &Attr, l: &Locals, on_open: TokenStream) -> TokenStream {
         breaker,
         permit,
         open,
+        slot,
         ..
     } = l;
     let group = &attr.group;
     let lints = generated_lints();
+    // With `max_concurrent`: a bulkhead slot, outside the breaker, refused like
+    // an open circuit. The slot lives to the end of the fn (or future): every
+    // way out frees it.
+    let bulkhead = attr.bulkhead.then(|| {
+        quote_spanned! {Span::mixed_site()=>
+            #lints
+            let #slot = match #breaker.enter() {
+                ::core::result::Result::Ok(slot) => slot,
+                ::core::result::Result::Err(#open) => return #on_open,
+            };
+        }
+    });
     // Without a `registry` key the site caches the process-wide registry's
     // breaker directly: no registry to fetch or compare on later calls.
     let (registry_binding, site_lookup) = match &attr.registry {
@@ -308,6 +397,7 @@ fn claim(attr: &Attr, l: &Locals, on_open: TokenStream) -> TokenStream {
             static __BREAKER_SITE: #krate::__private::CallSite = #krate::__private::CallSite::new();
             __BREAKER_SITE.#site_lookup
         };
+        #bulkhead
         #lints
         let #permit = match #breaker.try_acquire() {
             ::core::result::Result::Ok(permit) => permit,

@@ -29,6 +29,13 @@ pub(crate) struct Attr {
     pub(crate) fallback: Option<Fallback>,
     pub(crate) is_failure: Option<Path>,
     pub(crate) registry: Option<Expr>,
+    /// `timeout_ms = ..` was written (on an async fn): its literal, the deadline
+    /// when the group's effective config has none.
+    pub(crate) timeout: Option<Literal>,
+    /// The timer the deadline races: `timer = path`, or the crate's default.
+    pub(crate) timer: Option<Path>,
+    /// `max_concurrent = ..` was written: the expansion takes a bulkhead slot.
+    pub(crate) bulkhead: bool,
 }
 
 /// The fallback call: `path(args)`, or `Self::name(self, args)` in a method.
@@ -57,9 +64,15 @@ pub(crate) fn validate(args: Args, item: TokenStream) -> Result<Plan, syn::Error
         is_failure,
         registry,
         krate,
+        timer,
         mut errors,
         ..
     } = args;
+    let timeout_key = config
+        .iter()
+        .find(|arg| arg.key == "timeout_ms")
+        .map(|arg| (arg.key.clone(), arg.value.literal.clone()));
+    let bulkhead = config.iter().any(|arg| arg.key == "max_concurrent");
     let mut item = match syn::parse2::<ItemFn>(item.clone()) {
         Ok(item) => item,
         Err(_) => {
@@ -106,6 +119,21 @@ pub(crate) fn validate(args: Args, item: TokenStream) -> Result<Plan, syn::Error
             ));
         }
         Shape::Sync | Shape::AsyncFn => {}
+    }
+    if let (Shape::Sync, Some((key, _)), false) = (&shape, &timeout_key, opaque_future) {
+        errors.push(syn::Error::new(
+            key.span(),
+            "`timeout_ms` needs an async fn: a sync call cannot be interrupted from outside its \
+             thread, so no deadline could end it; make the fn `async`, or set the deadline in \
+             the blocking call itself (a socket or client timeout)",
+        ));
+    }
+    if let (Some(path), None) = (&timer, &timeout_key) {
+        errors.push(syn::Error::new(
+            path.span(),
+            "`timer` is the clock of `timeout_ms`, which is not set: add `timeout_ms = ..` or \
+             remove `timer`",
+        ));
     }
 
     // The value the fn hands back is its declared return type (not a future's output).
@@ -157,6 +185,9 @@ pub(crate) fn validate(args: Args, item: TokenStream) -> Result<Plan, syn::Error
             fallback,
             is_failure,
             registry,
+            timeout: timeout_key.map(|(_, literal)| literal),
+            timer,
+            bulkhead,
         },
         item,
         shape,

@@ -74,6 +74,9 @@ keys! {
     backoff: F64, Any;
     max_open_ms: U64, Any;
     probe_timeout_ms: U64, Any;
+    timeout_ms: U64, Any;
+    max_concurrent: U32, Any;
+    latency_p99_ms: U64, Window;
 }
 
 const KEY_COUNT: usize = KEYS.len();
@@ -401,6 +404,9 @@ impl Patch {
                 "backoff" => Some(Value::F64(config.backoff())),
                 "max_open_ms" => Some(ms(config.max_open_duration())),
                 "probe_timeout_ms" => Some(ms(config.probe_timeout())),
+                "timeout_ms" => config.timeout().map(ms),
+                "max_concurrent" => config.max_concurrent().map(Value::U32),
+                "latency_p99_ms" => config.latency_p99().map(ms),
                 _ => None,
             };
             if let (Some(index), Some(value)) = (key_index(key), value) {

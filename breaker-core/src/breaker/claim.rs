@@ -50,6 +50,8 @@ impl Claim {
             OpenReason::Open => (State::Open, 0),
             OpenReason::HalfOpenFull => (State::Open, 1),
             OpenReason::ForcedOpen => (State::ForcedOpen, 0),
+            // The bulkhead refuses before any claim: never a claim's answer.
+            OpenReason::BulkheadFull => (State::Open, 0),
         };
         Claim {
             code: Word::new(state, 0, full, u32::from(retry_after.is_some())),

@@ -11,6 +11,7 @@ use crate::clock::ClockSource;
 use crate::config::Config;
 use crate::counters::{Counters, Event};
 use crate::events::Hub;
+use crate::guards::Guards;
 use crate::metrics::{Metrics, WindowMetrics};
 use crate::policy::Policy;
 use crate::state::{State, Word};
@@ -39,6 +40,9 @@ pub(super) struct Inner {
     pub(super) counters: Counters,
     /// Subscribers, transition counts and the order of delivery.
     pub(super) events: Hub,
+    /// The bulkhead, latency window and their counters; touched only by groups
+    /// that set `max_concurrent`, `timeout_ms` or `latency_p99_ms`.
+    pub(super) guards: Guards,
 }
 
 // A panic caught around a breaker leaves it whole, so handles and permits may
@@ -191,6 +195,15 @@ impl Inner {
             transitions: self.events.counts(),
             open_for: matches!(word.state(), State::Open | State::HalfOpen)
                 .then(|| Duration::from_nanos(self.open_for.load(Relaxed))),
+            timeouts: Guards::read(&self.guards.timeouts),
+            bulkhead_rejected: Guards::read(&self.guards.bulkhead_rejected),
+            bulkhead_in_flight: self.guards.bulkhead.as_ref().map(|b| b.in_flight()),
+            latency_trips: Guards::read(&self.guards.latency_trips),
+            latency_p99: self
+                .guards
+                .latency
+                .as_ref()
+                .and_then(|window| window.counts(word.generation(), self.clock.now()).p99),
         }
     }
 }

@@ -4,6 +4,7 @@
 use super::inner::Inner;
 use super::transition::{Act, Input, Verdict};
 use crate::counters::Event;
+use crate::guards::Guards;
 use crate::policy::Policy;
 use crate::state::{State, Word};
 
@@ -96,6 +97,22 @@ impl Inner {
         }
     }
 
+    /// Feeds a closed call's latency to the latency window, if there is one;
+    /// returns whether the window trips. Out of line: a group without it pays
+    /// one test in `settle_call`.
+    #[inline(never)]
+    fn latency_trips(&self, generation: u64, started: u64) -> bool {
+        let Some(latency) = &self.guards.latency else {
+            return false;
+        };
+        let now = self.clock.now();
+        let slow = latency.record(generation, now, now.saturating_sub(started));
+        if slow {
+            Guards::bump(&self.guards.latency_trips);
+        }
+        slow
+    }
+
     fn settle_call(&self, word: Word, started: u64, verdict: Verdict) {
         let generation = word.generation();
         // A forced-closed breaker counts outcomes and never trips.
@@ -129,6 +146,10 @@ impl Inner {
             Verdict::Ignored => return self.counters.bump(Event::Ignored),
             Verdict::Abandoned => return self.counters.bump(Event::Abandoned),
         };
+        // The latency trip rides on the window. Only groups with
+        // `latency_p99_ms` have one, and their words are timed: an untimed
+        // word skips it with a bit test of a value at hand.
+        let trips = trips || (word.is_timed() && closed && self.latency_trips(generation, started));
         if trips {
             self.trip(generation);
         }

@@ -83,6 +83,9 @@ pub struct ConfigBuilder {
     probe_timeout_ms: u64,
     /// One bit per method called, by its index in [`Config::KEYS`].
     explicit: u16,
+    timeout_ms: Option<u64>,
+    max_concurrent: Option<u32>,
+    latency_p99_ms: Option<u64>,
 }
 
 impl Default for ConfigBuilder {
@@ -110,6 +113,9 @@ impl ConfigBuilder {
             max_open_ms: None,
             probe_timeout_ms: 30_000,
             explicit: 0,
+            timeout_ms: None,
+            max_concurrent: None,
+            latency_p99_ms: None,
         }
     }
 
@@ -221,6 +227,61 @@ impl ConfigBuilder {
         self.mark(12)
     }
 
+    /// Deadline, in milliseconds, of one async call: when it passes first, the
+    /// call's future is dropped, the call counts as a **failure** (and, lasting
+    /// at least `ms` on the breaker's clock, as a slow call when `slow_call_ms`
+    /// is below `ms`), and the caller gets a
+    /// [`TimedOut`](crate::TimedOut) error.
+    ///
+    /// Enforced by the async helpers that take a [`Timer`](crate::Timer)
+    /// ([`Breaker::call_async_guarded`](crate::Breaker::call_async_guarded)) and
+    /// by `#[circuit_breaker]` on an async fn that names the key. A sync call
+    /// cannot be interrupted from outside its thread, so the sync helpers ignore
+    /// it and the attribute refuses it on a sync fn. Costs one timer registration
+    /// per call.
+    pub const fn timeout_ms(mut self, ms: u64) -> Self {
+        self.timeout_ms = Some(ms);
+        self.mark(13)
+    }
+
+    /// Bulkhead: at most `calls` calls of the group in flight at once (probes
+    /// included). A call over the cap is refused at once with
+    /// [`OpenReason::BulkheadFull`](crate::OpenReason::BulkheadFull), counted in
+    /// `rejected` and `bulkhead_rejected`, never as a failure of the dependency.
+    ///
+    /// Enforced by the guarded helpers
+    /// ([`Breaker::call_guarded`](crate::Breaker::call_guarded),
+    /// [`Breaker::call_async_guarded`](crate::Breaker::call_async_guarded),
+    /// [`Breaker::enter`](crate::Breaker::enter)) and by `#[circuit_breaker]`
+    /// when it names the key; the plain `call` helpers and `try_acquire` do not
+    /// look at it, so a group without it pays nothing.
+    pub const fn max_concurrent(mut self, calls: u32) -> Self {
+        self.max_concurrent = Some(calls);
+        self.mark(14)
+    }
+
+    /// Opens the circuit when the p99 latency of the calls in the window
+    /// (successes and failures, claim to verdict on the breaker's clock) is
+    /// above `ms` milliseconds, once the window holds `min_calls` of them: a
+    /// dependency that answers every call, but slowly, trips. Needs `window_ms`
+    /// or `window_calls`.
+    ///
+    /// The judgement over the window's calls is exact (p99, by nearest rank,
+    /// is above `ms` exactly when more than 1% of them took longer than `ms`).
+    /// The window is kept in ten buckets, as a time window is: a tenth of
+    /// `window_ms`, or of `window_calls` calls (a count window's latency view
+    /// then holds the last `window_calls` calls and at most a tenth more). Each
+    /// bucket also keeps a fixed latency histogram (240 log-linear bins, about
+    /// 1 KiB, no allocation per call) for the p99 in
+    /// [`Metrics`](crate::Metrics): bins are 1 µs wide below 16 µs and at most
+    /// 1/8 of their lower bound (12.5%) above, up to 2^31 µs (about 36 min);
+    /// longer calls share the last bin. Each recorded call takes a short
+    /// uncontended lock.
+    pub const fn latency_p99_ms(mut self, ms: u64) -> Self {
+        self.latency_p99_ms = Some(ms);
+        self.mark(15)
+    }
+
     /// Validates and returns the config.
     pub const fn build(self) -> Result<Config, ConfigError> {
         if self.threshold == 0 {
@@ -263,6 +324,19 @@ impl ConfigBuilder {
             Ok(policy) => policy,
             Err(e) => return Err(e),
         };
+        if let Some(0) = self.timeout_ms {
+            return Err(ConfigError::ZeroTimeout);
+        }
+        if let Some(0) = self.max_concurrent {
+            return Err(ConfigError::ZeroMaxConcurrent);
+        }
+        match self.latency_p99_ms {
+            Some(0) => return Err(ConfigError::ZeroLatencyP99),
+            Some(_) if self.window_ms.is_none() && self.window_calls.is_none() => {
+                return Err(ConfigError::LatencyP99WithoutWindow)
+            }
+            _ => {}
+        }
         Ok(Config {
             policy,
             open_ms: self.open_ms,
@@ -272,6 +346,9 @@ impl ConfigBuilder {
             max_open_ms,
             probe_timeout_ms: self.probe_timeout_ms,
             explicit: self.explicit,
+            timeout_ms: self.timeout_ms,
+            max_concurrent: self.max_concurrent,
+            latency_p99_ms: self.latency_p99_ms,
         })
     }
 }

@@ -59,6 +59,14 @@ pub enum ConfigError {
     SlowCallRateOutOfRange,
     /// `slow_call_rate` was set without `slow_call_ms`.
     SlowCallRateWithoutSlowCall,
+    /// `timeout_ms` is 0.
+    ZeroTimeout,
+    /// `max_concurrent` is 0.
+    ZeroMaxConcurrent,
+    /// `latency_p99_ms` is 0.
+    ZeroLatencyP99,
+    /// `latency_p99_ms` without a window to judge it over.
+    LatencyP99WithoutWindow,
 }
 
 impl ConfigError {
@@ -94,6 +102,9 @@ impl ConfigError {
             ConfigError::SlowCallRateOutOfRange | ConfigError::SlowCallRateWithoutSlowCall => {
                 "slow_call_rate"
             }
+            ConfigError::ZeroTimeout => "timeout_ms",
+            ConfigError::ZeroMaxConcurrent => "max_concurrent",
+            ConfigError::ZeroLatencyP99 | ConfigError::LatencyP99WithoutWindow => "latency_p99_ms",
         }
     }
 }
@@ -145,6 +156,16 @@ impl fmt::Display for ConfigError {
             }
             ConfigError::SlowCallRateWithoutSlowCall => {
                 "`slow_call_rate` needs `slow_call_ms`, the duration above which a call is slow"
+            }
+            ConfigError::ZeroTimeout => {
+                "`timeout_ms` must be at least 1 (leave it out for calls without a deadline)"
+            }
+            ConfigError::ZeroMaxConcurrent => {
+                "`max_concurrent` must be at least 1 (leave it out for no cap)"
+            }
+            ConfigError::ZeroLatencyP99 => "`latency_p99_ms` must be at least 1",
+            ConfigError::LatencyP99WithoutWindow => {
+                "`latency_p99_ms` needs a window to judge p99 over: add `window_ms` or `window_calls` (and `min_calls`)"
             }
         };
         f.write_str(msg)

@@ -70,6 +70,9 @@ pub struct RateThresholds {
 /// | `backoff` | 2.0 | factor the open duration grows by after each failed probe |
 /// | `max_open_ms` | max(`open_ms`, 300 000) | cap on the grown open duration |
 /// | `probe_timeout_ms` | 30 000 | lease of a probe; a probe in flight longer loses its slot |
+/// | `timeout_ms` | unset | deadline of one async call: a call that overruns it is dropped and fails |
+/// | `max_concurrent` | unset | bulkhead: calls of the group in flight at once; one over the cap is refused |
+/// | `latency_p99_ms` | unset | open when the window's p99 latency is above this (needs a window) |
 ///
 /// ```
 /// use breaker_core::Config;
@@ -122,6 +125,9 @@ pub struct Config {
     pub(super) backoff: f64,
     pub(super) max_open_ms: u64,
     pub(super) probe_timeout_ms: u64,
+    pub(super) timeout_ms: Option<u64>,
+    pub(super) max_concurrent: Option<u32>,
+    pub(super) latency_p99_ms: Option<u64>,
     /// The builder methods called, one bit per index of [`Config::KEYS`].
     pub(super) explicit: u16,
 }
@@ -138,6 +144,9 @@ impl PartialEq for Config {
             backoff,
             max_open_ms,
             probe_timeout_ms,
+            timeout_ms,
+            max_concurrent,
+            latency_p99_ms,
             explicit: _,
         } = *self;
         policy == other.policy
@@ -147,6 +156,9 @@ impl PartialEq for Config {
             && backoff == other.backoff
             && max_open_ms == other.max_open_ms
             && probe_timeout_ms == other.probe_timeout_ms
+            && timeout_ms == other.timeout_ms
+            && max_concurrent == other.max_concurrent
+            && latency_p99_ms == other.latency_p99_ms
     }
 }
 
@@ -154,7 +166,7 @@ impl Config {
     /// The [`ConfigBuilder`](super::ConfigBuilder) methods, which are also the
     /// `#[circuit_breaker]` keys that configure a breaker, in the order
     /// [`explicit_keys`](Self::explicit_keys) lists them.
-    pub const KEYS: [&'static str; 13] = [
+    pub const KEYS: [&'static str; 16] = [
         "threshold",
         "window_ms",
         "window_calls",
@@ -168,6 +180,9 @@ impl Config {
         "backoff",
         "max_open_ms",
         "probe_timeout_ms",
+        "timeout_ms",
+        "max_concurrent",
+        "latency_p99_ms",
     ];
 
     /// The keys whose builder method was called to make this config, in
@@ -313,6 +328,29 @@ impl Config {
     /// Lease of one probe: after this long in flight its slot is reclaimed.
     pub const fn probe_timeout(&self) -> Duration {
         Duration::from_millis(self.probe_timeout_ms)
+    }
+
+    /// The deadline of one async call run with a timer; `None` when calls are not
+    /// timed out. A sync call cannot be interrupted: see
+    /// [`ConfigBuilder::timeout_ms`](super::ConfigBuilder::timeout_ms).
+    pub const fn timeout(&self) -> Option<Duration> {
+        match self.timeout_ms {
+            Some(ms) => Some(Duration::from_millis(ms)),
+            None => None,
+        }
+    }
+
+    /// The bulkhead's cap: calls of the group in flight at once; `None` when uncapped.
+    pub const fn max_concurrent(&self) -> Option<u32> {
+        self.max_concurrent
+    }
+
+    /// The p99 latency above which the window trips; `None` when latency is not judged.
+    pub const fn latency_p99(&self) -> Option<Duration> {
+        match self.latency_p99_ms {
+            Some(ms) => Some(Duration::from_millis(ms)),
+            None => None,
+        }
     }
 
     pub(crate) const fn open_nanos(&self) -> u64 {

@@ -4,6 +4,7 @@
 
 pub(crate) mod consecutive;
 mod count_window;
+pub(crate) mod latency;
 mod rule;
 mod time_window;
 

@@ -1,0 +1,85 @@
+//! The bulkhead: a cap on the calls of one group in flight at once
+//! (`max_concurrent`), and the [`BulkheadSlot`] an admitted call holds until it ends.
+//!
+//! It stands outside the breaker: a call takes a slot first, then claims its
+//! permit, so probes count against the cap like any call, and a refusal here
+//! never reaches the breaker's state.
+
+use std::sync::atomic::{AtomicU32, Ordering::*};
+
+/// The slots of one group.
+#[derive(Debug)]
+pub(crate) struct Bulkhead {
+    in_flight: AtomicU32,
+    cap: u32,
+}
+
+impl Bulkhead {
+    pub(crate) fn new(cap: u32) -> Self {
+        Bulkhead {
+            in_flight: AtomicU32::new(0),
+            cap,
+        }
+    }
+
+    /// Takes a slot if one is free. A compare-and-swap, not an add that is
+    /// undone on refusal: a transient over-count would refuse a caller while a
+    /// slot was free.
+    #[inline]
+    pub(crate) fn try_enter(&self) -> Option<BulkheadSlot<'_>> {
+        let mut current = self.in_flight.load(Relaxed);
+        loop {
+            if current >= self.cap {
+                return None;
+            }
+            match self
+                .in_flight
+                .compare_exchange_weak(current, current + 1, Acquire, Relaxed)
+            {
+                Ok(_) => return Some(BulkheadSlot { held: Some(self) }),
+                Err(seen) => current = seen,
+            }
+        }
+    }
+
+    /// Calls in flight now.
+    pub(crate) fn in_flight(&self) -> u32 {
+        self.in_flight.load(Relaxed)
+    }
+}
+
+/// A place in a group's bulkhead, held by one call until it is dropped: on
+/// return, `?`, panic or a cancelled future alike. From a group without
+/// `max_concurrent` it holds nothing and dropping it does nothing.
+///
+/// ```
+/// use breaker_core::{Breaker, Config, OpenReason};
+///
+/// let breaker = Breaker::new("pool", Config::builder().max_concurrent(1).build()?);
+/// let first = breaker.enter()?;
+/// assert_eq!(breaker.enter().unwrap_err().reason(), OpenReason::BulkheadFull);
+/// drop(first);
+/// assert!(breaker.enter().is_ok());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[must_use = "the slot is freed when dropped: hold it for the whole call"]
+#[derive(Debug)]
+pub struct BulkheadSlot<'a> {
+    held: Option<&'a Bulkhead>,
+}
+
+impl BulkheadSlot<'_> {
+    /// The slot of a group without a bulkhead.
+    pub(crate) const fn free() -> Self {
+        BulkheadSlot { held: None }
+    }
+}
+
+impl Drop for BulkheadSlot<'_> {
+    #[inline]
+    fn drop(&mut self) {
+        if let Some(bulkhead) = self.held {
+            bulkhead.in_flight.fetch_sub(1, Release);
+        }
+    }
+}

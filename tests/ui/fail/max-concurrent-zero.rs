@@ -1,0 +1,8 @@
+use breaker::{circuit_breaker, CallError};
+
+#[circuit_breaker(group = "fail", max_concurrent = 0)]
+fn never_admitted() -> Result<(), CallError<()>> {
+    Ok(())
+}
+
+fn main() {}

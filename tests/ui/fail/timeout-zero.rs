@@ -1,0 +1,8 @@
+use breaker::{circuit_breaker, CallError};
+
+#[circuit_breaker(group = "fail", timeout_ms = 0)]
+async fn never_allowed() -> Result<(), CallError<()>> {
+    Ok(())
+}
+
+fn main() {}
