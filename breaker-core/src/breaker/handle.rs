@@ -198,10 +198,10 @@ impl Breaker {
             State::Closed | State::ForcedClosed => true,
             State::ForcedOpen => false,
             // The reading a claim compares: see the crate docs, "The coarse reading".
-            State::Open => inner.clock.now_coarse() >= inner.reopen_at.load(Acquire),
+            State::Open => inner.clock.reached(inner.reopen_at.load(Acquire)),
             State::HalfOpen => {
                 word.probes() < inner.config.half_open_probes()
-                    || inner.clock.now_coarse() >= inner.lease_until.load(Acquire)
+                    || inner.clock.reached(inner.lease_until.load(Acquire))
             }
         }
     }
