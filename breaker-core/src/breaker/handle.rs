@@ -5,7 +5,6 @@ use std::future::Future;
 use std::sync::Arc;
 
 use crossbeam_utils::CachePadded;
-use parking_lot::Mutex;
 
 use super::claim::Claimed;
 use super::inner::{Hot, Inner};
@@ -17,7 +16,7 @@ use crate::error::{CallError, CircuitOpen};
 use crate::metrics::Metrics;
 use crate::policy::Policy;
 use crate::state::{State, Word};
-use crate::sync::{AtomicU64, Ordering::*};
+use crate::sync::{AtomicU64, Mutex, Ordering::*};
 
 /// A circuit breaker. Cloning is cheap and shares the same breaker.
 ///

@@ -4,7 +4,6 @@
 use std::time::Duration;
 
 use crossbeam_utils::CachePadded;
-use parking_lot::Mutex;
 
 use crate::clock::ClockSource;
 use crate::config::Config;
@@ -12,7 +11,7 @@ use crate::counters::{Counters, Event};
 use crate::metrics::{Metrics, WindowMetrics};
 use crate::policy::Policy;
 use crate::state::{State, Word};
-use crate::sync::{AtomicU64, Ordering::*};
+use crate::sync::{AtomicU64, Mutex, Ordering::*};
 
 /// The shared state of one breaker.
 pub(super) struct Inner {

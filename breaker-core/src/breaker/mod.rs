@@ -20,5 +20,8 @@ mod permit;
 mod settle;
 mod transition;
 
+#[cfg(all(test, loom))]
+mod loom_tests;
+
 pub use self::handle::Breaker;
 pub use self::permit::{Classifier, EveryError, Permit};

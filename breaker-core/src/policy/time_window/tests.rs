@@ -97,7 +97,7 @@ fn only_untimed_windows_with_buckets_of_100_ms_or_more_place_by_the_coarse_clock
 
 /// The bucket protocol under loom's model checker: every interleaving of two
 /// outcomes racing into a bucket that must be emptied first keeps both.
-/// Run with `RUSTFLAGS="--cfg loom" cargo test -p breaker-core --lib loom_`.
+/// Run with `RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=/work/target-loom cargo test -p breaker-core --release --lib loom_`.
 #[cfg(all(test, loom))]
 mod loom_tests {
     use super::super::*;
