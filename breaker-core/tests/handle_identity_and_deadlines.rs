@@ -1,0 +1,72 @@
+//! What a handle says about itself (group, identity, `Debug`) and the exact
+//! edges of the open deadline and the probes' lease on a manual clock: a
+//! claim one nanosecond short is refused with one nanosecond left, one at the
+//! deadline is admitted. (Written against survivors of `cargo mutants`.)
+
+use std::time::Duration;
+
+use breaker_core::{Breaker, Config, ManualClock, OpenReason, State};
+
+fn opened(open_ms: u64, probes: u32) -> (Breaker, ManualClock) {
+    let clock = ManualClock::new();
+    clock.set_nanos(1_000_000_000);
+    let config = Config::builder()
+        .threshold(1)
+        .open_ms(open_ms)
+        .half_open_probes(probes)
+        .probe_timeout_ms(50)
+        .build()
+        .unwrap();
+    let breaker = Breaker::with_clock("edges", config, clock.clone());
+    breaker.try_acquire().unwrap().failure();
+    assert_eq!(breaker.state(), State::Open);
+    (breaker, clock)
+}
+
+#[test]
+fn a_handle_names_its_group_and_knows_its_clones() {
+    let a = Breaker::new("identity-a", Config::default());
+    let b = Breaker::new("identity-b", Config::default());
+    assert_eq!(a.group(), "identity-a");
+    assert!(a.same_as(&a.clone()));
+    assert!(!a.same_as(&b));
+    let shown = format!("{a:?}");
+    assert!(shown.contains("identity-a"), "{shown}");
+}
+
+#[test]
+fn an_open_breaker_refuses_until_the_last_nanosecond_and_admits_at_the_deadline() {
+    let (breaker, clock) = opened(100, 1);
+    clock.advance(Duration::from_nanos(100_000_000 - 1));
+    assert!(!breaker.would_admit());
+    let refused = breaker.try_acquire().unwrap_err();
+    assert_eq!(refused.reason(), OpenReason::Open);
+    assert_eq!(refused.retry_after(), Some(Duration::from_nanos(1)));
+    clock.advance(Duration::from_nanos(1));
+    assert!(breaker.would_admit());
+    let probe = breaker.try_acquire().expect("due at the deadline");
+    assert!(probe.is_probe());
+    probe.success();
+    assert_eq!(breaker.state(), State::Closed);
+}
+
+#[test]
+fn a_full_half_open_breaker_refuses_until_the_lease_runs_out() {
+    let (breaker, clock) = opened(100, 1);
+    clock.advance(Duration::from_millis(100));
+    let probe = breaker.try_acquire().expect("first probe");
+    clock.advance(Duration::from_nanos(50_000_000 - 1));
+    assert!(!breaker.would_admit());
+    let refused = breaker.try_acquire().unwrap_err();
+    assert_eq!(refused.reason(), OpenReason::HalfOpenFull);
+    assert_eq!(refused.retry_after(), Some(Duration::from_nanos(1)));
+    clock.advance(Duration::from_nanos(1));
+    assert!(breaker.would_admit());
+    let second = breaker.try_acquire().expect("the lease ran out: reclaimed");
+    assert!(second.is_probe());
+    probe.success(); // stale: its slot was reclaimed
+    assert_eq!(breaker.state(), State::HalfOpen);
+    second.success();
+    assert_eq!(breaker.state(), State::Closed);
+    assert_eq!(breaker.metrics().probes_reclaimed, 1);
+}
