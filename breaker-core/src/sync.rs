@@ -24,6 +24,8 @@ impl<T> Mutex<T> {
 
     pub(crate) fn lock(&self) -> loom::sync::MutexGuard<'_, T> {
         // A panic under the lock is a failed model already.
-        self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.0
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 }

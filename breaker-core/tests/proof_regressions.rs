@@ -82,7 +82,11 @@ fn a_time_window_is_empty_after_2_pow_18_resets_at_one_instant() {
     let w = window(&breaker);
     assert_eq!((w.calls, w.failures), (0, 0), "window after 2^18 resets");
     fail(&breaker);
-    assert_eq!(breaker.state(), State::Closed, "one failure of four tripped");
+    assert_eq!(
+        breaker.state(),
+        State::Closed,
+        "one failure of four tripped"
+    );
     assert_eq!(window(&breaker).failures, 1);
 }
 
@@ -120,7 +124,11 @@ fn a_time_window_judges_outcomes_after_the_clock_steps_back() {
         }
         fail(&breaker);
     }
-    panic!("50 failures after the clock stepped back, still {:?}: {:?}", breaker.state(), window(&breaker));
+    panic!(
+        "50 failures after the clock stepped back, still {:?}: {:?}",
+        breaker.state(),
+        window(&breaker)
+    );
 }
 
 /// Defect 4 with longer buckets and the step inside the window.

@@ -168,7 +168,11 @@ fn loom_a_reclaimed_lease_leaks_no_slot_and_its_old_probe_is_stale() {
         late.join().unwrap();
         let m = breaker.metrics();
         assert_eq!(m.probes_in_flight, 0, "a slot leaked: {m:?}");
-        assert_ne!(m.state, State::HalfOpen, "half-open, nothing in flight: {m:?}");
+        assert_ne!(
+            m.state,
+            State::HalfOpen,
+            "half-open, nothing in flight: {m:?}"
+        );
         // One failure before the race opened the breaker.
         assert_eq!(
             m.successes + (m.failures - 1) + m.stale,

@@ -29,7 +29,10 @@ impl Readings for At {
         self.coarse.expect("this step reads no clock")
     }
     fn confirm(&self, coarse: u64, deadline: u64) -> u64 {
-        assert!(coarse < deadline, "confirms only a reading short of its deadline");
+        assert!(
+            coarse < deadline,
+            "confirms only a reading short of its deadline"
+        );
         self.precise.map_or(coarse, |precise| precise.max(coarse))
     }
     fn reopen_at(&self) -> u64 {

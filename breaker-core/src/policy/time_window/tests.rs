@@ -30,7 +30,10 @@ fn a_bucket_belongs_to_its_whole_generation_not_its_tag() {
         assert!(!w.record(old, 5 * MS, FAIL));
     }
     assert_eq!(w.counts(new, 5 * MS), Counts::default());
-    assert!(!w.record(new, 5 * MS, FAIL), "one failure in four trips nothing");
+    assert!(
+        !w.record(new, 5 * MS, FAIL),
+        "one failure in four trips nothing"
+    );
     assert_eq!(w.counts(new, 5 * MS).failures, 1);
     // ...and a late outcome of the old generation is dropped.
     assert!(!w.record(old, 5 * MS, FAIL));
