@@ -55,6 +55,12 @@ fn a_full_half_open_breaker_refuses_until_the_lease_runs_out() {
     let (breaker, clock) = opened(100, 1);
     clock.advance(Duration::from_millis(100));
     let probe = breaker.try_acquire().expect("first probe");
+    // Closed (0), open (1), half-open (2): the probe's generation.
+    assert_eq!(probe.generation(), 2);
+    assert_eq!(
+        breaker.metrics().retry_after,
+        Some(Duration::from_millis(50))
+    );
     clock.advance(Duration::from_nanos(50_000_000 - 1));
     assert!(!breaker.would_admit());
     let refused = breaker.try_acquire().unwrap_err();
@@ -69,4 +75,26 @@ fn a_full_half_open_breaker_refuses_until_the_lease_runs_out() {
     second.success();
     assert_eq!(breaker.state(), State::Closed);
     assert_eq!(breaker.metrics().probes_reclaimed, 1);
+}
+
+#[test]
+fn a_half_open_breaker_with_a_free_slot_reports_no_wait() {
+    let (breaker, clock) = opened(100, 2);
+    assert_eq!(
+        breaker.metrics().retry_after,
+        Some(Duration::from_millis(100))
+    );
+    clock.advance(Duration::from_millis(100));
+    let first = breaker.try_acquire().expect("first probe");
+    assert_eq!(breaker.metrics().retry_after, None, "one slot still free");
+    let second = breaker.try_acquire().expect("second probe");
+    assert_eq!(
+        breaker.metrics().retry_after,
+        Some(Duration::from_millis(50))
+    );
+    assert_eq!(first.generation(), second.generation());
+    first.success();
+    second.success();
+    let closed = breaker.try_acquire().unwrap();
+    assert_eq!(closed.generation(), 3);
 }
