@@ -98,3 +98,25 @@ fn a_half_open_breaker_with_a_free_slot_reports_no_wait() {
     let closed = breaker.try_acquire().unwrap();
     assert_eq!(closed.generation(), 3);
 }
+
+#[test]
+fn a_forced_closed_breaker_feeds_its_window_nothing() {
+    let clock = ManualClock::new();
+    let config = Config::builder()
+        .window_ms(10_000)
+        .failure_rate(0.5)
+        .min_calls(2)
+        .build()
+        .unwrap();
+    let breaker = Breaker::with_clock("forced-window", config, clock);
+    breaker.force_closed();
+    for _ in 0..3 {
+        breaker.try_acquire().unwrap().success();
+        breaker.try_acquire().unwrap().failure();
+    }
+    let m = breaker.metrics();
+    assert_eq!(m.state, State::ForcedClosed);
+    assert_eq!((m.successes, m.failures), (3, 3), "counted");
+    let window = m.window.expect("a window policy");
+    assert_eq!((window.calls, window.failures), (0, 0), "but not judged");
+}
