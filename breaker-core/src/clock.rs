@@ -200,6 +200,31 @@ impl ClockSource {
             ClockSource::Custom(clock) => clock.now_nanos(),
         }
     }
+
+    /// `coarse`, a [`now_coarse`](Self::now_coarse) reading short of `deadline`,
+    /// confirmed: when it is within [`COARSE_LAG_MAX`] of the deadline, the
+    /// precise reading (no earlier than `coarse`), which may have reached it.
+    /// So a caller told to wait `deadline - now` and waiting that long is due
+    /// on its next claim, though the coarse clock still lags. Custom clocks
+    /// have one reading only: `coarse` as it is.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn confirm(&self, coarse: u64, deadline: u64) -> u64 {
+        match self {
+            ClockSource::Monotonic if deadline - coarse <= COARSE_LAG_MAX => {
+                sys::precise().max(coarse)
+            }
+            _ => coarse,
+        }
+    }
+
+    /// Whether `deadline` has passed, by the coarse reading confirmed as in
+    /// [`confirm`](Self::confirm): what claims and `would_admit` ask.
+    #[inline]
+    pub(crate) fn reached(&self, deadline: u64) -> bool {
+        let coarse = self.now_coarse();
+        coarse >= deadline || self.confirm(coarse, deadline) >= deadline
+    }
 }
 
 impl std::fmt::Debug for ClockSource {
@@ -210,6 +235,13 @@ impl std::fmt::Debug for ClockSource {
         }
     }
 }
+
+/// How far the coarse reading may lag the precise one: a kernel tick is at most
+/// 10 ms (`CONFIG_HZ=100`), doubled for a tick handled late. A coarse reading
+/// this close to a deadline is confirmed by a precise one before a claim is
+/// refused ([`ClockSource::confirm`]); farther off, it refuses on its own, and
+/// the `retry_after` it gives overstates the wait by at most the lag.
+pub(crate) const COARSE_LAG_MAX: u64 = 20_000_000;
 
 /// Whole nanoseconds of `d`, saturating at `u64::MAX` (about 584 years).
 #[inline]

@@ -110,9 +110,11 @@
 //! read from the vDSO without touching the TSC. A coarse reading is never ahead
 //! of a precise one taken at the same moment, so:
 //!
-//! - a claim the coarse clock refuses may already have been due: it is refused
-//!   *late*, by at most one tick (1-10 ms, `CONFIG_HZ`), and its `retry_after`
-//!   overstates the wait by as much;
+//! - a claim the coarse clock finds within 20 ms (two of the longest ticks) of
+//!   its deadline confirms with a precise reading before it is refused, so a
+//!   caller that waits the `retry_after` it was given is admitted next time;
+//!   farther off, the coarse reading refuses alone, and its `retry_after`
+//!   overstates the wait by at most one tick (1-10 ms, `CONFIG_HZ`);
 //! - a claim the coarse clock lets through is certainly due: a probe never goes
 //!   *early*.
 //!

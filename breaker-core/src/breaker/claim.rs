@@ -3,6 +3,7 @@
 
 use super::inner::Inner;
 use super::transition::{self, Act, Input, Readings};
+use crate::clock::COARSE_LAG_MAX;
 use crate::counters::Event;
 use crate::error::OpenReason;
 use crate::state::{State, Word};
@@ -87,6 +88,11 @@ impl Readings for Inner {
     }
 
     #[inline(always)]
+    fn confirm(&self, coarse: u64, deadline: u64) -> u64 {
+        self.clock.confirm(coarse, deadline)
+    }
+
+    #[inline(always)]
     fn reopen_at(&self) -> u64 {
         self.reopen_at.load(Acquire)
     }
@@ -105,12 +111,14 @@ impl Inner {
     #[inline(never)]
     pub(super) fn acquire_contended(&self, word: Word) -> Claim {
         // Before its deadline an open word refuses: the rule the claim step
-        // starts with, taken here alone so this frame stays small.
+        // starts with, taken here alone so this frame stays small. Within the
+        // coarse clock's lag of the deadline, the step decides, confirming by
+        // a precise reading.
         let state = word.state();
         if state == State::Open {
             let reopen_at = self.reopen_at.load(Acquire);
             let coarse = self.clock.now_coarse();
-            if coarse < reopen_at {
+            if coarse < reopen_at && reopen_at - coarse > COARSE_LAG_MAX {
                 return self.refuse(OpenReason::Open, Some(reopen_at - coarse));
             }
         } else if state == State::ForcedOpen {

@@ -5,7 +5,6 @@ use std::future::Future;
 use std::sync::Arc;
 
 use crossbeam_utils::CachePadded;
-use parking_lot::Mutex;
 
 use super::call_future::{ByRef, CallFuture};
 use super::claim::Claimed;
@@ -21,7 +20,7 @@ use crate::guards::Guards;
 use crate::metrics::Metrics;
 use crate::policy::Policy;
 use crate::state::{State, Word};
-use crate::sync::{AtomicU64, Ordering::*};
+use crate::sync::{AtomicU64, Mutex, Ordering::*};
 use crate::timeout::{within, Timer};
 
 /// A circuit breaker. Cloning is cheap and shares the same breaker.
@@ -513,8 +512,14 @@ impl Breaker {
             State::HalfOpen if word.probes() < inner.config().half_open_probes() => return None,
             State::HalfOpen => (OpenReason::HalfOpenFull, inner.lease_until.load(Acquire)),
         };
-        // The reading a claim compares: see the crate docs, "The coarse reading".
-        let now = inner.clock.now_coarse();
+        // The reading a claim compares, confirmed near the deadline as a claim
+        // confirms it: see the crate docs, "The coarse reading".
+        let coarse = inner.clock.now_coarse();
+        let now = if coarse < until {
+            inner.clock.confirm(coarse, until)
+        } else {
+            coarse
+        };
         (now < until).then(|| CircuitOpen::new(inner.name, reason, Some(until - now)))
     }
 

@@ -5,7 +5,6 @@ use std::sync::atomic::AtomicPtr;
 use std::time::Duration;
 
 use crossbeam_utils::CachePadded;
-use parking_lot::Mutex;
 
 use crate::clock::ClockSource;
 use crate::config::Config;
@@ -15,7 +14,7 @@ use crate::guards::Guards;
 use crate::metrics::{Metrics, WindowMetrics};
 use crate::policy::Policy;
 use crate::state::{State, Word};
-use crate::sync::{AtomicU64, Ordering::*};
+use crate::sync::{AtomicU64, Mutex, Ordering::*};
 
 /// The shared state of one breaker.
 pub(super) struct Inner {
@@ -115,10 +114,10 @@ impl Inner {
             State::Closed | State::ForcedClosed => true,
             State::ForcedOpen => false,
             // The reading a claim compares: see the crate docs, "The coarse reading".
-            State::Open => self.clock.now_coarse() >= self.reopen_at.load(Acquire),
+            State::Open => self.clock.reached(self.reopen_at.load(Acquire)),
             State::HalfOpen => {
                 word.probes() < self.config().half_open_probes()
-                    || self.clock.now_coarse() >= self.lease_until.load(Acquire)
+                    || self.clock.reached(self.lease_until.load(Acquire))
             }
         }
     }

@@ -21,5 +21,8 @@ mod permit;
 mod settle;
 mod transition;
 
+#[cfg(all(test, loom))]
+mod loom_tests;
+
 pub use self::handle::{Breaker, PolicyChange};
 pub use self::permit::{Classifier, EveryError, Permit};

@@ -41,6 +41,10 @@ pub(super) enum Input {
 /// clock (see [the crate docs](crate#time)) and the two deadlines.
 pub(super) trait Readings {
     fn coarse(&self) -> u64;
+    /// A `coarse` reading short of `deadline`, confirmed by a precise one when
+    /// the coarse clock's lag could be all that keeps it short (see
+    /// `ClockSource::confirm`); never earlier than `coarse`.
+    fn confirm(&self, coarse: u64, deadline: u64) -> u64;
     /// When the current open state ends.
     fn reopen_at(&self) -> u64;
     /// Until when the probes in flight hold their slots.
@@ -191,9 +195,15 @@ fn claim(word: Word, config: &Config, at: &impl Readings) -> Step {
         State::ForcedOpen => refuse(OpenReason::ForcedOpen, None),
         State::Open => {
             let reopen_at = at.reopen_at();
-            let coarse = at.coarse();
+            let mut coarse = at.coarse();
             if coarse < reopen_at {
-                return refuse(OpenReason::Open, Some(reopen_at - coarse));
+                // Refused only if a precise reading agrees: a caller that
+                // waited the `retry_after` it was given is due, though the
+                // coarse clock lags.
+                coarse = at.confirm(coarse, reopen_at);
+                if coarse < reopen_at {
+                    return refuse(OpenReason::Open, Some(reopen_at - coarse));
+                }
             }
             let next = word.next(State::HalfOpen).with_probes(1);
             let act = Act::Probe {
@@ -212,9 +222,12 @@ fn claim(word: Word, config: &Config, at: &impl Readings) -> Step {
                 return Step::write(word.with_probes(probes + 1), act);
             }
             let lease_until = at.lease_until();
-            let coarse = at.coarse();
+            let mut coarse = at.coarse();
             if coarse < lease_until {
-                return refuse(OpenReason::HalfOpenFull, Some(lease_until - coarse));
+                coarse = at.confirm(coarse, lease_until);
+                if coarse < lease_until {
+                    return refuse(OpenReason::HalfOpenFull, Some(lease_until - coarse));
+                }
             }
             // Every probe in flight has overrun its lease: a new half-open
             // episode takes their slots, and their outcomes become stale.

@@ -6,12 +6,17 @@
 //! the bucket takes to be claimed by a new slice or generation, adds one outcome
 //! there. It takes a stall of a tenth of the window at the least; the stale check
 //! at the verdict happens before it.
+//!
+//! Time stepping back counts as zero elapsed, as everywhere in the crate: an
+//! outcome whose bucket already holds a later slice of its generation is added
+//! there, and a bucket of a later slice than the reading counts as current.
 
 use crossbeam_utils::CachePadded;
 
 use super::rule::{Counts, Outcome, Rule};
 use crate::clock::{millis_to_nanos, ClockSource};
 use crate::config::Config;
+use crate::state::GEN_MASK;
 use crate::sync::{AtomicU64, Ordering::*};
 
 const BUCKETS: usize = Config::WINDOW_BUCKETS as usize;
@@ -27,9 +32,10 @@ const RESETTING: u64 = u64::MAX;
 /// The epoch takes the bits the largest epoch a `u64` clock can reach needs, plus
 /// one that stays clear (so no stamp is [`RESETTING`]); the generation tag takes
 /// the rest: 18 bits for 1 ms buckets (the shortest: `window_ms >= 10` is
-/// validated), 28 for 1 s buckets. Two generations
-/// alias only if about one generation per nanosecond of a bucket's width passed
-/// while the bucket sat untouched.
+/// validated), 28 for 1 s buckets. The tag only makes a stamp change with the
+/// generation, so a claim's compare-and-swap cannot succeed on a bucket another
+/// generation re-stamped with the same epoch meanwhile; which generation a
+/// bucket counts for is its full [`Bucket::generation`], never the tag.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Stamps {
     gen_bits: u32,
@@ -55,22 +61,14 @@ impl Stamps {
     fn epoch(self, stamp: u64) -> u64 {
         stamp >> self.gen_bits
     }
+}
 
-    fn generation(self, stamp: u64) -> u64 {
-        stamp & self.gen_mask()
-    }
-
-    /// Whether stamp `a` is a later (generation, epoch) than `b`. Generations
-    /// compare modulo the tag's width: of two tags less than half the range
-    /// apart, the one ahead is the later.
-    fn is_after(self, a: u64, b: u64) -> bool {
-        let (ga, gb) = (self.generation(a), self.generation(b));
-        if ga == gb {
-            self.epoch(a) > self.epoch(b)
-        } else {
-            ga.wrapping_sub(gb) & self.gen_mask() <= self.gen_mask() / 2
-        }
-    }
+/// Whether generation `a` is later than `b`. Generations are the state word's,
+/// which wraps at [`GEN_MASK`]: of two less than half that range apart, the one
+/// ahead is the later (2^37 transitions: centuries at a million a second).
+fn is_later(a: u64, b: u64) -> bool {
+    let ahead = a.wrapping_sub(b) & GEN_MASK;
+    ahead != 0 && ahead <= GEN_MASK / 2
 }
 
 /// One bucket, alone on its cache line: the outcomes of the current epoch are
@@ -79,6 +77,9 @@ impl Stamps {
 struct Bucket {
     /// The stamp ([`Stamps`]) of the counts below, or [`RESETTING`].
     stamp: AtomicU64,
+    /// The generation the counts belong to, whole: written with the counts
+    /// while the stamp reads [`RESETTING`], published by the stamp's store.
+    generation: AtomicU64,
     /// Outcomes in the high 32 bits, failures in the low 32: one add records both.
     tally: AtomicU64,
     /// Slow calls; written only by slow outcomes.
@@ -98,16 +99,18 @@ fn tally_counts(tally: u64) -> (u64, u64) {
 ///
 /// Time is cut into *epochs* of one bucket width, counted from the clock's origin;
 /// epoch `e` lives in bucket `e % 10`. At epoch `now_e`, a bucket counts when its
-/// stamp names the current generation and an epoch in `now_e - 9 ..= now_e`, so an
+/// generation is the current one and its epoch is not before `now_e - 9`, so an
 /// outcome counts for at least nine tenths of the window and never for a whole one.
+/// (An epoch after `now_e` is the clock stepping back: it counts, as current.)
 ///
 /// Recording into the current bucket is a load and one relaxed atomic add (two
 /// for a slow call); no lock. The first outcome of a new epoch in a bucket finds
 /// an older stamp, claims the bucket by swapping in [`RESETTING`], writes its own
 /// counts over the old ones and publishes the new stamp; outcomes racing with it
-/// wait for those three stores. Outcomes whose stamp is older than the bucket's (an
-/// earlier generation, or a thread that read the clock a whole window ago) are
-/// dropped. A bucket counts at most 2^31 outcomes; later ones in the same bucket
+/// wait for those four stores. Outcomes of an earlier generation than the bucket's
+/// are dropped; an outcome whose bucket holds a later epoch of its own generation
+/// (the clock stepped back, or its thread read the clock a window ago) is added
+/// there. A bucket counts at most 2^31 outcomes; later ones in the same bucket
 /// are dropped.
 #[derive(Debug)]
 pub(crate) struct TimeWindow {
@@ -131,6 +134,7 @@ impl TimeWindow {
             buckets: std::array::from_fn(|_| {
                 CachePadded::new(Bucket {
                     stamp: AtomicU64::new(0),
+                    generation: AtomicU64::new(0),
                     tally: AtomicU64::new(0),
                     slow: AtomicU64::new(0),
                 })
@@ -185,7 +189,12 @@ impl TimeWindow {
         let mut spins = 0u32;
         loop {
             let seen = bucket.stamp.load(Acquire);
-            if seen == mine {
+            let theirs = bucket.generation.load(Relaxed);
+            // The bucket of this epoch, or, the clock having stepped back, of a
+            // later one (time stepping back counts as zero elapsed): add here.
+            if theirs == generation
+                && (seen == mine || (seen != RESETTING && self.stamps.epoch(seen) > epoch))
+            {
                 let mut tally = bucket.tally.fetch_add(delta, Relaxed);
                 if tally >> 32 >= BUCKET_CAP {
                     bucket.tally.fetch_sub(delta, Relaxed);
@@ -208,7 +217,7 @@ impl TimeWindow {
                 });
             }
             if seen == RESETTING {
-                // Another outcome is emptying this bucket: three stores away.
+                // Another outcome is emptying this bucket: four stores away.
                 spins += 1;
                 if spins < 64 && !cfg!(loom) {
                     std::hint::spin_loop();
@@ -217,7 +226,10 @@ impl TimeWindow {
                 }
                 continue;
             }
-            if !self.stamps.is_after(mine, seen) {
+            // An earlier epoch of this generation, or an earlier generation:
+            // claim the bucket. A later generation's bucket: this outcome is
+            // stale, drop it.
+            if theirs != generation && !is_later(generation, theirs) {
                 return None;
             }
             if bucket
@@ -227,6 +239,7 @@ impl TimeWindow {
             {
                 bucket.tally.store(delta, Relaxed);
                 bucket.slow.store(u64::from(outcome.slow), Relaxed);
+                bucket.generation.store(generation, Relaxed);
                 bucket.stamp.store(mine, Release);
                 return Some(Counts {
                     calls: 1,
@@ -240,7 +253,6 @@ impl TimeWindow {
     /// The counts of the buckets in the window at `epoch`, but for `skip`.
     fn sum(&self, generation: u64, epoch: u64, skip: Option<usize>) -> Counts {
         let stamps = self.stamps;
-        let generation = generation & stamps.gen_mask();
         let mut counts = Counts::default();
         for (slot, bucket) in self.buckets.iter().enumerate() {
             if Some(slot) == skip {
@@ -250,11 +262,13 @@ impl TimeWindow {
             if stamp == RESETTING {
                 continue;
             }
+            // Expired: nine epochs or more before this one. A later epoch is
+            // the clock stepping back, and counts.
             let stamp_epoch = stamps.epoch(stamp);
-            if stamps.generation(stamp) != generation
-                || stamp_epoch > epoch
-                || epoch - stamp_epoch >= BUCKETS as u64
-            {
+            if stamp_epoch <= epoch && epoch - stamp_epoch >= BUCKETS as u64 {
+                continue;
+            }
+            if bucket.generation.load(Relaxed) != generation {
                 continue;
             }
             let (calls, failures) = tally_counts(bucket.tally.load(Relaxed));

@@ -17,6 +17,9 @@ const LIMITS: Config = match Config::builder()
 #[derive(Clone, Copy, Default)]
 struct At {
     coarse: Option<u64>,
+    /// What a confirming precise reading finds; `None`: no second reading
+    /// (a custom clock), the coarse one stands.
+    precise: Option<u64>,
     reopen_at: Option<u64>,
     lease_until: Option<u64>,
 }
@@ -24,6 +27,13 @@ struct At {
 impl Readings for At {
     fn coarse(&self) -> u64 {
         self.coarse.expect("this step reads no clock")
+    }
+    fn confirm(&self, coarse: u64, deadline: u64) -> u64 {
+        assert!(
+            coarse < deadline,
+            "confirms only a reading short of its deadline"
+        );
+        self.precise.map_or(coarse, |precise| precise.max(coarse))
     }
     fn reopen_at(&self) -> u64 {
         self.reopen_at.expect("this step reads no open deadline")
@@ -35,6 +45,7 @@ impl Readings for At {
 
 const NO_READING: At = At {
     coarse: None,
+    precise: None,
     reopen_at: None,
     lease_until: None,
 };
@@ -42,6 +53,7 @@ const NO_READING: At = At {
 fn at(coarse: u64, reopen_at: u64, lease_until: u64) -> At {
     At {
         coarse: Some(coarse),
+        precise: None,
         reopen_at: Some(reopen_at),
         lease_until: Some(lease_until),
     }
@@ -126,6 +138,44 @@ fn an_open_word_refuses_until_its_deadline_and_then_admits_the_first_probe() {
             assert_eq!(next.is_timed(), timed, "the flags stay");
         }
     }
+}
+
+#[test]
+fn a_coarse_reading_short_of_a_deadline_is_confirmed_by_a_precise_one() {
+    // The coarse clock lags: a precise reading that has reached the deadline
+    // admits the probe (and starts the lease from it); one short of it refuses
+    // with the exact time left, so waiting that long is enough.
+    let open = word(State::Open, false, false);
+    let confirmed = |precise| At {
+        precise: Some(precise),
+        ..at(996, 1_000, 0)
+    };
+    let due = step(open, Input::Claim, &LIMITS, &confirmed(1_003));
+    assert_eq!(
+        due.act,
+        Act::Probe {
+            coarse: 1_003,
+            reclaimed: 0
+        }
+    );
+    let early = step(open, Input::Claim, &LIMITS, &confirmed(998));
+    assert_eq!(early, refuse(OpenReason::Open, Some(2)));
+
+    let full = word(State::HalfOpen, false, false).with_probes(2);
+    let lease = |precise| At {
+        precise: Some(precise),
+        ..at(1_990, 0, 2_000)
+    };
+    let reclaim = step(full, Input::Claim, &LIMITS, &lease(2_000));
+    assert_eq!(
+        reclaim.act,
+        Act::Probe {
+            coarse: 2_000,
+            reclaimed: 2
+        }
+    );
+    let early = step(full, Input::Claim, &LIMITS, &lease(1_999));
+    assert_eq!(early, refuse(OpenReason::HalfOpenFull, Some(1)));
 }
 
 #[test]

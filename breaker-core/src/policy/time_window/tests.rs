@@ -6,16 +6,55 @@ use super::*;
 const MS: u64 = 1_000_000;
 
 #[test]
-fn stamps_order_by_generation_then_epoch_and_wrap() {
+fn generations_order_across_the_state_words_wrap() {
+    assert!(is_later(5, 4));
+    assert!(!is_later(4, 4));
+    assert!(!is_later(4, 5));
+    assert!(is_later(0, GEN_MASK), "the wrap of the word's generation");
+    assert!(!is_later(GEN_MASK, 0));
+    // Far beyond the 18-bit tag of 1 ms buckets: still ordered.
+    assert!(is_later(3 + (1 << 18), 3));
+    assert!(is_later(3 + (1 << 17) + 1, 3));
     let st = Stamps::for_bucket(MS);
     assert_eq!(st.gen_bits, 18);
-    let top = st.gen_mask();
-    assert!(st.is_after(st.make(5, 1), st.make(4, 1)));
-    assert!(!st.is_after(st.make(4, 1), st.make(4, 1)));
-    assert!(st.is_after(st.make(0, 2), st.make(9, 1)));
-    assert!(!st.is_after(st.make(9, 1), st.make(0, 2)));
-    assert!(st.is_after(st.make(0, 0), st.make(0, top)));
-    assert_eq!(st.generation(st.make(7, top + 3)), 2);
+    assert_eq!(st.make(7, st.gen_mask() + 3), (7 << 18) | 2);
+}
+
+#[test]
+fn a_bucket_belongs_to_its_whole_generation_not_its_tag() {
+    // Generations 2^18 apart share a stamp tag in 1 ms buckets: the old one's
+    // outcomes are not the new one's, and the new one's are counted.
+    let w = TimeWindow::new(10, rule(0.5, 4, None, 1.0));
+    let (old, new) = (3, 3 + (1 << 18));
+    for _ in 0..3 {
+        assert!(!w.record(old, 5 * MS, FAIL));
+    }
+    assert_eq!(w.counts(new, 5 * MS), Counts::default());
+    assert!(
+        !w.record(new, 5 * MS, FAIL),
+        "one failure in four trips nothing"
+    );
+    assert_eq!(w.counts(new, 5 * MS).failures, 1);
+    // ...and a late outcome of the old generation is dropped.
+    assert!(!w.record(old, 5 * MS, FAIL));
+    assert_eq!(w.counts(new, 5 * MS).calls, 1);
+    assert_eq!(w.counts(old, 5 * MS), Counts::default());
+}
+
+#[test]
+fn an_outcome_after_the_clock_steps_back_is_counted_with_the_later_bucket() {
+    let w = TimeWindow::new(10, rule(0.5, 4, None, 1.0));
+    w.record(1, 10_000 * MS, OK);
+    // 9 s is epoch 9000, the same bucket as 10 s's epoch 10000.
+    for _ in 0..2 {
+        assert!(!w.record(1, 9_000 * MS, FAIL), "under min_calls");
+    }
+    assert!(w.record(1, 9_000 * MS, FAIL), "three failures in four trip");
+    let at_9s = w.counts(1, 9_000 * MS);
+    assert_eq!((at_9s.calls, at_9s.failures), (4, 3));
+    // The later bucket expires when the clock passes it by a window.
+    assert_eq!(w.counts(1, 10_009 * MS).calls, 4);
+    assert_eq!(w.counts(1, 10_010 * MS).calls, 0);
 }
 
 #[test]
@@ -61,7 +100,7 @@ fn only_untimed_windows_with_buckets_of_100_ms_or_more_place_by_the_coarse_clock
 
 /// The bucket protocol under loom's model checker: every interleaving of two
 /// outcomes racing into a bucket that must be emptied first keeps both.
-/// Run with `RUSTFLAGS="--cfg loom" cargo test -p breaker-core --lib loom_`.
+/// Run with `RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=/work/target-loom cargo test -p breaker-core --release --lib loom_`.
 #[cfg(all(test, loom))]
 mod loom_tests {
     use super::super::*;

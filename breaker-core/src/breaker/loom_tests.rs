@@ -1,0 +1,214 @@
+//! The state word under loom's model checker: claims, verdicts, trips, probe
+//! admission, lease reclaim and manual control, raced by two or three threads
+//! through the public handle (so through `claim`, `settle` and `apply`), with
+//! loom's atomics and mutex in `crate::sync`. Time comes from a [`ManualClock`]
+//! that only the model's own steps move.
+//!
+//! Run (a separate target dir: the cfg changes every crate's hash):
+//! `RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=/work/target-loom cargo test -p breaker-core --release --lib loom_`
+
+use std::time::Duration;
+
+use loom::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+use loom::sync::Arc;
+use loom::thread;
+
+use crate::{Breaker, Config, ManualClock, OpenReason, State};
+
+/// Every model: all interleavings with at most `PREEMPTIONS` forced switches,
+/// which keeps each model to seconds while covering the races that matter
+/// (each needs one or two preemptions).
+const PREEMPTIONS: usize = 3;
+
+fn model(f: impl Fn() + Sync + Send + 'static) {
+    let mut builder = loom::model::Builder::new();
+    builder.preemption_bound = Some(PREEMPTIONS);
+    builder.check(f);
+}
+
+/// Open, with the open duration over: the next claim is the first probe.
+fn due_breaker(config: Config) -> (Breaker, ManualClock) {
+    let clock = ManualClock::new();
+    let breaker = Breaker::with_clock("loom", config, clock.clone());
+    for _ in 0..config.threshold() {
+        breaker.try_acquire().expect("closed").failure();
+    }
+    assert_eq!(breaker.state(), State::Open);
+    clock.advance(Duration::from_nanos(config.open_nanos()));
+    (breaker, clock)
+}
+
+fn config(half_open_probes: u32) -> Config {
+    Config::builder()
+        .threshold(1)
+        .open_ms(10)
+        .half_open_probes(half_open_probes)
+        .probe_timeout_ms(100)
+        .build()
+        .expect("valid")
+}
+
+/// Two claims race for the one probe slot of a due breaker while the probe is
+/// held: exactly one is admitted (and is the probe); the other is refused as
+/// "half-open and full". When the probe ends, no slot is left taken.
+#[test]
+fn loom_exactly_one_probe_is_admitted_with_one_slot() {
+    model(|| {
+        let (breaker, _clock) = due_breaker(config(1));
+        let breaker = Arc::new(breaker);
+        let admitted = Arc::new(AtomicUsize::new(0));
+        let claimed = Arc::new(AtomicUsize::new(0));
+        let threads: Vec<_> = (0..2)
+            .map(|_| {
+                let (breaker, admitted, claimed) =
+                    (breaker.clone(), admitted.clone(), claimed.clone());
+                thread::spawn(move || {
+                    let claim = breaker.try_acquire();
+                    claimed.fetch_add(1, SeqCst);
+                    match claim {
+                        Ok(permit) => {
+                            assert!(permit.is_probe(), "admitted while half-open: a probe");
+                            admitted.fetch_add(1, SeqCst);
+                            // Hold the probe until both claims are in.
+                            while claimed.load(SeqCst) < 2 {
+                                thread::yield_now();
+                            }
+                            permit.success();
+                        }
+                        Err(refused) => {
+                            assert_eq!(refused.reason(), OpenReason::HalfOpenFull);
+                        }
+                    }
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+        assert_eq!(admitted.load(SeqCst), 1, "one probe slot, one probe");
+        let m = breaker.metrics();
+        assert_eq!(m.state, State::Closed, "the probe succeeded");
+        assert_eq!(m.probes_in_flight, 0);
+        assert_eq!((m.probes_succeeded, m.rejected), (1, 1));
+        // No slot leaked: a claim now is admitted.
+        drop(breaker.try_acquire().expect("closed again"));
+    });
+}
+
+/// A failure claimed in generation g races a reset (manual control). The
+/// breaker ends open exactly when the failed call was claimed after the reset
+/// (in the reset's generation); a failure claimed before it is judged after a
+/// generation it left, or trips first and the reset closes it. Every verdict
+/// is counted once: as a failure or as stale.
+#[test]
+fn loom_a_stale_verdict_never_moves_the_state() {
+    model(|| {
+        let clock = ManualClock::new();
+        let breaker = Arc::new(Breaker::with_clock("loom", config(1), clock));
+        let failing = {
+            let breaker = breaker.clone();
+            thread::spawn(move || {
+                let permit = breaker.try_acquire().expect("closed, or reset to closed");
+                let generation = permit.generation();
+                permit.failure();
+                generation
+            })
+        };
+        let resetting = {
+            let breaker = breaker.clone();
+            thread::spawn(move || breaker.reset())
+        };
+        let claimed_in = failing.join().unwrap();
+        resetting.join().unwrap();
+        let m = breaker.metrics();
+        assert_eq!(m.failures + m.stale, 1, "the verdict counted once: {m:?}");
+        assert_eq!(
+            m.state == State::Open,
+            claimed_in == 1,
+            "claimed in generation {claimed_in}: {m:?}"
+        );
+        if m.stale == 1 {
+            assert_eq!(m.times_opened, 0, "a stale failure tripped: {m:?}");
+        }
+    });
+}
+
+/// The probe's lease runs out while it is still out: a later claim reclaims
+/// the slot (a new half-open generation), and the old probe's verdict is then
+/// stale and cannot close the new episode. Whatever the interleaving, once
+/// every permit has ended no slot is held, the breaker is not left half-open
+/// with nothing in flight, and every admitted call's verdict is counted once.
+#[test]
+fn loom_a_reclaimed_lease_leaks_no_slot_and_its_old_probe_is_stale() {
+    model(|| {
+        let (breaker, clock) = due_breaker(config(1));
+        let breaker = Arc::new(breaker);
+        let admitted = Arc::new(AtomicUsize::new(0));
+        let first = {
+            let (breaker, admitted) = (breaker.clone(), admitted.clone());
+            thread::spawn(move || {
+                if let Ok(probe) = breaker.try_acquire() {
+                    admitted.fetch_add(1, SeqCst);
+                    probe.success();
+                }
+            })
+        };
+        let late = {
+            let (breaker, admitted) = (breaker.clone(), admitted.clone());
+            thread::spawn(move || {
+                // Past the lease of a probe admitted before this line.
+                clock.advance(Duration::from_millis(101));
+                if let Ok(permit) = breaker.try_acquire() {
+                    admitted.fetch_add(1, SeqCst);
+                    permit.failure();
+                }
+            })
+        };
+        first.join().unwrap();
+        late.join().unwrap();
+        let m = breaker.metrics();
+        assert_eq!(m.probes_in_flight, 0, "a slot leaked: {m:?}");
+        assert_ne!(
+            m.state,
+            State::HalfOpen,
+            "half-open, nothing in flight: {m:?}"
+        );
+        // One failure before the race opened the breaker.
+        assert_eq!(
+            m.successes + (m.failures - 1) + m.stale,
+            admitted.load(SeqCst) as u64,
+            "every verdict counted once: {m:?}"
+        );
+        if m.probes_reclaimed == 1 {
+            assert_eq!(m.stale, 1, "the old probe's success is stale: {m:?}");
+            assert_eq!(m.state, State::Open, "the new probe failed: {m:?}");
+        }
+    });
+}
+
+/// A trip (under the transition lock) races a manual force-open: whichever
+/// runs first, the breaker ends forced open (the person's word is the last),
+/// the failed call counts once (as a failure, stale, or never admitted), and
+/// no lock or slot is left held: forced closed, it admits.
+#[test]
+fn loom_a_trip_racing_manual_control_ends_as_the_person_set_it() {
+    model(|| {
+        let clock = ManualClock::new();
+        let breaker = Arc::new(Breaker::with_clock("loom", config(1), clock));
+        let tripping = {
+            let breaker = breaker.clone();
+            thread::spawn(move || {
+                if let Ok(permit) = breaker.try_acquire() {
+                    permit.failure();
+                }
+            })
+        };
+        breaker.force_open();
+        tripping.join().unwrap();
+        let m = breaker.metrics();
+        assert_eq!(m.state, State::ForcedOpen, "{m:?}");
+        assert_eq!(m.failures + m.stale + m.rejected, 1, "{m:?}");
+        breaker.force_closed();
+        drop(breaker.try_acquire().expect("forced closed admits"));
+    });
+}
