@@ -42,7 +42,8 @@ pub struct CircuitBreakerMiddleware<C = HttpResponses> {
 
 enum Target {
     Group(&'static Breaker),
-    PerHost(PerHost),
+    // Boxed: a per-host target holds a whole `Config` and a map.
+    PerHost(Box<PerHost>),
 }
 
 struct PerHost {
@@ -94,12 +95,12 @@ impl CircuitBreakerMiddleware {
     /// [`per_host`](Self::per_host) in `registry`.
     pub fn per_host_in(registry: &'static Registry, prefix: &str, config: &Config) -> Self {
         CircuitBreakerMiddleware {
-            target: Target::PerHost(PerHost {
+            target: Target::PerHost(Box::new(PerHost {
                 registry,
                 prefix: prefix.into(),
                 config: *config,
                 known: RwLock::default(),
-            }),
+            })),
             classifier: HttpResponses,
         }
     }

@@ -18,7 +18,7 @@ use crate::metrics::Snapshot;
 /// What a section under the registry's locks leaves to say once they are
 /// released (see [`Registry::announce`]).
 enum Note {
-    Conflict(Conflict),
+    Conflict(Box<Conflict>),
     Overridden(&'static str, String),
     Refused(&'static str, String),
 }
@@ -361,7 +361,7 @@ impl Registry {
                 }
                 Some(_) => {}
             }
-            return (breaker, conflict.map(Note::Conflict).into_iter().collect());
+            return (breaker, conflict.map(|c| Note::Conflict(Box::new(c))).into_iter().collect());
         }
         let mut notes = Vec::new();
         let breaker = self.create(groups, group, Some(*declared), &mut notes);
@@ -443,7 +443,7 @@ impl Registry {
     fn announce(&self, notes: Vec<Note>) {
         for note in notes {
             match note {
-                Note::Conflict(conflict) => self.report(conflict),
+                Note::Conflict(conflict) => self.report(*conflict),
                 Note::Overridden(group, detail) => log::info!("breaker: group `{group}`: {detail}"),
                 Note::Refused(group, message) => log::error!(
                     "breaker: group `{group}` keeps its declared config: \
