@@ -361,7 +361,13 @@ impl Registry {
                 }
                 Some(_) => {}
             }
-            return (breaker, conflict.map(|c| Note::Conflict(Box::new(c))).into_iter().collect());
+            return (
+                breaker,
+                conflict
+                    .map(|c| Note::Conflict(Box::new(c)))
+                    .into_iter()
+                    .collect(),
+            );
         }
         let mut notes = Vec::new();
         let breaker = self.create(groups, group, Some(*declared), &mut notes);
