@@ -108,6 +108,9 @@ fn http_responses_through_the_layer_allocate_nothing() {
         ready(Ok::<_, Infallible>(response))
     });
     let mut svc = CircuitBreakerLayer::for_breaker(&b).layer(upstream);
+    // The first outcome this thread counts on a breaker allocates its counter
+    // cells (a breaker holds none while idle); from then on, nothing.
+    assert_eq!(request(&mut svc, 200).unwrap().status(), 200);
     let n = allocations_during(|| {
         for i in 0..CALLS as usize {
             let code = statuses[i % statuses.len()];
@@ -118,7 +121,7 @@ fn http_responses_through_the_layer_allocate_nothing() {
     let m = b.metrics();
     assert_eq!(
         (m.successes, m.ignored, m.failures),
-        (CALLS / 2, CALLS / 4, CALLS / 4)
+        (CALLS / 2 + 1, CALLS / 4, CALLS / 4)
     );
 }
 
