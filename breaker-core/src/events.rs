@@ -28,7 +28,7 @@
 use std::fmt;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::*};
-use std::sync::{Arc, Weak};
+use std::sync::{Arc, OnceLock, Weak};
 use std::time::Duration;
 
 use parking_lot::Mutex;
@@ -370,10 +370,18 @@ const MAX_WAITING: usize = 1 << 16;
 
 /// One breaker's side of events: its own subscribers, the registry's it
 /// inherits, the transition counts, and the queue that keeps delivery in
-/// generation order.
+/// generation order. All but the inherited list is allocated by the breaker's
+/// first transition or subscription: an idle breaker carries one pointer here.
 pub(crate) struct Hub {
-    own: Arc<Subscribers>,
     inherited: Option<Arc<Subscribers>>,
+    /// The generation whose transition is delivered first.
+    first: u64,
+    cold: OnceLock<Box<Cold>>,
+}
+
+/// What a breaker that has moved or been subscribed to keeps for its events.
+struct Cold {
+    own: Arc<Subscribers>,
     counts: [[AtomicU64; STATES.len()]; STATES.len()],
     order: Mutex<Order>,
 }
@@ -392,28 +400,37 @@ impl Hub {
     /// registry's subscribers).
     pub(crate) fn new(generation: u64, inherited: Option<Arc<Subscribers>>) -> Self {
         Hub {
-            own: Arc::default(),
             inherited,
-            counts: Default::default(),
-            order: Mutex::new(Order {
-                next: generation.wrapping_add(1) & GEN_MASK,
-                // Allocated with the breaker: transitions allocate nothing
-                // unless more than this many race.
-                waiting: Vec::with_capacity(4),
-                draining: false,
-            }),
+            first: generation.wrapping_add(1) & GEN_MASK,
+            cold: OnceLock::new(),
         }
     }
 
+    fn cold(&self) -> &Cold {
+        self.cold.get_or_init(|| {
+            Box::new(Cold {
+                own: Arc::default(),
+                counts: Default::default(),
+                order: Mutex::new(Order {
+                    next: self.first,
+                    waiting: Vec::new(),
+                    draining: false,
+                }),
+            })
+        })
+    }
+
     pub(crate) fn subscribe(&self, callback: Callback) -> Subscription {
-        self.own.add(callback)
+        self.cold().own.add(callback)
     }
 
     pub(crate) fn counts(&self) -> TransitionCounts {
         let mut counts = TransitionCounts::default();
-        for (row, atomics) in counts.0.iter_mut().zip(&self.counts) {
-            for (count, atomic) in row.iter_mut().zip(atomics) {
-                *count = atomic.load(Relaxed);
+        if let Some(cold) = self.cold.get() {
+            for (row, atomics) in counts.0.iter_mut().zip(&cold.counts) {
+                for (count, atomic) in row.iter_mut().zip(atomics) {
+                    *count = atomic.load(Relaxed);
+                }
             }
         }
         counts
@@ -423,8 +440,9 @@ impl Hub {
     /// lock of the breaker or the registry.
     #[cold]
     pub(crate) fn announce(&self, t: Transition) {
-        self.counts[index(t.from)][index(t.to)].fetch_add(1, Relaxed);
-        let mut order = self.order.lock();
+        let cold = self.cold();
+        cold.counts[index(t.from)][index(t.to)].fetch_add(1, Relaxed);
+        let mut order = cold.order.lock();
         order.waiting.push(t);
         if order.draining {
             return;
@@ -457,12 +475,14 @@ impl Hub {
             // Each subscriber's panic is caught inside; this catches a panicking
             // log backend, so the queue is never left marked as draining.
             let _ = catch_unwind(AssertUnwindSafe(|| self.deliver(&Event::Transition(t))));
-            order = self.order.lock();
+            order = cold.order.lock();
         }
     }
 
     fn deliver(&self, event: &Event) {
-        self.own.deliver(event);
+        if let Some(cold) = self.cold.get() {
+            cold.own.deliver(event);
+        }
         if let Some(inherited) = &self.inherited {
             inherited.deliver(event);
         }

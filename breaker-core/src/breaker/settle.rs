@@ -27,10 +27,12 @@ impl Inner {
     #[inline(never)]
     fn settle_slow(&self, admitted: Word, started: u64, verdict: Verdict) {
         // A count window's closed call: its own small function, so that it does
-        // not pay for the frame of everything else below.
+        // not pay for the frame of everything else below. A group with a latency
+        // window (`latency_p99_ms`) goes the general way, which feeds it.
         if let Policy::CountWindow(_) = &self.hot.policy {
             let word = self.word();
             if matches!(verdict, Verdict::Success | Verdict::Failure)
+                && self.guards.latency.is_none()
                 && word.state() == State::Closed
                 && admitted.state() == State::Closed
                 && word.generation() == admitted.generation()
