@@ -139,6 +139,19 @@ fn assert_group_equals(scraped: &Exposition, m: &GroupMetrics) {
         f64::from(m.probes_in_flight),
     );
     series("breaker_opened_total", None, m.times_opened as f64);
+    series("breaker_timeouts_total", None, m.timeouts as f64);
+    series(
+        "breaker_bulkhead_rejected_total",
+        None,
+        m.bulkhead_rejected as f64,
+    );
+    if let Some(n) = m.bulkhead_in_flight {
+        series("breaker_bulkhead_in_flight", None, f64::from(n));
+    }
+    series("breaker_latency_trips_total", None, m.latency_trips as f64);
+    if let Some(p99) = m.latency_p99 {
+        series("breaker_latency_p99_seconds", None, p99.as_secs_f64());
+    }
     series("breaker_generation", None, m.generation as f64);
     let consecutive = f64::from(m.consecutive_failures);
     series("breaker_consecutive_failures", None, consecutive);
@@ -327,10 +340,11 @@ fn group_names_that_are_not_plain_label_values_come_back_intact() {
     for name in names {
         let closed = scraped.value("breaker_state", &[("name", name), ("state", "closed")]);
         assert_eq!(closed, Some(1.0), "{name:?}");
-        // 19 series, the five transitions of the machine, the open duration.
-        assert_eq!(scraped.of_group(name).count(), 25, "{name:?}");
+        // 19 series, the five transitions of the machine, the open duration,
+        // and the timeout, bulkhead-refusal and latency-trip counters.
+        assert_eq!(scraped.of_group(name).count(), 28, "{name:?}");
     }
-    assert_eq!(scraped.samples.len(), 25 * names.len());
+    assert_eq!(scraped.samples.len(), 28 * names.len());
 }
 
 #[test]

@@ -29,6 +29,11 @@
 //! | `breaker_probes_total` | counter | `name`, `kind` | probes that ended `successful` or `failed`, and probe slots `reclaimed` from probes that overran `probe_timeout` | none |
 //! | `breaker_probes_in_flight` | gauge | `name` | probes running now (half-open only) | none |
 //! | `breaker_opened_total` | counter | `name` | times the circuit opened: trips and failed probes, not forced opens | none (resilience4j counts transitions through its events) |
+//! | `breaker_timeouts_total` | counter | `name` | calls dropped at their `timeout_ms` deadline, each also a `failed` call | none (resilience4j's TimeLimiter has its own metrics) |
+//! | `breaker_bulkhead_rejected_total` | counter | `name` | calls the bulkhead (`max_concurrent`) refused, each also `not_permitted` | `resilience4j_bulkhead_*` are a separate module there |
+//! | `breaker_bulkhead_in_flight` | gauge | `name` | calls holding a bulkhead slot now; only groups with `max_concurrent` | `resilience4j_bulkhead_available_concurrent_calls` (its complement) |
+//! | `breaker_latency_trips_total` | counter | `name` | trips made by the p99 latency rule (`latency_p99_ms`) alone | none |
+//! | `breaker_latency_p99_seconds` | gauge | `name` | the window's p99 latency (upper bound of its histogram bin); only groups with `latency_p99_ms` and calls in the window | none |
 //! | `breaker_transitions_total` | counter | `name`, `from`, `to` | transitions by the state left and the state entered (`from`/`to` spelled as `state`'s values); the five the state machine makes itself (`closed`->`open`, `open`->`half_open`, `half_open`->`open`, `half_open`->`closed`, `half_open`->`half_open` on a lease reclaim) are listed from the start, the ones made by hand (forcing, reset) once they happened | `resilience4j_circuitbreaker_state` transitions are events there, not a metric; closest is counting its `CircuitBreakerOnStateTransitionEvent`s |
 //! | `breaker_open_duration_seconds` | gauge | `name` | the open duration of the current episode while open or half-open (grows by `backoff` after each failed probe); 0 otherwise | none (resilience4j's wait duration is fixed config) |
 //! | `breaker_generation` | gauge | `name` | the breaker's generation: each transition starts a new one | none |
@@ -214,6 +219,49 @@ pub(crate) const FAMILIES: &[Family] = &[
         ty: Type::Counter,
         seconds: false,
         samples: |m, sample| sample(&[], Value::Int(m.times_opened)),
+    },
+    Family {
+        name: "breaker_timeouts_total",
+        help: "Calls dropped at their timeout_ms deadline (each also counted as failed).",
+        ty: Type::Counter,
+        seconds: false,
+        samples: |m, sample| sample(&[], Value::Int(m.timeouts)),
+    },
+    Family {
+        name: "breaker_bulkhead_rejected_total",
+        help: "Calls the bulkhead (max_concurrent) refused (each also counted as not_permitted).",
+        ty: Type::Counter,
+        seconds: false,
+        samples: |m, sample| sample(&[], Value::Int(m.bulkhead_rejected)),
+    },
+    Family {
+        name: "breaker_bulkhead_in_flight",
+        help: "Calls holding a bulkhead slot now (groups with max_concurrent only).",
+        ty: Type::Gauge,
+        seconds: false,
+        samples: |m, sample| {
+            if let Some(n) = m.bulkhead_in_flight {
+                sample(&[], Value::Int(u64::from(n)));
+            }
+        },
+    },
+    Family {
+        name: "breaker_latency_trips_total",
+        help: "Trips made by the p99 latency rule (latency_p99_ms) alone.",
+        ty: Type::Counter,
+        seconds: false,
+        samples: |m, sample| sample(&[], Value::Int(m.latency_trips)),
+    },
+    Family {
+        name: "breaker_latency_p99_seconds",
+        help: "The window's p99 latency, as the upper bound of its histogram bin (groups with latency_p99_ms only).",
+        ty: Type::Gauge,
+        seconds: true,
+        samples: |m, sample| {
+            if let Some(p99) = m.latency_p99 {
+                sample(&[], Value::Float(p99.as_secs_f64()));
+            }
+        },
     },
     Family {
         name: "breaker_transitions_total",
