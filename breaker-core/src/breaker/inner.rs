@@ -66,7 +66,7 @@ pub(super) struct Hot {
 pub(super) struct LiveConfig {
     current: AtomicPtr<Config>,
     /// Every config published, from `Box::into_raw`; freed on drop.
-    all: Mutex<Vec<AtomicPtr<Config>>>,
+    all: parking_lot::Mutex<Vec<AtomicPtr<Config>>>,
 }
 
 impl LiveConfig {
@@ -74,7 +74,7 @@ impl LiveConfig {
         let first = Box::into_raw(Box::new(config));
         LiveConfig {
             current: AtomicPtr::new(first),
-            all: Mutex::new(vec![AtomicPtr::new(first)]),
+            all: parking_lot::Mutex::new(vec![AtomicPtr::new(first)]),
         }
     }
 
