@@ -663,3 +663,66 @@ impl std::fmt::Display for PolicyChange {
 }
 
 impl std::error::Error for PolicyChange {}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use crate::{Breaker, Config, Registry, Resolution};
+
+    fn with_threshold(threshold: u32) -> Config {
+        Config::builder().threshold(threshold).build().unwrap()
+    }
+
+    /// Each config published is kept until the breaker drops: a reload that
+    /// changes nothing, applied again and again, must not grow that list.
+    #[test]
+    fn an_identical_config_is_not_published_again() {
+        let breaker = Breaker::new("db", with_threshold(3));
+        for _ in 0..100 {
+            breaker.reconfigure(with_threshold(3)).unwrap();
+        }
+        assert_eq!(breaker.inner.config.published(), 1);
+        breaker.reconfigure(with_threshold(4)).unwrap();
+        assert_eq!(breaker.inner.config.published(), 2);
+        assert_eq!(breaker.config().threshold(), 4);
+    }
+
+    /// `==` leaves out which keys were spelled out, which the config file
+    /// reads back: a config that differs only there is still published.
+    #[test]
+    fn a_config_that_differs_only_in_its_explicit_keys_is_published() {
+        let breaker = Breaker::new("db", Config::DEFAULT);
+        let spelled = Config::builder()
+            .threshold(Config::DEFAULT.threshold())
+            .build()
+            .unwrap();
+        assert_eq!(spelled, Config::DEFAULT);
+        breaker.reconfigure(spelled).unwrap();
+        assert_eq!(breaker.inner.config.published(), 2);
+        assert!(breaker.config().is_explicit("threshold"));
+    }
+
+    #[test]
+    fn repeated_identical_layers_publish_nothing() {
+        let registry = Registry::new();
+        let breaker = registry.breaker("search", &with_threshold(3));
+        for _ in 0..100 {
+            let changed = registry
+                .layer(Arc::new(|_: &str, _: Option<&Config>| {
+                    Ok(Resolution {
+                        config: Config::builder()
+                            .threshold(5)
+                            .open_ms(5_000)
+                            .build()
+                            .unwrap(),
+                        overrides: vec![],
+                    })
+                }))
+                .unwrap();
+            assert!(changed.len() <= 1);
+        }
+        assert_eq!(breaker.inner.config.published(), 2, "the first layer only");
+        assert_eq!(breaker.config().threshold(), 5);
+    }
+}
