@@ -53,7 +53,7 @@ const SLOW: u32 = 2;
 // Every generation fits beside the position.
 const _: () = assert!(GEN_MASK.leading_zeros() >= HEAD_GEN_SHIFT);
 // A full window fits in a count with room for as many outcomes in flight.
-const _: () = assert!(crate::Config::MAX_WINDOW_CALLS as u64 <= (COUNT_MASK + 1) / 2);
+const _: () = assert!(crate::Config::MAX_WINDOW_CALLS as u64 <= 1 << (COUNT_BITS - 1));
 
 fn epoch(generation: u64) -> u32 {
     generation as u32 & EPOCH_MASK
