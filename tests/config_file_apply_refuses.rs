@@ -170,3 +170,22 @@ fn a_refused_composition_of_a_group_not_yet_used_is_caught_at_start_up() {
         Some(20)
     );
 }
+
+#[test]
+fn changing_a_live_breakers_bulkhead_or_timing_is_refused_and_applies_nothing() {
+    let registry = live();
+    let before = observed(&registry);
+    for (toml, key) in [
+        ("[groups.orders]\nmax_concurrent = 4\n", "max_concurrent"),
+        ("[defaults]\ntimeout_ms = 200\n", "timeout_ms"),
+        ("[groups.stock]\nlatency_p99_ms = 50\n", "latency_p99_ms"),
+    ] {
+        let err = Settings::from_toml_str(toml, "fixed.toml")
+            .unwrap()
+            .apply(&registry)
+            .unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::LivePolicyChange, "{key}: {err}");
+        assert!(err.to_string().contains(key), "{key}: {err}");
+        assert_eq!(observed(&registry), before, "{key}");
+    }
+}

@@ -145,3 +145,61 @@ fn a_window_of_seconds_judges_outcomes_after_the_clock_steps_back() {
     // One success and three failures, as the window saw them at 9 s.
     assert_eq!(breaker.state(), State::Open, "{:?}", window(&breaker));
 }
+
+fn count_window_of(calls: u32, clock: &ManualClock) -> Breaker {
+    let config = Config::builder()
+        .window_calls(calls)
+        .failure_rate(0.5)
+        .min_calls(4)
+        .build()
+        .unwrap();
+    Breaker::with_clock("proof-count-window", config, clock.clone())
+}
+
+/// The count window's tally was tagged with 16 bits of the generation: 2^16
+/// transitions without an outcome brought the old failures back.
+#[test]
+fn a_count_window_is_empty_after_2_pow_16_resets() {
+    let clock = ManualClock::new();
+    let breaker = count_window_of(10, &clock);
+    for _ in 0..3 {
+        fail(&breaker);
+    }
+    assert_eq!(window(&breaker).failures, 3);
+    for _ in 0..(1u32 << 16) {
+        breaker.reset();
+    }
+    let w = window(&breaker);
+    assert_eq!((w.calls, w.failures), (0, 0), "window after 2^16 resets");
+    fail(&breaker);
+    assert_eq!(
+        breaker.state(),
+        State::Closed,
+        "one failure of four tripped"
+    );
+    assert_eq!(window(&breaker).failures, 1);
+}
+
+/// The other half of the wrap: past 2^15 transitions the old tag looked
+/// *newer* than the current one, every failure was dropped and the breaker
+/// never tripped again. Failures must still trip exactly at the rule.
+#[test]
+fn a_count_window_keeps_judging_after_2_pow_15_and_more_resets() {
+    let clock = ManualClock::new();
+    let breaker = count_window_of(10, &clock);
+    fail(&breaker);
+    for _ in 0..((1u32 << 15) + 1) {
+        breaker.reset();
+    }
+    for _ in 0..3 {
+        fail(&breaker);
+    }
+    assert_eq!(
+        breaker.state(),
+        State::Closed,
+        "three calls are below min_calls"
+    );
+    assert_eq!(window(&breaker).failures, 3);
+    fail(&breaker);
+    assert_eq!(breaker.state(), State::Open, "four failures of four");
+}

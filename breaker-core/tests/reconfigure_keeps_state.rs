@@ -147,3 +147,81 @@ fn a_change_of_failure_policy_is_refused_and_changes_nothing() {
     assert!(count.reconfigure(window).is_err());
     assert_eq!(count.config().threshold(), 3);
 }
+
+/// The bulkhead, the latency window and call timing are built with the
+/// breaker: a live change of `max_concurrent`, `timeout_ms` or
+/// `latency_p99_ms` used to report success while the old ones stayed.
+#[test]
+fn a_change_of_a_key_fixed_at_construction_is_refused_and_changes_nothing() {
+    let window = |build: fn(breaker_core::ConfigBuilder) -> breaker_core::ConfigBuilder| {
+        build(Config::builder().window_calls(10)).build().unwrap()
+    };
+    let built = window(|b| b.max_concurrent(2).timeout_ms(500).latency_p99_ms(100));
+    let breaker = Breaker::with_clock("db", built, ManualClock::new());
+    for (to, key) in [
+        (
+            window(|b| b.max_concurrent(1).timeout_ms(500).latency_p99_ms(100)),
+            "max_concurrent",
+        ),
+        (
+            window(|b| b.timeout_ms(500).latency_p99_ms(100)),
+            "max_concurrent",
+        ),
+        (
+            window(|b| b.max_concurrent(2).timeout_ms(900).latency_p99_ms(100)),
+            "timeout_ms",
+        ),
+        (
+            window(|b| b.max_concurrent(2).latency_p99_ms(100)),
+            "timeout_ms",
+        ),
+        (
+            window(|b| b.max_concurrent(2).timeout_ms(500).latency_p99_ms(50)),
+            "latency_p99_ms",
+        ),
+        (
+            window(|b| b.max_concurrent(2).timeout_ms(500)),
+            "latency_p99_ms",
+        ),
+    ] {
+        assert_eq!(breaker.check_reconfigure(&to).unwrap_err().key(), Some(key));
+        let err = breaker.reconfigure(to).unwrap_err();
+        assert_eq!(err.key(), Some(key));
+        assert_eq!(err.group(), "db");
+        let message = err.to_string();
+        assert!(
+            message.contains(key) && message.contains("restart"),
+            "{key}: {message}"
+        );
+        assert_eq!(*breaker.config(), built, "{key}");
+    }
+    // The bulkhead still holds two calls, as it was built.
+    let first = breaker.enter().unwrap();
+    let second = breaker.enter().unwrap();
+    assert!(breaker.enter().is_err(), "a third call over the cap of 2");
+    drop((first, second));
+
+    // The same fixed keys with other open keys is a live change.
+    let longer = window(|b| {
+        b.max_concurrent(2)
+            .timeout_ms(500)
+            .latency_p99_ms(100)
+            .open_ms(9_000)
+    });
+    breaker.reconfigure(longer).unwrap();
+    assert_eq!(
+        breaker.config().open_duration(),
+        Duration::from_millis(9_000)
+    );
+
+    // A breaker built without them refuses to gain them live.
+    let plain = Breaker::new("plain", consecutive(3, 1_000));
+    let capped = Config::builder()
+        .threshold(3)
+        .max_concurrent(1)
+        .build()
+        .unwrap();
+    let err = plain.reconfigure(capped).unwrap_err();
+    assert_eq!(err.key(), Some("max_concurrent"));
+    assert!(err.to_string().contains("unset"), "{err}");
+}

@@ -24,7 +24,9 @@ pub enum ErrorKind {
     /// A `BREAKER_` variable that does not follow the naming scheme.
     BadVariable,
     /// Applied to a live registry, it would change the failure policy of a
-    /// running breaker (see [`Breaker::reconfigure`](crate::Breaker::reconfigure)).
+    /// running breaker, or its `max_concurrent`, `timeout_ms` or
+    /// `latency_p99_ms`, which are fixed when it is built (see
+    /// [`Breaker::reconfigure`](crate::Breaker::reconfigure)).
     LivePolicyChange,
 }
 

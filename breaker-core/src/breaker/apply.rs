@@ -115,8 +115,8 @@ impl Inner {
         }
     }
 
-    /// Where every change of generation is told: the log, the transition
-    /// counts and the subscribers, in that order, after the swap and outside
+    /// Where every change of generation is told: the transition counts, the
+    /// subscribers and the log, in that order, after the swap and outside
     /// every lock of the breaker (its callers hold none).
     #[cold]
     pub(super) fn published(&self, t: Transition) {
@@ -143,6 +143,18 @@ impl Inner {
                 _ => TransitionReason::Reset,
             },
         };
+        // Queued (and delivered) before the log line: a log backend that
+        // panics must not leave this generation unqueued, which would hold
+        // back every later event of the breaker. No lock is held by either.
+        self.events.announce(events::Transition {
+            group: name,
+            from: t.from,
+            to: t.to,
+            reason,
+            generation: t.generation,
+            open_for,
+            retry_after: open_for,
+        });
         match reason {
             TransitionReason::Tripped(cause) => log::warn!(
                 "circuit `{name}` opened: {} tripped; open for {:?}",
@@ -162,14 +174,5 @@ impl Inner {
             TransitionReason::OpenElapsed => {}
             _ => log::info!("circuit `{name}` set to {} by hand", t.to),
         }
-        self.events.announce(events::Transition {
-            group: name,
-            from: t.from,
-            to: t.to,
-            reason,
-            generation: t.generation,
-            open_for,
-            retry_after: open_for,
-        });
     }
 }

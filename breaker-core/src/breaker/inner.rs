@@ -66,7 +66,7 @@ pub(super) struct Hot {
 pub(super) struct LiveConfig {
     current: AtomicPtr<Config>,
     /// Every config published, from `Box::into_raw`; freed on drop.
-    all: Mutex<Vec<AtomicPtr<Config>>>,
+    all: parking_lot::Mutex<Vec<AtomicPtr<Config>>>,
 }
 
 impl LiveConfig {
@@ -74,7 +74,7 @@ impl LiveConfig {
         let first = Box::into_raw(Box::new(config));
         LiveConfig {
             current: AtomicPtr::new(first),
-            all: Mutex::new(vec![AtomicPtr::new(first)]),
+            all: parking_lot::Mutex::new(vec![AtomicPtr::new(first)]),
         }
     }
 
@@ -86,12 +86,27 @@ impl LiveConfig {
         unsafe { &*self.current.load(Acquire) }
     }
 
-    /// Publishes `config`; readers see it from their next read.
+    /// Publishes `config`; readers see it from their next read. Each config
+    /// published is kept until the breaker drops, so one that runs the breaker
+    /// the same way and spells out the same keys (which the config file reads
+    /// back, and `==` leaves out) is not published again: a reload that
+    /// changes nothing costs nothing.
     pub(super) fn set(&self, config: Config) {
-        let next = Box::into_raw(Box::new(config));
         let mut all = self.all.lock();
+        // Under the lock: no other `set` moves `current` meanwhile.
+        let current = self.get();
+        if *current == config && current.explicit_keys().eq(config.explicit_keys()) {
+            return;
+        }
+        let next = Box::into_raw(Box::new(config));
         all.push(AtomicPtr::new(next));
         self.current.store(next, Release);
+    }
+
+    /// How many configs this breaker holds until it drops.
+    #[cfg(test)]
+    pub(super) fn published(&self) -> usize {
+        self.all.lock().len()
     }
 }
 

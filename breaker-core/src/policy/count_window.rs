@@ -6,6 +6,10 @@
 //! whether the ring has wrapped: one compare-and-swap per outcome claims a
 //! position and gives the number of calls the window holds. `tally` holds the
 //! failures and slow calls among them, tagged with the generation's low bits.
+//! Which of two generations is the later one is read from `head`, which holds
+//! the whole generation, never from those low bits: they only tell "this
+//! generation" from "another", so no count of transitions without an outcome
+//! can make the current generation look older than a stale tally or slot.
 //! Each slot holds one outcome's bits tagged with its generation's low bits, so a
 //! new generation empties the ring without a sweep: a slot of another generation
 //! counts as empty.
@@ -36,7 +40,9 @@ const POS_BITS: u32 = 17; // Config::MAX_WINDOW_CALLS = 2^16 fits
 const POS_MASK: u64 = (1 << POS_BITS) - 1;
 const WRAPPED: u64 = 1 << POS_BITS;
 const HEAD_GEN_SHIFT: u32 = POS_BITS + 1;
-const COUNT_BITS: u32 = 24; // a window's counts, plus the outcomes in flight
+// A window's counts (at most Config::MAX_WINDOW_CALLS = 2^16) plus the outcomes
+// in flight (at most one per thread): 17 bits leave the tag 30.
+const COUNT_BITS: u32 = 17;
 const COUNT_MASK: u64 = (1 << COUNT_BITS) - 1;
 const TAG_SHIFT: u32 = 2 * COUNT_BITS;
 const TAG_MASK: u64 = (1 << (64 - TAG_SHIFT)) - 1;
@@ -46,6 +52,8 @@ const SLOW: u32 = 2;
 
 // Every generation fits beside the position.
 const _: () = assert!(GEN_MASK.leading_zeros() >= HEAD_GEN_SHIFT);
+// A full window fits in a count with room for as many outcomes in flight.
+const _: () = assert!(crate::Config::MAX_WINDOW_CALLS as u64 <= 1 << (COUNT_BITS - 1));
 
 fn epoch(generation: u64) -> u32 {
     generation as u32 & EPOCH_MASK
@@ -53,12 +61,6 @@ fn epoch(generation: u64) -> u32 {
 
 fn tag(generation: u64) -> u64 {
     generation & TAG_MASK
-}
-
-/// Whether epoch (or tag) `a` is later than `b` modulo `mask + 1`.
-fn is_later(a: u64, b: u64, mask: u64) -> bool {
-    let distance = a.wrapping_sub(b) & mask;
-    distance != 0 && distance <= mask / 2
 }
 
 fn tally_of(bits: u32) -> u64 {
@@ -130,13 +132,7 @@ impl CountWindow {
                 // A success over an empty slot or a success: nothing to write.
                 break;
             }
-            if !same_epoch
-                && is_later(
-                    u64::from(old >> 2),
-                    u64::from(epoch(generation)),
-                    u64::from(EPOCH_MASK),
-                )
-            {
+            if !same_epoch && self.moved_on(generation) {
                 // A later generation owns the slot: take this outcome back.
                 if bits != 0 {
                     self.adjust(generation, 0, tally_of(bits));
@@ -173,8 +169,18 @@ impl CountWindow {
         })
     }
 
+    /// Whether `head` holds a later generation than `generation`, which claimed
+    /// a position in it: the generation in `head` only ever grows. A slot or the
+    /// tally is written for a generation only after that generation claimed
+    /// `head`, so while `head` still holds `generation`, a slot or tally of
+    /// another generation holds an older one, however many transitions apart.
+    fn moved_on(&self, generation: u64) -> bool {
+        self.head.load(Acquire) >> HEAD_GEN_SHIFT != generation
+    }
+
     /// Adds `add` to and subtracts `sub` from the tally of `generation`, starting
-    /// it afresh if it holds an older one; `None` if it holds a later one.
+    /// it afresh if it holds an older one; `None` if the window moved on to a
+    /// later one.
     #[inline(never)]
     fn adjust(&self, generation: u64, add: u64, sub: u64) -> Option<u64> {
         let mut tally = self.tally.load(Acquire);
@@ -182,10 +188,10 @@ impl CountWindow {
             let held = tally >> TAG_SHIFT;
             let counts = if held == tag(generation) {
                 tally & !(TAG_MASK << TAG_SHIFT)
-            } else if is_later(tag(generation), held, TAG_MASK) {
-                0
-            } else {
+            } else if self.moved_on(generation) {
                 return None;
+            } else {
+                0
             };
             // Never below zero: `sub` is only ever bits that were added before.
             let counts = counts.wrapping_add(add).wrapping_sub(sub);
