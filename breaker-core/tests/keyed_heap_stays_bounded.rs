@@ -57,9 +57,13 @@ fn a_million_keys_through_ten_thousand_slots_keep_the_heap_flat_and_every_open_k
     let at_cap = at_cap.unwrap();
     let per_key = at_cap / MAX as isize;
     println!("live heap at cap: {at_cap} B ({per_key} B per key); peak after: {peak} B");
-    // Flat: the open keys (1,000 of them, never evicted) may add their share.
+    // Flat: beyond the keys held at the cap, only the open keys (1,000 of them,
+    // never evicted; an open key also holds its events' queue and counts) may
+    // add their share, and a tenth for the allocator's slack. A leak of one
+    // key in a hundred would add about 10 MB here.
+    let open_share = opened.len() as isize * 2 * per_key;
     assert!(
-        peak <= at_cap + at_cap / 5,
+        peak <= at_cap + open_share + at_cap / 10,
         "heap grew from {at_cap} to {peak}"
     );
     assert!(per_key < 2_048, "{per_key} B per key");

@@ -13,16 +13,19 @@
 //! - `permit`: the permit and the classifiers that judge its error.
 
 mod apply;
+mod call;
 mod call_future;
 mod claim;
 mod handle;
 mod inner;
 mod permit;
+mod reconfigure;
 mod settle;
 mod transition;
 
 #[cfg(all(test, loom))]
 mod loom_tests;
 
-pub use self::handle::{Breaker, PolicyChange};
+pub use self::handle::Breaker;
 pub use self::permit::{Classifier, EveryError, Permit};
+pub use self::reconfigure::PolicyChange;

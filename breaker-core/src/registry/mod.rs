@@ -1,6 +1,11 @@
 //! Breakers keyed by group: the process-wide [`registry()`], isolated
 //! [`Registry`] values for tests and embedding, and the record of conflicting
-//! declarations.
+//! declarations. The types a registry reports live in `reports`; what it says
+//! once its locks are released (conflicts, overrides, layered config), in
+//! `announce`.
+
+mod announce;
+mod reports;
 
 use std::collections::HashMap;
 use std::fmt;
@@ -9,19 +14,16 @@ use std::sync::{Arc, OnceLock};
 
 use parking_lot::{Mutex, RwLock};
 
-use crate::breaker::{Breaker, PolicyChange};
+use self::announce::Note;
+pub use self::reports::{
+    AlreadyCreated, ConfigSource, Conflict, LayerError, Overridden, Reconfigured, Resolution,
+    Resolver, UnknownGroup,
+};
+use crate::breaker::Breaker;
 use crate::clock::{Clock, ClockSource};
 use crate::config::Config;
-use crate::events::{Event, Subscribers, Subscription};
+use crate::events::Subscribers;
 use crate::metrics::Snapshot;
-
-/// What a section under the registry's locks leaves to say once they are
-/// released (see [`Registry::announce`]).
-enum Note {
-    Conflict(Box<Conflict>),
-    Overridden(&'static str, String),
-    Refused(&'static str, String),
-}
 
 /// The process-wide registry that `#[circuit_breaker]` call sites use by default.
 ///
@@ -75,154 +77,11 @@ struct Groups {
     resolver: Option<Arc<Resolver>>,
 }
 
-/// Turns a group's declaration into the config it runs with: given the group
-/// and the config its code declared (`None` when the group is used without a
-/// declaration), the layered config, or why it cannot have one. Called under
-/// the registry's write lock: it must not use the registry.
-pub type Resolver = dyn Fn(&str, Option<&Config>) -> Result<Resolution, String> + Send + Sync;
-
-/// What a [`Resolver`] made of one group's declaration.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Resolution {
-    /// The config the group's breaker runs with.
-    pub config: Config,
-    /// Each declared value the layers took away, said with its source
-    /// (listed by [`Registry::overrides`]).
-    pub overrides: Vec<String>,
-}
-
-/// A value of a group's declaration that layered configuration took away.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Overridden {
-    /// The group.
-    pub group: &'static str,
-    /// What was overridden, and by what (from the [`Resolution`]).
-    pub detail: String,
-}
-
-impl fmt::Display for Overridden {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "group `{}`: {}", self.group, self.detail)
-    }
-}
-
-/// [`Registry::layer`] refused a configuration; nothing of it was applied.
-#[derive(Clone, Debug, PartialEq)]
-#[non_exhaustive]
-pub enum LayerError {
-    /// The resolver refused a live group's declaration.
-    Refused {
-        /// The group.
-        group: &'static str,
-        /// The resolver's reason.
-        message: String,
-    },
-    /// The new config would change a live breaker's failure policy.
-    PolicyChange(PolicyChange),
-}
-
-impl fmt::Display for LayerError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            LayerError::Refused { group, message } => {
-                write!(f, "group `{group}`: {message}; nothing was applied")
-            }
-            LayerError::PolicyChange(change) => write!(f, "{change}; nothing was applied"),
-        }
-    }
-}
-
-impl std::error::Error for LayerError {}
-
-/// A live breaker whose config [`Registry::layer`] replaced.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Reconfigured {
-    /// The group.
-    pub group: &'static str,
-    /// The config it ran with.
-    pub from: Config,
-    /// The config it runs with now.
-    pub to: Config,
-}
-
 struct Entry {
     breaker: Breaker,
     /// The config the first declaring call site asked for.
     declared: Option<Config>,
 }
-
-/// Where the config a breaker runs with came from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ConfigSource {
-    /// Set with [`Registry::configure`] before the group's first use.
-    Explicit,
-    /// Declared by the first call site that used the group.
-    Declared,
-    /// The defaults: the group was first touched by
-    /// [`Registry::breaker_or_default`], before any call site declared a config.
-    Default,
-}
-
-/// Two call sites declared different configs for one group.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Conflict {
-    /// The group.
-    pub group: &'static str,
-    /// The config the breaker runs with.
-    pub holding: Config,
-    /// Where `holding` came from.
-    pub source: ConfigSource,
-    /// The first declared config (equal to `holding` unless the group was
-    /// configured explicitly).
-    pub first_declared: Config,
-    /// The declaration that differed from `first_declared` and was not applied.
-    pub ignored: Config,
-}
-
-impl fmt::Display for Conflict {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "group `{}` declared with two configs; the breaker keeps {:?} ({}); ignored {:?}",
-            self.group,
-            self.holding,
-            match self.source {
-                ConfigSource::Explicit => "set explicitly",
-                ConfigSource::Declared => "first declaration",
-                ConfigSource::Default => "defaults: the group was used before any declaration",
-            },
-            self.ignored
-        )
-    }
-}
-
-/// A registry operation named a group it does not have.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct UnknownGroup(pub String);
-
-impl fmt::Display for UnknownGroup {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "no breaker for group `{}` in this registry", self.0)
-    }
-}
-
-impl std::error::Error for UnknownGroup {}
-
-/// [`Registry::configure`] came after the group's breaker was created.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct AlreadyCreated(pub &'static str);
-
-impl fmt::Display for AlreadyCreated {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "group `{}` is already in use; configure it before its first call",
-            self.0
-        )
-    }
-}
-
-impl std::error::Error for AlreadyCreated {}
 
 impl Default for Registry {
     fn default() -> Self {
@@ -429,156 +288,6 @@ impl Registry {
         };
         groups.breakers.insert(name, entry);
         breaker
-    }
-
-    /// Records what layered configuration took from `group`'s declaration; the
-    /// log lines go to `notes`, for after the locks.
-    fn overridden(&self, group: &'static str, details: Vec<String>, notes: &mut Vec<Note>) {
-        let mut overrides = self.overrides.lock();
-        for detail in details {
-            overrides.push(Overridden {
-                group,
-                detail: detail.clone(),
-            });
-            notes.push(Note::Overridden(group, detail));
-        }
-    }
-
-    /// Logs and tells what a locked section left to say. The caller holds no
-    /// lock of this registry: a logger or a subscriber may come back into it.
-    fn announce(&self, notes: Vec<Note>) {
-        for note in notes {
-            match note {
-                Note::Conflict(conflict) => self.report(*conflict),
-                Note::Overridden(group, detail) => log::info!("breaker: group `{group}`: {detail}"),
-                Note::Refused(group, message) => log::error!(
-                    "breaker: group `{group}` keeps its declared config: \
-                     the layered configuration refuses it: {message}"
-                ),
-            }
-        }
-    }
-
-    /// Layers `resolver` over every group's declaration: every live breaker is
-    /// [reconfigured](Breaker::reconfigure) at once, keeping its state, and
-    /// every group created later is built through it. Replaces the resolver of
-    /// an earlier call, and the [`overrides`](Self::overrides) it reported.
-    ///
-    /// All or nothing: when the resolver refuses a live group, or would change
-    /// a live breaker's failure policy, nothing changes and the error says why.
-    /// Returns the live breakers whose config changed, sorted by group.
-    ///
-    /// ```
-    /// use std::sync::Arc;
-    /// use breaker_core::{Config, Registry, Resolution};
-    ///
-    /// let registry = Registry::new();
-    /// let declared = Config::builder().threshold(3).build().unwrap();
-    /// let search = registry.breaker("search", &declared);
-    /// // Every group's open duration from elsewhere (a file, say).
-    /// registry
-    ///     .layer(Arc::new(|_group: &str, declared: Option<&Config>| {
-    ///         let threshold = declared.map_or(5, Config::threshold);
-    ///         let config = Config::builder().threshold(threshold).open_ms(5_000).build();
-    ///         Ok(Resolution { config: config.map_err(|e| e.to_string())?, overrides: vec![] })
-    ///     }))
-    ///     .unwrap();
-    /// assert_eq!(search.config().open_duration().as_millis(), 5_000);
-    /// assert_eq!(registry.breaker_or_default("later").config().open_duration().as_millis(), 5_000);
-    /// ```
-    pub fn layer(&self, resolver: Arc<Resolver>) -> Result<Vec<Reconfigured>, LayerError> {
-        let mut groups = self.groups.write();
-        let mut live: Vec<_> = groups.breakers.iter().collect();
-        live.sort_unstable_by_key(|(name, _)| **name);
-        let mut plan = Vec::with_capacity(live.len());
-        for (&name, entry) in live {
-            let base = groups.configured.get(name).or(entry.declared.as_ref());
-            let resolution = resolver(name, base).map_err(|message| LayerError::Refused {
-                group: name,
-                message,
-            })?;
-            entry
-                .breaker
-                .check_reconfigure(&resolution.config)
-                .map_err(LayerError::PolicyChange)?;
-            plan.push((entry.breaker.clone(), resolution));
-        }
-        // Nothing can fail from here on.
-        self.overrides.lock().clear();
-        let mut changed = Vec::new();
-        let mut notes = Vec::new();
-        for (breaker, resolution) in plan {
-            let from = *breaker.config();
-            self.overridden(breaker.group(), resolution.overrides, &mut notes);
-            breaker
-                .reconfigure(resolution.config)
-                .expect("checked above, under the same lock");
-            if from != resolution.config {
-                changed.push(Reconfigured {
-                    group: breaker.group(),
-                    from,
-                    to: resolution.config,
-                });
-            }
-        }
-        groups.resolver = Some(resolver);
-        drop(groups);
-        self.announce(notes);
-        Ok(changed)
-    }
-
-    /// Every declared value that layered configuration ([`layer`](Self::layer))
-    /// took away, with its source: for the live groups as of the last `layer`,
-    /// then for each group created since, in that order.
-    pub fn overrides(&self) -> Vec<Overridden> {
-        self.overrides.lock().clone()
-    }
-
-    /// Records `conflict` once; the first time, logs it and tells the
-    /// subscribers, after the conflicts' lock is released. The caller holds no lock.
-    fn report(&self, conflict: Conflict) {
-        {
-            let mut conflicts = self.conflicts.lock();
-            if conflicts.contains(&conflict) {
-                return;
-            }
-            conflicts.push(conflict.clone());
-        }
-        log::warn!("breaker: {conflict}");
-        self.subscribers
-            .deliver(&Event::Conflict(Box::new(conflict)));
-    }
-
-    /// Calls `subscriber` with every transition of every breaker of this
-    /// registry (those created later too) and with every [`Conflict`], until the
-    /// returned [`Subscription`] is dropped. Calls come after the registry's
-    /// and the breakers' locks are released, per breaker in generation order;
-    /// a panic is caught and counted. See [`events`](crate::events).
-    ///
-    /// ```
-    /// use breaker_core::{Config, Event, Registry};
-    /// use std::sync::{Arc, Mutex};
-    ///
-    /// let registry = Arc::new(Registry::new());
-    /// let log = Arc::new(Mutex::new(Vec::new()));
-    /// let (sink, inspect) = (log.clone(), registry.clone());
-    /// registry
-    ///     .subscribe(move |event: &Event| {
-    ///         // Inspecting the registry from a subscriber is fine: no lock is held.
-    ///         let groups = inspect.groups().len();
-    ///         if let Event::Transition(t) = event {
-    ///             sink.lock().unwrap().push(format!("{} -> {} ({groups} groups)", t.from, t.to));
-    ///         }
-    ///     })
-    ///     .detach();
-    /// registry.breaker("mail", &Config::default()).force_open();
-    /// assert_eq!(log.lock().unwrap()[..], ["closed -> forced-open (1 groups)"]);
-    /// ```
-    pub fn subscribe<F>(&self, subscriber: F) -> Subscription
-    where
-        F: Fn(&Event) + Send + Sync + 'static,
-    {
-        self.subscribers.add(Box::new(subscriber))
     }
 
     /// The breaker of `group`, if it exists.

@@ -1,0 +1,242 @@
+//! Live reconfiguration of a [`Breaker`], and the error that refuses a change
+//! it cannot make without dropping what the breaker has counted.
+
+use std::time::Duration;
+
+use super::handle::Breaker;
+use crate::config::{Config, FailurePolicy};
+
+impl Breaker {
+    /// Replaces the config of this breaker while it runs, keeping its state,
+    /// its generation, its counters and what its failure policy has counted.
+    ///
+    /// What changes, and from when:
+    /// - `threshold`: judged from the next failure against the count so far (a
+    ///   count already at or above the new threshold trips on that failure);
+    /// - `open_ms`, `max_open_ms`: from the next trip (an open circuit keeps
+    ///   the deadline it was given); `backoff` from the next failed probe;
+    /// - `half_open_probes`, `successes_to_close`, `probe_timeout_ms`: from the
+    ///   next claim or probe outcome (probes already in flight keep their slots
+    ///   and their lease).
+    ///
+    /// Refused, changing nothing, when the failure policy is not the same one
+    /// with other numbers: switching between the consecutive count and a window,
+    /// or changing any window key (`window_ms`, `window_calls`, `failure_rate`,
+    /// `min_calls`, `slow_call_ms`, `slow_call_rate`). A window's counts are
+    /// laid out for its size and judged by its rule as they are recorded;
+    /// rebuilding it live would drop what it has counted, which is what this
+    /// method promises not to do. Such a change takes a restart (or a new group).
+    ///
+    /// Refused as well: any change of `max_concurrent`, `timeout_ms` or
+    /// `latency_p99_ms`. The bulkhead, the latency window and whether calls are
+    /// timed are built with the breaker; a reload that changed them would report
+    /// success while the breaker kept the old ones.
+    ///
+    /// ```
+    /// use breaker_core::{Breaker, Config, State};
+    ///
+    /// let breaker = Breaker::new("ledger", Config::builder().threshold(5).build().unwrap());
+    /// breaker.try_acquire().unwrap().failure();
+    /// breaker.try_acquire().unwrap().failure();
+    /// breaker.reconfigure(Config::builder().threshold(3).build().unwrap()).unwrap();
+    /// assert_eq!(breaker.metrics().consecutive_failures, 2); // kept
+    /// breaker.try_acquire().unwrap().failure(); // the third, judged by the new threshold
+    /// assert_eq!(breaker.state(), State::Open);
+    ///
+    /// let window = Config::builder().window_calls(20).build().unwrap();
+    /// assert!(breaker.reconfigure(window).is_err());
+    /// assert_eq!(breaker.config().threshold(), 3);
+    /// ```
+    pub fn reconfigure(&self, config: Config) -> Result<(), PolicyChange> {
+        self.check_reconfigure(&config)?;
+        self.inner.config.set(config);
+        Ok(())
+    }
+
+    /// Whether [`reconfigure`](Self::reconfigure) would take `config`.
+    pub fn check_reconfigure(&self, config: &Config) -> Result<(), PolicyChange> {
+        let from = self.config().policy();
+        let to = config.policy();
+        let same_kind = matches!(
+            (from, to),
+            (
+                FailurePolicy::Consecutive { .. },
+                FailurePolicy::Consecutive { .. }
+            )
+        ) || from == to;
+        if !same_kind {
+            return Err(PolicyChange {
+                group: self.group(),
+                policies: Box::new([from, to]),
+                fixed: None,
+            });
+        }
+        let now = self.config();
+        let millis = |d: Option<Duration>| d.map(|d| d.as_millis() as u64);
+        let fixed = [
+            (
+                "max_concurrent",
+                now.max_concurrent().map(u64::from),
+                config.max_concurrent().map(u64::from),
+            ),
+            (
+                "timeout_ms",
+                millis(now.timeout()),
+                millis(config.timeout()),
+            ),
+            (
+                "latency_p99_ms",
+                millis(now.latency_p99()),
+                millis(config.latency_p99()),
+            ),
+        ];
+        match fixed.into_iter().find(|(_, was, asked)| was != asked) {
+            None => Ok(()),
+            Some((key, was, asked)) => Err(PolicyChange {
+                group: self.group(),
+                policies: Box::new([from, to]),
+                fixed: Some(Box::new(FixedKey { key, was, asked })),
+            }),
+        }
+    }
+}
+
+/// [`Breaker::reconfigure`] was asked to change the failure policy of a live
+/// breaker in a way that would drop what it has counted, or a key fixed when
+/// the breaker was built (`max_concurrent`, `timeout_ms`, `latency_p99_ms`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct PolicyChange {
+    group: &'static str,
+    /// The policy it runs and the one asked for (boxed: errors stay small).
+    policies: Box<[FailurePolicy; 2]>,
+    /// The fixed key asked to change, if that is what was refused.
+    fixed: Option<Box<FixedKey>>,
+}
+
+/// A key fixed at construction, its value and the one asked for.
+#[derive(Clone, Debug, PartialEq)]
+struct FixedKey {
+    key: &'static str,
+    was: Option<u64>,
+    asked: Option<u64>,
+}
+
+impl PolicyChange {
+    /// The breaker's group.
+    pub fn group(&self) -> &'static str {
+        self.group
+    }
+
+    /// The policy the breaker runs.
+    pub fn from(&self) -> FailurePolicy {
+        self.policies[0]
+    }
+
+    /// The policy asked for.
+    pub fn to(&self) -> FailurePolicy {
+        self.policies[1]
+    }
+
+    /// The key fixed at construction that was asked to change
+    /// (`"max_concurrent"`, `"timeout_ms"` or `"latency_p99_ms"`); `None` when
+    /// the failure policy was what was refused.
+    pub fn key(&self) -> Option<&'static str> {
+        self.fixed.as_ref().map(|fixed| fixed.key)
+    }
+}
+
+impl std::fmt::Display for PolicyChange {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if let Some(fixed) = &self.fixed {
+            let show = |value: Option<u64>| match value {
+                Some(value) => value.to_string(),
+                None => "unset".to_owned(),
+            };
+            return write!(
+                f,
+                "group `{}` is live with `{}` {}; a live reconfiguration cannot \
+                 change it to {} (the bulkhead, latency window and call timing are \
+                 built with the breaker): restart to apply it",
+                self.group,
+                fixed.key,
+                show(fixed.was),
+                show(fixed.asked)
+            );
+        }
+        write!(
+            f,
+            "group `{}` is live with failure policy {:?}; a live reconfiguration \
+             may change the consecutive `threshold` and the open, half-open and \
+             probe keys, but not {:?} (another policy or other window keys would \
+             drop what the breaker has counted): restart to apply it",
+            self.group,
+            self.from(),
+            self.to()
+        )
+    }
+}
+
+impl std::error::Error for PolicyChange {}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use crate::{Breaker, Config, Registry, Resolution};
+
+    fn with_threshold(threshold: u32) -> Config {
+        Config::builder().threshold(threshold).build().unwrap()
+    }
+
+    /// Each config published is kept until the breaker drops: a reload that
+    /// changes nothing, applied again and again, must not grow that list.
+    #[test]
+    fn an_identical_config_is_not_published_again() {
+        let breaker = Breaker::new("db", with_threshold(3));
+        for _ in 0..100 {
+            breaker.reconfigure(with_threshold(3)).unwrap();
+        }
+        assert_eq!(breaker.inner.config.published(), 1);
+        breaker.reconfigure(with_threshold(4)).unwrap();
+        assert_eq!(breaker.inner.config.published(), 2);
+        assert_eq!(breaker.config().threshold(), 4);
+    }
+
+    /// `==` leaves out which keys were spelled out, which the config file
+    /// reads back: a config that differs only there is still published.
+    #[test]
+    fn a_config_that_differs_only_in_its_explicit_keys_is_published() {
+        let breaker = Breaker::new("db", Config::DEFAULT);
+        let spelled = Config::builder()
+            .threshold(Config::DEFAULT.threshold())
+            .build()
+            .unwrap();
+        assert_eq!(spelled, Config::DEFAULT);
+        breaker.reconfigure(spelled).unwrap();
+        assert_eq!(breaker.inner.config.published(), 2);
+        assert!(breaker.config().is_explicit("threshold"));
+    }
+
+    #[test]
+    fn repeated_identical_layers_publish_nothing() {
+        let registry = Registry::new();
+        let breaker = registry.breaker("search", &with_threshold(3));
+        for _ in 0..100 {
+            let changed = registry
+                .layer(Arc::new(|_: &str, _: Option<&Config>| {
+                    Ok(Resolution {
+                        config: Config::builder()
+                            .threshold(5)
+                            .open_ms(5_000)
+                            .build()
+                            .unwrap(),
+                        overrides: vec![],
+                    })
+                }))
+                .unwrap();
+            assert!(changed.len() <= 1);
+        }
+        assert_eq!(breaker.inner.config.published(), 2, "the first layer only");
+        assert_eq!(breaker.config().threshold(), 5);
+    }
+}

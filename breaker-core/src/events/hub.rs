@@ -1,0 +1,142 @@
+//! One breaker's side of events: the queue that delivers its transitions in
+//! generation order, its own subscribers and its transition counts.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicU64, Ordering::*};
+use std::sync::{Arc, OnceLock};
+
+use parking_lot::Mutex;
+
+use super::{
+    index, Callback, Event, Subscribers, Subscription, Transition, TransitionCounts, STATES,
+};
+use crate::state::GEN_MASK;
+
+/// Transitions whose turn has not come yet. Past this many, the earliest
+/// missing one is taken for lost (a generation changed without being announced
+/// would otherwise stall delivery for good), delivery moves past it, and it is
+/// delivered, late, if it comes. Threads are held between a swap and its
+/// announcement for microseconds; this is tens of milliseconds of transitions
+/// of one breaker at full speed.
+const MAX_WAITING: usize = 1 << 16;
+
+/// One breaker's side of events: its own subscribers, the registry's it
+/// inherits, the transition counts, and the queue that keeps delivery in
+/// generation order. All but the inherited list is allocated by the breaker's
+/// first transition or subscription: an idle breaker carries one pointer here.
+pub(crate) struct Hub {
+    inherited: Option<Arc<Subscribers>>,
+    /// The generation whose transition is delivered first.
+    first: u64,
+    cold: OnceLock<Box<Cold>>,
+}
+
+/// What a breaker that has moved or been subscribed to keeps for its events.
+struct Cold {
+    own: Arc<Subscribers>,
+    counts: [[AtomicU64; STATES.len()]; STATES.len()],
+    order: Mutex<Order>,
+}
+
+struct Order {
+    /// The generation whose transition is delivered next.
+    next: u64,
+    /// Transitions announced before their turn.
+    waiting: Vec<Transition>,
+    /// Whether a thread is draining the queue (it delivers what others add).
+    draining: bool,
+}
+
+impl Hub {
+    /// A hub for a breaker in `generation`, told also to `inherited` (its
+    /// registry's subscribers).
+    pub(crate) fn new(generation: u64, inherited: Option<Arc<Subscribers>>) -> Self {
+        Hub {
+            inherited,
+            first: generation.wrapping_add(1) & GEN_MASK,
+            cold: OnceLock::new(),
+        }
+    }
+
+    fn cold(&self) -> &Cold {
+        self.cold.get_or_init(|| {
+            Box::new(Cold {
+                own: Arc::default(),
+                counts: Default::default(),
+                order: Mutex::new(Order {
+                    next: self.first,
+                    waiting: Vec::new(),
+                    draining: false,
+                }),
+            })
+        })
+    }
+
+    pub(crate) fn subscribe(&self, callback: Callback) -> Subscription {
+        self.cold().own.add(callback)
+    }
+
+    pub(crate) fn counts(&self) -> TransitionCounts {
+        let mut counts = TransitionCounts::default();
+        if let Some(cold) = self.cold.get() {
+            for (row, atomics) in counts.0.iter_mut().zip(&cold.counts) {
+                for (count, atomic) in row.iter_mut().zip(atomics) {
+                    *count = atomic.load(Relaxed);
+                }
+            }
+        }
+        counts
+    }
+
+    /// Counts `t` and delivers it in its generation's turn. The caller holds no
+    /// lock of the breaker or the registry.
+    #[cold]
+    pub(crate) fn announce(&self, t: Transition) {
+        let cold = self.cold();
+        cold.counts[index(t.from)][index(t.to)].fetch_add(1, Relaxed);
+        let mut order = cold.order.lock();
+        order.waiting.push(t);
+        if order.draining {
+            return;
+        }
+        order.draining = true;
+        loop {
+            let turn = order.next;
+            // How far ahead of the turn each waiting transition is; "behind"
+            // (more than half the range ahead) only after a skip.
+            let ahead = |t: &Transition| t.generation.wrapping_sub(turn) & GEN_MASK;
+            let at = match order.waiting.iter().position(|w| ahead(w) == 0) {
+                Some(at) => Some(at),
+                None => match order.waiting.iter().position(|w| ahead(w) > GEN_MASK / 2) {
+                    Some(late) => Some(late),
+                    None if order.waiting.len() > MAX_WAITING => {
+                        (0..order.waiting.len()).min_by_key(|&i| ahead(&order.waiting[i]))
+                    }
+                    None => None,
+                },
+            };
+            let Some(at) = at else {
+                order.draining = false;
+                return;
+            };
+            let t = order.waiting.swap_remove(at);
+            if ahead(&t) <= GEN_MASK / 2 {
+                order.next = t.generation.wrapping_add(1) & GEN_MASK;
+            }
+            drop(order);
+            // Each subscriber's panic is caught inside; this catches a panicking
+            // log backend, so the queue is never left marked as draining.
+            let _ = catch_unwind(AssertUnwindSafe(|| self.deliver(&Event::Transition(t))));
+            order = cold.order.lock();
+        }
+    }
+
+    fn deliver(&self, event: &Event) {
+        if let Some(cold) = self.cold.get() {
+            cold.own.deliver(event);
+        }
+        if let Some(inherited) = &self.inherited {
+            inherited.deliver(event);
+        }
+    }
+}

@@ -1,0 +1,172 @@
+//! What a registry says once its locks are released: conflicts, values layered
+//! configuration took away, a refused composition; and layering itself.
+
+use std::sync::Arc;
+
+use super::{Conflict, LayerError, Overridden, Reconfigured, Registry, Resolver};
+use crate::events::{Event, Subscription};
+
+/// What a section under the registry's locks leaves to say once they are
+/// released (see [`Registry::announce`]).
+pub(super) enum Note {
+    Conflict(Box<Conflict>),
+    Overridden(&'static str, String),
+    Refused(&'static str, String),
+}
+
+impl Registry {
+    /// Records what layered configuration took from `group`'s declaration; the
+    /// log lines go to `notes`, for after the locks.
+    pub(super) fn overridden(
+        &self,
+        group: &'static str,
+        details: Vec<String>,
+        notes: &mut Vec<Note>,
+    ) {
+        let mut overrides = self.overrides.lock();
+        for detail in details {
+            overrides.push(Overridden {
+                group,
+                detail: detail.clone(),
+            });
+            notes.push(Note::Overridden(group, detail));
+        }
+    }
+
+    /// Logs and tells what a locked section left to say. The caller holds no
+    /// lock of this registry: a logger or a subscriber may come back into it.
+    pub(super) fn announce(&self, notes: Vec<Note>) {
+        for note in notes {
+            match note {
+                Note::Conflict(conflict) => self.report(*conflict),
+                Note::Overridden(group, detail) => log::info!("breaker: group `{group}`: {detail}"),
+                Note::Refused(group, message) => log::error!(
+                    "breaker: group `{group}` keeps its declared config: \
+                     the layered configuration refuses it: {message}"
+                ),
+            }
+        }
+    }
+
+    /// Layers `resolver` over every group's declaration: every live breaker is
+    /// [reconfigured](crate::Breaker::reconfigure) at once, keeping its state, and
+    /// every group created later is built through it. Replaces the resolver of
+    /// an earlier call, and the [`overrides`](Self::overrides) it reported.
+    ///
+    /// All or nothing: when the resolver refuses a live group, or would change
+    /// a live breaker's failure policy, nothing changes and the error says why.
+    /// Returns the live breakers whose config changed, sorted by group.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use breaker_core::{Config, Registry, Resolution};
+    ///
+    /// let registry = Registry::new();
+    /// let declared = Config::builder().threshold(3).build().unwrap();
+    /// let search = registry.breaker("search", &declared);
+    /// // Every group's open duration from elsewhere (a file, say).
+    /// registry
+    ///     .layer(Arc::new(|_group: &str, declared: Option<&Config>| {
+    ///         let threshold = declared.map_or(5, Config::threshold);
+    ///         let config = Config::builder().threshold(threshold).open_ms(5_000).build();
+    ///         Ok(Resolution { config: config.map_err(|e| e.to_string())?, overrides: vec![] })
+    ///     }))
+    ///     .unwrap();
+    /// assert_eq!(search.config().open_duration().as_millis(), 5_000);
+    /// assert_eq!(registry.breaker_or_default("later").config().open_duration().as_millis(), 5_000);
+    /// ```
+    pub fn layer(&self, resolver: Arc<Resolver>) -> Result<Vec<Reconfigured>, LayerError> {
+        let mut groups = self.groups.write();
+        let mut live: Vec<_> = groups.breakers.iter().collect();
+        live.sort_unstable_by_key(|(name, _)| **name);
+        let mut plan = Vec::with_capacity(live.len());
+        for (&name, entry) in live {
+            let base = groups.configured.get(name).or(entry.declared.as_ref());
+            let resolution = resolver(name, base).map_err(|message| LayerError::Refused {
+                group: name,
+                message,
+            })?;
+            entry
+                .breaker
+                .check_reconfigure(&resolution.config)
+                .map_err(LayerError::PolicyChange)?;
+            plan.push((entry.breaker.clone(), resolution));
+        }
+        // Nothing can fail from here on.
+        self.overrides.lock().clear();
+        let mut changed = Vec::new();
+        let mut notes = Vec::new();
+        for (breaker, resolution) in plan {
+            let from = *breaker.config();
+            self.overridden(breaker.group(), resolution.overrides, &mut notes);
+            breaker
+                .reconfigure(resolution.config)
+                .expect("checked above, under the same lock");
+            if from != resolution.config {
+                changed.push(Reconfigured {
+                    group: breaker.group(),
+                    from,
+                    to: resolution.config,
+                });
+            }
+        }
+        groups.resolver = Some(resolver);
+        drop(groups);
+        self.announce(notes);
+        Ok(changed)
+    }
+
+    /// Every declared value that layered configuration ([`layer`](Self::layer))
+    /// took away, with its source: for the live groups as of the last `layer`,
+    /// then for each group created since, in that order.
+    pub fn overrides(&self) -> Vec<Overridden> {
+        self.overrides.lock().clone()
+    }
+
+    /// Records `conflict` once; the first time, logs it and tells the
+    /// subscribers, after the conflicts' lock is released. The caller holds no lock.
+    fn report(&self, conflict: Conflict) {
+        {
+            let mut conflicts = self.conflicts.lock();
+            if conflicts.contains(&conflict) {
+                return;
+            }
+            conflicts.push(conflict.clone());
+        }
+        log::warn!("breaker: {conflict}");
+        self.subscribers
+            .deliver(&Event::Conflict(Box::new(conflict)));
+    }
+
+    /// Calls `subscriber` with every transition of every breaker of this
+    /// registry (those created later too) and with every [`Conflict`], until the
+    /// returned [`Subscription`] is dropped. Calls come after the registry's
+    /// and the breakers' locks are released, per breaker in generation order;
+    /// a panic is caught and counted. See [`events`](crate::events).
+    ///
+    /// ```
+    /// use breaker_core::{Config, Event, Registry};
+    /// use std::sync::{Arc, Mutex};
+    ///
+    /// let registry = Arc::new(Registry::new());
+    /// let log = Arc::new(Mutex::new(Vec::new()));
+    /// let (sink, inspect) = (log.clone(), registry.clone());
+    /// registry
+    ///     .subscribe(move |event: &Event| {
+    ///         // Inspecting the registry from a subscriber is fine: no lock is held.
+    ///         let groups = inspect.groups().len();
+    ///         if let Event::Transition(t) = event {
+    ///             sink.lock().unwrap().push(format!("{} -> {} ({groups} groups)", t.from, t.to));
+    ///         }
+    ///     })
+    ///     .detach();
+    /// registry.breaker("mail", &Config::default()).force_open();
+    /// assert_eq!(log.lock().unwrap()[..], ["closed -> forced-open (1 groups)"]);
+    /// ```
+    pub fn subscribe<F>(&self, subscriber: F) -> Subscription
+    where
+        F: Fn(&Event) + Send + Sync + 'static,
+    {
+        self.subscribers.add(Box::new(subscriber))
+    }
+}

@@ -1,0 +1,152 @@
+//! What a registry reports: conflicting declarations, values layered
+//! configuration took away, and the errors of its operations.
+
+use std::fmt;
+
+#[cfg(doc)]
+use super::Registry;
+use crate::breaker::PolicyChange;
+use crate::config::Config;
+
+/// Turns a group's declaration into the config it runs with: given the group
+/// and the config its code declared (`None` when the group is used without a
+/// declaration), the layered config, or why it cannot have one. Called under
+/// the registry's write lock: it must not use the registry.
+pub type Resolver = dyn Fn(&str, Option<&Config>) -> Result<Resolution, String> + Send + Sync;
+
+/// What a [`Resolver`] made of one group's declaration.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Resolution {
+    /// The config the group's breaker runs with.
+    pub config: Config,
+    /// Each declared value the layers took away, said with its source
+    /// (listed by [`Registry::overrides`](super::Registry::overrides)).
+    pub overrides: Vec<String>,
+}
+
+/// A value of a group's declaration that layered configuration took away.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Overridden {
+    /// The group.
+    pub group: &'static str,
+    /// What was overridden, and by what (from the [`Resolution`]).
+    pub detail: String,
+}
+
+impl fmt::Display for Overridden {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "group `{}`: {}", self.group, self.detail)
+    }
+}
+
+/// [`Registry::layer`](super::Registry::layer) refused a configuration; nothing of it was applied.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum LayerError {
+    /// The resolver refused a live group's declaration.
+    Refused {
+        /// The group.
+        group: &'static str,
+        /// The resolver's reason.
+        message: String,
+    },
+    /// The new config would change a live breaker's failure policy.
+    PolicyChange(PolicyChange),
+}
+
+impl fmt::Display for LayerError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LayerError::Refused { group, message } => {
+                write!(f, "group `{group}`: {message}; nothing was applied")
+            }
+            LayerError::PolicyChange(change) => write!(f, "{change}; nothing was applied"),
+        }
+    }
+}
+
+impl std::error::Error for LayerError {}
+
+/// A live breaker whose config [`Registry::layer`](super::Registry::layer) replaced.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Reconfigured {
+    /// The group.
+    pub group: &'static str,
+    /// The config it ran with.
+    pub from: Config,
+    /// The config it runs with now.
+    pub to: Config,
+}
+
+/// Where the config a breaker runs with came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ConfigSource {
+    /// Set with [`Registry::configure`] before the group's first use.
+    Explicit,
+    /// Declared by the first call site that used the group.
+    Declared,
+    /// The defaults: the group was first touched by
+    /// [`Registry::breaker_or_default`], before any call site declared a config.
+    Default,
+}
+
+/// Two call sites declared different configs for one group.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Conflict {
+    /// The group.
+    pub group: &'static str,
+    /// The config the breaker runs with.
+    pub holding: Config,
+    /// Where `holding` came from.
+    pub source: ConfigSource,
+    /// The first declared config (equal to `holding` unless the group was
+    /// configured explicitly).
+    pub first_declared: Config,
+    /// The declaration that differed from `first_declared` and was not applied.
+    pub ignored: Config,
+}
+
+impl fmt::Display for Conflict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "group `{}` declared with two configs; the breaker keeps {:?} ({}); ignored {:?}",
+            self.group,
+            self.holding,
+            match self.source {
+                ConfigSource::Explicit => "set explicitly",
+                ConfigSource::Declared => "first declaration",
+                ConfigSource::Default => "defaults: the group was used before any declaration",
+            },
+            self.ignored
+        )
+    }
+}
+
+/// A registry operation named a group it does not have.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnknownGroup(pub String);
+
+impl fmt::Display for UnknownGroup {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "no breaker for group `{}` in this registry", self.0)
+    }
+}
+
+impl std::error::Error for UnknownGroup {}
+
+/// [`Registry::configure`] came after the group's breaker was created.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AlreadyCreated(pub &'static str);
+
+impl fmt::Display for AlreadyCreated {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "group `{}` is already in use; configure it before its first call",
+            self.0
+        )
+    }
+}
+
+impl std::error::Error for AlreadyCreated {}
