@@ -8,36 +8,21 @@
 //! list of 8. The bound below is that figure, so any growth fails here; the
 //! 512-byte target is open work.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicIsize, Ordering::SeqCst};
-
 use breaker_core::{Breaker, Config};
 
-struct Counting;
+mod support;
 
-static LIVE: AtomicIsize = AtomicIsize::new(0);
-
-// SAFETY: forwards to the system allocator, only counting.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        LIVE.fetch_add(layout.size() as isize, SeqCst);
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        LIVE.fetch_sub(layout.size() as isize, SeqCst);
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
+use support::{live_bytes, LiveBytes};
 
 #[global_allocator]
-static ALLOC: Counting = Counting;
+static ALLOCATOR: LiveBytes = LiveBytes;
 
 /// Live heap bytes that `make` leaves behind (one test per file: nothing else
 /// allocates meanwhile).
 fn live_after<T>(make: impl FnOnce() -> T) -> (T, isize) {
-    let before = LIVE.load(SeqCst);
+    let before = live_bytes();
     let value = make();
-    (value, LIVE.load(SeqCst) - before)
+    (value, live_bytes() - before)
 }
 
 #[test]

@@ -1,29 +1,14 @@
 //! A keyed group churned through far more keys than `max_keys` keeps its live heap
 //! bounded by the cap, and never evicts an open key (issue 15).
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicIsize, Ordering::SeqCst};
-
 use breaker_core::{Config, KeyedGroup, ManualClock, Registry, State};
 
-struct Counting;
+mod support;
 
-static LIVE: AtomicIsize = AtomicIsize::new(0);
-
-// SAFETY: forwards to the system allocator, only counting.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        LIVE.fetch_add(layout.size() as isize, SeqCst);
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        LIVE.fetch_sub(layout.size() as isize, SeqCst);
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
+use support::{live_bytes, LiveBytes};
 
 #[global_allocator]
-static ALLOC: Counting = Counting;
+static ALLOCATOR: LiveBytes = LiveBytes;
 
 #[test]
 fn a_million_keys_through_ten_thousand_slots_keep_the_heap_flat_and_every_open_key() {
@@ -32,7 +17,7 @@ fn a_million_keys_through_ten_thousand_slots_keep_the_heap_flat_and_every_open_k
     let registry = Registry::with_clock(ManualClock::new()); // time never passes
     let config = Config::builder().threshold(1).build().unwrap();
     let hosts: KeyedGroup<String> = registry.keyed("hosts", &config, MAX).unwrap();
-    let base = LIVE.load(SeqCst);
+    let base = live_bytes();
     let mut at_cap = None;
     let mut peak = 0;
     let mut opened = Vec::new();
@@ -48,10 +33,10 @@ fn a_million_keys_through_ten_thousand_slots_keep_the_heap_flat_and_every_open_k
         }
         drop(breaker);
         if i == 5 * MAX as u64 {
-            at_cap = Some(LIVE.load(SeqCst) - base);
+            at_cap = Some(live_bytes() - base);
         }
         if i > 5 * MAX as u64 && i % 997 == 0 {
-            peak = peak.max(LIVE.load(SeqCst) - base);
+            peak = peak.max(live_bytes() - base);
         }
     }
     let at_cap = at_cap.unwrap();

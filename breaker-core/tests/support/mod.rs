@@ -4,6 +4,7 @@
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
+use std::sync::atomic::{AtomicIsize, Ordering::SeqCst};
 use std::time::Duration;
 
 use breaker_core::{Breaker, Config, ManualClock, Metrics, WindowMetrics};
@@ -125,4 +126,30 @@ pub fn allocations_during(f: impl FnOnce()) -> u64 {
     f();
     COUNTING.with(|on| on.set(false));
     ALLOCATIONS.with(|n| n.get())
+}
+
+/// A global allocator that keeps the bytes live in the whole process, for the
+/// tests of how much a structure holds (one test per file, so nothing else
+/// allocates meanwhile). A test file installs it with
+/// `#[global_allocator] static ALLOCATOR: LiveBytes = LiveBytes;`.
+pub struct LiveBytes;
+
+static LIVE: AtomicIsize = AtomicIsize::new(0);
+
+// SAFETY: forwards to the system allocator unchanged, only counting; the
+// default `realloc` goes through these two, so it is counted too.
+unsafe impl GlobalAlloc for LiveBytes {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        LIVE.fetch_add(layout.size() as isize, SeqCst);
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        LIVE.fetch_sub(layout.size() as isize, SeqCst);
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+/// Bytes live in the process now (with [`LiveBytes`] installed).
+pub fn live_bytes() -> isize {
+    LIVE.load(SeqCst)
 }
