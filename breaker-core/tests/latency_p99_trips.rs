@@ -1,9 +1,10 @@
 //! `latency_p99_ms`: a dependency whose p99 crosses the bound trips the breaker
 //! while every call succeeds; one whose tail stays under 1% does not.
 
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use breaker_core::{Breaker, Config, ManualClock, State};
+use breaker_core::{Breaker, Config, Event, ManualClock, State, TransitionReason, TripCause};
 
 fn ms(n: u64) -> Duration {
     Duration::from_millis(n)
@@ -30,6 +31,13 @@ fn count_window(group: &str, clock: &ManualClock) -> Breaker {
 fn three_slow_calls_in_a_hundred_trip_though_all_succeed_and_p95_is_fast() {
     let clock = ManualClock::new();
     let breaker = count_window("p99-slow", &clock);
+    let causes = Arc::new(Mutex::new(Vec::new()));
+    let sink = causes.clone();
+    let _subscription = breaker.subscribe(move |event: &Event| {
+        if let Event::Transition(t) = event {
+            sink.lock().unwrap().push(t.reason);
+        }
+    });
     // 3% slow: p95 is 10 ms, p99 is 250 ms.
     for n in 0..99 {
         call(&breaker, &clock, ms(if n % 33 == 0 { 250 } else { 10 }));
@@ -45,6 +53,11 @@ fn three_slow_calls_in_a_hundred_trip_though_all_succeed_and_p95_is_fast() {
     assert_eq!((m.successes, m.failures), (100, 0));
     assert_eq!(m.latency_trips, 1);
     assert_eq!(m.times_opened, 1);
+    // Subscribers are told which rule opened it.
+    assert_eq!(
+        causes.lock().unwrap()[..],
+        [TransitionReason::Tripped(TripCause::LatencyP99)]
+    );
 }
 
 #[test]

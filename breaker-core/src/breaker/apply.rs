@@ -33,8 +33,13 @@ impl Inner {
     /// Closed -> open, once per generation however many failures race here.
     #[cold]
     pub(super) fn trip(&self, generation: u64) {
+        self.trip_for(generation, self.trip_cause(generation));
+    }
+
+    /// [`trip`](Self::trip) by a rule the caller names (the latency window's).
+    #[cold]
+    pub(super) fn trip_for(&self, generation: u64, cause: TripCause) {
         let open_for = self.config().open_nanos();
-        let cause = self.trip_cause(generation);
         // Without the lock, failures and resets change only the count of a
         // closed word, never its generation: the open retries past them.
         self.open(Input::Trip { generation }, open_for, cause);

@@ -4,6 +4,7 @@
 use super::inner::Inner;
 use super::transition::{Act, Input, Verdict};
 use crate::counters::Event;
+use crate::events::TripCause;
 use crate::guards::Guards;
 use crate::policy::Policy;
 use crate::state::{State, Word};
@@ -151,9 +152,10 @@ impl Inner {
         // The latency trip rides on the window. Only groups with
         // `latency_p99_ms` have one, and their words are timed: an untimed
         // word skips it with a bit test of a value at hand.
-        let trips = trips || (word.is_timed() && closed && self.latency_trips(generation, started));
         if trips {
             self.trip(generation);
+        } else if word.is_timed() && closed && self.latency_trips(generation, started) {
+            self.trip_for(generation, TripCause::LatencyP99);
         }
     }
 }

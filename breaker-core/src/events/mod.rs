@@ -132,6 +132,9 @@ pub enum TripCause {
     FailureRate,
     /// The slow-call rate of a window policy's window reached `slow_call_rate`.
     SlowCallRate,
+    /// More than 1% of the latency window's calls took longer than
+    /// `latency_p99_ms`, while the failure policy alone would not have tripped.
+    LatencyP99,
 }
 
 impl TransitionReason {
@@ -153,12 +156,13 @@ impl TransitionReason {
 }
 
 impl TripCause {
-    /// `consecutive_failures`, `failure_rate` or `slow_call_rate`.
+    /// `consecutive_failures`, `failure_rate`, `slow_call_rate` or `latency_p99`.
     pub const fn as_str(self) -> &'static str {
         match self {
             TripCause::ConsecutiveFailures => "consecutive_failures",
             TripCause::FailureRate => "failure_rate",
             TripCause::SlowCallRate => "slow_call_rate",
+            TripCause::LatencyP99 => "latency_p99",
         }
     }
 }
