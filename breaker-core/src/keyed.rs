@@ -272,6 +272,10 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
             if shared.keys.load(Relaxed) <= target {
                 break;
             }
+            // The evicted sums' lock first, then the shard's, as in `metrics`:
+            // a reader never sees a key gone from its shard and not yet in the
+            // sums, so the group's counts never go down.
+            let mut evicted_sums = shared.evicted.lock();
             let mut map = shared.shards[(start + i) % SHARDS].write();
             let mut folded = Folded::default();
             let before = map.len();
@@ -288,10 +292,11 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
             let evicted = before - map.len();
             drop(map);
             if evicted > 0 {
+                evicted_sums.merge(&folded);
                 shared.keys.fetch_sub(evicted, Relaxed);
                 shared.evictions.fetch_add(evicted as u64, Relaxed);
-                shared.evicted.lock().merge(&folded);
             }
+            drop(evicted_sums);
         }
     }
 
@@ -316,7 +321,10 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
     /// state. Pure. Exact once the counting threads are quiet.
     pub fn metrics(&self) -> KeyedMetrics {
         let shared = &*self.shared;
-        let mut sums = *shared.evicted.lock();
+        // Held across the scan (see `sweep`): an eviction is seen either in its
+        // shard or in the sums, never in neither. Calls take no part in it.
+        let evicted = shared.evicted.lock();
+        let mut sums = *evicted;
         let (mut keys, mut open, mut half_open) = (0, 0, 0);
         for shard in shared.shards.iter() {
             for entry in shard.read().values() {
@@ -330,6 +338,7 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
                 sums.add(&m);
             }
         }
+        drop(evicted);
         KeyedMetrics {
             group: shared.group,
             keys,
