@@ -1,5 +1,6 @@
-//! What both bench binaries call: the protected function, its error, and a
-//! runtime-free poll. One definition, so both measure the same code.
+//! What both bench binaries call: the protected function, its error, a
+//! runtime-free poll, and a ready tower service answering the function at once.
+//! One definition, so both measure the same code.
 
 use std::future::Future;
 use std::pin::pin;
@@ -56,5 +57,25 @@ pub fn poll_now<F: Future>(future: F) -> F::Output {
         if let Poll::Ready(output) = future.as_mut().poll(&mut cx) {
             return output;
         }
+    }
+}
+
+/// A ready tower service that answers `work(x)` at once.
+#[derive(Clone, Copy)]
+pub struct Work;
+
+impl tower::Service<u64> for Work {
+    type Response = u64;
+    type Error = BenchError;
+    type Future = std::future::Ready<Result<u64, BenchError>>;
+
+    #[inline]
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), BenchError>> {
+        Poll::Ready(Ok(()))
+    }
+
+    #[inline]
+    fn call(&mut self, x: u64) -> Self::Future {
+        std::future::ready(work(x))
     }
 }

@@ -207,31 +207,11 @@ fn run(case: &str, n: u64) {
 
 /// A ready tower service answering `work(x)` at once, and one request to it.
 mod tower_service {
-    use std::future::{poll_fn, ready, Ready};
-    use std::task::{Context, Poll};
+    use std::future::poll_fn;
 
     use tower::Service;
 
-    use crate::fixtures::{work, BenchError};
-
-    #[derive(Clone, Copy)]
-    pub struct Work;
-
-    impl Service<u64> for Work {
-        type Response = u64;
-        type Error = BenchError;
-        type Future = Ready<Result<u64, BenchError>>;
-
-        #[inline]
-        fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), BenchError>> {
-            Poll::Ready(Ok(()))
-        }
-
-        #[inline]
-        fn call(&mut self, x: u64) -> Self::Future {
-            ready(work(x))
-        }
-    }
+    pub use crate::fixtures::Work;
 
     /// Readiness, then the call.
     #[inline(always)]

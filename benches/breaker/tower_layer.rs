@@ -3,7 +3,7 @@
 //! `Arc` clone per request (what an owned permit would add: the layer's future
 //! holds a `Permit<'static>` of a `&'static` breaker instead).
 
-use std::future::{ready, Future, Ready};
+use std::future::Future;
 use std::hint::black_box;
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -13,28 +13,9 @@ use breaker::{Breaker, EveryError};
 use criterion::Criterion;
 use tower::{Layer, Service};
 
+use crate::fixtures::Work;
 use crate::peers::{tower, tower_call};
-use crate::{aggregate, iter_ok, poll_now, work, BenchError, Clocking, CONFIG};
-
-/// A ready service that answers `work(x)` at once.
-#[derive(Clone, Copy)]
-struct Work;
-
-impl Service<u64> for Work {
-    type Response = u64;
-    type Error = BenchError;
-    type Future = Ready<Result<u64, BenchError>>;
-
-    #[inline]
-    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), BenchError>> {
-        Poll::Ready(Ok(()))
-    }
-
-    #[inline]
-    fn call(&mut self, x: u64) -> Self::Future {
-        ready(work(x))
-    }
-}
+use crate::{aggregate, iter_ok, poll_now, work, Clocking, CONFIG};
 
 /// `inner` with a `Breaker` handle cloned into every response future and dropped
 /// with it: the two atomic reference-count updates an owned permit costs.
