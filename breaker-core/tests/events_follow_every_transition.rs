@@ -4,7 +4,6 @@
 //! calls from their callback; and a panicking one harms nothing.
 
 use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
-use std::sync::mpsc;
 use std::sync::{Arc, Barrier, Mutex};
 use std::thread;
 use std::time::Duration;
@@ -12,6 +11,9 @@ use std::time::Duration;
 use breaker_core::{
     Breaker, Config, Event, ManualClock, Registry, State, Transition, TransitionReason, TripCause,
 };
+
+mod support;
+use support::within_10s;
 
 /// Every transition a subscriber was told, in delivery order.
 #[derive(Clone, Default)]
@@ -232,23 +234,6 @@ fn a_conflict_is_told_to_the_registrys_subscribers_once() {
     registry.breaker("search", &nine);
     assert_eq!(conflicts.load(SeqCst), 1);
     assert_eq!(registry.conflicts().len(), 1);
-}
-
-/// Runs `f` on a thread and waits for it at most 10 s: a deadlock fails the test
-/// instead of hanging it.
-fn within_10s(f: impl FnOnce() + Send + 'static) {
-    let (done, finished) = mpsc::channel();
-    let worker = thread::spawn(move || {
-        f();
-        done.send(()).unwrap();
-    });
-    match finished.recv_timeout(Duration::from_secs(10)) {
-        Ok(()) => worker.join().unwrap(),
-        Err(mpsc::RecvTimeoutError::Disconnected) => {
-            std::panic::resume_unwind(worker.join().unwrap_err())
-        }
-        Err(mpsc::RecvTimeoutError::Timeout) => panic!("deadlock: still running after 10 s"),
-    }
 }
 
 #[test]

@@ -5,11 +5,12 @@
 //! `log` allows one logger per process, so this test has its own binary.
 
 use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
-use std::sync::{mpsc, OnceLock};
-use std::thread;
-use std::time::Duration;
+use std::sync::OnceLock;
 
 use breaker_core::{Config, Registry, State};
+
+mod support;
+use support::within_10s;
 
 static REGISTRY: OnceLock<Registry> = OnceLock::new();
 /// Records the logger saw, and how many of them found the registry usable.
@@ -42,24 +43,6 @@ impl log::Log for Inspecting {
     }
 
     fn flush(&self) {}
-}
-
-/// Runs `f` on its own thread and waits at most 10 s, so a deadlock fails.
-fn within_10s(f: impl FnOnce() + Send + 'static) {
-    let (done, finished) = mpsc::channel();
-    let worker = thread::spawn(move || {
-        f();
-        done.send(()).unwrap();
-    });
-    match finished.recv_timeout(Duration::from_secs(10)) {
-        Ok(()) => worker.join().unwrap(),
-        Err(mpsc::RecvTimeoutError::Disconnected) => {
-            std::panic::resume_unwind(worker.join().unwrap_err())
-        }
-        Err(mpsc::RecvTimeoutError::Timeout) => {
-            panic!("deadlocked: the logger came back into a registry that held its locks")
-        }
-    }
 }
 
 #[test]

@@ -153,3 +153,22 @@ unsafe impl GlobalAlloc for LiveBytes {
 pub fn live_bytes() -> isize {
     LIVE.load(SeqCst)
 }
+
+/// Runs `f` on a thread of its own and waits for it at most 10 s, so that a
+/// deadlock fails the test instead of hanging it; a panic in `f` goes on.
+pub fn within_10s(f: impl FnOnce() + Send + 'static) {
+    let (done, finished) = std::sync::mpsc::channel();
+    let worker = std::thread::spawn(move || {
+        f();
+        done.send(()).unwrap();
+    });
+    match finished.recv_timeout(Duration::from_secs(10)) {
+        Ok(()) => worker.join().unwrap(),
+        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+            std::panic::resume_unwind(worker.join().unwrap_err())
+        }
+        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+            panic!("deadlock: still running after 10 s")
+        }
+    }
+}
