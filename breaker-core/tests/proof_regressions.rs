@@ -72,22 +72,7 @@ fn a_time_window_is_empty_after_2_pow_18_resets_at_one_instant() {
     let clock = ManualClock::new();
     clock.set_nanos(5_000_000_000);
     let breaker = time_window_at(10, &clock);
-    for _ in 0..3 {
-        fail(&breaker);
-    }
-    assert_eq!(window(&breaker).failures, 3);
-    for _ in 0..(1u32 << 18) {
-        breaker.reset();
-    }
-    let w = window(&breaker);
-    assert_eq!((w.calls, w.failures), (0, 0), "window after 2^18 resets");
-    fail(&breaker);
-    assert_eq!(
-        breaker.state(),
-        State::Closed,
-        "one failure of four tripped"
-    );
-    assert_eq!(window(&breaker).failures, 1);
+    forgets_three_failures_over_resets(&breaker, 1 << 18);
 }
 
 /// Defect 3, the other half of the wrap: past 2^17 transitions the old tag
@@ -162,22 +147,7 @@ fn count_window_of(calls: u32, clock: &ManualClock) -> Breaker {
 fn a_count_window_is_empty_after_2_pow_16_resets() {
     let clock = ManualClock::new();
     let breaker = count_window_of(10, &clock);
-    for _ in 0..3 {
-        fail(&breaker);
-    }
-    assert_eq!(window(&breaker).failures, 3);
-    for _ in 0..(1u32 << 16) {
-        breaker.reset();
-    }
-    let w = window(&breaker);
-    assert_eq!((w.calls, w.failures), (0, 0), "window after 2^16 resets");
-    fail(&breaker);
-    assert_eq!(
-        breaker.state(),
-        State::Closed,
-        "one failure of four tripped"
-    );
-    assert_eq!(window(&breaker).failures, 1);
+    forgets_three_failures_over_resets(&breaker, 1 << 16);
 }
 
 /// The other half of the wrap: past 2^15 transitions the old tag looked
@@ -202,4 +172,29 @@ fn a_count_window_keeps_judging_after_2_pow_15_and_more_resets() {
     assert_eq!(window(&breaker).failures, 3);
     fail(&breaker);
     assert_eq!(breaker.state(), State::Open, "four failures of four");
+}
+
+/// Three failures, then `resets` transitions with no outcome between them: the
+/// window must be empty after them, and one more failure must not trip.
+fn forgets_three_failures_over_resets(breaker: &Breaker, resets: u32) {
+    for _ in 0..3 {
+        fail(breaker);
+    }
+    assert_eq!(window(breaker).failures, 3);
+    for _ in 0..resets {
+        breaker.reset();
+    }
+    let w = window(breaker);
+    assert_eq!(
+        (w.calls, w.failures),
+        (0, 0),
+        "window after {resets} resets"
+    );
+    fail(breaker);
+    assert_eq!(
+        breaker.state(),
+        State::Closed,
+        "one failure of four tripped"
+    );
+    assert_eq!(window(breaker).failures, 1);
 }
