@@ -3,21 +3,18 @@
 
 use std::sync::Arc;
 
-use crossbeam_utils::CachePadded;
-
 use super::claim::Claimed;
-use super::inner::{Hot, Inner, LiveConfig};
+use super::inner::{Hot, Inner};
 use super::permit::Permit;
 use crate::clock::{Clock, ClockSource};
 use crate::config::Config;
-use crate::counters::Counters;
 use crate::error::{CircuitOpen, OpenReason};
 use crate::events::{Event, Hub, Subscribers, Subscription};
 use crate::guards::Guards;
 use crate::metrics::Metrics;
 use crate::policy::Policy;
 use crate::state::{State, Word};
-use crate::sync::{AtomicU64, Mutex, Ordering::*};
+use crate::sync::{AtomicU64, Ordering::*};
 
 /// A circuit breaker. Cloning is cheap and shares the same breaker.
 ///
@@ -83,22 +80,18 @@ impl Breaker {
         let timed = policy.needs_clock() || config.latency_p99().is_some();
         let word = Word::initial(timed, policy.is_window());
         Breaker {
-            inner: Arc::new(Inner {
-                hot: CachePadded::new(Hot {
+            inner: Arc::new(Inner::new(
+                Hot {
                     word: AtomicU64::new(word.0),
                     policy,
-                }),
+                },
                 name,
-                config: LiveConfig::new(config),
+                config,
                 clock,
-                reopen_at: AtomicU64::new(0),
-                open_for: AtomicU64::new(config.open_nanos()),
-                lease_until: AtomicU64::new(0),
-                transition: Mutex::new(()),
-                counters: Counters::new(),
-                events: Hub::new(word.generation(), inherited),
-                guards: Guards::new(&config),
-            }),
+                config.open_nanos(),
+                Hub::new(word.generation(), inherited),
+                Guards::new(&config),
+            )),
         }
     }
 

@@ -4,8 +4,6 @@
 use std::sync::atomic::AtomicPtr;
 use std::time::Duration;
 
-use crossbeam_utils::CachePadded;
-
 use crate::clock::ClockSource;
 use crate::config::Config;
 use crate::counters::{Counters, Event};
@@ -16,16 +14,28 @@ use crate::policy::Policy;
 use crate::state::{State, Word};
 use crate::sync::{AtomicU64, Mutex, Ordering::*};
 
-/// The shared state of one breaker.
+/// The shared state of one breaker: 384 bytes in two parts, so that with the
+/// `Arc`'s counts an idle breaker's whole heap is 512 bytes.
+///
+/// The first 128 bytes (one line pair, as `crossbeam_utils::CachePadded` would give) hold what
+/// a call reads and what is written only with the word: the closed path touches
+/// this part alone. The rest starts on the next line pair (`LineBreak`), so the
+/// writes of probes, bulkheads and events never touch the word's line.
+#[repr(C)]
 pub(super) struct Inner {
     /// Read by every claim and verdict; written on transitions, failures, and the
     /// success that resets a failure count (never by a success with nothing to reset).
-    pub(super) hot: CachePadded<Hot>,
+    pub(super) hot: Hot,
+    /// Read by every count; written when a thread's first count grows the table.
+    pub(super) counters: Counters,
     pub(super) name: &'static str,
+    pub(super) clock: ClockSource,
+    /// Serialises the transitions that write more than the word.
+    pub(super) transition: Mutex<()>,
+    _line: LineBreak,
     /// Read on the slow paths only (trips, probes, half-open claims): the
     /// closed path never touches it, so a live reconfiguration costs it nothing.
     pub(super) config: LiveConfig,
-    pub(super) clock: ClockSource,
     /// When the current open state ends (clock nanos). Written before the word
     /// that publishes the `Open` state it belongs to.
     pub(super) reopen_at: AtomicU64,
@@ -34,14 +44,54 @@ pub(super) struct Inner {
     /// Until when the probes in flight hold their slots: the latest probe
     /// admission plus `probe_timeout`.
     pub(super) lease_until: AtomicU64,
-    /// Serialises the transitions that write more than the word.
-    pub(super) transition: Mutex<()>,
-    pub(super) counters: Counters,
     /// Subscribers, transition counts and the order of delivery.
     pub(super) events: Hub,
     /// The bulkhead, latency window and their counters; touched only by groups
     /// that set `max_concurrent`, `timeout_ms` or `latency_p99_ms`.
     pub(super) guards: Guards,
+}
+
+// The layout the doc above promises, where the word's line pair is 128 bytes.
+#[cfg(all(not(loom), target_arch = "x86_64"))]
+const _: () = assert!(size_of::<Inner>() == 384 && std::mem::offset_of!(Inner, config) == 128);
+
+/// A field of no size that starts the next one on a new line pair (the
+/// alignment `crossbeam_utils::CachePadded` uses on x86-64 and aarch64, where the prefetcher
+/// pulls lines in pairs).
+#[cfg_attr(any(target_arch = "x86_64", target_arch = "aarch64"), repr(align(128)))]
+#[cfg_attr(
+    not(any(target_arch = "x86_64", target_arch = "aarch64")),
+    repr(align(64))
+)]
+#[derive(Default)]
+struct LineBreak;
+
+impl Inner {
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn new(
+        hot: Hot,
+        name: &'static str,
+        config: Config,
+        clock: ClockSource,
+        open_for: u64,
+        events: Hub,
+        guards: Guards,
+    ) -> Self {
+        Inner {
+            hot,
+            counters: Counters::new(),
+            name,
+            clock,
+            transition: Mutex::new(()),
+            _line: LineBreak,
+            config: LiveConfig::new(config),
+            reopen_at: AtomicU64::new(0),
+            open_for: AtomicU64::new(open_for),
+            lease_until: AtomicU64::new(0),
+            events,
+            guards,
+        }
+    }
 }
 
 // A panic caught around a breaker leaves it whole, so handles and permits may
@@ -59,31 +109,48 @@ pub(super) struct Hot {
 
 /// The config a breaker runs with, replaceable while it runs.
 ///
-/// Every config the breaker has had stays allocated until the breaker drops, so
-/// a reference read from `current` stays valid for as long as `&self` is: a
-/// reader never waits and never sees a config freed under it. A live
-/// reconfiguration is an operator's action, so the configs kept are few.
+/// The first config is kept inline; each one published later is boxed and
+/// chained to the one it replaced, and every one stays allocated until the
+/// breaker drops. So a reference read from `current` stays valid for as long
+/// as `&self` is: a reader never waits and never sees a config freed under it.
+/// A live reconfiguration is an operator's action, so the configs kept are few.
 pub(super) struct LiveConfig {
-    current: AtomicPtr<Config>,
-    /// Every config published, from `Box::into_raw`; freed on drop.
-    all: parking_lot::Mutex<Vec<AtomicPtr<Config>>>,
+    /// The newest config published, or null while `first` is in force.
+    current: AtomicPtr<Published>,
+    first: Config,
+}
+
+/// A config published by [`LiveConfig::set`], with the one it replaced.
+struct Published {
+    config: Config,
+    /// The one published before it (null: `first`).
+    previous: *mut Published,
 }
 
 impl LiveConfig {
-    pub(super) fn new(config: Config) -> Self {
-        let first = Box::into_raw(Box::new(config));
+    pub(super) fn new(first: Config) -> Self {
         LiveConfig {
-            current: AtomicPtr::new(first),
-            all: parking_lot::Mutex::new(vec![AtomicPtr::new(first)]),
+            current: AtomicPtr::new(std::ptr::null_mut()),
+            first,
         }
     }
 
     #[inline]
     pub(super) fn get(&self) -> &Config {
-        // SAFETY: `current` always holds a pointer of `all`, from
-        // `Box::into_raw`, only read through shared references, and freed
-        // only when `self` drops, which `&self` outlives.
-        unsafe { &*self.current.load(Acquire) }
+        self.at(self.current.load(Acquire))
+    }
+
+    /// The config `published` holds: `first` for null.
+    #[inline]
+    fn at(&self, published: *mut Published) -> &Config {
+        if published.is_null() {
+            return &self.first;
+        }
+        // SAFETY: every non-null pointer this is given was read from
+        // `current` or from a `previous` link: a `Published` from
+        // `Box::into_raw`, only read through shared references, and freed only
+        // when `self` drops, which `&self` outlives.
+        unsafe { &(*published).config }
     }
 
     /// Publishes `config`; readers see it from their next read. Each config
@@ -92,30 +159,51 @@ impl LiveConfig {
     /// back, and `==` leaves out) is not published again: a reload that
     /// changes nothing costs nothing.
     pub(super) fn set(&self, config: Config) {
-        let mut all = self.all.lock();
-        // Under the lock: no other `set` moves `current` meanwhile.
-        let current = self.get();
-        if *current == config && current.explicit_keys().eq(config.explicit_keys()) {
-            return;
+        let previous = self.current.load(Acquire);
+        let next = Box::into_raw(Box::new(Published { config, previous }));
+        loop {
+            // SAFETY: `next` is ours until the exchange below publishes it.
+            let (new, previous) = unsafe { (&(*next).config, (*next).previous) };
+            let current = self.at(previous);
+            if *current == *new && current.explicit_keys().eq(new.explicit_keys()) {
+                // SAFETY: never published: freed once, here.
+                drop(unsafe { Box::from_raw(next) });
+                return;
+            }
+            match self
+                .current
+                .compare_exchange(previous, next, AcqRel, Acquire)
+            {
+                Ok(_) => return,
+                // SAFETY: as above, `next` is still ours.
+                Err(newer) => unsafe { (*next).previous = newer },
+            }
         }
-        let next = Box::into_raw(Box::new(config));
-        all.push(AtomicPtr::new(next));
-        self.current.store(next, Release);
     }
 
     /// How many configs this breaker holds until it drops.
     #[cfg(test)]
     pub(super) fn published(&self) -> usize {
-        self.all.lock().len()
+        let mut count = 1;
+        let mut at = self.current.load(Acquire);
+        while !at.is_null() {
+            count += 1;
+            // SAFETY: the chain holds live `Published`s (see `get`).
+            at = unsafe { (*at).previous };
+        }
+        count
     }
 }
 
 impl Drop for LiveConfig {
     fn drop(&mut self) {
-        for config in self.all.get_mut().drain(..) {
-            // SAFETY: each pointer came from `Box::into_raw`, is freed once,
-            // here, and no reference to it outlives `self`.
-            drop(unsafe { Box::from_raw(config.into_inner()) });
+        let mut at = *self.current.get_mut();
+        while !at.is_null() {
+            // SAFETY: each `Published` came from `Box::into_raw`, is reachable
+            // once in the chain, is freed once, here, and no reference to it
+            // outlives `self`.
+            let published = unsafe { Box::from_raw(at) };
+            at = published.previous;
         }
     }
 }
@@ -219,5 +307,41 @@ impl Inner {
                 .as_ref()
                 .and_then(|window| window.counts(word.generation(), self.clock.now()).p99),
         }
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::LiveConfig;
+    use crate::config::Config;
+
+    fn threshold(n: u32) -> Config {
+        Config::builder().threshold(n).build().unwrap()
+    }
+
+    #[test]
+    fn racing_reconfigurations_keep_every_config_and_readers_see_only_published_ones() {
+        let live = LiveConfig::new(threshold(1));
+        std::thread::scope(|s| {
+            for t in 0..4u32 {
+                let live = &live;
+                s.spawn(move || {
+                    for i in 0..100 {
+                        live.set(threshold(2 + t * 100 + i));
+                    }
+                });
+            }
+            s.spawn(|| {
+                for _ in 0..10_000 {
+                    assert!((1..402).contains(&live.get().threshold()));
+                }
+            });
+        });
+        // 400 distinct configs, none lost to a lost exchange, plus the first.
+        assert_eq!(live.published(), 401);
+        assert!([101, 201, 301, 401].contains(&live.get().threshold()));
+        // Setting the config in force again publishes nothing.
+        live.set(*live.get());
+        assert_eq!(live.published(), 401);
     }
 }
