@@ -45,9 +45,17 @@ pub(crate) enum Event {
     ProbesFailed,
     ProbesReclaimed,
     Opened,
+    /// Calls that ran past `timeout_ms`.
+    Timeouts,
+    /// Calls the bulkhead refused.
+    BulkheadRejected,
+    /// Trips of the latency window.
+    LatencyTrips,
 }
 
-const EVENTS: usize = Event::Opened as usize + 1;
+const EVENTS: usize = Event::LatencyTrips as usize + 1;
+// A cell of every count stays within its line pair.
+const _: () = assert!(EVENTS * 8 <= 128);
 /// Threads that count without contention; more threads still count, on a shared cell.
 pub(crate) const MAX_THREADS: usize = 4096;
 

@@ -7,8 +7,8 @@ use super::call_future::{ByRef, CallFuture};
 use super::handle::Breaker;
 use super::permit::{Classifier, EveryError, Permit};
 use crate::bulkhead::BulkheadSlot;
+use crate::counters::Event;
 use crate::error::{CallError, CircuitOpen, OpenReason, TimedOut};
-use crate::guards::Guards;
 use crate::timeout::{within, Timer};
 
 impl Breaker {
@@ -97,7 +97,7 @@ impl Breaker {
     fn bulkhead_full(&self) -> CircuitOpen {
         let inner = &*self.inner;
         inner.counters.bump(crate::counters::Event::Rejected);
-        Guards::bump(&inner.guards.bulkhead_rejected);
+        inner.counters.bump(Event::BulkheadRejected);
         CircuitOpen::new(inner.name, OpenReason::BulkheadFull, None)
     }
 
@@ -214,7 +214,7 @@ impl Breaker {
     #[cold]
     pub fn timed_out(&self, permit: Permit<'_>, after: std::time::Duration) -> TimedOut {
         let inner = &*self.inner;
-        Guards::bump(&inner.guards.timeouts);
+        inner.counters.bump(Event::Timeouts);
         permit.timed_out(u64::try_from(after.as_nanos()).unwrap_or(u64::MAX));
         TimedOut::new(inner.name, after)
     }

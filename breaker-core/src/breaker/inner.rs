@@ -297,10 +297,10 @@ impl Inner {
             transitions: self.events.counts(),
             open_for: matches!(word.state(), State::Open | State::HalfOpen)
                 .then(|| Duration::from_nanos(self.open_for.load(Relaxed))),
-            timeouts: Guards::read(&self.guards.timeouts),
-            bulkhead_rejected: Guards::read(&self.guards.bulkhead_rejected),
+            timeouts: totals.get(Event::Timeouts),
+            bulkhead_rejected: totals.get(Event::BulkheadRejected),
             bulkhead_in_flight: self.guards.bulkhead.as_ref().map(|b| b.in_flight()),
-            latency_trips: Guards::read(&self.guards.latency_trips),
+            latency_trips: totals.get(Event::LatencyTrips),
             latency_p99: self
                 .guards
                 .latency

@@ -5,7 +5,6 @@ use super::inner::Inner;
 use super::transition::{Act, Input, Verdict};
 use crate::counters::Event;
 use crate::events::TripCause;
-use crate::guards::Guards;
 use crate::policy::Policy;
 use crate::state::{State, Word};
 
@@ -111,7 +110,7 @@ impl Inner {
         let now = self.clock.now();
         let slow = latency.record(generation, now, now.saturating_sub(started));
         if slow {
-            Guards::bump(&self.guards.latency_trips);
+            self.counters.bump(Event::LatencyTrips);
         }
         slow
     }
