@@ -31,6 +31,8 @@ use tower::ServiceBuilder;
 
 /// The client's breaker per upstream host: three failures open it for 1 s.
 const UPSTREAM: Config = config(3, 1_000);
+/// Idle upstream hosts the reqwest middleware keeps a breaker for.
+const MAX_HOSTS: usize = 1_000;
 /// The `/price` route's breaker: five 5xx answers open it for 1.2 s.
 const ROUTE: Config = config(5, 1_200);
 
@@ -109,7 +111,8 @@ struct Timeline {
     client: reqwest::Client,
     url: String,
     upstream: Upstream,
-    upstream_group: String,
+    /// The upstream's key (`host:port`) in the keyed group `upstream`.
+    upstream_key: String,
     failed: Vec<String>,
 }
 
@@ -136,7 +139,7 @@ impl Timeline {
         let states = format!(
             "route {:<9} upstream {:<9}",
             state("price"),
-            state(&self.upstream_group)
+            upstream_breaker(&self.upstream_key).map_or("-".into(), |b| b.state().to_string())
         );
         println!(
             "  GET /price -> {status} {retry_after:<15} {body:<62} | upstream hits {:>2} | {states}",
@@ -153,6 +156,12 @@ fn state(group: &str) -> String {
     registry()
         .get(group)
         .map_or("-".into(), |b| b.state().to_string())
+}
+
+/// The reqwest middleware's breaker for the upstream at `key` (`host:port`).
+fn upstream_breaker(key: &str) -> Option<breaker::Breaker> {
+    let hosts = registry().keyed::<String>("upstream", &UPSTREAM, MAX_HOSTS);
+    hosts.expect("`upstream` has String keys").get(key)
 }
 
 #[tokio::main]
@@ -181,7 +190,10 @@ async fn run() -> Result<(), Vec<String>> {
 
     // The app's client: a breaker per upstream host, from the request URL.
     let client = ClientBuilder::new(reqwest::Client::new())
-        .with(CircuitBreakerMiddleware::per_host("upstream:", &UPSTREAM))
+        .with(
+            CircuitBreakerMiddleware::per_host("upstream", &UPSTREAM, MAX_HOSTS)
+                .expect("`upstream` has String keys"),
+        )
         .build();
     let app = App {
         client,
@@ -204,13 +216,13 @@ async fn run() -> Result<(), Vec<String>> {
     println!("  app       {app_addr}: GET /price calls the upstream through reqwest");
     println!();
     println!("  route breaker     group `price`, a CircuitBreakerLayer on /price: threshold 5, open 1.2 s");
-    println!("  upstream breaker  group `upstream:{upstream_addr}`, the reqwest middleware per host: threshold 3, open 1 s");
+    println!("  upstream breaker  key `{upstream_addr}` of the keyed group `upstream`, the reqwest middleware per host: threshold 3, open 1 s");
 
     let mut t = Timeline {
         client: reqwest::Client::new(),
         url: format!("http://{app_addr}/price"),
         upstream: upstream.clone(),
-        upstream_group: format!("upstream:{upstream_addr}"),
+        upstream_key: upstream_addr.to_string(),
         failed: Vec::new(),
     };
 
@@ -243,8 +255,12 @@ async fn run() -> Result<(), Vec<String>> {
     t.get(200).await;
 
     println!("\nbreakers at the end:");
-    for group in ["price", t.upstream_group.as_str()] {
-        let m = registry().get(group).expect("the group was used").metrics();
+    let upstream_label = format!("upstream {}", t.upstream_key);
+    for (group, breaker) in [
+        ("price", registry().get("price")),
+        (upstream_label.as_str(), upstream_breaker(&t.upstream_key)),
+    ] {
+        let m = breaker.expect("the group was used").metrics();
         println!(
             "  {group:<26} {:<7} successes {:>2}  failures {:>2}  rejected {:>2}  opened {}  probes ok {}",
             m.state.to_string(),

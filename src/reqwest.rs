@@ -9,10 +9,11 @@
 //!
 //! let config = Config::builder().threshold(5).open_ms(10_000).build()?;
 //! let client = ClientBuilder::new(reqwest::Client::new())
-//!     // One breaker per `host:port`, in groups named `upstream:<host>:<port>`.
-//!     .with(CircuitBreakerMiddleware::per_host("upstream:", &config))
+//!     // One breaker per `host:port`, keys of the keyed group `upstream`, at
+//!     // most about 10,000 idle hosts kept.
+//!     .with(CircuitBreakerMiddleware::per_host("upstream", &config, 10_000)?)
 //!     .build();
-//! # Ok::<(), breaker::ConfigError>(())
+//! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
 //! Responses are classified as [`HttpResponses`] says (5xx and 408 fail, other
@@ -22,11 +23,10 @@
 //! [`circuit_open`] finds. Dropping the request's future before it finishes
 //! counts the call as abandoned.
 
-use std::collections::HashMap;
 use std::fmt;
-use std::sync::{PoisonError, RwLock};
+use std::io::Write as _;
 
-use breaker_core::{Breaker, CircuitOpen, Config, Registry};
+use breaker_core::{Breaker, CircuitOpen, Config, KeyedGroup, Registry, WrongKeyType};
 use http::Extensions;
 use reqwest::{Request, Response, Url};
 use reqwest_middleware::{Error, Middleware, Next};
@@ -42,21 +42,10 @@ pub struct CircuitBreakerMiddleware<C = HttpResponses> {
 
 enum Target {
     Group(&'static Breaker),
-    // Boxed: a per-host target holds a whole `Config` and a map.
-    PerHost(Box<PerHost>),
+    /// A breaker per `host:port`: the keys of a keyed group, bounded by its
+    /// `max_keys`; a known host costs a hash, a shard's read lock and no allocation.
+    PerHost(KeyedGroup<String>),
 }
-
-struct PerHost {
-    registry: &'static Registry,
-    prefix: Box<str>,
-    config: Config,
-    /// Breakers by host, then port: a known host costs a read lock and a hash of
-    /// the host, and no allocation.
-    known: RwLock<HashMap<Box<str>, Ports>>,
-}
-
-/// A host's breakers, by port.
-type Ports = Vec<(u16, &'static Breaker)>;
 
 impl CircuitBreakerMiddleware {
     /// Every request behind `group`'s breaker in the process-wide registry (the
@@ -85,24 +74,33 @@ impl CircuitBreakerMiddleware {
     }
 
     /// A breaker per `host:port` of the request URL (the port the scheme implies
-    /// when the URL names none), in the process-wide registry, in groups named
-    /// `{prefix}{host}:{port}` and declared with `config`. A request whose URL
-    /// has no host goes through unguarded.
-    pub fn per_host(prefix: &str, config: &Config) -> Self {
-        Self::per_host_in(crate::registry(), prefix, config)
+    /// when the URL names none): the keys of the keyed group `group` of the
+    /// process-wide registry, all on `config`, with at most about `max_hosts`
+    /// idle closed hosts kept (see [`KeyedGroup`]: a host that is open is never
+    /// forgotten). Nothing is leaked per host. A request whose URL has no host
+    /// goes through unguarded.
+    ///
+    /// A refusal's [`CircuitOpen::group`] is `group`; the host is the request's.
+    ///
+    /// # Errors
+    ///
+    /// [`WrongKeyType`] if `group` is already a keyed group whose keys are not
+    /// `String`s.
+    pub fn per_host(group: &str, config: &Config, max_hosts: usize) -> Result<Self, WrongKeyType> {
+        Self::per_host_in(crate::registry(), group, config, max_hosts)
     }
 
     /// [`per_host`](Self::per_host) in `registry`.
-    pub fn per_host_in(registry: &'static Registry, prefix: &str, config: &Config) -> Self {
-        CircuitBreakerMiddleware {
-            target: Target::PerHost(Box::new(PerHost {
-                registry,
-                prefix: prefix.into(),
-                config: *config,
-                known: RwLock::default(),
-            })),
+    pub fn per_host_in(
+        registry: &Registry,
+        group: &str,
+        config: &Config,
+        max_hosts: usize,
+    ) -> Result<Self, WrongKeyType> {
+        Ok(CircuitBreakerMiddleware {
+            target: Target::PerHost(registry.keyed::<String>(group, config, max_hosts)?),
             classifier: HttpResponses,
-        }
+        })
     }
 }
 
@@ -121,46 +119,37 @@ impl<C> CircuitBreakerMiddleware<C> {
     ///
     /// ```
     /// use breaker::reqwest::CircuitBreakerMiddleware;
-    /// use breaker::Config;
+    /// use breaker::{Config, State};
     ///
-    /// let middleware = CircuitBreakerMiddleware::per_host("docs:", &Config::default());
+    /// let middleware = CircuitBreakerMiddleware::per_host("docs", &Config::default(), 100)?;
     /// let url = "http://api.example:8080/v1/items".parse().unwrap();
-    /// assert_eq!(middleware.breaker_for(&url).unwrap().group(), "docs:api.example:8080");
+    /// assert_eq!(middleware.breaker_for(&url).unwrap().state(), State::Closed);
+    /// let hosts = breaker::registry().keyed::<String>("docs", &Config::default(), 100)?;
+    /// assert!(hosts.get("api.example:8080").is_some());
+    /// # Ok::<(), breaker::WrongKeyType>(())
     /// ```
-    pub fn breaker_for(&self, url: &Url) -> Option<&'static Breaker> {
+    pub fn breaker_for(&self, url: &Url) -> Option<Breaker> {
         match &self.target {
-            Target::Group(breaker) => Some(breaker),
-            Target::PerHost(hosts) => hosts.breaker_for(url),
+            Target::Group(breaker) => Some((*breaker).clone()),
+            Target::PerHost(hosts) => host_key(url, |key| hosts.breaker(key)),
         }
     }
 }
 
-impl PerHost {
-    fn breaker_for(&self, url: &Url) -> Option<&'static Breaker> {
-        let host = url.host_str()?;
-        let port = url.port_or_known_default().unwrap_or(0);
-        let known = self.known.read().unwrap_or_else(PoisonError::into_inner);
-        if let Some(ports) = known.get(host) {
-            if let Some((_, breaker)) = ports.iter().find(|(p, _)| *p == port) {
-                return Some(breaker);
-            }
-        }
-        drop(known);
-        Some(self.first_use(host, port))
+/// Calls `f` with `host:port` of `url`, written on the stack (a host name is at
+/// most 253 bytes), or `None` for a URL without a host.
+fn host_key<R>(url: &Url, f: impl FnOnce(&str) -> R) -> Option<R> {
+    let host = url.host_str()?;
+    let port = url.port_or_known_default().unwrap_or(0);
+    let mut buffer = [0u8; 272];
+    let mut rest = &mut buffer[..];
+    if write!(rest, "{host}:{port}").is_err() {
+        // Longer than any DNS name: rare enough to allocate.
+        return Some(f(&format!("{host}:{port}")));
     }
-
-    #[cold]
-    fn first_use(&self, host: &str, port: u16) -> &'static Breaker {
-        let mut known = self.known.write().unwrap_or_else(PoisonError::into_inner);
-        let ports = known.entry(host.into()).or_default();
-        if let Some((_, breaker)) = ports.iter().find(|(p, _)| *p == port) {
-            return breaker;
-        }
-        let group = format!("{}{host}:{port}", self.prefix);
-        let breaker = forever(&self.registry.breaker(&group, &self.config));
-        ports.push((port, breaker));
-        breaker
-    }
+    let written = 272 - rest.len();
+    let key = std::str::from_utf8(&buffer[..written]).expect("written from two strs");
+    Some(f(key))
 }
 
 impl<C: fmt::Debug> fmt::Debug for CircuitBreakerMiddleware<C> {
@@ -168,7 +157,7 @@ impl<C: fmt::Debug> fmt::Debug for CircuitBreakerMiddleware<C> {
         let mut d = f.debug_struct("CircuitBreakerMiddleware");
         match &self.target {
             Target::Group(breaker) => d.field("group", &breaker.group()),
-            Target::PerHost(hosts) => d.field("per_host", &hosts.prefix),
+            Target::PerHost(hosts) => d.field("per_host", &hosts.group()),
         };
         d.field("classifier", &self.classifier).finish()
     }
@@ -185,8 +174,16 @@ where
         extensions: &mut Extensions,
         next: Next<'_>,
     ) -> reqwest_middleware::Result<Response> {
-        let Some(breaker) = self.breaker_for(request.url()) else {
-            return next.run(request, extensions).await;
+        let keyed;
+        let breaker = match &self.target {
+            Target::Group(breaker) => *breaker,
+            Target::PerHost(hosts) => match host_key(request.url(), |key| hosts.breaker(key)) {
+                Some(breaker) => {
+                    keyed = breaker;
+                    &keyed
+                }
+                None => return next.run(request, extensions).await,
+            },
         };
         let permit = breaker.try_acquire().map_err(Error::middleware)?;
         // Dropped with this future if the request is cancelled: abandoned.

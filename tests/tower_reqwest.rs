@@ -1,6 +1,7 @@
 //! `CircuitBreakerMiddleware` in a reqwest client against real servers on
 //! 127.0.0.1: per host, a failing host's breaker trips and refuses without
-//! sending while a healthy host's stays closed; per group, every host shares one
+//! sending while a healthy host's stays closed, and hosts past `max_hosts` are
+//! forgotten when idle but never while open; per group, every host shares one
 //! breaker; 4xx answers are ignored; a cancelled request is abandoned.
 
 use std::net::SocketAddr;
@@ -74,11 +75,9 @@ fn client(middleware: CircuitBreakerMiddleware) -> ClientWithMiddleware {
 async fn per_host_a_failing_host_trips_and_a_healthy_one_does_not() {
     let (bad, bad_host) = host(502).await;
     let (good, good_host) = host(200).await;
-    let client = client(CircuitBreakerMiddleware::per_host_in(
-        &REGISTRY,
-        "per-host:",
-        &config(),
-    ));
+    let client = client(
+        CircuitBreakerMiddleware::per_host_in(&REGISTRY, "per-host", &config(), 100).unwrap(),
+    );
     let (bad_url, good_url) = (format!("http://{bad}/"), format!("http://{good}/"));
 
     for _ in 0..3 {
@@ -87,8 +86,17 @@ async fn per_host_a_failing_host_trips_and_a_healthy_one_does_not() {
         let response = client.get(&good_url).send().await.unwrap();
         assert_eq!(response.status(), 200);
     }
-    let bad_breaker = REGISTRY.get(&format!("per-host:{bad}")).unwrap();
-    let good_breaker = REGISTRY.get(&format!("per-host:{good}")).unwrap();
+    let hosts = REGISTRY
+        .keyed::<String>("per-host", &config(), 100)
+        .unwrap();
+    let bad_breaker = hosts.get(&bad.to_string()).unwrap();
+    let good_breaker = hosts.get(&good.to_string()).unwrap();
+    assert_eq!(hosts.metrics().keys, 2);
+    let port = bad.port().to_string();
+    assert!(
+        !REGISTRY.groups().iter().any(|g| g.contains(&port)),
+        "hosts are keys, not groups: nothing interned per host"
+    );
     assert_eq!(bad_breaker.state(), State::Open);
     assert_eq!(good_breaker.state(), State::Closed);
     assert!(!bad_breaker.same_as(&good_breaker));
@@ -97,7 +105,7 @@ async fn per_host_a_failing_host_trips_and_a_healthy_one_does_not() {
     for _ in 0..5 {
         let refused = client.get(&bad_url).send().await.unwrap_err();
         let open = circuit_open(&refused).expect("a refusal");
-        assert_eq!(open.group(), format!("per-host:{bad}"));
+        assert_eq!(open.group(), "per-host");
         assert_eq!(open.reason(), OpenReason::Open);
         assert!(open.retry_after().is_some());
         assert_eq!(client.get(&good_url).send().await.unwrap().status(), 200);
@@ -166,8 +174,40 @@ fn a_group_declared_by_the_middleware_is_the_registry_entry_of_that_group() {
     assert_eq!(breaker.config(), &config());
     // One group: every host's requests go through it.
     let other = "http://example.invalid:8080/".parse().unwrap();
-    assert!(std::ptr::eq(
-        breaker,
-        middleware.breaker_for(&other).unwrap()
-    ));
+    assert!(breaker.same_as(&middleware.breaker_for(&other).unwrap()));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn per_host_keeps_at_most_about_max_hosts_idle_hosts_and_never_forgets_an_open_one() {
+    let registry: &'static Registry = Box::leak(Box::new(Registry::new()));
+    let middleware = CircuitBreakerMiddleware::per_host_in(registry, "bounded", &config(), 4);
+    let client = client(middleware.unwrap());
+    let (bad, _) = host(503).await;
+    for _ in 0..3 {
+        client.get(format!("http://{bad}/")).send().await.unwrap();
+    }
+    let hosts = registry.keyed::<String>("bounded", &config(), 4).unwrap();
+    assert_eq!(hosts.get(&bad.to_string()).unwrap().state(), State::Open);
+
+    // Twenty more hosts, each asked twice: the idle ones are evicted as new ones come.
+    for _ in 0..20 {
+        let (good, good_host) = host(200).await;
+        for _ in 0..2 {
+            let response = client.get(format!("http://{good}/")).send().await.unwrap();
+            assert_eq!(response.status(), 200);
+        }
+        assert_eq!(good_host.hits(), 2);
+    }
+    let m = hosts.metrics();
+    assert!(m.keys <= 5, "{} hosts held for max_hosts = 4", m.keys);
+    assert!(m.evictions >= 16, "{} evictions", m.evictions);
+    assert_eq!(m.successes, 40, "evicted hosts' counts are kept");
+    // The open host was never evicted: it still refuses without sending.
+    assert_eq!(hosts.get(&bad.to_string()).unwrap().state(), State::Open);
+    let refused = client
+        .get(format!("http://{bad}/"))
+        .send()
+        .await
+        .unwrap_err();
+    assert!(circuit_open(&refused).is_some());
 }
