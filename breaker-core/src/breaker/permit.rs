@@ -208,12 +208,24 @@ impl std::fmt::Debug for Permit<'_> {
 }
 
 impl Drop for Permit<'_> {
+    /// Inlined, handing the fields on by value: a drop that took the permit's
+    /// address would keep whatever holds it (a response future, say) in memory
+    /// in the caller, and the copies of it would stall on store forwarding.
+    #[inline(always)]
     fn drop(&mut self) {
-        let verdict = if std::thread::panicking() {
-            Verdict::Failure
-        } else {
-            Verdict::Abandoned
-        };
-        self.inner.settle(self.admitted, self.started, verdict);
+        dropped(self.inner, self.admitted, self.started);
     }
+}
+
+/// A permit dropped without a verdict: abandoned, or a failure while a panic
+/// unwinds.
+#[cold]
+#[inline(never)]
+fn dropped(inner: &Inner, admitted: Word, started: u64) {
+    let verdict = if std::thread::panicking() {
+        Verdict::Failure
+    } else {
+        Verdict::Abandoned
+    };
+    inner.settle(admitted, started, verdict);
 }
