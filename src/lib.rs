@@ -181,7 +181,7 @@ pub use breaker_core::{
     Event, Subscription, Transition, TransitionCounts, TransitionReason, TripCause,
 };
 // Keyed breakers: one per (group, key) in bounded memory.
-pub use breaker_core::{KeyedGroup, KeyedMetrics, WrongKeyType};
+pub use breaker_core::{AsKey, KeyedGroup, KeyedMetrics, WrongKeyType};
 // Timeouts and bulkheads (issue 13).
 pub use breaker_core::{BulkheadSlot, TimedOut, Timer};
 
@@ -245,6 +245,8 @@ macro_rules! __breaker_declare {
 pub mod __private {
     // The claim: a per-site cached breaker built from a `const` config.
     pub use breaker_core::{CallSite, CircuitOpen, Config, Registry, SiteBreaker};
+    // A keyed claim (`key = ..`): the per-fn cache of its group.
+    pub use breaker_core::KeyedSite;
     // The link-time list of declarations (`config_file::declarations`):
     // `declare!(group, CONFIG)` submits one with the `config` feature and
     // expands to nothing without it.

@@ -13,7 +13,6 @@
 //! An evicted breaker's counts are folded into the group's, so the group's
 //! metrics lose nothing.
 
-use std::any::Any;
 use std::borrow::Borrow;
 use std::collections::hash_map::RandomState;
 use std::collections::HashMap;
@@ -29,6 +28,15 @@ use crate::clock::ClockSource;
 use crate::config::Config;
 use crate::metrics::Metrics;
 use crate::state::State;
+
+mod groups;
+mod key;
+mod site;
+
+pub(crate) use self::groups::KeyedGroups;
+pub use self::groups::WrongKeyType;
+pub use self::key::AsKey;
+pub use self::site::KeyedSite;
 
 const SHARDS: usize = 64;
 
@@ -130,6 +138,8 @@ pub struct KeyedMetrics {
     pub group: &'static str,
     /// Keys held now.
     pub keys: usize,
+    /// The most idle keys the group holds (see [`KeyedGroup`]).
+    pub max_keys: usize,
     /// Keys held now that are open (forced open included).
     pub open: usize,
     /// Keys held now that are half-open.
@@ -226,10 +236,58 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
         K: Borrow<Q>,
         Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
     {
+        self.find_or_create(key, Q::to_owned)
+    }
+
+    /// The breaker of the key `key` names, created on first use: as
+    /// [`breaker`](Self::breaker), for any [`AsKey`] whose owned form is `K`
+    /// (`&str`, `String` and `Arc<str>` for a group of `String`). A key the
+    /// group holds is found by its borrowed form, with no allocation.
+    ///
+    /// ```
+    /// use std::net::{IpAddr, Ipv4Addr};
+    /// use breaker_core::{Config, KeyedGroup};
+    ///
+    /// let peers = KeyedGroup::<IpAddr>::new("peers", Config::default(), 1_000);
+    /// let peer = IpAddr::V4(Ipv4Addr::LOCALHOST);
+    /// peers.breaker_for(&peer).try_acquire().unwrap().success();
+    /// assert!(peers.breaker_for(&peer).same_as(&peers.get(&peer).unwrap()));
+    /// ```
+    #[inline]
+    pub fn breaker_for<A>(&self, key: &A) -> Breaker
+    where
+        A: AsKey<Owned = K> + ?Sized,
+        K: Borrow<A::Lookup>,
+    {
+        self.find_or_create::<A::Lookup>(key.lookup(), |_| key.to_owned_key())
+    }
+
+    /// The breaker of `key`; `owned` makes the key the map keeps, only when
+    /// the group does not hold it.
+    #[inline]
+    fn find_or_create<Q>(&self, key: &Q, owned: impl FnOnce(&Q) -> K) -> Breaker
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
         let shard = self.shard(key);
         if let Some(entry) = shard.read().get(key) {
             return entry.touch();
         }
+        self.create(shard, key, owned)
+    }
+
+    #[cold]
+    fn create<Q>(
+        &self,
+        shard: &RwLock<HashMap<K, Entry>>,
+        key: &Q,
+        owned: impl FnOnce(&Q) -> K,
+    ) -> Breaker
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
         if self.shared.keys.load(Relaxed) >= self.shared.max_keys {
             self.sweep();
         }
@@ -243,7 +301,7 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
             self.shared.clock.clone(),
         );
         map.insert(
-            key.to_owned(),
+            owned(key),
             Entry {
                 breaker: breaker.clone(),
                 used: AtomicBool::new(true),
@@ -320,7 +378,14 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
     /// The group's counts (its keys' summed, evicted keys included) and keys by
     /// state. Pure. Exact once the counting threads are quiet.
     pub fn metrics(&self) -> KeyedMetrics {
-        let shared = &*self.shared;
+        self.shared.metrics()
+    }
+}
+
+impl<K: Hash + Eq> Shared<K> {
+    /// See [`KeyedGroup::metrics`].
+    fn metrics(&self) -> KeyedMetrics {
+        let shared = self;
         // Held across the scan (see `sweep`): an eviction is seen either in its
         // shard or in the sums, never in neither. Calls take no part in it.
         let evicted = shared.evicted.lock();
@@ -342,6 +407,7 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
         KeyedMetrics {
             group: shared.group,
             keys,
+            max_keys: shared.max_keys,
             open,
             half_open,
             evictions: shared.evictions.load(Relaxed),
@@ -386,74 +452,5 @@ impl<K> fmt::Debug for KeyedGroup<K> {
             .field("keys", &self.shared.keys.load(Relaxed))
             .field("max_keys", &self.shared.max_keys)
             .finish_non_exhaustive()
-    }
-}
-
-/// The keyed groups of one registry, by group name, each of its own key type.
-#[derive(Default)]
-pub(crate) struct KeyedGroups(Mutex<HashMap<&'static str, Arc<dyn Any + Send + Sync>>>);
-
-/// [`Registry::keyed`](crate::Registry::keyed) named a group that exists with
-/// another key type.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct WrongKeyType(pub &'static str);
-
-impl fmt::Display for WrongKeyType {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "keyed group `{}` exists with another key type", self.0)
-    }
-}
-
-impl std::error::Error for WrongKeyType {}
-
-impl KeyedGroups {
-    pub(crate) fn get_or_create<K: Hash + Eq + Send + Sync + 'static>(
-        &self,
-        group: &str,
-        make: impl FnOnce(&'static str) -> KeyedGroup<K>,
-    ) -> Result<KeyedGroup<K>, WrongKeyType> {
-        let mut groups = self.0.lock();
-        if let Some((name, any)) = groups.get_key_value(group) {
-            let name = *name;
-            return Arc::clone(any)
-                .downcast::<Shared<K>>()
-                .map(|shared| KeyedGroup { shared })
-                .map_err(|_| WrongKeyType(name));
-        }
-        let name = crate::names::intern(group);
-        let keyed = make(name);
-        groups.insert(
-            name,
-            Arc::clone(&keyed.shared) as Arc<dyn Any + Send + Sync>,
-        );
-        Ok(keyed)
-    }
-}
-
-impl crate::registry::Registry {
-    /// The keyed group `group`: one breaker per key, all on one config, at most
-    /// about `max_keys` idle keys (see [`KeyedGroup`]). The first call creates
-    /// it with `config` and `max_keys`; later calls get it unchanged.
-    ///
-    /// ```
-    /// use breaker_core::{Config, Registry};
-    ///
-    /// let registry = Registry::new();
-    /// let hosts = registry.keyed::<String>("crawl", &Config::default(), 100_000).unwrap();
-    /// hosts.breaker("example.org").try_acquire().unwrap().success();
-    /// let again = registry.keyed::<String>("crawl", &Config::default(), 1).unwrap();
-    /// assert_eq!(again.metrics().successes, 1);
-    /// assert!(registry.keyed::<u32>("crawl", &Config::default(), 1).is_err());
-    /// ```
-    pub fn keyed<K: Hash + Eq + Send + Sync + 'static>(
-        &self,
-        group: &str,
-        config: &Config,
-        max_keys: usize,
-    ) -> Result<KeyedGroup<K>, WrongKeyType> {
-        let clock = self.clock_source().clone();
-        self.keyed_groups().get_or_create(group, |name| {
-            KeyedGroup::from_parts(name, *config, clock, max_keys)
-        })
     }
 }
