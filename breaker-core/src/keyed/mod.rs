@@ -13,9 +13,8 @@
 //! An evicted breaker's counts are folded into the group's, so the group's
 //! metrics lose nothing.
 
+use hashbrown::HashTable;
 use std::borrow::Borrow;
-use std::collections::hash_map::RandomState;
-use std::collections::HashMap;
 use std::fmt;
 use std::hash::{BuildHasher, Hash};
 use std::sync::atomic::{fence, AtomicBool, AtomicU64, AtomicUsize, Ordering::*};
@@ -70,14 +69,21 @@ struct Shared<K> {
     config: Config,
     clock: ClockSource,
     max_keys: usize,
-    hasher: RandomState,
-    shards: Box<[RwLock<HashMap<K, Entry>>]>,
+    /// One hash per call picks the shard and the slot in it.
+    hasher: foldhash::fast::RandomState,
+    shards: Box<[RwLock<HashTable<Slot<K>>>]>,
     keys: AtomicUsize,
     /// Where the next sweep starts.
     hand: AtomicUsize,
     evictions: AtomicU64,
     /// The counts of evicted breakers.
     evicted: Mutex<Folded>,
+}
+
+/// A key and its breaker.
+struct Slot<K> {
+    key: K,
+    entry: Entry,
 }
 
 struct Entry {
@@ -189,7 +195,7 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
                 config,
                 clock,
                 max_keys: max_keys.max(1),
-                hasher: RandomState::new(),
+                hasher: Default::default(),
                 shards: (0..SHARDS).map(|_| RwLock::default()).collect(),
                 keys: AtomicUsize::new(0),
                 hand: AtomicUsize::new(0),
@@ -214,10 +220,13 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
         self.shared.max_keys
     }
 
-    fn shard<Q: Hash + ?Sized>(&self, key: &Q) -> &RwLock<HashMap<K, Entry>> {
-        let hash = self.shared.hasher.hash_one(key) as usize;
-        // The high bits: the map inside the shard uses the low ones.
-        &self.shared.shards[(hash >> 32) % SHARDS]
+    /// `key`'s hash, and the shard it lives in.
+    #[inline]
+    fn shard<Q: Hash + ?Sized>(&self, key: &Q) -> (u64, &RwLock<HashTable<Slot<K>>>) {
+        let hash = self.shared.hasher.hash_one(key);
+        // Middle bits: the table inside the shard indexes by the low ones and
+        // tags its slots with the top seven.
+        (hash, &self.shared.shards[(hash >> 32) as usize % SHARDS])
     }
 
     /// The breaker of `key`, created on first use (evicting idle keys if the group
@@ -270,17 +279,18 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
-        let shard = self.shard(key);
-        if let Some(entry) = shard.read().get(key) {
-            return entry.touch();
+        let (hash, shard) = self.shard(key);
+        if let Some(slot) = shard.read().find(hash, |slot| slot.key.borrow() == key) {
+            return slot.entry.touch();
         }
-        self.create(shard, key, owned)
+        self.create(shard, hash, key, owned)
     }
 
     #[cold]
     fn create<Q>(
         &self,
-        shard: &RwLock<HashMap<K, Entry>>,
+        shard: &RwLock<HashTable<Slot<K>>>,
+        hash: u64,
         key: &Q,
         owned: impl FnOnce(&Q) -> K,
     ) -> Breaker
@@ -292,20 +302,26 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
             self.sweep();
         }
         let mut map = shard.write();
-        if let Some(entry) = map.get(key) {
-            return entry.touch();
+        if let Some(slot) = map.find(hash, |slot| slot.key.borrow() == key) {
+            return slot.entry.touch();
         }
         let breaker = Breaker::from_parts(
             self.shared.group,
             self.shared.config,
             self.shared.clock.clone(),
         );
-        map.insert(
-            owned(key),
-            Entry {
-                breaker: breaker.clone(),
-                used: AtomicBool::new(true),
+        let hasher = &self.shared.hasher;
+        map.insert_unique(
+            hash,
+            Slot {
+                key: owned(key),
+                entry: Entry {
+                    breaker: breaker.clone(),
+                    used: AtomicBool::new(true),
+                },
             },
+            // `Borrow`'s contract: the owned key hashes as its borrowed form.
+            |slot| hasher.hash_one(&slot.key),
         );
         self.shared.keys.fetch_add(1, Relaxed);
         breaker
@@ -317,7 +333,10 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
-        self.shard(key).read().get(key).map(|e| e.breaker.clone())
+        let (hash, shard) = self.shard(key);
+        let map = shard.read();
+        map.find(hash, |slot| slot.key.borrow() == key)
+            .map(|slot| slot.entry.breaker.clone())
     }
 
     /// Evicts idle, closed keys until the group is a sixteenth below `max_keys`,
@@ -337,7 +356,7 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
             let mut map = shared.shards[(start + i) % SHARDS].write();
             let mut folded = Folded::default();
             let before = map.len();
-            map.retain(|_, entry| {
+            map.retain(|Slot { entry, .. }| {
                 if entry.used.swap(false, Relaxed) {
                     return true;
                 }
@@ -369,7 +388,7 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
                 shard
                     .read()
                     .iter()
-                    .map(|(k, e)| (k.clone(), e.breaker.state())),
+                    .map(|slot| (slot.key.clone(), slot.entry.breaker.state())),
             );
         }
         all
@@ -392,7 +411,7 @@ impl<K: Hash + Eq> Shared<K> {
         let mut sums = *evicted;
         let (mut keys, mut open, mut half_open) = (0, 0, 0);
         for shard in shared.shards.iter() {
-            for entry in shard.read().values() {
+            for Slot { entry, .. } in shard.read().iter() {
                 let m = entry.breaker.metrics();
                 keys += 1;
                 match m.state {
