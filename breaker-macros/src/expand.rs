@@ -329,6 +329,22 @@ fn guard(attr: &Attr, item: &ItemFn, l: &Locals, is_async: bool) -> (TokenStream
 /// let __registry: &::breaker::__private::Registry = &REG;
 /// let __breaker = { /* as above */ __BREAKER_SITE.breaker(__registry, "search", &__BREAKER_CONFIG) };
 /// ```
+/// With `key = host` (a keyed group; `max_keys = 500`, else the default 10 000),
+/// the site caches the group, and every call finds its key's breaker in it (an
+/// owned handle, dropped at the end of the call); nothing is declared for
+/// config files, which do not configure keyed groups:
+/// ```ignore
+/// let __breaker = {
+///     const __BREAKER_CONFIG: ::breaker::__private::Config = /* as above */;
+///     static __BREAKER_SITE: ::breaker::__private::KeyedSite =
+///         ::breaker::__private::KeyedSite::new();
+///     __BREAKER_SITE.global("search", &__BREAKER_CONFIG, 500, &(host))
+/// };
+/// ```
+/// (`&(host)` is spanned at `host`, so a key type that is no `AsKey` is
+/// reported on the key expression; with `registry = &REG`,
+/// `__BREAKER_SITE.breaker(__registry, "search", &__BREAKER_CONFIG, 500, &(host))`.)
+///
 /// With `max_concurrent`, a bulkhead slot is taken before the permit (the
 /// bulkhead stands outside the breaker) and held to the end of the call:
 /// ```ignore

@@ -59,6 +59,9 @@ pub trait AsKey {
     fn to_owned_key(&self) -> Self::Owned;
 }
 
+// Not offered in "the following types implement `AsKey`": a reference is a key
+// when what it points at is one, which the error names.
+#[diagnostic::do_not_recommend]
 impl<T: AsKey + ?Sized> AsKey for &T {
     type Owned = T::Owned;
     type Lookup = T::Lookup;
@@ -71,6 +74,7 @@ impl<T: AsKey + ?Sized> AsKey for &T {
     }
 }
 
+#[diagnostic::do_not_recommend]
 impl<T: AsKey + ?Sized> AsKey for &mut T {
     type Owned = T::Owned;
     type Lookup = T::Lookup;
