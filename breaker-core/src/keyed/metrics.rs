@@ -60,7 +60,7 @@ pub struct KeyedMetrics {
     pub group: &'static str,
     /// Keys held now.
     pub keys: usize,
-    /// The most idle keys the group holds (see [`KeyedGroup`]).
+    /// The most idle keys the group holds (see [`KeyedGroup`](crate::KeyedGroup)).
     pub max_keys: usize,
     /// Keys held now that are open (forced open included).
     pub open: usize,
