@@ -184,7 +184,7 @@
 //!   of your own implements it in four lines. `&str`, `String` and `Arc<str>`
 //!   keys are all `String` keys: fns passing either share the group's breakers.
 //! - **The cost.** A call to a key the group holds hashes the key once, takes
-//!   its shard's read lock and clones the key's breaker handle (about 150
+//!   its shard's read lock and clones the key's breaker handle (about 110
 //!   instructions more than an unkeyed call); it allocates nothing and interns
 //!   nothing. A new key allocates its breaker and its owned key.
 //! - **Bounded memory.** Past `max_keys` (default 10 000), creating a key

@@ -11,9 +11,10 @@ use crate::registry::Registry;
 
 /// A keyed call site's cached group: one `static` per annotated fn.
 ///
-/// The first call finds (or creates) the group in its registry and keeps it;
-/// a later call against that registry checks the key type (one `TypeId`
-/// comparison), then finds its key's breaker in the group: a hash, a shard's read
+/// The first call finds (or creates) the group in its registry and keeps it
+/// (the process-wide registry's in a slot of its own, with no registry to
+/// compare); a later call against that registry checks the key type (one
+/// `TypeId` comparison), then finds its key's breaker in the group: a hash, a shard's read
 /// lock and a handle clone, with no allocation for a key the group holds. A call
 /// against another registry than the cached one looks the group up there each
 /// time.
@@ -39,6 +40,8 @@ use crate::registry::Registry;
 pub struct KeyedSite {
     /// The registry's id and its `KeyedGroup<K>`.
     cached: OnceLock<(u64, Box<dyn Any + Send + Sync>)>,
+    /// The process-wide registry's `KeyedGroup<K>`: no registry to compare.
+    global: OnceLock<Box<dyn Any + Send + Sync>>,
 }
 
 impl Default for KeyedSite {
@@ -52,6 +55,7 @@ impl KeyedSite {
     pub const fn new() -> Self {
         KeyedSite {
             cached: OnceLock::new(),
+            global: OnceLock::new(),
         }
     }
 
@@ -66,7 +70,29 @@ impl KeyedSite {
         max_keys: usize,
         key: &A,
     ) -> Breaker {
-        self.breaker(crate::registry(), group, config, max_keys, key)
+        if let Some(group) = self
+            .global
+            .get()
+            .and_then(|g| g.downcast_ref::<KeyedGroup<A::Owned>>())
+        {
+            return group.breaker_for(key);
+        }
+        self.lookup_global::<A::Owned>(group, config, max_keys)
+            .breaker_for(key)
+    }
+
+    /// Finds the group in the process-wide registry, and caches it.
+    #[cold]
+    #[inline(never)]
+    fn lookup_global<K: std::hash::Hash + Eq + Send + Sync + 'static>(
+        &self,
+        group: &str,
+        config: &Config,
+        max_keys: usize,
+    ) -> KeyedGroup<K> {
+        let keyed = group_of::<K>(crate::registry(), group, config, max_keys);
+        let _ = self.global.get_or_init(|| Box::new(keyed.clone()));
+        keyed
     }
 
     /// The breaker of `key` in the keyed group `group` of `registry`, which the
@@ -81,11 +107,10 @@ impl KeyedSite {
         key: &A,
     ) -> Breaker {
         if let Some((id, group)) = self.cached.get() {
-            if let (true, Some(group)) = (
-                *id == registry.id(),
-                group.downcast_ref::<KeyedGroup<A::Owned>>(),
-            ) {
-                return group.breaker_for(key);
+            if *id == registry.id() {
+                if let Some(group) = group.downcast_ref::<KeyedGroup<A::Owned>>() {
+                    return group.breaker_for(key);
+                }
             }
         }
         self.lookup::<A::Owned>(registry, group, config, max_keys)
@@ -102,14 +127,24 @@ impl KeyedSite {
         config: &Config,
         max_keys: usize,
     ) -> KeyedGroup<K> {
-        match registry.keyed::<K>(group, config, max_keys) {
-            Ok(keyed) => {
-                let _ = self
-                    .cached
-                    .get_or_init(|| (registry.id(), Box::new(keyed.clone())));
-                keyed
-            }
-            Err(wrong) => panic!("#[circuit_breaker]: {wrong}"),
-        }
+        let keyed = group_of::<K>(registry, group, config, max_keys);
+        let _ = self
+            .cached
+            .get_or_init(|| (registry.id(), Box::new(keyed.clone())));
+        keyed
     }
+}
+
+/// The keyed group `group` of `registry`, created on first use; a group of
+/// another key type is a programming error of the call sites (see the type's
+/// `# Panics`).
+fn group_of<K: std::hash::Hash + Eq + Send + Sync + 'static>(
+    registry: &Registry,
+    group: &str,
+    config: &Config,
+    max_keys: usize,
+) -> KeyedGroup<K> {
+    registry
+        .keyed::<K>(group, config, max_keys)
+        .unwrap_or_else(|wrong| panic!("#[circuit_breaker]: {wrong}"))
 }
