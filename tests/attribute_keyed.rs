@@ -339,3 +339,30 @@ fn an_async_keyed_fn_borrowing_its_key_records_per_key() {
     assert_eq!(group.get(&0).unwrap().state(), State::Open);
     assert_eq!(group.get(&5).unwrap().state(), State::Closed);
 }
+
+#[circuit_breaker(group = "keyed-global-mixed", key = name)]
+fn global_by_name(name: &str) -> Result<(), AppError> {
+    let _ = name;
+    Ok(())
+}
+
+#[circuit_breaker(group = "keyed-global-mixed", key = id)]
+fn global_by_id(id: u16) -> Result<(), AppError> {
+    let _ = id;
+    Ok(())
+}
+
+#[test]
+fn in_the_process_wide_registry_too_a_second_key_type_panics_on_every_call() {
+    global_by_id(1).unwrap();
+    for _ in 0..2 {
+        let panic = catch_unwind(|| global_by_name("a")).unwrap_err();
+        let message = panic.downcast_ref::<String>().expect("a formatted message");
+        assert!(
+            message.contains("`keyed-global-mixed` is keyed by `u16`")
+                && message.contains("`alloc::string::String`"),
+            "{message}"
+        );
+    }
+    global_by_id(2).unwrap();
+}
