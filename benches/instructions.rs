@@ -41,6 +41,23 @@ fn guarded_bulkhead(x: u64) -> Result<u64, BenchError> {
     work(x)
 }
 
+// Keyed (issue 15): one breaker per key of the group, found by the key on every
+// call. The same key each call: the cost of a key the group holds.
+#[circuit_breaker(group = "ir-keyed", key = x, threshold = 3, open_ms = 3_600_000)]
+fn guarded_keyed(x: u64) -> Result<u64, BenchError> {
+    work(x)
+}
+
+#[circuit_breaker(group = "ir-keyed-async", key = x, threshold = 3, open_ms = 3_600_000)]
+async fn guarded_keyed_async(x: u64) -> Result<u64, BenchError> {
+    work(x)
+}
+
+#[circuit_breaker(group = "ir-keyed-str", key = host, threshold = 3, open_ms = 3_600_000)]
+fn guarded_keyed_str(host: &str, x: u64) -> Result<u64, BenchError> {
+    work(x)
+}
+
 /// A timer that never fires and registers nothing: the race's own cost.
 struct NoTimer;
 impl Timer for NoTimer {
@@ -97,6 +114,9 @@ const CASES: &[&str] = &[
     "timeout_race",
     "timeout_async",
     "latency_window",
+    "attribute_keyed",
+    "attribute_keyed_async",
+    "attribute_keyed_str",
 ];
 
 fn config() -> Config {
@@ -144,6 +164,9 @@ fn run(case: &str, n: u64) {
     let _ = black_box(permit_call(&breaker, 1));
     let _ = black_box(guarded(1));
     let _ = black_box(poll_now(guarded_async(1)));
+    let _ = black_box(guarded_keyed(1));
+    let _ = black_box(poll_now(guarded_keyed_async(1)));
+    let _ = black_box(guarded_keyed_str("api.example.com", 1));
     // Tokio's timer registers with the runtime of the current context.
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_time()
@@ -166,6 +189,11 @@ fn run(case: &str, n: u64) {
         "timeout_async" => repeat(n, || poll_now(guarded_timeout_tokio(black_box(1)))),
         "attribute" => repeat(n, || guarded(black_box(1))),
         "attribute_async" => repeat(n, || poll_now(guarded_async(black_box(1)))),
+        "attribute_keyed" => repeat(n, || guarded_keyed(black_box(1))),
+        "attribute_keyed_async" => repeat(n, || poll_now(guarded_keyed_async(black_box(1)))),
+        "attribute_keyed_str" => repeat(n, || {
+            guarded_keyed_str(black_box("api.example.com"), black_box(1))
+        }),
         "permit_async" => repeat(n, || {
             poll_now(async {
                 let permit = b.try_acquire()?;

@@ -57,6 +57,8 @@
 //! | `registry` | expression of type `&Registry` | [`registry()`] | the registry to use, e.g. `&TEST_REGISTRY` with a [`ManualClock`]; a call site caches the breaker of the first registry it meets, and looks others up on every call |
 //! | `crate` | path | `::breaker` | where generated code finds this crate, for re-exporters |
 //! | `timer` | path to a value implementing [`Timer`] | [`timeout::Tokio`] (feature `tokio`) | the timer `timeout_ms` races the call against, for runtimes other than tokio |
+//! | `key` | expression of the fn's arguments, of a type implementing [`AsKey`] | none | one breaker per value of the expression, all on the group's config (see [Keyed breakers](#keyed-breakers)) |
+//! | `max_keys` | integer | 10 000 (with `key`) | the most idle keys the group keeps; needs `key` |
 //!
 //! `threshold` selects the consecutive-failure policy; `window_ms` or
 //! `window_calls` (not both) selects a rate window instead, and `threshold` may
@@ -144,14 +146,79 @@
 //! before, which wins. Two attributes declaring different configs for one group
 //! share the first one's breaker, and the mismatch is listed by
 //! [`Registry::conflicts`]. After its first call, each annotated fn reaches its
-//! breaker through a per-fn static: no hashing, no lock, no allocation per call.
+//! breaker through a per-fn static: no hashing, no lock, no allocation per call
+//! (a keyed fn reaches its group so, then hashes its key).
+//!
+//! # Keyed breakers
+//!
+//! `key = expr` gives the group one breaker per value of `expr` (a host, a
+//! tenant, a shard), each with the group's config: one host going down opens
+//! that host's breaker while the others keep running.
+//!
+//! ```
+//! use std::sync::LazyLock;
+//! use breaker::{circuit_breaker, CallError, ManualClock, Registry};
+//!
+//! static REGISTRY: LazyLock<Registry> = LazyLock::new(|| Registry::with_clock(ManualClock::new()));
+//!
+//! #[circuit_breaker(group = "upstream", key = host, max_keys = 10_000, threshold = 2, registry = &REGISTRY)]
+//! fn fetch(host: &str, path: &str) -> Result<String, CallError<String>> {
+//!     if host == "down.example" { return Err(CallError::Inner(format!("{host} refused"))) }
+//!     Ok(format!("https://{host}{path}"))
+//! }
+//!
+//! for _ in 0..2 { let _ = fetch("down.example", "/"); }
+//! assert!(fetch("down.example", "/").unwrap_err().is_open()); // this host's breaker is open
+//! assert!(fetch("up.example", "/").is_ok());                 // the others run
+//!
+//! let upstream = &REGISTRY.keyed_metrics()[0];
+//! assert_eq!((upstream.group, upstream.keys, upstream.open), ("upstream", 2, 1));
+//! let hosts = REGISTRY.get_keyed::<String>("upstream").unwrap().unwrap();
+//! assert_eq!(hosts.keys().len(), 2);
+//! ```
+//!
+//! - **What a key is.** The expression is evaluated before the body and
+//!   borrowed, so it may use the arguments the body then takes by value. Its
+//!   type implements [`AsKey`]: strings, integers, `char`, `bool`, IP and socket
+//!   addresses, references to those, and 2- and 3-tuples of owned keys; a type
+//!   of your own implements it in four lines. `&str`, `String` and `Arc<str>`
+//!   keys are all `String` keys: fns passing either share the group's breakers.
+//! - **The cost.** A call to a key the group holds hashes the key once, takes
+//!   its shard's read lock and clones the key's breaker handle (about 110
+//!   instructions more than an unkeyed call); it allocates nothing and interns
+//!   nothing. A new key allocates its breaker and its owned key.
+//! - **Bounded memory.** Past `max_keys` (default 10 000), creating a key
+//!   evicts idle, closed breakers, about least recently used first. An open,
+//!   half-open or forced breaker, or one with a call in flight, is never
+//!   evicted, so the group may hold more keys than `max_keys` while many are
+//!   open. An evicted key that comes back starts closed, with fresh counts;
+//!   the group's summed counts keep what evicted keys did.
+//! - **Everything else as for a group.** Every way out is recorded against
+//!   the call's key; an open key returns the fallback's value or
+//!   `Err(CircuitOpen.into())`; `max_concurrent` caps each key's calls in
+//!   flight, `timeout_ms` each call.
+//! - **Finding them.** [`Registry::keyed_metrics`] lists every keyed group with
+//!   its keys by state and its summed counts (the Prometheus and `metrics`
+//!   exporters export these); [`Registry::get_keyed`] gives a group with its
+//!   key type, to list its keys or inspect one.
+//!
+//! **One key type per group.** Two fns keying one group by types with
+//! different owned forms (`String` and `u64`) are a programming error: the
+//! first call that meets the second type panics, naming the group and both
+//! types. **Keyed and unkeyed groups are separate**: a keyed group and an
+//! unkeyed group of the same name are two things, listed apart
+//! ([`Registry::keyed_metrics`], [`Registry::snapshot`]). A keyed group's config
+//! is its first call site's (two sites declaring different configs are a
+//! [`Conflict`], as for unkeyed groups); [`Registry::configure`], a config
+//! file and environment variables configure unkeyed groups only.
 //!
 //! # Compile-time checks
 //!
 //! Unknown keys (with a suggestion), repeated keys, wrong literal types, values
 //! the builder refuses, a missing or empty `group`, use on anything but a fn with
-//! a body, `const fn`, `-> !`, variadic fns, a future-returning fn whose body the
-//! attribute cannot see into, a fallback on a fn returning `impl Trait`, and
+//! a body, `const fn`, `-> !`, variadic fns, `max_keys` without `key` or set to
+//! 0, a `key` whose type is no [`AsKey`] (on the key expression), a
+//! future-returning fn whose body the attribute cannot see into, a fallback on a fn returning `impl Trait`, and
 //! fallbacks with another arity, parameter type, return type or asyncness are all
 //! compile errors pointing at the offending tokens (fallback errors at the
 //! fallback path). A bad attribute still emits the fn unchanged, and every
@@ -181,7 +248,7 @@ pub use breaker_core::{
     Event, Subscription, Transition, TransitionCounts, TransitionReason, TripCause,
 };
 // Keyed breakers: one per (group, key) in bounded memory.
-pub use breaker_core::{KeyedGroup, KeyedMetrics, WrongKeyType};
+pub use breaker_core::{AsKey, KeyedGroup, KeyedMetrics, WrongKeyType};
 // Timeouts and bulkheads (issue 13).
 pub use breaker_core::{BulkheadSlot, TimedOut, Timer};
 
@@ -245,6 +312,8 @@ macro_rules! __breaker_declare {
 pub mod __private {
     // The claim: a per-site cached breaker built from a `const` config.
     pub use breaker_core::{CallSite, CircuitOpen, Config, Registry, SiteBreaker};
+    // A keyed claim (`key = ..`): the per-fn cache of its group.
+    pub use breaker_core::KeyedSite;
     // The link-time list of declarations (`config_file::declarations`):
     // `declare!(group, CONFIG)` submits one with the `config` feature and
     // expands to nothing without it.

@@ -157,7 +157,9 @@ pub use crate::error::{CallError, CircuitOpen, OpenReason, TimedOut};
 pub use crate::events::{
     Event, Subscription, Transition, TransitionCounts, TransitionReason, TripCause,
 };
-pub use crate::keyed::{KeyedGroup, KeyedMetrics, WrongKeyType};
+#[doc(hidden)]
+pub use crate::keyed::KeyedSite;
+pub use crate::keyed::{AsKey, KeyedGroup, KeyedMetrics, WrongKeyType};
 pub use crate::metrics::{Metrics, Snapshot, WindowMetrics};
 pub use crate::registry::{
     registry, AlreadyCreated, ConfigSource, Conflict, LayerError, Overridden, Reconfigured,

@@ -153,6 +153,8 @@ other_keys! {
     "registry" => registry, like "&REGISTRY",
     "crate" => krate, like "::my_reexport::breaker",
     "timer" => timer, like "MY_TIMER",
+    "key" => key, like "host",
+    "max_keys" => max_keys, like "10000",
 }
 
 /// Every key, in the order the error message lists them.
@@ -181,6 +183,9 @@ pub(crate) struct Args {
     pub(crate) registry: Option<Expr>,
     pub(crate) krate: Option<Path>,
     pub(crate) timer: Option<Path>,
+    /// `key = expr`: one breaker per value of `expr`.
+    pub(crate) key: Option<Expr>,
+    pub(crate) max_keys: Option<MaxKeys>,
     /// Keys read so far, for "set at most once".
     seen: Vec<Ident>,
     /// Keys written whose `= value` could not be read.
@@ -361,6 +366,28 @@ impl Value for Path {
                 input.span(),
                 format!("`{key}` takes a path, like `{key} = {example}`"),
             )
+        })
+    }
+}
+
+/// `max_keys = N` as written: the key (for spans) and the value.
+pub(crate) struct MaxKeys {
+    pub(crate) key: Ident,
+    pub(crate) value: u64,
+    /// The value as the expansion writes it (unsuffixed: a `usize` parameter
+    /// types it), spanned at the user's literal.
+    pub(crate) literal: Literal,
+}
+
+impl Value for MaxKeys {
+    fn read(input: ParseStream<'_>, key: &Ident, example: &str) -> syn::Result<Self> {
+        let (value, span) = read_number::<u64>(input, key, example)?;
+        let mut literal = Literal::u64_unsuffixed(value);
+        literal.set_span(span);
+        Ok(MaxKeys {
+            key: key.clone(),
+            value,
+            literal,
         })
     }
 }

@@ -11,7 +11,7 @@ use syn::visit_mut::VisitMut;
 use syn::{AttrStyle, Ident, ItemFn, ReturnType, Type};
 
 use crate::shape::{FutureTail, Shape};
-use crate::validate::{return_span, Attr, Plan};
+use crate::validate::{return_span, Attr, Keyed, Plan};
 
 /// The one list of lints allowed on generated statements (never around user code,
 /// except [`body_lints`] on the statement that holds the body). The `deny-warnings`
@@ -329,6 +329,22 @@ fn guard(attr: &Attr, item: &ItemFn, l: &Locals, is_async: bool) -> (TokenStream
 /// let __registry: &::breaker::__private::Registry = &REG;
 /// let __breaker = { /* as above */ __BREAKER_SITE.breaker(__registry, "search", &__BREAKER_CONFIG) };
 /// ```
+/// With `key = host` (a keyed group; `max_keys = 500`, else the default 10 000),
+/// the site caches the group, and every call finds its key's breaker in it (an
+/// owned handle, dropped at the end of the call); nothing is declared for
+/// config files, which do not configure keyed groups:
+/// ```ignore
+/// let __breaker = {
+///     const __BREAKER_CONFIG: ::breaker::__private::Config = /* as above */;
+///     static __BREAKER_SITE: ::breaker::__private::KeyedSite =
+///         ::breaker::__private::KeyedSite::new();
+///     __BREAKER_SITE.global("search", &__BREAKER_CONFIG, 500, &(host))
+/// };
+/// ```
+/// (`&(host)` is spanned at `host`, so a key type that is no `AsKey` is
+/// reported on the key expression; with `registry = &REG`,
+/// `__BREAKER_SITE.breaker(__registry, "search", &__BREAKER_CONFIG, 500, &(host))`.)
+///
 /// With `max_concurrent`, a bulkhead slot is taken before the permit (the
 /// bulkhead stands outside the breaker) and held to the end of the call:
 /// ```ignore
@@ -365,18 +381,46 @@ fn claim(attr: &Attr, l: &Locals, on_open: TokenStream) -> TokenStream {
     });
     // Without a `registry` key the site caches the process-wide registry's
     // breaker directly: no registry to fetch or compare on later calls.
-    let (registry_binding, site_lookup) = match &attr.registry {
-        Some(expr) => (
-            quote_spanned! {Span::mixed_site()=>
-                #lints
-                let #registry: &#krate::__private::Registry = #expr;
-            },
-            quote_spanned!(Span::mixed_site()=> breaker(#registry, #group, &__BREAKER_CONFIG)),
-        ),
+    let registry_binding = attr.registry.as_ref().map(|expr| {
+        quote_spanned! {Span::mixed_site()=>
+            #lints
+            let #registry: &#krate::__private::Registry = #expr;
+        }
+    });
+    let registry_arg = attr
+        .registry
+        .as_ref()
+        .map(|_| quote_spanned!(Span::mixed_site()=> #registry,));
+    let lookup_name = match &attr.registry {
+        Some(_) => quote_spanned!(Span::mixed_site()=> breaker),
+        None => quote_spanned!(Span::mixed_site()=> global),
+    };
+    // A keyed site caches its group and looks its key up on every call; the
+    // key is borrowed, spanned at the user's expression so a key type that is
+    // no `AsKey` is reported there. Keyed groups are not configured by a file,
+    // so they declare nothing.
+    let (site_type, declare, site_lookup) = match &attr.keyed {
         None => (
-            TokenStream::new(),
-            quote_spanned!(Span::mixed_site()=> global(#group, &__BREAKER_CONFIG)),
+            quote_spanned!(Span::mixed_site()=> CallSite),
+            quote_spanned! {Span::mixed_site()=>
+                // The link-time group list (`config_file::declarations`); nothing
+                // without the `config` feature.
+                #krate::__private::declare!(#group, __BREAKER_CONFIG);
+            },
+            quote_spanned! {Span::mixed_site()=>
+                #lookup_name(#registry_arg #group, &__BREAKER_CONFIG)
+            },
         ),
+        Some(Keyed { key, max_keys }) => {
+            let key = quote_spanned!(key.span()=> &(#key));
+            (
+                quote_spanned!(Span::mixed_site()=> KeyedSite),
+                TokenStream::new(),
+                quote_spanned! {Span::mixed_site()=>
+                    #lookup_name(#registry_arg #group, &__BREAKER_CONFIG, #max_keys, #key)
+                },
+            )
+        }
     };
     let methods = attr.config.iter().map(|(m, _)| m);
     let values = attr.config.iter().map(|(_, v)| v);
@@ -391,10 +435,9 @@ fn claim(attr: &Attr, l: &Locals, on_open: TokenStream) -> TokenStream {
                         ::core::panic!("#[circuit_breaker] checked this config when it expanded")
                     }
                 };
-            // The link-time group list (`config_file::declarations`); nothing
-            // without the `config` feature.
-            #krate::__private::declare!(#group, __BREAKER_CONFIG);
-            static __BREAKER_SITE: #krate::__private::CallSite = #krate::__private::CallSite::new();
+            #declare
+            static __BREAKER_SITE: #krate::__private::#site_type =
+                #krate::__private::#site_type::new();
             __BREAKER_SITE.#site_lookup
         };
         #bulkhead

@@ -21,7 +21,9 @@ mod validate;
 ///
 /// Each admitted call records one outcome (`Ok` success, `Err` failure, a panic a
 /// failure, a dropped future abandoned); an open circuit skips the body and
-/// returns the fallback's value or `Err(CircuitOpen.into())`. The `breaker` crate
+/// returns the fallback's value or `Err(CircuitOpen.into())`. With
+/// `key = expr` (an expression of the fn's arguments) the group holds one breaker
+/// per value of `expr`, at most about `max_keys` idle ones. The `breaker` crate
 /// docs hold the table of every key with its type, default and meaning.
 #[proc_macro_attribute]
 pub fn circuit_breaker(args: TokenStream, item: TokenStream) -> TokenStream {

@@ -6,7 +6,7 @@ use proc_macro2::{Literal, Span, TokenStream};
 use syn::spanned::Spanned;
 use syn::{Expr, FnArg, Ident, ItemFn, LitStr, Pat, Path, ReturnType, Signature, Type};
 
-use crate::args::{Args, ConfigArg};
+use crate::args::{Args, ConfigArg, MaxKeys};
 use crate::shape::{early_return, returns_future, take_shape, Shape};
 
 /// Everything the expansion needs, already checked.
@@ -36,7 +36,21 @@ pub(crate) struct Attr {
     pub(crate) timer: Option<Path>,
     /// `max_concurrent = ..` was written: the expansion takes a bulkhead slot.
     pub(crate) bulkhead: bool,
+    /// `key = ..` was written: one breaker per key.
+    pub(crate) keyed: Option<Keyed>,
 }
+
+/// A keyed group's call: which key, and how many idle keys the group holds.
+pub(crate) struct Keyed {
+    /// The key expression, as written.
+    pub(crate) key: Expr,
+    /// `max_keys`, or [`DEFAULT_MAX_KEYS`], as a literal.
+    pub(crate) max_keys: Literal,
+}
+
+/// The `max_keys` of a keyed group that does not set it. Documented in the
+/// `breaker` crate's key table: change both together.
+pub(crate) const DEFAULT_MAX_KEYS: u64 = 10_000;
 
 /// The fallback call: `path(args)`, or `Self::name(self, args)` in a method.
 pub(crate) struct Fallback {
@@ -56,6 +70,7 @@ pub(crate) fn validate(args: Args, item: TokenStream) -> Result<Plan, syn::Error
     // its absence is reported as well.
     let unreadable_group = args.unreadable("group");
     let unreadable_fallback = args.unreadable("fallback");
+    let unreadable_key = args.unreadable("key");
     let config_complete = args.config_complete();
     let Args {
         group,
@@ -65,6 +80,8 @@ pub(crate) fn validate(args: Args, item: TokenStream) -> Result<Plan, syn::Error
         registry,
         krate,
         timer,
+        key,
+        max_keys,
         mut errors,
         ..
     } = args;
@@ -87,6 +104,7 @@ pub(crate) fn validate(args: Args, item: TokenStream) -> Result<Plan, syn::Error
         errors.push(err.clone());
     }
     let config = check_config(config, config_complete, &mut errors);
+    let keyed = check_keyed(key, max_keys, unreadable_key, &mut errors);
     check_signature(&item, &mut errors);
 
     let sig = &item.sig;
@@ -188,6 +206,7 @@ pub(crate) fn validate(args: Args, item: TokenStream) -> Result<Plan, syn::Error
             timeout: timeout_key.map(|(_, literal)| literal),
             timer,
             bulkhead,
+            keyed,
         },
         item,
         shape,
@@ -207,6 +226,45 @@ fn check_group(group: Option<LitStr>) -> syn::Result<LitStr> {
             "`group` is empty: give the breaker a name, like `group = \"search\"`",
         )),
         Some(g) => Ok(g),
+    }
+}
+
+/// `key` and `max_keys`: a keyed group's call, or why not. `max_keys` without
+/// `key` is an error unless `key` was written but unreadable (it has its own).
+fn check_keyed(
+    key: Option<Expr>,
+    max_keys: Option<MaxKeys>,
+    unreadable_key: bool,
+    errors: &mut Vec<syn::Error>,
+) -> Option<Keyed> {
+    if let Some(MaxKeys {
+        value: 0, literal, ..
+    }) = &max_keys
+    {
+        errors.push(syn::Error::new(
+            literal.span(),
+            "`max_keys = 0` is refused: a keyed group holds at least one key; write the most \
+             idle keys to keep, like `max_keys = 10000`",
+        ));
+    }
+    match (key, max_keys) {
+        (Some(key), max_keys) => Some(Keyed {
+            key,
+            max_keys: max_keys
+                .map_or_else(|| Literal::u64_unsuffixed(DEFAULT_MAX_KEYS), |m| m.literal),
+        }),
+        (None, Some(max_keys)) => {
+            if !unreadable_key {
+                errors.push(syn::Error::new(
+                    max_keys.key.span(),
+                    "`max_keys` bounds a keyed group, and this fn has no `key`: add \
+                     `key = <an expression of the fn's arguments>`, like `key = host`, or \
+                     remove `max_keys`",
+                ));
+            }
+            None
+        }
+        (None, None) => None,
     }
 }
 

@@ -18,11 +18,12 @@
 
 use metrics::{Label as MetricLabel, Unit};
 
-use super::{Labels, Type, Value, FAMILIES};
+use super::{Family, Grouped, Labels, Type, Value, FAMILIES, KEYED_FAMILIES};
 use crate::Registry;
 
-/// Describes every figure and sets it, for every breaker in `breakers`, on the
-/// installed `metrics` recorder. Each group is read once, into one
+/// Describes every figure and sets it, for every breaker in `breakers` and every
+/// keyed group (one reading per group, never per key), on the installed
+/// `metrics` recorder. Each group is read once, into one
 /// [`Metrics`](crate::Metrics), whose figures are published together.
 ///
 /// Call it where your exporter reads (before it renders a scrape) or on a timer:
@@ -31,21 +32,29 @@ use crate::Registry;
 pub fn publish(breakers: &Registry) {
     describe();
     for m in breakers.snapshot().iter() {
-        for family in FAMILIES {
-            (family.samples)(m, &mut |labels, value| {
-                let labels = with_name(m.group, labels);
-                match (family.ty, value) {
-                    (Type::Counter, Value::Int(count)) => {
-                        metrics::counter!(family.name, labels).absolute(count);
-                    }
-                    (_, Value::Int(level)) => {
-                        metrics::gauge!(family.name, labels).set(level as f64);
-                    }
-                    (_, Value::Float(level)) => metrics::gauge!(family.name, labels).set(level),
-                    (_, Value::Unknown) => metrics::gauge!(family.name, labels).set(f64::NAN),
+        publish_group(FAMILIES, m);
+    }
+    for m in &breakers.keyed_metrics() {
+        publish_group(KEYED_FAMILIES, m);
+    }
+}
+
+/// Sets every figure of `families` for one group's reading `m`.
+fn publish_group<M: Grouped>(families: &[Family<M>], m: &M) {
+    for family in families {
+        (family.samples)(m, &mut |labels, value| {
+            let labels = with_name(m.group(), labels);
+            match (family.ty, value) {
+                (Type::Counter, Value::Int(count)) => {
+                    metrics::counter!(family.name, labels).absolute(count);
                 }
-            });
-        }
+                (_, Value::Int(level)) => {
+                    metrics::gauge!(family.name, labels).set(level as f64);
+                }
+                (_, Value::Float(level)) => metrics::gauge!(family.name, labels).set(level),
+                (_, Value::Unknown) => metrics::gauge!(family.name, labels).set(f64::NAN),
+            }
+        });
     }
 }
 
@@ -53,15 +62,18 @@ pub fn publish(breakers: &Registry) {
 /// does it on every call; calling it alone lets an exporter list the figures
 /// before any breaker exists.
 pub fn describe() {
-    for family in FAMILIES {
-        let unit = if family.seconds {
-            Unit::Seconds
-        } else {
-            Unit::Count
-        };
-        match family.ty {
-            Type::Counter => metrics::describe_counter!(family.name, unit, family.help),
-            Type::Gauge => metrics::describe_gauge!(family.name, unit, family.help),
+    let keyed = KEYED_FAMILIES
+        .iter()
+        .map(|f| (f.name, f.help, f.ty, f.seconds));
+    for (name, help, ty, seconds) in FAMILIES
+        .iter()
+        .map(|f| (f.name, f.help, f.ty, f.seconds))
+        .chain(keyed)
+    {
+        let unit = if seconds { Unit::Seconds } else { Unit::Count };
+        match ty {
+            Type::Counter => metrics::describe_counter!(name, unit, help),
+            Type::Gauge => metrics::describe_gauge!(name, unit, help),
         }
     }
 }

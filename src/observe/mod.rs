@@ -39,6 +39,19 @@
 //! | `breaker_generation` | gauge | `name` | the breaker's generation: each transition starts a new one | none |
 //! | `breaker_consecutive_failures` | gauge | `name` | failures in a row counted now (consecutive policy) | none |
 //!
+//! Keyed groups (`#[circuit_breaker(key = ..)]`, [`Registry::keyed`](crate::Registry::keyed))
+//! are exported per group, never per key (a group may hold a million keys), in
+//! families of their own, read from
+//! [`Registry::keyed_metrics`](crate::Registry::keyed_metrics):
+//!
+//! | series | type | labels | value |
+//! |---|---|---|---|
+//! | `breaker_keyed_keys` | gauge | `name`, `state` | keys held now by state: `closed` (forced closed included), `open` (forced open included), `half_open` |
+//! | `breaker_keyed_max_keys` | gauge | `name` | the group's `max_keys` |
+//! | `breaker_keyed_evictions_total` | counter | `name` | idle, closed keys evicted so far |
+//! | `breaker_keyed_calls_total` | counter | `name`, `kind` | as `breaker_calls_total`, summed over every key the group ever held |
+//! | `breaker_keyed_opened_total` | counter | `name` | as `breaker_opened_total`, summed likewise |
+//!
 //! The window series (`breaker_buffered_calls`, `breaker_slow_calls` and the two
 //! rates) exist only for breakers with a window policy. Counters only grow; the
 //! sum of `breaker_calls_total` over the kinds other than `not_permitted` is every
@@ -58,7 +71,7 @@
 
 use std::time::Duration;
 
-use crate::{Metrics, State};
+use crate::{KeyedMetrics, Metrics, State};
 
 #[cfg(feature = "metrics")]
 pub mod metrics;
@@ -86,13 +99,31 @@ pub(crate) enum Value {
 /// The labels of a series besides `name` (the group): `kind`, `state`, ...
 pub(crate) type Labels<'a> = &'a [(&'static str, &'static str)];
 
-/// Reads a family's series from one group's [`Metrics`]: calls its second
-/// argument once per series, with the series' labels besides `name`.
-pub(crate) type Samples = fn(&Metrics, &mut dyn FnMut(Labels, Value));
+/// Reads a family's series from one group's metrics (`M`: a breaker's
+/// [`Metrics`] or a keyed group's [`KeyedMetrics`]): calls its second argument
+/// once per series, with the series' labels besides `name`.
+pub(crate) type Samples<M> = fn(&M, &mut dyn FnMut(Labels, Value));
+
+/// What the exporters read one group's series from: it names its group.
+pub(crate) trait Grouped {
+    fn group(&self) -> &'static str;
+}
+
+impl Grouped for Metrics {
+    fn group(&self) -> &'static str {
+        self.group
+    }
+}
+
+impl Grouped for KeyedMetrics {
+    fn group(&self) -> &'static str {
+        self.group
+    }
+}
 
 /// One family of series: its exposed name, help, type, unit, and how to read its
-/// samples from one group's [`Metrics`].
-pub(crate) struct Family {
+/// samples from one group's metrics `M`.
+pub(crate) struct Family<M: 'static = Metrics> {
     /// The name as exposed: counters end in `_total`, durations in `_seconds`.
     pub(crate) name: &'static str,
     pub(crate) help: &'static str,
@@ -102,7 +133,7 @@ pub(crate) struct Family {
     /// Calls `sample` once per series of this family for one group, with the
     /// series' labels besides `name`. A family with more labels (transitions by
     /// `from` and `to`, say) is one more entry in [`FAMILIES`].
-    pub(crate) samples: Samples,
+    pub(crate) samples: Samples<M>,
 }
 
 /// Every family both exporters publish, in exposition order.
@@ -304,6 +335,64 @@ pub(crate) const FAMILIES: &[Family] = &[
     },
 ];
 
+/// The families of keyed groups (`#[circuit_breaker(key = ..)]`), one series
+/// per group and never per key (a group may hold a million keys): its keys by
+/// state, its bound, its evictions, and its keys' counts summed (evicted keys
+/// included).
+pub(crate) const KEYED_FAMILIES: &[Family<KeyedMetrics>] = &[
+    Family {
+        name: "breaker_keyed_keys",
+        help: "Keys a keyed group holds now, by their breaker's state (open includes forced open, closed forced closed).",
+        ty: Type::Gauge,
+        seconds: false,
+        samples: |m, sample| {
+            let closed = m.keys.saturating_sub(m.open + m.half_open);
+            for (state, n) in [("closed", closed), ("open", m.open), ("half_open", m.half_open)] {
+                sample(&[("state", state)], Value::Int(n as u64));
+            }
+        },
+    },
+    Family {
+        name: "breaker_keyed_max_keys",
+        help: "The most idle keys a keyed group keeps (max_keys); open keys may exceed it.",
+        ty: Type::Gauge,
+        seconds: false,
+        samples: |m, sample| sample(&[], Value::Int(m.max_keys as u64)),
+    },
+    Family {
+        name: "breaker_keyed_evictions_total",
+        help: "Idle, closed keys a keyed group evicted to stay within max_keys.",
+        ty: Type::Counter,
+        seconds: false,
+        samples: |m, sample| sample(&[], Value::Int(m.evictions)),
+    },
+    Family {
+        name: "breaker_keyed_calls_total",
+        help: "Calls of every key of a keyed group (evicted keys included) by how they ended, and claims refused (not_permitted).",
+        ty: Type::Counter,
+        seconds: false,
+        samples: |m, sample| {
+            for (kind, count) in [
+                ("successful", m.successes),
+                ("failed", m.failures),
+                ("ignored", m.ignored),
+                ("not_permitted", m.rejected),
+                ("abandoned", m.abandoned),
+                ("stale", m.stale),
+            ] {
+                sample(&[("kind", kind)], Value::Int(count));
+            }
+        },
+    },
+    Family {
+        name: "breaker_keyed_opened_total",
+        help: "Times any key of a keyed group opened (evicted keys included).",
+        ty: Type::Counter,
+        seconds: false,
+        samples: |m, sample| sample(&[], Value::Int(m.times_opened)),
+    },
+];
+
 /// The transitions the state machine makes by itself, listed from the first
 /// scrape on (at 0); transitions by hand (to and from the forced states, and
 /// resets) are listed once they happened.
@@ -374,20 +463,16 @@ mod tests {
 
     #[test]
     fn counters_end_in_total_and_durations_in_seconds() {
-        for family in FAMILIES {
-            assert!(family.name.starts_with("breaker_"), "{}", family.name);
-            assert_eq!(
-                family.name.ends_with("_total"),
-                family.ty == Type::Counter,
-                "{}",
-                family.name
-            );
-            assert_eq!(
-                family.name.ends_with("_seconds"),
-                family.seconds,
-                "{}",
-                family.name
-            );
+        let keyed = KEYED_FAMILIES.iter().map(|f| (f.name, f.ty, f.seconds));
+        for family in FAMILIES
+            .iter()
+            .map(|f| (f.name, f.ty, f.seconds))
+            .chain(keyed)
+        {
+            let (name, ty, seconds) = family;
+            assert!(name.starts_with("breaker_"), "{name}");
+            assert_eq!(name.ends_with("_total"), ty == Type::Counter, "{name}");
+            assert_eq!(name.ends_with("_seconds"), seconds, "{name}");
         }
     }
 

@@ -29,8 +29,8 @@ use prometheus_client::encoding::{DescriptorEncoder, MetricEncoder, NoLabelSet};
 use prometheus_client::metrics::MetricType;
 use prometheus_client::registry::Unit;
 
-use super::{Family, Labels, Type, Value, FAMILIES};
-use crate::{Metrics, Registry};
+use super::{Family, Grouped, Labels, Type, Value, FAMILIES, KEYED_FAMILIES};
+use crate::Registry;
 
 /// A [`Collector`] of every breaker in a [`Registry`], read at scrape time.
 ///
@@ -60,9 +60,16 @@ where
 {
     fn encode(&self, mut encoder: DescriptorEncoder) -> fmt::Result {
         // Each group is read once, here; every family below reads that reading.
-        let snapshot = self.breakers.borrow().snapshot();
+        let registry = self.breakers.borrow();
+        let snapshot = registry.snapshot();
         for family in FAMILIES {
             encode_family(&mut encoder, family, &snapshot)?;
+        }
+        // Keyed groups: one reading each (their keys summed), in families of
+        // their own, and none at all in a registry without keyed groups.
+        let keyed = registry.keyed_metrics();
+        for family in KEYED_FAMILIES {
+            encode_family(&mut encoder, family, &keyed)?;
         }
         Ok(())
     }
@@ -70,10 +77,10 @@ where
 
 /// Writes `family`'s descriptor and its series for every group, or nothing when no
 /// group has a sample in it (the window families without a window policy).
-fn encode_family(
+fn encode_family<M: Grouped>(
     encoder: &mut DescriptorEncoder,
-    family: &Family,
-    groups: &[Metrics],
+    family: &Family<M>,
+    groups: &[M],
 ) -> fmt::Result {
     let mut any = false;
     for m in groups {
@@ -100,7 +107,7 @@ fn encode_family(
         let mut written = Ok(());
         (family.samples)(m, &mut |labels, value| {
             if written.is_ok() {
-                written = encode_sample(&mut metric, family.ty, m.group, labels, value);
+                written = encode_sample(&mut metric, family.ty, m.group(), labels, value);
             }
         });
         written?;

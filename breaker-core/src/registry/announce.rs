@@ -125,7 +125,7 @@ impl Registry {
 
     /// Records `conflict` once; the first time, logs it and tells the
     /// subscribers, after the conflicts' lock is released. The caller holds no lock.
-    fn report(&self, conflict: Conflict) {
+    pub(crate) fn report(&self, conflict: Conflict) {
         {
             let mut conflicts = self.conflicts.lock();
             if conflicts.contains(&conflict) {

@@ -13,10 +13,8 @@
 //! An evicted breaker's counts are folded into the group's, so the group's
 //! metrics lose nothing.
 
-use std::any::Any;
+use hashbrown::HashTable;
 use std::borrow::Borrow;
-use std::collections::hash_map::RandomState;
-use std::collections::HashMap;
 use std::fmt;
 use std::hash::{BuildHasher, Hash};
 use std::sync::atomic::{fence, AtomicBool, AtomicU64, AtomicUsize, Ordering::*};
@@ -27,8 +25,19 @@ use parking_lot::{Mutex, RwLock};
 use crate::breaker::Breaker;
 use crate::clock::ClockSource;
 use crate::config::Config;
-use crate::metrics::Metrics;
 use crate::state::State;
+
+mod groups;
+mod key;
+mod metrics;
+mod site;
+
+pub(crate) use self::groups::KeyedGroups;
+pub use self::groups::WrongKeyType;
+pub use self::key::AsKey;
+use self::metrics::Folded;
+pub use self::metrics::KeyedMetrics;
+pub use self::site::KeyedSite;
 
 const SHARDS: usize = 64;
 
@@ -62,8 +71,9 @@ struct Shared<K> {
     config: Config,
     clock: ClockSource,
     max_keys: usize,
-    hasher: RandomState,
-    shards: Box<[RwLock<HashMap<K, Entry>>]>,
+    /// One hash per call picks the shard and the slot in it.
+    hasher: foldhash::fast::RandomState,
+    shards: Box<[RwLock<HashTable<Slot<K>>>]>,
     keys: AtomicUsize,
     /// Where the next sweep starts.
     hand: AtomicUsize,
@@ -72,86 +82,16 @@ struct Shared<K> {
     evicted: Mutex<Folded>,
 }
 
+/// A key and its breaker.
+struct Slot<K> {
+    key: K,
+    entry: Entry,
+}
+
 struct Entry {
     breaker: Breaker,
     /// Used since the last sweep passed it: spared once.
     used: AtomicBool,
-}
-
-/// Counts of evicted breakers, kept so the group's sums never go down.
-#[derive(Clone, Copy, Default)]
-struct Folded {
-    calls: u64,
-    successes: u64,
-    failures: u64,
-    ignored: u64,
-    rejected: u64,
-    abandoned: u64,
-    stale: u64,
-    times_opened: u64,
-}
-
-impl Folded {
-    fn add(&mut self, m: &Metrics) {
-        self.merge(&Folded {
-            calls: m.calls,
-            successes: m.successes,
-            failures: m.failures,
-            ignored: m.ignored,
-            rejected: m.rejected,
-            abandoned: m.abandoned,
-            stale: m.stale,
-            times_opened: m.times_opened,
-        });
-    }
-
-    fn merge(&mut self, f: &Folded) {
-        for (sum, n) in [
-            (&mut self.calls, f.calls),
-            (&mut self.successes, f.successes),
-            (&mut self.failures, f.failures),
-            (&mut self.ignored, f.ignored),
-            (&mut self.rejected, f.rejected),
-            (&mut self.abandoned, f.abandoned),
-            (&mut self.stale, f.stale),
-            (&mut self.times_opened, f.times_opened),
-        ] {
-            *sum = sum.saturating_add(n);
-        }
-    }
-}
-
-/// What a keyed group did: its keys' counts summed (evicted keys included) and
-/// how many keys it holds in each state. Taking it changes nothing.
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct KeyedMetrics {
-    /// The group.
-    pub group: &'static str,
-    /// Keys held now.
-    pub keys: usize,
-    /// Keys held now that are open (forced open included).
-    pub open: usize,
-    /// Keys held now that are half-open.
-    pub half_open: usize,
-    /// Breakers evicted so far.
-    pub evictions: u64,
-    /// As [`Metrics::calls`], summed over every key the group ever held.
-    pub calls: u64,
-    /// As [`Metrics::successes`], summed likewise.
-    pub successes: u64,
-    /// As [`Metrics::failures`], summed likewise.
-    pub failures: u64,
-    /// As [`Metrics::ignored`], summed likewise.
-    pub ignored: u64,
-    /// As [`Metrics::rejected`], summed likewise.
-    pub rejected: u64,
-    /// As [`Metrics::abandoned`], summed likewise.
-    pub abandoned: u64,
-    /// As [`Metrics::stale`], summed likewise.
-    pub stale: u64,
-    /// As [`Metrics::times_opened`], summed likewise.
-    pub times_opened: u64,
 }
 
 impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
@@ -179,7 +119,7 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
                 config,
                 clock,
                 max_keys: max_keys.max(1),
-                hasher: RandomState::new(),
+                hasher: Default::default(),
                 shards: (0..SHARDS).map(|_| RwLock::default()).collect(),
                 keys: AtomicUsize::new(0),
                 hand: AtomicUsize::new(0),
@@ -204,10 +144,13 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
         self.shared.max_keys
     }
 
-    fn shard<Q: Hash + ?Sized>(&self, key: &Q) -> &RwLock<HashMap<K, Entry>> {
-        let hash = self.shared.hasher.hash_one(key) as usize;
-        // The high bits: the map inside the shard uses the low ones.
-        &self.shared.shards[(hash >> 32) % SHARDS]
+    /// `key`'s hash, and the shard it lives in.
+    #[inline]
+    fn shard<Q: Hash + ?Sized>(&self, key: &Q) -> (u64, &RwLock<HashTable<Slot<K>>>) {
+        let hash = self.shared.hasher.hash_one(key);
+        // Middle bits: the table inside the shard indexes by the low ones and
+        // tags its slots with the top seven.
+        (hash, &self.shared.shards[(hash >> 32) as usize % SHARDS])
     }
 
     /// The breaker of `key`, created on first use (evicting idle keys if the group
@@ -226,28 +169,83 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
         K: Borrow<Q>,
         Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
     {
-        let shard = self.shard(key);
-        if let Some(entry) = shard.read().get(key) {
-            return entry.touch();
+        self.find_or_create(key, Q::to_owned)
+    }
+
+    /// The breaker of the key `key` names, created on first use: as
+    /// [`breaker`](Self::breaker), for any [`AsKey`] whose owned form is `K`
+    /// (`&str`, `String` and `Arc<str>` for a group of `String`). A key the
+    /// group holds is found by its borrowed form, with no allocation.
+    ///
+    /// ```
+    /// use std::net::{IpAddr, Ipv4Addr};
+    /// use breaker_core::{Config, KeyedGroup};
+    ///
+    /// let peers = KeyedGroup::<IpAddr>::new("peers", Config::default(), 1_000);
+    /// let peer = IpAddr::V4(Ipv4Addr::LOCALHOST);
+    /// peers.breaker_for(&peer).try_acquire().unwrap().success();
+    /// assert!(peers.breaker_for(&peer).same_as(&peers.get(&peer).unwrap()));
+    /// ```
+    #[inline]
+    pub fn breaker_for<A>(&self, key: &A) -> Breaker
+    where
+        A: AsKey<Owned = K> + ?Sized,
+        K: Borrow<A::Lookup>,
+    {
+        self.find_or_create::<A::Lookup>(key.lookup(), |_| key.to_owned_key())
+    }
+
+    /// The breaker of `key`; `owned` makes the key the map keeps, only when
+    /// the group does not hold it.
+    #[inline]
+    fn find_or_create<Q>(&self, key: &Q, owned: impl FnOnce(&Q) -> K) -> Breaker
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        let (hash, shard) = self.shard(key);
+        if let Some(slot) = shard.read().find(hash, |slot| slot.key.borrow() == key) {
+            return slot.entry.touch();
         }
+        self.create(shard, hash, key, owned)
+    }
+
+    #[cold]
+    fn create<Q>(
+        &self,
+        shard: &RwLock<HashTable<Slot<K>>>,
+        hash: u64,
+        key: &Q,
+        owned: impl FnOnce(&Q) -> K,
+    ) -> Breaker
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
         if self.shared.keys.load(Relaxed) >= self.shared.max_keys {
             self.sweep();
         }
         let mut map = shard.write();
-        if let Some(entry) = map.get(key) {
-            return entry.touch();
+        if let Some(slot) = map.find(hash, |slot| slot.key.borrow() == key) {
+            return slot.entry.touch();
         }
         let breaker = Breaker::from_parts(
             self.shared.group,
             self.shared.config,
             self.shared.clock.clone(),
         );
-        map.insert(
-            key.to_owned(),
-            Entry {
-                breaker: breaker.clone(),
-                used: AtomicBool::new(true),
+        let hasher = &self.shared.hasher;
+        map.insert_unique(
+            hash,
+            Slot {
+                key: owned(key),
+                entry: Entry {
+                    breaker: breaker.clone(),
+                    used: AtomicBool::new(true),
+                },
             },
+            // `Borrow`'s contract: the owned key hashes as its borrowed form.
+            |slot| hasher.hash_one(&slot.key),
         );
         self.shared.keys.fetch_add(1, Relaxed);
         breaker
@@ -259,7 +257,10 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
-        self.shard(key).read().get(key).map(|e| e.breaker.clone())
+        let (hash, shard) = self.shard(key);
+        let map = shard.read();
+        map.find(hash, |slot| slot.key.borrow() == key)
+            .map(|slot| slot.entry.breaker.clone())
     }
 
     /// Evicts idle, closed keys until the group is a sixteenth below `max_keys`,
@@ -279,7 +280,7 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
             let mut map = shared.shards[(start + i) % SHARDS].write();
             let mut folded = Folded::default();
             let before = map.len();
-            map.retain(|_, entry| {
+            map.retain(|Slot { entry, .. }| {
                 if entry.used.swap(false, Relaxed) {
                     return true;
                 }
@@ -311,7 +312,7 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
                 shard
                     .read()
                     .iter()
-                    .map(|(k, e)| (k.clone(), e.breaker.state())),
+                    .map(|slot| (slot.key.clone(), slot.entry.breaker.state())),
             );
         }
         all
@@ -320,40 +321,7 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
     /// The group's counts (its keys' summed, evicted keys included) and keys by
     /// state. Pure. Exact once the counting threads are quiet.
     pub fn metrics(&self) -> KeyedMetrics {
-        let shared = &*self.shared;
-        // Held across the scan (see `sweep`): an eviction is seen either in its
-        // shard or in the sums, never in neither. Calls take no part in it.
-        let evicted = shared.evicted.lock();
-        let mut sums = *evicted;
-        let (mut keys, mut open, mut half_open) = (0, 0, 0);
-        for shard in shared.shards.iter() {
-            for entry in shard.read().values() {
-                let m = entry.breaker.metrics();
-                keys += 1;
-                match m.state {
-                    State::Open | State::ForcedOpen => open += 1,
-                    State::HalfOpen => half_open += 1,
-                    State::Closed | State::ForcedClosed => {}
-                }
-                sums.add(&m);
-            }
-        }
-        drop(evicted);
-        KeyedMetrics {
-            group: shared.group,
-            keys,
-            open,
-            half_open,
-            evictions: shared.evictions.load(Relaxed),
-            calls: sums.calls,
-            successes: sums.successes,
-            failures: sums.failures,
-            ignored: sums.ignored,
-            rejected: sums.rejected,
-            abandoned: sums.abandoned,
-            stale: sums.stale,
-            times_opened: sums.times_opened,
-        }
+        self.shared.metrics()
     }
 }
 
@@ -386,74 +354,5 @@ impl<K> fmt::Debug for KeyedGroup<K> {
             .field("keys", &self.shared.keys.load(Relaxed))
             .field("max_keys", &self.shared.max_keys)
             .finish_non_exhaustive()
-    }
-}
-
-/// The keyed groups of one registry, by group name, each of its own key type.
-#[derive(Default)]
-pub(crate) struct KeyedGroups(Mutex<HashMap<&'static str, Arc<dyn Any + Send + Sync>>>);
-
-/// [`Registry::keyed`](crate::Registry::keyed) named a group that exists with
-/// another key type.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct WrongKeyType(pub &'static str);
-
-impl fmt::Display for WrongKeyType {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "keyed group `{}` exists with another key type", self.0)
-    }
-}
-
-impl std::error::Error for WrongKeyType {}
-
-impl KeyedGroups {
-    pub(crate) fn get_or_create<K: Hash + Eq + Send + Sync + 'static>(
-        &self,
-        group: &str,
-        make: impl FnOnce(&'static str) -> KeyedGroup<K>,
-    ) -> Result<KeyedGroup<K>, WrongKeyType> {
-        let mut groups = self.0.lock();
-        if let Some((name, any)) = groups.get_key_value(group) {
-            let name = *name;
-            return Arc::clone(any)
-                .downcast::<Shared<K>>()
-                .map(|shared| KeyedGroup { shared })
-                .map_err(|_| WrongKeyType(name));
-        }
-        let name = crate::names::intern(group);
-        let keyed = make(name);
-        groups.insert(
-            name,
-            Arc::clone(&keyed.shared) as Arc<dyn Any + Send + Sync>,
-        );
-        Ok(keyed)
-    }
-}
-
-impl crate::registry::Registry {
-    /// The keyed group `group`: one breaker per key, all on one config, at most
-    /// about `max_keys` idle keys (see [`KeyedGroup`]). The first call creates
-    /// it with `config` and `max_keys`; later calls get it unchanged.
-    ///
-    /// ```
-    /// use breaker_core::{Config, Registry};
-    ///
-    /// let registry = Registry::new();
-    /// let hosts = registry.keyed::<String>("crawl", &Config::default(), 100_000).unwrap();
-    /// hosts.breaker("example.org").try_acquire().unwrap().success();
-    /// let again = registry.keyed::<String>("crawl", &Config::default(), 1).unwrap();
-    /// assert_eq!(again.metrics().successes, 1);
-    /// assert!(registry.keyed::<u32>("crawl", &Config::default(), 1).is_err());
-    /// ```
-    pub fn keyed<K: Hash + Eq + Send + Sync + 'static>(
-        &self,
-        group: &str,
-        config: &Config,
-        max_keys: usize,
-    ) -> Result<KeyedGroup<K>, WrongKeyType> {
-        let clock = self.clock_source().clone();
-        self.keyed_groups().get_or_create(group, |name| {
-            KeyedGroup::from_parts(name, *config, clock, max_keys)
-        })
     }
 }

@@ -1,0 +1,9 @@
+use breaker::{circuit_breaker, CallError};
+
+#[circuit_breaker(group = "hosts", key = host, threshold = 3, key = port)]
+fn fetch(host: &str, port: u16) -> Result<(), CallError<()>> {
+    let _ = (host, port);
+    Ok(())
+}
+
+fn main() {}

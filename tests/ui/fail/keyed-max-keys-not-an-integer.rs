@@ -1,0 +1,15 @@
+use breaker::{circuit_breaker, CallError};
+
+#[circuit_breaker(group = "hosts", key = host, max_keys = "10k")]
+fn fetch(host: &str) -> Result<(), CallError<()>> {
+    let _ = host;
+    Ok(())
+}
+
+#[circuit_breaker(group = "hosts", key = host, max_keys = 1.5)]
+fn fetch_again(host: &str) -> Result<(), CallError<()>> {
+    let _ = host;
+    Ok(())
+}
+
+fn main() {}

@@ -1,0 +1,9 @@
+use breaker::{circuit_breaker, CallError};
+
+#[circuit_breaker(group = "hosts", max_keys = 100)]
+fn fetch(host: &str) -> Result<(), CallError<()>> {
+    let _ = host;
+    Ok(())
+}
+
+fn main() {}

@@ -1,0 +1,9 @@
+use breaker::{circuit_breaker, CallError};
+
+#[circuit_breaker(group = "hosts", key = host, max_keys = 0)]
+fn fetch(host: &str) -> Result<(), CallError<()>> {
+    let _ = host;
+    Ok(())
+}
+
+fn main() {}
