@@ -393,7 +393,12 @@ mod tests {
             );
             for state in [State::Closed, State::HalfOpen, State::ForcedOpen] {
                 assert!(!fleet.next(state).is_fleet_open(), "{state}");
-                assert_eq!(fleet.next(state).refusing(), Refusing::Other, "{state}");
+                let refusing = if state == State::ForcedOpen {
+                    Refusing::ForcedOpen
+                } else {
+                    Refusing::Other
+                };
+                assert_eq!(fleet.next(state).refusing(), refusing, "{state}");
             }
             let probing = Word::initial(timed, windowed)
                 .next(State::HalfOpen)
