@@ -206,7 +206,7 @@ impl Word {
     /// state bits and the fleet bit.
     #[inline(always)]
     pub(crate) const fn refusing(self) -> Refusing {
-        match self.0 & ((1 << STATE_BITS) - 1 | FLEET) {
+        match self.0 & (((1 << STATE_BITS) - 1) | FLEET) {
             1 => Refusing::LocallyOpen,
             3 => Refusing::ForcedOpen,
             _ => Refusing::Other,
