@@ -340,9 +340,12 @@ impl Breaker {
     /// Returns whether it moved it: only an open breaker's end moves, and a
     /// later end only while the current one is more than a millisecond away,
     /// so that no claim is taking the half-open slot as it moves (a claim
-    /// compares the end to a clock it read a moment before). A breaker whose
-    /// open is over is left to probe; an agent that holds it past the fleet's
-    /// end a little (`breaker-fleet` does) decides well before that.
+    /// compares the end to a clock it read a moment before; only a thread
+    /// stalled for longer than that millisecond between the check and the
+    /// write, exactly as the old end passes, could still let one claim probe).
+    /// A breaker whose open is over is left to probe; an agent that holds it
+    /// past the fleet's end a little (`breaker-fleet` holds 200 ms) decides
+    /// well before that.
     ///
     /// ```
     /// use std::time::Duration;
