@@ -326,6 +326,7 @@ impl Tally {
             Call::Refused(OpenReason::HalfOpenFull) => self.refused_half_open_full += 1,
             Call::Refused(OpenReason::ForcedOpen) => panic!("nothing forces this breaker open"),
             Call::Refused(OpenReason::BulkheadFull) => panic!("this group has no bulkhead"),
+            Call::Refused(OpenReason::Fleet) => panic!("no fleet agent here"),
             Call::Transport(why) => {
                 eprintln!("transport error: {why}");
                 self.transport += 1;

@@ -12,6 +12,12 @@ pub enum OpenReason {
     Open,
     /// The circuit is half-open and every probe slot is taken.
     HalfOpenFull,
+    /// The circuit is open because the fleet says so: another instance tripped
+    /// (or a fleet probe failed), and a fleet agent opened this breaker for the
+    /// time the fleet's open has left ([`Breaker::fleet_open`](crate::Breaker::fleet_open)).
+    /// `retry_after` is that time, plus any time the agent holds it while the
+    /// fleet decides which instance probes.
+    Fleet,
     /// The circuit was forced open by hand.
     ForcedOpen,
     /// The group's bulkhead (`max_concurrent`) is full: that many calls are in
@@ -22,12 +28,13 @@ pub enum OpenReason {
 
 impl OpenReason {
     /// A short lowercase label: `"open"`, `"half-open-full"`, `"forced-open"`,
-    /// `"bulkhead-full"`.
+    /// `"fleet-open"`, `"bulkhead-full"`.
     pub const fn as_str(self) -> &'static str {
         match self {
             OpenReason::Open => "open",
             OpenReason::HalfOpenFull => "half-open-full",
             OpenReason::ForcedOpen => "forced-open",
+            OpenReason::Fleet => "fleet-open",
             OpenReason::BulkheadFull => "bulkhead-full",
         }
     }
@@ -94,6 +101,7 @@ impl fmt::Display for CircuitOpen {
                 "circuit `{}` is half-open and every probe slot is taken",
                 self.group
             )?,
+            OpenReason::Fleet => write!(f, "circuit `{}` is open across the fleet", self.group)?,
             OpenReason::ForcedOpen => return write!(f, "circuit `{}` is forced open", self.group),
             OpenReason::BulkheadFull => {
                 return write!(

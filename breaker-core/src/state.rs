@@ -1,6 +1,6 @@
 //! The breaker's states and the one atomic word that holds the state, its
-//! generation, the consecutive failures while closed, and the probes in flight and
-//! probe successes of a half-open episode.
+//! generation, the consecutive failures while closed, the probes in flight and
+//! probe successes of a half-open episode, and whether an open came from the fleet.
 
 use std::fmt;
 
@@ -59,6 +59,18 @@ impl fmt::Display for State {
     }
 }
 
+/// [`Word::refusing`]: the words a claim refuses without the state machine.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Refusing {
+    /// Open by its own trip or failed probe (an open word the fleet opened is
+    /// `Other`: the state machine tells its reason).
+    LocallyOpen,
+    /// Forced open by hand.
+    ForcedOpen,
+    /// Anything else.
+    Other,
+}
+
 const STATE_BITS: u32 = 3;
 /// The state bits of every state but `Closed` (0) and `ForcedClosed` (4): a word
 /// with none of them set admits calls.
@@ -87,6 +99,10 @@ const FAILURE_BITS: u32 = PROBE_BITS + SUCCESS_BITS;
 /// The most consecutive failures the word counts; the count saturates there.
 pub(crate) const MAX_FAILURES: u32 = (1 << FAILURE_BITS) - 1;
 const FAILURE_FIELD: u64 = (MAX_FAILURES as u64) << FAILURE_SHIFT;
+/// In an open word, whose probe and success fields are otherwise zero: the
+/// fleet opened it (`Breaker::fleet_open`), so its refusals say so. Cleared,
+/// like every field, by the next generation.
+const FLEET: u64 = 1 << PROBE_SHIFT;
 
 /// Everything a claim and a verdict must agree on, in one `u64`, so every
 /// transition is a single compare-and-swap and the closed path reads one word:
@@ -97,7 +113,7 @@ const FAILURE_FIELD: u64 = (MAX_FAILURES as u64) << FAILURE_SHIFT;
 /// | 3 | claims read the clock (fixed for the breaker's life) |
 /// | 4 | verdicts feed a window policy (fixed for the breaker's life) |
 /// | 5 | only in a permit's copy: the claim did not find the word plain |
-/// | 6..16 | half-open: probes in flight; closed: consecutive failures, low bits |
+/// | 6..16 | half-open: probes in flight; closed: consecutive failures, low bits; open: bit 6 says the fleet opened it |
 /// | 16..26 | half-open: probe successes; closed: consecutive failures, high bits |
 /// | 26..64 | generation |
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -181,6 +197,28 @@ impl Word {
         Word(self.0 | MARKED)
     }
 
+    /// The word of the next generation, open because the fleet says so.
+    pub(crate) const fn next_fleet_open(self) -> Word {
+        Word(self.next(State::Open).0 | FLEET)
+    }
+
+    /// What the claim's refusal frame must tell apart, from one mask of the
+    /// state bits and the fleet bit.
+    #[inline(always)]
+    pub(crate) const fn refusing(self) -> Refusing {
+        match self.0 & (((1 << STATE_BITS) - 1) | FLEET) {
+            1 => Refusing::LocallyOpen,
+            3 => Refusing::ForcedOpen,
+            _ => Refusing::Other,
+        }
+    }
+
+    /// Whether this is an open word the fleet opened (not a local trip).
+    #[inline(always)]
+    pub(crate) const fn is_fleet_open(self) -> bool {
+        matches!(self.state(), State::Open) && self.0 & FLEET != 0
+    }
+
     /// The word of the next generation in `state`, with no probes, successes or
     /// failures.
     pub(crate) const fn next(self, state: State) -> Word {
@@ -222,6 +260,7 @@ impl fmt::Debug for Word {
             .field("failures", &self.failures())
             .field("timed", &self.is_timed())
             .field("windowed", &(self.0 & WINDOWED != 0))
+            .field("fleet", &self.is_fleet_open())
             .finish()
     }
 }
@@ -330,6 +369,45 @@ mod tests {
             0,
             "never carried into the live word"
         );
+    }
+
+    #[test]
+    fn only_a_fleet_open_word_says_fleet_and_its_next_generation_forgets_it() {
+        for (timed, windowed) in [(false, false), (true, true)] {
+            let closed = Word::initial(timed, windowed).with_failures(2);
+            let fleet = closed.next_fleet_open();
+            assert!(fleet.is_fleet_open());
+            assert_eq!(fleet.state(), State::Open);
+            assert_eq!(fleet.generation(), 1);
+            assert_eq!(
+                (fleet.is_timed(), fleet.0 & WINDOWED != 0),
+                (timed, windowed)
+            );
+            assert!(!fleet.is_plain() && !fleet.admits_untimed());
+            assert!(!closed.next(State::Open).is_fleet_open(), "a local trip");
+            assert_eq!(closed.next(State::Open).refusing(), Refusing::LocallyOpen);
+            assert_eq!(fleet.refusing(), Refusing::Other);
+            assert_eq!(
+                closed.next(State::ForcedOpen).refusing(),
+                Refusing::ForcedOpen
+            );
+            for state in [State::Closed, State::HalfOpen, State::ForcedOpen] {
+                assert!(!fleet.next(state).is_fleet_open(), "{state}");
+                let refusing = if state == State::ForcedOpen {
+                    Refusing::ForcedOpen
+                } else {
+                    Refusing::Other
+                };
+                assert_eq!(fleet.next(state).refusing(), refusing, "{state}");
+            }
+            let probing = Word::initial(timed, windowed)
+                .next(State::HalfOpen)
+                .with_probes(1);
+            assert!(!probing.is_fleet_open(), "a half-open word's probe count");
+            assert!(!Word::initial(timed, windowed)
+                .with_failures(1)
+                .is_fleet_open());
+        }
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //!
 //! Runs itself under `valgrind --tool=callgrind --separate-threads=yes` with N
 //! and 2N calls of a `#[circuit_breaker]` fn (closed, succeeding), once alone and
-//! once with a [`FleetAgent`] polling the same registry from its own thread, and
+//! once with a [`FleetAgent`] subscribed to the same registry (its own thread), and
 //! prints `(Ir(2N) - Ir(N)) / N` of the calling thread: what one more call costs.
 //! The agent's own work is on its thread and is not counted against the call.
 
@@ -37,7 +37,7 @@ fn child(n: u64, with_agent: bool) {
         FleetAgent::spawn(store, breaker::registry(), AgentConfig::new("ir"))
     });
     if agent.is_some() {
-        std::thread::sleep(Duration::from_millis(20)); // the agent is polling
+        std::thread::sleep(Duration::from_millis(20)); // the agent is running
     }
     let mut sum = 0u64;
     for i in 0..n {

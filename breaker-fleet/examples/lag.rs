@@ -8,6 +8,8 @@
 //! first refusal on `b` and on `c`; the trip's divergence window is the time
 //! until both refuse. Then `a` is reset by hand (a close, as a probe's would be
 //! published), and the close's divergence window is the time until both admit.
+//! Each time is taken before the call that makes the transition (the third
+//! failure, the reset), since the agent hears of it inside that call.
 
 use std::time::{Duration, Instant};
 
@@ -110,12 +112,18 @@ fn measure(url: &str, mode: &str, config: AgentConfig) {
             .unwrap_or(1)
             .max(1);
         std::thread::sleep(Duration::from_micros(seed % phase));
-        for _ in 0..3 {
+        // The clock starts before the call whose failure trips: the trip is
+        // told to the agent inside that call, which may be all the agent needs
+        // to publish it before the call returns.
+        for _ in 0..2 {
             if let Ok(permit) = a.try_acquire() {
                 permit.failure();
             }
         }
         let tripped = Instant::now();
+        if let Ok(permit) = a.try_acquire() {
+            permit.failure();
+        }
         match converge(tripped, &followers, false) {
             Some(each) => {
                 trip_window.0.push(*each.iter().max().unwrap());
@@ -123,8 +131,8 @@ fn measure(url: &str, mode: &str, config: AgentConfig) {
             }
             None => missed += 1,
         }
-        a.reset();
         let closed = Instant::now();
+        a.reset();
         match converge(closed, &followers, true) {
             Some(each) => close_window.0.push(*each.iter().max().unwrap()),
             None => missed += 1,

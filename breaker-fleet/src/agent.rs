@@ -24,9 +24,14 @@ pub struct AgentConfig {
     /// notices), retries what failed, and rejoins. Default 100 ms: with the
     /// subscription gone, propagation lag is bounded by this plus one round trip.
     pub poll_every: Duration,
-    /// How often [`RegistrySide`](crate::RegistrySide) is polled for local
-    /// changes. Default 1 ms (one `metrics()` read per breaker).
-    pub local_poll_every: Duration,
+    /// How long past the end of a fleet open every instance keeps refusing
+    /// while the agent asks the store who probes. Default 200 ms. The agent
+    /// asks at the end itself and, on loopback, knows within a millisecond;
+    /// the winner then probes at once and the others are held until the
+    /// lease runs out. Only an agent slower than this (a store past its
+    /// timeout, a starved thread) lets its breaker probe without the lease,
+    /// as it would with the store gone.
+    pub lease_wait: Duration,
     /// Whether to subscribe to notices (default `true`; `false` measures the
     /// polling fallback alone).
     pub pubsub: bool,
@@ -46,7 +51,7 @@ impl AgentConfig {
         AgentConfig {
             instance: instance.into(),
             poll_every: Duration::from_millis(100),
-            local_poll_every: Duration::from_millis(1),
+            lease_wait: Duration::from_millis(200),
             pubsub: true,
             probe_lease: Duration::from_secs(10),
             quorum: 1,
@@ -364,11 +369,18 @@ impl<S: FleetStore, L: LocalSide> Agent<S, L> {
                 lease_won: false,
             },
         );
+        let held = Duration::from_nanos(remaining).saturating_add(self.config.lease_wait);
         match state {
             FleetState::Open if !mine && remaining > 0 => {
                 self.local.open(group, Duration::from_nanos(remaining));
+                // Not one probe on its own when the time is over: the fleet's
+                // probe lease decides (see `probes`).
+                self.local.hold(group, held);
                 self.stats.opens_applied.fetch_add(1, Relaxed);
             }
+            // Our own trip: our breaker opened itself for about as long; it
+            // too waits for the lease.
+            FleetState::Open if remaining > 0 => self.local.hold(group, held),
             FleetState::Open => {}
             // A store that lost its data (new run, epoch 0) says nothing about
             // the dependency: local breakers keep their own state.
@@ -481,18 +493,22 @@ impl<S: FleetStore, L: LocalSide> Agent<S, L> {
                 continue;
             };
             v.lease_until = Some(retry);
+            let wait = self.config.lease_wait;
             if std::mem::take(&mut v.lease_won) {
                 // Our lease ran out without a verdict (no traffic here, or a
                 // hung probe): refuse again and let another instance have it.
-                self.local.hold(&group, self.config.poll_every);
+                self.local
+                    .hold(&group, self.config.poll_every.saturating_add(wait));
                 continue;
             }
-            let Some(slots) = self.local.probe_slots(&group) else {
+            if self.local.probe_slots(&group).is_none() {
                 continue; // no breaker here: nothing to probe with
-            };
+            }
+            // One lease: one instance probes at a time, with its own
+            // `half_open_probes` slots.
             let result = self
                 .store
-                .acquire_probe(&group, epoch, slots, lease, &self.config.instance)
+                .acquire_probe(&group, epoch, 1, lease, &self.config.instance)
                 .await;
             let won = match self.note(result) {
                 Some(won) => won,
@@ -510,7 +526,8 @@ impl<S: FleetStore, L: LocalSide> Agent<S, L> {
             if won {
                 self.local.allow_probes(&group);
             } else {
-                self.local.hold(&group, lease);
+                // Until the lease has run out and we asked again.
+                self.local.hold(&group, lease.saturating_add(wait));
             }
         }
     }
@@ -566,12 +583,14 @@ impl<S: FleetStore, L: LocalSide> Agent<S, L> {
         }
     }
 
-    /// Local clock nanos of the next moment a fleet open ends (for the timer).
+    /// Local clock nanos of the next moment a fleet open ends or a probe
+    /// lease runs out (for the timer): the lease is asked for then, not a
+    /// poll later, while the instances wait at most `lease_wait` for it.
     fn next_deadline(&self) -> Option<u64> {
         self.views
             .values()
-            .filter(|v| v.record.state == FleetState::Open && v.lease_until.is_none())
-            .map(|v| v.open_until)
+            .filter(|v| v.record.state == FleetState::Open)
+            .map(|v| v.lease_until.unwrap_or(v.open_until))
             .min()
     }
 

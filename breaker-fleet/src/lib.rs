@@ -18,18 +18,39 @@
 //! no lock, not one instruction added to a call. A background [`Agent`] per
 //! registry, on its own thread ([`FleetAgent::spawn`]) or task ([`Agent::run`]):
 //!
-//! - learns of local trips and closes as [`LocalEvent`]s (today by polling the
-//!   registry's pure metrics every millisecond, [`RegistrySide`]);
+//! - learns of local trips and closes as [`LocalEvent`]s the moment they
+//!   happen, from the registry's transition events ([`RegistrySide::subscribe`]),
+//!   and tells its own transitions apart by their reason (no echo);
 //! - proposes each to the [`FleetStore`] as a compare-and-set on the group's
 //!   *epoch* (one Lua script on Redis, timed by Redis `TIME`, so instance clocks
 //!   do not matter); a proposal from a stale view loses and adopts the newer record;
 //! - hears of every change by pub/sub, and reads every group each `poll_every`
 //!   as the fallback for lost messages; a record whose epoch is not newer than
 //!   the one held is ignored;
-//! - applies a fleet open for the time remaining, and a fleet close;
-//! - when the fleet open time is over, races for one of `half_open_probes`
-//!   probe leases (keys with an expiry): the winners probe, the others keep
-//!   refusing until the probe's close or reopen arrives, or the lease expires.
+//! - applies a fleet open for the time remaining ([`Breaker::fleet_open`](breaker::Breaker::fleet_open):
+//!   refusals say [`OpenReason::Fleet`](breaker::OpenReason::Fleet) with a real
+//!   `retry_after`), and a fleet close ([`Breaker::fleet_close`](breaker::Breaker::fleet_close));
+//! - when the fleet open time is over, races for the group's probe lease (a
+//!   key with an expiry): the winner's breaker goes half-open and admits its
+//!   `half_open_probes` probes, so no more than that run across the fleet; the
+//!   others keep refusing until the probe's close or reopen arrives, or the
+//!   lease expires and passes on.
+//!
+//! # Who probes, and the window
+//!
+//! A local breaker goes half-open by itself when its open time is over. So
+//! that it does not probe before the fleet has decided who may, the agent
+//! holds every instance open [`AgentConfig::lease_wait`] (200 ms) past the end
+//! of the fleet's open ([`Breaker::fleet_hold`](breaker::Breaker::fleet_hold),
+//! which moves the end without a transition), the instance that tripped
+//! included. At the end itself the agent asks the store for the lease; the
+//! winner's end is moved to now and it probes at once (lazily, on its next
+//! call), the losers' to the end of the lease plus `lease_wait`. The window in
+//! which an instance may probe without the lease is an agent that has not
+//! decided within `lease_wait` (its store call past its timeout, its thread
+//! starved): it then probes alone, as it does when the store is gone. The
+//! cost is that refusals on a fleet open carry a `retry_after` up to
+//! `lease_wait` longer than the fleet's own time left.
 //!
 //! # When the store fails
 //!
@@ -53,23 +74,9 @@
 //! trips even if no instance saw enough calls to trip alone; the price is one
 //! Redis write per group per flush, and a verdict that lags by up to one flush.
 //!
-//! # What the core should add (the stand-in is approximate)
-//!
-//! [`RegistrySide`] uses today's public API. Exact fleet behaviour needs, in
-//! `breaker-core`:
-//! - `Breaker::open_for(remaining: Duration, reason: OpenReason::Fleet)`: open
-//!   for a given time, start a new generation, keep the backoff, let the lazy
-//!   open -> half-open transition and its probe slots work as for a local trip,
-//!   and refuse with reason `Fleet` and a real `retry_after`. Today
-//!   `force_open()` refuses with `ForcedOpen` and no `retry_after`, and the
-//!   agent ends it by `reset()`, which closes (admitting every call of that
-//!   instance while it holds the probe lease) and forgets the local backoff.
-//! - a transition subscriber on the registry (trip/close with generation and
-//!   open time) to replace the 1 ms polling: events then arrive at once, and
-//!   none are missed between two polls.
-//!
 //! The agent's logic takes [`LocalEvent`]s from a channel and acts through the
-//! [`LocalSide`] trait, so either change replaces the stand-in without touching it.
+//! [`LocalSide`] trait, so it is tested without threads on a
+//! [`ManualClock`](breaker::ManualClock) with a [`MemoryStore`].
 
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
@@ -91,20 +98,23 @@ pub use redis_store::RedisStore;
 pub use server::RedisServer;
 pub use store::{Cas, FleetState, FleetStore, GroupRecord, Notice, StoreError, Trip};
 
-use breaker::{Clock, MonotonicClock, Registry};
+use breaker::{Clock, MonotonicClock, Registry, Subscription};
 use tokio::sync::{mpsc, oneshot};
 
 /// An agent running on its own thread (with its own single-threaded tokio
 /// runtime) for one registry. Dropping the handle stops it.
 pub struct FleetAgent {
     stats: Arc<agent::SharedStats>,
+    /// The registry's transitions, into the agent's channel.
+    subscription: Option<Subscription>,
     stop: Option<oneshot::Sender<()>>,
     thread: Option<JoinHandle<()>>,
 }
 
 impl FleetAgent {
-    /// Starts the agent of `registry` on `store`: a thread that polls the
-    /// registry's metrics every `config.local_poll_every` and runs [`Agent::run`].
+    /// Starts the agent of `registry` on `store`: a thread that runs
+    /// [`Agent::run`], told of local trips and closes by the registry's
+    /// transition events ([`RegistrySide::subscribe`]) as they happen.
     ///
     /// # Panics
     ///
@@ -115,9 +125,13 @@ impl FleetAgent {
         config: AgentConfig,
     ) -> Self {
         let side = RegistrySide::new(registry);
-        let local_poll = config.local_poll_every;
         let agent = Agent::new(store, side.clone(), MonotonicClock, config);
         let stats = agent.shared_stats();
+        let (tx, rx) = mpsc::unbounded_channel();
+        // A send only fails once the agent is gone; nothing is left to tell.
+        let subscription = side.subscribe(move |event| {
+            let _ = tx.send(event);
+        });
         let (stop, stopped) = oneshot::channel::<()>();
         let thread = std::thread::Builder::new()
             .name("breaker-fleet".into())
@@ -133,24 +147,8 @@ impl FleetAgent {
                     }
                 };
                 runtime.block_on(async move {
-                    let (tx, rx) = mpsc::unbounded_channel();
-                    let poller = async move {
-                        let mut every = tokio::time::interval(local_poll);
-                        every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-                        let mut events = Vec::new();
-                        loop {
-                            every.tick().await;
-                            side.poll(&mut events);
-                            for event in events.drain(..) {
-                                if tx.send(event).is_err() {
-                                    return;
-                                }
-                            }
-                        }
-                    };
                     tokio::select! {
                         () = agent.run(rx) => {}
-                        () = poller => {}
                         _ = stopped => {}
                     }
                 });
@@ -158,6 +156,7 @@ impl FleetAgent {
             .expect("spawning the breaker-fleet thread");
         FleetAgent {
             stats,
+            subscription: Some(subscription),
             stop: Some(stop),
             thread: Some(thread),
         }
@@ -171,6 +170,7 @@ impl FleetAgent {
 
 impl Drop for FleetAgent {
     fn drop(&mut self) {
+        drop(self.subscription.take());
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
         }

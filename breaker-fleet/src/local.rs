@@ -1,13 +1,13 @@
 //! The seam between the agent and the local breakers: [`LocalSide`] (apply a
 //! fleet decision), [`LocalEvent`] (a local trip or close, however it was
-//! learned), and [`RegistrySide`], which does both with today's public API.
+//! learned), and [`RegistrySide`], which does both over a registry with the
+//! core's fleet operations and its transition events.
 
-use std::collections::hash_map::Entry;
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use breaker::{Breaker, Registry, State};
+use breaker::{
+    Breaker, Event, OpenReason, Registry, State, Subscription, Transition, TransitionReason,
+};
 
 /// A change of a local breaker that the fleet should hear of.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -29,8 +29,54 @@ pub enum LocalEventKind {
         /// Time until it lets a probe go.
         open_for: Duration,
     },
-    /// A probe closed it.
+    /// A probe closed it (or a person reset it while it was open).
     Closed,
+}
+
+impl LocalEvent {
+    /// The local event a transition is, if the fleet should hear of it: a
+    /// local trip or failed probe (to open), or a close of an open or
+    /// half-open breaker by its probes or by a person. The transitions a fleet
+    /// agent caused ([`TransitionReason::FleetOpen`], [`TransitionReason::FleetClose`])
+    /// are not: publishing them again would echo every fleet change back.
+    ///
+    /// ```
+    /// use breaker::{Breaker, Config, Event, TransitionReason};
+    /// use breaker_fleet::LocalEvent;
+    /// use std::sync::{Arc, Mutex};
+    /// use std::time::Duration;
+    ///
+    /// let breaker = Breaker::new("db", Config::builder().threshold(1).build()?);
+    /// let seen = Arc::new(Mutex::new(Vec::new()));
+    /// let sink = seen.clone();
+    /// let _s = breaker.subscribe(move |e: &Event| {
+    ///     if let Event::Transition(t) = e {
+    ///         sink.lock().unwrap().push(LocalEvent::of(t));
+    ///     }
+    /// });
+    /// breaker.fleet_open(Duration::from_secs(5)); // the agent's own: not an event
+    /// breaker.fleet_close();
+    /// breaker.try_acquire()?.failure(); // a local trip: an event
+    /// let seen = seen.lock().unwrap();
+    /// assert_eq!(seen[..2], [None, None]);
+    /// assert!(seen[2].is_some());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn of(t: &Transition) -> Option<LocalEvent> {
+        let kind = match (t.reason, t.from, t.to) {
+            (TransitionReason::FleetOpen | TransitionReason::FleetClose, _, _) => return None,
+            (_, _, State::Open) => LocalEventKind::Tripped {
+                open_for: t.open_for.unwrap_or_default(),
+            },
+            (_, State::Open | State::HalfOpen, State::Closed) => LocalEventKind::Closed,
+            _ => return None,
+        };
+        Some(LocalEvent {
+            group: t.group.to_owned(),
+            generation: t.generation,
+            kind,
+        })
+    }
 }
 
 /// What the agent needs from the local process. The agent calls these from its
@@ -40,8 +86,9 @@ pub trait LocalSide: Send + Sync + 'static {
     /// Groups this process has breakers for.
     fn groups(&self) -> Vec<String>;
 
-    /// Fleet probe slots of `group` (its `half_open_probes`), `None` if the
-    /// group has no breaker here.
+    /// Local probe slots of `group` (its `half_open_probes`), `None` if the
+    /// group has no breaker here. The fleet hands its probe lease to one
+    /// instance at a time, so at most this many probes run fleet-wide.
     fn probe_slots(&self, group: &str) -> Option<u32>;
 
     /// The open duration to propose when the fleet itself trips `group` (on
@@ -51,195 +98,92 @@ pub trait LocalSide: Send + Sync + 'static {
     /// Cumulative `(calls, failures)` of `group`, for aggregation.
     fn counts(&self, group: &str) -> Option<(u64, u64)>;
 
-    /// The fleet says: refuse calls of `group` for `remaining` from now (reason:
-    /// fleet). Idempotent. A breaker the user forced by hand is left alone.
+    /// The fleet says: refuse calls of `group` for `remaining` from now, with
+    /// a reason that says "fleet". A breaker the user forced by hand is left
+    /// alone.
     fn open(&self, group: &str, remaining: Duration);
 
-    /// The fleet's open time is over but another instance holds the probe
-    /// lease: keep refusing for `remaining` (or until the close or the next
-    /// trip arrives). A breaker that closed itself meanwhile is left closed: its
-    /// close is on its way to the fleet.
+    /// Keep refusing calls of `group` for `remaining` from now, without
+    /// probing alone: the fleet decides who probes (this instance's open,
+    /// local or the fleet's, is over later; a half-open one refuses again). A
+    /// breaker that closed itself meanwhile is left closed: its close is on
+    /// its way to the fleet.
     fn hold(&self, group: &str, remaining: Duration);
 
-    /// The fleet's open time is over and this instance holds a probe lease:
-    /// let the local breaker probe.
+    /// This instance holds the fleet's probe lease (or the fleet cannot be
+    /// asked): let the local breaker probe now.
     fn allow_probes(&self, group: &str);
 
     /// The fleet closed `group` (a probe somewhere succeeded): close here too.
     fn close(&self, group: &str);
 }
 
-/// [`LocalSide`] over a [`Registry`] with today's public API, and the poller that
-/// turns the registry's pure metrics into [`LocalEvent`]s.
+/// [`LocalSide`] over a [`Registry`]: fleet decisions are the core's fleet
+/// operations ([`Breaker::fleet_open`], [`Breaker::fleet_hold`],
+/// [`Breaker::fleet_close`]), and local trips and closes come from the
+/// registry's transition events ([`subscribe`](Self::subscribe)) as they
+/// happen, on the thread that made them: nothing is polled, nothing is missed
+/// between two looks, and the agent's own transitions are told apart by their
+/// reason.
 ///
-/// Detection reads `Breaker::metrics()` (generation, state, retry_after,
-/// success and failure counts) of every breaker on each [`poll`](Self::poll):
-/// pure, lock-free per breaker, nothing on the call path.
-///
-/// **Stand-in, approximate** until the core offers an exact way (see the crate
-/// docs, "What the core should add"):
-/// - [`open`](LocalSide::open) is `force_open()`: refusals say `ForcedOpen`, not
-///   "fleet", carry no `retry_after`, and the breaker does not go half-open by
-///   itself: the agent ends the fleet open when it gets a probe lease.
-/// - [`allow_probes`](LocalSide::allow_probes) is `reset()`: the breaker is
-///   *closed*, not half-open, so every call of this instance is admitted while it
-///   holds the lease (not only `half_open_probes`); the first outcomes decide:
-///   `successes_to_close` successes are a close, one failure is a failed probe
-///   (the poller forces it open again and reports a trip with the grown open time).
-/// - [`close`](LocalSide::close) is `reset()`, which also resets the local backoff.
+/// A fleet open refuses with [`OpenReason::Fleet`] and the fleet's time left
+/// as `retry_after`; once it is over (and the agent has the lease), the
+/// breaker goes half-open lazily and admits `half_open_probes` probes, as after
+/// a local trip; a probe that fails reopens with the backoff grown from the
+/// fleet's open time.
 #[derive(Clone)]
 pub struct RegistrySide {
     registry: &'static Registry,
-    seen: Arc<Mutex<HashMap<&'static str, Seen>>>,
-}
-
-#[derive(Clone, Copy, Debug, Default)]
-struct Seen {
-    generation: u64,
-    state: Option<State>,
-    /// Set while the breaker is in a state the agent put it in.
-    ours: Option<Ours>,
-    /// The last open duration the fleet asked for, to grow on a failed probe.
-    last_open: Duration,
-}
-
-#[derive(Clone, Copy, Debug)]
-enum Ours {
-    Held {
-        generation: u64,
-    },
-    Probing {
-        generation: u64,
-        successes: u64,
-        failures: u64,
-    },
 }
 
 impl RegistrySide {
     /// The side of `registry` (usually `breaker::registry()`).
     pub fn new(registry: &'static Registry) -> Self {
-        RegistrySide {
-            registry,
-            seen: Arc::default(),
-        }
+        RegistrySide { registry }
     }
 
-    fn lock(&self) -> MutexGuard<'_, HashMap<&'static str, Seen>> {
-        self.seen.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// Reads every breaker once and appends what changed since the last poll.
-    /// Changes the agent made itself are not reported back.
-    pub fn poll(&self, out: &mut Vec<LocalEvent>) {
-        let mut seen = self.lock();
-        for breaker in self.registry.breakers() {
-            let m = breaker.metrics();
-            let event = |kind| LocalEvent {
-                group: breaker.group().to_owned(),
-                generation: m.generation,
-                kind,
-            };
-            let entry = match seen.entry(breaker.group()) {
-                Entry::Occupied(e) => e.into_mut(),
-                Entry::Vacant(e) => {
-                    // First sight: a breaker already open tripped before we looked.
-                    if m.state == State::Open {
-                        let open_for = m.retry_after.unwrap_or_default();
-                        out.push(event(LocalEventKind::Tripped { open_for }));
-                    }
-                    e.insert(Seen {
-                        generation: m.generation,
-                        state: Some(m.state),
-                        ..Seen::default()
-                    })
-                }
-            };
-            match entry.ours {
-                Some(Ours::Held { generation }) if generation == m.generation => continue,
-                Some(Ours::Probing {
-                    generation,
-                    successes,
-                    failures,
-                }) if generation == m.generation => {
-                    let config = breaker.config();
-                    if m.failures > failures {
-                        let open_for = grown(entry.last_open, config);
-                        entry.last_open = open_for;
-                        hold(&breaker, entry);
-                        out.push(event(LocalEventKind::Tripped { open_for }));
-                    } else if m.successes.saturating_sub(successes)
-                        >= u64::from(config.successes_to_close())
-                    {
-                        entry.ours = None;
-                        entry.generation = m.generation;
-                        entry.state = Some(m.state);
-                        out.push(event(LocalEventKind::Closed));
-                    }
-                    continue;
-                }
-                Some(_) => entry.ours = None, // moved on without us (a user reset)
-                None => {}
-            }
-            if m.generation != entry.generation {
-                let before = entry.state;
-                entry.generation = m.generation;
-                entry.state = Some(m.state);
-                match m.state {
-                    State::Open => {
-                        let open_for = m.retry_after.unwrap_or_default();
-                        out.push(event(LocalEventKind::Tripped { open_for }));
-                    }
-                    State::Closed if matches!(before, Some(State::Open | State::HalfOpen)) => {
-                        out.push(event(LocalEventKind::Closed));
-                    }
-                    _ => {}
+    /// Calls `sink` with every local trip and close of the registry's
+    /// breakers ([`LocalEvent::of`]) until the returned [`Subscription`] is
+    /// dropped: at once, on the thread that made the transition, after the
+    /// breaker's locks are released. `sink` must be quick (a channel send).
+    ///
+    /// Breakers already open by their own trip when it subscribes are told
+    /// first, with the time they have left (a trip made between the
+    /// subscription and that look may be told twice; the store's
+    /// compare-and-set keeps one).
+    pub fn subscribe<F>(&self, sink: F) -> Subscription
+    where
+        F: Fn(LocalEvent) + Send + Sync + 'static,
+    {
+        let sink = std::sync::Arc::new(sink);
+        let each = sink.clone();
+        let subscription = self.registry.subscribe(move |event: &Event| {
+            if let Event::Transition(t) = event {
+                if let Some(local) = LocalEvent::of(t) {
+                    each(local);
                 }
             }
-        }
-    }
-
-    fn with(&self, group: &str, act: impl FnOnce(&Breaker, &mut Seen)) {
-        let Some(breaker) = self.registry.get(group) else {
-            return;
-        };
-        let mut seen = self.lock();
-        let m = breaker.metrics();
-        let entry = seen.entry(breaker.group()).or_insert_with(|| Seen {
-            generation: m.generation,
-            state: Some(m.state),
-            ..Seen::default()
         });
-        let ours = matches!(entry.ours, Some(Ours::Held { generation } | Ours::Probing { generation, .. }) if generation == m.generation);
-        // The user's hand wins over the fleet.
-        if !ours && matches!(m.state, State::ForcedOpen | State::ForcedClosed) {
-            return;
+        for breaker in self.registry.breakers() {
+            let open = breaker.refusal().filter(|r| r.reason() == OpenReason::Open);
+            if let Some(open) = open {
+                sink(LocalEvent {
+                    group: breaker.group().to_owned(),
+                    generation: breaker.metrics().generation,
+                    kind: LocalEventKind::Tripped {
+                        open_for: open.retry_after().unwrap_or_default(),
+                    },
+                });
+            }
         }
-        act(&breaker, entry);
+        subscription
     }
-}
 
-fn hold(breaker: &Breaker, seen: &mut Seen) {
-    breaker.force_open();
-    let m = breaker.metrics();
-    seen.generation = m.generation;
-    seen.state = Some(m.state);
-    seen.ours = Some(Ours::Held {
-        generation: m.generation,
-    });
-}
-
-fn release(breaker: &Breaker, seen: &mut Seen) {
-    breaker.reset();
-    let m = breaker.metrics();
-    seen.generation = m.generation;
-    seen.state = Some(m.state);
-    seen.ours = None;
-}
-
-fn grown(last: Duration, config: &breaker::Config) -> Duration {
-    let base = last.max(config.open_duration());
-    base.mul_f64(config.backoff().max(1.0))
-        .min(config.max_open_duration().max(config.open_duration()))
+    fn with(&self, group: &str, act: impl FnOnce(&Breaker)) {
+        if let Some(breaker) = self.registry.get(group) {
+            act(&breaker);
+        }
+    }
 }
 
 impl LocalSide for RegistrySide {
@@ -269,55 +213,38 @@ impl LocalSide for RegistrySide {
     }
 
     fn open(&self, group: &str, remaining: Duration) {
-        self.with(group, |breaker, seen| {
-            seen.last_open = remaining;
-            if matches!(seen.ours, Some(Ours::Held { .. })) {
-                return;
-            }
-            // A local change the poller has not reported yet (a probe that just
-            // closed it) is evidence the fleet has not heard: report it first.
-            if seen.ours.is_none() && breaker.metrics().generation != seen.generation {
-                return;
-            }
-            hold(breaker, seen);
+        self.with(group, |breaker| {
+            breaker.fleet_open(remaining);
         });
     }
 
-    fn hold(&self, group: &str, _remaining: Duration) {
-        self.with(group, |breaker, seen| match seen.ours {
-            Some(Ours::Held { .. }) => {}
-            Some(Ours::Probing { .. }) => hold(breaker, seen),
-            None => {
-                if matches!(breaker.state(), State::Open | State::HalfOpen) {
-                    hold(breaker, seen);
+    fn hold(&self, group: &str, remaining: Duration) {
+        self.with(group, |breaker| match breaker.state() {
+            // Too late to push the end (it is within a millisecond, or past):
+            // open it again rather than let it probe without the lease.
+            State::Open => {
+                if !breaker.fleet_hold(remaining) {
+                    breaker.fleet_open(remaining);
                 }
             }
+            // Probing without the lease (it ran out, or the end passed before
+            // the agent decided): refuse again; a probe in flight is stale.
+            State::HalfOpen => {
+                breaker.fleet_open(remaining);
+            }
+            State::Closed | State::ForcedOpen | State::ForcedClosed => {}
         });
     }
 
     fn allow_probes(&self, group: &str) {
-        self.with(group, |breaker, seen| {
-            // Not held by us (our own trip): the breaker goes half-open by itself.
-            if let Some(Ours::Held { .. }) = seen.ours {
-                breaker.reset();
-                let m = breaker.metrics();
-                seen.generation = m.generation;
-                seen.state = Some(m.state);
-                seen.ours = Some(Ours::Probing {
-                    generation: m.generation,
-                    successes: m.successes,
-                    failures: m.failures,
-                });
-            }
+        self.with(group, |breaker| {
+            breaker.fleet_hold(Duration::ZERO);
         });
     }
 
     fn close(&self, group: &str) {
-        self.with(group, |breaker, seen| {
-            let state = breaker.state();
-            if seen.ours.is_some() || matches!(state, State::Open | State::HalfOpen) {
-                release(breaker, seen);
-            }
+        self.with(group, |breaker| {
+            breaker.fleet_close();
         });
     }
 }
@@ -326,6 +253,6 @@ impl std::fmt::Debug for RegistrySide {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RegistrySide")
             .field("groups", &self.registry.groups())
-            .finish_non_exhaustive()
+            .finish()
     }
 }

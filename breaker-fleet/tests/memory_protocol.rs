@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use breaker::{Breaker, Config, ManualClock, Registry, State};
+use breaker::{Breaker, Config, ManualClock, OpenReason, Registry, State, Subscription};
 use breaker_fleet::{
     Agent, AgentConfig, Aggregation, FleetState, GroupRecord, LocalEvent, MemoryStore, Notice,
     RegistrySide,
@@ -14,7 +14,9 @@ use tokio::sync::mpsc::UnboundedReceiver;
 const OPEN: Duration = Duration::from_secs(30);
 
 struct Instance {
-    side: RegistrySide,
+    /// Local trips and closes, as the registry's subscription told them.
+    local: std::sync::mpsc::Receiver<LocalEvent>,
+    _subscription: Subscription,
     agent: Agent<MemoryStore, RegistrySide>,
     notices: Option<UnboundedReceiver<Notice>>,
     breaker: Breaker,
@@ -35,15 +37,19 @@ async fn instance(
     clock: &ManualClock,
     store: &MemoryStore,
     agent: AgentConfig,
+    probes: u32,
 ) -> Instance {
     let registry: &'static Registry = Box::leak(Box::new(Registry::with_clock(clock.clone())));
-    let breaker = registry.breaker("db", &config(1));
+    let breaker = registry.breaker("db", &config(probes));
     let side = RegistrySide::new(registry);
+    let (tx, local) = std::sync::mpsc::channel();
+    let subscription = side.subscribe(move |event| tx.send(event).unwrap());
     let mut agent_config = agent;
     agent_config.instance = name.to_owned();
     Instance {
-        agent: Agent::new(store.clone(), side.clone(), clock.clone(), agent_config),
-        side,
+        agent: Agent::new(store.clone(), side, clock.clone(), agent_config),
+        local,
+        _subscription: subscription,
         notices: store.subscribe_now(),
         breaker,
         store: store.clone(),
@@ -65,9 +71,7 @@ impl SubscribeNow for MemoryStore {
 impl Instance {
     /// Local changes to the agent, then notices to the agent.
     async fn pump(&mut self) {
-        let mut events: Vec<LocalEvent> = Vec::new();
-        self.side.poll(&mut events);
-        for event in events {
+        for event in self.events() {
             self.agent.handle_local(event).await;
         }
         // A lost subscription (the store restarted) is taken again, as `run` does.
@@ -107,6 +111,20 @@ impl Instance {
     fn refuses(&self) -> bool {
         !self.breaker.would_admit()
     }
+
+    /// Notices to the agent, leaving local events where they are.
+    fn notices_only(&mut self) {
+        if let Some(rx) = &mut self.notices {
+            while let Ok(notice) = rx.try_recv() {
+                self.agent.handle_notice(notice);
+            }
+        }
+    }
+
+    /// The local events told since the last look.
+    fn events(&self) -> Vec<LocalEvent> {
+        self.local.try_iter().collect()
+    }
 }
 
 async fn settle(fleet: &mut [Instance]) {
@@ -125,11 +143,20 @@ async fn tick_all(fleet: &mut [Instance]) {
 }
 
 async fn fleet(n: usize, agent: AgentConfig) -> (ManualClock, MemoryStore, Vec<Instance>) {
+    fleet_of(n, agent, 1).await
+}
+
+/// `n` instances whose breakers have `probes` half-open probe slots each.
+async fn fleet_of(
+    n: usize,
+    agent: AgentConfig,
+    probes: u32,
+) -> (ManualClock, MemoryStore, Vec<Instance>) {
     let clock = ManualClock::new();
     let store = MemoryStore::new(clock.clone());
     let mut all = Vec::new();
     for k in 0..n {
-        all.push(instance(&format!("i{k}"), &clock, &store, agent.clone()).await);
+        all.push(instance(&format!("i{k}"), &clock, &store, agent.clone(), probes).await);
     }
     (clock, store, all)
 }
@@ -472,8 +499,7 @@ async fn a_close_after_a_trip_whose_answer_was_lost_still_reaches_the_fleet() {
     // The origin's trip is written, but its answer is lost (a timeout): the
     // agent keeps the trip as pending, its view still says closed.
     fleet[0].fail(3);
-    let mut events = Vec::new();
-    fleet[0].side.poll(&mut events);
+    let events = fleet[0].events();
     store.set_down(true);
     for event in events {
         fleet[0].agent.handle_local(event).await;
@@ -496,8 +522,7 @@ async fn a_close_after_a_trip_whose_answer_was_lost_still_reaches_the_fleet() {
 
     // The origin's breaker closes before its agent has read the store again ...
     fleet[0].breaker.reset();
-    let mut events = Vec::new();
-    fleet[0].side.poll(&mut events);
+    let events = fleet[0].events();
     assert_eq!(events.len(), 1, "{events:?}");
     for event in events {
         fleet[0].agent.handle_local(event).await;
@@ -511,4 +536,198 @@ async fn a_close_after_a_trip_whose_answer_was_lost_still_reaches_the_fleet() {
     );
     fleet[1].agent.tick().await;
     assert!(!fleet[1].refuses());
+}
+
+/// How long every instance waits past the fleet's end for the lease decision.
+const WAIT: Duration = Duration::from_millis(200);
+
+#[tokio::test(flavor = "current_thread")]
+async fn refusals_on_a_fleet_open_say_fleet_with_the_fleet_time_left() {
+    let (clock, _store, mut fleet) = fleet(3, defaults()).await;
+    fleet[0].fail(3);
+    settle(&mut fleet).await;
+
+    let origin = fleet[0].breaker.try_acquire().unwrap_err();
+    assert_eq!(
+        origin.reason(),
+        OpenReason::Open,
+        "the origin tripped itself"
+    );
+    for i in &fleet[1..] {
+        let refused = i.breaker.try_acquire().unwrap_err();
+        assert_eq!(refused.reason(), OpenReason::Fleet);
+        let after = refused.retry_after().expect("a real retry_after");
+        assert!(
+            (OPEN..=OPEN + WAIT).contains(&after),
+            "the fleet's 30 s, held up to the lease wait: {after:?}"
+        );
+    }
+    clock.advance(Duration::from_secs(12));
+    let refused = fleet[2].breaker.try_acquire().unwrap_err();
+    assert_eq!(refused.reason(), OpenReason::Fleet);
+    let after = refused.retry_after().unwrap();
+    let left = OPEN - Duration::from_secs(12);
+    assert!((left..=left + WAIT).contains(&after), "{after:?}");
+    assert_eq!(fleet[2].breaker.metrics().rejected, 2);
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn no_instance_probes_alone_between_the_fleet_end_and_the_lease() {
+    let (clock, _store, mut fleet) = fleet(3, defaults()).await;
+    fleet[0].fail(3);
+    settle(&mut fleet).await;
+    // The fleet's open is over, no agent has asked for the lease yet.
+    clock.advance(OPEN);
+    assert!(
+        fleet.iter().all(Instance::refuses),
+        "the origin included: every breaker waits for the lease"
+    );
+    clock.advance(WAIT - Duration::from_millis(1));
+    assert!(fleet.iter().all(Instance::refuses));
+    // An agent that never decides leaves its breaker to probe alone.
+    clock.advance(Duration::from_millis(1));
+    assert!(
+        fleet.iter().all(|i| !i.refuses()),
+        "fail-local after the wait"
+    );
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn at_most_half_open_probes_probes_run_across_the_fleet() {
+    let (clock, _store, mut fleet) = fleet_of(4, defaults(), 2).await;
+    fleet[1].fail(3);
+    settle(&mut fleet).await;
+    clock.advance(OPEN);
+    tick_all(&mut fleet).await;
+
+    // Every instance tries three calls and holds the permits it gets.
+    let mut admitted = Vec::new();
+    let mut refusals = Vec::new();
+    for i in &fleet {
+        for _ in 0..3 {
+            match i.breaker.try_acquire() {
+                Ok(permit) => {
+                    assert!(permit.is_probe());
+                    admitted.push(permit);
+                }
+                Err(open) => refusals.push(open.reason()),
+            }
+        }
+    }
+    assert_eq!(
+        admitted.len(),
+        2,
+        "half_open_probes = 2 across four instances"
+    );
+    let probing: Vec<_> = (0..4)
+        .filter(|&k| fleet[k].breaker.state() == State::HalfOpen)
+        .collect();
+    assert_eq!(
+        probing.len(),
+        1,
+        "one instance holds the lease: {probing:?}"
+    );
+    assert_eq!(
+        refusals
+            .iter()
+            .filter(|r| **r == OpenReason::HalfOpenFull)
+            .count(),
+        1,
+        "the prober's third call"
+    );
+    assert_eq!(refusals.len(), 10);
+
+    // Both probes succeed: the prober closes and so does the fleet.
+    for permit in admitted {
+        permit.success();
+    }
+    settle(&mut fleet).await;
+    assert!(fleet.iter().all(|i| i.breaker.state() == State::Closed));
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_failed_probe_reopens_everywhere_with_the_grown_open_time_each_round() {
+    let (clock, store, mut fleet) = fleet(3, defaults()).await;
+    fleet[0].fail(3);
+    settle(&mut fleet).await;
+    let mut open = OPEN;
+    for round in 1..=3 {
+        clock.advance(open);
+        tick_all(&mut fleet).await;
+        let prober = (0..3).find(|&k| !fleet[k].refuses()).expect("one prober");
+        assert_eq!(
+            (0..3).filter(|&k| !fleet[k].refuses()).count(),
+            1,
+            "round {round}"
+        );
+        fleet[prober].fail(1);
+        settle(&mut fleet).await;
+
+        open *= 2; // backoff 2.0, whichever instance probed
+        let record = store.record("db");
+        assert_eq!(
+            (record.state, record.remaining()),
+            (FleetState::Open, open),
+            "round {round}"
+        );
+        for (k, i) in fleet.iter().enumerate().filter(|&(k, _)| k != prober) {
+            let refused = i.breaker.try_acquire().unwrap_err();
+            assert_eq!(refused.reason(), OpenReason::Fleet, "round {round}, i{k}");
+            let after = refused.retry_after().unwrap();
+            assert!(
+                (open..=open + WAIT).contains(&after),
+                "round {round}, i{k}: {after:?}"
+            );
+        }
+        assert_eq!(
+            fleet[prober].breaker.try_acquire().unwrap_err().reason(),
+            OpenReason::Open,
+            "the prober reopened itself"
+        );
+    }
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn the_agents_own_transitions_are_not_published_again() {
+    let (clock, store, mut fleet) = fleet(3, defaults()).await;
+    fleet[0].fail(3);
+    for event in fleet[0].events() {
+        fleet[0].agent.handle_local(event).await;
+    }
+    // The others hear the trip and open: not one local event comes of it.
+    for i in &mut fleet[1..] {
+        i.notices_only();
+        assert_eq!(
+            i.breaker.metrics().transitions.total(),
+            1,
+            "the fleet opened it"
+        );
+        assert_eq!(i.events(), [], "its own open is not news");
+    }
+    settle(&mut fleet).await;
+
+    clock.advance(OPEN);
+    tick_all(&mut fleet).await;
+    let prober = (0..3).find(|&k| !fleet[k].refuses()).expect("one prober");
+    assert!(fleet[prober].succeed());
+    for event in fleet[prober].events() {
+        fleet[prober].agent.handle_local(event).await;
+    }
+    for (k, i) in fleet.iter_mut().enumerate().filter(|&(k, _)| k != prober) {
+        i.notices_only();
+        assert_eq!(i.breaker.state(), State::Closed, "i{k}");
+        assert_eq!(i.events(), [], "i{k}: its own close is not news");
+    }
+    settle(&mut fleet).await;
+    tick_all(&mut fleet).await;
+
+    let record = store.record("db");
+    assert_eq!(
+        (record.epoch, record.state),
+        (2, FleetState::Closed),
+        "one trip, one close: nothing echoed"
+    );
+    let trips: u64 = fleet.iter().map(|i| i.agent.stats().trips_published).sum();
+    let closes: u64 = fleet.iter().map(|i| i.agent.stats().closes_published).sum();
+    assert_eq!((trips, closes), (1, 1));
 }

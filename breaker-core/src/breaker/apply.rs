@@ -108,6 +108,69 @@ impl Inner {
         true
     }
 
+    /// [`Breaker::fleet_open`](super::Breaker::fleet_open): open for
+    /// `remaining` nanos in a new generation, unless forced by hand.
+    #[cold]
+    pub(super) fn fleet_open(&self, remaining: u64) -> bool {
+        let guard = self.transition.lock();
+        let word = self.word();
+        if transition::step(word, Input::FleetOpen, self.config(), self).act != Act::Opened {
+            return false;
+        }
+        // Published before the word, as a local open does.
+        let now = self.clock.now();
+        self.reopen_at.store(now.saturating_add(remaining), Release);
+        let (from, step) = self.drive(word, Input::FleetOpen);
+        // A failed probe here grows from the fleet's open time; within an
+        // episode already under way, from the longer of that and the local one.
+        let base = match from.state() {
+            State::Open | State::HalfOpen => self.open_for.load(Relaxed),
+            _ => self.config().open_nanos(),
+        };
+        self.open_for.store(base.max(remaining), Relaxed);
+        drop(guard);
+        self.counters.bump(Event::Opened);
+        if let Some(transition) = step.transition(from) {
+            self.announce(transition, TripCause::ConsecutiveFailures, Some(remaining));
+        }
+        true
+    }
+
+    /// [`Breaker::fleet_close`](super::Breaker::fleet_close): open or half-open
+    /// to closed in a new generation.
+    #[cold]
+    pub(super) fn fleet_close(&self) -> bool {
+        let guard = self.transition.lock();
+        let (from, step) = self.drive(self.word(), Input::FleetClose);
+        drop(guard);
+        match step.transition(from) {
+            Some(transition) => {
+                self.published(transition);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// [`Breaker::fleet_hold`](super::Breaker::fleet_hold): moves the end of
+    /// the current open to `remaining` nanos from now, in the same generation.
+    #[cold]
+    pub(super) fn fleet_hold(&self, remaining: u64) -> bool {
+        let _guard = self.transition.lock();
+        let now = self.clock.now();
+        let deadline = now.saturating_add(remaining);
+        let input = Input::FleetHold { now, deadline };
+        if transition::step(self.word(), input, self.config(), self).act != Act::Hold {
+            return false;
+        }
+        // Under the lock, no open or close moves the word meanwhile; a claim
+        // that half-opens it now found the old end passed, which the step ruled
+        // out unless the new end is sooner (then the store is harmless: claims
+        // read it only on an open word, and the next open writes it first).
+        self.reopen_at.store(deadline, Release);
+        true
+    }
+
     pub(super) fn force(&self, state: State) {
         let guard = self.transition.lock();
         if state == State::Closed {
@@ -147,6 +210,8 @@ impl Inner {
                 State::ForcedClosed => TransitionReason::ForcedClosed,
                 _ => TransitionReason::Reset,
             },
+            Reason::FleetOpen => TransitionReason::FleetOpen,
+            Reason::FleetClose => TransitionReason::FleetClose,
         };
         // Queued (and delivered) before the log line: a log backend that
         // panics must not leave this generation unqueued, which would hold
@@ -177,6 +242,11 @@ impl Inner {
                 "circuit `{name}`: reclaimed {probes} probe slot(s) held past probe_timeout"
             ),
             TransitionReason::OpenElapsed => {}
+            TransitionReason::FleetOpen => log::info!(
+                "circuit `{name}` opened by the fleet; open for {:?}",
+                open_for.unwrap_or_default()
+            ),
+            TransitionReason::FleetClose => log::info!("circuit `{name}` closed by the fleet"),
             _ => log::info!("circuit `{name}` set to {} by hand", t.to),
         }
     }

@@ -6,7 +6,7 @@ use super::transition::{self, Act, Input, Readings};
 use crate::clock::COARSE_LAG_MAX;
 use crate::counters::Event;
 use crate::error::OpenReason;
-use crate::state::{State, Word};
+use crate::state::{Refusing, State, Word};
 use crate::sync::Ordering::*;
 
 /// What a claim that left the fast path comes to: admitted (the permit's copy of
@@ -16,8 +16,9 @@ use crate::sync::Ordering::*;
 /// Packed in two `u64`s so it comes back in two registers: an enum came back
 /// through memory and cost the closed and open paths instructions. A refusal is
 /// a word in a state no admitted permit has (open or forced open); its probe
-/// field says "half-open and full" and its success field whether `retry_after`
-/// is there. Only this type reads or writes that code.
+/// field says "half-open and full" (1) or "open by the fleet" (2), and its
+/// success field whether `retry_after` is there. Only this type reads or writes
+/// that code.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) struct Claim {
     code: Word,
@@ -47,15 +48,16 @@ impl Claim {
 
     #[inline(always)]
     pub(super) fn refused(reason: OpenReason, retry_after: Option<u64>) -> Claim {
-        let (state, full) = match reason {
+        let (state, kind) = match reason {
             OpenReason::Open => (State::Open, 0),
             OpenReason::HalfOpenFull => (State::Open, 1),
+            OpenReason::Fleet => (State::Open, 2),
             OpenReason::ForcedOpen => (State::ForcedOpen, 0),
             // The bulkhead refuses before any claim: never a claim's answer.
             OpenReason::BulkheadFull => (State::Open, 0),
         };
         Claim {
-            code: Word::new(state, 0, full, u32::from(retry_after.is_some())),
+            code: Word::new(state, 0, kind, u32::from(retry_after.is_some())),
             value: retry_after.unwrap_or(0),
         }
     }
@@ -72,7 +74,8 @@ impl Claim {
                 reason: match (code.state(), code.probes()) {
                     (State::ForcedOpen, _) => OpenReason::ForcedOpen,
                     (_, 0) => OpenReason::Open,
-                    _ => OpenReason::HalfOpenFull,
+                    (_, 1) => OpenReason::HalfOpenFull,
+                    (_, _) => OpenReason::Fleet,
                 },
                 retry_after: (code.successes() != 0).then_some(self.value),
             },
@@ -113,15 +116,17 @@ impl Inner {
         // Before its deadline an open word refuses: the rule the claim step
         // starts with, taken here alone so this frame stays small. Within the
         // coarse clock's lag of the deadline, the step decides, confirming by
-        // a precise reading.
-        let state = word.state();
-        if state == State::Open {
+        // a precise reading. A word the fleet opened goes to the step too,
+        // which tells its reason: knowing it here would cost every local
+        // refusal a register kept across the clock's read.
+        let refusing = word.refusing();
+        if refusing == Refusing::LocallyOpen {
             let reopen_at = self.reopen_at.load(Acquire);
             let coarse = self.clock.now_coarse();
             if coarse < reopen_at && reopen_at - coarse > COARSE_LAG_MAX {
                 return self.refuse(OpenReason::Open, Some(reopen_at - coarse));
             }
-        } else if state == State::ForcedOpen {
+        } else if refusing == Refusing::ForcedOpen {
             return self.refuse(OpenReason::ForcedOpen, None);
         }
         self.acquire_moving()

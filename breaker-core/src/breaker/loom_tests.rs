@@ -1,5 +1,5 @@
 //! The state word under loom's model checker: claims, verdicts, trips, probe
-//! admission, lease reclaim and manual control, raced by two or three threads
+//! admission, lease reclaim, manual control and the fleet's opens, raced by two or three threads
 //! through the public handle (so through `claim`, `settle` and `apply`), with
 //! loom's atomics and mutex in `crate::sync`. Time comes from a [`ManualClock`]
 //! that only the model's own steps move.
@@ -211,4 +211,82 @@ fn loom_a_trip_racing_manual_control_ends_as_the_person_set_it() {
         breaker.force_closed();
         drop(breaker.try_acquire().expect("forced closed admits"));
     });
+}
+
+/// A fleet open races a local trip (a failed call on a closed breaker): the
+/// trip is a transition under the lock, the fleet open another. Whatever the
+/// order, the breaker ends open by the fleet (a trip after the fleet open
+/// would belong to a generation the breaker left), in one generation per open,
+/// and the failed call counts once: as a failure, stale, or refused.
+#[test]
+fn loom_a_fleet_open_racing_a_local_trip_ends_open_by_the_fleet() {
+    model(|| {
+        let clock = ManualClock::new();
+        let breaker = Arc::new(Breaker::with_clock("loom", config(1), clock));
+        let tripping = {
+            let breaker = breaker.clone();
+            thread::spawn(move || {
+                if let Ok(permit) = breaker.try_acquire() {
+                    permit.failure();
+                }
+            })
+        };
+        assert!(breaker.fleet_open(Duration::from_millis(10)));
+        tripping.join().unwrap();
+        let m = breaker.metrics();
+        assert_eq!(m.state, State::Open, "{m:?}");
+        assert_eq!(m.failures + m.stale + m.rejected, 1, "{m:?}");
+        assert_eq!(
+            m.generation, m.times_opened,
+            "one generation per open: {m:?}"
+        );
+        assert_eq!(
+            breaker.try_acquire().unwrap_err().reason(),
+            OpenReason::Fleet,
+            "the fleet's open is the last: {m:?}"
+        );
+    });
+}
+
+/// A fleet open races a probe of a due breaker (admission, then its verdict,
+/// success or failure). The fleet's open always stands at the end: a probe
+/// admitted before it is stale, a probe that closed or reopened first is
+/// overtaken, a claim after it is refused (as open, or, reading the local
+/// word with the fleet's deadline, as plainly open). No probe slot is left
+/// held, and every claim counts once.
+#[test]
+fn loom_a_fleet_open_racing_a_probe_leaks_no_slot_and_stands() {
+    for succeeds in [true, false] {
+        model(move || {
+            let (breaker, _clock) = due_breaker(config(1));
+            let breaker = Arc::new(breaker);
+            let probing = {
+                let breaker = breaker.clone();
+                thread::spawn(move || match breaker.try_acquire() {
+                    Ok(probe) if succeeds => probe.success(),
+                    Ok(probe) => probe.failure(),
+                    // The fleet's deadline is written before its word: a claim
+                    // may read the old (local) word with the new deadline, and
+                    // be refused as plainly open. Refused either way.
+                    Err(refused) => assert!(
+                        matches!(refused.reason(), OpenReason::Fleet | OpenReason::Open),
+                        "{refused:?}"
+                    ),
+                })
+            };
+            assert!(breaker.fleet_open(Duration::from_millis(10)));
+            probing.join().unwrap();
+            let m = breaker.metrics();
+            assert_eq!(m.state, State::Open, "{m:?}");
+            assert_eq!(m.probes_in_flight, 0, "a slot leaked: {m:?}");
+            // One failure before the race tripped the breaker.
+            let verdicts = m.successes + (m.failures - 1) + m.stale + m.rejected;
+            assert_eq!(verdicts, 1, "the claim counted once: {m:?}");
+            assert_eq!(
+                breaker.try_acquire().unwrap_err().reason(),
+                OpenReason::Fleet,
+                "{m:?}"
+            );
+        });
+    }
 }

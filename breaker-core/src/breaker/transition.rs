@@ -35,7 +35,24 @@ pub(super) enum Input {
     ProbeFailed { generation: u64 },
     /// Set by hand.
     Force(State),
+    /// The fleet says the circuit is open: a new generation, open, whatever
+    /// the breaker was doing, unless it is forced by hand.
+    FleetOpen,
+    /// The fleet says a probe elsewhere closed the circuit: open or half-open
+    /// to closed.
+    FleetClose,
+    /// The fleet moves the end of the current open to `deadline`, read at `now`
+    /// (precise): no new generation. Sooner is always safe; later only while
+    /// the current end is more than [`HOLD_GUARD`] ahead of `now`, so that no
+    /// claim is already taking the half-open slot.
+    FleetHold { now: u64, deadline: u64 },
 }
+
+/// How far ahead the current end of an open must be for
+/// [`Input::FleetHold`] to push it later: a claim compares the deadline to a
+/// clock it read a moment before, and must not find it passed while the
+/// hold moves it.
+pub(super) const HOLD_GUARD: u64 = 1_000_000;
 
 /// The times a claim may compare, read only when it needs them: the coarse
 /// clock (see [the crate docs](crate#time)) and the two deadlines.
@@ -84,6 +101,8 @@ pub(super) enum Act {
     Opened,
     /// The outcome or transition belongs to a generation the breaker has left.
     Stale,
+    /// Write the fleet's new end of the current open.
+    Hold,
 }
 
 /// Why a breaker changed generation: what an observer would be told.
@@ -101,6 +120,10 @@ pub(crate) enum Reason {
     ProbeFailed,
     /// Set by hand.
     Forced,
+    /// A fleet agent opened it.
+    FleetOpen,
+    /// A fleet agent closed it.
+    FleetClose,
 }
 
 /// One change of generation, as an observer would be told it. Built only on
@@ -185,6 +208,39 @@ pub(super) fn step(word: Word, input: Input, config: &Config, at: &impl Readings
             open(word, generation, State::HalfOpen, Reason::ProbeFailed)
         }
         Input::Force(state) => Step::to(word.next(state), Act::Nothing, Reason::Forced),
+        // The user's hand wins over the fleet.
+        Input::FleetOpen => match word.state() {
+            State::ForcedOpen | State::ForcedClosed => Step::stay(Act::Nothing),
+            _ => Step::to(word.next_fleet_open(), Act::Opened, Reason::FleetOpen),
+        },
+        Input::FleetClose => match word.state() {
+            State::Open | State::HalfOpen => {
+                Step::to(word.next(State::Closed), Act::Nothing, Reason::FleetClose)
+            }
+            _ => Step::stay(Act::Nothing),
+        },
+        Input::FleetHold { now, deadline } => {
+            if word.state() != State::Open {
+                return Step::stay(Act::Nothing);
+            }
+            let reopen_at = at.reopen_at();
+            if deadline <= reopen_at || now.saturating_add(HOLD_GUARD) < reopen_at {
+                Step::stay(Act::Hold)
+            } else {
+                // Too late to push it: a claim may be taking the probe slot.
+                Step::stay(Act::Nothing)
+            }
+        }
+    }
+}
+
+/// Why an open word refuses: the fleet opened it, or it tripped here.
+#[inline(always)]
+pub(super) const fn open_reason(word: Word) -> OpenReason {
+    if word.is_fleet_open() {
+        OpenReason::Fleet
+    } else {
+        OpenReason::Open
     }
 }
 
@@ -202,7 +258,7 @@ fn claim(word: Word, config: &Config, at: &impl Readings) -> Step {
                 // coarse clock lags.
                 coarse = at.confirm(coarse, reopen_at);
                 if coarse < reopen_at {
-                    return refuse(OpenReason::Open, Some(reopen_at - coarse));
+                    return refuse(open_reason(word), Some(reopen_at - coarse));
                 }
             }
             let next = word.next(State::HalfOpen).with_probes(1);

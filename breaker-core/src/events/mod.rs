@@ -88,10 +88,14 @@ pub struct Transition {
     /// after 2^38).
     pub generation: u64,
     /// When it entered [`State::Open`]: how long it stays open this time (grown by
-    /// `backoff` after failed probes). `None` for every other state.
+    /// `backoff` after failed probes; the fleet's time left after a
+    /// [fleet open](TransitionReason::FleetOpen)). `None` for every other state.
     pub open_for: Option<Duration>,
     /// When it entered [`State::Open`]: the time until a probe may go, as of the
     /// transition (equal to `open_for`). `None` otherwise (a forced open has no end).
+    /// After a [fleet open](TransitionReason::FleetOpen) the agent may still
+    /// move that moment ([`Breaker::fleet_hold`](crate::Breaker::fleet_hold)),
+    /// which is no transition.
     pub retry_after: Option<Duration>,
 }
 
@@ -120,6 +124,14 @@ pub enum TransitionReason {
     ForcedClosed,
     /// [`Breaker::reset`](crate::Breaker::reset).
     Reset,
+    /// [`Breaker::fleet_open`](crate::Breaker::fleet_open): another instance's
+    /// trip (or failed probe) reached this one through a fleet agent. Closed,
+    /// open or half-open to open; `open_for` and `retry_after` are the time
+    /// the fleet's open has left.
+    FleetOpen,
+    /// [`Breaker::fleet_close`](crate::Breaker::fleet_close): a probe on another
+    /// instance closed the circuit. Open or half-open to closed.
+    FleetClose,
 }
 
 /// Which rule of the failure policy tripped.
@@ -140,7 +152,7 @@ pub enum TripCause {
 impl TransitionReason {
     /// A short snake_case name, for logs and labels: `tripped`, `open_elapsed`,
     /// `probe_failed`, `probes_succeeded`, `lease_reclaimed`, `forced_open`,
-    /// `forced_closed`, `reset`.
+    /// `forced_closed`, `reset`, `fleet_open`, `fleet_close`.
     pub const fn as_str(self) -> &'static str {
         match self {
             TransitionReason::Tripped(_) => "tripped",
@@ -151,6 +163,8 @@ impl TransitionReason {
             TransitionReason::ForcedOpen => "forced_open",
             TransitionReason::ForcedClosed => "forced_closed",
             TransitionReason::Reset => "reset",
+            TransitionReason::FleetOpen => "fleet_open",
+            TransitionReason::FleetClose => "fleet_close",
         }
     }
 }

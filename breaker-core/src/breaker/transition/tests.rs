@@ -409,3 +409,231 @@ fn only_steps_that_change_generation_carry_a_transition() {
         }
     }
 }
+
+// The fleet's inputs (`Breaker::fleet_open`, `fleet_close`, `fleet_hold`).
+
+#[test]
+fn a_fleet_open_starts_a_new_open_generation_from_every_state_not_forced() {
+    for (timed, windowed) in flags() {
+        for state in [State::Closed, State::Open, State::HalfOpen] {
+            let w = word(state, timed, windowed);
+            let w = if state == State::Closed {
+                w.with_failures(2)
+            } else {
+                w
+            };
+            let s = step_on(w, Input::FleetOpen);
+            let next = w.next_fleet_open();
+            assert_eq!(s, Step::to(next, Act::Opened, Reason::FleetOpen), "{state}");
+            assert_eq!(
+                s.transition(w),
+                Some(Transition {
+                    from: state,
+                    to: State::Open,
+                    reason: Reason::FleetOpen,
+                    generation: 8,
+                })
+            );
+            assert!(next.is_fleet_open() && next.failures() == 0);
+            assert_eq!(next.is_timed(), timed, "the flags stay");
+        }
+    }
+}
+
+#[test]
+fn a_fleet_open_of_a_fleet_open_word_starts_another_generation() {
+    let w = word(State::Closed, false, false).next_fleet_open();
+    let s = step_on(w, Input::FleetOpen);
+    assert_eq!(s.next, Some(w.next_fleet_open()));
+    assert_eq!(s.next.unwrap().generation(), w.generation() + 1);
+}
+
+#[test]
+fn the_fleet_leaves_a_breaker_forced_by_hand_alone() {
+    for state in [State::ForcedOpen, State::ForcedClosed] {
+        let w = word(state, false, false);
+        assert_eq!(step_on(w, Input::FleetOpen), Step::stay(Act::Nothing));
+        assert_eq!(step_on(w, Input::FleetClose), Step::stay(Act::Nothing));
+        let hold = Input::FleetHold {
+            now: 0,
+            deadline: 10,
+        };
+        assert_eq!(step_on(w, hold), Step::stay(Act::Nothing));
+    }
+}
+
+#[test]
+fn a_fleet_open_word_refuses_with_the_fleet_reason_until_its_deadline() {
+    let open = word(State::Closed, true, false).next_fleet_open();
+    let early = step(open, Input::Claim, &LIMITS, &at(400, 1_000, 0));
+    assert_eq!(early, refuse(OpenReason::Fleet, Some(600)));
+    let confirmed = At {
+        precise: Some(999),
+        ..at(990, 1_000, 0)
+    };
+    let still = step(open, Input::Claim, &LIMITS, &confirmed);
+    assert_eq!(still, refuse(OpenReason::Fleet, Some(1)));
+    assert_eq!(
+        step(
+            word(State::Open, false, false),
+            Input::Claim,
+            &LIMITS,
+            &at(400, 1_000, 0)
+        ),
+        refuse(OpenReason::Open, Some(600)),
+        "a local trip still says open"
+    );
+}
+
+#[test]
+fn a_due_fleet_open_word_goes_half_open_and_probes_as_a_local_one_does() {
+    let open = word(State::Closed, false, false).next_fleet_open();
+    let due = step(open, Input::Claim, &LIMITS, &at(1_000, 1_000, 0));
+    let next = open.next(State::HalfOpen).with_probes(1);
+    assert_eq!(
+        due,
+        Step::to(
+            next,
+            Act::Probe {
+                coarse: 1_000,
+                reclaimed: 0
+            },
+            Reason::OpenElapsed
+        )
+    );
+    assert!(!next.is_fleet_open());
+    // Its slots, successes and failures are the half-open state's own.
+    assert_eq!(
+        step_on(next, Input::Claim),
+        Step::write(
+            next.with_probes(2),
+            Act::Probe {
+                coarse: 0,
+                reclaimed: 0
+            }
+        )
+    );
+    let full = next.with_probes(2);
+    assert_eq!(
+        step(full, Input::Claim, &LIMITS, &at(1_001, 0, 2_000)),
+        refuse(OpenReason::HalfOpenFull, Some(999))
+    );
+    let failed = step_on(
+        next,
+        Input::ProbeFailed {
+            generation: next.generation(),
+        },
+    );
+    assert_eq!(failed.next, Some(next.next(State::Open)));
+    assert!(
+        !failed.next.unwrap().is_fleet_open(),
+        "a probe that fails here is a local reopen"
+    );
+}
+
+#[test]
+fn a_fleet_close_closes_an_open_or_half_open_word_and_nothing_else() {
+    for state in [State::Open, State::HalfOpen] {
+        let w = word(state, false, true).with_probes(u32::from(state == State::HalfOpen));
+        let s = step_on(w, Input::FleetClose);
+        assert_eq!(
+            s,
+            Step::to(w.next(State::Closed), Act::Nothing, Reason::FleetClose),
+            "{state}"
+        );
+        assert_eq!(s.transition(w).unwrap().to, State::Closed);
+    }
+    let fleet = word(State::Closed, false, false).next_fleet_open();
+    assert_eq!(
+        step_on(fleet, Input::FleetClose).next,
+        Some(fleet.next(State::Closed))
+    );
+    let closed = word(State::Closed, false, false).with_failures(2);
+    assert_eq!(
+        step_on(closed, Input::FleetClose),
+        Step::stay(Act::Nothing),
+        "a closed word keeps its count"
+    );
+}
+
+#[test]
+fn a_fleet_close_makes_the_probes_in_flight_stale() {
+    let probing = word(State::HalfOpen, false, false).with_probes(1);
+    let closed = step_on(probing, Input::FleetClose).next.unwrap();
+    let late = Input::ProbeEnded {
+        generation: probing.generation(),
+        verdict: Verdict::Success,
+    };
+    assert_eq!(step_on(closed, late), Step::stay(Act::Stale));
+    let failed = Input::ProbeFailed {
+        generation: probing.generation(),
+    };
+    assert_eq!(step_on(closed, failed), Step::stay(Act::Stale));
+}
+
+#[test]
+fn a_fleet_hold_moves_an_open_end_sooner_always_and_later_only_well_ahead_of_it() {
+    for open in [
+        word(State::Open, false, false),
+        word(State::Closed, false, false).next_fleet_open(),
+    ] {
+        let reads = |reopen_at| At {
+            reopen_at: Some(reopen_at),
+            ..NO_READING
+        };
+        let hold = |now, deadline| Input::FleetHold { now, deadline };
+        let end = 10 * HOLD_GUARD;
+        // Sooner, even once the end has passed (harmless: nothing waits for it).
+        for now in [0, end, 2 * end] {
+            let s = step(open, hold(now, now.min(end)), &LIMITS, &reads(end));
+            assert_eq!(s, Step::stay(Act::Hold), "now {now}");
+        }
+        // Later, while the end is more than the guard ahead.
+        let well_ahead = end - HOLD_GUARD - 1;
+        let s = step(open, hold(well_ahead, 3 * end), &LIMITS, &reads(end));
+        assert_eq!(s, Step::stay(Act::Hold));
+        // Not within the guard of it, nor past it: a claim may be probing.
+        for now in [end - HOLD_GUARD, end - 1, end, 2 * end] {
+            let s = step(open, hold(now, 3 * end), &LIMITS, &reads(end));
+            assert_eq!(s, Step::stay(Act::Nothing), "now {now}");
+        }
+        // Never a write of the word: no generation, no transition.
+        assert_eq!(
+            step(open, hold(0, 3 * end), &LIMITS, &reads(end)).transition(open),
+            None
+        );
+    }
+}
+
+#[test]
+fn a_fleet_hold_of_a_word_not_open_does_nothing_and_reads_nothing() {
+    for state in STATES.into_iter().filter(|&s| s != State::Open) {
+        let s = step_on(
+            word(state, false, false),
+            Input::FleetHold {
+                now: 0,
+                deadline: 5,
+            },
+        );
+        assert_eq!(s, Step::stay(Act::Nothing), "{state}");
+    }
+}
+
+#[test]
+fn a_fleet_hold_saturates_near_the_end_of_time() {
+    let open = word(State::Open, false, false);
+    let reads = At {
+        reopen_at: Some(u64::MAX),
+        ..NO_READING
+    };
+    let s = step(
+        open,
+        Input::FleetHold {
+            now: u64::MAX - 1,
+            deadline: u64::MAX,
+        },
+        &LIMITS,
+        &reads,
+    );
+    assert_eq!(s, Step::stay(Act::Hold), "no longer than it was: a no-op");
+}

@@ -1,0 +1,258 @@
+//! What a fleet agent does to a local breaker (`fleet_open`, `fleet_close`,
+//! `fleet_hold`), through the public handle on a manual clock: refusals that
+//! say "fleet" with a real `retry_after`, the lazy half-open and its probe
+//! slots, the backoff, the events, and the user's hand that wins.
+
+mod support;
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use breaker_core::{
+    Breaker, Config, Event, ManualClock, OpenReason, Registry, State, TransitionReason,
+};
+use support::{fail, manual, ms, trip};
+
+fn probes(n: u32) -> Config {
+    Config::builder()
+        .threshold(2)
+        .open_ms(1_000)
+        .backoff(2.0)
+        .max_open_ms(60_000)
+        .half_open_probes(n)
+        .build()
+        .unwrap()
+}
+
+#[test]
+fn a_fleet_open_refuses_with_the_fleet_reason_and_the_time_left() {
+    let (b, clock) = manual(probes(1));
+    assert!(b.fleet_open(ms(20_000)));
+    assert_eq!(b.state(), State::Open);
+    let refused = b.try_acquire().unwrap_err();
+    assert_eq!(refused.reason(), OpenReason::Fleet);
+    assert_eq!(refused.retry_after(), Some(ms(20_000)));
+    assert_eq!(
+        refused.to_string(),
+        "circuit `test` is open across the fleet; retry after 20s"
+    );
+    clock.advance(ms(15_000));
+    let refused = b.refusal().expect("still open");
+    assert_eq!(
+        (refused.reason(), refused.retry_after()),
+        (OpenReason::Fleet, Some(ms(5_000)))
+    );
+    assert_eq!(b.metrics().retry_after, Some(ms(5_000)));
+    assert_eq!(b.metrics().rejected, 1, "asking is not refusing");
+}
+
+#[test]
+fn a_due_fleet_open_probes_with_its_slots_as_a_local_trip_does() {
+    let (b, clock) = manual(probes(2));
+    b.fleet_open(ms(3_000));
+    clock.advance(ms(2_999));
+    assert!(!b.would_admit(), "one nanosecond short is refused");
+    clock.advance(ms(1));
+    assert!(b.would_admit());
+    assert_eq!(b.state(), State::Open, "asking moves nothing");
+    let first = b.try_acquire().expect("the first probe");
+    let second = b.try_acquire().expect("the second slot");
+    assert!(first.is_probe() && second.is_probe());
+    let full = b.try_acquire().unwrap_err();
+    assert_eq!(full.reason(), OpenReason::HalfOpenFull);
+    first.success();
+    second.success();
+    assert_eq!(b.state(), State::Closed);
+}
+
+#[test]
+fn a_probe_that_fails_after_a_fleet_open_reopens_with_the_fleet_time_grown() {
+    let (b, clock) = manual(probes(1));
+    // The fleet's open has grown to 8 s elsewhere; the local base is 1 s.
+    b.fleet_open(ms(8_000));
+    clock.advance(ms(8_000));
+    b.try_acquire().expect("probe").failure();
+    let m = b.metrics();
+    assert_eq!(m.state, State::Open);
+    assert_eq!(m.open_for, Some(ms(16_000)), "grown from the fleet's 8 s");
+    let refused = b.try_acquire().unwrap_err();
+    assert_eq!(
+        refused.reason(),
+        OpenReason::Open,
+        "this reopen is local evidence"
+    );
+}
+
+#[test]
+fn a_fleet_open_during_a_local_episode_keeps_the_longer_backoff() {
+    let (b, clock) = manual(probes(1));
+    trip(&b);
+    clock.advance(ms(1_000));
+    b.try_acquire().unwrap().failure(); // local backoff: 2 s
+    assert_eq!(b.metrics().open_for, Some(ms(2_000)));
+    b.fleet_open(ms(1_500));
+    clock.advance(ms(1_500));
+    b.try_acquire().unwrap().failure();
+    assert_eq!(
+        b.metrics().open_for,
+        Some(ms(4_000)),
+        "grown from the local 2 s, not the fleet's 1.5 s"
+    );
+    // A new episode from closed starts again from the fleet's time.
+    b.fleet_close();
+    b.fleet_open(ms(1_200));
+    clock.advance(ms(1_200));
+    b.try_acquire().unwrap().failure();
+    assert_eq!(b.metrics().open_for, Some(ms(2_400)));
+}
+
+#[test]
+fn a_fleet_open_starts_a_generation_and_makes_calls_in_flight_stale() {
+    let (b, _clock) = manual(probes(1));
+    let before = b.metrics().generation;
+    let slow = b.try_acquire().unwrap();
+    fail(&b); // one failure of two
+    assert!(b.fleet_open(ms(1_000)));
+    assert_eq!(b.metrics().generation, before + 1);
+    slow.success();
+    let m = b.metrics();
+    assert_eq!((m.stale, m.consecutive_failures), (1, 0));
+    assert_eq!(m.times_opened, 1);
+    assert_eq!(
+        m.transitions.get(State::Closed, State::Open),
+        1,
+        "counted as any open"
+    );
+}
+
+#[test]
+fn a_fleet_close_closes_open_and_half_open_breakers_with_a_fresh_policy() {
+    let (b, clock) = manual(probes(1));
+    trip(&b);
+    assert!(b.fleet_close());
+    assert_eq!(b.state(), State::Closed);
+    assert!(!b.fleet_close(), "closed already: nothing to do");
+    fail(&b);
+    assert_eq!(b.state(), State::Closed, "the count started again");
+
+    fail(&b);
+    clock.advance(ms(1_000));
+    let probe = b.try_acquire().unwrap();
+    assert_eq!(b.state(), State::HalfOpen);
+    assert!(b.fleet_close());
+    probe.failure();
+    let m = b.metrics();
+    assert_eq!(m.state, State::Closed, "the late probe is stale");
+    assert_eq!((m.stale, m.probes_failed), (1, 0));
+}
+
+#[test]
+fn a_breaker_forced_by_hand_is_left_alone_by_the_fleet() {
+    let (b, _clock) = manual(probes(1));
+    b.force_closed();
+    assert!(!b.fleet_open(ms(1_000)));
+    assert!(!b.fleet_hold(ms(1_000)));
+    assert_eq!(b.state(), State::ForcedClosed);
+    b.force_open();
+    assert!(!b.fleet_close());
+    assert_eq!(b.state(), State::ForcedOpen);
+    assert_eq!(
+        b.try_acquire().unwrap_err().reason(),
+        OpenReason::ForcedOpen
+    );
+}
+
+#[test]
+fn a_fleet_hold_keeps_refusing_past_the_end_and_zero_lets_the_probe_go() {
+    let (b, clock) = manual(probes(1));
+    b.fleet_open(ms(1_000));
+    let generation = b.metrics().generation;
+    assert!(
+        b.fleet_hold(ms(1_200)),
+        "past the fleet's end, for the lease"
+    );
+    clock.advance(ms(1_000));
+    let refused = b.try_acquire().unwrap_err();
+    assert_eq!(
+        (refused.reason(), refused.retry_after()),
+        (OpenReason::Fleet, Some(ms(200)))
+    );
+    // Another instance won the lease: hold on until it reports.
+    assert!(b.fleet_hold(ms(10_000)));
+    clock.advance(ms(9_000));
+    assert!(!b.would_admit());
+    // Now it is ours.
+    assert!(b.fleet_hold(Duration::ZERO));
+    assert_eq!(b.metrics().generation, generation, "no transition");
+    assert!(b.try_acquire().unwrap().is_probe());
+}
+
+#[test]
+fn a_fleet_hold_does_not_push_an_end_already_reached() {
+    let (b, clock) = manual(probes(1));
+    trip(&b); // a local trip, 1 s
+    assert!(b.fleet_hold(ms(5_000)), "well ahead of its end");
+    clock.advance(ms(5_000) - Duration::from_micros(500));
+    assert!(
+        !b.fleet_hold(ms(5_000)),
+        "within a millisecond of its end: a claim may be probing"
+    );
+    assert_eq!(
+        b.try_acquire().unwrap_err().reason(),
+        OpenReason::Open,
+        "a local trip's refusals keep their reason"
+    );
+    clock.advance(ms(1));
+    assert!(!b.fleet_hold(ms(5_000)), "past it");
+    assert!(b.try_acquire().unwrap().is_probe());
+    assert!(!b.fleet_hold(ms(5_000)), "half-open: nothing to hold");
+}
+
+#[test]
+fn subscribers_are_told_the_fleet_transitions_with_their_reason_and_time() {
+    let clock = ManualClock::new();
+    let registry = Registry::with_clock(clock.clone());
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let sink = seen.clone();
+    let _subscription = registry.subscribe(move |e: &Event| {
+        if let Event::Transition(t) = e {
+            sink.lock().unwrap().push(*t);
+        }
+    });
+    let b: Breaker = registry.breaker("db", &probes(1));
+    b.fleet_open(ms(7_000));
+    b.fleet_hold(ms(9_000));
+    b.fleet_close();
+    let seen = seen.lock().unwrap();
+    assert_eq!(seen.len(), 2, "a hold is no transition: {seen:?}");
+    let (open, close) = (seen[0], seen[1]);
+    assert_eq!(
+        (open.from, open.to, open.reason, open.generation),
+        (State::Closed, State::Open, TransitionReason::FleetOpen, 1)
+    );
+    assert_eq!(
+        (open.open_for, open.retry_after),
+        (Some(ms(7_000)), Some(ms(7_000)))
+    );
+    assert_eq!(
+        (close.from, close.to, close.reason, close.generation),
+        (State::Open, State::Closed, TransitionReason::FleetClose, 2)
+    );
+    assert_eq!(close.open_for, None);
+    assert_eq!(TransitionReason::FleetOpen.as_str(), "fleet_open");
+    assert_eq!(TransitionReason::FleetClose.as_str(), "fleet_close");
+}
+
+#[test]
+fn open_times_near_the_end_of_time_saturate() {
+    let (b, clock) = manual(probes(1));
+    assert!(b.fleet_open(Duration::MAX));
+    clock.advance(Duration::from_secs(3_600 * 24 * 365));
+    assert_eq!(
+        b.try_acquire().unwrap_err().reason(),
+        OpenReason::Fleet,
+        "open for ever"
+    );
+    assert!(b.fleet_hold(Duration::ZERO));
+    assert!(b.try_acquire().unwrap().is_probe());
+}
