@@ -327,6 +327,7 @@ impl Tally {
             Call::Refused(OpenReason::ForcedOpen) => panic!("nothing forces this breaker open"),
             Call::Refused(OpenReason::BulkheadFull) => panic!("this group has no bulkhead"),
             Call::Refused(OpenReason::Fleet) => panic!("no fleet agent here"),
+            Call::Refused(other) => panic!("a refusal this test does not expect: {other:?}"),
             Call::Transport(why) => {
                 eprintln!("transport error: {why}");
                 self.transport += 1;

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 /// Why a claim was refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum OpenReason {
     /// The circuit is open and its open duration has not passed.
     Open,

@@ -13,7 +13,7 @@
 //! |---|---|
 //! | `group` | the breaker's group |
 //! | `from`, `to` | [`State::as_str`](crate::State::as_str) of the states left and entered |
-//! | `reason` | [`TransitionReason::as_str`]: `tripped`, `open_elapsed`, `probe_failed`, `probes_succeeded`, `lease_reclaimed`, `forced_open`, `forced_closed`, `reset` |
+//! | `reason` | [`TransitionReason::as_str`]: `tripped`, `open_elapsed`, `probe_failed`, `probes_succeeded`, `lease_reclaimed`, `forced_open`, `forced_closed`, `reset`, `fleet_open`, `fleet_close` |
 //! | `cause` | with `tripped` only: `consecutive_failures`, `failure_rate` or `slow_call_rate` |
 //! | `probes` | with `lease_reclaimed` only: slots taken back |
 //! | `generation` | the generation entered |
