@@ -77,12 +77,12 @@ pub(crate) fn unchanged(item: TokenStream, err: &syn::Error) -> TokenStream {
 }
 
 /// Input:
-/// ```ignore
+/// ```text
 /// #[circuit_breaker(group = "search", threshold = 3, fallback = cached)]
 /// pub fn search(&self, q: &str) -> Result<Hits, Error> { body }
 /// ```
 /// Output:
-/// ```ignore
+/// ```text
 /// pub fn search(&self, q: &str) -> Result<Hits, Error> {
 ///     /* the claim: see `claim`; an open circuit returns `Self::cached(self, q)` */
 ///     let __result = (move || -> Result<Hits, Error> { body })();
@@ -136,12 +136,12 @@ fn expand_sync(attr: &Attr, item: ItemFn) -> TokenStream {
 }
 
 /// Input:
-/// ```ignore
+/// ```text
 /// #[circuit_breaker(group = "search")]
 /// async fn search(q: &str) -> Result<Hits, Error> { body }
 /// ```
 /// Output:
-/// ```ignore
+/// ```text
 /// async fn search(q: &str) -> Result<Hits, Error> {
 ///     /* the claim, as in `expand_sync`; a fallback is `.await`ed */
 ///     #[allow(unused_braces)] // `body` is a tail block: on one line, a warning
@@ -201,7 +201,7 @@ fn expand_async_fn(attr: &Attr, item: ItemFn) -> TokenStream {
 }
 
 /// Input:
-/// ```ignore
+/// ```text
 /// #[circuit_breaker(group = "search")]
 /// fn search(&self, q: String) -> Pin<Box<dyn Future<Output = Result<Hits, Error>> + Send + '_>> {
 ///     Box::pin(async move { body })
@@ -209,7 +209,7 @@ fn expand_async_fn(attr: &Attr, item: ItemFn) -> TokenStream {
 /// ```
 /// Output (only the tail block changes; the signature and any statements before
 /// the tail stay as written, and run when the future is created):
-/// ```ignore
+/// ```text
 /// fn search(&self, q: String) -> Pin<Box<dyn Future<Output = Result<Hits, Error>> + Send + '_>> {
 ///     Box::pin(async move {
 ///         /* claim, as in `expand_async_fn` */
@@ -248,7 +248,7 @@ fn expand_future_tail(attr: &Attr, mut item: ItemFn, tail: Box<FutureTail>) -> T
 /// with `Err(TimedOut.into())`.
 ///
 /// Input: `timeout_ms = 250`, no `timer`. Output:
-/// ```ignore
+/// ```text
 /// match ::breaker::__private::within(
 ///     &::breaker::__private::DefaultTimer,
 ///     __breaker.config().timeout().unwrap_or(::core::time::Duration::from_millis(250)),
@@ -307,7 +307,7 @@ fn guard(attr: &Attr, item: &ItemFn, l: &Locals, is_async: bool) -> (TokenStream
 /// Claims a permit, or leaves the fn with `on_open` when the circuit refuses.
 ///
 /// Input: `group = "search", threshold = 3`, no `registry`. Output:
-/// ```ignore
+/// ```text
 /// let __breaker = {
 ///     const __BREAKER_CONFIG: ::breaker::__private::Config =
 ///         match ::breaker::__private::Config::builder().threshold(3).build() {
@@ -325,7 +325,7 @@ fn guard(attr: &Attr, item: &ItemFn, l: &Locals, is_async: bool) -> (TokenStream
 /// };
 /// ```
 /// With `registry = &REG`, a binding comes first and the site looks up in it:
-/// ```ignore
+/// ```text
 /// let __registry: &::breaker::__private::Registry = &REG;
 /// let __breaker = { /* as above */ __BREAKER_SITE.breaker(__registry, "search", &__BREAKER_CONFIG) };
 /// ```
@@ -333,7 +333,7 @@ fn guard(attr: &Attr, item: &ItemFn, l: &Locals, is_async: bool) -> (TokenStream
 /// the site caches the group, and every call finds its key's breaker in it (an
 /// owned handle, dropped at the end of the call); nothing is declared for
 /// config files, which do not configure keyed groups:
-/// ```ignore
+/// ```text
 /// let __breaker = {
 ///     const __BREAKER_CONFIG: ::breaker::__private::Config = /* as above */;
 ///     static __BREAKER_SITE: ::breaker::__private::KeyedSite =
@@ -347,7 +347,7 @@ fn guard(attr: &Attr, item: &ItemFn, l: &Locals, is_async: bool) -> (TokenStream
 ///
 /// With `max_concurrent`, a bulkhead slot is taken before the permit (the
 /// bulkhead stands outside the breaker) and held to the end of the call:
-/// ```ignore
+/// ```text
 /// let __slot = match __breaker.enter() {
 ///     Ok(slot) => slot,
 ///     Err(__open) => return /* on_open: the reason is `BulkheadFull` */,
@@ -484,7 +484,7 @@ fn on_open(attr: &Attr, item: &ItemFn, l: &Locals, is_async: bool) -> TokenStrea
 /// Records the one outcome of a run body and returns its value.
 ///
 /// Input: no `is_failure`. Output:
-/// ```ignore
+/// ```text
 /// ::breaker::__private::Outcome::new(&__result).record_every(__permit);
 /// __result
 /// ```
@@ -492,7 +492,7 @@ fn on_open(attr: &Attr, item: &ItemFn, l: &Locals, is_async: bool) -> TokenStrea
 /// reached by auto-deref for every other type (a success).
 ///
 /// Input: `is_failure = server_side`. Output:
-/// ```ignore
+/// ```text
 /// {
 ///     use ::breaker::__private::ClassifiedAny as _;
 ///     ::breaker::__private::Classified(__result).record(__permit, &server_side)

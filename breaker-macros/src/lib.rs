@@ -14,7 +14,7 @@ mod validate;
 
 /// Puts a fn behind the circuit breaker of its `group`.
 ///
-/// ```ignore
+/// ```text
 /// #[circuit_breaker(group = "search", threshold = 3, open_ms = 30_000, fallback = cached)]
 /// async fn search(q: String) -> Result<Hits, SearchError> { /* ... */ }
 /// ```
