@@ -56,7 +56,7 @@
 //! | `is_failure` | path to `fn(&E) -> bool` | every `Err` fails | which errors count as failures; the rest are ignored |
 //! | `registry` | expression of type `&Registry` | [`registry()`] | the registry to use, e.g. `&TEST_REGISTRY` with a [`ManualClock`]; a call site caches the breaker of the first registry it meets, and looks others up on every call |
 //! | `crate` | path | `::breaker` | where generated code finds this crate, for re-exporters |
-//! | `timer` | path to a value implementing [`Timer`] | [`timeout::Tokio`] (feature `tokio`) | the timer `timeout_ms` races the call against, for runtimes other than tokio |
+//! | `timer` | path to a value implementing [`Timer`] | `breaker::timeout::Tokio` (feature `tokio`) | the timer `timeout_ms` races the call against, for runtimes other than tokio |
 //! | `key` | expression of the fn's arguments, of a type implementing [`AsKey`] | none | one breaker per value of the expression, all on the group's config (see [Keyed breakers](#keyed-breakers)) |
 //! | `max_keys` | integer | 10 000 (with `key`) | the most idle keys the group keeps; needs `key` |
 //!
