@@ -136,6 +136,17 @@ pub(crate) struct Family<M: 'static = Metrics> {
     pub(crate) samples: Samples<M>,
 }
 
+/// The `kind` label of a call count, in the order of the counts beside it:
+/// successes, failures, ignored, rejected, abandoned, stale.
+const CALL_KINDS: [&str; 6] = [
+    "successful",
+    "failed",
+    "ignored",
+    "not_permitted",
+    "abandoned",
+    "stale",
+];
+
 /// Every family both exporters publish, in exposition order.
 pub(crate) const FAMILIES: &[Family] = &[
     Family {
@@ -155,14 +166,8 @@ pub(crate) const FAMILIES: &[Family] = &[
         ty: Type::Counter,
         seconds: false,
         samples: |m, sample| {
-            for (kind, count) in [
-                ("successful", m.successes),
-                ("failed", m.failures),
-                ("ignored", m.ignored),
-                ("not_permitted", m.rejected),
-                ("abandoned", m.abandoned),
-                ("stale", m.stale),
-            ] {
+            let counts = [m.successes, m.failures, m.ignored, m.rejected, m.abandoned, m.stale];
+            for (kind, count) in CALL_KINDS.into_iter().zip(counts) {
                 sample(&[("kind", kind)], Value::Int(count));
             }
         },
@@ -372,14 +377,8 @@ pub(crate) const KEYED_FAMILIES: &[Family<KeyedMetrics>] = &[
         ty: Type::Counter,
         seconds: false,
         samples: |m, sample| {
-            for (kind, count) in [
-                ("successful", m.successes),
-                ("failed", m.failures),
-                ("ignored", m.ignored),
-                ("not_permitted", m.rejected),
-                ("abandoned", m.abandoned),
-                ("stale", m.stale),
-            ] {
+            let counts = [m.successes, m.failures, m.ignored, m.rejected, m.abandoned, m.stale];
+            for (kind, count) in CALL_KINDS.into_iter().zip(counts) {
                 sample(&[("kind", kind)], Value::Int(count));
             }
         },
