@@ -5,7 +5,7 @@ use super::inner::Inner;
 use super::transition::{Act, Input, Verdict};
 use crate::counters::Event;
 use crate::events::TripCause;
-use crate::policy::Policy;
+use crate::policy::{Policy, Recorded};
 use crate::state::{State, Word};
 
 impl Inner {
@@ -43,6 +43,9 @@ impl Inner {
         self.settle_rest(admitted, started, verdict);
     }
 
+    /// A count window's closed call. Its common case, a success that finds
+    /// nothing to write but the ring's position, needs no stack frame: every
+    /// call it makes is its last, so each other case runs in a frame of its own.
     #[inline(never)]
     fn settle_count_window(&self, generation: u64, started: u64, verdict: Verdict) {
         let failed = verdict == Verdict::Failure;
@@ -51,12 +54,48 @@ impl Inner {
         } else {
             Event::Successes
         });
+        let Policy::CountWindow(window) = &self.hot.policy else {
+            return;
+        };
+        if failed || window.rule().judges_slowness() {
+            return self.count_window_outcome(generation, started, failed);
+        }
+        match window.record_success(generation, false) {
+            Recorded::Held => {}
+            Recorded::Judge { calls, tally } => self.count_window_judge(generation, calls, tally),
+            Recorded::Claimed { at, calls } => self.count_window_success_at(generation, at, calls),
+        }
+    }
+
+    /// A count window's failure, or any outcome of one that judges slowness.
+    #[inline(never)]
+    fn count_window_outcome(&self, generation: u64, started: u64, failed: bool) {
         if self
             .hot
             .policy
             .on_count_window(generation, failed, started, &self.clock)
         {
             self.trip_cold(generation);
+        }
+    }
+
+    /// A success that found failures or slow calls in the window: judge them.
+    #[inline(never)]
+    fn count_window_judge(&self, generation: u64, calls: u64, tally: u64) {
+        if let Policy::CountWindow(window) = &self.hot.policy {
+            if window.judge(calls, tally) {
+                self.trip_cold(generation);
+            }
+        }
+    }
+
+    /// A success that replaces a failure or a slow call in its slot.
+    #[inline(never)]
+    fn count_window_success_at(&self, generation: u64, at: u64, calls: u64) {
+        if let Policy::CountWindow(window) = &self.hot.policy {
+            if window.success_at(generation, at, calls) {
+                self.trip_cold(generation);
+            }
         }
     }
 

@@ -24,6 +24,16 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::*};
 use super::rule::{is_later_generation, Counts, Outcome, Rule};
 use crate::state::GEN_MASK;
 
+/// What [`CountWindow::record_success`] left to do.
+pub(crate) enum Recorded {
+    /// Nothing: the window holds.
+    Held,
+    /// Judge these counts.
+    Judge { calls: u64, tally: u64 },
+    /// Record the outcome at the claimed position ([`CountWindow::record_at`]).
+    Claimed { at: u64, calls: u64 },
+}
+
 /// The window of the last `window_calls` outcomes.
 #[derive(Debug)]
 pub(crate) struct CountWindow {
@@ -87,17 +97,52 @@ impl CountWindow {
     /// Records `outcome` for `generation`; returns whether the window trips.
     #[inline(always)]
     pub(crate) fn record(&self, generation: u64, outcome: Outcome) -> bool {
+        match self.record_success(generation, outcome.failed || outcome.slow) {
+            Recorded::Held => false,
+            Recorded::Judge { calls, tally } => self.judge(calls, tally),
+            Recorded::Claimed { at, calls } => self.record_at(generation, at, calls, outcome),
+        }
+    }
+
+    /// The common case of [`record`](Self::record), kept small enough to need
+    /// no stack frame: claims a position and, for a success (`!other`) over a
+    /// slot that holds a success or belongs to another generation, writes
+    /// nothing more. What is left to do is returned.
+    #[inline(always)]
+    pub(crate) fn record_success(&self, generation: u64, other: bool) -> Recorded {
+        let Some((at, calls)) = self.claim(generation) else {
+            return Recorded::Held; // an outcome of an older generation
+        };
+        if !other {
+            let old = self.slots[at as usize].load(Acquire);
+            if old >> 2 != epoch(generation) || old & 3 == 0 {
+                let tally = self.tally(generation);
+                // Rates are above zero: a window without failures or slow calls holds.
+                return if tally == 0 {
+                    Recorded::Held
+                } else {
+                    Recorded::Judge { calls, tally }
+                };
+            }
+        }
+        Recorded::Claimed { at, calls }
+    }
+
+    /// Claims the next position of the ring for `generation`: the position and
+    /// the number of calls the window then holds; `None` for an older generation.
+    #[inline(always)]
+    fn claim(&self, generation: u64) -> Option<(u64, u64)> {
         let len = self.slots.len() as u64;
         // Claim a position; a later generation starts an empty ring.
         let mut head = self.head.load(Acquire);
-        let (at, calls) = loop {
+        loop {
             let current = head >> HEAD_GEN_SHIFT;
             let (at, wrapped) = if current == generation {
                 (head & POS_MASK, head & WRAPPED)
             } else if is_later_generation(generation, current) {
                 (0, 0)
             } else {
-                return false; // an outcome of an older generation
+                return None; // an outcome of an older generation
             };
             let (next, wrapped) = if at + 1 == len {
                 (0, WRAPPED)
@@ -109,10 +154,26 @@ impl CountWindow {
                 .head
                 .compare_exchange_weak(head, claimed, AcqRel, Acquire)
             {
-                Ok(_) => break (at, if wrapped != 0 { len } else { next }),
+                Ok(_) => return Some((at, if wrapped != 0 { len } else { next })),
                 Err(now) => head = now,
             }
+        }
+    }
+
+    /// [`Recorded::Claimed`] for a success: [`record_at`](Self::record_at).
+    #[inline(never)]
+    pub(crate) fn success_at(&self, generation: u64, at: u64, calls: u64) -> bool {
+        let success = Outcome {
+            failed: false,
+            slow: false,
         };
+        self.record_at(generation, at, calls, success)
+    }
+
+    /// [`record`](Self::record) from a claimed position `at`, for every outcome
+    /// but a success that writes nothing.
+    #[inline(never)]
+    fn record_at(&self, generation: u64, at: u64, calls: u64, outcome: Outcome) -> bool {
         let bits = (u32::from(outcome.failed) * FAILED) | (u32::from(outcome.slow) * SLOW);
         let tagged = epoch(generation) << 2 | bits;
         let slot = &self.slots[at as usize];
@@ -161,7 +222,7 @@ impl CountWindow {
     }
 
     #[inline(never)]
-    fn judge(&self, calls: u64, tally: u64) -> bool {
+    pub(crate) fn judge(&self, calls: u64, tally: u64) -> bool {
         self.rule.trips(Counts {
             calls,
             failures: tally & COUNT_MASK,

@@ -11,6 +11,7 @@ mod time_window;
 pub(crate) use self::rule::Counts;
 
 use self::count_window::CountWindow;
+pub(crate) use self::count_window::Recorded;
 use self::rule::Rule;
 use self::time_window::TimeWindow;
 use crate::clock::ClockSource;
