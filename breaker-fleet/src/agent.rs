@@ -379,8 +379,13 @@ impl<S: FleetStore, L: LocalSide> Agent<S, L> {
                 self.stats.opens_applied.fetch_add(1, Relaxed);
             }
             // Our own trip: our breaker opened itself for about as long; it
-            // too waits for the lease.
-            FleetState::Open if remaining > 0 => self.local.hold(group, held),
+            // too waits for the lease. A close handled since (our own, still
+            // queued when it tripped again, or another instance's) may have
+            // closed it: then it opens again.
+            FleetState::Open if remaining > 0 => {
+                self.local.reassert(group, Duration::from_nanos(remaining));
+                self.local.hold(group, held);
+            }
             FleetState::Open => {}
             // A store that lost its data (new run, epoch 0) says nothing about
             // the dependency: local breakers keep their own state.
@@ -390,8 +395,9 @@ impl<S: FleetStore, L: LocalSide> Agent<S, L> {
                 self.stats.closes_applied.fetch_add(1, Relaxed);
             }
             // Our own close: our breaker closed itself, unless the agent held
-            // it open meanwhile (a lost lease race); then release it too.
-            FleetState::Closed => self.local.close(group),
+            // it open meanwhile (a lost lease race); then release it too. One
+            // that tripped again since is not closed: that trip comes next.
+            FleetState::Closed => self.local.release(group),
         }
     }
 

@@ -116,6 +116,19 @@ pub trait LocalSide: Send + Sync + 'static {
 
     /// The fleet closed `group` (a probe somewhere succeeded): close here too.
     fn close(&self, group: &str);
+
+    /// The fleet took this instance's own close. Close here too only if the
+    /// fleet holds the local breaker open (its refusals say "fleet"): one that
+    /// has tripped again on its own evidence since stays open, and its trip is
+    /// on its way to the fleet.
+    fn release(&self, group: &str);
+
+    /// The fleet's newest record is this instance's own trip, open for
+    /// `remaining`: a local breaker that a close of an older generation has
+    /// closed since (its own close still queued, or another instance's) opens
+    /// again, so the instance that saw the failures refuses like the others.
+    /// One that is open already is left as it is.
+    fn reassert(&self, group: &str, remaining: Duration);
 }
 
 /// [`LocalSide`] over a [`Registry`]: fleet decisions are the core's fleet
@@ -245,6 +258,25 @@ impl LocalSide for RegistrySide {
     fn close(&self, group: &str) {
         self.with(group, |breaker| {
             breaker.fleet_close();
+        });
+    }
+
+    fn release(&self, group: &str) {
+        self.with(group, |breaker| {
+            if breaker
+                .refusal()
+                .is_some_and(|open| open.reason() == OpenReason::Fleet)
+            {
+                breaker.fleet_close();
+            }
+        });
+    }
+
+    fn reassert(&self, group: &str, remaining: Duration) {
+        self.with(group, |breaker| {
+            if breaker.state() == State::Closed {
+                breaker.fleet_open(remaining);
+            }
         });
     }
 }

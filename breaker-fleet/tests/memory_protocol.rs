@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use breaker::{Breaker, Config, ManualClock, OpenReason, Registry, State, Subscription};
 use breaker_fleet::{
-    Agent, AgentConfig, Aggregation, FleetState, GroupRecord, LocalEvent, MemoryStore, Notice,
-    RegistrySide,
+    Agent, AgentConfig, Aggregation, FleetState, GroupRecord, LocalEvent, LocalEventKind,
+    MemoryStore, Notice, RegistrySide,
 };
 use tokio::sync::mpsc::UnboundedReceiver;
 
@@ -730,4 +730,69 @@ async fn the_agents_own_transitions_are_not_published_again() {
     let trips: u64 = fleet.iter().map(|i| i.agent.stats().trips_published).sum();
     let closes: u64 = fleet.iter().map(|i| i.agent.stats().closes_published).sum();
     assert_eq!((trips, closes), (1, 1));
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_trip_after_a_close_still_queued_is_not_undone_by_that_close() {
+    let (clock, store, mut fleet) = fleet(3, defaults()).await;
+    fleet[0].fail(3);
+    settle(&mut fleet).await;
+    clock.advance(OPEN);
+    tick_all(&mut fleet).await;
+    let prober = (0..3).find(|&k| !fleet[k].refuses()).expect("one prober");
+    assert!(fleet[prober].succeed());
+    // The dependency is still flaky: the prober trips again before its agent
+    // has handled the close.
+    fleet[prober].fail(3);
+    let events = fleet[prober].events();
+    assert!(
+        matches!(events[0].kind, LocalEventKind::Closed),
+        "{events:?}"
+    );
+    assert!(
+        matches!(events[1].kind, LocalEventKind::Tripped { .. }),
+        "{events:?}"
+    );
+    fleet[prober].agent.handle_local(events[0].clone()).await;
+    assert_eq!(
+        fleet[prober].breaker.state(),
+        State::Open,
+        "the fleet took the close; the newer local trip stays"
+    );
+    fleet[prober].agent.handle_local(events[1].clone()).await;
+    settle(&mut fleet).await;
+    assert_eq!(store.record("db").state, FleetState::Open);
+    for (k, i) in fleet.iter().enumerate() {
+        assert!(i.refuses(), "instance {k} admits while the fleet is open");
+    }
+}
+
+#[test]
+fn release_closes_only_a_fleet_open_and_reassert_reopens_only_a_closed_breaker() {
+    use breaker_fleet::LocalSide;
+    let registry: &'static Registry = Box::leak(Box::new(Registry::new()));
+    let side = RegistrySide::new(registry);
+    let reason = |b: &Breaker| b.refusal().map(|open| open.reason());
+
+    // The agent's own close comes back: a breaker the fleet holds open is released...
+    let held = registry.breaker("held", &config(1));
+    held.fleet_open(OPEN);
+    side.release("held");
+    assert_eq!(held.state(), State::Closed);
+    // ...one that tripped again on its own evidence is not: its trip comes next.
+    let tripped = registry.breaker("tripped", &config(1));
+    tripped.try_acquire().unwrap().failure();
+    tripped.try_acquire().unwrap().failure();
+    tripped.try_acquire().unwrap().failure();
+    assert_eq!(reason(&tripped), Some(OpenReason::Open));
+    side.release("tripped");
+    assert_eq!(tripped.state(), State::Open);
+
+    // The fleet's newest record is this instance's own trip: a breaker a close
+    // has closed since opens again; an open one keeps its own open.
+    let closed = registry.breaker("closed", &config(1));
+    side.reassert("closed", OPEN);
+    assert_eq!(reason(&closed), Some(OpenReason::Fleet));
+    side.reassert("tripped", OPEN);
+    assert_eq!(reason(&tripped), Some(OpenReason::Open));
 }
