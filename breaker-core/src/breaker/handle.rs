@@ -245,6 +245,19 @@ impl Breaker {
         (now < until).then(|| CircuitOpen::new(inner.name, reason, Some(until - now)))
     }
 
+    /// Open, and its open time ran out at least one more open duration ago
+    /// with no claim since (a claim would have made it half-open): what a keyed
+    /// group may evict. Pure; reads the clock.
+    pub(crate) fn open_long_past(&self) -> bool {
+        let inner = &*self.inner;
+        inner.word().state() == State::Open && {
+            let end = inner.reopen_at.load(Acquire);
+            inner
+                .clock
+                .reached(end.saturating_add(inner.open_for.load(Relaxed)))
+        }
+    }
+
     /// A snapshot of this breaker's state and counters. Pure.
     pub fn metrics(&self) -> Metrics {
         self.inner.metrics()

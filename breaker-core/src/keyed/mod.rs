@@ -8,8 +8,13 @@
 //! interned or leaked. When a new key would pass `max_keys`, a sweep evicts idle,
 //! closed breakers in approximately least-recently-used order (the CLOCK
 //! algorithm: a key used since the last sweep gets a second chance). A breaker that
-//! is open, half-open or forced, or whose handle anyone holds (a call in flight),
-//! is never evicted; so the group can exceed `max_keys` by the keys in that state.
+//! is half-open or forced, or open within its open time (a host that is down stays
+//! refused), or whose handle anyone holds (a call in flight), is not evicted; so
+//! the group can exceed `max_keys` by the keys in that state. An open key that no
+//! call has come for during one more open duration past its open time may go: its
+//! next call would only have been a probe, and dead hosts must not pin the
+//! group's memory for ever. A sweep that frees nothing is not repeated until the
+//! group has grown a sixteenth or an open duration has passed.
 //! An evicted breaker's counts are folded into the group's, so the group's
 //! metrics lose nothing.
 
@@ -77,6 +82,14 @@ struct Shared<K> {
     keys: AtomicUsize,
     /// Where the next sweep starts.
     hand: AtomicUsize,
+    /// The key count after the last sweep that evicted nothing (0: none did),
+    /// and when it ran (clock nanos). No sweep runs again until the group has
+    /// grown a sixteenth past that count or an open duration has passed (open
+    /// keys become evictable with time): with nothing evictable (every key
+    /// open, or in a call), each new key would otherwise pass over every shard
+    /// under its write lock.
+    futile: AtomicUsize,
+    futile_at: AtomicU64,
     evictions: AtomicU64,
     /// The counts of evicted breakers.
     evicted: Mutex<Folded>,
@@ -123,6 +136,8 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
                 shards: (0..SHARDS).map(|_| RwLock::default()).collect(),
                 keys: AtomicUsize::new(0),
                 hand: AtomicUsize::new(0),
+                futile: AtomicUsize::new(0),
+                futile_at: AtomicU64::new(0),
                 evictions: AtomicU64::new(0),
                 evicted: Mutex::new(Folded::default()),
             }),
@@ -222,7 +237,8 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
-        if self.shared.keys.load(Relaxed) >= self.shared.max_keys {
+        let keys = self.shared.keys.load(Relaxed);
+        if keys >= self.shared.max_keys && self.shared.may_sweep(keys) {
             self.sweep();
         }
         let mut map = shard.write();
@@ -269,6 +285,7 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
         let shared = &*self.shared;
         let target = shared.max_keys - shared.max_keys / 16 - 1;
         let start = shared.hand.fetch_add(1, Relaxed);
+        let mut freed = 0;
         for i in 0..2 * SHARDS {
             if shared.keys.load(Relaxed) <= target {
                 break;
@@ -292,12 +309,21 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
             });
             let evicted = before - map.len();
             drop(map);
+            freed += evicted;
             if evicted > 0 {
                 evicted_sums.merge(&folded);
                 shared.keys.fetch_sub(evicted, Relaxed);
                 shared.evictions.fetch_add(evicted as u64, Relaxed);
             }
             drop(evicted_sums);
+        }
+        if freed == 0 {
+            shared.futile_at.store(shared.clock.now(), Relaxed);
+            shared
+                .futile
+                .store(shared.keys.load(Relaxed).max(1), Relaxed);
+        } else {
+            shared.futile.store(0, Relaxed);
         }
     }
 
@@ -334,8 +360,15 @@ impl Entry {
         self.breaker.clone()
     }
 
-    /// Closed, and no handle but the map's: nobody can be calling through it, and
-    /// none can start while the caller holds the shard's write lock.
+    /// Closed, or open and not called since its open time ran out a whole open
+    /// duration ago; and no handle but the map's: nobody can be calling through
+    /// it, and none can start while the caller holds the shard's write lock.
+    ///
+    /// An open key is kept while its open time runs, so a host that is down
+    /// stays refused. Past it, its next call would only be a probe; a key that
+    /// no call has come for during another open duration (a crawler's dead
+    /// host, say) may go, or the keys that once failed would pin the group's
+    /// memory for ever.
     fn is_evictable(&self) -> bool {
         if self.breaker.handles() != 1 {
             return false;
@@ -343,7 +376,29 @@ impl Entry {
         // Pairs with the release of the last other handle's drop, so its counts
         // are all read by the fold.
         fence(Acquire);
-        self.breaker.state() == State::Closed
+        match self.breaker.state() {
+            State::Closed => true,
+            State::Open => self.breaker.open_long_past(),
+            State::HalfOpen | State::ForcedOpen | State::ForcedClosed => false,
+        }
+    }
+}
+
+impl<K> Shared<K> {
+    /// Whether a new key, the group holding `keys`, sweeps: always, unless the
+    /// last sweep freed nothing; then once the group has grown a sixteenth past
+    /// what it left (so sweeps that find nothing cost each new key a sixteenth
+    /// of a sweep at most), or an open duration later.
+    fn may_sweep(&self, keys: usize) -> bool {
+        match self.futile.load(Relaxed) {
+            0 => true,
+            left => {
+                keys >= left.saturating_add((left / 16).max(1))
+                    || self.clock.reached(
+                        (self.futile_at.load(Relaxed)).saturating_add(self.config.open_nanos()),
+                    )
+            }
+        }
     }
 }
 
