@@ -15,7 +15,11 @@ fn a_million_keys_through_ten_thousand_slots_keep_the_heap_flat_and_every_open_k
     const KEYS: u64 = 1_000_000;
     const MAX: usize = 10_000;
     let registry = Registry::with_clock(ManualClock::new()); // time never passes
-    let config = Config::builder().threshold(1).build().unwrap();
+    let config = Config::builder()
+        .threshold(1)
+        .open_ms(3_600_000)
+        .build()
+        .unwrap();
     let hosts: KeyedGroup<String> = registry.keyed("hosts", &config, MAX).unwrap();
     let base = live_bytes();
     let mut at_cap = None;
@@ -26,7 +30,7 @@ fn a_million_keys_through_ten_thousand_slots_keep_the_heap_flat_and_every_open_k
         let breaker = hosts.breaker(host.as_str());
         let permit = breaker.try_acquire().expect("a new key is closed");
         if i % 1_000 == 0 {
-            permit.failure(); // opens this host for the default open time, past this run
+            permit.failure(); // opens this host for an hour, far past this run
             opened.push(host);
         } else {
             permit.success();
