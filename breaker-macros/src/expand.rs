@@ -335,15 +335,21 @@ fn guard(attr: &Attr, item: &ItemFn, l: &Locals, is_async: bool) -> (TokenStream
 /// config files, which do not configure keyed groups:
 /// ```text
 /// let __breaker = {
-///     const __BREAKER_CONFIG: ::breaker::__private::Config = /* as above */;
-///     static __BREAKER_SITE: ::breaker::__private::KeyedSite =
-///         ::breaker::__private::KeyedSite::new();
-///     __BREAKER_SITE.global("search", &__BREAKER_CONFIG, 500, &(host))
+///     let breaker_key = &(host);
+///     let found = {
+///         const __BREAKER_CONFIG: ::breaker::__private::Config = /* as above */;
+///         static __BREAKER_SITE: ::breaker::__private::KeyedSite =
+///             ::breaker::__private::KeyedSite::new();
+///         __BREAKER_SITE.global("search", &__BREAKER_CONFIG, 500, breaker_key)
+///     };
+///     found
 /// };
 /// ```
-/// (`&(host)` is spanned at `host`, so a key type that is no `AsKey` is
-/// reported on the key expression; with `registry = &REG`,
-/// `__BREAKER_SITE.breaker(__registry, "search", &__BREAKER_CONFIG, 500, &(host))`.)
+/// (The key is the user's code: its statement carries no allowed lints, only
+/// `let found` does. `breaker_key` is hygienic but located at `host`, so a key
+/// type that is no `AsKey` is reported on the key expression. The borrow ends
+/// with the block: the body may still move `host`. With `registry = &REG`,
+/// `__BREAKER_SITE.breaker(__registry, "search", &__BREAKER_CONFIG, 500, breaker_key)`.)
 ///
 /// With `max_concurrent`, a bulkhead slot is taken before the permit (the
 /// bulkhead stands outside the breaker) and held to the end of the call:
@@ -354,7 +360,8 @@ fn guard(attr: &Attr, item: &ItemFn, l: &Locals, is_async: bool) -> (TokenStream
 /// };
 /// ```
 /// The items sit in their own block so they can never shadow a name the body uses;
-/// each statement carries the [`generated_lints`] allow-list.
+/// each generated statement carries the [`generated_lints`] allow-list, and no
+/// user expression sits under it.
 fn claim(attr: &Attr, l: &Locals, on_open: TokenStream) -> TokenStream {
     let krate = &attr.krate;
     let Locals {
@@ -412,7 +419,9 @@ fn claim(attr: &Attr, l: &Locals, on_open: TokenStream) -> TokenStream {
             },
         ),
         Some(Keyed { key, max_keys }) => {
-            let key = quote_spanned!(key.span()=> &(#key));
+            // Hygienic, but located at the user's expression, where a key type
+            // that is no `AsKey` is reported.
+            let key = Ident::new("breaker_key", Span::mixed_site().located_at(key.span()));
             (
                 quote_spanned!(Span::mixed_site()=> KeyedSite),
                 TokenStream::new(),
@@ -424,10 +433,8 @@ fn claim(attr: &Attr, l: &Locals, on_open: TokenStream) -> TokenStream {
     };
     let methods = attr.config.iter().map(|(m, _)| m);
     let values = attr.config.iter().map(|(_, v)| v);
-    quote_spanned! {Span::mixed_site()=>
-        #registry_binding
-        #lints
-        let #breaker = {
+    let find = quote_spanned! {Span::mixed_site()=>
+        {
             const __BREAKER_CONFIG: #krate::__private::Config =
                 match #krate::__private::Config::builder() #(.#methods(#values))* .build() {
                     ::core::result::Result::Ok(config) => config,
@@ -439,7 +446,33 @@ fn claim(attr: &Attr, l: &Locals, on_open: TokenStream) -> TokenStream {
             static __BREAKER_SITE: #krate::__private::#site_type =
                 #krate::__private::#site_type::new();
             __BREAKER_SITE.#site_lookup
-        };
+        }
+    };
+    // A keyed claim borrows the user's key expression in a statement of its own,
+    // outside the lints allowed on generated code (they must never cover user
+    // code), and inside the block that finds the breaker, so the borrow ends
+    // there: the body may still move the arguments the key was made from.
+    let find_breaker = match &attr.keyed {
+        None => quote_spanned! {Span::mixed_site()=>
+            #lints
+            let #breaker = #find;
+        },
+        Some(Keyed { key, .. }) => {
+            let name = Ident::new("breaker_key", Span::mixed_site().located_at(key.span()));
+            let key = quote_spanned!(key.span()=> &(#key));
+            quote_spanned! {Span::mixed_site()=>
+                let #breaker = {
+                    let #name = #key;
+                    #lints
+                    let found = #find;
+                    found
+                };
+            }
+        }
+    };
+    quote_spanned! {Span::mixed_site()=>
+        #registry_binding
+        #find_breaker
         #bulkhead
         #lints
         let #permit = match #breaker.try_acquire() {
