@@ -91,7 +91,10 @@ fn a_fleet_open_during_a_local_episode_keeps_the_longer_backoff() {
     b.try_acquire().unwrap().failure(); // local backoff: 2 s
     assert_eq!(b.metrics().open_for, Some(ms(2_000)));
     b.fleet_open(ms(1_500));
+    // The local end (2 s) stands: the fleet's shorter open does not move it.
     clock.advance(ms(1_500));
+    assert!(b.try_acquire().is_err());
+    clock.advance(ms(500));
     b.try_acquire().unwrap().failure();
     assert_eq!(
         b.metrics().open_for,
@@ -255,4 +258,24 @@ fn open_times_near_the_end_of_time_saturate() {
     );
     assert!(b.fleet_hold(Duration::ZERO));
     assert!(b.try_acquire().unwrap().is_probe());
+}
+
+#[test]
+fn a_fleet_open_never_shortens_a_local_open_that_ends_later() {
+    let config = Config::builder()
+        .threshold(1)
+        .open_ms(60_000)
+        .build()
+        .unwrap();
+    let (b, _clock) = manual(config);
+    trip(&b);
+    assert_eq!(b.refusal().unwrap().retry_after(), Some(ms(60_000)));
+    // The fleet says ten seconds: this instance's own evidence says a minute.
+    assert!(b.fleet_open(ms(10_000)));
+    let refused = b.refusal().unwrap();
+    assert_eq!(refused.reason(), OpenReason::Fleet);
+    assert_eq!(refused.retry_after(), Some(ms(60_000)));
+    // A fleet open that ends later than the local one moves the end out.
+    assert!(b.fleet_open(ms(90_000)));
+    assert_eq!(b.refusal().unwrap().retry_after(), Some(ms(90_000)));
 }

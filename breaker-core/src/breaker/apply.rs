@@ -117,9 +117,15 @@ impl Inner {
         if transition::step(word, Input::FleetOpen, self.config(), self).act != Act::Opened {
             return false;
         }
-        // Published before the word, as a local open does.
+        // Published before the word, as a local open does. An open under way
+        // that ends later (a local backoff, say) keeps its end: the fleet's
+        // word never shortens a refusal this instance has its own reason for.
         let now = self.clock.now();
-        self.reopen_at.store(now.saturating_add(remaining), Release);
+        let mut until = now.saturating_add(remaining);
+        if word.state() == State::Open {
+            until = until.max(self.reopen_at.load(Acquire));
+        }
+        self.reopen_at.store(until, Release);
         let (from, step) = self.drive(word, Input::FleetOpen);
         // A failed probe here grows from the fleet's open time; within an
         // episode already under way, from the longer of that and the local one.
@@ -131,7 +137,8 @@ impl Inner {
         drop(guard);
         self.counters.bump(Event::Opened);
         if let Some(transition) = step.transition(from) {
-            self.announce(transition, TripCause::ConsecutiveFailures, Some(remaining));
+            let open_for = until - now;
+            self.announce(transition, TripCause::ConsecutiveFailures, Some(open_for));
         }
         true
     }
