@@ -17,16 +17,21 @@ use crate::sync::{AtomicU64, Mutex, Ordering::*};
 /// The shared state of one breaker: 384 bytes in two parts, so that with the
 /// `Arc`'s counts an idle breaker's whole heap is 512 bytes.
 ///
-/// The first 128 bytes (one line pair, as `crossbeam_utils::CachePadded` would give) hold what
-/// a call reads and what is written only with the word: the closed path touches
-/// this part alone. The rest starts on the next line pair (`LineBreak`), so the
-/// writes of probes, bulkheads and events never touch the word's line.
+/// The first 128 bytes (one line pair, as `crossbeam_utils::CachePadded` would
+/// give) hold what a call reads, and what is written rarely: with the word (a
+/// transition takes its lock), by a thread's first count in this breaker (the
+/// counters' table grows), and by a metrics read (it locks the table list for
+/// the time of the sum: one write per scrape, not per call). The closed path
+/// touches this part alone. The rest starts on the next line pair
+/// (`LineBreak`), so the writes of probes, bulkheads and events never touch the
+/// word's line.
 #[repr(C)]
 pub(super) struct Inner {
     /// Read by every claim and verdict; written on transitions, failures, and the
     /// success that resets a failure count (never by a success with nothing to reset).
     pub(super) hot: Hot,
-    /// Read by every count; written when a thread's first count grows the table.
+    /// Read by every count; written when a thread's first count grows the
+    /// table, and by the lock a metrics read takes around its sum.
     pub(super) counters: Counters,
     pub(super) name: &'static str,
     pub(super) clock: ClockSource,
