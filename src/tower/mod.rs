@@ -240,14 +240,8 @@ where
     #[inline]
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
         // Asked, never claimed: a ready service may be dropped without a call.
-        if !self.breaker.would_admit() {
-            if let Some(open) = self.breaker.refusal() {
-                self.refusal = Some(open);
-                return Poll::Ready(Ok(()));
-            }
-        }
-        if self.refusal.is_some() {
-            self.refusal = None;
+        if (!self.breaker.would_admit() || self.refusal.is_some()) && self.decide() {
+            return Poll::Ready(Ok(()));
         }
         self.inner.poll_ready(cx).map_err(BreakerError::Inner)
     }
@@ -267,6 +261,17 @@ where
 }
 
 impl<S, C> CircuitBreaker<S, C> {
+    /// Readiness when the circuit may refuse, or refused at the last look:
+    /// whether it refuses now (then `call` refuses without calling the inner
+    /// service). Out of line, so that the closed path stays small enough for
+    /// the compiler to inline a request's state machine around it.
+    #[cold]
+    #[inline(never)]
+    fn decide(&mut self) -> bool {
+        self.refusal = self.breaker.refusal();
+        self.refusal.is_some()
+    }
+
     /// A call after a `poll_ready` that found the circuit refusing. The inner
     /// service was not made ready, so it is not called, even if the circuit has
     /// come to admit since: then the call is given up (its permit counts as
