@@ -144,7 +144,8 @@ impl Registry {
     /// it with `config` and `max_keys`; later calls get it unchanged, and one
     /// asking for another `config` is recorded as a [`Conflict`] (listed by
     /// [`conflicts`](Registry::conflicts)), as for two declarations of an unkeyed
-    /// group.
+    /// group. Another `max_keys` is not recorded anywhere: the first one holds
+    /// ([`KeyedGroup::max_keys`] tells which).
     ///
     /// Keyed and unkeyed groups are separate: a keyed group and the breaker
     /// [`breaker`](Registry::breaker) makes for the same name are two things,
