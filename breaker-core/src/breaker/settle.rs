@@ -45,31 +45,34 @@ impl Inner {
 
     /// A count window's closed call. Its common case, a success that finds
     /// nothing to write but the ring's position, needs no stack frame: every
-    /// call it makes is its last, so each other case runs in a frame of its own.
+    /// call it makes is its last (the count's too: it comes after the window),
+    /// so each other case runs in a frame of its own and counts there.
     #[inline(never)]
     fn settle_count_window(&self, generation: u64, started: u64, verdict: Verdict) {
         let failed = verdict == Verdict::Failure;
-        self.counters.bump(if failed {
-            Event::Failures
-        } else {
-            Event::Successes
-        });
         let Policy::CountWindow(window) = &self.hot.policy else {
             return;
         };
         if failed || window.rule().judges_slowness() {
             return self.count_window_outcome(generation, started, failed);
         }
-        match window.record_success(generation, false) {
-            Recorded::Held => {}
+        match window.record_success(generation) {
+            Recorded::Held => self.counters.bump(Event::Successes),
             Recorded::Judge { calls, tally } => self.count_window_judge(generation, calls, tally),
             Recorded::Claimed { at, calls } => self.count_window_success_at(generation, at, calls),
+            Recorded::Retry => self.count_window_outcome(generation, started, false),
         }
     }
 
-    /// A count window's failure, or any outcome of one that judges slowness.
+    /// A count window's failure, any outcome of one that judges slowness, and
+    /// a success that lost its first try at the ring.
     #[inline(never)]
     fn count_window_outcome(&self, generation: u64, started: u64, failed: bool) {
+        self.counters.bump(if failed {
+            Event::Failures
+        } else {
+            Event::Successes
+        });
         if self
             .hot
             .policy
@@ -82,6 +85,7 @@ impl Inner {
     /// A success that found failures or slow calls in the window: judge them.
     #[inline(never)]
     fn count_window_judge(&self, generation: u64, calls: u64, tally: u64) {
+        self.counters.bump(Event::Successes);
         if let Policy::CountWindow(window) = &self.hot.policy {
             if window.judge(calls, tally) {
                 self.trip_cold(generation);
@@ -92,6 +96,7 @@ impl Inner {
     /// A success that replaces a failure or a slow call in its slot.
     #[inline(never)]
     fn count_window_success_at(&self, generation: u64, at: u64, calls: u64) {
+        self.counters.bump(Event::Successes);
         if let Policy::CountWindow(window) = &self.hot.policy {
             if window.success_at(generation, at, calls) {
                 self.trip_cold(generation);

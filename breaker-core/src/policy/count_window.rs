@@ -32,6 +32,9 @@ pub(crate) enum Recorded {
     Judge { calls: u64, tally: u64 },
     /// Record the outcome at the claimed position ([`CountWindow::record_at`]).
     Claimed { at: u64, calls: u64 },
+    /// Nothing done: another outcome took the position first; record it the
+    /// whole way ([`CountWindow::record`]).
+    Retry,
 }
 
 /// The window of the last `window_calls` outcomes.
@@ -97,8 +100,11 @@ impl CountWindow {
     /// Records `outcome` for `generation`; returns whether the window trips.
     #[inline(always)]
     pub(crate) fn record(&self, generation: u64, outcome: Outcome) -> bool {
-        match self.record_success(generation, outcome.failed || outcome.slow) {
-            Recorded::Held => false,
+        let Some((at, calls)) = self.claim(generation) else {
+            return false; // an outcome of an older generation
+        };
+        match self.after_claim(generation, at, calls, outcome.failed || outcome.slow) {
+            Recorded::Held | Recorded::Retry => false,
             Recorded::Judge { calls, tally } => self.judge(calls, tally),
             Recorded::Claimed { at, calls } => self.record_at(generation, at, calls, outcome),
         }
@@ -108,11 +114,29 @@ impl CountWindow {
     /// no stack frame: claims a position and, for a success (`!other`) over a
     /// slot that holds a success or belongs to another generation, writes
     /// nothing more. What is left to do is returned.
+    /// It tries the ring's position once: a loop would keep more values alive
+    /// than the caller's registers hold without a frame. Another outcome taking
+    /// the position first leaves [`Recorded::Retry`].
     #[inline(always)]
-    pub(crate) fn record_success(&self, generation: u64, other: bool) -> Recorded {
-        let Some((at, calls)) = self.claim(generation) else {
+    pub(crate) fn record_success(&self, generation: u64) -> Recorded {
+        let head = self.head.load(Acquire);
+        let Some((at, calls, claimed)) = self.next(head, generation) else {
             return Recorded::Held; // an outcome of an older generation
         };
+        if self
+            .head
+            .compare_exchange_weak(head, claimed, AcqRel, Acquire)
+            .is_err()
+        {
+            return Recorded::Retry;
+        }
+        self.after_claim(generation, at, calls, false)
+    }
+
+    /// What is left after position `at` was claimed for an outcome that is a
+    /// success (`!other`) or not.
+    #[inline(always)]
+    fn after_claim(&self, generation: u64, at: u64, calls: u64, other: bool) -> Recorded {
         if !other {
             let old = self.slots[at as usize].load(Acquire);
             if old >> 2 != epoch(generation) || old & 3 == 0 {
@@ -132,32 +156,40 @@ impl CountWindow {
     /// the number of calls the window then holds; `None` for an older generation.
     #[inline(always)]
     fn claim(&self, generation: u64) -> Option<(u64, u64)> {
-        let len = self.slots.len() as u64;
-        // Claim a position; a later generation starts an empty ring.
         let mut head = self.head.load(Acquire);
         loop {
-            let current = head >> HEAD_GEN_SHIFT;
-            let (at, wrapped) = if current == generation {
-                (head & POS_MASK, head & WRAPPED)
-            } else if is_later_generation(generation, current) {
-                (0, 0)
-            } else {
-                return None; // an outcome of an older generation
-            };
-            let (next, wrapped) = if at + 1 == len {
-                (0, WRAPPED)
-            } else {
-                (at + 1, wrapped)
-            };
-            let claimed = generation << HEAD_GEN_SHIFT | wrapped | next;
+            let (at, calls, claimed) = self.next(head, generation)?;
             match self
                 .head
                 .compare_exchange_weak(head, claimed, AcqRel, Acquire)
             {
-                Ok(_) => return Some((at, if wrapped != 0 { len } else { next })),
+                Ok(_) => return Some((at, calls)),
                 Err(now) => head = now,
             }
         }
+    }
+
+    /// From `head`, the position `generation` would claim, the calls the
+    /// window would then hold, and the `head` that claims it; `None` for an
+    /// older generation. A later generation starts an empty ring.
+    #[inline(always)]
+    fn next(&self, head: u64, generation: u64) -> Option<(u64, u64, u64)> {
+        let len = self.slots.len() as u64;
+        let current = head >> HEAD_GEN_SHIFT;
+        let (at, wrapped) = if current == generation {
+            (head & POS_MASK, head & WRAPPED)
+        } else if is_later_generation(generation, current) {
+            (0, 0)
+        } else {
+            return None;
+        };
+        let (next, wrapped) = if at + 1 == len {
+            (0, WRAPPED)
+        } else {
+            (at + 1, wrapped)
+        };
+        let calls = if wrapped != 0 { len } else { next };
+        Some((at, calls, generation << HEAD_GEN_SHIFT | wrapped | next))
     }
 
     /// [`Recorded::Claimed`] for a success: [`record_at`](Self::record_at).
