@@ -5,14 +5,10 @@
 
 #![cfg(all(feature = "metrics", feature = "prometheus"))]
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
 use breaker::observe::metrics::publish;
-use breaker::observe::prometheus::prometheus_client::encoding::prometheus_text;
-use breaker::observe::prometheus::prometheus_client::registry::Registry as Metrics;
-use breaker::observe::prometheus::BreakerCollector;
 use breaker::{Config, ManualClock, Registry};
 use metrics_util::debugging::{DebugValue, DebuggingRecorder};
 
@@ -20,57 +16,10 @@ use metrics_util::debugging::{DebugValue, DebuggingRecorder};
 #[path = "support/exposition.rs"]
 mod exposition;
 
-/// A series: its name and its labels, sorted.
-type Series = (String, BTreeMap<String, String>);
+#[path = "support/exporters.rs"]
+mod exporters;
 
-/// What `publish(breakers)` tells a recorder: every series and its value
-/// (counters as `f64` too), and each name's unit and description.
-fn published(breakers: &Registry) -> BTreeMap<Series, f64> {
-    let recorder = DebuggingRecorder::new();
-    let snapshotter = recorder.snapshotter();
-    metrics::with_local_recorder(&recorder, || publish(breakers));
-    snapshotter
-        .snapshot()
-        .into_vec()
-        .into_iter()
-        .map(|(key, _unit, description, value)| {
-            let key = key.key();
-            assert!(description.is_some(), "{} is not described", key.name());
-            let labels = key
-                .labels()
-                .map(|l| (l.key().to_owned(), l.value().to_owned()))
-                .collect();
-            let value = match value {
-                DebugValue::Counter(count) => count as f64,
-                DebugValue::Gauge(level) => level.0,
-                DebugValue::Histogram(_) => panic!("{} is a histogram", key.name()),
-            };
-            ((key.name().to_owned(), labels), value)
-        })
-        .collect()
-}
-
-/// What Prometheus scrapes from the same registry, parsed strictly.
-fn scraped(breakers: &Arc<Registry>) -> BTreeMap<Series, f64> {
-    let mut metrics = Metrics::default();
-    metrics.register_collector(Box::new(BreakerCollector::new(Arc::clone(breakers))));
-    let mut text = String::new();
-    prometheus_text::encode(&mut text, &metrics).unwrap();
-    let exposition = exposition::parse(&text).unwrap_or_else(|why| panic!("{why}\n{text}"));
-    exposition
-        .samples
-        .into_iter()
-        .map(|s| ((s.name, s.labels), s.value))
-        .collect()
-}
-
-fn series(name: &str, labels: &[(&str, &str)]) -> Series {
-    let labels = labels
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
-    (name.to_owned(), labels)
-}
+use exporters::{published, scraped, series};
 
 #[test]
 fn publish_gives_a_recorder_what_prometheus_scrapes() {
