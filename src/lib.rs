@@ -183,8 +183,9 @@
 //!   addresses, references to those, and 2- and 3-tuples of owned keys; a type
 //!   of your own implements it in four lines. `&str`, `String` and `Arc<str>`
 //!   keys are all `String` keys: fns passing either share the group's breakers.
-//! - **The cost.** A call to a key the group holds hashes the key once, takes
-//!   its shard's read lock and clones the key's breaker handle (about 110
+//! - **The cost.** A call to a key the group holds hashes the key once, finds
+//!   it in a lock-free map (never waiting, not even while other keys are
+//!   created or evicted) and clones the key's breaker handle (about 135
 //!   instructions more than an unkeyed call); it allocates nothing and interns
 //!   nothing. A new key allocates its breaker and its owned key.
 //! - **Bounded memory.** Past `max_keys` (default 10 000), creating a key

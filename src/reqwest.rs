@@ -43,7 +43,7 @@ pub struct CircuitBreakerMiddleware<C = HttpResponses> {
 enum Target {
     Group(&'static Breaker),
     /// A breaker per `host:port`: the keys of a keyed group, bounded by its
-    /// `max_keys`; a known host costs a hash, a shard's read lock and no allocation.
+    /// `max_keys`; a known host costs a hash, a lock-free lookup and no allocation.
     PerHost(KeyedGroup<String>),
 }
 

@@ -2,9 +2,9 @@
 //! a `--cfg loom` build can swap in loom's model-checked versions.
 
 #[cfg(loom)]
-pub(crate) use loom::sync::atomic::{AtomicU64, Ordering};
+pub(crate) use loom::sync::atomic::{fence, AtomicU64, AtomicU8, Ordering};
 #[cfg(not(loom))]
-pub(crate) use std::sync::atomic::{AtomicU64, Ordering};
+pub(crate) use std::sync::atomic::{fence, AtomicU64, AtomicU8, Ordering};
 
 #[cfg(not(loom))]
 pub(crate) use parking_lot::Mutex;

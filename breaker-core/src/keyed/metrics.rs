@@ -4,7 +4,7 @@
 use std::hash::Hash;
 use std::sync::atomic::Ordering::Relaxed;
 
-use super::{Shared, Slot};
+use super::Shared;
 use crate::metrics::Metrics;
 use crate::state::State;
 
@@ -90,22 +90,20 @@ impl<K: Hash + Eq> Shared<K> {
     /// See [`KeyedGroup::metrics`].
     pub(super) fn metrics(&self) -> KeyedMetrics {
         let shared = self;
-        // Held across the scan (see `sweep`): an eviction is seen either in its
-        // shard or in the sums, never in neither. Calls take no part in it.
+        // Held across the scan (see `sweep`): an eviction is seen either in the
+        // map or in the sums, never in neither. Calls take no part in it.
         let evicted = shared.evicted.lock();
         let mut sums = *evicted;
         let (mut keys, mut open, mut half_open) = (0, 0, 0);
-        for shard in shared.shards.iter() {
-            for Slot { entry, .. } in shard.read().iter() {
-                let m = entry.breaker.metrics();
-                keys += 1;
-                match m.state {
-                    State::Open | State::ForcedOpen => open += 1,
-                    State::HalfOpen => half_open += 1,
-                    State::Closed | State::ForcedClosed => {}
-                }
-                sums.add(&m);
+        for (_, entry) in shared.map.pin().iter() {
+            let m = entry.breaker.metrics();
+            keys += 1;
+            match m.state {
+                State::Open | State::ForcedOpen => open += 1,
+                State::HalfOpen => half_open += 1,
+                State::Closed | State::ForcedClosed => {}
             }
+            sums.add(&m);
         }
         drop(evicted);
         KeyedMetrics {

@@ -1,9 +1,10 @@
 //! Keyed breakers: one breaker per key (host, tenant, shard) of a group, all on
 //! the group's config, in bounded memory ([`KeyedGroup`]).
 //!
-//! Keys live in a sharded map: a call for a key that exists takes its shard's read
-//! lock (shared with every other caller of that shard, waited on only while a key
-//! of the same shard is created or evicted) and clones the key's breaker handle.
+//! Keys live in a lock-free map (`papaya`): a call for a key that exists never
+//! takes a lock and never waits, not even while other keys are created or
+//! evicted; it clones the key's breaker handle and checks the key's mark (see
+//! `handshake`). Creating and evicting keys take turns on the group's writer lock.
 //! The key type owns its data (`K: Hash + Eq`, a `String` for a host): nothing is
 //! interned or leaked. When a new key would pass `max_keys`, a sweep evicts idle,
 //! closed breakers in approximately least-recently-used order (the CLOCK
@@ -18,14 +19,14 @@
 //! An evicted breaker's counts are folded into the group's, so the group's
 //! metrics lose nothing.
 
-use hashbrown::HashTable;
 use std::borrow::Borrow;
 use std::fmt;
-use std::hash::{BuildHasher, Hash};
-use std::sync::atomic::{fence, AtomicBool, AtomicU64, AtomicUsize, Ordering::*};
+use std::hash::Hash;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::*};
 use std::sync::Arc;
 
-use parking_lot::{Mutex, RwLock};
+use papaya::Guard;
+use parking_lot::Mutex;
 
 use crate::breaker::Breaker;
 use crate::clock::ClockSource;
@@ -33,18 +34,20 @@ use crate::config::Config;
 use crate::state::State;
 
 mod groups;
+mod handshake;
 mod key;
 mod metrics;
 mod site;
+#[cfg(all(test, not(loom)))]
+mod tests;
 
 pub(crate) use self::groups::KeyedGroups;
 pub use self::groups::WrongKeyType;
+use self::handshake::Mark;
 pub use self::key::AsKey;
 use self::metrics::Folded;
 pub use self::metrics::KeyedMetrics;
 pub use self::site::KeyedSite;
-
-const SHARDS: usize = 64;
 
 /// The breakers of one group, one per key, sharing the group's config.
 /// Cloning is cheap and shares the same group.
@@ -76,20 +79,22 @@ struct Shared<K> {
     config: Config,
     clock: ClockSource,
     max_keys: usize,
-    /// One hash per call picks the shard and the slot in it. Seeded at random
-    /// per group, but not flooding-resistant as SipHash is (see the README's
-    /// "Keyed breakers"): about 100 instructions a call cheaper.
-    hasher: foldhash::fast::RandomState,
-    shards: Box<[RwLock<HashTable<Slot<K>>>]>,
+    /// The keys. Hashed with `foldhash`, seeded at random per group, but not
+    /// flooding-resistant as SipHash is (see the README's "Keyed breakers"):
+    /// about 100 instructions a call cheaper.
+    map: papaya::HashMap<K, Entry, foldhash::fast::RandomState>,
+    /// Creating a key and sweeping take turns here; calls never do.
+    writer: Mutex<()>,
     keys: AtomicUsize,
-    /// Where the next sweep starts.
+    /// How many entries the next sweep skips before it starts: where the last
+    /// one stopped.
     hand: AtomicUsize,
     /// The key count after the last sweep that evicted nothing (0: none did),
     /// and when it ran (clock nanos). No sweep runs again until the group has
     /// grown a sixteenth past that count or an open duration has passed (open
     /// keys become evictable with time): with nothing evictable (every key
-    /// open, or in a call), each new key would otherwise pass over every shard
-    /// under its write lock.
+    /// open, or in a call), each new key would otherwise pass over every key
+    /// under the writer lock.
     futile: AtomicUsize,
     futile_at: AtomicU64,
     evictions: AtomicU64,
@@ -97,16 +102,11 @@ struct Shared<K> {
     evicted: Mutex<Folded>,
 }
 
-/// A key and its breaker.
-struct Slot<K> {
-    key: K,
-    entry: Entry,
-}
-
+/// A key's breaker.
 struct Entry {
     breaker: Breaker,
-    /// Used since the last sweep passed it: spared once.
-    used: AtomicBool,
+    /// Used since the last sweep passed it (spared once), or being evicted.
+    mark: Mark,
 }
 
 impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
@@ -134,8 +134,8 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
                 config,
                 clock,
                 max_keys: max_keys.max(1),
-                hasher: Default::default(),
-                shards: (0..SHARDS).map(|_| RwLock::default()).collect(),
+                map: papaya::HashMap::with_hasher(Default::default()),
+                writer: Mutex::new(()),
                 keys: AtomicUsize::new(0),
                 hand: AtomicUsize::new(0),
                 futile: AtomicUsize::new(0),
@@ -159,15 +159,6 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
     /// The most idle keys the group holds.
     pub fn max_keys(&self) -> usize {
         self.shared.max_keys
-    }
-
-    /// `key`'s hash, and the shard it lives in.
-    #[inline]
-    fn shard<Q: Hash + ?Sized>(&self, key: &Q) -> (u64, &RwLock<HashTable<Slot<K>>>) {
-        let hash = self.shared.hasher.hash_one(key);
-        // Middle bits: the table inside the shard indexes by the low ones and
-        // tags its slots with the top seven.
-        (hash, &self.shared.shards[(hash >> 32) as usize % SHARDS])
     }
 
     /// The breaker of `key`, created on first use (evicting idle keys if the group
@@ -220,52 +211,57 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
-        let (hash, shard) = self.shard(key);
-        if let Some(slot) = shard.read().find(hash, |slot| slot.key.borrow() == key) {
-            return slot.entry.touch();
+        let map = &self.shared.map;
+        let guard = map.guard();
+        if let Some(entry) = map.get(key, &guard) {
+            if let Some(breaker) = entry.claim(true) {
+                return breaker;
+            }
         }
-        self.create(shard, hash, key, owned)
+        drop(guard);
+        self.create(key, owned)
     }
 
+    /// A key not found (or found being evicted): under the writer lock, found
+    /// again or created, after a sweep if the group is full.
     #[cold]
-    fn create<Q>(
-        &self,
-        shard: &RwLock<HashTable<Slot<K>>>,
-        hash: u64,
-        key: &Q,
-        owned: impl FnOnce(&Q) -> K,
-    ) -> Breaker
+    fn create<Q>(&self, key: &Q, owned: impl FnOnce(&Q) -> K) -> Breaker
     where
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
-        let keys = self.shared.keys.load(Relaxed);
-        if keys >= self.shared.max_keys && self.shared.may_sweep(keys) {
-            self.sweep();
+        let shared = &*self.shared;
+        let _writer = shared.writer.lock();
+        let guard = shared.map.guard();
+        if let Some(breaker) = self.held(key, &guard, true) {
+            return breaker;
         }
-        let mut map = shard.write();
-        if let Some(slot) = map.find(hash, |slot| slot.key.borrow() == key) {
-            return slot.entry.touch();
+        let keys = shared.keys.load(Relaxed);
+        if keys >= shared.max_keys && shared.may_sweep(keys) {
+            self.sweep(&guard);
         }
-        let breaker = Breaker::from_parts(
-            self.shared.group,
-            self.shared.config,
-            self.shared.clock.clone(),
-        );
-        let hasher = &self.shared.hasher;
-        map.insert_unique(
-            hash,
-            Slot {
-                key: owned(key),
-                entry: Entry {
-                    breaker: breaker.clone(),
-                    used: AtomicBool::new(true),
-                },
+        let breaker = Breaker::from_parts(shared.group, shared.config, shared.clock.clone());
+        shared.map.insert(
+            owned(key),
+            Entry {
+                breaker: breaker.clone(),
+                mark: Mark::new(),
             },
-            // `Borrow`'s contract: the owned key hashes as its borrowed form.
-            |slot| hasher.hash_one(&slot.key),
+            &guard,
         );
-        self.shared.keys.fetch_add(1, Relaxed);
+        shared.keys.fetch_add(1, Relaxed);
+        breaker
+    }
+
+    /// `key`'s breaker, the writer lock held: no sweep is evicting it.
+    fn held<Q>(&self, key: &Q, guard: &impl Guard, touch: bool) -> Option<Breaker>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        let entry = self.shared.map.get(key, guard)?;
+        let breaker = entry.claim(touch);
+        debug_assert!(breaker.is_some(), "a sweep ends under the writer lock");
         breaker
     }
 
@@ -275,50 +271,63 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
-        let (hash, shard) = self.shard(key);
-        let map = shard.read();
-        map.find(hash, |slot| slot.key.borrow() == key)
-            .map(|slot| slot.entry.breaker.clone())
+        let map = &self.shared.map;
+        let found = map.get(key, &map.guard())?.claim(false);
+        found.or_else(|| {
+            // Found as a sweep was evicting it: the sweep has decided by the
+            // time the writer lock is free.
+            let _writer = self.shared.writer.lock();
+            self.held(key, &map.guard(), false)
+        })
     }
 
     /// Evicts idle, closed keys until the group is a sixteenth below `max_keys`,
-    /// or every key was passed twice (once to take back its second chance).
-    fn sweep(&self) {
+    /// or every key was passed twice (once to take back its second chance). The
+    /// writer lock is held.
+    fn sweep(&self, guard: &impl Guard) {
         let shared = &*self.shared;
         let target = shared.max_keys - shared.max_keys / 16 - 1;
-        let start = shared.hand.fetch_add(1, Relaxed);
+        let map = &shared.map;
+        // Held across the sweep, as in `metrics`: a reader never sees a key gone
+        // from the map and not yet in the sums, so the group's counts never go
+        // down.
+        let mut evicted_sums = shared.evicted.lock();
+        let mut folded = Folded::default();
         let mut freed = 0;
-        for i in 0..2 * SHARDS {
-            if shared.keys.load(Relaxed) <= target {
+        let len = map.len();
+        let start = shared.hand.load(Relaxed) % len.max(1);
+        // From the hand round to it, twice: the first pass takes back second
+        // chances the second may then use.
+        let passes = map
+            .iter(guard)
+            .skip(start)
+            .chain(map.iter(guard))
+            .chain(map.iter(guard).take(start));
+        let mut passed = 0;
+        for (key, entry) in passes {
+            if shared.keys.load(Relaxed) - freed <= target {
                 break;
             }
-            // The evicted sums' lock first, then the shard's, as in `metrics`:
-            // a reader never sees a key gone from its shard and not yet in the
-            // sums, so the group's counts never go down.
-            let mut evicted_sums = shared.evicted.lock();
-            let mut map = shared.shards[(start + i) % SHARDS].write();
-            let mut folded = Folded::default();
-            let before = map.len();
-            map.retain(|Slot { entry, .. }| {
-                if entry.used.swap(false, Relaxed) {
-                    return true;
-                }
-                if !entry.is_evictable() {
-                    return true;
-                }
-                folded.add(&entry.breaker.metrics());
-                false
-            });
-            let evicted = before - map.len();
-            drop(map);
-            freed += evicted;
-            if evicted > 0 {
-                evicted_sums.merge(&folded);
-                shared.keys.fetch_sub(evicted, Relaxed);
-                shared.evictions.fetch_add(evicted as u64, Relaxed);
+            passed += 1;
+            if entry.mark.spare() || entry.breaker.handles() != 1 {
+                continue;
             }
-            drop(evicted_sums);
+            if entry
+                .mark
+                .evict(|| entry.breaker.handles(), || entry.state_evictable())
+            {
+                folded.add(&entry.breaker.metrics());
+                map.remove(key, guard);
+                freed += 1;
+            }
         }
+        shared.hand.store((start + passed) % len.max(1), Relaxed);
+        if freed > 0 {
+            evicted_sums.merge(&folded);
+            shared.keys.fetch_sub(freed, Relaxed);
+            shared.evictions.fetch_add(freed as u64, Relaxed);
+        }
+        drop(evicted_sums);
         if freed == 0 {
             shared.futile_at.store(shared.clock.now(), Relaxed);
             shared
@@ -334,16 +343,11 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
     where
         K: Clone,
     {
-        let mut all = Vec::with_capacity(self.shared.keys.load(Relaxed));
-        for shard in self.shared.shards.iter() {
-            all.extend(
-                shard
-                    .read()
-                    .iter()
-                    .map(|slot| (slot.key.clone(), slot.entry.breaker.state())),
-            );
-        }
-        all
+        let map = &self.shared.map;
+        map.pin()
+            .iter()
+            .map(|(key, entry)| (key.clone(), entry.breaker.state()))
+            .collect()
     }
 
     /// The group's counts (its keys' summed, evicted keys included) and keys by
@@ -354,30 +358,23 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
 }
 
 impl Entry {
+    /// A handle on the key's breaker, unless a sweep is evicting it; `touch`
+    /// marks it used (the sweep's second chance).
     #[inline]
-    fn touch(&self) -> Breaker {
-        if !self.used.load(Relaxed) {
-            self.used.store(true, Relaxed);
-        }
-        self.breaker.clone()
+    fn claim(&self, touch: bool) -> Option<Breaker> {
+        self.mark.claim(|| self.breaker.clone(), touch)
     }
 
     /// Closed, or open and not called since its open time ran out a whole open
-    /// duration ago; and no handle but the map's: nobody can be calling through
-    /// it, and none can start while the caller holds the shard's write lock.
+    /// duration ago. Read by a sweep once it knows no handle but the map's
+    /// exists and none can be taken (see `handshake`).
     ///
     /// An open key is kept while its open time runs, so a host that is down
     /// stays refused. Past it, its next call would only be a probe; a key that
     /// no call has come for during another open duration (a crawler's dead
     /// host, say) may go, or the keys that once failed would pin the group's
     /// memory for ever.
-    fn is_evictable(&self) -> bool {
-        if self.breaker.handles() != 1 {
-            return false;
-        }
-        // Pairs with the release of the last other handle's drop, so its counts
-        // are all read by the fold.
-        fence(Acquire);
+    fn state_evictable(&self) -> bool {
         match self.breaker.state() {
             State::Closed => true,
             State::Open => self.breaker.open_long_past(),

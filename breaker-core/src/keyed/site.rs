@@ -14,8 +14,8 @@ use crate::registry::Registry;
 /// The first call finds (or creates) the group in its registry and keeps it
 /// (the process-wide registry's in a slot of its own, with no registry to
 /// compare); a later call against that registry checks the key type (one
-/// `TypeId` comparison), then finds its key's breaker in the group: a hash, a shard's read
-/// lock and a handle clone, with no allocation for a key the group holds. A call
+/// `TypeId` comparison), then finds its key's breaker in the group: a hash, a lock-free
+/// lookup and a handle clone, with no allocation for a key the group holds. A call
 /// against another registry than the cached one looks the group up there each
 /// time.
 ///

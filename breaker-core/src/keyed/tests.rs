@@ -1,0 +1,79 @@
+//! A call for a key that exists never waits on the group's writers; a call that
+//! meets a key mid-eviction waits for the sweep's decision and then gets the
+//! key's one breaker.
+
+use std::sync::mpsc;
+use std::thread;
+use std::time::Duration;
+
+use super::KeyedGroup;
+use crate::{Config, State};
+
+/// Long enough for any machine to run a thousand calls; a call that waits on
+/// the writer lock never ends while the test holds it.
+const PATIENCE: Duration = Duration::from_secs(30);
+
+fn group() -> KeyedGroup<u64> {
+    KeyedGroup::new(
+        "keyed-tests",
+        Config::builder().threshold(2).build().unwrap(),
+        16,
+    )
+}
+
+#[test]
+fn calls_for_existing_keys_run_while_a_writer_holds_the_group() {
+    let group = group();
+    for key in 0..8 {
+        group.breaker(&key).try_acquire().unwrap().success();
+    }
+    // What creating a key or sweeping holds, for as long as the test likes.
+    let writer = group.shared.writer.lock();
+    let (done, finished) = mpsc::channel();
+    let caller = {
+        let group = group.clone();
+        thread::spawn(move || {
+            for i in 0..1_000u64 {
+                let key = i % 8;
+                group.breaker(&key).try_acquire().unwrap().success();
+                assert!(group.get(&key).is_some());
+            }
+            done.send(()).unwrap();
+        })
+    };
+    assert!(
+        finished.recv_timeout(PATIENCE).is_ok(),
+        "a call for an existing key waited on the writer lock"
+    );
+    drop(writer);
+    caller.join().unwrap();
+    assert_eq!(group.metrics().successes, 1_008);
+}
+
+#[test]
+fn a_call_meeting_a_key_mid_eviction_waits_for_the_decision_and_keeps_the_one_breaker() {
+    let group = group();
+    group.breaker(&7).try_acquire().unwrap().failure();
+    // A sweep has marked key 7 and not decided yet (it holds the writer lock).
+    let writer = group.shared.writer.lock();
+    group.shared.map.pin().get(&7).unwrap().mark.set_evicting();
+    let (done, finished) = mpsc::channel();
+    let caller = {
+        let group = group.clone();
+        thread::spawn(move || {
+            let breaker = group.breaker(&7);
+            done.send(()).unwrap();
+            breaker.try_acquire().unwrap().failure();
+            breaker.state()
+        })
+    };
+    // Turned away by the mark, the call waits for the writer lock.
+    assert!(finished.recv_timeout(Duration::from_millis(100)).is_err());
+    // The sweep saw a handle (say) and keeps the key.
+    group.shared.map.pin().get(&7).unwrap().mark.set_used();
+    drop(writer);
+    // The call ran on the key's one breaker: its second failure trips it.
+    assert_eq!(caller.join().unwrap(), State::Open);
+    assert_eq!(group.breaker(&7).state(), State::Open);
+    assert_eq!(group.metrics().keys, 1);
+}
