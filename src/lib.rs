@@ -210,8 +210,11 @@
 //! unkeyed group of the same name are two things, listed apart
 //! ([`Registry::keyed_metrics`], [`Registry::snapshot`]). A keyed group's config
 //! is its first call site's (two sites declaring different configs are a
-//! [`Conflict`], as for unkeyed groups); [`Registry::configure`], a config
-//! file and environment variables configure unkeyed groups only.
+//! [`Conflict`], as for unkeyed groups), and configuration reaches it as it
+//! does an unkeyed group: [`Registry::configure`] before first use, and a
+//! config file or environment variables ([`Registry::layer`]) at any time,
+//! reconfiguring the keys held and building new ones with it
+//! ([`KeyedGroup::reconfigure`]).
 //!
 //! # Compile-time checks
 //!

@@ -331,13 +331,14 @@ fn guard(attr: &Attr, item: &ItemFn, l: &Locals, is_async: bool) -> (TokenStream
 /// ```
 /// With `key = host` (a keyed group; `max_keys = 500`, else the default 10 000),
 /// the site caches the group, and every call finds its key's breaker in it (an
-/// owned handle, dropped at the end of the call); nothing is declared for
-/// config files, which do not configure keyed groups:
+/// owned handle, dropped at the end of the call); the group is declared for
+/// config files as an unkeyed one is:
 /// ```text
 /// let __breaker = {
 ///     let breaker_key = &(host);
 ///     let found = {
 ///         const __BREAKER_CONFIG: ::breaker::__private::Config = /* as above */;
+///         ::breaker::__private::declare!("search", __BREAKER_CONFIG);
 ///         static __BREAKER_SITE: ::breaker::__private::KeyedSite =
 ///             ::breaker::__private::KeyedSite::new();
 ///         __BREAKER_SITE.global("search", &__BREAKER_CONFIG, 500, breaker_key)
@@ -404,16 +405,10 @@ fn claim(attr: &Attr, l: &Locals, on_open: TokenStream) -> TokenStream {
     };
     // A keyed site caches its group and looks its key up on every call; the
     // key is borrowed, spanned at the user's expression so a key type that is
-    // no `AsKey` is reported there. Keyed groups are not configured by a file,
-    // so they declare nothing.
-    let (site_type, declare, site_lookup) = match &attr.keyed {
+    // no `AsKey` is reported there.
+    let (site_type, site_lookup) = match &attr.keyed {
         None => (
             quote_spanned!(Span::mixed_site()=> CallSite),
-            quote_spanned! {Span::mixed_site()=>
-                // The link-time group list (`config_file::declarations`); nothing
-                // without the `config` feature.
-                #krate::__private::declare!(#group, __BREAKER_CONFIG);
-            },
             quote_spanned! {Span::mixed_site()=>
                 #lookup_name(#registry_arg #group, &__BREAKER_CONFIG)
             },
@@ -424,7 +419,6 @@ fn claim(attr: &Attr, l: &Locals, on_open: TokenStream) -> TokenStream {
             let key = Ident::new("breaker_key", Span::mixed_site().located_at(key.span()));
             (
                 quote_spanned!(Span::mixed_site()=> KeyedSite),
-                TokenStream::new(),
                 quote_spanned! {Span::mixed_site()=>
                     #lookup_name(#registry_arg #group, &__BREAKER_CONFIG, #max_keys, #key)
                 },
@@ -442,7 +436,9 @@ fn claim(attr: &Attr, l: &Locals, on_open: TokenStream) -> TokenStream {
                         ::core::panic!("#[circuit_breaker] checked this config when it expanded")
                     }
                 };
-            #declare
+            // The link-time group list (`config_file::declarations`); nothing
+            // without the `config` feature.
+            #krate::__private::declare!(#group, __BREAKER_CONFIG);
             static __BREAKER_SITE: #krate::__private::#site_type =
                 #krate::__private::#site_type::new();
             __BREAKER_SITE.#site_lookup

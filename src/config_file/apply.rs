@@ -138,6 +138,7 @@ impl Settings {
         })?;
         let mut known = declared_groups();
         known.extend(registry.groups());
+        known.extend(registry.keyed_metrics().iter().map(|m| m.group));
         let undeclared = self.undeclared(known.iter().copied());
         for (group, source) in &undeclared {
             log::warn!("breaker: the configuration names group `{group}` ({source}), which no code declares");

@@ -28,4 +28,5 @@ mod loom_tests;
 
 pub use self::handle::Breaker;
 pub use self::permit::{Classifier, EveryError, Permit};
+pub(crate) use self::reconfigure::check_change;
 pub use self::reconfigure::PolicyChange;

@@ -55,49 +55,58 @@ impl Breaker {
 
     /// Whether [`reconfigure`](Self::reconfigure) would take `config`.
     pub fn check_reconfigure(&self, config: &Config) -> Result<(), PolicyChange> {
-        let from = self.config().policy();
-        let to = config.policy();
-        let same_kind = matches!(
-            (from, to),
-            (
-                FailurePolicy::Consecutive { .. },
-                FailurePolicy::Consecutive { .. }
-            )
-        ) || from == to;
-        if !same_kind {
-            return Err(PolicyChange {
-                group: self.group(),
-                policies: Box::new([from, to]),
-                fixed: None,
-            });
-        }
-        let now = self.config();
-        let millis = |d: Option<Duration>| d.map(|d| d.as_millis() as u64);
-        let fixed = [
-            (
-                "max_concurrent",
-                now.max_concurrent().map(u64::from),
-                config.max_concurrent().map(u64::from),
-            ),
-            (
-                "timeout_ms",
-                millis(now.timeout()),
-                millis(config.timeout()),
-            ),
-            (
-                "latency_p99_ms",
-                millis(now.latency_p99()),
-                millis(config.latency_p99()),
-            ),
-        ];
-        match fixed.into_iter().find(|(_, was, asked)| was != asked) {
-            None => Ok(()),
-            Some((key, was, asked)) => Err(PolicyChange {
-                group: self.group(),
-                policies: Box::new([from, to]),
-                fixed: Some(Box::new(FixedKey { key, was, asked })),
-            }),
-        }
+        check_change(self.group(), self.config(), config)
+    }
+}
+
+/// Whether a breaker of `group` running `now` may run `config` instead (see
+/// [`Breaker::reconfigure`]).
+pub(crate) fn check_change(
+    group: &'static str,
+    now: &Config,
+    config: &Config,
+) -> Result<(), PolicyChange> {
+    let from = now.policy();
+    let to = config.policy();
+    let same_kind = matches!(
+        (from, to),
+        (
+            FailurePolicy::Consecutive { .. },
+            FailurePolicy::Consecutive { .. }
+        )
+    ) || from == to;
+    if !same_kind {
+        return Err(PolicyChange {
+            group,
+            policies: Box::new([from, to]),
+            fixed: None,
+        });
+    }
+    let millis = |d: Option<Duration>| d.map(|d| d.as_millis() as u64);
+    let fixed = [
+        (
+            "max_concurrent",
+            now.max_concurrent().map(u64::from),
+            config.max_concurrent().map(u64::from),
+        ),
+        (
+            "timeout_ms",
+            millis(now.timeout()),
+            millis(config.timeout()),
+        ),
+        (
+            "latency_p99_ms",
+            millis(now.latency_p99()),
+            millis(config.latency_p99()),
+        ),
+    ];
+    match fixed.into_iter().find(|(_, was, asked)| was != asked) {
+        None => Ok(()),
+        Some((key, was, asked)) => Err(PolicyChange {
+            group,
+            policies: Box::new([from, to]),
+            fixed: Some(Box::new(FixedKey { key, was, asked })),
+        }),
     }
 }
 

@@ -10,8 +10,9 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 
 use super::{KeyedGroup, KeyedMetrics, Shared};
+use crate::breaker::PolicyChange;
 use crate::config::Config;
-use crate::registry::{ConfigSource, Conflict, Registry};
+use crate::registry::Registry;
 
 /// The keyed groups of one registry, by group name.
 #[derive(Default)]
@@ -20,11 +21,36 @@ pub(crate) struct KeyedGroups(Mutex<HashMap<&'static str, Held>>);
 /// One group, its key type erased.
 struct Held {
     /// The group's `Shared<K>`.
-    shared: Arc<dyn Any + Send + Sync>,
+    shared: Arc<dyn Erased>,
     /// `K`'s name, for [`WrongKeyType`].
     key_type: &'static str,
-    /// Reads the group's metrics without knowing `K`.
-    metrics: fn(&(dyn Any + Send + Sync)) -> KeyedMetrics,
+}
+
+/// What the registry does to a keyed group without knowing its key type.
+pub(crate) trait Erased: Any + Send + Sync {
+    fn metrics(&self) -> KeyedMetrics;
+    /// The config it was first declared with.
+    fn declared(&self) -> Config;
+    fn check_reconfigure(&self, config: &Config) -> Result<(), PolicyChange>;
+    fn reconfigure(&self, config: Config) -> Result<Config, PolicyChange>;
+}
+
+impl<K: Hash + Eq + Send + Sync + 'static> Erased for Shared<K> {
+    fn metrics(&self) -> KeyedMetrics {
+        Shared::metrics(self)
+    }
+
+    fn declared(&self) -> Config {
+        self.declared
+    }
+
+    fn check_reconfigure(&self, config: &Config) -> Result<(), PolicyChange> {
+        Shared::check_reconfigure(self, config)
+    }
+
+    fn reconfigure(&self, config: Config) -> Result<Config, PolicyChange> {
+        Shared::reconfigure(self, config)
+    }
 }
 
 /// [`Registry::keyed`] (or a `#[circuit_breaker(key = ..)]` call site) named a
@@ -55,68 +81,70 @@ impl fmt::Display for WrongKeyType {
 
 impl std::error::Error for WrongKeyType {}
 
-fn metrics_of<K: Hash + Eq + Send + Sync + 'static>(any: &(dyn Any + Send + Sync)) -> KeyedMetrics {
-    match any.downcast_ref::<Shared<K>>() {
-        Some(shared) => shared.metrics(),
-        None => unreachable!("a keyed group's metrics reader matches its key type"),
+impl Held {
+    fn typed<K: Hash + Eq + Send + Sync + 'static>(
+        &self,
+        name: &'static str,
+    ) -> Result<KeyedGroup<K>, WrongKeyType> {
+        let any: Arc<dyn Any + Send + Sync> = Arc::clone(&self.shared) as _;
+        any.downcast::<Shared<K>>()
+            .map(|shared| KeyedGroup { shared })
+            .map_err(|_| WrongKeyType {
+                group: name,
+                existing: self.key_type,
+                requested: type_name::<K>(),
+            })
     }
 }
 
 impl KeyedGroups {
-    /// The group `group` of key type `K`: the existing one (and whether its
-    /// config differs from `config`), or a new one from `make`.
+    /// The group `group` of key type `K`: the existing one (`false`), or a new
+    /// one from `make` (`true`).
     fn get_or_create<K: Hash + Eq + Send + Sync + 'static>(
         &self,
         group: &str,
-        config: &Config,
         make: impl FnOnce(&'static str) -> KeyedGroup<K>,
-    ) -> Result<(KeyedGroup<K>, Option<Conflict>), WrongKeyType> {
+    ) -> Result<(KeyedGroup<K>, bool), WrongKeyType> {
         let mut groups = self.0.lock();
-        if let Some((name, held)) = groups.get_key_value(group) {
-            let name = *name;
-            let keyed = Arc::clone(&held.shared)
-                .downcast::<Shared<K>>()
-                .map(|shared| KeyedGroup { shared })
-                .map_err(|_| WrongKeyType {
-                    group: name,
-                    existing: held.key_type,
-                    requested: type_name::<K>(),
-                })?;
-            let holding = *keyed.config();
-            let conflict = (holding != *config).then_some(Conflict {
-                group: name,
-                holding,
-                source: ConfigSource::Declared,
-                first_declared: holding,
-                ignored: *config,
-            });
-            return Ok((keyed, conflict));
+        if let Some((&name, held)) = groups.get_key_value(group) {
+            return Ok((held.typed(name)?, false));
         }
         let name = crate::names::intern(group);
         let keyed = make(name);
         groups.insert(
             name,
             Held {
-                shared: Arc::clone(&keyed.shared) as Arc<dyn Any + Send + Sync>,
+                shared: Arc::clone(&keyed.shared) as Arc<dyn Erased>,
                 key_type: type_name::<K>(),
-                metrics: metrics_of::<K>,
             },
         );
-        Ok((keyed, None))
+        Ok((keyed, true))
     }
 
-    /// Every group's metrics, sorted by group. The list is copied first: no
-    /// group is read under this lock.
-    fn metrics(&self) -> Vec<KeyedMetrics> {
-        let held: Vec<_> = self
+    /// Every group, sorted by name: copied out, so no group is read under this
+    /// lock.
+    pub(crate) fn all(&self) -> Vec<(&'static str, Arc<dyn Erased>)> {
+        let mut all: Vec<_> = self
             .0
             .lock()
-            .values()
-            .map(|h| (Arc::clone(&h.shared), h.metrics))
+            .iter()
+            .map(|(&name, held)| (name, Arc::clone(&held.shared)))
             .collect();
-        let mut all: Vec<_> = held.iter().map(|(any, read)| read(&**any)).collect();
-        all.sort_unstable_by_key(|m| m.group);
+        all.sort_unstable_by_key(|(name, _)| *name);
         all
+    }
+
+    /// Whether the group `group` exists, of any key type.
+    pub(crate) fn contains(&self, group: &str) -> bool {
+        self.0.lock().contains_key(group)
+    }
+
+    /// Every group's metrics, sorted by group.
+    fn metrics(&self) -> Vec<KeyedMetrics> {
+        self.all()
+            .iter()
+            .map(|(_, group)| group.metrics())
+            .collect()
     }
 
     fn get<K: Hash + Eq + Send + Sync + 'static>(
@@ -124,35 +152,33 @@ impl KeyedGroups {
         group: &str,
     ) -> Result<Option<KeyedGroup<K>>, WrongKeyType> {
         let groups = self.0.lock();
-        let Some((name, held)) = groups.get_key_value(group) else {
-            return Ok(None);
-        };
-        Arc::clone(&held.shared)
-            .downcast::<Shared<K>>()
-            .map(|shared| Some(KeyedGroup { shared }))
-            .map_err(|_| WrongKeyType {
-                group: name,
-                existing: held.key_type,
-                requested: type_name::<K>(),
-            })
+        match groups.get_key_value(group) {
+            None => Ok(None),
+            Some((&name, held)) => held.typed(name).map(Some),
+        }
     }
 }
 
 impl Registry {
     /// The keyed group `group`: one breaker per key, all on one config, at most
     /// about `max_keys` idle keys (see [`KeyedGroup`]). The first call creates
-    /// it with `config` and `max_keys`; later calls get it unchanged, and one
-    /// asking for another `config` is recorded as a [`Conflict`] (listed by
-    /// [`conflicts`](Registry::conflicts)), as for two declarations of an unkeyed
-    /// group. Another `max_keys` is not recorded anywhere: the first one holds
-    /// ([`KeyedGroup::max_keys`] tells which).
+    /// it, declared with `config`, and `max_keys`; later calls get it
+    /// unchanged, and one declaring another `config` is recorded as a
+    /// [`Conflict`](crate::Conflict) (listed by [`conflicts`](Registry::conflicts)), as for
+    /// two declarations of an unkeyed group. Another `max_keys` is not recorded
+    /// anywhere: the first one holds ([`KeyedGroup::max_keys`] tells which).
     ///
-    /// Keyed and unkeyed groups are separate: a keyed group and the breaker
-    /// [`breaker`](Registry::breaker) makes for the same name are two things,
-    /// listed apart ([`keyed_metrics`](Registry::keyed_metrics) and
-    /// [`snapshot`](Registry::snapshot)). Configuration the registry is given
-    /// for a group ([`configure`](Registry::configure),
-    /// [`layer`](Registry::layer)) is for the unkeyed breaker only.
+    /// Configuration works as for an unkeyed group: a config
+    /// [`configure`](Registry::configure)d for the name replaces the
+    /// declaration, and layered configuration ([`layer`](Registry::layer), a
+    /// config file) applies over it, to the keys held and to new ones
+    /// ([`KeyedGroup::config`] tells what they run).
+    ///
+    /// Keyed and unkeyed groups are otherwise separate: a keyed group and the
+    /// breaker [`breaker`](Registry::breaker) makes for the same name are two
+    /// things, listed apart ([`keyed_metrics`](Registry::keyed_metrics) and
+    /// [`snapshot`](Registry::snapshot)), though both take the name's
+    /// configuration.
     ///
     /// # Errors
     ///
@@ -174,13 +200,18 @@ impl Registry {
         config: &Config,
         max_keys: usize,
     ) -> Result<KeyedGroup<K>, WrongKeyType> {
+        if let Some(keyed) = self.keyed_groups().get::<K>(group)? {
+            self.keyed_declared(keyed.group(), &keyed.config(), &keyed.declared(), config);
+            return Ok(keyed);
+        }
         let clock = self.clock_source().clone();
-        let (keyed, conflict) = self.keyed_groups().get_or_create(group, config, |name| {
-            KeyedGroup::from_parts(name, *config, clock, max_keys)
+        let (keyed, created) = self.creating_keyed(config, |resolved| {
+            self.keyed_groups().get_or_create(group, |name| {
+                KeyedGroup::from_parts(name, *config, resolved(name), clock, max_keys)
+            })
         })?;
-        if let Some(conflict) = conflict {
-            // No lock held: a subscriber may come back into the registry.
-            self.report(conflict);
+        if !created {
+            self.keyed_declared(keyed.group(), &keyed.config(), &keyed.declared(), config);
         }
         Ok(keyed)
     }

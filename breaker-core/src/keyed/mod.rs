@@ -28,7 +28,7 @@ use std::sync::Arc;
 use papaya::Guard;
 use parking_lot::Mutex;
 
-use crate::breaker::Breaker;
+use crate::breaker::{check_change, Breaker, PolicyChange};
 use crate::clock::ClockSource;
 use crate::config::Config;
 use crate::state::State;
@@ -76,7 +76,11 @@ impl<K> Clone for KeyedGroup<K> {
 
 struct Shared<K> {
     group: &'static str,
-    config: Config,
+    /// What the group was first declared with (what conflicts compare against).
+    declared: Config,
+    /// What new keys are built with: `declared`, unless layered configuration
+    /// replaced it ([`KeyedGroup::reconfigure`]). Written under `writer`.
+    config: Mutex<Config>,
     clock: ClockSource,
     max_keys: usize,
     /// The keys. Hashed with `foldhash`, seeded at random per group, but not
@@ -117,13 +121,17 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
         Self::from_parts(
             crate::names::intern(group),
             config,
+            config,
             ClockSource::Monotonic,
             max_keys,
         )
     }
 
+    /// A group declared with `declared` whose keys run `config` (the
+    /// declaration through the registry's layered configuration).
     pub(crate) fn from_parts(
         group: &'static str,
+        declared: Config,
         config: Config,
         clock: ClockSource,
         max_keys: usize,
@@ -131,7 +139,8 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
         KeyedGroup {
             shared: Arc::new(Shared {
                 group,
-                config,
+                declared,
+                config: Mutex::new(config),
                 clock,
                 max_keys: max_keys.max(1),
                 map: papaya::HashMap::with_hasher(Default::default()),
@@ -151,9 +160,48 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
         self.shared.group
     }
 
-    /// The config every key's breaker runs with.
-    pub fn config(&self) -> &Config {
-        &self.shared.config
+    /// The config every key's breaker runs with (and new keys are built
+    /// with).
+    pub fn config(&self) -> Config {
+        *self.shared.config.lock()
+    }
+
+    /// The config the group was first declared with: what
+    /// [`config`](Self::config) is unless layered configuration
+    /// ([`Registry::layer`](crate::Registry::layer), a config file) or
+    /// [`reconfigure`](Self::reconfigure) replaced it.
+    pub fn declared(&self) -> Config {
+        self.shared.declared
+    }
+
+    /// Replaces the config of every key's breaker while they run, keeping each
+    /// one's state and counts (as [`Breaker::reconfigure`]), and of every key
+    /// created from now on. Returns the config it replaced.
+    ///
+    /// # Errors
+    ///
+    /// [`PolicyChange`], changing nothing, for what [`Breaker::reconfigure`]
+    /// refuses: another failure policy, or another `max_concurrent`,
+    /// `timeout_ms` or `latency_p99_ms`.
+    ///
+    /// ```
+    /// use breaker_core::{Config, KeyedGroup, State};
+    ///
+    /// let hosts = KeyedGroup::<String>::new("hosts", Config::builder().threshold(5).build().unwrap(), 100);
+    /// hosts.breaker("a.example").try_acquire().unwrap().failure();
+    /// hosts.reconfigure(Config::builder().threshold(2).build().unwrap()).unwrap();
+    /// hosts.breaker("a.example").try_acquire().unwrap().failure(); // the second: trips
+    /// assert_eq!(hosts.breaker("a.example").state(), State::Open);
+    /// assert_eq!(hosts.breaker("b.example").config().threshold(), 2);
+    /// assert_eq!(hosts.declared().threshold(), 5);
+    /// ```
+    pub fn reconfigure(&self, config: Config) -> Result<Config, PolicyChange> {
+        self.shared.reconfigure(config)
+    }
+
+    /// Whether [`reconfigure`](Self::reconfigure) would take `config`.
+    pub fn check_reconfigure(&self, config: &Config) -> Result<(), PolicyChange> {
+        self.shared.check_reconfigure(config)
     }
 
     /// The most idle keys the group holds.
@@ -240,7 +288,8 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
         if keys >= shared.max_keys && shared.may_sweep(keys) {
             self.sweep(&guard);
         }
-        let breaker = Breaker::from_parts(shared.group, shared.config, shared.clock.clone());
+        let config = *shared.config.lock();
+        let breaker = Breaker::from_parts(shared.group, config, shared.clock.clone());
         shared.map.insert(
             owned(key),
             Entry {
@@ -383,6 +432,38 @@ impl Entry {
     }
 }
 
+impl<K: Hash + Eq> Shared<K> {
+    pub(super) fn check_reconfigure(&self, config: &Config) -> Result<(), PolicyChange> {
+        check_change(self.group, &self.config.lock(), config)
+    }
+
+    /// See [`KeyedGroup::reconfigure`]. Checked and applied under the writer
+    /// lock, so no key is created meanwhile. A key whose breaker its own handle
+    /// reconfigured to another policy keeps its config (said at `warn`).
+    pub(super) fn reconfigure(&self, config: Config) -> Result<Config, PolicyChange> {
+        let (from, kept) = {
+            let _writer = self.writer.lock();
+            self.check_reconfigure(&config)?;
+            let from = std::mem::replace(&mut *self.config.lock(), config);
+            let kept = self
+                .map
+                .pin()
+                .iter()
+                .filter_map(|(_, entry)| entry.breaker.reconfigure(config).err())
+                .last();
+            (from, kept)
+        };
+        if let Some(refused) = kept {
+            // Logged with no lock held: a logger may come back into the group.
+            log::warn!(
+                "breaker: keys of keyed group `{}` keep their config: {refused}",
+                self.group
+            );
+        }
+        Ok(from)
+    }
+}
+
 impl<K> Shared<K> {
     /// Whether a new key, the group holding `keys`, sweeps: always, unless the
     /// last sweep freed nothing; then once the group has grown a sixteenth past
@@ -394,7 +475,8 @@ impl<K> Shared<K> {
             left => {
                 keys >= left.saturating_add((left / 16).max(1))
                     || self.clock.reached(
-                        (self.futile_at.load(Relaxed)).saturating_add(self.config.open_nanos()),
+                        (self.futile_at.load(Relaxed))
+                            .saturating_add(self.config.lock().open_nanos()),
                     )
             }
         }

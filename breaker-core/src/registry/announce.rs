@@ -49,13 +49,16 @@ impl Registry {
     }
 
     /// Layers `resolver` over every group's declaration: every live breaker is
-    /// [reconfigured](crate::Breaker::reconfigure) at once, keeping its state, and
-    /// every group created later is built through it. Replaces the resolver of
-    /// an earlier call, and the [`overrides`](Self::overrides) it reported.
+    /// [reconfigured](crate::Breaker::reconfigure) at once, keeping its state,
+    /// and so is every keyed group, its keys held and to come
+    /// ([`KeyedGroup::reconfigure`](crate::KeyedGroup::reconfigure)); every
+    /// group created later is built through it. Replaces the resolver of an
+    /// earlier call, and the [`overrides`](Self::overrides) it reported.
     ///
     /// All or nothing: when the resolver refuses a live group, or would change
-    /// a live breaker's failure policy, nothing changes and the error says why.
-    /// Returns the live breakers whose config changed, sorted by group.
+    /// a live breaker's (or keyed group's) failure policy, nothing changes and
+    /// the error says why. Returns the live breakers and keyed groups whose
+    /// config changed, sorted by group.
     ///
     /// ```
     /// use std::sync::Arc;
@@ -92,7 +95,27 @@ impl Registry {
                 .map_err(LayerError::PolicyChange)?;
             plan.push((entry.breaker.clone(), resolution));
         }
-        // Nothing can fail from here on.
+        // Keyed groups are created under the groups' read lock (see
+        // `creating_keyed`): none appears while this holds the write lock.
+        let mut keyed_plan = Vec::new();
+        for (name, keyed) in self.keyed_groups().all() {
+            let base = groups
+                .configured
+                .get(name)
+                .copied()
+                .unwrap_or(keyed.declared());
+            let resolution =
+                resolver(name, Some(&base)).map_err(|message| LayerError::Refused {
+                    group: name,
+                    message,
+                })?;
+            keyed
+                .check_reconfigure(&resolution.config)
+                .map_err(LayerError::PolicyChange)?;
+            keyed_plan.push((name, keyed, resolution));
+        }
+        // Nothing can fail from here on (but a keyed group that its own handle
+        // reconfigured meanwhile to another policy: it keeps it, and says so).
         self.overrides.lock().clear();
         let mut changed = Vec::new();
         let mut notes = Vec::new();
@@ -110,6 +133,19 @@ impl Registry {
                 });
             }
         }
+        for (group, keyed, resolution) in keyed_plan {
+            self.overridden(group, resolution.overrides, &mut notes);
+            match keyed.reconfigure(resolution.config) {
+                Ok(from) if from != resolution.config => changed.push(Reconfigured {
+                    group,
+                    from,
+                    to: resolution.config,
+                }),
+                Ok(_) => {}
+                Err(refused) => notes.push(Note::Refused(group, refused.to_string())),
+            }
+        }
+        changed.sort_by_key(|c| c.group);
         groups.resolver = Some(resolver);
         drop(groups);
         self.announce(notes);

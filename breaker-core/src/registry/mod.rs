@@ -140,7 +140,8 @@ impl Registry {
     }
 
     /// Sets the config `group` will be created with, overriding whatever its call
-    /// sites declare. Must come before the group's first use.
+    /// sites declare: its breaker, and its keyed group if one is made
+    /// ([`keyed`](Self::keyed)). Must come before the group's first use.
     ///
     /// ```
     /// use breaker_core::{Config, Registry};
@@ -156,6 +157,9 @@ impl Registry {
         let mut groups = self.groups.write();
         if let Some((name, _)) = groups.breakers.get_key_value(group) {
             return Err(AlreadyCreated(name));
+        }
+        if self.keyed.contains(group) {
+            return Err(AlreadyCreated(crate::names::intern(group)));
         }
         groups
             .configured
@@ -263,8 +267,29 @@ impl Registry {
         notes: &mut Vec<Note>,
     ) -> Breaker {
         let name = crate::names::intern(group);
+        let config = self.resolved(groups, name, declared, notes);
+        let inherited = Some(self.subscribers.clone());
+        let breaker = Breaker::from_parts_in(name, config, self.clock.clone(), inherited);
+        let entry = Entry {
+            breaker: breaker.clone(),
+            declared,
+        };
+        groups.breakers.insert(name, entry);
+        breaker
+    }
+
+    /// The config a new group `name` declared with `declared` is built with:
+    /// its explicit config, else `declared`, else the defaults, through the
+    /// layered configuration if any. What to announce goes to `notes`.
+    fn resolved(
+        &self,
+        groups: &Groups,
+        name: &'static str,
+        declared: Option<Config>,
+        notes: &mut Vec<Note>,
+    ) -> Config {
         let base = groups.configured.get(name).copied().or(declared);
-        let config = match &groups.resolver {
+        match &groups.resolver {
             None => base.unwrap_or_default(),
             Some(resolver) => match resolver(name, base.as_ref()) {
                 Ok(resolution) => {
@@ -279,15 +304,53 @@ impl Registry {
                     base.unwrap_or_default()
                 }
             },
+        }
+    }
+
+    /// Runs `create` (which finds or creates a keyed group declared with
+    /// `declared`) under the groups' read lock, so a concurrent
+    /// [`layer`](Self::layer) either reconfigures the new group or builds it
+    /// through its resolver. `create` gets what [`resolved`](Self::resolved)
+    /// says for a name; what that has to say is announced once the lock is gone.
+    pub(crate) fn creating_keyed<R>(
+        &self,
+        declared: &Config,
+        create: impl FnOnce(&mut dyn FnMut(&'static str) -> Config) -> R,
+    ) -> R {
+        let mut notes = Vec::new();
+        let made = {
+            let groups = self.groups.read();
+            create(&mut |name| self.resolved(&groups, name, Some(*declared), &mut notes))
         };
-        let inherited = Some(self.subscribers.clone());
-        let breaker = Breaker::from_parts_in(name, config, self.clock.clone(), inherited);
-        let entry = Entry {
-            breaker: breaker.clone(),
-            declared,
+        self.announce(notes);
+        made
+    }
+
+    /// A keyed group `group` running `holding`, first declared as `first`, was
+    /// declared again as `declared`: a [`Conflict`] if they differ.
+    pub(crate) fn keyed_declared(
+        &self,
+        group: &'static str,
+        holding: &Config,
+        first: &Config,
+        declared: &Config,
+    ) {
+        if first == declared {
+            return;
+        }
+        let source = if self.groups.read().configured.contains_key(group) {
+            ConfigSource::Explicit
+        } else {
+            ConfigSource::Declared
         };
-        groups.breakers.insert(name, entry);
-        breaker
+        // No lock held: a subscriber may come back into the registry.
+        self.report(Conflict {
+            group,
+            holding: *holding,
+            source,
+            first_declared: *first,
+            ignored: *declared,
+        });
     }
 
     /// The breaker of `group`, if it exists.
