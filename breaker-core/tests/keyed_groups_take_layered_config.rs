@@ -24,12 +24,18 @@ fn threshold_layer(n: u32) -> Arc<breaker_core::Resolver> {
 #[test]
 fn a_layer_reconfigures_the_keys_held_and_builds_the_new_ones() {
     let registry = Registry::with_clock(ManualClock::new());
-    let hosts = registry.keyed::<String>("hosts", &threshold(5), 100).unwrap();
+    let hosts = registry
+        .keyed::<String>("hosts", &threshold(5), 100)
+        .unwrap();
     hosts.breaker("a.example").try_acquire().unwrap().failure();
     let changed = registry.layer(threshold_layer(2)).unwrap();
     assert_eq!(changed.len(), 1);
     assert_eq!(
-        (changed[0].group, changed[0].from.threshold(), changed[0].to.threshold()),
+        (
+            changed[0].group,
+            changed[0].from.threshold(),
+            changed[0].to.threshold()
+        ),
         ("hosts", 5, 2)
     );
     // The held key kept its count and is judged by the new threshold.
@@ -37,7 +43,10 @@ fn a_layer_reconfigures_the_keys_held_and_builds_the_new_ones() {
     assert_eq!(hosts.breaker("a.example").state(), State::Open);
     // A new key is built with it.
     assert_eq!(hosts.breaker("b.example").config().threshold(), 2);
-    assert_eq!((hosts.config().threshold(), hosts.declared().threshold()), (2, 5));
+    assert_eq!(
+        (hosts.config().threshold(), hosts.declared().threshold()),
+        (2, 5)
+    );
     assert_eq!(registry.overrides()[0].group, "hosts");
 }
 
@@ -45,7 +54,9 @@ fn a_layer_reconfigures_the_keys_held_and_builds_the_new_ones() {
 fn a_keyed_group_made_after_a_layer_is_built_through_it() {
     let registry = Registry::new();
     registry.layer(threshold_layer(7)).unwrap();
-    let tenants = registry.keyed::<u64>("tenants", &threshold(3), 100).unwrap();
+    let tenants = registry
+        .keyed::<u64>("tenants", &threshold(3), 100)
+        .unwrap();
     assert_eq!(tenants.config().threshold(), 7);
     assert_eq!(tenants.breaker(&1).config().threshold(), 7);
     assert_eq!(tenants.declared().threshold(), 3);
@@ -63,11 +74,18 @@ fn a_configured_name_builds_its_keyed_group_and_cannot_be_configured_once_made()
     registry.keyed::<u32>("shards", &threshold(8), 100).unwrap();
     let conflict = &registry.conflicts()[0];
     assert_eq!(
-        (conflict.holding.threshold(), conflict.first_declared.threshold(), conflict.ignored.threshold()),
+        (
+            conflict.holding.threshold(),
+            conflict.first_declared.threshold(),
+            conflict.ignored.threshold()
+        ),
         (1, 9, 8)
     );
     let made = registry.keyed::<u32>("later", &threshold(2), 100).unwrap();
-    assert_eq!(registry.configure("later", threshold(1)), Err(AlreadyCreated("later")));
+    assert_eq!(
+        registry.configure("later", threshold(1)),
+        Err(AlreadyCreated("later"))
+    );
     assert_eq!(made.config().threshold(), 2);
 }
 
@@ -75,7 +93,9 @@ fn a_configured_name_builds_its_keyed_group_and_cannot_be_configured_once_made()
 fn a_layer_that_would_change_a_keyed_groups_policy_changes_nothing() {
     let registry = Registry::new();
     let plain = registry.breaker("plain", &threshold(5));
-    let hosts = registry.keyed::<String>("hosts", &threshold(5), 100).unwrap();
+    let hosts = registry
+        .keyed::<String>("hosts", &threshold(5), 100)
+        .unwrap();
     hosts.breaker("a.example");
     let to_window = Arc::new(|group: &str, declared: Option<&Config>| {
         let config = if group == "hosts" {
@@ -86,14 +106,19 @@ fn a_layer_that_would_change_a_keyed_groups_policy_changes_nothing() {
                 .build()
                 .unwrap()
         };
-        Ok(Resolution { config, overrides: vec![] })
+        Ok(Resolution {
+            config,
+            overrides: vec![],
+        })
     });
     let refused = registry.layer(to_window).unwrap_err();
     assert!(matches!(refused, LayerError::PolicyChange(ref change) if change.group() == "hosts"));
     assert_eq!(plain.config().threshold(), 5);
     assert_eq!(hosts.config().threshold(), 5);
     assert_eq!(hosts.breaker("a.example").config().threshold(), 5);
-    assert!(hosts.reconfigure(Config::builder().window_calls(20).build().unwrap()).is_err());
+    assert!(hosts
+        .reconfigure(Config::builder().window_calls(20).build().unwrap())
+        .is_err());
 }
 
 /// Groups created on other threads while a layer lands: each is built through
@@ -121,7 +146,12 @@ fn keyed_groups_made_while_a_layer_lands_all_end_on_it() {
         for maker in makers {
             for keyed in maker.join().unwrap() {
                 assert_eq!(keyed.config().threshold(), 11, "{}", keyed.group());
-                assert_eq!(keyed.breaker(&1).config().threshold(), 11, "{}", keyed.group());
+                assert_eq!(
+                    keyed.breaker(&1).config().threshold(),
+                    11,
+                    "{}",
+                    keyed.group()
+                );
             }
         }
     }

@@ -1,6 +1,6 @@
 //! A keyed group's summed counts never go down while keys are evicted: an
-//! evicted key's counts are in the group's sums by the time it is gone from its
-//! shard (exporters read these as counters; a dip reads as a reset).
+//! evicted key's counts are in the group's sums by the time it is gone from the
+//! map (exporters read these as counters; a dip reads as a reset).
 
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;

@@ -48,8 +48,10 @@ impl Mark {
             return None;
         }
         if touch {
-            // Lost only to a sweep that will now see this handle and keep the
-            // entry (it marks it used then).
+            // Lost only to a sweep that marked the entry meanwhile: that sweep
+            // sees this handle and keeps the entry, marked used; or sees it
+            // already given back, once this call is over and its counts are
+            // released to the fold.
             let _ = self.0.compare_exchange(IDLE, USED, Relaxed, Relaxed);
         }
         Some(handle)
@@ -63,34 +65,55 @@ impl Mark {
             .is_ok()
     }
 
-    /// A sweep evicting an idle entry: `true` if `handles` (read after the mark
-    /// is set) says the map's handle is the only one and `evictable` agrees;
-    /// the entry must then leave the map and stays [`EVICTING`] for the callers
-    /// that still find it. `false`: the entry stays, marked used. Run by one
-    /// sweep at a time (the group's writer lock).
+    /// A sweep evicting an idle entry: [`Evicting`] if `handles` (read after
+    /// the mark is set) says the map's handle is the only one and `evictable`
+    /// agrees; the entry must then leave the map, and stays [`EVICTING`] for
+    /// the callers that still find it once [`Evicting::done`] says it left.
+    /// `None`: the entry stays, marked used. Run by one sweep at a time (the
+    /// group's writer lock).
     pub(super) fn evict(
         &self,
         handles: impl FnOnce() -> usize,
         evictable: impl FnOnce() -> bool,
-    ) -> bool {
+    ) -> Option<Evicting<'_>> {
         if self
             .0
             .compare_exchange(IDLE, EVICTING, Relaxed, Relaxed)
             .is_err()
         {
-            return false;
+            return None;
         }
+        // From here, whatever ends this without `done` (a `false`, or a panic
+        // in `evictable`, the fold or the removal, which run the user's clock,
+        // `Hash` and `Eq`) marks the entry used: it stays, callable.
+        let evicting = Evicting(self);
         fence(SeqCst);
         if handles() == 1 {
             // The last holder's drop released its writes (counts, a trip); see
             // them before reading the state and the counts.
             fence(Acquire);
             if evictable() {
-                return true;
+                return Some(evicting);
             }
         }
-        self.0.store(USED, Relaxed);
-        false
+        None
+    }
+}
+
+/// An entry a sweep decided to evict: [`done`](Self::done) once it has left
+/// the map; dropped before that (the removal panicked), the entry stays.
+pub(super) struct Evicting<'a>(&'a Mark);
+
+impl Evicting<'_> {
+    /// The entry has left the map: it stays [`EVICTING`] for good.
+    pub(super) fn done(self) {
+        std::mem::forget(self);
+    }
+}
+
+impl Drop for Evicting<'_> {
+    fn drop(&mut self) {
+        self.0 .0.store(USED, Relaxed);
     }
 }
 
@@ -156,8 +179,10 @@ mod loom_tests {
     /// One sweep's pass at the entry: the calls it folded into the group's sums
     /// if it evicted the entry.
     fn sweep(entry: &Entry) -> Option<u64> {
-        let evicted = entry.mark.evict(|| entry.handles.load(Relaxed), || true);
-        evicted.then(|| entry.calls.load(Relaxed))
+        let evicting = entry.mark.evict(|| entry.handles.load(Relaxed), || true)?;
+        let calls = entry.calls.load(Relaxed);
+        evicting.done();
+        Some(calls)
     }
 
     fn model(f: impl Fn() + Sync + Send + 'static) {

@@ -1,10 +1,13 @@
 //! Keyed breakers: one breaker per key (host, tenant, shard) of a group, all on
 //! the group's config, in bounded memory ([`KeyedGroup`]).
 //!
-//! Keys live in a lock-free map (`papaya`): a call for a key that exists never
-//! takes a lock and never waits, not even while other keys are created or
-//! evicted; it clones the key's breaker handle and checks the key's mark (see
-//! `handshake`). Creating and evicting keys take turns on the group's writer lock.
+//! Keys live in a lock-free map (`papaya`): a call for a key that exists takes
+//! no lock and does not wait while other keys are created or evicted; it clones
+//! the key's breaker handle and checks the key's mark (see `handshake`). Only a
+//! call that meets its own key in the instant a sweep is deciding to evict it
+//! waits, for that decision. Creating and evicting keys take turns on the
+//! group's writer lock. Evicted entries are freed in batches (`RETIRE_BATCH`)
+//! once no lookup can still see them, by whichever thread comes last.
 //! The key type owns its data (`K: Hash + Eq`, a `String` for a host): nothing is
 //! interned or leaked. When a new key would pass `max_keys`, a sweep evicts idle,
 //! closed breakers in approximately least-recently-used order (the CLOCK
@@ -48,6 +51,13 @@ pub use self::key::AsKey;
 use self::metrics::Folded;
 pub use self::metrics::KeyedMetrics;
 pub use self::site::KeyedSite;
+
+/// How many evicted entries a thread retires before they are freed together:
+/// each batch costs one process-wide barrier (`membarrier` on Linux), and is
+/// freed by whichever thread leaves the last guard that could see it, a
+/// calling thread included. seize's default is 32; at 128, churning keys pays
+/// a quarter of the barriers, and a batch is about 128 small frees.
+const RETIRE_BATCH: usize = 128;
 
 /// The breakers of one group, one per key, sharing the group's config.
 /// Cloning is cheap and shares the same group.
@@ -143,7 +153,10 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
                 config: Mutex::new(config),
                 clock,
                 max_keys: max_keys.max(1),
-                map: papaya::HashMap::with_hasher(Default::default()),
+                map: papaya::HashMap::builder()
+                    .hasher(Default::default())
+                    .collector(seize::Collector::new().batch_size(RETIRE_BATCH))
+                    .build(),
                 writer: Mutex::new(()),
                 keys: AtomicUsize::new(0),
                 hand: AtomicUsize::new(0),
@@ -279,25 +292,34 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
         Q: Hash + Eq + ?Sized,
     {
         let shared = &*self.shared;
+        // Built before the writer lock, which every new key of the group
+        // takes in turn: only the map's work is done under it.
+        let owned = owned(key);
+        let config = *shared.config.lock();
+        let mut breaker = Breaker::from_parts(shared.group, config, shared.clock.clone());
         let _writer = shared.writer.lock();
         let guard = shared.map.guard();
-        if let Some(breaker) = self.held(key, &guard, true) {
-            return breaker;
+        if let Some(found) = self.held(key, &guard, true) {
+            return found;
         }
         let keys = shared.keys.load(Relaxed);
         if keys >= shared.max_keys && shared.may_sweep(keys) {
             self.sweep(&guard);
         }
-        let config = *shared.config.lock();
-        let breaker = Breaker::from_parts(shared.group, config, shared.clock.clone());
-        shared.map.insert(
-            owned(key),
+        let now = *shared.config.lock();
+        if now != config {
+            // Reconfigured since: build it as the other keys now run.
+            breaker = Breaker::from_parts(shared.group, now, shared.clock.clone());
+        }
+        let replaced = shared.map.insert(
+            owned,
             Entry {
                 breaker: breaker.clone(),
                 mark: Mark::new(),
             },
             &guard,
         );
+        debug_assert!(replaced.is_none(), "a key is created under the writer lock");
         shared.keys.fetch_add(1, Relaxed);
         breaker
     }
@@ -314,7 +336,8 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
         breaker
     }
 
-    /// The breaker of `key` if the group holds one; creates nothing. Pure.
+    /// The breaker of `key` if the group holds one; creates nothing and changes
+    /// nothing (a key met while a sweep decides on it waits for the decision).
     pub fn get<Q>(&self, key: &Q) -> Option<Breaker>
     where
         K: Borrow<Q>,
@@ -341,7 +364,6 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
         // from the map and not yet in the sums, so the group's counts never go
         // down.
         let mut evicted_sums = shared.evicted.lock();
-        let mut folded = Folded::default();
         let mut freed = 0;
         let len = map.len();
         let start = shared.hand.load(Relaxed) % len.max(1);
@@ -354,28 +376,32 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
             .chain(map.iter(guard).take(start));
         let mut passed = 0;
         for (key, entry) in passes {
-            if shared.keys.load(Relaxed) - freed <= target {
+            if shared.keys.load(Relaxed) <= target {
                 break;
             }
             passed += 1;
             if entry.mark.spare() || entry.breaker.handles() != 1 {
                 continue;
             }
-            if entry
+            let Some(evicting) = entry
                 .mark
                 .evict(|| entry.breaker.handles(), || entry.state_evictable())
-            {
-                folded.add(&entry.breaker.metrics());
-                map.remove(key, guard);
-                freed += 1;
-            }
+            else {
+                continue;
+            };
+            // Each eviction is booked whole before the next: the user's clock,
+            // `Hash` or `Eq` may panic in the fold or the removal, and then
+            // the entry stays (see `Evicting`) and nothing is counted twice
+            // or lost.
+            let counts = entry.breaker.metrics();
+            map.remove(key, guard);
+            evicting.done();
+            evicted_sums.add(&counts);
+            shared.keys.fetch_sub(1, Relaxed);
+            shared.evictions.fetch_add(1, Relaxed);
+            freed += 1;
         }
         shared.hand.store((start + passed) % len.max(1), Relaxed);
-        if freed > 0 {
-            evicted_sums.merge(&folded);
-            shared.keys.fetch_sub(freed, Relaxed);
-            shared.evictions.fetch_add(freed as u64, Relaxed);
-        }
         drop(evicted_sums);
         if freed == 0 {
             shared.futile_at.store(shared.clock.now(), Relaxed);
