@@ -63,6 +63,16 @@ fn main() {
     }
     let keys = group.metrics().keys;
     let per_key = (LIVE.load(SeqCst) - before) / keys as isize;
+    // A config reload that goes back and forth (a SIGHUP that tunes a
+    // threshold, say), 100 times over every key held.
+    let before_reloads = LIVE.load(SeqCst);
+    for reload in 0..100 {
+        let threshold = if reload % 2 == 0 { 4 } else { 3 };
+        group
+            .reconfigure(Config::builder().threshold(threshold).build().unwrap())
+            .unwrap();
+    }
+    let per_key_reloads = (LIVE.load(SeqCst) - before_reloads) / keys as isize;
     let failsafe = per_item(1_000, |_| {
         let backoff = failsafe::backoff::constant(Duration::from_secs(30));
         let policy = failsafe::failure_policy::consecutive_failures(3, backoff);
@@ -81,6 +91,7 @@ fn main() {
     println!("| breaker, idle | {idle} |");
     println!("| breaker, after one thread's call | {used} |");
     println!("| keyed group, per key held at max_keys = {MAX} ({keys} keys, `String` keys, one thread) | {per_key} |");
+    println!("| keyed group, per key held, added by 100 reloads alternating two configs | {per_key_reloads} |");
     println!("| failsafe 1.3, idle | {failsafe} |");
     println!("| recloser 1.4, idle (closed_len 3) | {recloser} |");
 }

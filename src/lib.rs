@@ -208,7 +208,9 @@
 //! first call that meets the second type panics, naming the group and both
 //! types. **Keyed and unkeyed groups are separate**: a keyed group and an
 //! unkeyed group of the same name are two things, listed apart
-//! ([`Registry::keyed_metrics`], [`Registry::snapshot`]). A keyed group's config
+//! ([`Registry::keyed_metrics`], [`Registry::snapshot`]), though both take
+//! that name's configuration. A key type's `Hash` and `Eq` must not panic
+//! (see [`KeyedGroup`]). A keyed group's config
 //! is its first call site's (two sites declaring different configs are a
 //! [`Conflict`], as for unkeyed groups), and configuration reaches it as it
 //! does an unkeyed group: [`Registry::configure`] before first use, and a

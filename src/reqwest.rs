@@ -75,7 +75,8 @@ impl CircuitBreakerMiddleware {
 
     /// A breaker per `host:port` of the request URL (the port the scheme implies
     /// when the URL names none): the keys of the keyed group `group` of the
-    /// process-wide registry, all on `config`, with at most about `max_hosts`
+    /// process-wide registry, all on `config` (or what configuration layered
+    /// over it says: a config file's `[groups.<group>]`), with at most about `max_hosts`
     /// idle closed hosts kept (see [`KeyedGroup`]: a host that is open is kept
     /// while its open time runs). Nothing is leaked per host. A request whose URL has no host
     /// goes through unguarded.

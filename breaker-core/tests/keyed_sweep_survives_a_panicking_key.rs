@@ -1,7 +1,8 @@
 //! A sweep runs the key type's `Hash` and `Eq` (and the clock) while it evicts:
-//! when they panic, the panic reaches the caller that was creating a key, and
-//! the group is left whole: every key still held and callable, every count
-//! kept once, the key count true.
+//! when the removal of an evicted key panics, the panic reaches the caller that
+//! was creating a key, and the group is left whole: every key still held and
+//! callable, every count kept once, the key count true. (A panic while the map
+//! grows is another matter: `KeyedGroup`'s docs say why keys must not panic.)
 
 use std::hash::{Hash, Hasher};
 use std::panic::{catch_unwind, AssertUnwindSafe};

@@ -50,8 +50,8 @@ pub fn declared_groups() -> Vec<&'static str> {
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub struct Applied {
-    /// Live breakers whose config changed (their state, generation and counts
-    /// are kept), sorted by group.
+    /// Live breakers and keyed groups whose config changed (their state,
+    /// generation and counts are kept, each key's too), sorted by group.
     pub reconfigured: Vec<Reconfigured>,
     /// Groups the file or the variables configure that no code declares and the
     /// registry does not hold: most likely a typo. Reported, not refused: one
@@ -138,7 +138,7 @@ impl Settings {
         })?;
         let mut known = declared_groups();
         known.extend(registry.groups());
-        known.extend(registry.keyed_metrics().iter().map(|m| m.group));
+        known.extend(registry.keyed_names());
         let undeclared = self.undeclared(known.iter().copied());
         for (group, source) in &undeclared {
             log::warn!("breaker: the configuration names group `{group}` ({source}), which no code declares");

@@ -114,21 +114,25 @@ pub(super) struct Hot {
 
 /// The config a breaker runs with, replaceable while it runs.
 ///
-/// The first config is kept inline; each one published later is boxed and
-/// chained to the one it replaced, and every one stays allocated until the
-/// breaker drops. So a reference read from `current` stays valid for as long
-/// as `&self` is: a reader never waits and never sees a config freed under it.
-/// A live reconfiguration is an operator's action, so the configs kept are few.
+/// The first config is kept inline; each other one published is boxed, pushed
+/// on a list of the configs kept, and stays allocated until the breaker drops.
+/// So a reference read from `current` stays valid for as long as `&self` is: a
+/// reader never waits and never sees a config freed under it. A config equal to
+/// one kept is not boxed again: `current` points back at the one kept, so a
+/// breaker holds one copy of each distinct config it ran (a keyed group's
+/// reloads that go back and forth cost its keys nothing after the first).
 pub(super) struct LiveConfig {
-    /// The newest config published, or null while `first` is in force.
+    /// The config in force: one of `kept`, or null while `first` is.
     current: AtomicPtr<Published>,
+    /// The configs published, newest first, linked by `previous` (null: none).
+    kept: AtomicPtr<Published>,
     first: Config,
 }
 
-/// A config published by [`LiveConfig::set`], with the one it replaced.
+/// A config published by [`LiveConfig::set`], with the one kept before it.
 struct Published {
     config: Config,
-    /// The one published before it (null: `first`).
+    /// The one pushed on the list before it (null: none).
     previous: *mut Published,
 }
 
@@ -136,6 +140,7 @@ impl LiveConfig {
     pub(super) fn new(first: Config) -> Self {
         LiveConfig {
             current: AtomicPtr::new(std::ptr::null_mut()),
+            kept: AtomicPtr::new(std::ptr::null_mut()),
             first,
         }
     }
@@ -152,60 +157,77 @@ impl LiveConfig {
             return &self.first;
         }
         // SAFETY: every non-null pointer this is given was read from
-        // `current` or from a `previous` link: a `Published` from
-        // `Box::into_raw`, only read through shared references, and freed only
-        // when `self` drops, which `&self` outlives.
+        // `current`, `kept` or a `previous` link: a `Published` from
+        // `Box::into_raw`, pushed on `kept` before any of them could hold it,
+        // only read through shared references, and freed only when `self`
+        // drops, which `&self` outlives.
         unsafe { &(*published).config }
     }
 
-    /// Publishes `config`; readers see it from their next read. Each config
-    /// published is kept until the breaker drops, so one that runs the breaker
-    /// the same way and spells out the same keys (which the config file reads
-    /// back, and `==` leaves out) is not published again: a reload that
-    /// changes nothing costs nothing.
+    /// Publishes `config`; readers see it from their next read. A config that
+    /// runs the breaker the same way and spells out the same keys (which the
+    /// config file reads back, and `==` leaves out) as the one in force
+    /// publishes nothing; as one kept, it is that one again, with nothing
+    /// allocated. Of two racing calls, the one whose store comes last holds.
     pub(super) fn set(&self, config: Config) {
-        let previous = self.current.load(Acquire);
+        let same =
+            |kept: &Config| *kept == config && kept.explicit_keys().eq(config.explicit_keys());
+        if same(self.get()) {
+            return;
+        }
+        let known = if same(&self.first) {
+            Some(std::ptr::null_mut())
+        } else {
+            self.kept_ones().find(|&published| same(self.at(published)))
+        };
+        let published = known.unwrap_or_else(|| self.push(config));
+        self.current.store(published, Release);
+    }
+
+    /// Boxes `config` and pushes it on `kept`.
+    fn push(&self, config: Config) -> *mut Published {
+        let mut previous = self.kept.load(Acquire);
         let next = Box::into_raw(Box::new(Published { config, previous }));
         loop {
-            // SAFETY: `next` is ours until the exchange below publishes it.
-            let (new, previous) = unsafe { (&(*next).config, (*next).previous) };
-            let current = self.at(previous);
-            if *current == *new && current.explicit_keys().eq(new.explicit_keys()) {
-                // SAFETY: never published: freed once, here.
-                drop(unsafe { Box::from_raw(next) });
-                return;
-            }
-            match self
-                .current
-                .compare_exchange(previous, next, AcqRel, Acquire)
-            {
-                Ok(_) => return,
-                // SAFETY: as above, `next` is still ours.
-                Err(newer) => unsafe { (*next).previous = newer },
+            match self.kept.compare_exchange(previous, next, AcqRel, Acquire) {
+                Ok(_) => return next,
+                Err(newer) => {
+                    previous = newer;
+                    // SAFETY: `next` is ours until the exchange publishes it.
+                    unsafe { (*next).previous = newer };
+                }
             }
         }
+    }
+
+    /// The configs kept, newest first.
+    fn kept_ones(&self) -> impl Iterator<Item = *mut Published> + '_ {
+        let mut at = self.kept.load(Acquire);
+        std::iter::from_fn(move || {
+            if at.is_null() {
+                return None;
+            }
+            let here = at;
+            // SAFETY: as in `at`; `previous` is written before the push that
+            // publishes a `Published`, never after.
+            at = unsafe { (*here).previous };
+            Some(here)
+        })
     }
 
     /// How many configs this breaker holds until it drops.
     #[cfg(test)]
     pub(super) fn published(&self) -> usize {
-        let mut count = 1;
-        let mut at = self.current.load(Acquire);
-        while !at.is_null() {
-            count += 1;
-            // SAFETY: the chain holds live `Published`s (see `get`).
-            at = unsafe { (*at).previous };
-        }
-        count
+        1 + self.kept_ones().count()
     }
 }
 
 impl Drop for LiveConfig {
     fn drop(&mut self) {
-        let mut at = *self.current.get_mut();
+        let mut at = *self.kept.get_mut();
         while !at.is_null() {
-            // SAFETY: each `Published` came from `Box::into_raw`, is reachable
-            // once in the chain, is freed once, here, and no reference to it
+            // SAFETY: each `Published` came from `Box::into_raw`, is on the
+            // `kept` list once, is freed once, here, and no reference to it
             // outlives `self`.
             let published = unsafe { Box::from_raw(at) };
             at = published.previous;
@@ -348,5 +370,27 @@ mod tests {
         // Setting the config in force again publishes nothing.
         live.set(*live.get());
         assert_eq!(live.published(), 401);
+    }
+
+    #[test]
+    fn reloads_that_go_back_and_forth_keep_one_copy_of_each_config() {
+        let live = LiveConfig::new(threshold(1));
+        for round in 0..100 {
+            for n in [4, 5, 1] {
+                live.set(threshold(n));
+                assert_eq!(live.get().threshold(), n, "round {round}");
+            }
+        }
+        // The first inline, 4 and 5 boxed once each.
+        assert_eq!(live.published(), 3);
+        // Spelling out a key the first left to its default is another config.
+        live.set(
+            Config::builder()
+                .threshold(1)
+                .open_ms(30_000)
+                .build()
+                .unwrap(),
+        );
+        assert_eq!(live.published(), 4);
     }
 }

@@ -28,6 +28,9 @@ struct Held {
 
 /// What the registry does to a keyed group without knowing its key type.
 pub(crate) trait Erased: Any + Send + Sync {
+    /// Itself, as `Any` to downcast (not by trait upcasting: that needs Rust
+    /// 1.86, and the workspace builds on 1.85).
+    fn into_any(self: Arc<Self>) -> Arc<dyn Any + Send + Sync>;
     fn metrics(&self) -> KeyedMetrics;
     /// The config it was first declared with.
     fn declared(&self) -> Config;
@@ -36,6 +39,10 @@ pub(crate) trait Erased: Any + Send + Sync {
 }
 
 impl<K: Hash + Eq + Send + Sync + 'static> Erased for Shared<K> {
+    fn into_any(self: Arc<Self>) -> Arc<dyn Any + Send + Sync> {
+        self
+    }
+
     fn metrics(&self) -> KeyedMetrics {
         Shared::metrics(self)
     }
@@ -86,8 +93,9 @@ impl Held {
         &self,
         name: &'static str,
     ) -> Result<KeyedGroup<K>, WrongKeyType> {
-        let any: Arc<dyn Any + Send + Sync> = Arc::clone(&self.shared) as _;
-        any.downcast::<Shared<K>>()
+        Arc::clone(&self.shared)
+            .into_any()
+            .downcast::<Shared<K>>()
             .map(|shared| KeyedGroup { shared })
             .map_err(|_| WrongKeyType {
                 group: name,
@@ -132,6 +140,13 @@ impl KeyedGroups {
             .collect();
         all.sort_unstable_by_key(|(name, _)| *name);
         all
+    }
+
+    /// Every group's name, sorted.
+    fn names(&self) -> Vec<&'static str> {
+        let mut names: Vec<_> = self.0.lock().keys().copied().collect();
+        names.sort_unstable();
+        names
     }
 
     /// Whether the group `group` exists, of any key type.
@@ -255,5 +270,20 @@ impl Registry {
     /// ```
     pub fn keyed_metrics(&self) -> Vec<KeyedMetrics> {
         self.keyed_groups().metrics()
+    }
+
+    /// The names of the keyed groups, sorted (as [`groups`](Registry::groups)
+    /// lists the unkeyed ones). Reads no key.
+    ///
+    /// ```
+    /// use breaker_core::{Config, Registry};
+    ///
+    /// let registry = Registry::new();
+    /// registry.keyed::<u64>("tenants", &Config::default(), 100).unwrap();
+    /// assert_eq!(registry.keyed_names(), ["tenants"]);
+    /// assert!(registry.groups().is_empty());
+    /// ```
+    pub fn keyed_names(&self) -> Vec<&'static str> {
+        self.keyed_groups().names()
     }
 }

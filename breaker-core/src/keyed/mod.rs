@@ -62,6 +62,13 @@ const RETIRE_BATCH: usize = 128;
 /// The breakers of one group, one per key, sharing the group's config.
 /// Cloning is cheap and shares the same group.
 ///
+/// The key type's `Hash` and `Eq` must not panic. A panic while a key is
+/// evicted leaves that key held and every count in place
+/// (`keyed_sweep_survives_a_panicking_key.rs`), but one while the map grows
+/// leaves its resize unfinished, and every walk of the group (sweeps,
+/// [`metrics`](Self::metrics), [`keys`](Self::keys), reconfiguration) then
+/// waits for it for ever, as `papaya` documents for its own map.
+///
 /// ```
 /// use breaker_core::{Config, KeyedGroup, State};
 ///
@@ -88,8 +95,9 @@ struct Shared<K> {
     group: &'static str,
     /// What the group was first declared with (what conflicts compare against).
     declared: Config,
-    /// What new keys are built with: `declared`, unless layered configuration
-    /// replaced it ([`KeyedGroup::reconfigure`]). Written under `writer`.
+    /// What the keys run and new keys are built with: `declared`, unless a
+    /// `configure`d config, layered configuration or
+    /// [`KeyedGroup::reconfigure`] replaced it. Written under `writer`.
     config: Mutex<Config>,
     clock: ClockSource,
     max_keys: usize,
@@ -180,9 +188,10 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
     }
 
     /// The config the group was first declared with: what
-    /// [`config`](Self::config) is unless layered configuration
-    /// ([`Registry::layer`](crate::Registry::layer), a config file) or
-    /// [`reconfigure`](Self::reconfigure) replaced it.
+    /// [`config`](Self::config) is unless a config
+    /// [`configure`](crate::Registry::configure)d for the name, layered
+    /// configuration ([`Registry::layer`](crate::Registry::layer), a config
+    /// file) or [`reconfigure`](Self::reconfigure) replaced it.
     pub fn declared(&self) -> Config {
         self.shared.declared
     }
@@ -464,29 +473,21 @@ impl<K: Hash + Eq> Shared<K> {
     }
 
     /// See [`KeyedGroup::reconfigure`]. Checked and applied under the writer
-    /// lock, so no key is created meanwhile. A key whose breaker its own handle
-    /// reconfigured to another policy keeps its config (said at `warn`).
+    /// lock, so no key is created meanwhile.
     pub(super) fn reconfigure(&self, config: Config) -> Result<Config, PolicyChange> {
-        let (from, kept) = {
-            let _writer = self.writer.lock();
-            self.check_reconfigure(&config)?;
-            let from = std::mem::replace(&mut *self.config.lock(), config);
-            let kept = self
-                .map
-                .pin()
-                .iter()
-                .filter_map(|(_, entry)| entry.breaker.reconfigure(config).err())
-                .last();
-            (from, kept)
-        };
-        if let Some(refused) = kept {
-            // Logged with no lock held: a logger may come back into the group.
-            log::warn!(
-                "breaker: keys of keyed group `{}` keep their config: {refused}",
-                self.group
-            );
+        let _writer = self.writer.lock();
+        self.check_reconfigure(&config)?;
+        for (_, entry) in self.map.pin().iter() {
+            // A key's breaker runs its group's policy and fixed keys (its own
+            // handle's `reconfigure` cannot change them), so the check above
+            // answers for every key.
+            entry
+                .breaker
+                .reconfigure(config)
+                .expect("a key runs its group's policy and fixed keys");
         }
-        Ok(from)
+        // Last: the group's config changes once every key runs it.
+        Ok(std::mem::replace(&mut *self.config.lock(), config))
     }
 }
 

@@ -114,8 +114,9 @@ impl Registry {
                 .map_err(LayerError::PolicyChange)?;
             keyed_plan.push((name, keyed, resolution));
         }
-        // Nothing can fail from here on (but a keyed group that its own handle
-        // reconfigured meanwhile to another policy: it keeps it, and says so).
+        // Nothing can fail from here on: a keyed group reconfigured by hand
+        // meanwhile kept its policy and fixed keys, which is all the checks
+        // above read.
         self.overrides.lock().clear();
         let mut changed = Vec::new();
         let mut notes = Vec::new();
@@ -135,14 +136,15 @@ impl Registry {
         }
         for (group, keyed, resolution) in keyed_plan {
             self.overridden(group, resolution.overrides, &mut notes);
-            match keyed.reconfigure(resolution.config) {
-                Ok(from) if from != resolution.config => changed.push(Reconfigured {
+            let from = keyed
+                .reconfigure(resolution.config)
+                .expect("checked above; no reconfiguration changes a policy");
+            if from != resolution.config {
+                changed.push(Reconfigured {
                     group,
                     from,
                     to: resolution.config,
-                }),
-                Ok(_) => {}
-                Err(refused) => notes.push(Note::Refused(group, refused.to_string())),
+                });
             }
         }
         changed.sort_by_key(|c| c.group);

@@ -58,6 +58,9 @@ pub fn registry() -> &'static Registry {
 /// live breaker, keeping its state, and to every group created later. The
 /// declaration it is given is the group's [`configure`](Registry::configure)d
 /// config if it has one, else its first call site's.
+///
+/// Keyed groups ([`keyed`](Registry::keyed)) follow the same rules, by name:
+/// a configured config and layered configuration reach every key of the group.
 pub struct Registry {
     id: u64,
     clock: ClockSource,

@@ -11,7 +11,8 @@ use crate::config::Config;
 /// Turns a group's declaration into the config it runs with: given the group
 /// and the config its code declared (`None` when the group is used without a
 /// declaration), the layered config, or why it cannot have one. Called under
-/// the registry's write lock: it must not use the registry.
+/// the registry's locks (its write lock, or its read lock and its keyed
+/// groups' lock while a keyed group is made): it must not use the registry.
 pub type Resolver = dyn Fn(&str, Option<&Config>) -> Result<Resolution, String> + Send + Sync;
 
 /// What a [`Resolver`] made of one group's declaration.
@@ -67,7 +68,9 @@ impl fmt::Display for LayerError {
 
 impl std::error::Error for LayerError {}
 
-/// A live breaker whose config [`Registry::layer`](super::Registry::layer) replaced.
+/// A live breaker, or a keyed group (all its keys), whose config
+/// [`Registry::layer`](super::Registry::layer) replaced. A keyed and an unkeyed
+/// group of one name are listed once each.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Reconfigured {
     /// The group.
