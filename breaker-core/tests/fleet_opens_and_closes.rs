@@ -1,5 +1,5 @@
 //! What a fleet agent does to a local breaker (`fleet_open`, `fleet_close`,
-//! `fleet_hold`), through the public handle on a manual clock: refusals that
+//! `fleet_hold`, `fleet_reopen`), through the public handle on a manual clock: refusals that
 //! say "fleet" with a real `retry_after`, the lazy half-open and its probe
 //! slots, the backoff, the events, and the user's hand that wins.
 
@@ -156,8 +156,10 @@ fn a_breaker_forced_by_hand_is_left_alone_by_the_fleet() {
     assert!(!b.fleet_open(ms(1_000)));
     assert!(!b.fleet_hold(ms(1_000)));
     assert_eq!(b.state(), State::ForcedClosed);
+    assert!(!b.fleet_reopen(ms(1_000)));
     b.force_open();
     assert!(!b.fleet_close());
+    assert!(!b.fleet_reopen(ms(1_000)));
     assert_eq!(b.state(), State::ForcedOpen);
     assert_eq!(
         b.try_acquire().unwrap_err().reason(),
@@ -278,4 +280,34 @@ fn a_fleet_open_never_shortens_a_local_open_that_ends_later() {
     // A fleet open that ends later than the local one moves the end out.
     assert!(b.fleet_open(ms(90_000)));
     assert_eq!(b.refusal().unwrap().retry_after(), Some(ms(90_000)));
+}
+
+#[test]
+fn a_fleet_reopen_refuses_again_what_was_open_or_probing_and_leaves_a_closed_breaker() {
+    let (b, clock) = manual(probes(1));
+    assert!(!b.fleet_reopen(ms(1_000)), "closed: left closed");
+    assert_eq!(b.state(), State::Closed);
+    trip(&b); // a local trip, 1 s
+    clock.advance(ms(1_000));
+    // Half-open, its probe out: the fleet refuses again; the probe is stale.
+    let probe = b.try_acquire().unwrap();
+    assert!(probe.is_probe());
+    assert!(b.fleet_reopen(ms(3_000)));
+    probe.success();
+    let refused = b.try_acquire().unwrap_err();
+    assert_eq!(
+        (refused.reason(), refused.retry_after()),
+        (OpenReason::Fleet, Some(ms(3_000)))
+    );
+    assert_eq!(b.metrics().stale, 1);
+    // Open past its end (too late to hold): opens anew by the fleet.
+    clock.advance(ms(3_000));
+    assert!(b.fleet_reopen(ms(2_000)));
+    assert_eq!(b.refusal().unwrap().retry_after(), Some(ms(2_000)));
+    // A probe that closed it first: the reopen leaves it closed.
+    clock.advance(ms(2_000));
+    b.try_acquire().unwrap().success();
+    assert_eq!(b.state(), State::Closed);
+    assert!(!b.fleet_reopen(ms(2_000)));
+    assert!(b.try_acquire().is_ok());
 }

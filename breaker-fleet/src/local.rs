@@ -233,22 +233,13 @@ impl LocalSide for RegistrySide {
 
     fn hold(&self, group: &str, remaining: Duration) {
         self.with(group, |breaker| {
-            // Push the end first, and look at the state only if that failed: a
-            // breaker that half-opened and closed itself meanwhile then reads
-            // closed and is left closed (its close is on its way), where
-            // reading the state first could have found it open and reopened it.
-            if breaker.fleet_hold(remaining) {
-                return;
-            }
-            match breaker.state() {
-                // Too late to push the end (it is within a millisecond, or
-                // past), or probing without the lease (it ran out, or the end
-                // passed before the agent decided): refuse again; a probe in
-                // flight is stale.
-                State::Open | State::HalfOpen => {
-                    breaker.fleet_open(remaining);
-                }
-                State::Closed | State::ForcedOpen | State::ForcedClosed => {}
+            // Push the end of the open; too late for that (it is within a
+            // millisecond, or past) or probing without the lease (it ran out,
+            // or the end passed before the agent decided): refuse again, and a
+            // probe in flight is stale. A breaker whose probe closed it is left
+            // closed, atomically (its close is on its way to the fleet).
+            if !breaker.fleet_hold(remaining) {
+                breaker.fleet_reopen(remaining);
             }
         });
     }

@@ -112,9 +112,20 @@ impl Inner {
     /// `remaining` nanos in a new generation, unless forced by hand.
     #[cold]
     pub(super) fn fleet_open(&self, remaining: u64) -> bool {
+        self.fleet_opens(remaining, Input::FleetOpen)
+    }
+
+    /// [`Breaker::fleet_reopen`](super::Breaker::fleet_reopen): as
+    /// [`fleet_open`](Self::fleet_open), unless closed.
+    #[cold]
+    pub(super) fn fleet_reopen(&self, remaining: u64) -> bool {
+        self.fleet_opens(remaining, Input::FleetReopen)
+    }
+
+    fn fleet_opens(&self, remaining: u64, input: Input) -> bool {
         let guard = self.transition.lock();
         let word = self.word();
-        if transition::step(word, Input::FleetOpen, self.config(), self).act != Act::Opened {
+        if transition::step(word, input, self.config(), self).act != Act::Opened {
             return false;
         }
         // Published before the word, as a local open does. An open under way
@@ -126,7 +137,14 @@ impl Inner {
             until = until.max(self.reopen_at.load(Acquire));
         }
         self.reopen_at.store(until, Release);
-        let (from, step) = self.drive(word, Input::FleetOpen);
+        // The lock keeps manual control and other opens out, not a probe's
+        // close (a compare-and-swap): reopening, the step is taken again on the
+        // word a lost race left, and a breaker that closed stays closed (the
+        // deadline written is then unread: the next open writes its own).
+        let (from, step) = self.drive(word, input);
+        if step.next.is_none() {
+            return false;
+        }
         // A failed probe here grows from the fleet's open time; within an
         // episode already under way, from the longer of that and the local one.
         let base = match from.state() {

@@ -317,6 +317,32 @@ impl Breaker {
         self.inner.fleet_open(nanos(remaining))
     }
 
+    /// As [`fleet_open`](Self::fleet_open), for a breaker that refuses or
+    /// probes now: open or half-open, it opens by the fleet for `remaining` in
+    /// a new generation (a probe in flight turns stale); closed, it is left
+    /// closed, even when it closes in the instant this runs (one of the two
+    /// happens first, atomically). Returns whether it opened. For a fleet agent
+    /// that could not [`fleet_hold`](Self::fleet_hold) a breaker whose open is
+    /// ending, and must not reopen one whose own probe just closed it.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use breaker_core::{Breaker, Config, ManualClock, OpenReason, State};
+    ///
+    /// let clock = ManualClock::new();
+    /// let breaker = Breaker::with_clock("db", Config::builder().threshold(1).build().unwrap(), clock.clone());
+    /// assert!(!breaker.fleet_reopen(Duration::from_secs(5)), "closed: left closed");
+    /// breaker.try_acquire().unwrap().failure();
+    /// clock.advance(Duration::from_secs(30));
+    /// let probe = breaker.try_acquire().unwrap(); // half-open
+    /// assert!(breaker.fleet_reopen(Duration::from_secs(5)));
+    /// probe.success(); // stale: the fleet's open stands
+    /// assert_eq!(breaker.try_acquire().unwrap_err().reason(), OpenReason::Fleet);
+    /// ```
+    pub fn fleet_reopen(&self, remaining: Duration) -> bool {
+        self.inner.fleet_reopen(nanos(remaining))
+    }
+
     /// Closes the circuit because a probe on another instance closed it: open
     /// or half-open to closed, in a new generation, with a fresh policy, as a
     /// local probe's success closes it. Returns whether it closed; a closed

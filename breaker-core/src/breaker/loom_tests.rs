@@ -290,3 +290,37 @@ fn loom_a_fleet_open_racing_a_probe_leaks_no_slot_and_stands() {
         });
     }
 }
+
+/// A fleet agent that could not hold a due breaker reopens it while the
+/// breaker's own probe ends. A probe that closed the breaker first keeps it
+/// closed (the reopen leaves it); a reopen first makes the probe stale and
+/// stands. Never both: a close the agent did not see is never overridden.
+#[test]
+fn loom_a_fleet_reopen_racing_a_probe_never_reopens_a_closed_breaker() {
+    model(|| {
+        let (breaker, _clock) = due_breaker(config(1));
+        let breaker = Arc::new(breaker);
+        let probing = {
+            let breaker = breaker.clone();
+            thread::spawn(move || {
+                if let Ok(probe) = breaker.try_acquire() {
+                    probe.success();
+                }
+            })
+        };
+        let reopened = breaker.fleet_reopen(Duration::from_millis(10));
+        probing.join().unwrap();
+        let m = breaker.metrics();
+        if reopened {
+            assert_eq!(m.state, State::Open, "{m:?}");
+            assert_eq!(m.successes, 0, "a probe's close was overridden: {m:?}");
+            assert_eq!(
+                breaker.try_acquire().unwrap_err().reason(),
+                OpenReason::Fleet
+            );
+        } else {
+            assert_eq!((m.state, m.successes), (State::Closed, 1), "{m:?}");
+        }
+        assert_eq!(m.probes_in_flight, 0, "a slot leaked: {m:?}");
+    });
+}

@@ -38,6 +38,9 @@ pub(super) enum Input {
     /// The fleet says the circuit is open: a new generation, open, whatever
     /// the breaker was doing, unless it is forced by hand.
     FleetOpen,
+    /// As [`Input::FleetOpen`], for a breaker that refuses or probes now (open
+    /// or half-open): one that closed meanwhile is left closed.
+    FleetReopen,
     /// The fleet says a probe elsewhere closed the circuit: open or half-open
     /// to closed.
     FleetClose,
@@ -212,6 +215,12 @@ pub(super) fn step(word: Word, input: Input, config: &Config, at: &impl Readings
         Input::FleetOpen => match word.state() {
             State::ForcedOpen | State::ForcedClosed => Step::stay(Act::Nothing),
             _ => Step::to(word.next_fleet_open(), Act::Opened, Reason::FleetOpen),
+        },
+        Input::FleetReopen => match word.state() {
+            State::Open | State::HalfOpen => {
+                Step::to(word.next_fleet_open(), Act::Opened, Reason::FleetOpen)
+            }
+            State::Closed | State::ForcedOpen | State::ForcedClosed => Step::stay(Act::Nothing),
         },
         Input::FleetClose => match word.state() {
             State::Open | State::HalfOpen => {

@@ -441,6 +441,28 @@ fn a_fleet_open_starts_a_new_open_generation_from_every_state_not_forced() {
 }
 
 #[test]
+fn a_fleet_reopen_opens_only_a_breaker_that_refuses_or_probes() {
+    for (timed, windowed) in flags() {
+        for state in [State::Open, State::HalfOpen] {
+            let w = word(state, timed, windowed);
+            assert_eq!(
+                step_on(w, Input::FleetReopen),
+                Step::to(w.next_fleet_open(), Act::Opened, Reason::FleetOpen),
+                "{state}"
+            );
+        }
+        for state in [State::Closed, State::ForcedOpen, State::ForcedClosed] {
+            let w = word(state, timed, windowed);
+            assert_eq!(
+                step_on(w, Input::FleetReopen),
+                Step::stay(Act::Nothing),
+                "{state}"
+            );
+        }
+    }
+}
+
+#[test]
 fn a_fleet_open_of_a_fleet_open_word_starts_another_generation() {
     let w = word(State::Closed, false, false).next_fleet_open();
     let s = step_on(w, Input::FleetOpen);
