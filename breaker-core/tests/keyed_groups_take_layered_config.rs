@@ -116,9 +116,12 @@ fn a_layer_that_would_change_a_keyed_groups_policy_changes_nothing() {
     assert_eq!(plain.config().threshold(), 5);
     assert_eq!(hosts.config().threshold(), 5);
     assert_eq!(hosts.breaker("a.example").config().threshold(), 5);
-    assert!(hosts
-        .reconfigure(Config::builder().window_calls(20).build().unwrap())
-        .is_err());
+    let window = Config::builder().window_calls(20).build().unwrap();
+    assert!(hosts.check_reconfigure(&window).is_err());
+    assert!(hosts.check_reconfigure(&threshold(9)).is_ok());
+    assert!(hosts.reconfigure(window).is_err());
+    assert_eq!(hosts.config().threshold(), 5, "a check changes nothing");
+    assert_eq!(hosts.max_keys(), 100);
 }
 
 /// Groups created on other threads while a layer lands: each is built through

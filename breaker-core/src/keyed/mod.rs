@@ -306,6 +306,8 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
         let owned = owned(key);
         let config = *shared.config.lock();
         let mut breaker = Breaker::from_parts(shared.group, config, shared.clock.clone());
+        #[cfg(all(test, not(loom)))]
+        tests::before_the_writer_lock();
         let _writer = shared.writer.lock();
         let guard = shared.map.guard();
         if let Some(found) = self.held(key, &guard, true) {

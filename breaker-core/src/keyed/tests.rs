@@ -1,7 +1,9 @@
 //! A call for a key that exists never waits on the group's writers; a call that
 //! meets a key mid-eviction waits for the sweep's decision and then gets the
-//! key's one breaker.
+//! key's one breaker; a key created across a reconfiguration runs the new
+//! config.
 
+use std::cell::RefCell;
 use std::sync::mpsc;
 use std::thread;
 use std::time::Duration;
@@ -76,4 +78,43 @@ fn a_call_meeting_a_key_mid_eviction_waits_for_the_decision_and_keeps_the_one_br
     assert_eq!(caller.join().unwrap(), State::Open);
     assert_eq!(group.breaker(&7).state(), State::Open);
     assert_eq!(group.metrics().keys, 1);
+}
+
+thread_local! {
+    /// Run by `create` on this thread between reading the group's config and
+    /// taking the writer lock: where a test makes a race happen for sure.
+    static BEFORE_THE_WRITER_LOCK: RefCell<Option<Box<dyn FnOnce()>>> = const { RefCell::new(None) };
+}
+
+pub(super) fn before_the_writer_lock() {
+    if let Some(pause) = BEFORE_THE_WRITER_LOCK.with(|hook| hook.borrow_mut().take()) {
+        pause();
+    }
+}
+
+#[test]
+fn a_key_created_across_a_reconfiguration_runs_the_new_config() {
+    let group = group();
+    let (paused, wait_for_pause) = mpsc::channel();
+    let (resume, wait_for_resume) = mpsc::channel::<()>();
+    let creator = {
+        let group = group.clone();
+        thread::spawn(move || {
+            BEFORE_THE_WRITER_LOCK.with(|hook| {
+                *hook.borrow_mut() = Some(Box::new(move || {
+                    paused.send(()).unwrap();
+                    wait_for_resume.recv().unwrap();
+                }));
+            });
+            group.breaker(&3).config().threshold()
+        })
+    };
+    // The creator read the config (threshold 2) and built its breaker.
+    wait_for_pause.recv().unwrap();
+    group
+        .reconfigure(Config::builder().threshold(7).build().unwrap())
+        .unwrap();
+    resume.send(()).unwrap();
+    assert_eq!(creator.join().unwrap(), 7);
+    assert_eq!(group.breaker(&3).config().threshold(), 7);
 }
