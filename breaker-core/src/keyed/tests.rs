@@ -8,8 +8,11 @@ use std::sync::mpsc;
 use std::thread;
 use std::time::Duration;
 
+use std::sync::atomic::Ordering::Relaxed;
+
 use super::KeyedGroup;
-use crate::{Config, State};
+use crate::clock::ClockSource;
+use crate::{Breaker, Config, ManualClock, State};
 
 /// Long enough for any machine to run a thousand calls; a call that waits on
 /// the writer lock never ends while the test holds it.
@@ -117,4 +120,58 @@ fn a_key_created_across_a_reconfiguration_runs_the_new_config() {
     resume.send(()).unwrap();
     assert_eq!(creator.join().unwrap(), 7);
     assert_eq!(group.breaker(&3).config().threshold(), 7);
+}
+
+#[test]
+fn an_entry_found_before_its_eviction_turns_its_caller_away_after_it() {
+    let group = group();
+    group.breaker(&1);
+    let map = &group.shared.map;
+    let guard = map.guard();
+    // A caller found key 1 and has not claimed it yet.
+    let found = map.get(&1, &guard).unwrap();
+    // Meanwhile the group fills up and sweeps key 1 out (twice 16 new keys:
+    // the first sweep takes back its second chance).
+    for key in 100..132 {
+        group.breaker(&key);
+    }
+    assert!(group.get(&1).is_none(), "key 1 was evicted");
+    // The caller's claim comes now: turned away, to look again.
+    assert!(found.claim(true).is_none());
+    drop(guard);
+    assert_eq!(group.breaker(&1).metrics().calls, 0, "a new breaker");
+}
+
+#[test]
+fn a_sweep_that_frees_nothing_is_not_repeated_until_the_group_grows_or_time_passes() {
+    let clock = ManualClock::new();
+    let config = Config::builder().open_ms(1_000).build().unwrap();
+    let source = ClockSource::of(clock.clone());
+    let group = KeyedGroup::<u64>::from_parts("futile", config, config, source, 64);
+    // Every key held by a call in flight: nothing is evictable, and the 65th
+    // key's sweep frees nothing.
+    let held: Vec<Breaker> = (0..65).map(|key| group.breaker(&key)).collect();
+    let shared = &*group.shared;
+    assert_eq!(shared.keys.load(Relaxed), 65);
+    // No sweep again before the group has grown a sixteenth past 64...
+    assert!(!shared.may_sweep(65) && !shared.may_sweep(67));
+    assert!(shared.may_sweep(68));
+    // ... or an open duration has passed.
+    clock.advance(Duration::from_millis(1_000));
+    assert!(shared.may_sweep(65));
+    // A sweep that frees keys leaves no wait behind.
+    drop(held);
+    group.breaker(&100);
+    assert!(shared.keys.load(Relaxed) <= 60);
+    assert!(shared.may_sweep(64));
+}
+
+#[test]
+fn a_group_debugs_as_its_name_and_size() {
+    let group = group();
+    group.breaker(&1);
+    assert_eq!(
+        format!("{group:?}"),
+        "KeyedGroup { group: \"keyed-tests\", keys: 1, max_keys: 16, .. }"
+    );
 }
