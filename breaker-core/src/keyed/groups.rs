@@ -216,7 +216,7 @@ impl Registry {
         max_keys: usize,
     ) -> Result<KeyedGroup<K>, WrongKeyType> {
         if let Some(keyed) = self.keyed_groups().get::<K>(group)? {
-            self.keyed_declared(keyed.group(), &keyed.config(), &keyed.declared(), config);
+            self.declared_again(&keyed, config);
             return Ok(keyed);
         }
         let clock = self.clock_source().clone();
@@ -226,9 +226,22 @@ impl Registry {
             })
         })?;
         if !created {
-            self.keyed_declared(keyed.group(), &keyed.config(), &keyed.declared(), config);
+            self.declared_again(&keyed, config);
         }
         Ok(keyed)
+    }
+
+    /// An existing keyed group declared again as `declared`: a conflict if its
+    /// first declaration differs. The group's live config is read only then
+    /// (a call site of another registry than the one it caches comes here on
+    /// every call).
+    fn declared_again<K>(&self, keyed: &KeyedGroup<K>, declared: &Config) {
+        let shared = &*keyed.shared;
+        if shared.declared != *declared {
+            // Copied out: no lock of the group is held while the conflict is told.
+            let holding = *shared.config.lock();
+            self.keyed_declared(shared.group, &holding, &shared.declared, declared);
+        }
     }
 
     /// The keyed group `group` if it exists; creates nothing. Pure.

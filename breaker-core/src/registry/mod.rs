@@ -330,7 +330,7 @@ impl Registry {
     }
 
     /// A keyed group `group` running `holding`, first declared as `first`, was
-    /// declared again as `declared`: a [`Conflict`] if they differ.
+    /// declared again as `declared`, which differs: a [`Conflict`].
     pub(crate) fn keyed_declared(
         &self,
         group: &'static str,
@@ -338,9 +338,6 @@ impl Registry {
         first: &Config,
         declared: &Config,
     ) {
-        if first == declared {
-            return;
-        }
         let source = if self.groups.read().configured.contains_key(group) {
             ConfigSource::Explicit
         } else {
