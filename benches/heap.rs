@@ -6,7 +6,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicIsize, Ordering::SeqCst};
 use std::time::Duration;
 
-use breaker::{Breaker, Config, KeyedGroup};
+use breaker::{Breaker, Config, Event, KeyedGroup, Registry};
 
 struct Counting;
 
@@ -73,6 +73,19 @@ fn main() {
             .unwrap();
     }
     let per_key_reloads = (LIVE.load(SeqCst) - before_reloads) / keys as isize;
+    // What a registry subscriber adds to each key held: its name, for
+    // `Event::KeyedTransition` (nothing until someone subscribes).
+    let registry = Registry::new();
+    let named = registry
+        .keyed::<String>("heap-named", &config, MAX)
+        .unwrap();
+    for i in 0..MAX {
+        named.breaker(format!("host-{i}").as_str());
+    }
+    let before_subscribing = LIVE.load(SeqCst);
+    let subscription = registry.subscribe(|_: &Event| {});
+    let per_key_named = (LIVE.load(SeqCst) - before_subscribing) / MAX as isize;
+    drop(subscription);
     let failsafe = per_item(1_000, |_| {
         let backoff = failsafe::backoff::constant(Duration::from_secs(30));
         let policy = failsafe::failure_policy::consecutive_failures(3, backoff);
@@ -92,6 +105,7 @@ fn main() {
     println!("| breaker, after one thread's call | {used} |");
     println!("| keyed group, per key held at max_keys = {MAX} ({keys} keys, `String` keys, one thread) | {per_key} |");
     println!("| keyed group, per key held, added by 100 reloads alternating two configs | {per_key_reloads} |");
+    println!("| keyed group, per key held, added by a registry subscriber (`host-N` keys) | {per_key_named} |");
     println!("| failsafe 1.3, idle | {failsafe} |");
     println!("| recloser 1.4, idle (closed_len 3) | {recloser} |");
 }

@@ -251,7 +251,7 @@ pub use breaker_core::{
 // Transition and conflict events, and the counts the exporters read.
 pub use breaker_core::events;
 pub use breaker_core::{
-    Event, Subscription, Transition, TransitionCounts, TransitionReason, TripCause,
+    Event, KeyedTransition, Subscription, Transition, TransitionCounts, TransitionReason, TripCause,
 };
 // Keyed breakers: one per (group, key) in bounded memory.
 pub use breaker_core::{AsKey, KeyedGroup, KeyedMetrics, WrongKeyType};

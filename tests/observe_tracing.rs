@@ -125,7 +125,7 @@ fn each_transition_is_one_event_with_its_fields() {
     assert_eq!(half_open.field("to"), Some("half-open"));
     assert_eq!(half_open.field("generation"), Some("2"));
     // Fields with no value for this transition are left out, not zero.
-    for absent in ["cause", "probes", "open_for_ms", "retry_after_ms"] {
+    for absent in ["key", "cause", "probes", "open_for_ms", "retry_after_ms"] {
         assert_eq!(half_open.field(absent), None, "{absent}");
     }
     assert_eq!(seen[3].level, Level::WARN);
@@ -150,4 +150,32 @@ fn dropping_the_subscription_stops_the_events() {
         db.reset();
     });
     assert_eq!(collect.0.lock().unwrap().len(), 1);
+}
+
+#[test]
+fn a_keyed_groups_transitions_carry_the_key() {
+    let collect = Collect::default();
+    let registry = Registry::with_clock(ManualClock::new());
+    let hosts = registry
+        .keyed::<String>(
+            "upstream",
+            &Config::builder().threshold(1).build().unwrap(),
+            100,
+        )
+        .unwrap();
+    hosts.breaker("held.example"); // held before the subscription
+    let _traced = breaker::observe::tracing::subscribe(&registry);
+    tracing::subscriber::with_default(collect.clone(), || {
+        hosts.breaker("a.example").try_acquire().unwrap().failure();
+        hosts.breaker("held.example").force_open();
+    });
+    let seen = collect.0.lock().unwrap();
+    assert_eq!(seen.len(), 2);
+    assert_eq!(seen[0].level, Level::WARN);
+    assert_eq!(seen[0].field("group"), Some("upstream"));
+    assert_eq!(seen[0].field("key"), Some(r#""a.example""#));
+    assert_eq!(seen[0].field("reason"), Some("tripped"));
+    assert_eq!(seen[0].field("to"), Some("open"));
+    assert_eq!(seen[1].field("key"), Some(r#""held.example""#));
+    assert_eq!(seen[1].field("to"), Some("forced-open"));
 }

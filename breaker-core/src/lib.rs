@@ -155,7 +155,7 @@ pub use crate::clock::{Clock, ManualClock, MonotonicClock};
 pub use crate::config::{Config, ConfigBuilder, ConfigError, FailurePolicy, RateThresholds};
 pub use crate::error::{CallError, CircuitOpen, OpenReason, TimedOut};
 pub use crate::events::{
-    Event, Subscription, Transition, TransitionCounts, TransitionReason, TripCause,
+    Event, KeyedTransition, Subscription, Transition, TransitionCounts, TransitionReason, TripCause,
 };
 #[doc(hidden)]
 pub use crate::keyed::KeyedSite;

@@ -105,7 +105,7 @@ fn integer_address_and_tuple_keys_each_key_their_own_breaker() {
 }
 
 /// A key type of the user's own, looked up by a borrowed form.
-#[derive(PartialEq, Eq, Hash)]
+#[derive(Debug, PartialEq, Eq, Hash)]
 struct Tenant(String);
 
 impl std::borrow::Borrow<str> for Tenant {

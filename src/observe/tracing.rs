@@ -12,6 +12,7 @@
 //! | field | value |
 //! |---|---|
 //! | `group` | the breaker's group |
+//! | `key` | a keyed group's breaker only: its key's `Debug` text (`"a.example"`, `7`) |
 //! | `from`, `to` | [`State::as_str`](crate::State::as_str) of the states left and entered |
 //! | `reason` | [`TransitionReason::as_str`]: `tripped`, `open_elapsed`, `probe_failed`, `probes_succeeded`, `lease_reclaimed`, `forced_open`, `forced_closed`, `reset`, `fleet_open`, `fleet_close` |
 //! | `cause` | with `tripped` only: `consecutive_failures`, `failure_rate` or `slow_call_rate` |
@@ -31,7 +32,7 @@
 
 use tracing::{info, warn};
 
-use crate::{ConfigSource, Event, Registry, State, Subscription, TransitionReason};
+use crate::{ConfigSource, Event, Registry, State, Subscription, Transition, TransitionReason};
 
 /// Emits every transition and conflict of `registry`'s breakers as a `tracing`
 /// event, until the [`Subscription`] is dropped (or [`detach`](Subscription::detach)ed).
@@ -44,43 +45,8 @@ pub fn subscribe(registry: &Registry) -> Subscription {
 /// breaker.
 pub fn emit(event: &Event) {
     match event {
-        Event::Transition(t) => {
-            let cause = match t.reason {
-                TransitionReason::Tripped(cause) => Some(cause.as_str()),
-                _ => None,
-            };
-            let probes = match t.reason {
-                TransitionReason::LeaseReclaimed { probes } => Some(probes),
-                _ => None,
-            };
-            let open_for_ms = t.open_for.map(|d| d.as_millis() as u64);
-            let retry_after_ms = t.retry_after.map(|d| d.as_millis() as u64);
-            let loud = matches!(t.to, State::Open | State::ForcedOpen)
-                || matches!(t.reason, TransitionReason::LeaseReclaimed { .. });
-            // One macro per level: a `tracing` event's level is part of its callsite.
-            macro_rules! transition {
-                ($level:ident) => {
-                    $level!(
-                        target: "breaker",
-                        group = t.group,
-                        from = t.from.as_str(),
-                        to = t.to.as_str(),
-                        reason = t.reason.as_str(),
-                        cause,
-                        probes,
-                        generation = t.generation,
-                        open_for_ms,
-                        retry_after_ms,
-                        "circuit transition"
-                    )
-                };
-            }
-            if loud {
-                transition!(warn);
-            } else {
-                transition!(info);
-            }
-        }
+        Event::Transition(t) => transition(t, None),
+        Event::KeyedTransition(k) => transition(&k.transition, Some(&k.key)),
         Event::Conflict(c) => warn!(
             target: "breaker",
             group = c.group,
@@ -93,5 +59,45 @@ pub fn emit(event: &Event) {
         ),
         // `Event` is non-exhaustive: kinds added later are not traced here yet.
         _ => {}
+    }
+}
+
+/// One transition's event; `key` for a keyed group's breaker.
+fn transition(t: &Transition, key: Option<&str>) {
+    let cause = match t.reason {
+        TransitionReason::Tripped(cause) => Some(cause.as_str()),
+        _ => None,
+    };
+    let probes = match t.reason {
+        TransitionReason::LeaseReclaimed { probes } => Some(probes),
+        _ => None,
+    };
+    let open_for_ms = t.open_for.map(|d| d.as_millis() as u64);
+    let retry_after_ms = t.retry_after.map(|d| d.as_millis() as u64);
+    let loud = matches!(t.to, State::Open | State::ForcedOpen)
+        || matches!(t.reason, TransitionReason::LeaseReclaimed { .. });
+    // One macro per level: a `tracing` event's level is part of its callsite.
+    macro_rules! transition {
+        ($level:ident) => {
+            $level!(
+                target: "breaker",
+                group = t.group,
+                key,
+                from = t.from.as_str(),
+                to = t.to.as_str(),
+                reason = t.reason.as_str(),
+                cause,
+                probes,
+                generation = t.generation,
+                open_for_ms,
+                retry_after_ms,
+                "circuit transition"
+            )
+        };
+    }
+    if loud {
+        transition!(warn);
+    } else {
+        transition!(info);
     }
 }

@@ -129,6 +129,13 @@ impl Breaker {
         self.inner.events.subscribe(Box::new(subscriber))
     }
 
+    /// Tells this keyed breaker's transitions to `subscribers` (its
+    /// registry's), as [`Event::KeyedTransition`]s of `key` (made only if the
+    /// breaker has no key yet).
+    pub(crate) fn name_key(&self, key: impl FnOnce() -> Arc<str>, subscribers: &Arc<Subscribers>) {
+        self.inner.events.name_key(key, subscribers);
+    }
+
     /// How many handles to this breaker exist (for keyed eviction: one is idle).
     pub(crate) fn handles(&self) -> usize {
         Arc::strong_count(&self.inner)

@@ -2,13 +2,14 @@
 //! generation order, its own subscribers and its transition counts.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicU64, Ordering::*};
+use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering::*};
 use std::sync::{Arc, OnceLock};
 
 use parking_lot::Mutex;
 
 use super::{
-    index, Callback, Event, Subscribers, Subscription, Transition, TransitionCounts, STATES,
+    index, Callback, Event, KeyedTransition, Subscribers, Subscription, Transition,
+    TransitionCounts, STATES,
 };
 use crate::state::GEN_MASK;
 
@@ -23,12 +24,23 @@ const MAX_WAITING: usize = 1 << 16;
 /// One breaker's side of events: its own subscribers, the registry's it
 /// inherits, the transition counts, and the queue that keeps delivery in
 /// generation order. All but the inherited list is allocated by the breaker's
-/// first transition or subscription: an idle breaker carries one pointer here.
+/// first transition or subscription, or for a keyed breaker when its registry
+/// is first subscribed to: an idle breaker carries pointers here.
 pub(crate) struct Hub {
     inherited: Option<Arc<Subscribers>>,
     /// The generation whose transition is delivered first.
     first: u64,
     cold: OnceLock<Box<Cold>>,
+    /// A keyed breaker's key and its registry's subscribers, once they have
+    /// been subscribed to (null before, and for every other breaker). Set once,
+    /// from `Box::into_raw`; freed on drop.
+    keyed: AtomicPtr<Keyed>,
+}
+
+/// Who a keyed breaker's transitions go to, as [`Event::KeyedTransition`]s.
+struct Keyed {
+    key: Arc<str>,
+    subscribers: Arc<Subscribers>,
 }
 
 /// What a breaker that has moved or been subscribed to keeps for its events.
@@ -55,6 +67,26 @@ impl Hub {
             inherited,
             first: generation.wrapping_add(1) & GEN_MASK,
             cold: OnceLock::new(),
+            keyed: AtomicPtr::new(std::ptr::null_mut()),
+        }
+    }
+
+    /// Tells this keyed breaker's transitions to `subscribers` (its registry's)
+    /// from now on, as `key`'s. Once: a breaker already named keeps its name.
+    pub(crate) fn name_key(&self, key: impl FnOnce() -> Arc<str>, subscribers: &Arc<Subscribers>) {
+        if !self.keyed.load(Acquire).is_null() {
+            return;
+        }
+        let keyed = Box::into_raw(Box::new(Keyed {
+            key: key(),
+            subscribers: Arc::clone(subscribers),
+        }));
+        let swapped = self
+            .keyed
+            .compare_exchange(std::ptr::null_mut(), keyed, AcqRel, Acquire);
+        if swapped.is_err() {
+            // SAFETY: `keyed` is from `Box::into_raw` above and was not published.
+            drop(unsafe { Box::from_raw(keyed) });
         }
     }
 
@@ -126,17 +158,43 @@ impl Hub {
             drop(order);
             // Each subscriber's panic is caught inside; this catches a panicking
             // log backend, so the queue is never left marked as draining.
-            let _ = catch_unwind(AssertUnwindSafe(|| self.deliver(&Event::Transition(t))));
+            let _ = catch_unwind(AssertUnwindSafe(|| self.deliver(t)));
             order = cold.order.lock();
         }
     }
 
-    fn deliver(&self, event: &Event) {
+    fn deliver(&self, t: Transition) {
+        let event = Event::Transition(t);
         if let Some(cold) = self.cold.get() {
-            cold.own.deliver(event);
+            cold.own.deliver(&event);
         }
         if let Some(inherited) = &self.inherited {
-            inherited.deliver(event);
+            inherited.deliver(&event);
+        }
+        let keyed = self.keyed.load(Acquire);
+        if !keyed.is_null() {
+            // SAFETY: published once from `Box::into_raw` (`name_key`), freed
+            // only by `drop`, which `&self` outlives.
+            let keyed = unsafe { &*keyed };
+            if !keyed.subscribers.is_empty() {
+                keyed
+                    .subscribers
+                    .deliver(&Event::KeyedTransition(KeyedTransition {
+                        key: Arc::clone(&keyed.key),
+                        transition: t,
+                    }));
+            }
+        }
+    }
+}
+
+impl Drop for Hub {
+    fn drop(&mut self) {
+        let keyed = *self.keyed.get_mut();
+        if !keyed.is_null() {
+            // SAFETY: from `Box::into_raw` in `name_key`, published once, and
+            // no `&self` outlives this `&mut self`.
+            drop(unsafe { Box::from_raw(keyed) });
         }
     }
 }

@@ -65,8 +65,15 @@ use crate::state::State;
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub enum Event {
-    /// A breaker changed generation.
+    /// A breaker changed generation. Registry subscribers are told this of the
+    /// registry's unkeyed breakers; a breaker's own subscribers, of it, keyed
+    /// or not.
     Transition(Transition),
+    /// A keyed group's breaker changed generation (registry subscribers only):
+    /// the transition, with the key it belongs to. A keyed breaker's own
+    /// subscribers ([`Breaker::subscribe`](crate::Breaker::subscribe)) are told
+    /// [`Event::Transition`] instead, as for any breaker.
+    KeyedTransition(KeyedTransition),
     /// Two call sites declared different configs for one group (registry
     /// subscribers only). Boxed: a config is large, and conflicts are rare.
     Conflict(Box<Conflict>),
@@ -97,6 +104,45 @@ pub struct Transition {
     /// move that moment ([`Breaker::fleet_hold`](crate::Breaker::fleet_hold)),
     /// which is no transition.
     pub retry_after: Option<Duration>,
+}
+
+/// A transition of one key's breaker in a keyed group
+/// ([`Registry::keyed`](crate::Registry::keyed), `#[circuit_breaker(key = ..)]`).
+///
+/// The registry learns a key's text (its `Debug` form) only once it has a
+/// subscriber: keys created before are named by
+/// [`Registry::subscribe`](crate::Registry::subscribe), which walks every keyed
+/// group once, and keys created after are named as they are created. A
+/// registry nobody subscribes to keeps no key's text.
+///
+/// ```
+/// use breaker_core::{Config, Event, ManualClock, Registry, State};
+/// use std::sync::{Arc, Mutex};
+///
+/// let registry = Registry::with_clock(ManualClock::new());
+/// let hosts = registry.keyed::<String>("upstream", &Config::builder().threshold(1).build()?, 1_000)?;
+/// let seen = Arc::new(Mutex::new(Vec::new()));
+/// let sink = seen.clone();
+/// let _subscription = registry.subscribe(move |event: &Event| {
+///     if let Event::KeyedTransition(k) = event {
+///         sink.lock().unwrap().push(format!("{}", k));
+///     }
+/// });
+/// hosts.breaker("a.example").try_acquire()?.failure();
+/// assert_eq!(
+///     seen.lock().unwrap()[..],
+///     [r#"circuit `upstream` key "a.example" closed -> open (tripped by consecutive_failures), generation 1, open for 30s"#]
+/// );
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct KeyedTransition {
+    /// The key, as its `Debug` form writes it (`"a.example"`, quoted and
+    /// escaped, for a string; `7` for a number).
+    pub key: Arc<str>,
+    /// The transition; its `group` is the keyed group's.
+    pub transition: Transition,
 }
 
 /// Why a breaker changed generation.
@@ -195,10 +241,27 @@ impl fmt::Display for TransitionReason {
 
 impl fmt::Display for Transition {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.write(None, f)
+    }
+}
+
+impl fmt::Display for KeyedTransition {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.transition.write(Some(&self.key), f)
+    }
+}
+
+impl Transition {
+    /// `circuit `group` [key K ]from -> to (reason), generation N[, open for D]`.
+    fn write(&self, key: Option<&str>, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "circuit `{}` ", self.group)?;
+        if let Some(key) = key {
+            write!(f, "key {key} ")?;
+        }
         write!(
             f,
-            "circuit `{}` {} -> {} ({}), generation {}",
-            self.group, self.from, self.to, self.reason, self.generation
+            "{} -> {} ({}), generation {}",
+            self.from, self.to, self.reason, self.generation
         )?;
         if let Some(open_for) = self.open_for {
             write!(f, ", open for {open_for:?}")?;
@@ -254,7 +317,7 @@ impl Subscribers {
         self.len.store(entries.len(), Release);
     }
 
-    fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.len.load(Acquire) == 0
     }
 

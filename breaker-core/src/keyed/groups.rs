@@ -36,9 +36,11 @@ pub(crate) trait Erased: Any + Send + Sync {
     fn declared(&self) -> Config;
     fn check_reconfigure(&self, config: &Config) -> Result<(), PolicyChange>;
     fn reconfigure(&self, config: Config) -> Result<Config, PolicyChange>;
+    /// Names every key for the registry's subscribers (see `Shared::name_keys`).
+    fn name_keys(&self);
 }
 
-impl<K: Hash + Eq + Send + Sync + 'static> Erased for Shared<K> {
+impl<K: Hash + Eq + fmt::Debug + Send + Sync + 'static> Erased for Shared<K> {
     fn into_any(self: Arc<Self>) -> Arc<dyn Any + Send + Sync> {
         self
     }
@@ -57,6 +59,10 @@ impl<K: Hash + Eq + Send + Sync + 'static> Erased for Shared<K> {
 
     fn reconfigure(&self, config: Config) -> Result<Config, PolicyChange> {
         Shared::reconfigure(self, config)
+    }
+
+    fn name_keys(&self) {
+        Shared::name_keys(self)
     }
 }
 
@@ -89,7 +95,7 @@ impl fmt::Display for WrongKeyType {
 impl std::error::Error for WrongKeyType {}
 
 impl Held {
-    fn typed<K: Hash + Eq + Send + Sync + 'static>(
+    fn typed<K: Hash + Eq + fmt::Debug + Send + Sync + 'static>(
         &self,
         name: &'static str,
     ) -> Result<KeyedGroup<K>, WrongKeyType> {
@@ -108,7 +114,7 @@ impl Held {
 impl KeyedGroups {
     /// The group `group` of key type `K`: the existing one (`false`), or a new
     /// one from `make` (`true`).
-    fn get_or_create<K: Hash + Eq + Send + Sync + 'static>(
+    fn get_or_create<K: Hash + Eq + fmt::Debug + Send + Sync + 'static>(
         &self,
         group: &str,
         make: impl FnOnce(&'static str) -> KeyedGroup<K>,
@@ -162,7 +168,7 @@ impl KeyedGroups {
             .collect()
     }
 
-    fn get<K: Hash + Eq + Send + Sync + 'static>(
+    fn get<K: Hash + Eq + fmt::Debug + Send + Sync + 'static>(
         &self,
         group: &str,
     ) -> Result<Option<KeyedGroup<K>>, WrongKeyType> {
@@ -209,7 +215,7 @@ impl Registry {
     /// assert_eq!(again.metrics().successes, 1);
     /// assert!(registry.keyed::<u32>("crawl", &Config::default(), 1).is_err());
     /// ```
-    pub fn keyed<K: Hash + Eq + Send + Sync + 'static>(
+    pub fn keyed<K: Hash + Eq + fmt::Debug + Send + Sync + 'static>(
         &self,
         group: &str,
         config: &Config,
@@ -222,7 +228,14 @@ impl Registry {
         let clock = self.clock_source().clone();
         let (keyed, created) = self.creating_keyed(config, |resolved| {
             self.keyed_groups().get_or_create(group, |name| {
-                KeyedGroup::from_parts(name, *config, resolved(name), clock, max_keys)
+                KeyedGroup::from_parts(
+                    name,
+                    *config,
+                    resolved(name),
+                    clock,
+                    max_keys,
+                    Some(Arc::clone(self.subscribers())),
+                )
             })
         })?;
         if !created {
@@ -260,7 +273,7 @@ impl Registry {
     /// assert_eq!(hosts.keys().len(), 1);
     /// assert!(registry.get_keyed::<u64>("hosts").is_err());
     /// ```
-    pub fn get_keyed<K: Hash + Eq + Send + Sync + 'static>(
+    pub fn get_keyed<K: Hash + Eq + fmt::Debug + Send + Sync + 'static>(
         &self,
         group: &str,
     ) -> Result<Option<KeyedGroup<K>>, WrongKeyType> {

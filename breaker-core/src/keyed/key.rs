@@ -2,6 +2,7 @@
 //! what the group keeps when the key is new.
 
 use std::borrow::{Borrow, Cow};
+use std::fmt::Debug;
 use std::hash::Hash;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4, SocketAddrV6};
 use std::rc::Rc;
@@ -26,7 +27,7 @@ use std::sync::Arc;
 /// ```
 /// use breaker_core::{AsKey, Config, KeyedGroup};
 ///
-/// #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+/// #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 /// struct TenantId(u32);
 ///
 /// impl AsKey for TenantId {
@@ -50,7 +51,7 @@ use std::sync::Arc;
 )]
 pub trait AsKey {
     /// What the group keeps for a new key, and the group's key type.
-    type Owned: Borrow<Self::Lookup> + Hash + Eq + Send + Sync + 'static;
+    type Owned: Borrow<Self::Lookup> + Hash + Eq + Debug + Send + Sync + 'static;
     /// What a call hashes and compares to find its key, borrowed from `self`.
     type Lookup: Hash + Eq + ?Sized;
     /// The borrowed form, which finds the key among the group's.
@@ -162,7 +163,7 @@ value_keys!(
 /// Tuples of owned keys: looked up as the tuple, cloned when new.
 macro_rules! tuple_keys {
     ($(($($t:ident),*)),*) => {$(
-        impl<$($t: Clone + Hash + Eq + Send + Sync + 'static),*> AsKey for ($($t,)*) {
+        impl<$($t: Clone + Hash + Eq + Debug + Send + Sync + 'static),*> AsKey for ($($t,)*) {
             type Owned = Self;
             type Lookup = Self;
             #[inline]

@@ -34,6 +34,7 @@ use parking_lot::Mutex;
 use crate::breaker::{check_change, Breaker, PolicyChange};
 use crate::clock::ClockSource;
 use crate::config::Config;
+use crate::events::Subscribers;
 use crate::state::State;
 
 mod groups;
@@ -122,6 +123,12 @@ struct Shared<K> {
     evictions: AtomicU64,
     /// The counts of evicted breakers.
     evicted: Mutex<Folded>,
+    /// The registry's subscribers (none for a standalone group). Once it has
+    /// any, each key's breaker is named (`Breaker::name_key`) as it is
+    /// created, or by the walk `Registry::subscribe` makes (`name_keys`), so
+    /// its transitions reach them as `Event::KeyedTransition`s. Until then no
+    /// key's text is made or kept.
+    subscribers: Option<Arc<Subscribers>>,
 }
 
 /// A key's breaker.
@@ -131,7 +138,7 @@ struct Entry {
     mark: Mark,
 }
 
-impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
+impl<K: Hash + Eq + fmt::Debug + Send + Sync + 'static> KeyedGroup<K> {
     /// A standalone keyed group on the monotonic clock holding at most about
     /// `max_keys` idle keys (at least 1). Most code gets one from
     /// [`Registry::keyed`](crate::Registry::keyed).
@@ -142,17 +149,20 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
             config,
             ClockSource::Monotonic,
             max_keys,
+            None,
         )
     }
 
     /// A group declared with `declared` whose keys run `config` (the
-    /// declaration through the registry's layered configuration).
+    /// declaration through the registry's layered configuration), telling
+    /// its keys' transitions to `subscribers` (its registry's).
     pub(crate) fn from_parts(
         group: &'static str,
         declared: Config,
         config: Config,
         clock: ClockSource,
         max_keys: usize,
+        subscribers: Option<Arc<Subscribers>>,
     ) -> Self {
         KeyedGroup {
             shared: Arc::new(Shared {
@@ -172,6 +182,7 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
                 futile_at: AtomicU64::new(0),
                 evictions: AtomicU64::new(0),
                 evicted: Mutex::new(Folded::default()),
+                subscribers,
             }),
         }
     }
@@ -322,6 +333,9 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
             // Reconfigured since: build it as the other keys now run.
             breaker = Breaker::from_parts(shared.group, now, shared.clock.clone());
         }
+        // Under the writer lock, as `name_keys`'s walk: a key is named here
+        // or by the walk of a subscriber this check did not see yet.
+        shared.name_key(&breaker, &owned);
         let replaced = shared.map.insert(
             owned,
             Entry {
@@ -469,7 +483,30 @@ impl Entry {
     }
 }
 
-impl<K: Hash + Eq> Shared<K> {
+impl<K: Hash + Eq + fmt::Debug> Shared<K> {
+    /// Names `breaker` as `key`'s for the registry's subscribers, if it has
+    /// any (see `subscribers`). The writer lock is held.
+    fn name_key(&self, breaker: &Breaker, key: &K) {
+        if let Some(subscribers) = &self.subscribers {
+            if !subscribers.is_empty() {
+                breaker.name_key(|| format!("{key:?}").into(), subscribers);
+            }
+        }
+    }
+
+    /// Names every key's breaker (`Registry::subscribe` calls this once its
+    /// subscriber is listed). Under the writer lock, so a key created
+    /// meanwhile is named here or as it is created.
+    pub(super) fn name_keys(&self) {
+        if self.subscribers.is_none() {
+            return;
+        }
+        let _writer = self.writer.lock();
+        for (key, entry) in self.map.pin().iter() {
+            self.name_key(&entry.breaker, key);
+        }
+    }
+
     pub(super) fn check_reconfigure(&self, config: &Config) -> Result<(), PolicyChange> {
         check_change(self.group, &self.config.lock(), config)
     }

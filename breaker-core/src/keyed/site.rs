@@ -2,6 +2,7 @@
 //! group, found once, so a call hashes only its key.
 
 use std::any::Any;
+use std::fmt::Debug;
 use std::sync::OnceLock;
 
 use super::{AsKey, KeyedGroup};
@@ -84,7 +85,7 @@ impl KeyedSite {
     /// Finds the group in the process-wide registry, and caches it.
     #[cold]
     #[inline(never)]
-    fn lookup_global<K: std::hash::Hash + Eq + Send + Sync + 'static>(
+    fn lookup_global<K: std::hash::Hash + Eq + Debug + Send + Sync + 'static>(
         &self,
         group: &str,
         config: &Config,
@@ -120,7 +121,7 @@ impl KeyedSite {
     /// Finds the group in `registry`, and caches it if this site has none yet.
     #[cold]
     #[inline(never)]
-    fn lookup<K: std::hash::Hash + Eq + Send + Sync + 'static>(
+    fn lookup<K: std::hash::Hash + Eq + Debug + Send + Sync + 'static>(
         &self,
         registry: &Registry,
         group: &str,
@@ -138,7 +139,7 @@ impl KeyedSite {
 /// The keyed group `group` of `registry`, created on first use; a group of
 /// another key type is a programming error of the call sites (see the type's
 /// `# Panics`).
-fn group_of<K: std::hash::Hash + Eq + Send + Sync + 'static>(
+fn group_of<K: std::hash::Hash + Eq + Debug + Send + Sync + 'static>(
     registry: &Registry,
     group: &str,
     config: &Config,

@@ -1,10 +1,10 @@
 //! A call for a key that exists never waits on the group's writers; a call that
 //! meets a key mid-eviction waits for the sweep's decision and then gets the
 //! key's one breaker; a key created across a reconfiguration runs the new
-//! config.
+//! config, and one created across a registry subscription is named.
 
 use std::cell::RefCell;
-use std::sync::mpsc;
+use std::sync::{mpsc, Arc, Mutex};
 use std::thread;
 use std::time::Duration;
 
@@ -12,7 +12,7 @@ use std::sync::atomic::Ordering::Relaxed;
 
 use super::KeyedGroup;
 use crate::clock::ClockSource;
-use crate::{Breaker, Config, ManualClock, State};
+use crate::{Breaker, Config, Event, ManualClock, Registry, State};
 
 /// Long enough for any machine to run a thousand calls; a call that waits on
 /// the writer lock never ends while the test holds it.
@@ -95,31 +95,76 @@ pub(super) fn before_the_writer_lock() {
     }
 }
 
-#[test]
-fn a_key_created_across_a_reconfiguration_runs_the_new_config() {
-    let group = group();
-    let (paused, wait_for_pause) = mpsc::channel();
-    let (resume, wait_for_resume) = mpsc::channel::<()>();
-    let creator = {
-        let group = group.clone();
-        thread::spawn(move || {
+/// A thread running `create`, paused before the writer lock until `resume`.
+struct Paused<T> {
+    resume: mpsc::Sender<()>,
+    thread: thread::JoinHandle<T>,
+}
+
+impl<T: Send + 'static> Paused<T> {
+    /// Starts `create` on a thread of its own and returns once that thread's
+    /// first `create` has reached `before_the_writer_lock`.
+    fn before_the_writer_lock(create: impl FnOnce() -> T + Send + 'static) -> Self {
+        let (paused, wait_for_pause) = mpsc::channel();
+        let (resume, wait_for_resume) = mpsc::channel::<()>();
+        let thread = thread::spawn(move || {
             BEFORE_THE_WRITER_LOCK.with(|hook| {
                 *hook.borrow_mut() = Some(Box::new(move || {
                     paused.send(()).unwrap();
                     wait_for_resume.recv().unwrap();
                 }));
             });
-            group.breaker(&3).config().threshold()
-        })
-    };
+            create()
+        });
+        wait_for_pause.recv().unwrap();
+        Paused { resume, thread }
+    }
+
+    /// Lets the thread go on and returns what `create` returned.
+    fn resume(self) -> T {
+        self.resume.send(()).unwrap();
+        self.thread.join().unwrap()
+    }
+}
+
+#[test]
+fn a_key_created_across_a_reconfiguration_runs_the_new_config() {
+    let group = group();
+    let creator = Paused::before_the_writer_lock({
+        let group = group.clone();
+        move || group.breaker(&3).config().threshold()
+    });
     // The creator read the config (threshold 2) and built its breaker.
-    wait_for_pause.recv().unwrap();
     group
         .reconfigure(Config::builder().threshold(7).build().unwrap())
         .unwrap();
-    resume.send(()).unwrap();
-    assert_eq!(creator.join().unwrap(), 7);
+    assert_eq!(creator.resume(), 7);
     assert_eq!(group.breaker(&3).config().threshold(), 7);
+}
+
+#[test]
+fn a_key_created_across_a_registry_subscription_is_named() {
+    // A key built before the subscriber was listed, and inserted after the
+    // subscription's walk passed its group: it must be named as it is
+    // inserted, under the writer lock, or its transitions reach nobody.
+    let registry = Arc::new(Registry::with_clock(ManualClock::new()));
+    let group = registry
+        .keyed::<u64>("named", &Config::default(), 64)
+        .unwrap();
+    let creator = Paused::before_the_writer_lock({
+        let group = group.clone();
+        move || drop(group.breaker(&3))
+    });
+    let told = Arc::new(Mutex::new(Vec::new()));
+    let sink = told.clone();
+    let _subscription = registry.subscribe(move |event: &Event| {
+        if let Event::KeyedTransition(k) = event {
+            sink.lock().unwrap().push(k.key.to_string());
+        }
+    });
+    creator.resume();
+    group.breaker(&3).force_open();
+    assert_eq!(*told.lock().unwrap(), ["3"]);
 }
 
 #[test]
@@ -147,7 +192,7 @@ fn a_sweep_that_frees_nothing_is_not_repeated_until_the_group_grows_or_time_pass
     let clock = ManualClock::new();
     let config = Config::builder().open_ms(1_000).build().unwrap();
     let source = ClockSource::of(clock.clone());
-    let group = KeyedGroup::<u64>::from_parts("futile", config, config, source, 64);
+    let group = KeyedGroup::<u64>::from_parts("futile", config, config, source, 64, None);
     // Every key held by a call in flight: nothing is evictable, and the 65th
     // key's sweep frees nothing.
     let held: Vec<Breaker> = (0..65).map(|key| group.breaker(&key)).collect();

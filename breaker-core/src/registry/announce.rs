@@ -182,6 +182,13 @@ impl Registry {
     /// and the breakers' locks are released, per breaker in generation order;
     /// a panic is caught and counted. See [`events`](crate::events).
     ///
+    /// The breakers of keyed groups are told as
+    /// [`Event::KeyedTransition`]s, with their key. Subscribing passes once
+    /// over every keyed group's keys to name those not named yet (their
+    /// `Debug` text, kept from then on, and made for each new key while the
+    /// registry has a subscriber); a registry nobody subscribed to keeps no
+    /// key's text.
+    ///
     /// ```
     /// use breaker_core::{Config, Event, Registry};
     /// use std::sync::{Arc, Mutex};
@@ -205,6 +212,11 @@ impl Registry {
     where
         F: Fn(&Event) + Send + Sync + 'static,
     {
-        self.subscribers.add(Box::new(subscriber))
+        let subscription = self.subscribers.add(Box::new(subscriber));
+        // Listed first: a key created from here on is named as it is created.
+        for (_, keyed) in self.keyed_groups().all() {
+            keyed.name_keys();
+        }
+        subscription
     }
 }

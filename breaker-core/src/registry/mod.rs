@@ -132,6 +132,12 @@ impl Registry {
         &self.clock
     }
 
+    /// The registry's subscribers, which its keyed groups tell their keys'
+    /// transitions.
+    pub(crate) fn subscribers(&self) -> &Arc<Subscribers> {
+        &self.subscribers
+    }
+
     pub(crate) fn keyed_groups(&self) -> &crate::keyed::KeyedGroups {
         &self.keyed
     }

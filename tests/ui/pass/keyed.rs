@@ -7,7 +7,7 @@ use std::sync::Arc;
 use breaker::{circuit_breaker, AsKey, CallError};
 
 /// A user's own key type.
-#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Shard(u16);
 
 impl AsKey for Shard {
