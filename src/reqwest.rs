@@ -83,6 +83,12 @@ impl CircuitBreakerMiddleware {
     ///
     /// A refusal's [`CircuitOpen::group`] is `group`; the host is the request's.
     ///
+    /// With a config file, declare the group with
+    /// [`declare_group!`](crate::declare_group) and the same `config`, so
+    /// that `config_file::init` knows it before
+    /// the middleware is built (else it reports the group's table as naming a
+    /// group no code declares, though the table applies once the group is made).
+    ///
     /// # Errors
     ///
     /// [`WrongKeyType`] if `group` is already a keyed group whose keys are not

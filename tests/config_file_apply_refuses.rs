@@ -161,7 +161,7 @@ fn a_refused_composition_of_a_group_not_yet_used_is_caught_at_start_up() {
     let message = err.to_string();
     assert!(message.contains("group `stock`"), "{message}");
     assert!(
-        message.contains("declared by `#[circuit_breaker]` in `config_file_apply_refuses`"),
+        message.contains("declared in `config_file_apply_refuses`"),
         "{message}"
     );
     stock(&registry).unwrap();

@@ -27,7 +27,10 @@ async fn zero_async() -> u32 {
 #[test]
 fn both_guarded_fns_are_listed_before_either_runs() {
     // Neither fn has been called in this test binary.
-    assert_eq!(declared_groups(), ["inventory-alpha", "inventory-beta"]);
+    assert_eq!(
+        declared_groups(),
+        ["inventory-alpha", "inventory-beta", "inventory-runtime"]
+    );
     let alpha = declarations()
         .find(|d| d.group == "inventory-alpha")
         .unwrap();
@@ -70,4 +73,48 @@ fn a_group_no_code_declares_is_reported_with_where_it_was_named() {
         applied.undeclared[0].1,
         Source::File { line: 4, .. }
     ));
+}
+
+/// A group only a middleware makes, at run time: a count window.
+const RUNTIME: breaker::Config = match breaker::Config::builder().window_calls(20).build() {
+    Ok(config) => config,
+    Err(_) => panic!("invalid config"),
+};
+breaker::declare_group!("inventory-runtime", RUNTIME);
+
+#[test]
+fn a_group_made_at_run_time_is_declared_by_declare_group() {
+    // Nothing has made the group: the file's table is still known, and its
+    // composition with the declared config is judged at start-up.
+    let registry = Registry::new();
+    let declared = declarations()
+        .find(|d| d.group == "inventory-runtime")
+        .unwrap();
+    assert_eq!(declared.config.window_calls(), Some(20));
+    assert_eq!(declared.module, "config_file_declarations");
+    let file = "[groups.inventory-runtime]\nopen_ms = 2_000\n";
+    let applied = Settings::from_toml_str(file, "runtime.toml")
+        .unwrap()
+        .apply(&registry)
+        .unwrap();
+    assert!(applied.undeclared.is_empty(), "{:?}", applied.undeclared);
+    // Made later, as `per_host` makes it: the declaration and the file hold.
+    let hosts = registry
+        .keyed::<String>("inventory-runtime", &RUNTIME, 100)
+        .unwrap();
+    assert_eq!(hosts.config().window_calls(), Some(20));
+    assert_eq!(hosts.config().open_duration().as_millis(), 2_000);
+    // A table the declared config cannot take is refused before anything
+    // runs: alone `min_calls = 30` is fine, over `window_calls = 20` it is not.
+    let mixed = "[groups.inventory-runtime]\nmin_calls = 30\n";
+    let refused = Settings::from_toml_str(mixed, "mixed.toml")
+        .unwrap()
+        .apply(&Registry::new())
+        .unwrap_err();
+    assert!(
+        refused
+            .to_string()
+            .contains("declared in `config_file_declarations`"),
+        "{refused}"
+    );
 }

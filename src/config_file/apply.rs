@@ -11,7 +11,8 @@ use super::patch::{Patch, Source};
 use super::Settings;
 
 /// One `#[circuit_breaker]` declaration, submitted at link time by the code the
-/// attribute generates (with the `config` feature only); listed by
+/// attribute generates, or by [`declare_group!`](crate::declare_group) for a
+/// group made at run time (with the `config` feature only); listed by
 /// [`declarations`].
 #[derive(Debug)]
 pub struct Declaration {
@@ -20,15 +21,16 @@ pub struct Declaration {
     /// The config the attribute declares, with its literal keys
     /// ([`Config::explicit_keys`]).
     pub config: &'static Config,
-    /// `module_path!()` of the guarded fn.
+    /// `module_path!()` of the guarded fn (of the `declare_group!`).
     pub module: &'static str,
 }
 
 inventory::collect!(Declaration);
 
-/// Every `#[circuit_breaker]` of the program (all the crates linked in), in no
-/// particular order: known before any of them runs, so a group the
-/// configuration names and no code declares is caught at start-up.
+/// Every `#[circuit_breaker]` and [`declare_group!`](crate::declare_group) of
+/// the program (all the crates linked in), in no particular order: known
+/// before any of them runs, so a group the configuration names and no code
+/// declares is caught at start-up.
 ///
 /// Collected with [`inventory`](https://docs.rs/inventory): each attribute
 /// registers a static from a constructor the platform runs before `main`; a
@@ -110,11 +112,7 @@ impl Settings {
                 .map_err(|e| {
                     Error::new(
                         e.kind(),
-                        format!(
-                            "{} (declared by `#[circuit_breaker]` in `{}`)",
-                            e.message(),
-                            declaration.module
-                        ),
+                        format!("{} (declared in `{}`)", e.message(), declaration.module),
                     )
                 })?;
         }

@@ -99,6 +99,9 @@
 //! - A template variable must name a template of the file. A group variable
 //!   may name a group the file does not: it applies to the group of that
 //!   name declared in code ([`Settings::undeclared`] lists those no code declares).
+//!   A group made at run time (a tower layer, a reqwest middleware, a
+//!   `Registry` call) is declared with [`declare_group!`](crate::declare_group),
+//!   so [`init`] knows it before the group is made.
 //! - A variable of the scheme that is malformed, names an unknown table or
 //!   key, holds a value that does not parse or that the builder refuses, or
 //!   sets a key another variable of the same table already set refuses every

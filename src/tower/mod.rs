@@ -92,7 +92,10 @@ impl CircuitBreakerLayer {
     /// `#[circuit_breaker]` fns declare a config, pass the same one to
     /// [`with_config`](Self::with_config) instead, or the group is created here
     /// with the defaults and their declaration is reported as a
-    /// [`Conflict`](crate::Conflict), not applied.
+    /// [`Conflict`](crate::Conflict), not applied. A group that only layers
+    /// and middleware use is best declared with
+    /// [`declare_group!`](crate::declare_group), so a config file naming it is
+    /// checked at start-up.
     pub fn new(group: &str) -> Self {
         Self::for_breaker(&crate::registry().breaker_or_default(group))
     }
