@@ -173,9 +173,9 @@ fn a_keyed_groups_transitions_carry_the_key() {
     assert_eq!(seen.len(), 2);
     assert_eq!(seen[0].level, Level::WARN);
     assert_eq!(seen[0].field("group"), Some("upstream"));
-    assert_eq!(seen[0].field("key"), Some(r#""a.example""#));
+    assert_eq!(seen[0].field("key"), Some("a.example"));
     assert_eq!(seen[0].field("reason"), Some("tripped"));
     assert_eq!(seen[0].field("to"), Some("open"));
-    assert_eq!(seen[1].field("key"), Some(r#""held.example""#));
+    assert_eq!(seen[1].field("key"), Some("held.example"));
     assert_eq!(seen[1].field("to"), Some("forced-open"));
 }

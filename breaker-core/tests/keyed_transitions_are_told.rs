@@ -8,6 +8,9 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
 use std::sync::{Arc, Mutex};
 use std::thread;
 
+mod support;
+use support::within_10s;
+
 use breaker_core::{
     AsKey, Config, Event, KeyedGroup, KeyedTransition, ManualClock, Registry, State,
     TransitionReason, TripCause,
@@ -60,7 +63,7 @@ fn a_keys_trip_is_told_with_its_key_and_never_as_a_plain_transition() {
     let told = seen.take();
     assert_eq!(told.len(), 1, "{told:?}");
     let k = &told[0];
-    assert_eq!(&*k.key, r#""a.example""#);
+    assert_eq!(&*k.key, "a.example");
     assert_eq!(k.transition.group, "upstream");
     assert_eq!(
         (k.transition.from, k.transition.to),
@@ -206,35 +209,35 @@ fn a_keys_text_is_made_once_and_only_for_a_registry_with_subscribers() {
             .unwrap()
             .failure();
     }
-    assert_eq!(
-        TEXTS_MADE.load(SeqCst),
-        0,
-        "nobody listens: no key is named"
-    );
+    let texts = || TEXTS_MADE.load(SeqCst);
+    assert_eq!(texts(), 0, "nobody listens: no key is named");
+    // A subscriber with no use for keys (as the fleet agent) names none and
+    // is told none of their transitions.
+    let unkeyed = Seen::default();
+    let _unkeyed = registry.subscribe_unkeyed(unkeyed.subscriber());
+    group.breaker(&Counted(100)).force_open();
+    registry
+        .breaker("counted-plain", &trips_at_once())
+        .force_open();
+    assert_eq!(texts(), 0, "an unkeyed subscriber names no key");
+    assert!(unkeyed.take().is_empty());
+    assert_eq!(unkeyed.plain.load(SeqCst), 1, "the unkeyed breaker's");
 
     let seen = Seen::default();
     let subscription = registry.subscribe(seen.subscriber());
-    assert_eq!(TEXTS_MADE.load(SeqCst), 50, "the walk names each key once");
+    assert_eq!(texts(), 51, "the walk names each key once");
     let second = registry.subscribe(|_: &Event| {});
-    assert_eq!(
-        TEXTS_MADE.load(SeqCst),
-        50,
-        "a named key is not named again"
-    );
+    assert_eq!(texts(), 51, "a named key is not named again");
     for key in 0..50 {
         group.breaker(&Counted(key)).reset();
     }
     group.breaker(&Counted(50)).try_acquire().unwrap().failure();
-    assert_eq!(
-        TEXTS_MADE.load(SeqCst),
-        51,
-        "one new key, one text; none per event"
-    );
+    assert_eq!(texts(), 52, "one new key, one text; none per event");
     assert_eq!(seen.take().len(), 51);
     drop((subscription, second));
     // The standalone group has no registry to tell.
     standalone.breaker(&Counted(0)).reset();
-    assert_eq!(TEXTS_MADE.load(SeqCst), 51);
+    assert_eq!(texts(), 52);
 }
 
 #[test]
@@ -254,5 +257,86 @@ fn a_keyed_transition_displays_its_key() {
     assert_eq!(
         told[0].to_string(),
         r#"circuit `pairs` key ("db", 5432) closed -> open (tripped by consecutive_failures), generation 1, open for 1s"#
+    );
+}
+
+#[test]
+fn a_string_keys_text_is_escaped_and_cut() {
+    let registry = Registry::with_clock(ManualClock::new());
+    let seen = Seen::default();
+    let _subscription = registry.subscribe(seen.subscriber());
+    let hosts = registry
+        .keyed::<String>("odd", &trips_at_once(), 10)
+        .unwrap();
+    // A key that would forge a second log line, and one far too long.
+    hosts.breaker("evil\nWARN forged").force_open();
+    let long = "é".repeat(1_000); // 2 bytes a char: the cut must fall between chars
+    hosts.breaker(long.as_str()).force_open();
+    let told = seen.take();
+    assert_eq!(&*told[0].key, "evil\\nWARN forged");
+    let cut = &told[1].key;
+    assert!(cut.ends_with('…'), "{cut}");
+    assert_eq!(cut.len(), 256 + '…'.len_utf8());
+    assert!(long.starts_with(cut.trim_end_matches('…')));
+}
+
+/// A key whose `Debug` comes back into its own group: it looks its
+/// neighbour up (creating it, as a key's `Debug` may well do by accident).
+#[derive(Clone, PartialEq, Eq, Hash)]
+struct Reentrant(u32);
+
+static REENTRANT: std::sync::OnceLock<KeyedGroup<Reentrant>> = std::sync::OnceLock::new();
+
+impl fmt::Debug for Reentrant {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.0 < 1_000 {
+            let neighbour = REENTRANT
+                .get()
+                .unwrap()
+                .breaker_for(&Reentrant(self.0 + 1_000));
+            write!(f, "Reentrant({}, next to {:?})", self.0, neighbour.state())
+        } else {
+            write!(f, "Reentrant({})", self.0)
+        }
+    }
+}
+
+impl AsKey for Reentrant {
+    type Owned = Reentrant;
+    type Lookup = Reentrant;
+    fn lookup(&self) -> &Reentrant {
+        self
+    }
+    fn to_owned_key(&self) -> Reentrant {
+        self.clone()
+    }
+}
+
+#[test]
+fn a_keys_debug_may_come_back_into_its_group() {
+    // The key's text is made with no lock of the group held: a `Debug` that
+    // creates a key of the same group would otherwise wait on itself.
+    let registry: &'static Registry = Box::leak(Box::new(Registry::with_clock(ManualClock::new())));
+    let group = registry
+        .keyed::<Reentrant>("reentrant", &trips_at_once(), 100)
+        .unwrap();
+    REENTRANT.set(group.clone()).ok().unwrap();
+    group.breaker(&Reentrant(1)); // held before the subscription: named by its walk
+    let seen = Seen::default();
+    within_10s({
+        let (group, seen) = (group.clone(), seen.clone());
+        move || {
+            let _subscription = registry.subscribe(seen.subscriber());
+            group.breaker(&Reentrant(2)).force_open(); // named as it is created
+            group.breaker(&Reentrant(1)).force_open();
+        }
+    });
+    let keys: Vec<String> = seen.take().iter().map(|k| k.key.to_string()).collect();
+    assert_eq!(
+        keys,
+        [
+            "Reentrant(2, next to Closed)",
+            "Reentrant(1, next to Closed)"
+        ]
     );
 }

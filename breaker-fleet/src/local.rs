@@ -170,7 +170,9 @@ impl RegistrySide {
     {
         let sink = std::sync::Arc::new(sink);
         let each = sink.clone();
-        let subscription = self.registry.subscribe(move |event: &Event| {
+        // Whole groups only: a keyed group's keys are not shared (nor named
+        // for this subscriber).
+        let subscription = self.registry.subscribe_unkeyed(move |event: &Event| {
             if let Event::Transition(t) = event {
                 if let Some(local) = LocalEvent::of(t) {
                     each(local);

@@ -12,7 +12,7 @@
 //! | field | value |
 //! |---|---|
 //! | `group` | the breaker's group |
-//! | `key` | a keyed group's breaker only: its key's `Debug` text (`"a.example"`, `7`) |
+//! | `key` | a keyed group's breaker only: its key ([`KeyedTransition::key`](crate::KeyedTransition::key): `a.example`, `7`) |
 //! | `from`, `to` | [`State::as_str`](crate::State::as_str) of the states left and entered |
 //! | `reason` | [`TransitionReason::as_str`]: `tripped`, `open_elapsed`, `probe_failed`, `probes_succeeded`, `lease_reclaimed`, `forced_open`, `forced_closed`, `reset`, `fleet_open`, `fleet_close` |
 //! | `cause` | with `tripped` only: `consecutive_failures`, `failure_rate` or `slow_call_rate` |

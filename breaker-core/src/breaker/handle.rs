@@ -136,6 +136,11 @@ impl Breaker {
         self.inner.events.name_key(key, subscribers);
     }
 
+    /// Whether [`name_key`](Self::name_key) has named this breaker.
+    pub(crate) fn is_named(&self) -> bool {
+        self.inner.events.is_named()
+    }
+
     /// How many handles to this breaker exist (for keyed eviction: one is idle).
     pub(crate) fn handles(&self) -> usize {
         Arc::strong_count(&self.inner)

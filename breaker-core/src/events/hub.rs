@@ -71,10 +71,15 @@ impl Hub {
         }
     }
 
+    /// Whether [`name_key`](Self::name_key) has named this breaker.
+    pub(crate) fn is_named(&self) -> bool {
+        !self.keyed.load(Acquire).is_null()
+    }
+
     /// Tells this keyed breaker's transitions to `subscribers` (its registry's)
     /// from now on, as `key`'s. Once: a breaker already named keeps its name.
     pub(crate) fn name_key(&self, key: impl FnOnce() -> Arc<str>, subscribers: &Arc<Subscribers>) {
-        if !self.keyed.load(Acquire).is_null() {
+        if self.is_named() {
             return;
         }
         let keyed = Box::into_raw(Box::new(Keyed {
@@ -105,7 +110,7 @@ impl Hub {
     }
 
     pub(crate) fn subscribe(&self, callback: Callback) -> Subscription {
-        self.cold().own.add(callback)
+        self.cold().own.add(callback, false)
     }
 
     pub(crate) fn counts(&self) -> TransitionCounts {
@@ -176,7 +181,7 @@ impl Hub {
             // SAFETY: published once from `Box::into_raw` (`name_key`), freed
             // only by `drop`, which `&self` outlives.
             let keyed = unsafe { &*keyed };
-            if !keyed.subscribers.is_empty() {
+            if keyed.subscribers.wants_keys() {
                 keyed
                     .subscribers
                     .deliver(&Event::KeyedTransition(KeyedTransition {

@@ -109,11 +109,13 @@ pub struct Transition {
 /// A transition of one key's breaker in a keyed group
 /// ([`Registry::keyed`](crate::Registry::keyed), `#[circuit_breaker(key = ..)]`).
 ///
-/// The registry learns a key's text (its `Debug` form) only once it has a
-/// subscriber: keys created before are named by
+/// The registry learns a key's text only once it has a subscriber told keyed
+/// transitions: keys created before are named by
 /// [`Registry::subscribe`](crate::Registry::subscribe), which walks every keyed
 /// group once, and keys created after are named as they are created. A
-/// registry nobody subscribes to keeps no key's text.
+/// registry with no such subscriber keeps no key's text
+/// ([`Registry::subscribe_unkeyed`](crate::Registry::subscribe_unkeyed)
+/// subscribes without).
 ///
 /// ```
 /// use breaker_core::{Config, Event, ManualClock, Registry, State};
@@ -131,15 +133,18 @@ pub struct Transition {
 /// hosts.breaker("a.example").try_acquire()?.failure();
 /// assert_eq!(
 ///     seen.lock().unwrap()[..],
-///     [r#"circuit `upstream` key "a.example" closed -> open (tripped by consecutive_failures), generation 1, open for 30s"#]
+///     ["circuit `upstream` key a.example closed -> open (tripped by consecutive_failures), generation 1, open for 30s"]
 /// );
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct KeyedTransition {
-    /// The key, as its `Debug` form writes it (`"a.example"`, quoted and
-    /// escaped, for a string; `7` for a number).
+    /// The key's text: a string key as it is (`a.example`; control
+    /// characters, quotes and backslashes escaped as `Debug` escapes them),
+    /// any other key as its `Debug` writes it (`7`, `("db", 5432)`). Cut at
+    /// 256 bytes (ending in `…`). A name to read, not to parse back into a
+    /// key.
     pub key: Arc<str>,
     /// The transition; its `group` is the keyed group's.
     pub transition: Transition,
@@ -276,6 +281,8 @@ type Callback = Box<dyn Fn(&Event) + Send + Sync>;
 struct Entry {
     id: u64,
     callback: Callback,
+    /// Told keyed groups' transitions ([`Event::KeyedTransition`]).
+    keyed: bool,
     active: AtomicBool,
     panics: AtomicU64,
 }
@@ -286,14 +293,19 @@ pub(crate) struct Subscribers {
     /// Copied out (one `Arc` clone) by each delivery, so no call runs under it.
     entries: Mutex<Arc<[Arc<Entry>]>>,
     len: AtomicUsize,
+    /// How many of them are told keyed transitions: while none is, no key
+    /// is named for them (see `KeyedGroup`'s `tell`).
+    keyed_len: AtomicUsize,
     next_id: AtomicU64,
 }
 
 impl Subscribers {
-    pub(crate) fn add(self: &Arc<Self>, callback: Callback) -> Subscription {
+    /// Adds `callback`, told keyed groups' transitions too if `keyed`.
+    pub(crate) fn add(self: &Arc<Self>, callback: Callback, keyed: bool) -> Subscription {
         let entry = Arc::new(Entry {
             id: self.next_id.fetch_add(1, Relaxed),
             callback,
+            keyed,
             active: AtomicBool::new(true),
             panics: AtomicU64::new(0),
         });
@@ -301,8 +313,7 @@ impl Subscribers {
             let mut entries = self.entries.lock();
             let mut all = entries.to_vec();
             all.push(entry.clone());
-            *entries = all.into();
-            self.len.store(entries.len(), Release);
+            self.publish(&mut entries, all);
         }
         Subscription {
             list: Arc::downgrade(self),
@@ -313,22 +324,36 @@ impl Subscribers {
     fn remove(&self, id: u64) {
         let mut entries = self.entries.lock();
         let kept: Vec<_> = entries.iter().filter(|e| e.id != id).cloned().collect();
-        *entries = kept.into();
-        self.len.store(entries.len(), Release);
+        self.publish(&mut entries, kept);
     }
 
-    pub(crate) fn is_empty(&self) -> bool {
+    /// Replaces the list with `all` and its counts; `entries` is its lock.
+    fn publish(&self, entries: &mut Arc<[Arc<Entry>]>, all: Vec<Arc<Entry>>) {
+        let keyed = all.iter().filter(|e| e.keyed).count();
+        *entries = all.into();
+        self.len.store(entries.len(), Release);
+        self.keyed_len.store(keyed, Release);
+    }
+
+    fn is_empty(&self) -> bool {
         self.len.load(Acquire) == 0
     }
 
-    /// Calls every active subscriber with `event`; none under a lock.
+    /// Whether any subscriber is told keyed groups' transitions.
+    pub(crate) fn wants_keys(&self) -> bool {
+        self.keyed_len.load(Acquire) > 0
+    }
+
+    /// Calls every active subscriber with `event` (a keyed transition: those
+    /// told keyed transitions only); none under a lock.
     pub(crate) fn deliver(&self, event: &Event) {
-        if self.is_empty() {
+        let keyed = matches!(event, Event::KeyedTransition(_));
+        if (keyed && !self.wants_keys()) || self.is_empty() {
             return;
         }
         let entries = self.entries.lock().clone();
         for entry in entries.iter() {
-            if !entry.active.load(Acquire) {
+            if !entry.active.load(Acquire) || (keyed && !entry.keyed) {
                 continue;
             }
             if catch_unwind(AssertUnwindSafe(|| (entry.callback)(event))).is_err() {

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 
-use super::{KeyedGroup, KeyedMetrics, Shared};
+use super::{key_text, KeyedGroup, KeyedMetrics, Shared, Tell};
 use crate::breaker::PolicyChange;
 use crate::config::Config;
 use crate::registry::Registry;
@@ -40,7 +40,7 @@ pub(crate) trait Erased: Any + Send + Sync {
     fn name_keys(&self);
 }
 
-impl<K: Hash + Eq + fmt::Debug + Send + Sync + 'static> Erased for Shared<K> {
+impl<K: Hash + Eq + Send + Sync + 'static> Erased for Shared<K> {
     fn into_any(self: Arc<Self>) -> Arc<dyn Any + Send + Sync> {
         self
     }
@@ -95,7 +95,7 @@ impl fmt::Display for WrongKeyType {
 impl std::error::Error for WrongKeyType {}
 
 impl Held {
-    fn typed<K: Hash + Eq + fmt::Debug + Send + Sync + 'static>(
+    fn typed<K: Hash + Eq + Send + Sync + 'static>(
         &self,
         name: &'static str,
     ) -> Result<KeyedGroup<K>, WrongKeyType> {
@@ -114,7 +114,7 @@ impl Held {
 impl KeyedGroups {
     /// The group `group` of key type `K`: the existing one (`false`), or a new
     /// one from `make` (`true`).
-    fn get_or_create<K: Hash + Eq + fmt::Debug + Send + Sync + 'static>(
+    fn get_or_create<K: Hash + Eq + Send + Sync + 'static>(
         &self,
         group: &str,
         make: impl FnOnce(&'static str) -> KeyedGroup<K>,
@@ -168,7 +168,7 @@ impl KeyedGroups {
             .collect()
     }
 
-    fn get<K: Hash + Eq + fmt::Debug + Send + Sync + 'static>(
+    fn get<K: Hash + Eq + Send + Sync + 'static>(
         &self,
         group: &str,
     ) -> Result<Option<KeyedGroup<K>>, WrongKeyType> {
@@ -194,6 +194,9 @@ impl Registry {
     /// declaration, and layered configuration ([`layer`](Registry::layer), a
     /// config file) applies over it, to the keys held and to new ones
     /// ([`KeyedGroup::config`] tells what they run).
+    ///
+    /// `K` is `Debug`: a key's text names it to the registry's subscribers
+    /// ([`Event::KeyedTransition`](crate::Event::KeyedTransition)).
     ///
     /// Keyed and unkeyed groups are otherwise separate: a keyed group and the
     /// breaker [`breaker`](Registry::breaker) makes for the same name are two
@@ -234,7 +237,10 @@ impl Registry {
                     resolved(name),
                     clock,
                     max_keys,
-                    Some(Arc::clone(self.subscribers())),
+                    Some(Tell {
+                        subscribers: Arc::clone(self.subscribers()),
+                        name: key_text::<K>,
+                    }),
                 )
             })
         })?;
@@ -273,7 +279,7 @@ impl Registry {
     /// assert_eq!(hosts.keys().len(), 1);
     /// assert!(registry.get_keyed::<u64>("hosts").is_err());
     /// ```
-    pub fn get_keyed<K: Hash + Eq + fmt::Debug + Send + Sync + 'static>(
+    pub fn get_keyed<K: Hash + Eq + Send + Sync + 'static>(
         &self,
         group: &str,
     ) -> Result<Option<KeyedGroup<K>>, WrongKeyType> {

@@ -123,12 +123,60 @@ struct Shared<K> {
     evictions: AtomicU64,
     /// The counts of evicted breakers.
     evicted: Mutex<Folded>,
-    /// The registry's subscribers (none for a standalone group). Once it has
-    /// any, each key's breaker is named (`Breaker::name_key`) as it is
-    /// created, or by the walk `Registry::subscribe` makes (`name_keys`), so
-    /// its transitions reach them as `Event::KeyedTransition`s. Until then no
-    /// key's text is made or kept.
-    subscribers: Option<Arc<Subscribers>>,
+    /// Where the keys' transitions go: a registry's group only. Once the
+    /// registry has a subscriber told keyed transitions, each key's breaker
+    /// is named (`Breaker::name_key`) before it is inserted, or by the walk
+    /// `Registry::subscribe` makes (`name_keys`), so its transitions reach
+    /// them as `Event::KeyedTransition`s. Until then no key's text is made.
+    tell: Option<Tell<K>>,
+}
+
+/// A registry's subscribers, and how its keyed group writes a key for them.
+pub(crate) struct Tell<K> {
+    pub(crate) subscribers: Arc<Subscribers>,
+    /// [`key_text`], which needs `K: Debug`: `Registry::keyed` asks for it, a
+    /// standalone group does not.
+    pub(crate) name: fn(&K) -> Arc<str>,
+}
+
+/// The most bytes of a key's text kept for events; a longer one is cut
+/// there, on a character boundary, and ends in `…`.
+const MAX_KEY_TEXT: usize = 256;
+
+/// A key's text for events: a string as it is (unquoted; control characters,
+/// quotes and backslashes escaped as `Debug` would), anything else as its
+/// `Debug` writes it; at most [`MAX_KEY_TEXT`] bytes, however long the key.
+pub(crate) fn key_text<K: fmt::Debug + 'static>(key: &K) -> Arc<str> {
+    use std::fmt::Write;
+    let mut text = Bounded(String::new());
+    let written = match (key as &dyn std::any::Any).downcast_ref::<String>() {
+        Some(string) => write!(text, "{}", string.escape_debug()),
+        None => write!(text, "{key:?}"),
+    };
+    if written.is_err() {
+        text.0.push('…');
+    }
+    text.0.into()
+}
+
+/// A `String` that takes at most [`MAX_KEY_TEXT`] bytes, then refuses (so a
+/// huge key's `Debug` stops early).
+struct Bounded(String);
+
+impl fmt::Write for Bounded {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        let room = MAX_KEY_TEXT - self.0.len();
+        if s.len() <= room {
+            self.0.push_str(s);
+            return Ok(());
+        }
+        let mut end = room;
+        while !s.is_char_boundary(end) {
+            end -= 1;
+        }
+        self.0.push_str(&s[..end]);
+        Err(fmt::Error)
+    }
 }
 
 /// A key's breaker.
@@ -138,7 +186,7 @@ struct Entry {
     mark: Mark,
 }
 
-impl<K: Hash + Eq + fmt::Debug + Send + Sync + 'static> KeyedGroup<K> {
+impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
     /// A standalone keyed group on the monotonic clock holding at most about
     /// `max_keys` idle keys (at least 1). Most code gets one from
     /// [`Registry::keyed`](crate::Registry::keyed).
@@ -162,7 +210,7 @@ impl<K: Hash + Eq + fmt::Debug + Send + Sync + 'static> KeyedGroup<K> {
         config: Config,
         clock: ClockSource,
         max_keys: usize,
-        subscribers: Option<Arc<Subscribers>>,
+        tell: Option<Tell<K>>,
     ) -> Self {
         KeyedGroup {
             shared: Arc::new(Shared {
@@ -182,7 +230,7 @@ impl<K: Hash + Eq + fmt::Debug + Send + Sync + 'static> KeyedGroup<K> {
                 futile_at: AtomicU64::new(0),
                 evictions: AtomicU64::new(0),
                 evicted: Mutex::new(Folded::default()),
-                subscribers,
+                tell,
             }),
         }
     }
@@ -315,34 +363,49 @@ impl<K: Hash + Eq + fmt::Debug + Send + Sync + 'static> KeyedGroup<K> {
         // Built before the writer lock, which every new key of the group
         // takes in turn: only the map's work is done under it.
         let owned = owned(key);
-        let config = *shared.config.lock();
+        let mut config = *shared.config.lock();
         let mut breaker = Breaker::from_parts(shared.group, config, shared.clock.clone());
-        #[cfg(all(test, not(loom)))]
-        tests::before_the_writer_lock();
-        let _writer = shared.writer.lock();
-        let guard = shared.map.guard();
-        if let Some(found) = self.held(key, &guard, true) {
-            return found;
+        loop {
+            // Named with no lock held: the key's text is the user's `Debug`.
+            shared.name_key(&breaker, &owned);
+            #[cfg(all(test, not(loom)))]
+            tests::before_the_writer_lock();
+            let _writer = shared.writer.lock();
+            let guard = shared.map.guard();
+            if let Some(found) = self.held(key, &guard, true) {
+                return found;
+            }
+            let now = *shared.config.lock();
+            if now != config {
+                // Reconfigured since: build it as the other keys now run.
+                config = now;
+                breaker = Breaker::from_parts(shared.group, now, shared.clock.clone());
+            }
+            if shared.must_name(&breaker) {
+                // A subscriber came since (or the breaker is new): name it
+                // with the lock released. Seen under the lock, so a
+                // subscription whose walk this key's insertion would miss
+                // (`name_keys`) is always seen here.
+                continue;
+            }
+            let keys = shared.keys.load(Relaxed);
+            if keys >= shared.max_keys && shared.may_sweep(keys) {
+                self.sweep(&guard);
+            }
+            return self.insert(owned, breaker, &guard);
         }
-        let keys = shared.keys.load(Relaxed);
-        if keys >= shared.max_keys && shared.may_sweep(keys) {
-            self.sweep(&guard);
-        }
-        let now = *shared.config.lock();
-        if now != config {
-            // Reconfigured since: build it as the other keys now run.
-            breaker = Breaker::from_parts(shared.group, now, shared.clock.clone());
-        }
-        // Under the writer lock, as `name_keys`'s walk: a key is named here
-        // or by the walk of a subscriber this check did not see yet.
-        shared.name_key(&breaker, &owned);
+    }
+
+    /// Inserts the new key `owned`, the writer lock held.
+    fn insert(&self, owned: K, breaker: Breaker, guard: &impl Guard) -> Breaker {
+        let shared = &*self.shared;
         let replaced = shared.map.insert(
             owned,
             Entry {
                 breaker: breaker.clone(),
                 mark: Mark::new(),
             },
-            &guard,
+            guard,
         );
         debug_assert!(replaced.is_none(), "a key is created under the writer lock");
         shared.keys.fetch_add(1, Relaxed);
@@ -483,25 +546,36 @@ impl Entry {
     }
 }
 
-impl<K: Hash + Eq + fmt::Debug> Shared<K> {
-    /// Names `breaker` as `key`'s for the registry's subscribers, if it has
-    /// any (see `subscribers`). The writer lock is held.
+impl<K: Hash + Eq> Shared<K> {
+    /// Names `breaker` as `key`'s if the registry has a subscriber told keyed
+    /// transitions (see `tell`). Runs the key's `Debug`: never under a lock.
     fn name_key(&self, breaker: &Breaker, key: &K) {
-        if let Some(subscribers) = &self.subscribers {
-            if !subscribers.is_empty() {
-                breaker.name_key(|| format!("{key:?}").into(), subscribers);
+        if let Some(tell) = &self.tell {
+            if tell.subscribers.wants_keys() {
+                breaker.name_key(|| (tell.name)(key), &tell.subscribers);
             }
         }
     }
 
-    /// Names every key's breaker (`Registry::subscribe` calls this once its
-    /// subscriber is listed). Under the writer lock, so a key created
-    /// meanwhile is named here or as it is created.
+    /// Whether `breaker` is to be named and is not.
+    fn must_name(&self, breaker: &Breaker) -> bool {
+        self.tell
+            .as_ref()
+            .is_some_and(|tell| tell.subscribers.wants_keys())
+            && !breaker.is_named()
+    }
+
+    /// Names every key's breaker; `Registry::subscribe` calls this once its
+    /// subscriber is listed.
     pub(super) fn name_keys(&self) {
-        if self.subscribers.is_none() {
+        if self.tell.is_none() {
             return;
         }
-        let _writer = self.writer.lock();
+        // The writer lock as a barrier, held for no work: a key inserted
+        // before it is in the map for the walk below, and one inserted after
+        // it saw the subscriber and was named first (`create`). The walk
+        // itself runs each key's `Debug` with no lock held.
+        drop(self.writer.lock());
         for (key, entry) in self.map.pin().iter() {
             self.name_key(&entry.breaker, key);
         }

@@ -184,10 +184,11 @@ impl Registry {
     ///
     /// The breakers of keyed groups are told as
     /// [`Event::KeyedTransition`]s, with their key. Subscribing passes once
-    /// over every keyed group's keys to name those not named yet (their
-    /// `Debug` text, kept from then on, and made for each new key while the
-    /// registry has a subscriber); a registry nobody subscribed to keeps no
-    /// key's text.
+    /// over every keyed group's keys, with no lock held, to name those not
+    /// named yet (their `Debug` text, kept from then on, and made for each
+    /// new key while such a subscriber is listed); a registry with none keeps
+    /// no key's text. A subscriber that has no use for keys
+    /// ([`subscribe_unkeyed`](Self::subscribe_unkeyed)) costs the keys nothing.
     ///
     /// ```
     /// use breaker_core::{Config, Event, Registry};
@@ -212,11 +213,38 @@ impl Registry {
     where
         F: Fn(&Event) + Send + Sync + 'static,
     {
-        let subscription = self.subscribers.add(Box::new(subscriber));
+        let subscription = self.subscribers.add(Box::new(subscriber), true);
         // Listed first: a key created from here on is named as it is created.
         for (_, keyed) in self.keyed_groups().all() {
             keyed.name_keys();
         }
         subscription
+    }
+
+    /// As [`subscribe`](Self::subscribe), without the keyed groups'
+    /// transitions: `subscriber` is told the transitions of the registry's
+    /// unkeyed breakers and its conflicts, and keys are not named for it
+    /// (what a fleet agent, which shares whole groups, subscribes with).
+    ///
+    /// ```
+    /// use breaker_core::{Config, Event, Registry};
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    /// use std::sync::Arc;
+    ///
+    /// let registry = Registry::new();
+    /// let told = Arc::new(AtomicUsize::new(0));
+    /// let count = told.clone();
+    /// let _subscription = registry.subscribe_unkeyed(move |_: &Event| {
+    ///     count.fetch_add(1, Ordering::Relaxed);
+    /// });
+    /// registry.keyed::<u64>("tenants", &Config::default(), 100).unwrap().breaker(&7).force_open();
+    /// registry.breaker("mail", &Config::default()).force_open();
+    /// assert_eq!(told.load(Ordering::Relaxed), 1); // the mail breaker's
+    /// ```
+    pub fn subscribe_unkeyed<F>(&self, subscriber: F) -> Subscription
+    where
+        F: Fn(&Event) + Send + Sync + 'static,
+    {
+        self.subscribers.add(Box::new(subscriber), false)
     }
 }
