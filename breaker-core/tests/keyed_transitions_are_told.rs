@@ -270,14 +270,13 @@ fn a_string_keys_text_is_escaped_and_cut() {
         .unwrap();
     // A key that would forge a second log line, and one far too long.
     hosts.breaker("evil\nWARN forged").force_open();
-    let long = "é".repeat(1_000); // 2 bytes a char: the cut must fall between chars
+    // 1 + 3n bytes: the text holds "a" and 85 whole euro signs (256 bytes),
+    // never part of the 86th.
+    let long = format!("a{}", "€".repeat(1_000));
     hosts.breaker(long.as_str()).force_open();
     let told = seen.take();
     assert_eq!(&*told[0].key, "evil\\nWARN forged");
-    let cut = &told[1].key;
-    assert!(cut.ends_with('…'), "{cut}");
-    assert_eq!(cut.len(), 256 + '…'.len_utf8());
-    assert!(long.starts_with(cut.trim_end_matches('…')));
+    assert_eq!(&*told[1].key, format!("a{}…", "€".repeat(85)));
 }
 
 /// A key whose `Debug` comes back into its own group: it looks its

@@ -436,8 +436,8 @@ fn claim(attr: &Attr, l: &Locals, on_open: TokenStream) -> TokenStream {
                         ::core::panic!("#[circuit_breaker] checked this config when it expanded")
                     }
                 };
-            // The link-time group list (`config_file::declarations`); nothing
-            // without the `config` feature.
+            // The link-time group list (`config_file::declarations`); without
+            // the `config` feature, a type check of the config and nothing more.
             #krate::__private::declare!(#group, __BREAKER_CONFIG);
             static __BREAKER_SITE: #krate::__private::#site_type =
                 #krate::__private::#site_type::new();

@@ -140,11 +140,11 @@ pub struct Transition {
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct KeyedTransition {
-    /// The key's text: a string key as it is (`a.example`; control
-    /// characters, quotes and backslashes escaped as `Debug` escapes them),
+    /// The key's text: a `String` key (what `&str`, `Box<str>` and
+    /// `Arc<str>` keys are kept as) as it is, unquoted (`a.example`; control
+    /// characters, quotes and backslashes escaped by `str::escape_debug`),
     /// any other key as its `Debug` writes it (`7`, `("db", 5432)`). Cut at
-    /// 256 bytes (ending in `…`). A name to read, not to parse back into a
-    /// key.
+    /// 256 bytes, then `…`. A name to read, not to parse back into a key.
     pub key: Arc<str>,
     /// The transition; its `group` is the keyed group's.
     pub transition: Transition,

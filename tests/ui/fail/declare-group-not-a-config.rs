@@ -1,5 +1,5 @@
-// `declare_group!` takes a `const` `Config`: anything else is a type error at
-// the name passed.
+// `declare_group!` takes a `const` `Config`: anything else is a type error,
+// reported at the macro call.
 const UPSTREAM: u32 = 5;
 breaker::declare_group!("upstream", UPSTREAM);
 
