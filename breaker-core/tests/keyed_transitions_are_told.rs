@@ -97,6 +97,27 @@ fn keys_held_before_the_subscription_are_told_too() {
 }
 
 #[test]
+fn an_unkeyed_subscriber_is_never_told_a_keys_transition() {
+    // Beside a subscriber that wants keys, so the key is named and told.
+    let registry = Registry::with_clock(ManualClock::new());
+    let keyed = Seen::default();
+    let unkeyed = Seen::default();
+    let _keyed = registry.subscribe(keyed.subscriber());
+    let _unkeyed = registry.subscribe_unkeyed(unkeyed.subscriber());
+    let hosts = registry
+        .keyed::<String>("both", &trips_at_once(), 10)
+        .unwrap();
+    hosts.breaker("a.example").force_open();
+    registry
+        .breaker("both-plain", &trips_at_once())
+        .force_open();
+    assert_eq!(keyed.take().len(), 1);
+    assert_eq!(keyed.plain.load(SeqCst), 1);
+    assert!(unkeyed.take().is_empty());
+    assert_eq!(unkeyed.plain.load(SeqCst), 1, "the unkeyed breaker's only");
+}
+
+#[test]
 fn a_keys_own_subscribers_are_told_plain_transitions() {
     let registry = Registry::with_clock(ManualClock::new());
     let seen = Seen::default();
