@@ -66,10 +66,15 @@ fn sixty_four_threads_with_concurrent_evictions_lose_no_count_and_never_pass_an_
     let m = group.metrics();
     assert_eq!(violations.load(SeqCst), 0, "calls admitted to an open key");
     assert!(m.evictions > 0, "the test must evict");
-    assert_eq!(m.successes, totals[0].load(SeqCst));
-    assert_eq!(m.failures, totals[1].load(SeqCst));
+    let (successes, failures) = (totals[0].load(SeqCst), totals[1].load(SeqCst));
+    // Every admitted call's verdict is counted once: as a success or a
+    // failure, or as stale when its key tripped between the claim and the
+    // verdict (three failures of a bad key in flight at once trip it, and a
+    // fourth admitted before the trip reports into the next generation).
+    assert_eq!(m.calls, successes + failures);
+    assert_eq!(m.successes + m.failures + m.stale, successes + failures);
+    assert!(m.successes <= successes && m.failures <= failures, "{m:?}");
     assert_eq!(m.rejected, totals[2].load(SeqCst));
-    assert_eq!(m.calls, totals[0].load(SeqCst) + totals[1].load(SeqCst));
     // Every bad key that was called enough is open and still held.
     for key in (0..KEYS).filter(|k| bad(*k)) {
         if seen_open[key as usize].load(SeqCst) {
