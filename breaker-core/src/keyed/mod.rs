@@ -217,7 +217,8 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
 
     /// A group declared with `declared` whose keys run `config` (the
     /// declaration through the registry's layered configuration), telling
-    /// its keys' transitions to `subscribers` (its registry's).
+    /// its keys' transitions as `tell` says (a registry's group; `None`: a
+    /// standalone one, which tells no one).
     pub(crate) fn from_parts(
         group: &'static str,
         declared: Config,
