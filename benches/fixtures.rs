@@ -6,7 +6,7 @@ use std::future::Future;
 use std::pin::pin;
 use std::task::{Context, Poll, Waker};
 
-use breaker::{CircuitOpen, TimedOut};
+use breakerbox::{CircuitOpen, TimedOut};
 
 /// The protected function's error.
 #[derive(Debug)]

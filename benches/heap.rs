@@ -6,7 +6,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicIsize, Ordering::SeqCst};
 use std::time::Duration;
 
-use breaker::{Breaker, Config, Event, KeyedGroup, Registry};
+use breakerbox::{Breaker, Config, Event, KeyedGroup, Registry};
 
 struct Counting;
 

@@ -12,7 +12,7 @@ use std::process::Command;
 use std::future::{pending, Pending};
 use std::time::Duration;
 
-use breaker::{circuit_breaker, Breaker, Config, Timer};
+use breakerbox::{circuit_breaker, Breaker, Config, Timer};
 
 #[path = "fixtures.rs"]
 mod fixtures;
@@ -211,9 +211,10 @@ fn run(case: &str, n: u64) {
             })
         }
         "tower_layer" => {
-            use breaker::tower::{CircuitBreakerLayer, Errors};
+            use breakerbox::tower::{CircuitBreakerLayer, Errors};
             use tower::Layer;
-            let layer = CircuitBreakerLayer::for_breaker(b).classify(Errors(breaker::EveryError));
+            let layer =
+                CircuitBreakerLayer::for_breaker(b).classify(Errors(breakerbox::EveryError));
             let mut svc = layer.layer(tower_service::Work);
             repeat(n, || {
                 poll_now(tower_service::request(&mut svc, black_box(1)))

@@ -16,9 +16,9 @@ use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use breaker::observe::prometheus::prometheus_client::registry::Registry as Metrics;
-use breaker::observe::prometheus::BreakerCollector;
-use breaker::{
+use breakerbox::observe::prometheus::prometheus_client::registry::Registry as Metrics;
+use breakerbox::observe::prometheus::BreakerCollector;
+use breakerbox::{
     circuit_breaker, CircuitOpen, Event, State, Transition, TransitionReason, TripCause,
 };
 use http_body_util::{BodyExt, Empty};
@@ -220,7 +220,7 @@ async fn main() -> ExitCode {
     // Configuration per environment, loaded as any program would: the file
     // `BREAKER_CONFIG` names and the `BREAKER_` variables. A bad one stops the
     // start, naming the file or the variable and the key.
-    match breaker::config_file::init() {
+    match breakerbox::config_file::init() {
         Ok(applied) => {
             for (group, source) in &applied.undeclared {
                 eprintln!("warning: the configuration names group `{group}` ({source}), which no code declares");
@@ -248,14 +248,14 @@ async fn run() -> Result<(), String> {
     // Every transition of every breaker, as a subscriber is told it.
     let told = Arc::new(Mutex::new(Vec::<Transition>::new()));
     let sink = told.clone();
-    let _subscription = breaker::registry().subscribe(move |event: &Event| {
+    let _subscription = breakerbox::registry().subscribe(move |event: &Event| {
         if let Event::Transition(t) = event {
             sink.lock().unwrap().push(*t);
         }
     });
     // Every breaker of the process-wide registry, read at each scrape.
     let mut metrics = Metrics::default();
-    metrics.register_collector(Box::new(BreakerCollector::new(breaker::registry())));
+    metrics.register_collector(Box::new(BreakerCollector::new(breakerbox::registry())));
     let upstream = Upstream::start(metrics)
         .await
         .map_err(|e| format!("could not start the server: {e}"))?;
@@ -337,9 +337,9 @@ async fn run() -> Result<(), String> {
         .await;
     t.call("profile(1)", "profile", profile(&api, 1)).await;
 
-    Timeline::rule("the registry: breaker::registry().snapshot()");
+    Timeline::rule("the registry: breakerbox::registry().snapshot()");
     println!();
-    print!("{}", breaker::registry().snapshot());
+    print!("{}", breakerbox::registry().snapshot());
 
     Timeline::rule("the same, scraped: GET /metrics (state, calls, probes, openings)");
     println!();
@@ -351,7 +351,7 @@ async fn run() -> Result<(), String> {
         println!("{line}");
     }
 
-    Timeline::rule("the transitions a subscriber was told: breaker::registry().subscribe(..)");
+    Timeline::rule("the transitions a subscriber was told: breakerbox::registry().subscribe(..)");
     println!();
     let told = told.lock().unwrap().clone();
     for transition in &told {
@@ -428,7 +428,7 @@ fn shown(line: &str) -> bool {
 /// Proves `/metrics` says what the registry says (nothing ran since the scrape).
 fn check_exposition(exposition: &str) -> Result<(), String> {
     let mut missing = Vec::new();
-    for m in breaker::registry().snapshot().iter() {
+    for m in breakerbox::registry().snapshot().iter() {
         let name = m.group;
         let state = m.state.as_str().replace('-', "_");
         let expected = [
@@ -480,7 +480,7 @@ fn check_exposition(exposition: &str) -> Result<(), String> {
 /// ends early, but a refusal may be judged on a coarse clock that lags by one
 /// kernel tick (up to 10 ms), so waiting exactly would risk one more refusal.
 fn open_time_left() -> Duration {
-    let left = breaker::registry()
+    let left = breakerbox::registry()
         .snapshot()
         .iter()
         .filter_map(|m| m.retry_after)
@@ -492,7 +492,9 @@ fn open_time_left() -> Duration {
 /// How many calls in a row failed up to the call that first opened the circuit
 /// (ignored errors neither count nor break the run), or `None` if it never opened.
 fn consecutive_failures_before_opening(steps: &[&timeline::Step]) -> Option<usize> {
-    let opening = steps.iter().position(|s| s.state == breaker::State::Open)?;
+    let opening = steps
+        .iter()
+        .position(|s| s.state == breakerbox::State::Open)?;
     let run = steps[..=opening]
         .iter()
         .rev()
@@ -504,7 +506,7 @@ fn consecutive_failures_before_opening(steps: &[&timeline::Step]) -> Option<usiz
 
 /// Proves the run showed what it claims, from the breakers' own metrics.
 fn check(t: &Timeline<'_>, upstream: &Upstream) -> Result<(), String> {
-    let snapshot = breaker::registry().snapshot();
+    let snapshot = breakerbox::registry().snapshot();
     let mut failed = Vec::new();
     for (group, refusal) in [("search", Action::Fallback), ("profile", Action::Refused)] {
         let Some(m) = snapshot.group(group) else {
@@ -544,7 +546,7 @@ fn check(t: &Timeline<'_>, upstream: &Upstream) -> Result<(), String> {
             ),
         );
         expect(
-            m.state == breaker::State::Closed,
+            m.state == breakerbox::State::Closed,
             format!("ended {}, expected closed", m.state.as_str()),
         );
         let leaked: u64 = steps()
@@ -564,7 +566,7 @@ fn check(t: &Timeline<'_>, upstream: &Upstream) -> Result<(), String> {
                 m.successes
             ),
         );
-        let config = breaker::registry().get(group).map(|b| *b.config());
+        let config = breakerbox::registry().get(group).map(|b| *b.config());
         expect(
             config.is_some_and(|c| {
                 c.threshold() == 3 && c.open_duration() == Duration::from_millis(300)

@@ -10,10 +10,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use breaker::observe::prometheus::prometheus_client::encoding::prometheus_text;
-use breaker::observe::prometheus::prometheus_client::registry::Registry as Metrics;
-use breaker::observe::prometheus::BreakerCollector;
-use breaker::{Config, ManualClock, Registry, State};
+use breakerbox::observe::prometheus::prometheus_client::encoding::prometheus_text;
+use breakerbox::observe::prometheus::prometheus_client::registry::Registry as Metrics;
+use breakerbox::observe::prometheus::BreakerCollector;
+use breakerbox::{Config, ManualClock, Registry, State};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let clock = ManualClock::new();

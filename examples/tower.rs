@@ -23,9 +23,9 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
-use breaker::reqwest::{circuit_open, CircuitBreakerMiddleware};
-use breaker::tower::CircuitBreakerLayer;
-use breaker::{registry, Config};
+use breakerbox::reqwest::{circuit_open, CircuitBreakerMiddleware};
+use breakerbox::tower::CircuitBreakerLayer;
+use breakerbox::{registry, Config};
 use reqwest_middleware::{ClientBuilder, ClientWithMiddleware};
 use tower::ServiceBuilder;
 
@@ -88,7 +88,7 @@ async fn price(State(app): State<App>) -> Response {
             .into_response(),
         // The client's breaker refused: 503 + Retry-After, the upstream untouched.
         Err(e) => match circuit_open(&e) {
-            Some(open) => breaker::axum::open_response(open),
+            Some(open) => breakerbox::axum::open_response(open),
             None => (StatusCode::BAD_GATEWAY, e.to_string()).into_response(),
         },
     }
@@ -159,7 +159,7 @@ fn state(group: &str) -> String {
 }
 
 /// The reqwest middleware's breaker for the upstream at `key` (`host:port`).
-fn upstream_breaker(key: &str) -> Option<breaker::Breaker> {
+fn upstream_breaker(key: &str) -> Option<breakerbox::Breaker> {
     let hosts = registry().keyed::<String>("upstream", &UPSTREAM, MAX_HOSTS);
     hosts.expect("`upstream` has String keys").get(key)
 }
@@ -205,7 +205,7 @@ async fn run() -> Result<(), Vec<String>> {
         .route("/price", get(price))
         .layer(
             ServiceBuilder::new()
-                .layer(HandleErrorLayer::new(breaker::axum::handle_error))
+                .layer(HandleErrorLayer::new(breakerbox::axum::handle_error))
                 .layer(CircuitBreakerLayer::with_config("price", &ROUTE)),
         )
         .with_state(app);

@@ -7,12 +7,12 @@
 //!
 //! ```
 //! use axum::{error_handling::HandleErrorLayer, routing::get, Router};
-//! use breaker::tower::CircuitBreakerLayer;
+//! use breakerbox::tower::CircuitBreakerLayer;
 //! use tower::ServiceBuilder;
 //!
 //! let app: Router = Router::new().route("/quote", get(|| async { "42" })).layer(
 //!     ServiceBuilder::new()
-//!         .layer(HandleErrorLayer::new(breaker::axum::handle_error))
+//!         .layer(HandleErrorLayer::new(breakerbox::axum::handle_error))
 //!         .layer(CircuitBreakerLayer::new("docs-quote")),
 //! );
 //! ```
@@ -34,11 +34,11 @@ use crate::tower::{BoxError, BreakerError};
 /// text body. A circuit forced open has no `Retry-After`.
 ///
 /// ```
-/// use breaker::{Breaker, Config};
+/// use breakerbox::{Breaker, Config};
 ///
 /// let breaker = Breaker::new("docs-open-response", Config::default());
 /// breaker.force_open();
-/// let response = breaker::axum::open_response(&breaker.try_acquire().unwrap_err());
+/// let response = breakerbox::axum::open_response(&breaker.try_acquire().unwrap_err());
 /// assert_eq!(response.status(), 503);
 /// assert!(response.headers().get("retry-after").is_none()); // forced: no promise
 /// ```
@@ -63,7 +63,7 @@ impl<E: IntoResponse> IntoResponse for BreakerError<E> {
     }
 }
 
-/// For `HandleErrorLayer::new(breaker::axum::handle_error)` directly above a
+/// For `HandleErrorLayer::new(breakerbox::axum::handle_error)` directly above a
 /// [`CircuitBreakerLayer`](crate::tower::CircuitBreakerLayer): a refusal answers
 /// `503` with `Retry-After`, an inner error with its own response (an axum
 /// route's error is `Infallible`).
@@ -71,7 +71,7 @@ pub fn handle_error<E: IntoResponse>(error: BreakerError<E>) -> Ready<Response> 
     ready(error.into_response())
 }
 
-/// For `HandleErrorLayer::new(breaker::axum::handle_box_error)` above a stack
+/// For `HandleErrorLayer::new(breakerbox::axum::handle_box_error)` above a stack
 /// whose errors are [`BoxError`]s (a breaker under tower's timeout, say): a
 /// [`CircuitOpen`] anywhere in the error's source chain answers `503` with
 /// `Retry-After`; any other error `500 Internal Server Error` with its message.

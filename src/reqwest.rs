@@ -3,8 +3,8 @@
 //! or a breaker per host.
 //!
 //! ```
-//! use breaker::reqwest::CircuitBreakerMiddleware;
-//! use breaker::Config;
+//! use breakerbox::reqwest::CircuitBreakerMiddleware;
+//! use breakerbox::Config;
 //! use reqwest_middleware::ClientBuilder;
 //!
 //! let config = Config::builder().threshold(5).open_ms(10_000).build()?;
@@ -125,15 +125,15 @@ impl<C> CircuitBreakerMiddleware<C> {
     /// host), or `None` for a URL without a host, which goes through unguarded.
     ///
     /// ```
-    /// use breaker::reqwest::CircuitBreakerMiddleware;
-    /// use breaker::{Config, State};
+    /// use breakerbox::reqwest::CircuitBreakerMiddleware;
+    /// use breakerbox::{Config, State};
     ///
     /// let middleware = CircuitBreakerMiddleware::per_host("docs", &Config::default(), 100)?;
     /// let url = "http://api.example:8080/v1/items".parse().unwrap();
     /// assert_eq!(middleware.breaker_for(&url).unwrap().state(), State::Closed);
-    /// let hosts = breaker::registry().keyed::<String>("docs", &Config::default(), 100)?;
+    /// let hosts = breakerbox::registry().keyed::<String>("docs", &Config::default(), 100)?;
     /// assert!(hosts.get("api.example:8080").is_some());
-    /// # Ok::<(), breaker::WrongKeyType>(())
+    /// # Ok::<(), breakerbox::WrongKeyType>(())
     /// ```
     pub fn breaker_for(&self, url: &Url) -> Option<Breaker> {
         match &self.target {
@@ -224,7 +224,7 @@ impl Classify<Response, Error> for HttpResponses {
 /// ```no_run
 /// # async fn run(client: reqwest_middleware::ClientWithMiddleware) {
 /// match client.get("http://127.0.0.1:8080/").send().await {
-///     Err(e) if breaker::reqwest::circuit_open(&e).is_some() => { /* serve from cache */ }
+///     Err(e) if breakerbox::reqwest::circuit_open(&e).is_some() => { /* serve from cache */ }
 ///     other => { /* ... */ }
 /// }
 /// # }

@@ -47,7 +47,7 @@
 //! ```
 //! use std::future::{pending, Pending};
 //! use std::time::Duration;
-//! use breaker::Timer;
+//! use breakerbox::Timer;
 //!
 //! /// A timer for a runtime without one: deadlines never fire.
 //! struct Never;
@@ -59,15 +59,15 @@
 //! }
 //!
 //! #[derive(Debug)]
-//! enum Error { Open(breaker::CircuitOpen), Late(breaker::TimedOut) }
-//! impl From<breaker::CircuitOpen> for Error {
-//!     fn from(e: breaker::CircuitOpen) -> Self { Error::Open(e) }
+//! enum Error { Open(breakerbox::CircuitOpen), Late(breakerbox::TimedOut) }
+//! impl From<breakerbox::CircuitOpen> for Error {
+//!     fn from(e: breakerbox::CircuitOpen) -> Self { Error::Open(e) }
 //! }
-//! impl From<breaker::TimedOut> for Error {
-//!     fn from(e: breaker::TimedOut) -> Self { Error::Late(e) }
+//! impl From<breakerbox::TimedOut> for Error {
+//!     fn from(e: breakerbox::TimedOut) -> Self { Error::Late(e) }
 //! }
 //!
-//! #[breaker::circuit_breaker(group = "doc-timer", timeout_ms = 50, timer = Never)]
+//! #[breakerbox::circuit_breaker(group = "doc-timer", timeout_ms = 50, timer = Never)]
 //! async fn fetch() -> Result<u32, Error> {
 //!     Ok(7)
 //! }

@@ -8,7 +8,7 @@ mod support;
 
 use std::time::Duration;
 
-use breaker::{circuit_breaker, Breaker, CallError, Config, ManualClock, Registry, State};
+use breakerbox::{circuit_breaker, Breaker, CallError, Config, ManualClock, Registry, State};
 use support::{allocations_during, poll_ready, trip, AppError, CountingAlloc, CLOCK, REG};
 
 #[global_allocator]

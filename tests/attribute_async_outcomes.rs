@@ -8,7 +8,7 @@ mod support;
 use std::future::Future;
 use std::time::Duration;
 
-use breaker::{circuit_breaker, State};
+use breakerbox::{circuit_breaker, State};
 use support::{after_gate, metrics, state, tally, AppError, Tally, CLOCK, REG};
 use tokio::sync::oneshot;
 

@@ -11,7 +11,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use breaker::circuit_breaker;
+use breakerbox::circuit_breaker;
 use support::{metrics, tally, AppError, Tally, REG};
 
 #[derive(Clone, Debug, Default)]

@@ -7,7 +7,7 @@ mod support;
 
 use std::sync::LazyLock;
 
-use breaker::{circuit_breaker, Config, State};
+use breakerbox::{circuit_breaker, Config, State};
 use support::{state, AppError, Isolated, REG};
 
 #[circuit_breaker(group = "shared", registry = &REG, threshold = 2)]
@@ -89,7 +89,7 @@ fn config_set_on_the_registry_before_first_use_wins_over_the_attribute() {
 static TENANT_A: LazyLock<Isolated> = LazyLock::new(Isolated::new);
 static TENANT_B: LazyLock<Isolated> = LazyLock::new(Isolated::new);
 
-fn tenant(id: u8) -> &'static breaker::Registry {
+fn tenant(id: u8) -> &'static breakerbox::Registry {
     if id == 0 {
         &TENANT_A
     } else {

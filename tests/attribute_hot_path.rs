@@ -6,7 +6,7 @@
 
 mod support;
 
-use breaker::{circuit_breaker, CallError};
+use breakerbox::{circuit_breaker, CallError};
 use support::{allocations_during, poll_ready, CountingAlloc};
 
 #[global_allocator]
@@ -30,10 +30,10 @@ fn calls_after_the_first_allocate_nothing() {
         }
     });
     assert_eq!(n, 0, "allocations in 10 000 guarded calls");
-    let m = breaker::registry().get("hot-path").unwrap().metrics();
+    let m = breakerbox::registry().get("hot-path").unwrap().metrics();
     assert_eq!(m.calls, 10_001);
     assert_eq!(
-        breaker::registry()
+        breakerbox::registry()
             .groups()
             .iter()
             .filter(|g| **g == "hot-path")

@@ -5,7 +5,7 @@
 
 mod support;
 
-use breaker::circuit_breaker;
+use breakerbox::circuit_breaker;
 use support::{metrics, AppError, REG};
 
 #[allow(dead_code)]
@@ -33,7 +33,7 @@ fn user_names_never_meet_generated_ones() {
 }
 
 mod reexport {
-    pub use ::breaker as inner;
+    pub use ::breakerbox as inner;
 }
 
 #[circuit_breaker(group = "hygiene-crate", registry = &REG, crate = crate::reexport::inner)]
@@ -50,12 +50,12 @@ fn crate_names_the_path_generated_code_goes_through() {
 mod no_prelude {
     #![no_implicit_prelude]
 
-    #[::breaker::circuit_breaker(group = "hygiene-prelude", registry = &super::REG)]
+    #[::breakerbox::circuit_breaker(group = "hygiene-prelude", registry = &super::REG)]
     pub(super) fn bare() -> ::std::result::Result<u8, super::AppError> {
         ::std::result::Result::Ok(1)
     }
 
-    #[::breaker::circuit_breaker(group = "hygiene-prelude-async", registry = &super::REG)]
+    #[::breakerbox::circuit_breaker(group = "hygiene-prelude-async", registry = &super::REG)]
     pub(super) async fn bare_async() -> ::std::result::Result<u8, super::AppError> {
         ::std::result::Result::Ok(2)
     }

@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicU32, Ordering::SeqCst};
 use std::sync::LazyLock;
 use std::time::Duration;
 
-use breaker::{circuit_breaker, KeyedGroup, OpenReason, State};
+use breakerbox::{circuit_breaker, KeyedGroup, OpenReason, State};
 use support::{after_gate, poll_ready, AppError, Isolated};
 
 /// The breaker of `key` in the `String`-keyed group `group` of `registry`.
@@ -313,7 +313,7 @@ fn without_registry_the_keyed_group_is_in_the_process_wide_registry() {
     for n in 0..8 {
         assert_eq!(global_keyed(n), Ok(n));
     }
-    let group = breaker::registry()
+    let group = breakerbox::registry()
         .get_keyed::<u8>("keyed-global")
         .unwrap()
         .unwrap();

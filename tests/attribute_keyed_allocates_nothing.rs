@@ -9,7 +9,7 @@ mod support;
 
 use std::sync::LazyLock;
 
-use breaker::circuit_breaker;
+use breakerbox::circuit_breaker;
 use support::{allocations_during, poll_ready, AppError, CountingAlloc, Isolated};
 
 #[global_allocator]

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use std::sync::LazyLock;
 
-use breaker::{circuit_breaker, OpenReason, State};
+use breakerbox::{circuit_breaker, OpenReason, State};
 use support::{after_gate, metrics, state, tally, AppError, Isolated, Tally, REG};
 
 static OPEN: LazyLock<Isolated> = LazyLock::new(Isolated::new);

@@ -5,7 +5,7 @@ mod support;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use breaker::circuit_breaker;
+use breakerbox::circuit_breaker;
 use support::{tally, AppError, Tally, REG};
 
 #[circuit_breaker(group = "sync-tail", registry = &REG)]

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Barrier, LazyLock};
 use std::time::Duration;
 
-use breaker::{circuit_breaker, OpenReason, State};
+use breakerbox::{circuit_breaker, OpenReason, State};
 use support::{AppError, Isolated};
 
 static MIXED: LazyLock<Isolated> = LazyLock::new(Isolated::new);

@@ -3,7 +3,7 @@
 
 mod support;
 
-use breaker::{circuit_breaker, State};
+use breakerbox::{circuit_breaker, State};
 use support::{state, AppError, REG};
 
 #[circuit_breaker(

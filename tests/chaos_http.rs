@@ -15,7 +15,7 @@
 //! 4. the server heals; once `open_ms` has passed, the callers race for the one
 //!    probe slot: exactly one probe goes, succeeds, and closes the circuit.
 //!
-//! Every phase checks the breaker's own counters (`breaker::registry()`) against
+//! Every phase checks the breaker's own counters (`breakerbox::registry()`) against
 //! what the callers saw and what the server counted; the end of each test checks
 //! the totals of `registry().snapshot()` the same way. Nothing here asserts how
 //! long anything took: the test waits for conditions with bounded polling under a
@@ -28,7 +28,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use breaker::{circuit_breaker, CircuitOpen, Metrics, OpenReason, State};
+use breakerbox::{circuit_breaker, CircuitOpen, Metrics, OpenReason, State};
 use http_body_util::{BodyExt, Empty, Full};
 use hyper::body::{Bytes, Incoming};
 use hyper::server::conn::http1;
@@ -420,7 +420,7 @@ struct Chaos {
 
 impl Chaos {
     fn metrics(&self) -> Metrics {
-        breaker::registry()
+        breakerbox::registry()
             .get(self.path.group())
             .expect("the guarded path created its breaker on its first call")
             .metrics()
@@ -515,7 +515,7 @@ impl Chaos {
     /// Healthy: every call reaches the server and succeeds; the circuit stays closed.
     async fn healthy(&mut self, cycle: usize) {
         // The first call of the first cycle creates the group's breaker.
-        let before = breaker::registry()
+        let before = breakerbox::registry()
             .get(self.path.group())
             .map(|b| b.metrics());
         let sent_before = self.upstream.requests();
@@ -677,7 +677,7 @@ impl Chaos {
     /// admitted, reaches the server, succeeds and closes the circuit. Callers
     /// that claim while it is in flight are refused (half-open, slot taken).
     async fn heal(&mut self, cycle: usize, flipped_at: Instant) {
-        let breaker = breaker::registry().get(self.path.group()).unwrap();
+        let breaker = breakerbox::registry().get(self.path.group()).unwrap();
         // Poll, never assert a duration: on a stalled box this just takes longer.
         let deadline = Instant::now() + WAIT;
         while !breaker.would_admit() {
@@ -730,7 +730,7 @@ impl Chaos {
     /// breaker's snapshot, the server).
     fn check_totals(&self) {
         let group = self.path.group();
-        let snapshot = breaker::registry().snapshot();
+        let snapshot = breakerbox::registry().snapshot();
         let m = snapshot.group(group).expect("the group is in the snapshot");
         let total = &self.total;
         println!(
@@ -814,7 +814,7 @@ async fn survive_chaos(path: Path) {
     for cycle in 0..CYCLES {
         chaos.cycle(cycle).await;
         if cycle == 0 {
-            let config = *breaker::registry().get(path.group()).unwrap().config();
+            let config = *breakerbox::registry().get(path.group()).unwrap().config();
             assert_eq!(u64::from(config.threshold()), path.threshold());
             assert_eq!(config.open_duration(), Duration::from_millis(OPEN_MS));
         }

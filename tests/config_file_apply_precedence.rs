@@ -4,8 +4,8 @@
 //! literal the file or a variable takes away, listed with its source.
 #![cfg(feature = "config")]
 
-use breaker::config_file::{declarations, Settings};
-use breaker::{circuit_breaker, CircuitOpen, Registry};
+use breakerbox::config_file::{declarations, Settings};
+use breakerbox::{circuit_breaker, CircuitOpen, Registry};
 
 #[derive(Debug)]
 struct Failed;
@@ -157,7 +157,7 @@ fn applied_to_a_live_registry_the_same_rule_holds_and_the_state_is_kept() {
 #[test]
 fn a_configured_group_takes_the_place_of_its_attribute_in_the_layers() {
     let registry = Registry::new();
-    let by_hand = breaker::Config::builder().threshold(9).build().unwrap();
+    let by_hand = breakerbox::Config::builder().threshold(9).build().unwrap();
     registry.configure("ranked", by_hand).unwrap();
     Settings::from_toml_str("[defaults]\nthreshold = 2\nopen_ms = 10_000\n", "f.toml")
         .unwrap()

@@ -3,8 +3,8 @@
 //! later are as they were, and the error says why.
 #![cfg(feature = "config")]
 
-use breaker::config_file::{ErrorKind, Settings};
-use breaker::{circuit_breaker, CircuitOpen, Config, Registry};
+use breakerbox::config_file::{ErrorKind, Settings};
+use breakerbox::{circuit_breaker, CircuitOpen, Config, Registry};
 
 #[derive(Debug)]
 struct Failed;

@@ -5,8 +5,8 @@
 
 use std::sync::LazyLock;
 
-use breaker::config_file::{Patch, Settings, Source, Value};
-use breaker::{circuit_breaker, CallError, Registry, State};
+use breakerbox::config_file::{Patch, Settings, Source, Value};
+use breakerbox::{circuit_breaker, CallError, Registry, State};
 
 static REGISTRY: LazyLock<Registry> = LazyLock::new(Registry::new);
 

@@ -2,9 +2,9 @@
 //! so a group the configuration names and no code declares is reported.
 #![cfg(feature = "config")]
 
-use breaker::circuit_breaker;
-use breaker::config_file::{declarations, declared_groups, Settings, Source};
-use breaker::Registry;
+use breakerbox::circuit_breaker;
+use breakerbox::config_file::{declarations, declared_groups, Settings, Source};
+use breakerbox::Registry;
 
 #[circuit_breaker(group = "inventory-alpha", threshold = 2, fallback = zero)]
 fn alpha() -> u32 {
@@ -76,11 +76,11 @@ fn a_group_no_code_declares_is_reported_with_where_it_was_named() {
 }
 
 /// A group only a middleware makes, at run time: a count window.
-const RUNTIME: breaker::Config = match breaker::Config::builder().window_calls(20).build() {
+const RUNTIME: breakerbox::Config = match breakerbox::Config::builder().window_calls(20).build() {
     Ok(config) => config,
     Err(_) => panic!("invalid config"),
 };
-breaker::declare_group!("inventory-runtime", RUNTIME);
+breakerbox::declare_group!("inventory-runtime", RUNTIME);
 
 #[test]
 fn a_group_made_at_run_time_is_declared_by_declare_group() {

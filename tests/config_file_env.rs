@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 
-use breaker::config_file::{env_name, ErrorKind, Patch, Settings, Source};
+use breakerbox::config_file::{env_name, ErrorKind, Patch, Settings, Source};
 
 /// A file in this test binary's scratch dir.
 fn write_file(name: &str, text: &str) -> PathBuf {

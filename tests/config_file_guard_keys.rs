@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use breaker::config_file::{Patch, Settings};
+use breakerbox::config_file::{Patch, Settings};
 
 #[test]
 fn the_file_and_the_environment_set_the_guard_keys() {

@@ -3,9 +3,9 @@
 //! settings reconfigures its keys, held and new.
 #![cfg(feature = "config")]
 
-use breaker::circuit_breaker;
-use breaker::config_file::{declared_groups, Settings};
-use breaker::{registry, CircuitOpen, State};
+use breakerbox::circuit_breaker;
+use breakerbox::config_file::{declared_groups, Settings};
+use breakerbox::{registry, CircuitOpen, State};
 
 #[derive(Debug)]
 enum FetchError {

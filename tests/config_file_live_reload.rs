@@ -5,8 +5,8 @@
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::time::Duration;
 
-use breaker::config_file::Settings;
-use breaker::{circuit_breaker, CircuitOpen, ManualClock, Registry, State};
+use breakerbox::config_file::Settings;
+use breakerbox::{circuit_breaker, CircuitOpen, ManualClock, Registry, State};
 
 #[derive(Debug)]
 enum Error {

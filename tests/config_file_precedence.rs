@@ -3,7 +3,7 @@
 //! and the attribute literals the file or the environment took away.
 #![cfg(feature = "config")]
 
-use breaker::config_file::{Patch, Settings, Source, Value};
+use breakerbox::config_file::{Patch, Settings, Source, Value};
 
 /// An attribute's literal values.
 fn attribute(values: &[(&str, Value)]) -> Patch {

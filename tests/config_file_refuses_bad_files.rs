@@ -2,7 +2,7 @@
 //! table and key, the value, and what is allowed; nothing of it applies.
 #![cfg(feature = "config")]
 
-use breaker::config_file::{ErrorKind, Patch, Settings, Source, Value};
+use breakerbox::config_file::{ErrorKind, Patch, Settings, Source, Value};
 
 /// The error a file refused with, after checking that it was refused.
 fn refused(text: &str) -> (ErrorKind, String) {

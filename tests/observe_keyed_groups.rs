@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use breaker::{Config, ManualClock, Registry};
+use breakerbox::{Config, ManualClock, Registry};
 
 #[allow(dead_code)]
 #[path = "support/exposition.rs"]

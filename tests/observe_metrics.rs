@@ -8,8 +8,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use breaker::observe::metrics::publish;
-use breaker::{Config, ManualClock, Registry};
+use breakerbox::observe::metrics::publish;
+use breakerbox::{Config, ManualClock, Registry};
 use metrics_util::debugging::{DebugValue, DebuggingRecorder};
 
 #[allow(dead_code)]

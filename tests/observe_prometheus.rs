@@ -13,10 +13,10 @@ use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
 use std::sync::Arc;
 use std::time::Duration;
 
-use breaker::observe::prometheus::prometheus_client::encoding::prometheus_text;
-use breaker::observe::prometheus::prometheus_client::registry::Registry as Metrics;
-use breaker::observe::prometheus::BreakerCollector;
-use breaker::{Config, ManualClock, Metrics as GroupMetrics, Registry, State};
+use breakerbox::observe::prometheus::prometheus_client::encoding::prometheus_text;
+use breakerbox::observe::prometheus::prometheus_client::registry::Registry as Metrics;
+use breakerbox::observe::prometheus::BreakerCollector;
+use breakerbox::{Config, ManualClock, Metrics as GroupMetrics, Registry, State};
 
 use exposition::Exposition;
 
@@ -371,7 +371,7 @@ fn a_group_created_after_the_collector_was_registered_shows_at_the_next_scrape()
 fn scrapes_during_a_storm_of_calls_are_consistent_per_group() {
     let clock = ManualClock::new();
     let breakers = Arc::new(Registry::with_clock(clock.clone()));
-    let window = |b: breaker::ConfigBuilder| {
+    let window = |b: breakerbox::ConfigBuilder| {
         b.failure_rate(0.35)
             .min_calls(5)
             .slow_call_ms(1)

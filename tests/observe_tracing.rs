@@ -1,4 +1,4 @@
-//! `breaker::observe::tracing`: one structured `tracing` event per transition
+//! `breakerbox::observe::tracing`: one structured `tracing` event per transition
 //! and per conflict, with the fields its docs list, caught by a test subscriber.
 
 #![cfg(feature = "tracing")]
@@ -8,7 +8,7 @@ use std::fmt;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use breaker::{Config, ManualClock, Registry};
+use breakerbox::{Config, ManualClock, Registry};
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};
 use tracing::{Level, Metadata};
@@ -80,7 +80,7 @@ fn each_transition_is_one_event_with_its_fields() {
     let collect = Collect::default();
     let clock = ManualClock::new();
     let registry = Registry::with_clock(clock.clone());
-    let _traced = breaker::observe::tracing::subscribe(&registry);
+    let _traced = breakerbox::observe::tracing::subscribe(&registry);
     tracing::subscriber::with_default(collect.clone(), || {
         let config = Config::builder()
             .threshold(1)
@@ -107,7 +107,7 @@ fn each_transition_is_one_event_with_its_fields() {
             None
         ]
     );
-    assert!(seen.iter().all(|s| s.target == "breaker"));
+    assert!(seen.iter().all(|s| s.target == "breakerbox"));
 
     let trip = &seen[0];
     assert_eq!(trip.level, Level::WARN);
@@ -142,7 +142,7 @@ fn each_transition_is_one_event_with_its_fields() {
 fn dropping_the_subscription_stops_the_events() {
     let collect = Collect::default();
     let registry = Registry::new();
-    let traced = breaker::observe::tracing::subscribe(&registry);
+    let traced = breakerbox::observe::tracing::subscribe(&registry);
     tracing::subscriber::with_default(collect.clone(), || {
         let db = registry.breaker("db", &Config::default());
         db.force_open();
@@ -164,7 +164,7 @@ fn a_keyed_groups_transitions_carry_the_key() {
         )
         .unwrap();
     hosts.breaker("held.example"); // held before the subscription
-    let _traced = breaker::observe::tracing::subscribe(&registry);
+    let _traced = breakerbox::observe::tracing::subscribe(&registry);
     tracing::subscriber::with_default(collect.clone(), || {
         hosts.breaker("a.example").try_acquire().unwrap().failure();
         hosts.breaker("held.example").force_open();

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier};
 use std::time::Duration;
 
-use breaker::{circuit_breaker, CircuitOpen, OpenReason, Registry, State, TimedOut};
+use breakerbox::{circuit_breaker, CircuitOpen, OpenReason, Registry, State, TimedOut};
 
 #[derive(Debug)]
 enum Error {

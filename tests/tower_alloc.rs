@@ -10,8 +10,8 @@ use std::pin::pin;
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
-use breaker::tower::{BreakerError, CircuitBreakerLayer, Errors};
-use breaker::{Breaker, Config, EveryError, ManualClock, State};
+use breakerbox::tower::{BreakerError, CircuitBreakerLayer, Errors};
+use breakerbox::{Breaker, Config, EveryError, ManualClock, State};
 use tower::{Layer, Service};
 
 mod support;

@@ -14,8 +14,8 @@ use axum::extract::State as AxumState;
 use axum::http::StatusCode;
 use axum::routing::get;
 use axum::Router;
-use breaker::tower::CircuitBreakerLayer;
-use breaker::{circuit_breaker, registry, Breaker, CallError, Config, Registry, State};
+use breakerbox::tower::CircuitBreakerLayer;
+use breakerbox::{circuit_breaker, registry, Breaker, CallError, Config, Registry, State};
 use tower::ServiceBuilder;
 
 /// A handler's answers: the status to send, and how many requests reached it.
@@ -56,7 +56,7 @@ async fn serve(layer: CircuitBreakerLayer, handler: Handler) -> SocketAddr {
         .route("/hang", get(hang))
         .layer(
             ServiceBuilder::new()
-                .layer(HandleErrorLayer::new(breaker::axum::handle_error))
+                .layer(HandleErrorLayer::new(breakerbox::axum::handle_error))
                 .layer(layer),
         )
         .with_state(handler);

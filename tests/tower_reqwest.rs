@@ -13,8 +13,8 @@ use axum::extract::State as AxumState;
 use axum::http::StatusCode;
 use axum::routing::get;
 use axum::Router;
-use breaker::reqwest::{circuit_open, CircuitBreakerMiddleware};
-use breaker::{Config, OpenReason, Registry, State};
+use breakerbox::reqwest::{circuit_open, CircuitBreakerMiddleware};
+use breakerbox::{Config, OpenReason, Registry, State};
 use reqwest_middleware::{ClientBuilder, ClientWithMiddleware};
 
 #[derive(Clone, Default)]
@@ -170,7 +170,7 @@ fn a_group_declared_by_the_middleware_is_the_registry_entry_of_that_group() {
     let middleware = CircuitBreakerMiddleware::with_config("mw-declared", &config());
     let url = "http://127.0.0.1:1/".parse().unwrap();
     let breaker = middleware.breaker_for(&url).unwrap();
-    assert!(breaker.same_as(&breaker::registry().get("mw-declared").unwrap()));
+    assert!(breaker.same_as(&breakerbox::registry().get("mw-declared").unwrap()));
     assert_eq!(breaker.config(), &config());
     // One group: every host's requests go through it.
     let other = "http://example.invalid:8080/".parse().unwrap();

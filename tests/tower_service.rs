@@ -12,8 +12,8 @@ use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
-use breaker::tower::{BoxError, BreakerError, CircuitBreakerLayer, Errors, Verdict};
-use breaker::{Breaker, CircuitOpen, Config, EveryError, ManualClock, OpenReason, State};
+use breakerbox::tower::{BoxError, BreakerError, CircuitBreakerLayer, Errors, Verdict};
+use breakerbox::{Breaker, CircuitOpen, Config, EveryError, ManualClock, OpenReason, State};
 use tower::{Layer, Service, ServiceExt};
 
 const OPEN: Duration = Duration::from_millis(1_000);
@@ -329,7 +329,7 @@ fn layers_and_services_share_one_breaker_and_a_clone_is_not_ready() {
 fn not_found_fails(result: Result<&http::Response<()>, &Infallible>) -> Verdict {
     match result {
         Ok(r) if r.status() == 404 => Verdict::Failure,
-        Ok(r) => breaker::tower::status_verdict(r.status().as_u16()),
+        Ok(r) => breakerbox::tower::status_verdict(r.status().as_u16()),
         Err(never) => match *never {},
     }
 }

@@ -20,7 +20,7 @@
 //! # Ok::<(), breaker_core::ConfigError>(())
 //! ```
 //!
-//! With the attribute: `#[circuit_breaker(group = "files", is_failure = breaker::classify::io_error)]`.
+//! With the attribute: `#[circuit_breaker(group = "files", is_failure = breakerbox::classify::io_error)]`.
 
 use std::io::{self, ErrorKind};
 
@@ -87,7 +87,7 @@ pub const fn io_error_kind(kind: ErrorKind) -> bool {
 /// An error that may carry an HTTP status code, for [`http_status`].
 ///
 /// Implemented for `u16`; implement it for your client's error type so that
-/// `is_failure = breaker::classify::http_status` works on it directly.
+/// `is_failure = breakerbox::classify::http_status` works on it directly.
 ///
 /// ```
 /// use breaker_core::classify::{http_status, HttpStatus};

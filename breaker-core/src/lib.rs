@@ -1,4 +1,4 @@
-//! The runtime of [`breaker`](https://docs.rs/breaker): a circuit breaker state
+//! The runtime of [`breakerbox`](https://docs.rs/breakerbox): a circuit breaker state
 //! machine with lock-free claims, permits that record exactly one outcome, an
 //! injected clock, and a registry of breakers keyed by group.
 //!

@@ -30,7 +30,7 @@ use std::time::Duration;
 /// ```
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a `Timer`: `timeout_ms` needs one to race calls against",
-    label = "enable the `tokio` feature of `breaker`, or name a value implementing `breaker::Timer` with `timer = path`"
+    label = "enable the `tokio` feature of `breakerbox`, or name a value implementing `breakerbox::Timer` with `timer = path`"
 )]
 pub trait Timer {
     /// The future that completes once `after` has passed.

@@ -11,14 +11,14 @@ use std::hint::black_box;
 use std::process::Command;
 use std::time::Duration;
 
-use breaker::{circuit_breaker, MonotonicClock};
 use breaker_fleet::{AgentConfig, FleetAgent, MemoryStore};
+use breakerbox::{circuit_breaker, MonotonicClock};
 
 #[derive(Debug)]
 struct Failed;
 
-impl From<breaker::CircuitOpen> for Failed {
-    fn from(_: breaker::CircuitOpen) -> Self {
+impl From<breakerbox::CircuitOpen> for Failed {
+    fn from(_: breakerbox::CircuitOpen) -> Self {
         Failed
     }
 }
@@ -34,7 +34,7 @@ fn child(n: u64, with_agent: bool) {
     let _ = guarded(0); // create the group before the agent starts
     let agent = with_agent.then(|| {
         let store = MemoryStore::new(MonotonicClock);
-        FleetAgent::spawn(store, breaker::registry(), AgentConfig::new("ir"))
+        FleetAgent::spawn(store, breakerbox::registry(), AgentConfig::new("ir"))
     });
     if agent.is_some() {
         std::thread::sleep(Duration::from_millis(20)); // the agent is running

@@ -13,8 +13,8 @@
 
 use std::time::{Duration, Instant};
 
-use breaker::{Breaker, Config, Registry};
 use breaker_fleet::{AgentConfig, FleetAgent, RedisServer, RedisStore};
+use breakerbox::{Breaker, Config, Registry};
 
 const TRIPS: usize = 200;
 const DEADLINE: Duration = Duration::from_secs(5);

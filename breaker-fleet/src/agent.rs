@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use breaker::Clock;
+use breakerbox::Clock;
 use tokio::sync::mpsc;
 
 use crate::local::{LocalEvent, LocalEventKind, LocalSide};
@@ -169,7 +169,7 @@ struct View {
 /// The agent's logic, independent of how events arrive: feed it
 /// [`LocalEvent`]s, [`Notice`]s and [`tick`](Self::tick)s. [`Agent::run`] does
 /// so from channels and timers; tests drive it by hand on a
-/// [`ManualClock`](breaker::ManualClock) with a [`MemoryStore`](crate::MemoryStore).
+/// [`ManualClock`](breakerbox::ManualClock) with a [`MemoryStore`](crate::MemoryStore).
 pub struct Agent<S, L> {
     store: S,
     local: L,

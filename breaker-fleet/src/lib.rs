@@ -7,7 +7,7 @@
 //! use breaker_fleet::{AgentConfig, FleetAgent, RedisStore};
 //!
 //! let store = RedisStore::new("redis://127.0.0.1:6379/")?;
-//! let _agent = FleetAgent::spawn(store, breaker::registry(), AgentConfig::new("web-1"));
+//! let _agent = FleetAgent::spawn(store, breakerbox::registry(), AgentConfig::new("web-1"));
 //! // #[circuit_breaker] fns run exactly as before: the agent adds nothing to a call.
 //! # Ok::<(), breaker_fleet::StoreError>(())
 //! ```
@@ -27,9 +27,9 @@
 //! - hears of every change by pub/sub, and reads every group each `poll_every`
 //!   as the fallback for lost messages; a record whose epoch is not newer than
 //!   the one held is ignored;
-//! - applies a fleet open for the time remaining ([`Breaker::fleet_open`](breaker::Breaker::fleet_open):
-//!   refusals say [`OpenReason::Fleet`](breaker::OpenReason::Fleet) with a real
-//!   `retry_after`), and a fleet close ([`Breaker::fleet_close`](breaker::Breaker::fleet_close));
+//! - applies a fleet open for the time remaining ([`Breaker::fleet_open`](breakerbox::Breaker::fleet_open):
+//!   refusals say [`OpenReason::Fleet`](breakerbox::OpenReason::Fleet) with a real
+//!   `retry_after`), and a fleet close ([`Breaker::fleet_close`](breakerbox::Breaker::fleet_close));
 //! - when the fleet open time is over, races for the group's probe lease (a
 //!   key with an expiry): the winner's breaker goes half-open and admits its
 //!   `half_open_probes` probes, so no more than that run across the fleet; the
@@ -41,7 +41,7 @@
 //! A local breaker goes half-open by itself when its open time is over. So
 //! that it does not probe before the fleet has decided who may, the agent
 //! holds every instance open [`AgentConfig::lease_wait`] (200 ms) past the end
-//! of the fleet's open ([`Breaker::fleet_hold`](breaker::Breaker::fleet_hold),
+//! of the fleet's open ([`Breaker::fleet_hold`](breakerbox::Breaker::fleet_hold),
 //! which moves the end without a transition), the instance that tripped
 //! included. At the end itself the agent asks the store for the lease; the
 //! winner's end is moved to now and it probes at once (lazily, on its next
@@ -76,7 +76,7 @@
 //!
 //! The agent's logic takes [`LocalEvent`]s from a channel and acts through the
 //! [`LocalSide`] trait, so it is tested without threads on a
-//! [`ManualClock`](breaker::ManualClock) with a [`MemoryStore`].
+//! [`ManualClock`](breakerbox::ManualClock) with a [`MemoryStore`].
 
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
@@ -98,7 +98,7 @@ pub use redis_store::RedisStore;
 pub use server::RedisServer;
 pub use store::{Cas, FleetState, FleetStore, GroupRecord, Notice, StoreError, Trip};
 
-use breaker::{Clock, MonotonicClock, Registry, Subscription};
+use breakerbox::{Clock, MonotonicClock, Registry, Subscription};
 use tokio::sync::{mpsc, oneshot};
 
 /// An agent running on its own thread (with its own single-threaded tokio

@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use breaker::{
+use breakerbox::{
     Breaker, Event, OpenReason, Registry, State, Subscription, Transition, TransitionReason,
 };
 
@@ -41,7 +41,7 @@ impl LocalEvent {
     /// are not: publishing them again would echo every fleet change back.
     ///
     /// ```
-    /// use breaker::{Breaker, Config, Event, TransitionReason};
+    /// use breakerbox::{Breaker, Config, Event, TransitionReason};
     /// use breaker_fleet::LocalEvent;
     /// use std::sync::{Arc, Mutex};
     /// use std::time::Duration;
@@ -150,7 +150,7 @@ pub struct RegistrySide {
 }
 
 impl RegistrySide {
-    /// The side of `registry` (usually `breaker::registry()`).
+    /// The side of `registry` (usually `breakerbox::registry()`).
     pub fn new(registry: &'static Registry) -> Self {
         RegistrySide { registry }
     }

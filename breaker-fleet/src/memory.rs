@@ -6,20 +6,20 @@ use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use breaker::Clock;
+use breakerbox::Clock;
 use tokio::sync::mpsc;
 
 use crate::store::{Cas, FleetState, FleetStore, GroupRecord, Notice, StoreError, Trip};
 
 /// An in-memory [`FleetStore`] whose time is a [`Clock`] (a
-/// [`ManualClock`](breaker::ManualClock) in tests). Clones share one store.
+/// [`ManualClock`](breakerbox::ManualClock) in tests). Clones share one store.
 ///
 /// Faults to inject: [`set_down`](Self::set_down) (every call fails, like Redis
 /// gone), [`set_delivering`](Self::set_delivering) (notices are lost, like a
 /// dropped subscription), [`restart`](Self::restart) (all data lost, a new run).
 ///
 /// ```
-/// use breaker::ManualClock;
+/// use breakerbox::ManualClock;
 /// use breaker_fleet::{Cas, FleetStore, MemoryStore, Trip};
 /// use std::time::Duration;
 ///

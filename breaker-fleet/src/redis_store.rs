@@ -162,7 +162,7 @@ impl Scripts {
 /// use breaker_fleet::{AgentConfig, FleetAgent, RedisStore};
 ///
 /// let store = RedisStore::new("redis://127.0.0.1:6379/")?;
-/// let agent = FleetAgent::spawn(store, breaker::registry(), AgentConfig::new("web-1"));
+/// let agent = FleetAgent::spawn(store, breakerbox::registry(), AgentConfig::new("web-1"));
 /// // ... serve; the agent works in the background ...
 /// println!("{:?}", agent.stats());
 /// # Ok::<(), breaker_fleet::StoreError>(())

@@ -4,11 +4,11 @@
 
 use std::time::Duration;
 
-use breaker::{Breaker, Config, ManualClock, OpenReason, Registry, State, Subscription};
 use breaker_fleet::{
     Agent, AgentConfig, Aggregation, FleetState, GroupRecord, LocalEvent, LocalEventKind,
     MemoryStore, Notice, RegistrySide,
 };
+use breakerbox::{Breaker, Config, ManualClock, OpenReason, Registry, State, Subscription};
 use tokio::sync::mpsc::UnboundedReceiver;
 
 const OPEN: Duration = Duration::from_secs(30);

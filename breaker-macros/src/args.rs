@@ -151,7 +151,7 @@ other_keys! {
     "fallback" => fallback, like "cached_search",
     "is_failure" => is_failure, like "is_server_error",
     "registry" => registry, like "&REGISTRY",
-    "crate" => krate, like "::my_reexport::breaker",
+    "crate" => krate, like "::my_reexport::breakerbox",
     "timer" => timer, like "MY_TIMER",
     "key" => key, like "host",
     "max_keys" => max_keys, like "10000",
@@ -233,7 +233,7 @@ impl Args {
             return Err(syn::Error::new(
                 input.span(),
                 "expected `key = value`, like `group = \"search\"`; the keys are listed in \
-                 the `breaker` crate docs",
+                 the `breakerbox` crate docs",
             ));
         }
         let key = input.call(Ident::parse_any)?;

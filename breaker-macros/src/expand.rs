@@ -87,10 +87,10 @@ pub(crate) fn unchanged(item: TokenStream, err: &syn::Error) -> TokenStream {
 ///     /* the claim: see `claim`; an open circuit returns `Self::cached(self, q)` */
 ///     let __result = (move || -> Result<Hits, Error> { body })();
 ///     {
-///         use ::breaker::__private::{ViaAny as _, ViaFuture as _};
-///         (&::breaker::__private::NotFuture(&__result)).not_a_future(());
+///         use ::breakerbox::__private::{ViaAny as _, ViaFuture as _};
+///         (&::breakerbox::__private::NotFuture(&__result)).not_a_future(());
 ///     }
-///     ::breaker::__private::Outcome::new(&__result).record_every(__permit);
+///     ::breakerbox::__private::Outcome::new(&__result).record_every(__permit);
 ///     __result
 /// }
 /// ```
@@ -150,7 +150,7 @@ fn expand_sync(attr: &Attr, item: ItemFn) -> TokenStream {
 ///         { body }
 ///     }
 ///     .await;
-///     ::breaker::__private::Outcome::new(&__result).record_every(__permit);
+///     ::breakerbox::__private::Outcome::new(&__result).record_every(__permit);
 ///     __result
 /// }
 /// ```
@@ -249,13 +249,13 @@ fn expand_future_tail(attr: &Attr, mut item: ItemFn, tail: Box<FutureTail>) -> T
 ///
 /// Input: `timeout_ms = 250`, no `timer`. Output:
 /// ```text
-/// match ::breaker::__private::within(
-///     &::breaker::__private::DefaultTimer,
+/// match ::breakerbox::__private::within(
+///     &::breakerbox::__private::DefaultTimer,
 ///     __breaker.config().timeout().unwrap_or(::core::time::Duration::from_millis(250)),
 ///     body,
 /// ).await {
 ///     Some(result) => result,
-///     None => return ::breaker::__private::from_timed_out(__breaker.timed_out(__permit, /* the deadline */)),
+///     None => return ::breakerbox::__private::from_timed_out(__breaker.timed_out(__permit, /* the deadline */)),
 /// }
 /// ```
 /// The deadline is the group's effective config (a file may change it); the
@@ -309,14 +309,14 @@ fn guard(attr: &Attr, item: &ItemFn, l: &Locals, is_async: bool) -> (TokenStream
 /// Input: `group = "search", threshold = 3`, no `registry`. Output:
 /// ```text
 /// let __breaker = {
-///     const __BREAKER_CONFIG: ::breaker::__private::Config =
-///         match ::breaker::__private::Config::builder().threshold(3).build() {
+///     const __BREAKER_CONFIG: ::breakerbox::__private::Config =
+///         match ::breakerbox::__private::Config::builder().threshold(3).build() {
 ///             Ok(config) => config,
 ///             Err(_) => panic!(..), // unreachable: checked when the attribute expanded
 ///         };
-///     ::breaker::__private::declare!("search", __BREAKER_CONFIG); // `inventory`, feature `config`
-///     static __BREAKER_SITE: ::breaker::__private::CallSite =
-///         ::breaker::__private::CallSite::new();
+///     ::breakerbox::__private::declare!("search", __BREAKER_CONFIG); // `inventory`, feature `config`
+///     static __BREAKER_SITE: ::breakerbox::__private::CallSite =
+///         ::breakerbox::__private::CallSite::new();
 ///     __BREAKER_SITE.global("search", &__BREAKER_CONFIG)
 /// };
 /// let __permit = match __breaker.try_acquire() {
@@ -326,7 +326,7 @@ fn guard(attr: &Attr, item: &ItemFn, l: &Locals, is_async: bool) -> (TokenStream
 /// ```
 /// With `registry = &REG`, a binding comes first and the site looks up in it:
 /// ```text
-/// let __registry: &::breaker::__private::Registry = &REG;
+/// let __registry: &::breakerbox::__private::Registry = &REG;
 /// let __breaker = { /* as above */ __BREAKER_SITE.breaker(__registry, "search", &__BREAKER_CONFIG) };
 /// ```
 /// With `key = host` (a keyed group; `max_keys = 500`, else the default 10 000),
@@ -337,10 +337,10 @@ fn guard(attr: &Attr, item: &ItemFn, l: &Locals, is_async: bool) -> (TokenStream
 /// let __breaker = {
 ///     let breaker_key = &(host);
 ///     let found = {
-///         const __BREAKER_CONFIG: ::breaker::__private::Config = /* as above */;
-///         ::breaker::__private::declare!("search", __BREAKER_CONFIG);
-///         static __BREAKER_SITE: ::breaker::__private::KeyedSite =
-///             ::breaker::__private::KeyedSite::new();
+///         const __BREAKER_CONFIG: ::breakerbox::__private::Config = /* as above */;
+///         ::breakerbox::__private::declare!("search", __BREAKER_CONFIG);
+///         static __BREAKER_SITE: ::breakerbox::__private::KeyedSite =
+///             ::breakerbox::__private::KeyedSite::new();
 ///         __BREAKER_SITE.global("search", &__BREAKER_CONFIG, 500, breaker_key)
 ///     };
 ///     found
@@ -484,7 +484,7 @@ fn claim(attr: &Attr, l: &Locals, on_open: TokenStream) -> TokenStream {
 ///
 /// Input → output: `fallback = cached` in `fn f(&self, q: &str)` → `Self::cached(self, q)`
 /// (`.await`ed when async); `fallback = cache::get` in `fn f(q: &str)` →
-/// `cache::get(q)`; no fallback → `::breaker::__private::from_open(__open)`.
+/// `cache::get(q)`; no fallback → `::breakerbox::__private::from_open(__open)`.
 fn on_open(attr: &Attr, item: &ItemFn, l: &Locals, is_async: bool) -> TokenStream {
     let krate = &attr.krate;
     let open = &l.open;
@@ -514,7 +514,7 @@ fn on_open(attr: &Attr, item: &ItemFn, l: &Locals, is_async: bool) -> TokenStrea
 ///
 /// Input: no `is_failure`. Output:
 /// ```text
-/// ::breaker::__private::Outcome::new(&__result).record_every(__permit);
+/// ::breakerbox::__private::Outcome::new(&__result).record_every(__permit);
 /// __result
 /// ```
 /// `record_every` is inherent on `Result` returns (`Err` is a failure) and
@@ -523,8 +523,8 @@ fn on_open(attr: &Attr, item: &ItemFn, l: &Locals, is_async: bool) -> TokenStrea
 /// Input: `is_failure = server_side`. Output:
 /// ```text
 /// {
-///     use ::breaker::__private::ClassifiedAny as _;
-///     ::breaker::__private::Classified(__result).record(__permit, &server_side)
+///     use ::breakerbox::__private::ClassifiedAny as _;
+///     ::breakerbox::__private::Classified(__result).record(__permit, &server_side)
 /// }
 /// ```
 /// `Classified::record` is inherent on `Result` returns and gives the value

@@ -1,5 +1,5 @@
-//! The `#[circuit_breaker]` attribute of the `breaker` crate. Use it through
-//! `breaker`, whose docs hold the key reference. A one-way pipeline: `args` reads
+//! The `#[circuit_breaker]` attribute of the `breakerbox` crate. Use it through
+//! `breakerbox`, whose docs hold the key reference. A one-way pipeline: `args` reads
 //! the tokens, `validate` checks them against the fn and makes a plan (with the
 //! fn's `shape`), and `expand` builds the guarded fn from that plan.
 
@@ -23,7 +23,7 @@ mod validate;
 /// failure, a dropped future abandoned); an open circuit skips the body and
 /// returns the fallback's value or `Err(CircuitOpen.into())`. With
 /// `key = expr` (an expression of the fn's arguments) the group holds one breaker
-/// per value of `expr`, at most about `max_keys` idle ones. The `breaker` crate
+/// per value of `expr`, at most about `max_keys` idle ones. The `breakerbox` crate
 /// docs hold the table of every key with its type, default and meaning.
 #[proc_macro_attribute]
 pub fn circuit_breaker(args: TokenStream, item: TokenStream) -> TokenStream {

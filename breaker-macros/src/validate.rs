@@ -21,7 +21,7 @@ pub(crate) struct Plan {
 /// The checked arguments: what the claim before the body and the record after it use.
 pub(crate) struct Attr {
     pub(crate) krate: Path,
-    /// No `crate = path` was given: `krate` is `::breaker`.
+    /// No `crate = path` was given: `krate` is `::breakerbox`.
     pub(crate) krate_is_default: bool,
     pub(crate) group: LitStr,
     /// Builder calls for the `const` config: method name (spanned at the key) and value.
@@ -49,7 +49,7 @@ pub(crate) struct Keyed {
 }
 
 /// The `max_keys` of a keyed group that does not set it. Documented in the
-/// `breaker` crate's key table: change both together.
+/// `breakerbox` crate's key table: change both together.
 pub(crate) const DEFAULT_MAX_KEYS: u64 = 10_000;
 
 /// The fallback call: `path(args)`, or `Self::name(self, args)` in a method.
@@ -197,7 +197,7 @@ pub(crate) fn validate(args: Args, item: TokenStream) -> Result<Plan, syn::Error
     Ok(Plan {
         attr: Attr {
             krate_is_default: krate.is_none(),
-            krate: krate.unwrap_or_else(|| syn::parse_quote!(::breaker)),
+            krate: krate.unwrap_or_else(|| syn::parse_quote!(::breakerbox)),
             group: group?,
             config,
             fallback,

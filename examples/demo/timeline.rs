@@ -5,7 +5,7 @@ use std::fmt::Display;
 use std::future::Future;
 use std::time::{Duration, Instant};
 
-use breaker::{Metrics, State};
+use breakerbox::{Metrics, State};
 
 use crate::upstream::Upstream;
 
@@ -153,7 +153,7 @@ impl<'u> Timeline<'u> {
 }
 
 fn metrics(group: &str) -> Option<Metrics> {
-    breaker::registry().get(group).map(|b| b.metrics())
+    breakerbox::registry().get(group).map(|b| b.metrics())
 }
 
 fn action(before: Option<&Metrics>, after: &Metrics, ok: bool) -> Action {
@@ -193,7 +193,7 @@ fn state_after(group: &str, m: &Metrics) -> String {
 }
 
 fn threshold(group: &str) -> u32 {
-    breaker::registry()
+    breakerbox::registry()
         .get(group)
         .map_or(0, |b| b.config().threshold())
 }

@@ -9,8 +9,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
 use std::sync::Arc;
 use std::time::Duration;
 
-use breaker::observe::prometheus::prometheus_client::encoding::prometheus_text;
-use breaker::observe::prometheus::prometheus_client::registry::Registry as Metrics;
+use breakerbox::observe::prometheus::prometheus_client::encoding::prometheus_text;
+use breakerbox::observe::prometheus::prometheus_client::registry::Registry as Metrics;
 use http_body_util::Full;
 use hyper::body::{Bytes, Incoming};
 use hyper::header::{HeaderValue, CONTENT_TYPE};

@@ -81,8 +81,8 @@ impl Settings {
     /// again replaces what an earlier call applied.
     ///
     /// ```
-    /// use breaker::config_file::Settings;
-    /// use breaker::{Config, Registry};
+    /// use breakerbox::config_file::Settings;
+    /// use breakerbox::{Config, Registry};
     ///
     /// let registry = Registry::new();
     /// let declared = Config::builder().threshold(3).build().unwrap();
@@ -102,7 +102,7 @@ impl Settings {
     /// let window = Settings::from_toml_str("[groups.search]\nwindow_calls = 20\n", "prod.toml")?;
     /// assert!(window.apply(&registry).is_err()); // a live policy change
     /// assert_eq!(search.config().threshold(), 10); // nothing applied
-    /// # Ok::<(), breaker::config_file::Error>(())
+    /// # Ok::<(), breakerbox::config_file::Error>(())
     /// ```
     pub fn apply(&self, registry: &Registry) -> Result<Applied, Error> {
         // Every declaration the code holds, checked before anything changes:
@@ -139,7 +139,7 @@ impl Settings {
         known.extend(registry.keyed_names());
         let undeclared = self.undeclared(known.iter().copied());
         for (group, source) in &undeclared {
-            log::warn!("breaker: the configuration names group `{group}` ({source}), which no code declares");
+            log::warn!("breakerbox: the configuration names group `{group}` ({source}), which no code declares");
         }
         Ok(Applied {
             reconfigured,
@@ -155,7 +155,7 @@ impl Settings {
 ///
 /// ```no_run
 /// // First thing in `main`:
-/// if let Err(refused) = breaker::config_file::init() {
+/// if let Err(refused) = breakerbox::config_file::init() {
 ///     eprintln!("{refused}");
 ///     std::process::exit(2);
 /// }

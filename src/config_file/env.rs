@@ -15,7 +15,7 @@ pub const CONFIG_VAR: &str = "BREAKER_CONFIG";
 /// anything non-ASCII) written `_`.
 ///
 /// ```
-/// use breaker::config_file::env_name;
+/// use breakerbox::config_file::env_name;
 ///
 /// assert_eq!(env_name("search"), "SEARCH");
 /// assert_eq!(env_name("user-profile.v2"), "USER_PROFILE_V2");

@@ -111,7 +111,7 @@
 //!   file only.
 //!
 //! ```
-//! use breaker::config_file::{Patch, Settings};
+//! use breakerbox::config_file::{Patch, Settings};
 //!
 //! let env = [
 //!     ("BREAKER_DEFAULTS__OPEN_MS", "5000"),
@@ -126,7 +126,7 @@
 //!
 //! let bad = Settings::new().with_env([("BREAKER_GROUPS__SEARCH__OPEN_MS", "soon")]);
 //! assert!(bad.unwrap_err().to_string().contains("BREAKER_GROUPS__SEARCH__OPEN_MS"));
-//! # Ok::<(), breaker::config_file::Error>(())
+//! # Ok::<(), breakerbox::config_file::Error>(())
 //! ```
 
 use std::collections::BTreeMap;
@@ -187,7 +187,7 @@ impl Settings {
     /// sources and messages only).
     ///
     /// ```
-    /// use breaker::config_file::{ErrorKind, Settings};
+    /// use breakerbox::config_file::{ErrorKind, Settings};
     ///
     /// let err = Settings::from_toml_str("[defaults]\ntreshold = 3\n", "staging.toml").unwrap_err();
     /// assert_eq!(err.kind(), ErrorKind::UnknownKey);

@@ -302,8 +302,8 @@ impl std::error::Error for SetError {}
 /// applies onto a [`ConfigBuilder`] with [`apply`](Self::apply).
 ///
 /// ```
-/// use breaker::config_file::{Patch, Source, Value};
-/// use breaker::Config;
+/// use breakerbox::config_file::{Patch, Source, Value};
+/// use breakerbox::Config;
 ///
 /// let mut literals = Patch::new();
 /// literals.set("threshold", Value::U32(3), Source::Attribute).unwrap();
@@ -377,8 +377,8 @@ impl Patch {
     /// still ranks above `[defaults]` and templates.
     ///
     /// ```
-    /// use breaker::config_file::{Patch, Value};
-    /// use breaker::Config;
+    /// use breakerbox::config_file::{Patch, Value};
+    /// use breakerbox::Config;
     ///
     /// let declared = Config::builder().threshold(3).open_ms(30_000).build().unwrap();
     /// let literals = Patch::from_config(&declared);

@@ -184,7 +184,7 @@ impl Settings {
     /// gets the defaults, its literals and its variables.
     ///
     /// ```
-    /// use breaker::config_file::{Patch, Settings, Source, Value};
+    /// use breakerbox::config_file::{Patch, Settings, Source, Value};
     ///
     /// let file = "[defaults]\nopen_ms = 10_000\n[groups.search]\nthreshold = 4\n";
     /// let settings = Settings::from_toml_str(file, "breaker.toml")?
@@ -198,7 +198,7 @@ impl Settings {
     /// assert_eq!(search.overrides[0].to_string(),
     ///     "the attribute's `threshold = 3` is overridden by `threshold = 4` \
     ///      (`breaker.toml` line 4, [groups.search])");
-    /// # Ok::<(), breaker::config_file::Error>(())
+    /// # Ok::<(), breakerbox::config_file::Error>(())
     /// ```
     pub fn resolve(&self, group: &str, literals: &Patch) -> Result<Resolved, Error> {
         let empty = Patch::new();

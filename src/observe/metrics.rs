@@ -2,12 +2,12 @@
 //! whatever recorder is installed (feature `metrics`).
 //!
 //! ```
-//! use breaker::Config;
+//! use breakerbox::Config;
 //!
 //! // Install any `metrics` exporter first (Prometheus, StatsD, ...), then, from its
 //! // scrape hook or a timer every few seconds:
-//! breaker::registry().breaker("search", &Config::default()).call(|| Ok::<_, ()>(1)).unwrap();
-//! breaker::observe::metrics::publish(breaker::registry());
+//! breakerbox::registry().breaker("search", &Config::default()).call(|| Ok::<_, ()>(1)).unwrap();
+//! breakerbox::observe::metrics::publish(breakerbox::registry());
 //! ```
 //!
 //! The figures and their names are those of the Prometheus exporter, listed in

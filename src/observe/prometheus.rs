@@ -2,14 +2,14 @@
 //! [`Registry`] at every scrape (feature `prometheus`).
 //!
 //! ```
-//! use breaker::observe::prometheus::prometheus_client::{encoding::text, registry};
-//! use breaker::observe::prometheus::BreakerCollector;
-//! use breaker::Config;
+//! use breakerbox::observe::prometheus::prometheus_client::{encoding::text, registry};
+//! use breakerbox::observe::prometheus::BreakerCollector;
+//! use breakerbox::Config;
 //!
 //! let mut metrics = registry::Registry::default();
-//! metrics.register_collector(Box::new(BreakerCollector::new(breaker::registry())));
+//! metrics.register_collector(Box::new(BreakerCollector::new(breakerbox::registry())));
 //!
-//! breaker::registry().breaker("search", &Config::default()).call(|| Ok::<_, ()>(1)).unwrap();
+//! breakerbox::registry().breaker("search", &Config::default()).call(|| Ok::<_, ()>(1)).unwrap();
 //! let mut exposition = String::new();
 //! text::encode(&mut exposition, &metrics)?; // in your /metrics handler
 //! assert!(exposition.contains(r#"breaker_calls_total{name="search",kind="successful"} 1"#));

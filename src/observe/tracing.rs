@@ -2,12 +2,12 @@
 //!
 //! ```
 //! // With a `tracing` subscriber installed (tracing-subscriber's `fmt()`, say):
-//! breaker::observe::tracing::subscribe(breaker::registry()).detach();
-//! breaker::registry().breaker("search", &breaker::Config::default()).force_open();
+//! breakerbox::observe::tracing::subscribe(breakerbox::registry()).detach();
+//! breakerbox::registry().breaker("search", &breakerbox::Config::default()).force_open();
 //! // -> WARN breaker: circuit transition group="search" from="closed" to="forced-open" ...
 //! ```
 //!
-//! Each event has target `breaker` and these fields:
+//! Each event has target `breakerbox` and these fields:
 //!
 //! | field | value |
 //! |---|---|
@@ -48,7 +48,7 @@ pub fn emit(event: &Event) {
         Event::Transition(t) => transition(t, None),
         Event::KeyedTransition(k) => transition(&k.transition, Some(&k.key)),
         Event::Conflict(c) => warn!(
-            target: "breaker",
+            target: "breakerbox",
             group = c.group,
             source = match c.source {
                 ConfigSource::Explicit => "explicit",
@@ -80,7 +80,7 @@ fn transition(t: &Transition, key: Option<&str>) {
     macro_rules! transition {
         ($level:ident) => {
             $level!(
-                target: "breaker",
+                target: "breakerbox",
                 group = t.group,
                 key,
                 from = t.from.as_str(),

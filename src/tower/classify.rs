@@ -21,7 +21,7 @@ pub enum Verdict {
 /// Any `Fn(Result<&Res, &E>) -> Verdict` is one, so a plain fn works:
 ///
 /// ```
-/// use breaker::tower::{Classify, Verdict};
+/// use breakerbox::tower::{Classify, Verdict};
 ///
 /// // A gRPC-style service whose errors carry a code.
 /// struct Status { code: u8 }
@@ -58,7 +58,7 @@ where
 /// was wrong, not the server), and 1xx-3xx are successes.
 ///
 /// ```
-/// use breaker::tower::{status_verdict, Verdict};
+/// use breakerbox::tower::{status_verdict, Verdict};
 ///
 /// assert_eq!(status_verdict(200), Verdict::Success);
 /// assert_eq!(status_verdict(404), Verdict::Ignored);
@@ -84,7 +84,7 @@ pub const fn status_verdict(code: u16) -> Verdict {
 /// `reqwest` it classifies `reqwest::Response`s the same way.
 ///
 /// ```
-/// use breaker::tower::{Classify, HttpResponses, Verdict};
+/// use breakerbox::tower::{Classify, HttpResponses, Verdict};
 ///
 /// let response = |code| http::Response::builder().status(code).body(()).unwrap();
 /// let classify = |code| HttpResponses.classify(Ok::<_, &()>(&response(code)));
@@ -113,13 +113,13 @@ impl<B, E> Classify<http::Response<B>, E> for HttpResponses {
 /// `Fn(&E) -> bool` work too).
 ///
 /// ```
-/// use breaker::tower::{Classify, Errors, Verdict};
-/// use breaker::EveryError;
+/// use breakerbox::tower::{Classify, Errors, Verdict};
+/// use breakerbox::EveryError;
 ///
 /// assert_eq!(Errors(EveryError).classify(Ok::<_, &()>(&7)), Verdict::Success);
 /// assert_eq!(Errors(EveryError).classify(Err::<&u32, _>(&())), Verdict::Failure);
 /// let not_found = std::io::Error::from(std::io::ErrorKind::NotFound);
-/// let files = Errors(breaker::classify::io_error);
+/// let files = Errors(breakerbox::classify::io_error);
 /// assert_eq!(files.classify(Err::<&u32, _>(&not_found)), Verdict::Ignored);
 /// ```
 #[derive(Clone, Copy, Debug, Default)]

@@ -4,14 +4,14 @@
 //!
 //! ```
 //! use std::convert::Infallible;
-//! use breaker::tower::CircuitBreakerLayer;
+//! use breakerbox::tower::CircuitBreakerLayer;
 //! use tower::{service_fn, Layer, ServiceExt};
 //!
 //! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
 //! let hello = service_fn(|_: http::Request<()>| async {
 //!     Ok::<_, Infallible>(http::Response::new("hello"))
 //! });
-//! // 5xx responses count as failures; the group's breaker lives in `breaker::registry()`.
+//! // 5xx responses count as failures; the group's breaker lives in `breakerbox::registry()`.
 //! let guarded = CircuitBreakerLayer::new("docs-hello").layer(hello);
 //! let response = guarded.oneshot(http::Request::new(())).await.unwrap();
 //! assert_eq!(*response.body(), "hello");
@@ -106,12 +106,12 @@ impl CircuitBreakerLayer {
     /// [`Conflict`](crate::Conflict) then says so).
     ///
     /// ```
-    /// use breaker::{registry, tower::CircuitBreakerLayer, Config};
+    /// use breakerbox::{registry, tower::CircuitBreakerLayer, Config};
     ///
     /// let config = Config::builder().threshold(3).open_ms(10_000).build()?;
     /// let layer = CircuitBreakerLayer::with_config("docs-payments", &config);
     /// assert!(layer.breaker().same_as(&registry().get("docs-payments").unwrap()));
-    /// # Ok::<(), breaker::ConfigError>(())
+    /// # Ok::<(), breakerbox::ConfigError>(())
     /// ```
     pub fn with_config(group: &str, config: &Config) -> Self {
         Self::for_breaker(&crate::registry().breaker(group, config))
@@ -136,11 +136,11 @@ impl<C> CircuitBreakerLayer<C> {
     /// The same layer with another classifier.
     ///
     /// ```
-    /// use breaker::tower::{CircuitBreakerLayer, Errors};
+    /// use breakerbox::tower::{CircuitBreakerLayer, Errors};
     ///
     /// // A non-HTTP service: `Ok` succeeds, an `io::Error` fails unless
     /// // `io_error` says it is the caller's (NotFound, PermissionDenied, ...).
-    /// let layer = CircuitBreakerLayer::new("docs-files").classify(Errors(breaker::classify::io_error));
+    /// let layer = CircuitBreakerLayer::new("docs-files").classify(Errors(breakerbox::classify::io_error));
     /// ```
     pub fn classify<D>(self, classifier: D) -> CircuitBreakerLayer<D> {
         CircuitBreakerLayer {
@@ -302,8 +302,8 @@ impl<S, C> CircuitBreaker<S, C> {
 /// `BoxError` included:
 ///
 /// ```
-/// use breaker::tower::{BoxError, BreakerError};
-/// use breaker::{Breaker, CircuitOpen, Config};
+/// use breakerbox::tower::{BoxError, BreakerError};
+/// use breakerbox::{Breaker, CircuitOpen, Config};
 ///
 /// let breaker = Breaker::new("docs-box", Config::default());
 /// breaker.force_open();

@@ -6,11 +6,11 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use breaker::observe::metrics::publish;
-use breaker::observe::prometheus::prometheus_client::encoding::prometheus_text;
-use breaker::observe::prometheus::prometheus_client::registry::Registry as Metrics;
-use breaker::observe::prometheus::BreakerCollector;
-use breaker::Registry;
+use breakerbox::observe::metrics::publish;
+use breakerbox::observe::prometheus::prometheus_client::encoding::prometheus_text;
+use breakerbox::observe::prometheus::prometheus_client::registry::Registry as Metrics;
+use breakerbox::observe::prometheus::BreakerCollector;
+use breakerbox::Registry;
 use metrics_util::debugging::{DebugValue, DebuggingRecorder};
 
 use super::exposition;

@@ -12,7 +12,7 @@ use std::future::Future;
 use std::sync::LazyLock;
 use std::task::{Context, Poll, Waker};
 
-pub use breaker::{Breaker, ManualClock, Metrics, Registry, State};
+pub use breakerbox::{Breaker, ManualClock, Metrics, Registry, State};
 
 /// The clock of [`REG`].
 pub static CLOCK: LazyLock<ManualClock> = LazyLock::new(ManualClock::new);
@@ -103,11 +103,11 @@ pub fn trip(breaker: &Breaker, failures: u32) {
 pub enum AppError {
     Down,
     BadRequest,
-    Open(breaker::CircuitOpen),
+    Open(breakerbox::CircuitOpen),
 }
 
-impl From<breaker::CircuitOpen> for AppError {
-    fn from(open: breaker::CircuitOpen) -> Self {
+impl From<breakerbox::CircuitOpen> for AppError {
+    fn from(open: breakerbox::CircuitOpen) -> Self {
         AppError::Open(open)
     }
 }

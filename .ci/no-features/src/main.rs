@@ -1,12 +1,12 @@
 //! Guarded fns (plain, keyed, async) and a `declare_group!` built against
-//! `breaker` with no feature, where the expansion's link-time declaration is
+//! `breakerbox` with no feature, where the expansion's link-time declaration is
 //! only a type check; run to see that they still guard.
 
 use std::future::Future;
 use std::pin::pin;
 use std::task::{Context, Poll, Waker};
 
-use breaker::{circuit_breaker, CircuitOpen, Config, State};
+use breakerbox::{circuit_breaker, CircuitOpen, Config, State};
 
 #[derive(Debug)]
 enum Error {
@@ -24,7 +24,7 @@ const UPSTREAM: Config = match Config::builder().threshold(1).build() {
     Ok(config) => config,
     Err(_) => panic!("invalid config"),
 };
-breaker::declare_group!("nf-upstream", UPSTREAM);
+breakerbox::declare_group!("nf-upstream", UPSTREAM);
 
 #[circuit_breaker(group = "nf-plain", threshold = 1)]
 fn plain(up: bool) -> Result<u32, Error> {
@@ -82,7 +82,7 @@ fn main() {
     assert!(matches!(ready(later(false)), Err(Error::Down)));
     assert!(matches!(ready(later(true)), Err(Error::Open)));
 
-    let upstream = breaker::registry().breaker("nf-upstream", &UPSTREAM);
+    let upstream = breakerbox::registry().breaker("nf-upstream", &UPSTREAM);
     assert_eq!(upstream.state(), State::Closed);
-    println!("breaker with no feature: guarded fns and declare_group! ok");
+    println!("breakerbox with no feature: guarded fns and declare_group! ok");
 }

@@ -47,7 +47,7 @@ use std::sync::Arc;
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot key a breaker: it does not implement `AsKey`",
     label = "the `key` of a keyed group",
-    note = "keys are strings, integers, `char`, `bool`, IP and socket addresses, tuples of them, or a type of yours that implements `breaker::AsKey` (see its docs)"
+    note = "keys are strings, integers, `char`, `bool`, IP and socket addresses, tuples of them, or a type of yours that implements `breakerbox::AsKey` (see its docs)"
 )]
 pub trait AsKey {
     /// What the group keeps for a new key, and the group's key type.

@@ -11,8 +11,8 @@
 use std::io::{BufRead, Write};
 use std::time::{Duration, Instant};
 
-use breaker::{registry, Config};
 use breaker_fleet::{AgentConfig, FleetAgent, RedisStore};
+use breakerbox::{registry, Config};
 
 fn main() {
     let mut url = "redis://127.0.0.1:6379/".to_owned();

@@ -1,4 +1,4 @@
-use breaker::{circuit_breaker, CallError};
+use breakerbox::{circuit_breaker, CallError};
 
 // The error says to write `key = value`, with the value the user wrote.
 #[circuit_breaker(group = "search", threshold: 3)]

@@ -1,4 +1,4 @@
-use breaker::{circuit_breaker, CallError};
+use breakerbox::{circuit_breaker, CallError};
 
 #[circuit_breaker(group = "fail", crate = not_a_crate::breaker)]
 fn f() -> Result<(), CallError<()>> {

@@ -1,6 +1,6 @@
 // `declare_group!` takes a `const` `Config`: anything else is a type error,
 // reported at the macro call.
 const UPSTREAM: u32 = 5;
-breaker::declare_group!("upstream", UPSTREAM);
+breakerbox::declare_group!("upstream", UPSTREAM);
 
 fn main() {}

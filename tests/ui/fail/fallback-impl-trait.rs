@@ -1,6 +1,6 @@
 use std::fmt::Display;
 
-use breaker::circuit_breaker;
+use breakerbox::circuit_breaker;
 
 fn cached() -> impl Display {
     0

@@ -1,4 +1,4 @@
-use breaker::circuit_breaker;
+use breakerbox::circuit_breaker;
 
 fn cached(_pair: (u32, u32)) -> u32 {
     0

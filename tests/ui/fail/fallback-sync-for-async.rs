@@ -1,4 +1,4 @@
-use breaker::circuit_breaker;
+use breakerbox::circuit_breaker;
 
 fn cached(id: u32) -> Option<u32> {
     Some(id)

@@ -1,4 +1,4 @@
-use breaker::circuit_breaker;
+use breakerbox::circuit_breaker;
 
 fn cached(q: &str) -> usize {
     q.len()

@@ -1,4 +1,4 @@
-use breaker::circuit_breaker;
+use breakerbox::circuit_breaker;
 
 fn cached(id: String) -> u32 {
     id.len() as u32

@@ -1,4 +1,4 @@
-use breaker::{circuit_breaker, CallError};
+use breakerbox::{circuit_breaker, CallError};
 
 trait Store {
     // A declaration has no body to guard: put the attribute on the impl's method.

@@ -1,7 +1,7 @@
 use std::future::Future;
 use std::pin::Pin;
 
-use breaker::{circuit_breaker, CircuitOpen};
+use breakerbox::{circuit_breaker, CircuitOpen};
 
 type MyFut<T> = Pin<Box<dyn Future<Output = T> + Send>>;
 

@@ -1,10 +1,10 @@
 use std::future::Future;
 use std::pin::Pin;
 
-use breaker::circuit_breaker;
+use breakerbox::circuit_breaker;
 
 #[circuit_breaker(group = "early-return")]
-fn early(x: u32) -> Pin<Box<dyn Future<Output = Result<u32, breaker::CircuitOpen>> + Send>> {
+fn early(x: u32) -> Pin<Box<dyn Future<Output = Result<u32, breakerbox::CircuitOpen>> + Send>> {
     if x == 0 {
         return Box::pin(async { Ok(0) });
     }

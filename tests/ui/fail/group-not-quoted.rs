@@ -1,4 +1,4 @@
-use breaker::{circuit_breaker, CallError};
+use breakerbox::{circuit_breaker, CallError};
 
 // One mistake, one error: the unquoted name is reported, and `group` is not
 // then reported missing as well.

@@ -2,7 +2,7 @@
 // own statements do not cover it, so the crate's `deny` still applies.
 #![deny(unreachable_code)]
 
-use breaker::{circuit_breaker, CircuitOpen};
+use breakerbox::{circuit_breaker, CircuitOpen};
 
 #[derive(Debug)]
 struct Error;

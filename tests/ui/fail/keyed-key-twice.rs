@@ -1,4 +1,4 @@
-use breaker::{circuit_breaker, CallError};
+use breakerbox::{circuit_breaker, CallError};
 
 #[circuit_breaker(group = "hosts", key = host, threshold = 3, key = port)]
 fn fetch(host: &str, port: u16) -> Result<(), CallError<()>> {

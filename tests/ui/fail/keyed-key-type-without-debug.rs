@@ -1,7 +1,7 @@
 // A key type of the user's own must be `Debug`: its text names the key in
 // keyed transitions (`Event::KeyedTransition`, the `tracing` events). The
 // error points at the key type.
-use breaker::{circuit_breaker, AsKey};
+use breakerbox::{circuit_breaker, AsKey};
 
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Shard(u16);

@@ -1,4 +1,4 @@
-use breaker::{circuit_breaker, CallError};
+use breakerbox::{circuit_breaker, CallError};
 
 #[circuit_breaker(group = "hosts", max_keys = 100)]
 fn fetch(host: &str) -> Result<(), CallError<()>> {

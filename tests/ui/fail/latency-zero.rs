@@ -1,4 +1,4 @@
-use breaker::{circuit_breaker, CallError};
+use breakerbox::{circuit_breaker, CallError};
 
 #[circuit_breaker(group = "fail", window_calls = 100, latency_p99_ms = 0)]
 fn always_too_slow() -> Result<(), CallError<()>> {

@@ -1,4 +1,4 @@
-use breaker::{circuit_breaker, CallError};
+use breakerbox::{circuit_breaker, CallError};
 
 #[circuit_breaker(group = "fail", max_concurrent = 0)]
 fn never_admitted() -> Result<(), CallError<()>> {

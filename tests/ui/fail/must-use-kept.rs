@@ -1,6 +1,6 @@
 #![deny(unused_must_use)]
 
-use breaker::{circuit_breaker, CallError};
+use breakerbox::{circuit_breaker, CallError};
 
 fn zero() -> u64 {
     0

@@ -1,6 +1,6 @@
 use std::fmt::Display;
 
-use breaker::circuit_breaker;
+use breakerbox::circuit_breaker;
 
 #[circuit_breaker(group = "fail")]
 fn show() -> impl Display {

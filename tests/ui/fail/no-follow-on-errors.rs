@@ -1,4 +1,4 @@
-use breaker::{circuit_breaker, CallError};
+use breakerbox::{circuit_breaker, CallError};
 
 // A key whose value (or name) cannot be read gets its own error and nothing
 // more: no other key is judged as if it were absent.

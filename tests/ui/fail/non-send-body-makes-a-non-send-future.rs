@@ -1,6 +1,6 @@
 use std::rc::Rc;
 
-use breaker::{circuit_breaker, CallError};
+use breakerbox::{circuit_breaker, CallError};
 
 #[circuit_breaker(group = "fail")]
 async fn holds_rc() -> Result<(), CallError<()>> {

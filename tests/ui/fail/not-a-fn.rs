@@ -1,4 +1,4 @@
-use breaker::circuit_breaker;
+use breakerbox::circuit_breaker;
 
 #[circuit_breaker(group = "fail")]
 struct Client;

@@ -1,6 +1,6 @@
 use std::future::Future;
 
-use breaker::{circuit_breaker, CallError};
+use breakerbox::{circuit_breaker, CallError};
 
 async fn inner() -> Result<(), CallError<()>> {
     Ok(())

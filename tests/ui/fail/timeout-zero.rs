@@ -1,4 +1,4 @@
-use breaker::{circuit_breaker, CallError};
+use breakerbox::{circuit_breaker, CallError};
 
 #[circuit_breaker(group = "fail", timeout_ms = 0)]
 async fn never_allowed() -> Result<(), CallError<()>> {

@@ -1,4 +1,4 @@
-use breaker::{circuit_breaker, CircuitOpen};
+use breakerbox::{circuit_breaker, CircuitOpen};
 
 #[circuit_breaker(group = "track-caller")]
 #[track_caller]

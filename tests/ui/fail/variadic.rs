@@ -1,4 +1,4 @@
-use breaker::circuit_breaker;
+use breakerbox::circuit_breaker;
 
 #[circuit_breaker(group = "fail")]
 unsafe extern "C" fn log(fmt: *const u8, mut args: ...) -> i32 {

@@ -1,4 +1,4 @@
-use breaker::{circuit_breaker, CallError};
+use breakerbox::{circuit_breaker, CallError};
 
 #[circuit_breaker(group = "fail", failure_rate = 0.5)]
 fn rate_without_window() -> Result<(), CallError<()>> {

@@ -1,4 +1,4 @@
-use breaker::{circuit_breaker, CallError};
+use breakerbox::{circuit_breaker, CallError};
 
 #[circuit_breaker(group = "pass-async-fn")]
 async fn fetch(id: u32) -> Result<u32, CallError<std::io::Error>> {

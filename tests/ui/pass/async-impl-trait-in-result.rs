@@ -1,7 +1,7 @@
 use std::error::Error;
 use std::fmt::Display;
 
-use breaker::circuit_breaker;
+use breakerbox::circuit_breaker;
 
 // The fake return edge keeps `?` working: the error type is known from the
 // signature even though the `Ok` type is an `impl Trait`.

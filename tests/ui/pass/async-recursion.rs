@@ -1,4 +1,4 @@
-use breaker::{circuit_breaker, CallError};
+use breakerbox::{circuit_breaker, CallError};
 
 #[circuit_breaker(group = "pass-async-recursion", threshold = 100)]
 async fn countdown(n: u32) -> Result<u32, CallError<()>> {

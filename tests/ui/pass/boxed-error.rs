@@ -1,6 +1,6 @@
 use std::error::Error;
 
-use breaker::circuit_breaker;
+use breakerbox::circuit_breaker;
 
 #[circuit_breaker(group = "pass-boxed-error")]
 fn parse(s: &str) -> Result<u32, Box<dyn Error + Send + Sync>> {

@@ -1,12 +1,12 @@
 mod my_framework {
     pub mod resilience {
-        pub use ::breaker;
+        pub use ::breakerbox;
     }
 }
 
-use breaker::{circuit_breaker, CallError};
+use breakerbox::{circuit_breaker, CallError};
 
-#[circuit_breaker(group = "pass-crate", crate = crate::my_framework::resilience::breaker)]
+#[circuit_breaker(group = "pass-crate", crate = crate::my_framework::resilience::breakerbox)]
 fn through_reexport() -> Result<(), CallError<()>> {
     Ok(())
 }

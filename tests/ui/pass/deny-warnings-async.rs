@@ -3,7 +3,7 @@
 use std::future::Future;
 use std::pin::Pin;
 
-use breaker::{circuit_breaker, CallError};
+use breakerbox::{circuit_breaker, CallError};
 
 type R = Result<u32, CallError<()>>;
 

@@ -1,7 +1,7 @@
 #![deny(warnings)]
 #![deny(clippy::all, clippy::pedantic)]
 
-use breaker::{circuit_breaker, CallError};
+use breakerbox::{circuit_breaker, CallError};
 
 pub struct Svc;
 

@@ -1,4 +1,4 @@
-use breaker::{circuit_breaker, CircuitOpen};
+use breakerbox::{circuit_breaker, CircuitOpen};
 
 #[derive(Debug)]
 struct Error;
@@ -28,8 +28,8 @@ fn cached(_q: u32) -> Result<u32, Error> {
     probe_timeout_ms = 5_000,
     fallback = cached,
     is_failure = any_error,
-    registry = breaker::registry(),
-    crate = ::breaker,
+    registry = breakerbox::registry(),
+    crate = ::breakerbox,
 )]
 fn every_key(q: u32) -> Result<u32, Error> {
     Ok(q)
@@ -37,7 +37,7 @@ fn every_key(q: u32) -> Result<u32, Error> {
 
 fn main() {
     assert_eq!(every_key(1).unwrap(), 1);
-    let b = breaker::registry().get("pass-every-key").unwrap();
+    let b = breakerbox::registry().get("pass-every-key").unwrap();
     assert_eq!(b.config().threshold(), 3);
     assert_eq!(b.config().half_open_probes(), 2);
     assert_eq!(b.config().backoff(), 1.5);

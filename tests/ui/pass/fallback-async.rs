@@ -1,4 +1,4 @@
-use breaker::circuit_breaker;
+use breakerbox::circuit_breaker;
 
 async fn from_cache(key: String) -> Option<String> {
     Some(key)

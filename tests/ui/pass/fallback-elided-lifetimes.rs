@@ -1,4 +1,4 @@
-use breaker::circuit_breaker;
+use breakerbox::circuit_breaker;
 
 fn first_word_cached(text: &str) -> &str {
     text

@@ -1,4 +1,4 @@
-use breaker::circuit_breaker;
+use breakerbox::circuit_breaker;
 
 fn stale(q: &str, limit: usize) -> Vec<String> {
     vec![format!("stale {q}"); limit.min(1)]

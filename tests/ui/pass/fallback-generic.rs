@@ -1,6 +1,6 @@
 use std::fmt::Display;
 
-use breaker::circuit_breaker;
+use breakerbox::circuit_breaker;
 
 fn placeholder<T: Display, O: Default>(_item: T) -> O {
     O::default()

@@ -1,4 +1,4 @@
-use breaker::circuit_breaker;
+use breakerbox::circuit_breaker;
 
 mod fallbacks {
     pub fn zero(_id: u32) -> u32 {

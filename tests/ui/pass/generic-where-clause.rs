@@ -1,6 +1,6 @@
 use std::fmt::Debug;
 
-use breaker::{circuit_breaker, CallError};
+use breakerbox::{circuit_breaker, CallError};
 
 #[circuit_breaker(group = "pass-generic")]
 fn first<'a, T, const N: usize>(items: &'a [T; N]) -> Result<&'a T, CallError<()>>

@@ -1,10 +1,10 @@
-use breaker::circuit_breaker;
+use breakerbox::circuit_breaker;
 
 #[derive(Debug)]
 pub struct Error;
 
-impl From<breaker::CircuitOpen> for Error {
-    fn from(_: breaker::CircuitOpen) -> Self {
+impl From<breakerbox::CircuitOpen> for Error {
+    fn from(_: breakerbox::CircuitOpen) -> Self {
         Error
     }
 }

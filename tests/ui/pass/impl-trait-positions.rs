@@ -1,6 +1,6 @@
 use std::fmt::Display;
 
-use breaker::{circuit_breaker, CallError};
+use breakerbox::{circuit_breaker, CallError};
 
 #[circuit_breaker(group = "pass-impl-trait")]
 fn joined(parts: impl IntoIterator<Item = impl Display>) -> Result<impl Display, CallError<()>> {

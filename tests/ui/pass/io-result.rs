@@ -1,6 +1,6 @@
 use std::io;
 
-use breaker::circuit_breaker;
+use breakerbox::circuit_breaker;
 
 // `io::Error: From<CircuitOpen>`, so an `io::Result` fn needs no fallback.
 #[circuit_breaker(group = "pass-io-result")]

@@ -1,4 +1,4 @@
-use breaker::{circuit_breaker, CircuitOpen};
+use breakerbox::{circuit_breaker, CircuitOpen};
 
 #[derive(Debug)]
 enum HttpError {

@@ -2,7 +2,7 @@
 //! Docs, visibility, `#[must_use]`, `#[cfg]`, inner attributes and other
 //! attributes stay as written.
 
-use breaker::{circuit_breaker, CallError};
+use breakerbox::{circuit_breaker, CallError};
 
 /// Documented, public, must-use, inline.
 #[circuit_breaker(group = "pass-attrs")]

@@ -4,7 +4,7 @@
 use std::net::IpAddr;
 use std::sync::Arc;
 
-use breaker::{circuit_breaker, AsKey, CallError};
+use breakerbox::{circuit_breaker, AsKey, CallError};
 
 /// A user's own key type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

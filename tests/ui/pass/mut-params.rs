@@ -1,4 +1,4 @@
-use breaker::circuit_breaker;
+use breakerbox::circuit_breaker;
 
 fn none(_v: Vec<u32>, _n: u32) -> Vec<u32> {
     Vec::new()

@@ -1,4 +1,4 @@
-use breaker::{circuit_breaker, CallError};
+use breakerbox::{circuit_breaker, CallError};
 
 trait Store {
     async fn get(&self, key: u32) -> Result<u32, CallError<()>>;

@@ -1,15 +1,15 @@
 #![no_implicit_prelude]
 
-extern crate breaker;
+extern crate breakerbox;
 extern crate std;
 
-#[::breaker::circuit_breaker(group = "pass-no-prelude")]
-fn f() -> ::std::result::Result<(), ::breaker::CallError<()>> {
+#[::breakerbox::circuit_breaker(group = "pass-no-prelude")]
+fn f() -> ::std::result::Result<(), ::breakerbox::CallError<()>> {
     ::std::result::Result::Ok(())
 }
 
-#[::breaker::circuit_breaker(group = "pass-no-prelude-async")]
-async fn g() -> ::std::result::Result<(), ::breaker::CallError<()>> {
+#[::breakerbox::circuit_breaker(group = "pass-no-prelude-async")]
+async fn g() -> ::std::result::Result<(), ::breakerbox::CallError<()>> {
     ::std::result::Result::Ok(())
 }
 

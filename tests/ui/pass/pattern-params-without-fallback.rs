@@ -1,4 +1,4 @@
-use breaker::{circuit_breaker, CallError};
+use breakerbox::{circuit_breaker, CallError};
 
 #[circuit_breaker(group = "pass-patterns")]
 fn sum((a, b): (u32, u32), _: u8, [c]: [u32; 1]) -> Result<u32, CallError<()>> {

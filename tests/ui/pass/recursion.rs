@@ -1,4 +1,4 @@
-use breaker::{circuit_breaker, CallError};
+use breakerbox::{circuit_breaker, CallError};
 
 #[circuit_breaker(group = "pass-recursion", threshold = 50)]
 fn depth(n: u32) -> Result<u32, CallError<()>> {

@@ -1,4 +1,4 @@
-use breaker::{circuit_breaker, CallError, Registry};
+use breakerbox::{circuit_breaker, CallError, Registry};
 
 /// A client that carries its own registry, e.g. one per tenant.
 struct Client {
@@ -23,6 +23,6 @@ fn main() {
     };
     client.get(1).unwrap();
     assert!(client.registry.get("pass-registry-self").is_some());
-    assert!(breaker::registry().get("pass-registry-self").is_none());
+    assert!(breakerbox::registry().get("pass-registry-self").is_none());
     drop(client.get_async(1));
 }

@@ -1,6 +1,6 @@
 use std::sync::LazyLock;
 
-use breaker::{circuit_breaker, CallError, ManualClock, Registry};
+use breakerbox::{circuit_breaker, CallError, ManualClock, Registry};
 
 static TEST_REGISTRY: LazyLock<Registry> = LazyLock::new(|| Registry::with_clock(ManualClock::new()));
 
@@ -22,5 +22,5 @@ fn main() {
     a().unwrap();
     b(1).unwrap();
     assert!(TEST_REGISTRY.get("pass-registry").is_some());
-    assert!(breaker::registry().get("pass-registry").is_none());
+    assert!(breakerbox::registry().get("pass-registry").is_none());
 }

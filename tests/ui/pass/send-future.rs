@@ -1,6 +1,6 @@
 use std::sync::Arc;
 
-use breaker::{circuit_breaker, CallError};
+use breakerbox::{circuit_breaker, CallError};
 
 #[circuit_breaker(group = "pass-send")]
 async fn work(shared: Arc<String>) -> Result<usize, CallError<()>> {

@@ -1,6 +1,6 @@
 use std::future::Future;
 
-use breaker::{circuit_breaker, CallError};
+use breakerbox::{circuit_breaker, CallError};
 
 #[circuit_breaker(group = "pass-tail")]
 fn later(x: u32) -> impl Future<Output = Result<u32, CallError<()>>> + Send {

@@ -1,7 +1,7 @@
 // Edition 2021: an unsafe fn's body is an unsafe context, also once wrapped.
 #![allow(unsafe_op_in_unsafe_fn)]
 
-use breaker::{circuit_breaker, CallError};
+use breakerbox::{circuit_breaker, CallError};
 
 /// # Safety
 /// `p` is valid.

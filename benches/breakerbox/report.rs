@@ -1,4 +1,4 @@
-//! The table printed at the end of `cargo bench --bench breaker`: every case's
+//! The table printed at the end of `cargo bench --bench breakerbox`: every case's
 //! median next to its group's bare call, and the ratios the performance targets
 //! (issue 5) are stated in. Read back from criterion's own estimates, so it shows
 //! exactly what criterion measured in this run.
@@ -93,8 +93,8 @@ fn is_peer(name: &str) -> bool {
 
 /// The tower layer's group and cases (see `tower_layer.rs`).
 const TL: &str = "tower_layer";
-const TL_LAYER: &str = "breaker: CircuitBreakerLayer";
-const TL_OWNED: &str = "breaker: layer + Arc clone per request (owned permit)";
+const TL_LAYER: &str = "breakerbox: CircuitBreakerLayer";
+const TL_OWNED: &str = "breakerbox: layer + Arc clone per request (owned permit)";
 /// Rows measured with the request awaited in the benchmark's closure.
 const AWAITED: &str = "awaited: ";
 
@@ -154,44 +154,44 @@ pub(crate) fn print(since: SystemTime) {
             .map(|((p, peer), b)| format!("{:.1}x ({p})", peer / b))
     };
     let (cs, asy) = ("closed_success", "closed_success_async");
-    let by_hand = "breaker: hand-written fn (call site + permit)";
-    let by_hand_async = "breaker: hand-written async fn (call site + permit)";
+    let by_hand = "breakerbox: hand-written fn (call site + permit)";
+    let by_hand_async = "breakerbox: hand-written async fn (call site + permit)";
     for (what, value) in [
         (
             "closed success, permit, over bare call (target <= 3 ns)",
-            over(cs, "breaker: permit", "bare call"),
+            over(cs, "breakerbox: permit", "bare call"),
         ),
         (
             "closed success, fastest peer / breaker permit (target >= 4x)",
-            peer_over(cs, "breaker: permit"),
+            peer_over(cs, "breakerbox: permit"),
         ),
         (
             "closed success, attribute over the same wrapper fn without a breaker",
-            over(cs, "breaker: attribute", crate::WRAPPER),
+            over(cs, "breakerbox: attribute", crate::WRAPPER),
         ),
         (
             "closed success, fastest peer / breaker attribute",
-            peer_over(cs, "breaker: attribute"),
+            peer_over(cs, "breakerbox: attribute"),
         ),
         (
             "closed success, attribute over the same fn written by hand (target: nothing)",
-            over(cs, "breaker: attribute", by_hand),
+            over(cs, "breakerbox: attribute", by_hand),
         ),
         (
             "async closed, call_async over bare async call (target <= 5 ns)",
-            over(asy, "breaker: call_async", "bare call"),
+            over(asy, "breakerbox: call_async", "bare call"),
         ),
         (
             "async closed, attribute over the same async fn written by hand (target: nothing)",
-            over(asy, "breaker: attribute", by_hand_async),
+            over(asy, "breakerbox: attribute", by_hand_async),
         ),
         (
             "async closed, attribute over bare async call (target <= 5 ns)",
-            over(asy, "breaker: attribute", "bare call"),
+            over(asy, "breakerbox: attribute", "bare call"),
         ),
         (
             "open rejection, fastest peer / breaker (target >= 1.5x)",
-            peer_over("open_rejection", "breaker: permit"),
+            peer_over("open_rejection", "breakerbox: permit"),
         ),
         (
             "tower layer over the bare ready service (target <= 15 ns)",
@@ -201,7 +201,7 @@ pub(crate) fn print(since: SystemTime) {
             "tower layer over the bare ready service, both awaited in the closure",
             over(
                 TL,
-                "awaited: breaker: CircuitBreakerLayer",
+                "awaited: breakerbox: CircuitBreakerLayer",
                 "awaited: bare call: ready service",
             ),
         ),
@@ -217,8 +217,8 @@ pub(crate) fn print(since: SystemTime) {
             "tower layer x2 threads, an Arc clone per request over the layer",
             over(
                 "tower_layer_threads",
-                "breaker: layer + Arc clone per request, one breaker x2",
-                "breaker: CircuitBreakerLayer, one breaker x2",
+                "breakerbox: layer + Arc clone per request, one breaker x2",
+                "breakerbox: CircuitBreakerLayer, one breaker x2",
             ),
         ),
     ] {
@@ -227,8 +227,8 @@ pub(crate) fn print(since: SystemTime) {
     let th = "threads";
     for case in [
         "bare call",
-        "breaker: one breaker",
-        "breaker: two breakers of one registry",
+        "breakerbox: one breaker",
+        "breakerbox: two breakers of one registry",
     ] {
         for sfx in ["", " (thread CPU time)"] {
             let target = if case == "bare call" {

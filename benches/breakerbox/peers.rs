@@ -1,4 +1,4 @@
-//! Each peer's closest equivalent of every `breaker` case: a consecutive-failure
+//! Each peer's closest equivalent of every `breakerbox` case: a consecutive-failure
 //! policy where the peer has one (failsafe, tower-resilience), a ring of the last
 //! three calls at a 100% error rate where it has not (recloser), an open duration
 //! of one hour, and the same protected `work` function.

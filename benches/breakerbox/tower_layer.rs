@@ -8,8 +8,8 @@ use std::hint::black_box;
 use std::pin::{pin, Pin};
 use std::task::{Context, Poll, Waker};
 
-use breaker::tower::{BreakerError, CircuitBreakerLayer, Errors};
-use breaker::{Breaker, EveryError};
+use breakerbox::tower::{BreakerError, CircuitBreakerLayer, Errors};
+use breakerbox::{Breaker, EveryError};
 use criterion::Criterion;
 use tower::{Layer, Service};
 
@@ -111,7 +111,7 @@ where
     }
 }
 
-type Guarded = breaker::tower::CircuitBreaker<Work, Errors<EveryError>>;
+type Guarded = breakerbox::tower::CircuitBreaker<Work, Errors<EveryError>>;
 
 /// One request behind a call boundary the compiler does not see through, the
 /// same for every case (as a server's dispatcher is to its service): readiness,
@@ -164,19 +164,19 @@ pub(crate) fn layer(c: &mut Criterion) {
         iter_ok(b, || request(&mut same_size, black_box(1)))
     });
     let mut guarded = layered("bench-tower");
-    g.bench_function("breaker: CircuitBreakerLayer", |b| {
+    g.bench_function("breakerbox: CircuitBreakerLayer", |b| {
         iter_ok(b, || request(&mut guarded, black_box(1)))
     });
     let mut owned = with_handle("bench-tower-arc");
     g.bench_function(
-        "breaker: layer + Arc clone per request (owned permit)",
+        "breakerbox: layer + Arc clone per request (owned permit)",
         |b| iter_ok(b, || request(&mut owned, black_box(1))),
     );
     let mut open = layered("bench-tower-open");
     open.breaker().force_open();
     let refused = request(&mut open, 1);
     assert!(matches!(refused, Err(BreakerError::Open(_))));
-    g.bench_function("breaker: CircuitBreakerLayer, open (refused)", |b| {
+    g.bench_function("breakerbox: CircuitBreakerLayer, open (refused)", |b| {
         iter_ok(b, || request(&mut open, black_box(1)))
     });
     let mut peer = tower(work);
@@ -186,7 +186,7 @@ pub(crate) fn layer(c: &mut Criterion) {
     g.bench_function("awaited: bare call: ready service", |b| {
         iter_ok(b, || poll_now(tower_call(&mut bare, black_box(1))))
     });
-    g.bench_function("awaited: breaker: CircuitBreakerLayer", |b| {
+    g.bench_function("awaited: breakerbox: CircuitBreakerLayer", |b| {
         iter_ok(b, || poll_now(tower_call(&mut guarded, black_box(1))))
     });
     g.finish();
@@ -211,7 +211,7 @@ pub(crate) fn threads(c: &mut Criterion) {
     });
     let guarded = layered("bench-tower-threads");
     g.bench_function(
-        format!("breaker: CircuitBreakerLayer, one breaker x{n}"),
+        format!("breakerbox: CircuitBreakerLayer, one breaker x{n}"),
         |b| {
             b.iter_custom(|iters| {
                 aggregate(n, iters, Clocking::Wall, |_| {
@@ -227,7 +227,7 @@ pub(crate) fn threads(c: &mut Criterion) {
     );
     let owned = with_handle("bench-tower-threads-arc");
     g.bench_function(
-        format!("breaker: layer + Arc clone per request, one breaker x{n}"),
+        format!("breakerbox: layer + Arc clone per request, one breaker x{n}"),
         |b| {
             b.iter_custom(|iters| {
                 aggregate(n, iters, Clocking::Wall, |_| {

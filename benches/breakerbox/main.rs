@@ -1,7 +1,7 @@
-//! `breaker` against its peers, side by side in one run, each case next to the same
+//! `breakerbox` against its peers, side by side in one run, each case next to the same
 //! bare `#[inline(never)]` call.
 //!
-//! `cargo bench --bench breaker` runs every case (about four minutes on two cores)
+//! `cargo bench --bench breakerbox` runs every case (about four minutes on two cores)
 //! and ends with a table of medians and ratios, the one the README's "Performance"
 //! section quotes. Each group states what one iteration is; times are per call.
 
@@ -10,8 +10,8 @@ use std::sync::Barrier;
 use std::time::{Duration, Instant};
 
 // `CallSite` is what the attribute's expansion names: the hand-written fns use it the same way.
-use breaker::__private::CallSite;
-use breaker::{circuit_breaker, Breaker, Config, ManualClock, Registry};
+use breakerbox::__private::CallSite;
+use breakerbox::{circuit_breaker, Breaker, Config, ManualClock, Registry};
 use criterion::{BatchSize, Criterion};
 
 #[path = "../fixtures.rs"]
@@ -111,7 +111,7 @@ fn open_breaker() -> Breaker {
     for _ in 0..3 {
         let _ = breaker.call(|| fail(1));
     }
-    assert_eq!(breaker.state(), breaker::State::Open);
+    assert_eq!(breaker.state(), breakerbox::State::Open);
     breaker
 }
 
@@ -131,19 +131,19 @@ fn closed_success(c: &mut Criterion) {
     let mut g = c.benchmark_group("closed_success");
     g.bench_function("bare call", |b| iter_ok(b, || work(black_box(1))));
     let breaker = Breaker::new("bench-closed", CONFIG);
-    g.bench_function("breaker: permit", |b| {
+    g.bench_function("breakerbox: permit", |b| {
         iter_ok(b, || permit_call(&breaker, black_box(1)))
     });
-    g.bench_function("breaker: call closure", |b| {
+    g.bench_function("breakerbox: call closure", |b| {
         iter_ok(b, || breaker.call(|| work(black_box(1))))
     });
-    g.bench_function("breaker: hand-written fn (call site + permit)", |b| {
+    g.bench_function("breakerbox: hand-written fn (call site + permit)", |b| {
         iter_ok(b, || hand_written(black_box(1)))
     });
-    g.bench_function("breaker: attribute", |b| {
+    g.bench_function("breakerbox: attribute", |b| {
         iter_ok(b, || guarded(black_box(1)))
     });
-    g.bench_function("breaker: attribute with is_failure", |b| {
+    g.bench_function("breakerbox: attribute with is_failure", |b| {
         iter_ok(b, || guarded_classified(black_box(1)))
     });
     g.bench_function(WRAPPER, |b| iter_ok(b, || wrapper(black_box(1))));
@@ -157,10 +157,10 @@ fn closed_success_async(c: &mut Criterion) {
         iter_ok(b, || poll_now(work_async(black_box(1))))
     });
     let breaker = Breaker::new("bench-async", CONFIG);
-    g.bench_function("breaker: call_async", |b| {
+    g.bench_function("breakerbox: call_async", |b| {
         iter_ok(b, || poll_now(breaker.call_async(work_async(black_box(1)))))
     });
-    g.bench_function("breaker: permit in async block", |b| {
+    g.bench_function("breakerbox: permit in async block", |b| {
         iter_ok(b, || {
             poll_now(async {
                 let permit = breaker.try_acquire()?;
@@ -170,10 +170,11 @@ fn closed_success_async(c: &mut Criterion) {
             })
         })
     });
-    g.bench_function("breaker: hand-written async fn (call site + permit)", |b| {
-        iter_ok(b, || poll_now(hand_written_async(black_box(1))))
-    });
-    g.bench_function("breaker: attribute", |b| {
+    g.bench_function(
+        "breakerbox: hand-written async fn (call site + permit)",
+        |b| iter_ok(b, || poll_now(hand_written_async(black_box(1)))),
+    );
+    g.bench_function("breakerbox: attribute", |b| {
         iter_ok(b, || poll_now(guarded_async(black_box(1))))
     });
     peers::closed_success_async(&mut g);
@@ -185,19 +186,19 @@ fn open_rejection(c: &mut Criterion) {
     g.bench_function("bare call", |b| iter_ok(b, || work(black_box(1))));
     g.bench_function("Instant::now (reference)", |b| b.iter(Instant::now));
     let breaker = open_breaker();
-    g.bench_function("breaker: permit", |b| {
+    g.bench_function("breakerbox: permit", |b| {
         iter_ok(b, || permit_call(&breaker, black_box(1)))
     });
     let forced = Breaker::new("bench-forced", CONFIG);
     forced.force_open();
-    g.bench_function("breaker: forced open", |b| {
+    g.bench_function("breakerbox: forced open", |b| {
         iter_ok(b, || permit_call(&forced, black_box(1)))
     });
     for _ in 0..3 {
         let _ = guarded_open(1, false);
     }
     assert!(matches!(guarded_open(1, true), Err(BenchError::Open)));
-    g.bench_function("breaker: attribute", |b| {
+    g.bench_function("breakerbox: attribute", |b| {
         iter_ok(b, || guarded_open(black_box(1), true))
     });
     peers::open_rejection(&mut g);
@@ -304,7 +305,7 @@ fn threads(c: &mut Criterion) {
             })
         });
         let shared = Breaker::new("bench-threads", CONFIG);
-        g.bench_function(format!("breaker: one breaker x{n}{sfx}"), |b| {
+        g.bench_function(format!("breakerbox: one breaker x{n}{sfx}"), |b| {
             b.iter_custom(|iters| {
                 aggregate(n, iters, clocking, |_| {
                     let breaker = shared.clone();
@@ -323,7 +324,7 @@ fn threads(c: &mut Criterion) {
             registry.breaker("bench-b", &cfg),
         ];
         g.bench_function(
-            format!("breaker: two breakers of one registry x{n}{sfx}"),
+            format!("breakerbox: two breakers of one registry x{n}{sfx}"),
             |b| {
                 b.iter_custom(|iters| {
                     aggregate(n, iters, clocking, |i| {
@@ -346,7 +347,7 @@ fn threads(c: &mut Criterion) {
                 .build()
                 .expect("valid window config"),
         );
-        g.bench_function(format!("breaker: count window x{n}{sfx}"), |b| {
+        g.bench_function(format!("breakerbox: count window x{n}{sfx}"), |b| {
             b.iter_custom(|iters| {
                 aggregate(n, iters, clocking, |_| {
                     let breaker = windowed.clone();
@@ -358,9 +359,9 @@ fn threads(c: &mut Criterion) {
                 })
             })
         });
-        let keyed = breaker::KeyedGroup::<u64>::new("bench-threads-keyed", CONFIG, 1_000);
+        let keyed = breakerbox::KeyedGroup::<u64>::new("bench-threads-keyed", CONFIG, 1_000);
         g.bench_function(
-            format!("breaker: keyed group, 64 existing keys x{n}{sfx}"),
+            format!("breakerbox: keyed group, 64 existing keys x{n}{sfx}"),
             |b| {
                 b.iter_custom(|iters| {
                     aggregate(n, iters, clocking, |i| {
