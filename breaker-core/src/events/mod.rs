@@ -36,7 +36,7 @@ use std::time::Duration;
 use parking_lot::Mutex;
 
 pub(crate) use self::hub::Hub;
-use crate::registry::Conflict;
+use crate::conflict::Conflict;
 use crate::state::State;
 
 /// What a subscriber is told.

@@ -41,7 +41,6 @@ mod groups;
 mod handshake;
 mod key;
 mod metrics;
-mod site;
 #[cfg(all(test, not(loom)))]
 mod tests;
 
@@ -51,7 +50,6 @@ use self::handshake::Mark;
 pub use self::key::AsKey;
 use self::metrics::Folded;
 pub use self::metrics::KeyedMetrics;
-pub use self::site::KeyedSite;
 
 /// How many evicted entries a thread retires before they are freed together:
 /// each batch costs one process-wide barrier (`membarrier` on Linux), and is

@@ -3,7 +3,8 @@
 
 use std::sync::Arc;
 
-use super::{Conflict, LayerError, Overridden, Reconfigured, Registry, Resolver};
+use super::{LayerError, Overridden, Reconfigured, Registry, Resolver};
+use crate::conflict::Conflict;
 use crate::events::{Event, Subscription};
 
 /// What a section under the registry's locks leaves to say once they are

@@ -5,6 +5,7 @@
 //! `announce`.
 
 mod announce;
+mod keyed;
 mod reports;
 
 use std::collections::HashMap;
@@ -16,12 +17,12 @@ use parking_lot::{Mutex, RwLock};
 
 use self::announce::Note;
 pub use self::reports::{
-    AlreadyCreated, ConfigSource, Conflict, LayerError, Overridden, Reconfigured, Resolution,
-    Resolver, UnknownGroup,
+    AlreadyCreated, LayerError, Overridden, Reconfigured, Resolution, Resolver, UnknownGroup,
 };
 use crate::breaker::Breaker;
 use crate::clock::{Clock, ClockSource};
 use crate::config::Config;
+use crate::conflict::{ConfigSource, Conflict};
 use crate::events::Subscribers;
 use crate::metrics::Snapshot;
 

@@ -5,9 +5,9 @@ use std::any::Any;
 use std::fmt::Debug;
 use std::sync::OnceLock;
 
-use super::{AsKey, KeyedGroup};
 use crate::breaker::Breaker;
 use crate::config::Config;
+use crate::keyed::{AsKey, KeyedGroup};
 use crate::registry::Registry;
 
 /// A keyed call site's cached group: one `static` per annotated fn.
