@@ -127,6 +127,8 @@
 #![deny(missing_docs)]
 #![warn(unreachable_pub)]
 
+#[doc(hidden)]
+pub mod __private;
 mod breaker;
 mod bulkhead;
 mod clock;
@@ -139,8 +141,7 @@ mod guards;
 mod keyed;
 mod metrics;
 mod names;
-#[doc(hidden)]
-pub mod outcome;
+mod outcome;
 mod policy;
 mod registry;
 mod site;
@@ -165,7 +166,5 @@ pub use crate::registry::{
     registry, AlreadyCreated, LayerError, Overridden, Reconfigured, Registry, Resolution, Resolver,
     UnknownGroup,
 };
-#[doc(hidden)]
-pub use crate::site::{CallSite, KeyedSite, SiteBreaker};
 pub use crate::state::State;
 pub use crate::timeout::Timer;

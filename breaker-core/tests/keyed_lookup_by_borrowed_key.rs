@@ -8,7 +8,8 @@ use std::borrow::Cow;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::Arc;
 
-use breaker_core::{AsKey, Config, ConfigSource, KeyedGroup, KeyedSite, Registry, State};
+use breaker_core::__private::KeyedSite;
+use breaker_core::{AsKey, Config, ConfigSource, KeyedGroup, Registry, State};
 
 mod support;
 

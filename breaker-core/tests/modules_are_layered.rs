@@ -22,6 +22,7 @@ const LAYERS: &[&[&str]] = &[
     &["outcome", "keyed"],
     &["registry"],
     &["site"],
+    &["__private"],
 ];
 
 fn layer_of(module: &str) -> Option<usize> {

@@ -1,11 +1,15 @@
 //! Breakers keyed by group: the process-wide [`registry()`], isolated
 //! [`Registry`] values for tests and embedding, and the record of conflicting
-//! declarations. The types a registry reports live in `reports`; what it says
-//! once its locks are released (conflicts, overrides, layered config), in
-//! `announce`.
+//! declarations.
+//!
+//! `Registry`'s methods are split by concern: this file finds, creates,
+//! inspects and controls groups; `layer` layers configuration over them;
+//! `notes` says what a locked section left to say and keeps the subscribers;
+//! `keyed` holds the keyed groups. `reports` has the types they return.
 
-mod announce;
 mod keyed;
+mod layer;
+mod notes;
 mod reports;
 
 use std::collections::HashMap;
@@ -15,7 +19,7 @@ use std::sync::{Arc, OnceLock};
 
 use parking_lot::{Mutex, RwLock};
 
-use self::announce::Note;
+use self::notes::Note;
 pub use self::reports::{
     AlreadyCreated, LayerError, Overridden, Reconfigured, Resolution, Resolver, UnknownGroup,
 };
@@ -70,7 +74,7 @@ pub struct Registry {
     /// Told every transition of every breaker of this registry, and conflicts.
     subscribers: Arc<Subscribers>,
     overrides: Mutex<Vec<Overridden>>,
-    /// Keyed groups (`Registry::keyed`, in `keyed.rs`).
+    /// Keyed groups (`Registry::keyed`, in `keyed`).
     keyed: crate::keyed::KeyedGroups,
 }
 

@@ -28,7 +28,8 @@ use crate::registry::Registry;
 /// the mismatch, every time.
 ///
 /// ```
-/// use breaker_core::{Config, KeyedSite, Registry};
+/// use breaker_core::__private::KeyedSite;
+/// use breaker_core::{Config, Registry};
 ///
 /// static SITE: KeyedSite = KeyedSite::new();
 /// const CONFIG: Config = Config::DEFAULT;

@@ -24,7 +24,8 @@ pub use self::keyed::KeyedSite;
 /// that changes from call to call pays that on every call.
 ///
 /// ```
-/// use breaker_core::{registry, CallSite, Config};
+/// use breaker_core::__private::CallSite;
+/// use breaker_core::{registry, Config};
 ///
 /// static SITE: CallSite = CallSite::new();
 /// const CONFIG: Config = Config::DEFAULT;
