@@ -170,7 +170,7 @@ impl Inner {
                         self.counters.bump(Event::ProbesReclaimed);
                     }
                     if let Some(transition) = step.transition(word) {
-                        self.published(transition);
+                        self.publish(transition, None);
                     }
                     return Claim::admitted(next.marked(), now);
                 }

@@ -3,6 +3,7 @@
 
 use super::inner::Inner;
 use super::transition::{Act, Input, Verdict};
+use crate::config::FailurePolicy;
 use crate::counters::Event;
 use crate::events::TripCause;
 use crate::policy::{Policy, Recorded};
@@ -43,10 +44,9 @@ impl Inner {
         self.settle_rest(admitted, started, verdict);
     }
 
-    /// A count window's closed call. Its common case, a success that finds
-    /// nothing to write but the ring's position, needs no stack frame: every
-    /// call it makes is its last (the count's too: it comes after the window),
-    /// so each other case runs in a frame of its own and counts there.
+    /// A count window's closed call (see "The frames of the call paths" in
+    /// the module docs of `breaker`): every call it makes is its last (the
+    /// count's too: it comes after the window).
     #[inline(never)]
     fn settle_count_window(&self, generation: u64, started: u64, verdict: Verdict) {
         let failed = verdict == Verdict::Failure;
@@ -104,11 +104,40 @@ impl Inner {
         }
     }
 
-    /// A trip, kept out of the count window's frame.
+    /// A count window's trip, kept out of its frame.
     #[cold]
     #[inline(never)]
     fn trip_cold(&self, generation: u64) {
-        self.trip(generation);
+        self.trip(generation, self.window_cause(generation));
+    }
+
+    /// Which rule of the group's window tripped in `generation`. A window
+    /// with no slow-call rule has one rule, the failure rate: that is the
+    /// cause, and nothing is read. With both rules, the window says only that
+    /// it tripped, so its counts are read before the trip empties it: the
+    /// failure rate if it is at its threshold, else the slow-call rate.
+    #[cold]
+    fn window_cause(&self, generation: u64) -> TripCause {
+        let rule = match &self.hot.policy {
+            Policy::Consecutive => return TripCause::ConsecutiveFailures,
+            Policy::TimeWindow(window) => window.rule(),
+            Policy::CountWindow(window) => window.rule(),
+        };
+        if !rule.judges_slowness() {
+            return TripCause::FailureRate;
+        }
+        let failure_rate = match self.config().policy() {
+            FailurePolicy::TimeWindow { rates, .. } | FailurePolicy::CountWindow { rates, .. } => {
+                rates.failure_rate
+            }
+            _ => return TripCause::FailureRate,
+        };
+        match self.hot.policy.window_counts(generation, &self.clock) {
+            Some(c) if c.calls > 0 && (c.failures as f64) < failure_rate * c.calls as f64 => {
+                TripCause::SlowCallRate
+            }
+            _ => TripCause::FailureRate,
+        }
     }
 
     #[inline(never)]
@@ -126,18 +155,7 @@ impl Inner {
                     verdict,
                 };
                 let (from, step) = self.drive(word, input);
-                if let Some(transition) = step.transition(from) {
-                    self.published(transition);
-                }
-                match step.act {
-                    Act::ProbeEnded(Verdict::Success) => {
-                        self.counters.bump(Event::Successes);
-                        self.counters.bump(Event::ProbesSucceeded);
-                    }
-                    Act::ProbeEnded(Verdict::Ignored) => self.counters.bump(Event::Ignored),
-                    Act::ProbeEnded(_) => self.counters.bump(Event::Abandoned),
-                    _ => self.counters.bump(Event::Stale),
-                }
+                self.execute(from, step, None);
             }
             _ => self.settle_call(word, started, verdict),
         }
@@ -152,11 +170,7 @@ impl Inner {
             return false;
         };
         let now = self.clock.now();
-        let slow = latency.record(generation, now, now.saturating_sub(started));
-        if slow {
-            self.counters.bump(Event::LatencyTrips);
-        }
-        slow
+        latency.record(generation, now, now.saturating_sub(started))
     }
 
     fn settle_call(&self, word: Word, started: u64, verdict: Verdict) {
@@ -164,29 +178,34 @@ impl Inner {
         // A forced-closed breaker counts outcomes and never trips.
         let closed = word.state() == State::Closed;
         let policy = &self.hot.policy;
-        let trips = match verdict {
+        // The rule this verdict tripped, if it tripped one.
+        let tripped = match verdict {
             Verdict::Success => {
                 self.counters.bump(Event::Successes);
                 match policy {
-                    _ if !closed => false,
+                    _ if !closed => None,
                     // A success resets the count unless a newer generation did.
                     Policy::Consecutive => {
                         self.drive(word, Input::Success { generation });
-                        false
+                        None
                     }
-                    _ => policy.on_outcome(generation, false, started, &self.clock),
+                    _ => policy
+                        .on_outcome(generation, false, started, &self.clock)
+                        .then(|| self.window_cause(generation)),
                 }
             }
             Verdict::Failure => {
                 self.counters.bump(Event::Failures);
                 match policy {
-                    _ if !closed => false,
+                    _ if !closed => None,
                     // A failure that finds the breaker moved on counts nowhere
                     // (it is counted as a failure already).
-                    Policy::Consecutive => {
-                        self.drive(word, Input::Failure { generation }).1.act == Act::Trip
-                    }
-                    _ => policy.on_outcome(generation, true, started, &self.clock),
+                    Policy::Consecutive => (self.drive(word, Input::Failure { generation }).1.act
+                        == Act::Trip)
+                        .then_some(TripCause::ConsecutiveFailures),
+                    _ => policy
+                        .on_outcome(generation, true, started, &self.clock)
+                        .then(|| self.window_cause(generation)),
                 }
             }
             Verdict::Ignored => return self.counters.bump(Event::Ignored),
@@ -194,11 +213,17 @@ impl Inner {
         };
         // The latency trip rides on the window. Only groups with
         // `latency_p99_ms` have one, and their words are timed: an untimed
-        // word skips it with a bit test of a value at hand.
-        if trips {
-            self.trip(generation);
-        } else if word.is_timed() && closed && self.latency_trips(generation, started) {
-            self.trip_for(generation, TripCause::LatencyP99);
+        // word skips it with a bit test of a value at hand. Its trips are
+        // counted when they open the breaker, not when the window says so:
+        // racing verdicts may all see it over the bound, and one opens.
+        if let Some(cause) = tripped {
+            self.trip(generation, cause);
+        } else if word.is_timed()
+            && closed
+            && self.latency_trips(generation, started)
+            && self.trip(generation, TripCause::LatencyP99)
+        {
+            self.counters.bump(Event::LatencyTrips);
         }
     }
 }

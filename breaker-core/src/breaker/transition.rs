@@ -5,6 +5,7 @@
 
 use crate::config::Config;
 use crate::error::OpenReason;
+use crate::events::TripCause;
 use crate::policy::consecutive;
 use crate::state::{State, Word};
 
@@ -29,8 +30,9 @@ pub(super) enum Input {
     Failure { generation: u64 },
     /// A call of `generation` succeeded, under the consecutive policy.
     Success { generation: u64 },
-    /// The failure policy tripped in `generation`: closed to open.
-    Trip { generation: u64 },
+    /// The failure policy's rule `cause` tripped in `generation`: closed to
+    /// open.
+    Trip { generation: u64, cause: TripCause },
     /// A probe admitted in `generation` failed: half-open to open.
     ProbeFailed { generation: u64 },
     /// Set by hand.
@@ -139,8 +141,8 @@ impl Refusal {
 /// Why a breaker changed generation: what an observer would be told.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Reason {
-    /// The failure policy tripped.
-    Tripped,
+    /// The failure policy's rule tripped (the one the tripping verdict saw).
+    Tripped(TripCause),
     /// The open duration passed and a claim became the first probe.
     OpenElapsed,
     /// Every probe overran its lease; a claim took their `probes` slots.
@@ -234,7 +236,9 @@ pub(super) fn step(word: Word, input: Input, config: &Config, at: &impl Readings
             Some(next) if word.generation() == generation => Step::write(next, Act::Nothing),
             _ => Step::stay(Act::Nothing),
         },
-        Input::Trip { generation } => open(word, generation, State::Closed, Reason::Tripped),
+        Input::Trip { generation, cause } => {
+            open(word, generation, State::Closed, Reason::Tripped(cause))
+        }
         Input::ProbeFailed { generation } => {
             open(word, generation, State::HalfOpen, Reason::ProbeFailed)
         }

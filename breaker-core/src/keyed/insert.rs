@@ -26,7 +26,7 @@ use crate::events::Subscribers;
 /// A registry's subscribers, and how its keyed group writes a key for them.
 pub(crate) struct Tell<K> {
     pub(crate) subscribers: Arc<Subscribers>,
-    /// [`key_text`], which needs `K: Debug`: `Registry::keyed` asks for it, a
+    /// [`key_text`](super::key_text()), which needs `K: Debug`: `Registry::keyed` asks for it, a
     /// standalone group does not.
     pub(crate) name: fn(&K) -> Arc<str>,
 }

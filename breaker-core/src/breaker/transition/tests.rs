@@ -338,7 +338,14 @@ fn trips_and_failed_probes_open_only_from_their_own_state_and_generation() {
         for generation in [6, 7, 8] {
             let w = with_field(word(state, true, false), 1);
             for (input, from, reason) in [
-                (Input::Trip { generation }, State::Closed, Reason::Tripped),
+                (
+                    Input::Trip {
+                        generation,
+                        cause: TripCause::FailureRate,
+                    },
+                    State::Closed,
+                    Reason::Tripped(TripCause::FailureRate),
+                ),
                 (
                     Input::ProbeFailed { generation },
                     State::HalfOpen,
@@ -400,7 +407,10 @@ fn only_steps_that_change_generation_carry_a_transition() {
             },
             Input::Failure { generation },
             Input::Success { generation },
-            Input::Trip { generation },
+            Input::Trip {
+                generation,
+                cause: TripCause::ConsecutiveFailures,
+            },
             Input::ProbeFailed { generation },
             Input::Force(State::Open),
         ]
