@@ -22,6 +22,77 @@ impl Inner {
         self.settle_slow(admitted, started, verdict);
     }
 
+    /// The failure of a call dropped at its deadline of `after` nanos: it
+    /// lasted at least `after` on the breaker's clock, whatever the clock and
+    /// the timer say, so it is a slow call and its latency sample is at least
+    /// the deadline. A timed word's verdict measures from its claim's reading
+    /// to a reading at the verdict; a start `after` before now stands for the
+    /// duration when the clock reads that much. A clock that reads less (a
+    /// `ManualClock` at 0 under a paused runtime, a clock younger than the
+    /// deadline) cannot hold such a start: then the duration goes to the
+    /// windows as it is.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn settle_timed_out(&self, admitted: Word, started: u64, after: u64) {
+        if !admitted.is_timed() {
+            // No rule of the group reads a duration.
+            return self.settle(admitted, started, Verdict::Failure);
+        }
+        let now = self.clock.now();
+        let lasted = now.saturating_sub(started).max(after);
+        match now.checked_sub(lasted) {
+            Some(start) => self.settle(admitted, start, Verdict::Failure),
+            None => self.settle_failure_lasting(admitted, now, lasted),
+        }
+    }
+
+    /// A failure that lasted `lasted` nanos, settled at `now`, fed to the
+    /// windows by its duration: what `settle_rest` and `settle_call` do for
+    /// a failure, with the duration given instead of measured.
+    #[cold]
+    fn settle_failure_lasting(&self, admitted: Word, now: u64, lasted: u64) {
+        let word = self.word();
+        let generation = admitted.generation();
+        if word.generation() != generation {
+            return self.counters.bump(Event::Stale);
+        }
+        if admitted.state() == State::HalfOpen {
+            return self.reopen_after_probe(generation);
+        }
+        self.counters.bump(Event::Failures);
+        if word.state() != State::Closed {
+            // Forced closed: counted, never tripped.
+            return;
+        }
+        let tripped = match &self.hot.policy {
+            Policy::Consecutive => (self.drive(word, Input::Failure { generation }).1.act
+                == Act::Trip)
+                .then_some(TripCause::ConsecutiveFailures),
+            Policy::TimeWindow(window) => {
+                let outcome = window.rule().outcome(true, 0, lasted);
+                let at = window.now(&self.clock);
+                window
+                    .record(generation, at, outcome)
+                    .then(|| self.window_cause(generation))
+            }
+            Policy::CountWindow(window) => {
+                let outcome = window.rule().outcome(true, 0, lasted);
+                window
+                    .record(generation, outcome)
+                    .then(|| self.window_cause(generation))
+            }
+        };
+        if let Some(cause) = tripped {
+            self.trip(generation, cause);
+        } else if let Some(latency) = &self.guards.latency {
+            if latency.record(generation, now, lasted)
+                && self.trip(generation, TripCause::LatencyP99)
+            {
+                self.counters.bump(Event::LatencyTrips);
+            }
+        }
+    }
+
     /// Every other verdict: failures, probes, windows, resets of the failure
     /// count, and outcomes that find the breaker moved on.
     #[cold]
