@@ -34,7 +34,7 @@ use parking_lot::Mutex;
 /// What a counter counts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(usize)]
-pub(crate) enum Event {
+pub(crate) enum Counter {
     Successes,
     Failures,
     Ignored,
@@ -53,7 +53,7 @@ pub(crate) enum Event {
     LatencyTrips,
 }
 
-const EVENTS: usize = Event::LatencyTrips as usize + 1;
+const EVENTS: usize = Counter::LatencyTrips as usize + 1;
 // A cell of every count stays within its line pair.
 const _: () = assert!(EVENTS * 8 <= 128);
 /// Threads that count without contention; more threads still count, on a shared cell.
@@ -109,7 +109,7 @@ unsafe impl Sync for Counters {}
 pub(crate) struct Totals([u64; EVENTS]);
 
 impl Totals {
-    pub(crate) fn get(&self, event: Event) -> u64 {
+    pub(crate) fn get(&self, event: Counter) -> u64 {
         self.0[event as usize]
     }
 }
@@ -126,7 +126,7 @@ impl Counters {
 
     /// Counts one `event` for the calling thread.
     #[inline(always)]
-    pub(crate) fn bump(&self, event: Event) {
+    pub(crate) fn bump(&self, event: Counter) {
         // A thread without a cell in the current table reads an offset out of
         // range, so one compare sends everything but the common case to the slow
         // path. The offset is kept in bytes: no multiply on this path.
@@ -148,7 +148,7 @@ impl Counters {
     /// yet, one whose slot is past the table's end, or one with no slot at all.
     #[cold]
     #[inline(never)]
-    fn bump_slow(&self, event: Event) {
+    fn bump_slow(&self, event: Counter) {
         let mut slot = SLOT.get();
         if slot == UNASSIGNED {
             slot = assign_slot();
@@ -223,7 +223,7 @@ impl Drop for Counters {
 /// wrap, 584 years at one a nanosecond. (A saturating add would cost
 /// instructions on every call; the sums across cells do saturate.)
 #[inline(always)]
-fn increment(cell: &Cell, event: Event) {
+fn increment(cell: &Cell, event: Counter) {
     let count = &cell.counts[event as usize];
     count.store(count.load(Relaxed).wrapping_add(1), Relaxed);
 }
@@ -295,9 +295,9 @@ mod tests {
                 let counters = Arc::clone(&counters);
                 std::thread::spawn(move || {
                     for _ in 0..10_000 {
-                        counters.bump(Event::Failures);
+                        counters.bump(Counter::Failures);
                     }
-                    counters.bump(Event::Stale);
+                    counters.bump(Counter::Stale);
                 })
             })
             .collect();
@@ -305,9 +305,9 @@ mod tests {
             t.join().unwrap();
         }
         let totals = counters.totals();
-        assert_eq!(totals.get(Event::Failures), 80_000);
-        assert_eq!(totals.get(Event::Stale), 8);
-        assert_eq!(totals.get(Event::Successes), 0);
+        assert_eq!(totals.get(Counter::Failures), 80_000);
+        assert_eq!(totals.get(Counter::Stale), 8);
+        assert_eq!(totals.get(Counter::Successes), 0);
     }
 
     #[test]
@@ -319,10 +319,10 @@ mod tests {
             .map(|_| {
                 let (counters, all_counting) = (Arc::clone(&counters), Arc::clone(&all_counting));
                 std::thread::spawn(move || {
-                    counters.bump(Event::Failures);
+                    counters.bump(Counter::Failures);
                     all_counting.wait(); // every thread holds its own slot at once
                     for _ in 0..999 {
-                        counters.bump(Event::Failures);
+                        counters.bump(Counter::Failures);
                     }
                 })
             })
@@ -331,7 +331,7 @@ mod tests {
             h.join().unwrap();
         }
         assert_eq!(
-            counters.totals().get(Event::Failures),
+            counters.totals().get(Counter::Failures),
             1_000 * threads as u64
         );
     }
@@ -340,23 +340,23 @@ mod tests {
     fn a_thread_alternating_between_counters_counts_in_each_exactly() {
         let (a, b) = (Counters::new(), Counters::new());
         for _ in 0..1_000 {
-            a.bump(Event::Failures);
-            b.bump(Event::Failures);
-            b.bump(Event::Successes);
-            b.bump(Event::Successes);
+            a.bump(Counter::Failures);
+            b.bump(Counter::Failures);
+            b.bump(Counter::Successes);
+            b.bump(Counter::Successes);
         }
-        assert_eq!(a.totals().get(Event::Failures), 1_000);
-        assert_eq!(a.totals().get(Event::Successes), 0);
-        assert_eq!(b.totals().get(Event::Failures), 1_000);
-        assert_eq!(b.totals().get(Event::Successes), 2_000);
+        assert_eq!(a.totals().get(Counter::Failures), 1_000);
+        assert_eq!(a.totals().get(Counter::Successes), 0);
+        assert_eq!(b.totals().get(Counter::Failures), 1_000);
+        assert_eq!(b.totals().get(Counter::Successes), 2_000);
     }
 
     #[test]
     fn counters_created_where_dropped_ones_lived_start_from_zero() {
         for _ in 0..100 {
             let c = Box::new(Counters::new());
-            c.bump(Event::Failures);
-            assert_eq!(c.totals().get(Event::Failures), 1);
+            c.bump(Counter::Failures);
+            assert_eq!(c.totals().get(Counter::Failures), 1);
         }
     }
 
@@ -374,7 +374,7 @@ mod tests {
                 expected += n;
                 running.push(std::thread::spawn(move || {
                     for _ in 0..n {
-                        c.bump(Event::Successes);
+                        c.bump(Counter::Successes);
                     }
                 }));
             }
@@ -388,8 +388,8 @@ mod tests {
         for t in running {
             t.join().unwrap();
         }
-        assert_eq!(counters.totals().get(Event::Successes), expected);
-        assert_eq!(counters.totals().get(Event::Failures), 0);
+        assert_eq!(counters.totals().get(Counter::Successes), expected);
+        assert_eq!(counters.totals().get(Counter::Failures), 0);
     }
 
     #[test]
@@ -397,11 +397,11 @@ mod tests {
         let counters = Counters::new();
         assert_eq!(counters.table_bytes(), 0);
         std::thread::scope(|s| {
-            s.spawn(|| counters.bump(Event::Successes));
+            s.spawn(|| counters.bump(Counter::Successes));
         });
         let slot = 1 + NEXT.load(Relaxed) as usize; // an upper bound of any slot yet
         assert!(counters.table_bytes() <= slot.next_power_of_two() * CELL_BYTES);
-        assert_eq!(counters.totals().get(Event::Successes), 1);
+        assert_eq!(counters.totals().get(Counter::Successes), 1);
     }
 
     #[test]
@@ -409,10 +409,10 @@ mod tests {
         let counters = Arc::new(Counters::new());
         for _ in 0..50 {
             let c = Arc::clone(&counters);
-            std::thread::spawn(move || c.bump(Event::Successes))
+            std::thread::spawn(move || c.bump(Counter::Successes))
                 .join()
                 .unwrap();
         }
-        assert_eq!(counters.totals().get(Event::Successes), 50);
+        assert_eq!(counters.totals().get(Counter::Successes), 50);
     }
 }

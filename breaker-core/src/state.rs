@@ -193,7 +193,7 @@ impl Word {
         )
     }
 
-    /// A claim's answer packed as a word (see `Claim`): never stored in the
+    /// A claim's answer packed as a word (see `ClaimCode`): never stored in the
     /// breaker, so its probe field holds `kind` and its success field `flag`
     /// whatever `state` is. Read back with [`code_kind`](Self::code_kind) and
     /// [`code_flag`](Self::code_flag).

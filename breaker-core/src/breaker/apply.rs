@@ -1,12 +1,13 @@
 //! The thin layer around [`step`](super::transition::step) for every input but a
 //! claim: the compare-and-swap loop, the transitions that write more than the
-//! word (under the transition lock), and the one place a transition is published.
+//! word (under the transition lock), and `execute`, the one place a swapped-in
+//! step is carried out and its transition published.
 
 use std::time::Duration;
 
 use super::inner::Inner;
-use super::transition::{self, Act, Input, Reason, Step, Transition, Verdict};
-use crate::counters::Event;
+use super::transition::{self, Act, Change, ChangeKind, Input, Step, Verdict};
+use crate::counters::Counter;
 use crate::events::{self, TransitionReason, TripCause};
 use crate::state::{State, Word};
 use crate::sync::Ordering::*;
@@ -47,10 +48,10 @@ impl Inner {
         // probe waited for the lock (another probe closed it, or its lease was
         // reclaimed): then the open is stale.
         if self.open(Input::ProbeFailed { generation }, open_for) {
-            self.counters.bump(Event::Failures);
-            self.counters.bump(Event::ProbesFailed);
+            self.counters.bump(Counter::Failures);
+            self.counters.bump(Counter::ProbesFailed);
         } else {
-            self.counters.bump(Event::Stale);
+            self.counters.bump(Counter::Stale);
         }
     }
 
@@ -162,7 +163,7 @@ impl Inner {
         let guard = self.transition.lock();
         let (from, step) = self.drive(self.word(), Input::FleetClose);
         drop(guard);
-        let closed = step.transition(from).is_some();
+        let closed = step.change(from).is_some();
         self.execute(from, step, None);
         closed
     }
@@ -206,14 +207,14 @@ impl Inner {
     #[cold]
     pub(super) fn execute(&self, from: Word, step: Step, open_for: Option<u64>) {
         match step.act {
-            Act::Opened => self.counters.bump(Event::Opened),
+            Act::Opened => self.counters.bump(Counter::Opened),
             Act::ProbeEnded(Verdict::Success) => {
-                self.counters.bump(Event::Successes);
-                self.counters.bump(Event::ProbesSucceeded);
+                self.counters.bump(Counter::Successes);
+                self.counters.bump(Counter::ProbesSucceeded);
             }
-            Act::ProbeEnded(Verdict::Ignored) => self.counters.bump(Event::Ignored),
-            Act::ProbeEnded(_) => self.counters.bump(Event::Abandoned),
-            Act::Stale => self.counters.bump(Event::Stale),
+            Act::ProbeEnded(Verdict::Ignored) => self.counters.bump(Counter::Ignored),
+            Act::ProbeEnded(_) => self.counters.bump(Counter::Abandoned),
+            Act::Stale => self.counters.bump(Counter::Stale),
             // A claim counts its own; the rest count nothing.
             Act::Nothing
             | Act::Admit
@@ -222,7 +223,7 @@ impl Inner {
             | Act::Trip
             | Act::Hold => {}
         }
-        if let Some(transition) = step.transition(from) {
+        if let Some(transition) = step.change(from) {
             let open_for = open_for
                 .or_else(|| (transition.to == State::Open).then(|| self.open_for.load(Relaxed)));
             self.publish(transition, open_for);
@@ -232,27 +233,27 @@ impl Inner {
     /// Tells one transition: see [`execute`](Self::execute).
     #[cold]
     #[inline(never)]
-    pub(super) fn publish(&self, t: Transition, open_for: Option<u64>) {
+    pub(super) fn publish(&self, t: Change, open_for: Option<u64>) {
         let name = self.name;
         let open_for = open_for.map(Duration::from_nanos);
-        let reason = match t.reason {
-            Reason::Tripped(cause) => TransitionReason::Tripped(cause),
-            Reason::OpenElapsed => TransitionReason::OpenElapsed,
-            Reason::ProbeFailed => TransitionReason::ProbeFailed,
-            Reason::ProbesSucceeded => TransitionReason::ProbesSucceeded,
-            Reason::LeaseReclaimed { probes } => TransitionReason::LeaseReclaimed { probes },
-            Reason::Forced => match t.to {
+        let reason = match t.kind {
+            ChangeKind::Tripped(cause) => TransitionReason::Tripped(cause),
+            ChangeKind::OpenElapsed => TransitionReason::OpenElapsed,
+            ChangeKind::ProbeFailed => TransitionReason::ProbeFailed,
+            ChangeKind::ProbesSucceeded => TransitionReason::ProbesSucceeded,
+            ChangeKind::LeaseReclaimed { probes } => TransitionReason::LeaseReclaimed { probes },
+            ChangeKind::Forced => match t.to {
                 State::ForcedOpen => TransitionReason::ForcedOpen,
                 State::ForcedClosed => TransitionReason::ForcedClosed,
                 _ => TransitionReason::Reset,
             },
-            Reason::FleetOpen => TransitionReason::FleetOpen,
-            Reason::FleetClose => TransitionReason::FleetClose,
+            ChangeKind::FleetOpen => TransitionReason::FleetOpen,
+            ChangeKind::FleetClose => TransitionReason::FleetClose,
         };
         // Queued (and delivered) before the log line: a log backend that
         // panics must not leave this generation unqueued, which would hold
         // back every later event of the breaker. No lock is held by either.
-        self.events.announce(events::Transition {
+        self.events.tell(events::Transition {
             group: name,
             from: t.from,
             to: t.to,

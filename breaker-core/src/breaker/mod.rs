@@ -26,7 +26,7 @@
 //!   `permit`, `call` and `attribute` cases). Everything else goes out of
 //!   line to `claim`'s `acquire_contended`, one small frame that refuses an
 //!   open word before its deadline (`open`, `forced_open`) and returns in two
-//!   registers (`Claim`); claims that admit and may move the word go on in
+//!   registers (`ClaimCode`); claims that admit and may move the word go on in
 //!   `acquire_moving`, a frame of their own.
 //! - **Verdict.** `settle` is inlined into the permit: a success that finds
 //!   the word as the claim left it only counts. Every other verdict goes out

@@ -4,7 +4,7 @@
 use super::inner::Inner;
 use super::transition::{Act, Input, Verdict};
 use crate::config::FailurePolicy;
-use crate::counters::Event;
+use crate::counters::Counter;
 use crate::events::TripCause;
 use crate::policy::{Policy, Recorded};
 use crate::state::{State, Word};
@@ -17,7 +17,7 @@ impl Inner {
         // unmarked one) that finds the word as it was at the claim (so in the
         // same generation, with the same failure count: none). It only counts.
         if verdict == Verdict::Success && self.word() == admitted {
-            return self.counters.bump(Event::Successes);
+            return self.counters.bump(Counter::Successes);
         }
         self.settle_slow(admitted, started, verdict);
     }
@@ -54,12 +54,12 @@ impl Inner {
         let word = self.word();
         let generation = admitted.generation();
         if word.generation() != generation {
-            return self.counters.bump(Event::Stale);
+            return self.counters.bump(Counter::Stale);
         }
         if admitted.state() == State::HalfOpen {
             return self.reopen_after_probe(generation);
         }
-        self.counters.bump(Event::Failures);
+        self.counters.bump(Counter::Failures);
         if word.state() != State::Closed {
             // Forced closed: counted, never tripped.
             return;
@@ -88,7 +88,7 @@ impl Inner {
             if latency.record(generation, now, lasted)
                 && self.trip(generation, TripCause::LatencyP99)
             {
-                self.counters.bump(Event::LatencyTrips);
+                self.counters.bump(Counter::LatencyTrips);
             }
         }
     }
@@ -128,7 +128,7 @@ impl Inner {
             return self.count_window_outcome(generation, started, failed);
         }
         match window.record_success(generation) {
-            Recorded::Held => self.counters.bump(Event::Successes),
+            Recorded::Held => self.counters.bump(Counter::Successes),
             Recorded::Judge { calls, tally } => self.count_window_judge(generation, calls, tally),
             Recorded::Claimed { at, calls } => self.count_window_success_at(generation, at, calls),
             Recorded::Retry => self.count_window_outcome(generation, started, false),
@@ -140,9 +140,9 @@ impl Inner {
     #[inline(never)]
     fn count_window_outcome(&self, generation: u64, started: u64, failed: bool) {
         self.counters.bump(if failed {
-            Event::Failures
+            Counter::Failures
         } else {
-            Event::Successes
+            Counter::Successes
         });
         if self
             .hot
@@ -156,7 +156,7 @@ impl Inner {
     /// A success that found failures or slow calls in the window: judge them.
     #[inline(never)]
     fn count_window_judge(&self, generation: u64, calls: u64, tally: u64) {
-        self.counters.bump(Event::Successes);
+        self.counters.bump(Counter::Successes);
         if let Policy::CountWindow(window) = &self.hot.policy {
             if window.judge(calls, tally) {
                 self.trip_cold(generation);
@@ -167,7 +167,7 @@ impl Inner {
     /// A success that replaces a failure or a slow call in its slot.
     #[inline(never)]
     fn count_window_success_at(&self, generation: u64, at: u64, calls: u64) {
-        self.counters.bump(Event::Successes);
+        self.counters.bump(Counter::Successes);
         if let Policy::CountWindow(window) = &self.hot.policy {
             if window.success_at(generation, at, calls) {
                 self.trip_cold(generation);
@@ -216,7 +216,7 @@ impl Inner {
         let word = self.word();
         let generation = admitted.generation();
         if word.generation() != generation {
-            return self.counters.bump(Event::Stale);
+            return self.counters.bump(Counter::Stale);
         }
         match (admitted.state(), verdict) {
             (State::HalfOpen, Verdict::Failure) => self.reopen_after_probe(generation),
@@ -252,7 +252,7 @@ impl Inner {
         // The rule this verdict tripped, if it tripped one.
         let tripped = match verdict {
             Verdict::Success => {
-                self.counters.bump(Event::Successes);
+                self.counters.bump(Counter::Successes);
                 match policy {
                     _ if !closed => None,
                     // A success resets the count unless a newer generation did.
@@ -266,7 +266,7 @@ impl Inner {
                 }
             }
             Verdict::Failure => {
-                self.counters.bump(Event::Failures);
+                self.counters.bump(Counter::Failures);
                 match policy {
                     _ if !closed => None,
                     // A failure that finds the breaker moved on counts nowhere
@@ -279,8 +279,8 @@ impl Inner {
                         .then(|| self.window_cause(generation)),
                 }
             }
-            Verdict::Ignored => return self.counters.bump(Event::Ignored),
-            Verdict::Abandoned => return self.counters.bump(Event::Abandoned),
+            Verdict::Ignored => return self.counters.bump(Counter::Ignored),
+            Verdict::Abandoned => return self.counters.bump(Counter::Abandoned),
         };
         // The latency trip rides on the window. Only groups with
         // `latency_p99_ms` have one, and their words are timed: an untimed
@@ -294,7 +294,7 @@ impl Inner {
             && self.latency_trips(generation, started)
             && self.trip(generation, TripCause::LatencyP99)
         {
-            self.counters.bump(Event::LatencyTrips);
+            self.counters.bump(Counter::LatencyTrips);
         }
     }
 }

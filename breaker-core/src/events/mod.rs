@@ -278,7 +278,7 @@ impl Transition {
 /// A subscriber: anything that can be told an [`Event`] from any thread.
 type Callback = Box<dyn Fn(&Event) + Send + Sync>;
 
-struct Entry {
+struct Listener {
     id: u64,
     callback: Callback,
     /// Told keyed groups' transitions ([`Event::KeyedTransition`]).
@@ -291,7 +291,7 @@ struct Entry {
 #[derive(Default)]
 pub(crate) struct Subscribers {
     /// Copied out (one `Arc` clone) by each delivery, so no call runs under it.
-    entries: Mutex<Arc<[Arc<Entry>]>>,
+    entries: Mutex<Arc<[Arc<Listener>]>>,
     len: AtomicUsize,
     /// How many of them are told keyed transitions: while none is, no key
     /// is named for them (see `KeyedGroup`'s `tell`).
@@ -302,7 +302,7 @@ pub(crate) struct Subscribers {
 impl Subscribers {
     /// Adds `callback`, told keyed groups' transitions too if `keyed`.
     pub(crate) fn add(self: &Arc<Self>, callback: Callback, keyed: bool) -> Subscription {
-        let entry = Arc::new(Entry {
+        let entry = Arc::new(Listener {
             id: self.next_id.fetch_add(1, Relaxed),
             callback,
             keyed,
@@ -328,7 +328,7 @@ impl Subscribers {
     }
 
     /// Replaces the list with `all` and its counts; `entries` is its lock.
-    fn publish(&self, entries: &mut Arc<[Arc<Entry>]>, all: Vec<Arc<Entry>>) {
+    fn publish(&self, entries: &mut Arc<[Arc<Listener>]>, all: Vec<Arc<Listener>>) {
         let keyed = all.iter().filter(|e| e.keyed).count();
         *entries = all.into();
         self.len.store(entries.len(), Release);
@@ -373,7 +373,7 @@ impl Subscribers {
 #[must_use = "dropping a Subscription unsubscribes; call `.detach()` to keep it"]
 pub struct Subscription {
     list: Weak<Subscribers>,
-    entry: Arc<Entry>,
+    entry: Arc<Listener>,
 }
 
 impl Subscription {
