@@ -21,15 +21,21 @@
 //! The count of the common case is a thread-local read, one compare with the
 //! table's size, one load of the table's address and one `inc` of memory.
 
+// Under loom every count takes the shared cell (see `bump`): the slots go unused.
+#![cfg_attr(loom, allow(dead_code))]
+
 use std::cell::Cell as StdCell;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering::*};
-use std::sync::OnceLock;
+// The slot numbers are process-wide statics, std's and parking_lot's (loom's
+// cannot be const); everything of one breaker's counters goes through
+// `crate::sync`, so loom models the table's growth and a slot's hand-off.
+use std::sync::atomic::AtomicU32;
 
 use crossbeam_utils::CachePadded;
-use parking_lot::Mutex;
+
+use crate::sync::{AtomicPtr, AtomicU64, AtomicUsize, Mutex, OnceLock, Ordering::*};
 
 /// What a counter counts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -68,9 +74,9 @@ struct Cell {
 }
 
 impl Cell {
-    const fn new() -> Self {
+    fn new() -> Self {
         Cell {
-            counts: [const { AtomicU64::new(0) }; EVENTS],
+            counts: std::array::from_fn(|_| AtomicU64::new(0)),
         }
     }
 
@@ -127,10 +133,23 @@ impl Counters {
     /// Counts one `event` for the calling thread.
     #[inline(always)]
     pub(crate) fn bump(&self, event: Counter) {
+        // Loom runs its threads on one thread of the process, which share the
+        // thread-locals that give a thread its slot: there every count is a
+        // read-modify-write of the shared cell. (The slots' own model names
+        // them: `loom_tests`.)
+        #[cfg(loom)]
+        return self.bump_shared(event);
+        #[cfg(not(loom))]
+        self.bump_at(OFFSET.get() as usize, event, || self.bump_slow(event));
+    }
+
+    /// Counts `event` in the cell at byte `offset` of the current table (the
+    /// calling thread's), or calls `slow` when the table holds no such cell.
+    #[inline(always)]
+    fn bump_at(&self, offset: usize, event: Counter, slow: impl FnOnce()) {
         // A thread without a cell in the current table reads an offset out of
         // range, so one compare sends everything but the common case to the slow
         // path. The offset is kept in bytes: no multiply on this path.
-        let offset = OFFSET.get() as usize;
         if offset < self.size.load(Acquire) {
             let cells = self.cells.load(Acquire);
             // SAFETY: `OFFSET` is only ever `slot * CELL_BYTES` or `NO_OFFSET`, and
@@ -140,7 +159,7 @@ impl Counters {
             let cell = unsafe { &*cells.byte_add(offset) };
             increment(cell, event);
         } else {
-            self.bump_slow(event);
+            slow();
         }
     }
 
@@ -156,6 +175,11 @@ impl Counters {
         if (slot as usize) < MAX_THREADS {
             return increment(self.grow_to(slot as usize), event);
         }
+        self.bump_shared(event);
+    }
+
+    /// Counts in the shared overflow cell, with a real read-modify-write.
+    fn bump_shared(&self, event: Counter) {
         let overflow = self.overflow.get_or_init(|| Box::new(Cell::new()));
         let count = &overflow.counts[event as usize];
         let _ = count.fetch_update(Relaxed, Relaxed, |n| Some(n.saturating_add(1)));
@@ -198,7 +222,7 @@ impl Counters {
     }
 
     /// Heap bytes the cell tables hold.
-    #[cfg(test)]
+    #[cfg(all(test, not(loom)))]
     fn table_bytes(&self) -> usize {
         self.tables
             .lock()
@@ -210,7 +234,7 @@ impl Counters {
 
 impl Drop for Counters {
     fn drop(&mut self) {
-        for table in self.tables.get_mut().drain(..) {
+        for table in self.tables.lock().drain(..) {
             // SAFETY: made by `Box::leak` in `grow_to`, freed once, here.
             drop(unsafe { Box::from_raw(table.as_ptr()) });
         }
@@ -253,7 +277,8 @@ impl Drop for SlotGuard {
 }
 
 /// Slots handed back by exited threads; the lowest is reused first so slots stay dense.
-static FREE: Mutex<BinaryHeap<Reverse<u32>>> = Mutex::new(BinaryHeap::new());
+static FREE: parking_lot::Mutex<BinaryHeap<Reverse<u32>>> =
+    parking_lot::Mutex::new(BinaryHeap::new());
 static NEXT: AtomicU32 = AtomicU32::new(0);
 
 #[cold]
@@ -282,7 +307,11 @@ fn assign_slot() -> u32 {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, loom))]
+#[path = "counters_loom_tests.rs"]
+mod loom_tests;
+
+#[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
     use std::sync::Arc;
