@@ -344,9 +344,10 @@ macro_rules! declare_group {
 #[doc(hidden)]
 pub mod __private {
     // The claim: a per-site cached breaker built from a `const` config.
-    pub use breaker_core::{CallSite, CircuitOpen, Config, Registry, SiteBreaker};
+    pub use breaker_core::__private::{CallSite, SiteBreaker};
+    pub use breaker_core::{CircuitOpen, Config, Registry};
     // A keyed claim (`key = ..`): the per-fn cache of its group.
-    pub use breaker_core::KeyedSite;
+    pub use breaker_core::__private::KeyedSite;
     // The link-time list of declarations (`config_file::declarations`):
     // `declare!(group, CONFIG)` submits one with the `config` feature and
     // only type-checks without it.
@@ -383,7 +384,9 @@ pub mod __private {
         R::from_timed_out(late)
     }
     // The record: the body's value, through `is_failure` or not.
-    pub use breaker_core::outcome::{AnyOutcome, Classified, ClassifiedAny, NoClassifier, Outcome};
+    pub use breaker_core::__private::{
+        AnyOutcome, Classified, ClassifiedAny, NoClassifier, Outcome,
+    };
 
     // An open circuit without `fallback`: `Err(CircuitOpen.into())`, or an error
     // that says the return type cannot carry it.

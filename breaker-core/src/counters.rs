@@ -21,20 +21,26 @@
 //! The count of the common case is a thread-local read, one compare with the
 //! table's size, one load of the table's address and one `inc` of memory.
 
+// Under loom every count takes the shared cell (see `bump`): the slots go unused.
+#![cfg_attr(loom, allow(dead_code))]
+
 use std::cell::Cell as StdCell;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering::*};
-use std::sync::OnceLock;
+// The slot numbers are process-wide statics, std's and parking_lot's (loom's
+// cannot be const); everything of one breaker's counters goes through
+// `crate::sync`, so loom models the table's growth and a slot's hand-off.
+use std::sync::atomic::AtomicU32;
 
 use crossbeam_utils::CachePadded;
-use parking_lot::Mutex;
+
+use crate::sync::{AtomicPtr, AtomicU64, AtomicUsize, Mutex, OnceLock, Ordering::*};
 
 /// What a counter counts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(usize)]
-pub(crate) enum Event {
+pub(crate) enum Counter {
     Successes,
     Failures,
     Ignored,
@@ -53,7 +59,7 @@ pub(crate) enum Event {
     LatencyTrips,
 }
 
-const EVENTS: usize = Event::LatencyTrips as usize + 1;
+const EVENTS: usize = Counter::LatencyTrips as usize + 1;
 // A cell of every count stays within its line pair.
 const _: () = assert!(EVENTS * 8 <= 128);
 /// Threads that count without contention; more threads still count, on a shared cell.
@@ -68,9 +74,9 @@ struct Cell {
 }
 
 impl Cell {
-    const fn new() -> Self {
+    fn new() -> Self {
         Cell {
-            counts: [const { AtomicU64::new(0) }; EVENTS],
+            counts: std::array::from_fn(|_| AtomicU64::new(0)),
         }
     }
 
@@ -109,7 +115,7 @@ unsafe impl Sync for Counters {}
 pub(crate) struct Totals([u64; EVENTS]);
 
 impl Totals {
-    pub(crate) fn get(&self, event: Event) -> u64 {
+    pub(crate) fn get(&self, event: Counter) -> u64 {
         self.0[event as usize]
     }
 }
@@ -126,11 +132,24 @@ impl Counters {
 
     /// Counts one `event` for the calling thread.
     #[inline(always)]
-    pub(crate) fn bump(&self, event: Event) {
+    pub(crate) fn bump(&self, event: Counter) {
+        // Loom runs its threads on one thread of the process, which share the
+        // thread-locals that give a thread its slot: there every count is a
+        // read-modify-write of the shared cell. (The slots' own model names
+        // them: `loom_tests`.)
+        #[cfg(loom)]
+        return self.bump_shared(event);
+        #[cfg(not(loom))]
+        self.bump_at(OFFSET.get() as usize, event, || self.bump_slow(event));
+    }
+
+    /// Counts `event` in the cell at byte `offset` of the current table (the
+    /// calling thread's), or calls `slow` when the table holds no such cell.
+    #[inline(always)]
+    fn bump_at(&self, offset: usize, event: Counter, slow: impl FnOnce()) {
         // A thread without a cell in the current table reads an offset out of
         // range, so one compare sends everything but the common case to the slow
         // path. The offset is kept in bytes: no multiply on this path.
-        let offset = OFFSET.get() as usize;
         if offset < self.size.load(Acquire) {
             let cells = self.cells.load(Acquire);
             // SAFETY: `OFFSET` is only ever `slot * CELL_BYTES` or `NO_OFFSET`, and
@@ -140,7 +159,7 @@ impl Counters {
             let cell = unsafe { &*cells.byte_add(offset) };
             increment(cell, event);
         } else {
-            self.bump_slow(event);
+            slow();
         }
     }
 
@@ -148,7 +167,7 @@ impl Counters {
     /// yet, one whose slot is past the table's end, or one with no slot at all.
     #[cold]
     #[inline(never)]
-    fn bump_slow(&self, event: Event) {
+    fn bump_slow(&self, event: Counter) {
         let mut slot = SLOT.get();
         if slot == UNASSIGNED {
             slot = assign_slot();
@@ -156,6 +175,11 @@ impl Counters {
         if (slot as usize) < MAX_THREADS {
             return increment(self.grow_to(slot as usize), event);
         }
+        self.bump_shared(event);
+    }
+
+    /// Counts in the shared overflow cell, with a real read-modify-write.
+    fn bump_shared(&self, event: Counter) {
         let overflow = self.overflow.get_or_init(|| Box::new(Cell::new()));
         let count = &overflow.counts[event as usize];
         let _ = count.fetch_update(Relaxed, Relaxed, |n| Some(n.saturating_add(1)));
@@ -198,7 +222,7 @@ impl Counters {
     }
 
     /// Heap bytes the cell tables hold.
-    #[cfg(test)]
+    #[cfg(all(test, not(loom)))]
     fn table_bytes(&self) -> usize {
         self.tables
             .lock()
@@ -210,7 +234,7 @@ impl Counters {
 
 impl Drop for Counters {
     fn drop(&mut self) {
-        for table in self.tables.get_mut().drain(..) {
+        for table in self.tables.lock().drain(..) {
             // SAFETY: made by `Box::leak` in `grow_to`, freed once, here.
             drop(unsafe { Box::from_raw(table.as_ptr()) });
         }
@@ -223,7 +247,7 @@ impl Drop for Counters {
 /// wrap, 584 years at one a nanosecond. (A saturating add would cost
 /// instructions on every call; the sums across cells do saturate.)
 #[inline(always)]
-fn increment(cell: &Cell, event: Event) {
+fn increment(cell: &Cell, event: Counter) {
     let count = &cell.counts[event as usize];
     count.store(count.load(Relaxed).wrapping_add(1), Relaxed);
 }
@@ -253,7 +277,8 @@ impl Drop for SlotGuard {
 }
 
 /// Slots handed back by exited threads; the lowest is reused first so slots stay dense.
-static FREE: Mutex<BinaryHeap<Reverse<u32>>> = Mutex::new(BinaryHeap::new());
+static FREE: parking_lot::Mutex<BinaryHeap<Reverse<u32>>> =
+    parking_lot::Mutex::new(BinaryHeap::new());
 static NEXT: AtomicU32 = AtomicU32::new(0);
 
 #[cold]
@@ -282,7 +307,11 @@ fn assign_slot() -> u32 {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, loom))]
+#[path = "counters_loom_tests.rs"]
+mod loom_tests;
+
+#[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
     use std::sync::Arc;
@@ -295,9 +324,9 @@ mod tests {
                 let counters = Arc::clone(&counters);
                 std::thread::spawn(move || {
                     for _ in 0..10_000 {
-                        counters.bump(Event::Failures);
+                        counters.bump(Counter::Failures);
                     }
-                    counters.bump(Event::Stale);
+                    counters.bump(Counter::Stale);
                 })
             })
             .collect();
@@ -305,9 +334,9 @@ mod tests {
             t.join().unwrap();
         }
         let totals = counters.totals();
-        assert_eq!(totals.get(Event::Failures), 80_000);
-        assert_eq!(totals.get(Event::Stale), 8);
-        assert_eq!(totals.get(Event::Successes), 0);
+        assert_eq!(totals.get(Counter::Failures), 80_000);
+        assert_eq!(totals.get(Counter::Stale), 8);
+        assert_eq!(totals.get(Counter::Successes), 0);
     }
 
     #[test]
@@ -319,10 +348,10 @@ mod tests {
             .map(|_| {
                 let (counters, all_counting) = (Arc::clone(&counters), Arc::clone(&all_counting));
                 std::thread::spawn(move || {
-                    counters.bump(Event::Failures);
+                    counters.bump(Counter::Failures);
                     all_counting.wait(); // every thread holds its own slot at once
                     for _ in 0..999 {
-                        counters.bump(Event::Failures);
+                        counters.bump(Counter::Failures);
                     }
                 })
             })
@@ -331,7 +360,7 @@ mod tests {
             h.join().unwrap();
         }
         assert_eq!(
-            counters.totals().get(Event::Failures),
+            counters.totals().get(Counter::Failures),
             1_000 * threads as u64
         );
     }
@@ -340,23 +369,23 @@ mod tests {
     fn a_thread_alternating_between_counters_counts_in_each_exactly() {
         let (a, b) = (Counters::new(), Counters::new());
         for _ in 0..1_000 {
-            a.bump(Event::Failures);
-            b.bump(Event::Failures);
-            b.bump(Event::Successes);
-            b.bump(Event::Successes);
+            a.bump(Counter::Failures);
+            b.bump(Counter::Failures);
+            b.bump(Counter::Successes);
+            b.bump(Counter::Successes);
         }
-        assert_eq!(a.totals().get(Event::Failures), 1_000);
-        assert_eq!(a.totals().get(Event::Successes), 0);
-        assert_eq!(b.totals().get(Event::Failures), 1_000);
-        assert_eq!(b.totals().get(Event::Successes), 2_000);
+        assert_eq!(a.totals().get(Counter::Failures), 1_000);
+        assert_eq!(a.totals().get(Counter::Successes), 0);
+        assert_eq!(b.totals().get(Counter::Failures), 1_000);
+        assert_eq!(b.totals().get(Counter::Successes), 2_000);
     }
 
     #[test]
     fn counters_created_where_dropped_ones_lived_start_from_zero() {
         for _ in 0..100 {
             let c = Box::new(Counters::new());
-            c.bump(Event::Failures);
-            assert_eq!(c.totals().get(Event::Failures), 1);
+            c.bump(Counter::Failures);
+            assert_eq!(c.totals().get(Counter::Failures), 1);
         }
     }
 
@@ -374,7 +403,7 @@ mod tests {
                 expected += n;
                 running.push(std::thread::spawn(move || {
                     for _ in 0..n {
-                        c.bump(Event::Successes);
+                        c.bump(Counter::Successes);
                     }
                 }));
             }
@@ -388,8 +417,8 @@ mod tests {
         for t in running {
             t.join().unwrap();
         }
-        assert_eq!(counters.totals().get(Event::Successes), expected);
-        assert_eq!(counters.totals().get(Event::Failures), 0);
+        assert_eq!(counters.totals().get(Counter::Successes), expected);
+        assert_eq!(counters.totals().get(Counter::Failures), 0);
     }
 
     #[test]
@@ -397,11 +426,11 @@ mod tests {
         let counters = Counters::new();
         assert_eq!(counters.table_bytes(), 0);
         std::thread::scope(|s| {
-            s.spawn(|| counters.bump(Event::Successes));
+            s.spawn(|| counters.bump(Counter::Successes));
         });
         let slot = 1 + NEXT.load(Relaxed) as usize; // an upper bound of any slot yet
         assert!(counters.table_bytes() <= slot.next_power_of_two() * CELL_BYTES);
-        assert_eq!(counters.totals().get(Event::Successes), 1);
+        assert_eq!(counters.totals().get(Counter::Successes), 1);
     }
 
     #[test]
@@ -409,10 +438,10 @@ mod tests {
         let counters = Arc::new(Counters::new());
         for _ in 0..50 {
             let c = Arc::clone(&counters);
-            std::thread::spawn(move || c.bump(Event::Successes))
+            std::thread::spawn(move || c.bump(Counter::Successes))
                 .join()
                 .unwrap();
         }
-        assert_eq!(counters.totals().get(Event::Successes), 50);
+        assert_eq!(counters.totals().get(Counter::Successes), 50);
     }
 }

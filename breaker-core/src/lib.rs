@@ -127,10 +127,13 @@
 #![deny(missing_docs)]
 #![warn(unreachable_pub)]
 
+#[doc(hidden)]
+pub mod __private;
 mod breaker;
 mod bulkhead;
 mod clock;
 mod config;
+mod conflict;
 mod counters;
 mod error;
 pub mod events;
@@ -138,8 +141,7 @@ mod guards;
 mod keyed;
 mod metrics;
 mod names;
-#[doc(hidden)]
-pub mod outcome;
+mod outcome;
 mod policy;
 mod registry;
 mod site;
@@ -153,19 +155,16 @@ pub use crate::breaker::{Breaker, Classifier, EveryError, Permit, PolicyChange};
 pub use crate::bulkhead::BulkheadSlot;
 pub use crate::clock::{Clock, ManualClock, MonotonicClock};
 pub use crate::config::{Config, ConfigBuilder, ConfigError, FailurePolicy, RateThresholds};
+pub use crate::conflict::{ConfigSource, Conflict};
 pub use crate::error::{CallError, CircuitOpen, OpenReason, TimedOut};
 pub use crate::events::{
     Event, KeyedTransition, Subscription, Transition, TransitionCounts, TransitionReason, TripCause,
 };
-#[doc(hidden)]
-pub use crate::keyed::KeyedSite;
 pub use crate::keyed::{AsKey, KeyedGroup, KeyedMetrics, WrongKeyType};
 pub use crate::metrics::{Metrics, Snapshot, WindowMetrics};
 pub use crate::registry::{
-    registry, AlreadyCreated, ConfigSource, Conflict, LayerError, Overridden, Reconfigured,
-    Registry, Resolution, Resolver, UnknownGroup,
+    registry, AlreadyCreated, LayerError, Overridden, Reconfigured, Registry, Resolution, Resolver,
+    UnknownGroup,
 };
-#[doc(hidden)]
-pub use crate::site::{CallSite, SiteBreaker};
 pub use crate::state::State;
 pub use crate::timeout::Timer;

@@ -8,14 +8,15 @@ use std::borrow::Cow;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::Arc;
 
-use breaker_core::{AsKey, Config, ConfigSource, KeyedGroup, KeyedSite, Registry, State};
+use breaker_core::__private::KeyedSite;
+use breaker_core::{AsKey, Config, ConfigSource, KeyedGroup, Registry, State};
 
 mod support;
 
-use support::{allocations_during, CountingAllocator};
+use support::{allocations_during, CountingAlloc};
 
 #[global_allocator]
-static ALLOCATOR: CountingAllocator = CountingAllocator;
+static ALLOCATOR: CountingAlloc = CountingAlloc;
 
 fn strict() -> Config {
     Config::builder().threshold(1).build().unwrap()

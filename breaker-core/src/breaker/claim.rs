@@ -2,9 +2,9 @@
 //! [`step`](super::transition::step) on a claim, swaps its word in, renews the probes' lease and counts.
 
 use super::inner::Inner;
-use super::transition::{self, Act, Input, Readings};
+use super::transition::{self, Act, Input, Readings, Refusal};
 use crate::clock::COARSE_LAG_MAX;
-use crate::counters::Event;
+use crate::counters::Counter;
 use crate::error::OpenReason;
 use crate::state::{Refusing, State, Word};
 use crate::sync::Ordering::*;
@@ -20,12 +20,12 @@ use crate::sync::Ordering::*;
 /// success field whether `retry_after` is there. Only this type reads or writes
 /// that code.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) struct Claim {
+pub(super) struct ClaimCode {
     code: Word,
     value: u64,
 }
 
-/// A [`Claim`] taken apart: what `Breaker::try_acquire` matches on.
+/// A [`ClaimCode`] taken apart: what `Breaker::try_acquire` matches on.
 pub(super) enum Claimed {
     Admitted {
         word: Word,
@@ -37,27 +37,25 @@ pub(super) enum Claimed {
     },
 }
 
-impl Claim {
+impl ClaimCode {
     #[inline(always)]
-    pub(super) const fn admitted(word: Word, started: u64) -> Claim {
-        Claim {
+    pub(super) const fn admitted(word: Word, started: u64) -> ClaimCode {
+        ClaimCode {
             code: word,
             value: started,
         }
     }
 
     #[inline(always)]
-    pub(super) fn refused(reason: OpenReason, retry_after: Option<u64>) -> Claim {
-        let (state, kind) = match reason {
-            OpenReason::Open => (State::Open, 0),
-            OpenReason::HalfOpenFull => (State::Open, 1),
-            OpenReason::Fleet => (State::Open, 2),
-            OpenReason::ForcedOpen => (State::ForcedOpen, 0),
-            // The bulkhead refuses before any claim: never a claim's answer.
-            OpenReason::BulkheadFull => (State::Open, 0),
+    pub(super) fn refused(refusal: Refusal, retry_after: Option<u64>) -> ClaimCode {
+        let (state, kind) = match refusal {
+            Refusal::Open => (State::Open, 0),
+            Refusal::HalfOpenFull => (State::Open, 1),
+            Refusal::Fleet => (State::Open, 2),
+            Refusal::ForcedOpen => (State::ForcedOpen, 0),
         };
-        Claim {
-            code: Word::new(state, 0, kind, u32::from(retry_after.is_some())),
+        ClaimCode {
+            code: Word::code(state, kind, retry_after.is_some()),
             value: retry_after.unwrap_or(0),
         }
     }
@@ -71,13 +69,13 @@ impl Claim {
                 started: self.value,
             },
             State::Open | State::ForcedOpen => Claimed::Refused {
-                reason: match (code.state(), code.probes()) {
+                reason: match (code.state(), code.code_kind()) {
                     (State::ForcedOpen, _) => OpenReason::ForcedOpen,
                     (_, 0) => OpenReason::Open,
                     (_, 1) => OpenReason::HalfOpenFull,
                     (_, _) => OpenReason::Fleet,
                 },
-                retry_after: (code.successes() != 0).then_some(self.value),
+                retry_after: code.code_flag().then_some(self.value),
             },
         }
     }
@@ -112,7 +110,7 @@ impl Inner {
     /// admit go on in [`acquire_moving`](Self::acquire_moving).
     #[cold]
     #[inline(never)]
-    pub(super) fn acquire_contended(&self, word: Word) -> Claim {
+    pub(super) fn acquire_contended(&self, word: Word) -> ClaimCode {
         // Before its deadline an open word refuses: the rule the claim step
         // starts with, taken here alone so this frame stays small. Within the
         // coarse clock's lag of the deadline, the step decides, confirming by
@@ -124,39 +122,39 @@ impl Inner {
             let reopen_at = self.reopen_at.load(Acquire);
             let coarse = self.clock.now_coarse();
             if coarse < reopen_at && reopen_at - coarse > COARSE_LAG_MAX {
-                return self.refuse(OpenReason::Open, Some(reopen_at - coarse));
+                return self.refuse(Refusal::Open, Some(reopen_at - coarse));
             }
         } else if refusing == Refusing::ForcedOpen {
-            return self.refuse(OpenReason::ForcedOpen, None);
+            return self.refuse(Refusal::ForcedOpen, None);
         }
         self.acquire_moving()
     }
 
     #[inline(always)]
-    fn refuse(&self, reason: OpenReason, retry_after: Option<u64>) -> Claim {
-        self.counters.bump(Event::Rejected);
-        Claim::refused(reason, retry_after)
+    fn refuse(&self, refusal: Refusal, retry_after: Option<u64>) -> ClaimCode {
+        self.counters.bump(Counter::Rejected);
+        ClaimCode::refused(refusal, retry_after)
     }
 
     /// The claims that admit, and may move the breaker: open to half-open,
     /// probe slots. Reads the word afresh, apart from the refusals' frame.
     #[inline(never)]
-    fn acquire_moving(&self) -> Claim {
+    fn acquire_moving(&self) -> ClaimCode {
         let mut word = self.word();
         loop {
             let step = transition::step(word, Input::Claim, self.config(), self);
             let Some(next) = step.next else {
                 return match step.act {
                     Act::Refuse {
-                        reason,
+                        refusal,
                         retry_after,
-                    } => self.refuse(reason, retry_after),
+                    } => self.refuse(refusal, retry_after),
                     // The word admits a call: timed, or it turned closed while
                     // this claim retried. Marked either way, so its success
                     // takes the slow path.
                     _ => {
                         let started = if word.is_timed() { self.clock.now() } else { 0 };
-                        Claim::admitted(word.marked(), started)
+                        ClaimCode::admitted(word.marked(), started)
                     }
                 };
             };
@@ -169,12 +167,12 @@ impl Inner {
             match self.cas(word, next) {
                 Ok(()) => {
                     for _ in 0..reclaimed {
-                        self.counters.bump(Event::ProbesReclaimed);
+                        self.counters.bump(Counter::ProbesReclaimed);
                     }
-                    if let Some(transition) = step.transition(word) {
-                        self.published(transition);
+                    if let Some(transition) = step.change(word) {
+                        self.publish(transition, None);
                     }
-                    return Claim::admitted(next.marked(), now);
+                    return ClaimCode::admitted(next.marked(), now);
                 }
                 Err(seen) => word = seen,
             }
@@ -187,5 +185,33 @@ impl Inner {
     fn renew_lease(&self, now: u64) {
         let lease = now.saturating_add(self.config().probe_timeout_nanos());
         self.lease_until.fetch_max(lease, AcqRel);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_refusal_comes_back_as_its_own_reason_with_its_retry_after() {
+        for refusal in [
+            Refusal::Open,
+            Refusal::HalfOpenFull,
+            Refusal::Fleet,
+            Refusal::ForcedOpen,
+        ] {
+            for retry_after in [None, Some(0), Some(7), Some(u64::MAX)] {
+                match ClaimCode::refused(refusal, retry_after).get() {
+                    Claimed::Refused {
+                        reason,
+                        retry_after: back,
+                    } => {
+                        assert_eq!(reason, refusal.reason());
+                        assert_eq!(back, retry_after, "{refusal:?}");
+                    }
+                    Claimed::Admitted { .. } => panic!("{refusal:?} admitted"),
+                }
+            }
+        }
     }
 }

@@ -1,18 +1,17 @@
 //! The state one breaker's handles share, and the two ways to touch its word:
 //! a load and a compare-and-swap.
 
-use std::sync::atomic::AtomicPtr;
 use std::time::Duration;
 
 use crate::clock::ClockSource;
 use crate::config::Config;
-use crate::counters::{Counters, Event};
+use crate::counters::{Counter, Counters};
 use crate::events::Hub;
 use crate::guards::Guards;
 use crate::metrics::{Metrics, WindowMetrics};
 use crate::policy::Policy;
 use crate::state::{State, Word};
-use crate::sync::{AtomicU64, Mutex, Ordering::*};
+use crate::sync::{AtomicPtr, AtomicU64, Mutex, Ordering::*};
 
 /// The shared state of one breaker: 384 bytes in two parts, so that with the
 /// `Arc`'s counts an idle breaker's whole heap is 512 bytes.
@@ -224,7 +223,8 @@ impl LiveConfig {
 
 impl Drop for LiveConfig {
     fn drop(&mut self) {
-        let mut at = *self.kept.get_mut();
+        // Exclusive here (`&mut self`): no other access to order against.
+        let mut at = self.kept.load(Relaxed);
         while !at.is_null() {
             // SAFETY: each `Published` came from `Box::into_raw`, is on the
             // `kept` list once, is freed once, here, and no reference to it
@@ -289,26 +289,26 @@ impl Inner {
             state: word.state(),
             generation: word.generation(),
             calls: [
-                Event::Successes,
-                Event::Failures,
-                Event::Ignored,
-                Event::Abandoned,
-                Event::Stale,
+                Counter::Successes,
+                Counter::Failures,
+                Counter::Ignored,
+                Counter::Abandoned,
+                Counter::Stale,
             ]
             .iter()
             .fold(0u64, |calls, &event| {
                 calls.saturating_add(totals.get(event))
             }),
-            successes: totals.get(Event::Successes),
-            failures: totals.get(Event::Failures),
-            ignored: totals.get(Event::Ignored),
-            rejected: totals.get(Event::Rejected),
-            abandoned: totals.get(Event::Abandoned),
-            stale: totals.get(Event::Stale),
-            probes_succeeded: totals.get(Event::ProbesSucceeded),
-            probes_failed: totals.get(Event::ProbesFailed),
-            probes_reclaimed: totals.get(Event::ProbesReclaimed),
-            times_opened: totals.get(Event::Opened),
+            successes: totals.get(Counter::Successes),
+            failures: totals.get(Counter::Failures),
+            ignored: totals.get(Counter::Ignored),
+            rejected: totals.get(Counter::Rejected),
+            abandoned: totals.get(Counter::Abandoned),
+            stale: totals.get(Counter::Stale),
+            probes_succeeded: totals.get(Counter::ProbesSucceeded),
+            probes_failed: totals.get(Counter::ProbesFailed),
+            probes_reclaimed: totals.get(Counter::ProbesReclaimed),
+            times_opened: totals.get(Counter::Opened),
             probes_in_flight: if word.state() == State::HalfOpen {
                 word.probes()
             } else {
@@ -324,10 +324,10 @@ impl Inner {
             transitions: self.events.counts(),
             open_for: matches!(word.state(), State::Open | State::HalfOpen)
                 .then(|| Duration::from_nanos(self.open_for.load(Relaxed))),
-            timeouts: totals.get(Event::Timeouts),
-            bulkhead_rejected: totals.get(Event::BulkheadRejected),
+            timeouts: totals.get(Counter::Timeouts),
+            bulkhead_rejected: totals.get(Counter::BulkheadRejected),
             bulkhead_in_flight: self.guards.bulkhead.as_ref().map(|b| b.in_flight()),
-            latency_trips: totals.get(Event::LatencyTrips),
+            latency_trips: totals.get(Counter::LatencyTrips),
             latency_p99: self
                 .guards
                 .latency

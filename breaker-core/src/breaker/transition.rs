@@ -5,6 +5,7 @@
 
 use crate::config::Config;
 use crate::error::OpenReason;
+use crate::events::TripCause;
 use crate::policy::consecutive;
 use crate::state::{State, Word};
 
@@ -29,8 +30,9 @@ pub(super) enum Input {
     Failure { generation: u64 },
     /// A call of `generation` succeeded, under the consecutive policy.
     Success { generation: u64 },
-    /// The failure policy tripped in `generation`: closed to open.
-    Trip { generation: u64 },
+    /// The failure policy's rule `cause` tripped in `generation`: closed to
+    /// open.
+    Trip { generation: u64, cause: TripCause },
     /// A probe admitted in `generation` failed: half-open to open.
     ProbeFailed { generation: u64 },
     /// Set by hand.
@@ -77,7 +79,7 @@ pub(super) trait Readings {
 pub(super) struct Step {
     pub(super) next: Option<Word>,
     pub(super) act: Act,
-    pub(super) reason: Option<Reason>,
+    pub(super) kind: Option<ChangeKind>,
 }
 
 /// What the thin layer does after its swap succeeds.
@@ -93,7 +95,7 @@ pub(super) enum Act {
     Probe { coarse: u64, reclaimed: u32 },
     /// Refuse the claim.
     Refuse {
-        reason: OpenReason,
+        refusal: Refusal,
         retry_after: Option<u64>,
     },
     /// A probe success, ignore or abandonment was recorded.
@@ -108,11 +110,39 @@ pub(super) enum Act {
     Hold,
 }
 
+/// Why the state machine refuses a claim: the [`OpenReason`]s a claim can
+/// give. (A full bulkhead refuses before any claim: it is no answer of the
+/// state machine, so it has no value here.)
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Refusal {
+    /// Open by its own trip or failed probe.
+    Open,
+    /// Half-open, every probe slot taken.
+    HalfOpenFull,
+    /// Open because the fleet says so.
+    Fleet,
+    /// Forced open by hand.
+    ForcedOpen,
+}
+
+impl Refusal {
+    /// What the caller is told.
+    #[inline(always)]
+    pub(super) const fn reason(self) -> OpenReason {
+        match self {
+            Refusal::Open => OpenReason::Open,
+            Refusal::HalfOpenFull => OpenReason::HalfOpenFull,
+            Refusal::Fleet => OpenReason::Fleet,
+            Refusal::ForcedOpen => OpenReason::ForcedOpen,
+        }
+    }
+}
+
 /// Why a breaker changed generation: what an observer would be told.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Reason {
-    /// The failure policy tripped.
-    Tripped,
+pub(crate) enum ChangeKind {
+    /// The failure policy's rule tripped (the one the tripping verdict saw).
+    Tripped(TripCause),
     /// The open duration passed and a claim became the first probe.
     OpenElapsed,
     /// Every probe overran its lease; a claim took their `probes` slots.
@@ -132,10 +162,10 @@ pub(crate) enum Reason {
 /// One change of generation, as an observer would be told it. Built only on
 /// the cold paths that change generation, from a [`Step`] and the word it left.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Transition {
+pub(crate) struct Change {
     pub(crate) from: State,
     pub(crate) to: State,
-    pub(crate) reason: Reason,
+    pub(crate) kind: ChangeKind,
     pub(crate) generation: u64,
 }
 
@@ -144,7 +174,7 @@ impl Step {
         Step {
             next: None,
             act,
-            reason: None,
+            kind: None,
         }
     }
 
@@ -152,25 +182,25 @@ impl Step {
         Step {
             next: Some(next),
             act,
-            reason: None,
+            kind: None,
         }
     }
 
-    const fn to(next: Word, act: Act, reason: Reason) -> Step {
+    const fn to(next: Word, act: Act, kind: ChangeKind) -> Step {
         Step {
             next: Some(next),
             act,
-            reason: Some(reason),
+            kind: Some(kind),
         }
     }
 
     /// The transition this step makes from `from`, if it changes generation.
-    pub(super) fn transition(&self, from: Word) -> Option<Transition> {
-        match (self.next, self.reason) {
-            (Some(next), Some(reason)) => Some(Transition {
+    pub(super) fn change(&self, from: Word) -> Option<Change> {
+        match (self.next, self.kind) {
+            (Some(next), Some(kind)) => Some(Change {
                 from: from.state(),
                 to: next.state(),
-                reason,
+                kind,
                 generation: next.generation(),
             }),
             _ => None,
@@ -178,9 +208,9 @@ impl Step {
     }
 }
 
-const fn refuse(reason: OpenReason, retry_after: Option<u64>) -> Step {
+const fn refuse(refusal: Refusal, retry_after: Option<u64>) -> Step {
     Step::stay(Act::Refuse {
-        reason,
+        refusal,
         retry_after,
     })
 }
@@ -206,26 +236,30 @@ pub(super) fn step(word: Word, input: Input, config: &Config, at: &impl Readings
             Some(next) if word.generation() == generation => Step::write(next, Act::Nothing),
             _ => Step::stay(Act::Nothing),
         },
-        Input::Trip { generation } => open(word, generation, State::Closed, Reason::Tripped),
-        Input::ProbeFailed { generation } => {
-            open(word, generation, State::HalfOpen, Reason::ProbeFailed)
+        Input::Trip { generation, cause } => {
+            open(word, generation, State::Closed, ChangeKind::Tripped(cause))
         }
-        Input::Force(state) => Step::to(word.next(state), Act::Nothing, Reason::Forced),
+        Input::ProbeFailed { generation } => {
+            open(word, generation, State::HalfOpen, ChangeKind::ProbeFailed)
+        }
+        Input::Force(state) => Step::to(word.next(state), Act::Nothing, ChangeKind::Forced),
         // The user's hand wins over the fleet.
         Input::FleetOpen => match word.state() {
             State::ForcedOpen | State::ForcedClosed => Step::stay(Act::Nothing),
-            _ => Step::to(word.next_fleet_open(), Act::Opened, Reason::FleetOpen),
+            _ => Step::to(word.next_fleet_open(), Act::Opened, ChangeKind::FleetOpen),
         },
         Input::FleetReopen => match word.state() {
             State::Open | State::HalfOpen => {
-                Step::to(word.next_fleet_open(), Act::Opened, Reason::FleetOpen)
+                Step::to(word.next_fleet_open(), Act::Opened, ChangeKind::FleetOpen)
             }
             State::Closed | State::ForcedOpen | State::ForcedClosed => Step::stay(Act::Nothing),
         },
         Input::FleetClose => match word.state() {
-            State::Open | State::HalfOpen => {
-                Step::to(word.next(State::Closed), Act::Nothing, Reason::FleetClose)
-            }
+            State::Open | State::HalfOpen => Step::to(
+                word.next(State::Closed),
+                Act::Nothing,
+                ChangeKind::FleetClose,
+            ),
             _ => Step::stay(Act::Nothing),
         },
         Input::FleetHold { now, deadline } => {
@@ -245,11 +279,11 @@ pub(super) fn step(word: Word, input: Input, config: &Config, at: &impl Readings
 
 /// Why an open word refuses: the fleet opened it, or it tripped here.
 #[inline(always)]
-pub(super) const fn open_reason(word: Word) -> OpenReason {
+pub(super) const fn open_refusal(word: Word) -> Refusal {
     if word.is_fleet_open() {
-        OpenReason::Fleet
+        Refusal::Fleet
     } else {
-        OpenReason::Open
+        Refusal::Open
     }
 }
 
@@ -257,7 +291,7 @@ pub(super) const fn open_reason(word: Word) -> OpenReason {
 fn claim(word: Word, config: &Config, at: &impl Readings) -> Step {
     match word.state() {
         State::Closed | State::ForcedClosed => Step::stay(Act::Admit),
-        State::ForcedOpen => refuse(OpenReason::ForcedOpen, None),
+        State::ForcedOpen => refuse(Refusal::ForcedOpen, None),
         State::Open => {
             let reopen_at = at.reopen_at();
             let mut coarse = at.coarse();
@@ -267,7 +301,7 @@ fn claim(word: Word, config: &Config, at: &impl Readings) -> Step {
                 // coarse clock lags.
                 coarse = at.confirm(coarse, reopen_at);
                 if coarse < reopen_at {
-                    return refuse(open_reason(word), Some(reopen_at - coarse));
+                    return refuse(open_refusal(word), Some(reopen_at - coarse));
                 }
             }
             let next = word.next(State::HalfOpen).with_probes(1);
@@ -275,7 +309,7 @@ fn claim(word: Word, config: &Config, at: &impl Readings) -> Step {
                 coarse,
                 reclaimed: 0,
             };
-            Step::to(next, act, Reason::OpenElapsed)
+            Step::to(next, act, ChangeKind::OpenElapsed)
         }
         State::HalfOpen => {
             let probes = word.probes();
@@ -291,7 +325,7 @@ fn claim(word: Word, config: &Config, at: &impl Readings) -> Step {
             if coarse < lease_until {
                 coarse = at.confirm(coarse, lease_until);
                 if coarse < lease_until {
-                    return refuse(OpenReason::HalfOpenFull, Some(lease_until - coarse));
+                    return refuse(Refusal::HalfOpenFull, Some(lease_until - coarse));
                 }
             }
             // Every probe in flight has overrun its lease: a new half-open
@@ -301,7 +335,7 @@ fn claim(word: Word, config: &Config, at: &impl Readings) -> Step {
                 coarse,
                 reclaimed: probes,
             };
-            Step::to(next, act, Reason::LeaseReclaimed { probes })
+            Step::to(next, act, ChangeKind::LeaseReclaimed { probes })
         }
     }
 }
@@ -316,7 +350,7 @@ fn probe_ended(word: Word, generation: u64, verdict: Verdict, config: &Config) -
         Verdict::Success => {
             let successes = word.successes() + 1;
             if successes >= config.successes_to_close() {
-                Step::to(word.next(State::Closed), act, Reason::ProbesSucceeded)
+                Step::to(word.next(State::Closed), act, ChangeKind::ProbesSucceeded)
             } else {
                 Step::write(word.with_successes(probes, successes), act)
             }
@@ -328,11 +362,11 @@ fn probe_ended(word: Word, generation: u64, verdict: Verdict, config: &Config) -
 }
 
 /// Opens a `from` word of `generation`; stale when the breaker left it.
-fn open(word: Word, generation: u64, from: State, reason: Reason) -> Step {
+fn open(word: Word, generation: u64, from: State, kind: ChangeKind) -> Step {
     if word.generation() != generation || word.state() != from {
         return Step::stay(Act::Stale);
     }
-    Step::to(word.next(State::Open), Act::Opened, reason)
+    Step::to(word.next(State::Open), Act::Opened, kind)
 }
 
 #[cfg(test)]

@@ -21,6 +21,11 @@
 //! group has grown a sixteenth or an open duration has passed.
 //! An evicted breaker's counts are folded into the group's, so the group's
 //! metrics lose nothing.
+//!
+//! `KeyedGroup`'s methods are split by concern: this file has the group and
+//! its lookups; `insert` creates keys and names them for subscribers (and
+//! states the invariant that ties the two); `sweep` evicts; `reconfigure`
+//! reconfigures; `groups` erases the key type for the registry.
 
 use std::borrow::Borrow;
 use std::fmt;
@@ -28,30 +33,32 @@ use std::hash::Hash;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::*};
 use std::sync::Arc;
 
-use papaya::Guard;
 use parking_lot::Mutex;
 
-use crate::breaker::{check_change, Breaker, PolicyChange};
+use crate::breaker::{Breaker, PolicyChange};
 use crate::clock::ClockSource;
 use crate::config::Config;
-use crate::events::Subscribers;
 use crate::state::State;
 
 mod groups;
 mod handshake;
+mod insert;
 mod key;
+mod key_text;
 mod metrics;
-mod site;
+mod reconfigure;
+mod sweep;
 #[cfg(all(test, not(loom)))]
 mod tests;
 
 pub(crate) use self::groups::KeyedGroups;
 pub use self::groups::WrongKeyType;
 use self::handshake::Mark;
+pub(crate) use self::insert::Tell;
 pub use self::key::AsKey;
+pub(crate) use self::key_text::key_text;
 use self::metrics::Folded;
 pub use self::metrics::KeyedMetrics;
-pub use self::site::KeyedSite;
 
 /// How many evicted entries a thread retires before they are freed together:
 /// each batch costs one process-wide barrier (`membarrier` on Linux), and is
@@ -105,7 +112,7 @@ struct Shared<K> {
     /// The keys. Hashed with `foldhash`, seeded at random per group, but not
     /// flooding-resistant as SipHash is (see the README's "Keyed breakers"):
     /// about 100 instructions a call cheaper.
-    map: papaya::HashMap<K, Entry, foldhash::fast::RandomState>,
+    map: papaya::HashMap<K, Key, foldhash::fast::RandomState>,
     /// Creating a key and sweeping take turns here; calls never do.
     writer: Mutex<()>,
     keys: AtomicUsize,
@@ -123,78 +130,14 @@ struct Shared<K> {
     evictions: AtomicU64,
     /// The counts of evicted breakers.
     evicted: Mutex<Folded>,
-    /// Where the keys' transitions go: a registry's group only. Once the
-    /// registry has a subscriber told keyed transitions, each key's breaker
-    /// is named (`Breaker::name_key`) before it is inserted, or by the walk
-    /// `Registry::subscribe` makes (`name_keys`), so its transitions reach
-    /// them as `Event::KeyedTransition`s. Until then no key's text is made.
+    /// Where the keys' transitions go: a registry's group only. Keys are
+    /// named for its subscribers as `insert` says; until one wants keys, no
+    /// key's text is made.
     tell: Option<Tell<K>>,
 }
 
-/// A registry's subscribers, and how its keyed group writes a key for them.
-pub(crate) struct Tell<K> {
-    pub(crate) subscribers: Arc<Subscribers>,
-    /// [`key_text`], which needs `K: Debug`: `Registry::keyed` asks for it, a
-    /// standalone group does not.
-    pub(crate) name: fn(&K) -> Arc<str>,
-}
-
-/// The most bytes of a key's text kept for events; a longer one is cut
-/// there, on a character boundary, and `…` is added.
-const MAX_KEY_TEXT: usize = 256;
-
-/// A key's text for events: a `String` key (what `&str`, `Box<str>` and
-/// `Arc<str>` keys are kept as) as it is, unquoted, escaped by
-/// `str::escape_debug`; any other key as its `Debug` writes it. Cut at
-/// [`MAX_KEY_TEXT`] bytes, then `…`, however long the key.
-pub(crate) fn key_text<K: fmt::Debug + 'static>(key: &K) -> Arc<str> {
-    use std::fmt::Write;
-    let mut text = Bounded {
-        text: String::new(),
-        cut: false,
-    };
-    // An error is the cut (or the key's own `Debug` failing): what was
-    // written before it stands.
-    let _ = match (key as &dyn std::any::Any).downcast_ref::<String>() {
-        Some(string) => write!(text, "{}", string.escape_debug()),
-        None => write!(text, "{key:?}"),
-    };
-    if text.cut {
-        text.text.push('…');
-    }
-    text.text.into()
-}
-
-/// A `String` that takes at most [`MAX_KEY_TEXT`] bytes, then refuses every
-/// write (so a huge key's `Debug` stops early, and one that goes on after a
-/// refusal adds nothing).
-struct Bounded {
-    text: String,
-    cut: bool,
-}
-
-impl fmt::Write for Bounded {
-    fn write_str(&mut self, s: &str) -> fmt::Result {
-        if self.cut {
-            return Err(fmt::Error);
-        }
-        let room = MAX_KEY_TEXT - self.text.len();
-        if s.len() <= room {
-            self.text.push_str(s);
-            return Ok(());
-        }
-        let mut end = room;
-        while !s.is_char_boundary(end) {
-            end -= 1;
-        }
-        self.text.push_str(&s[..end]);
-        self.cut = true;
-        Err(fmt::Error)
-    }
-}
-
 /// A key's breaker.
-struct Entry {
+struct Key {
     breaker: Breaker,
     /// Used since the last sweep passed it (spared once), or being evicted.
     mark: Mark,
@@ -358,85 +301,12 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
         let map = &self.shared.map;
         let guard = map.guard();
         if let Some(entry) = map.get(key, &guard) {
-            if let Some(breaker) = entry.claim(true) {
+            if let Some(breaker) = entry.handle(true) {
                 return breaker;
             }
         }
         drop(guard);
         self.create(key, owned)
-    }
-
-    /// A key not found (or found being evicted): under the writer lock, found
-    /// again or created, after a sweep if the group is full.
-    #[cold]
-    fn create<Q>(&self, key: &Q, owned: impl FnOnce(&Q) -> K) -> Breaker
-    where
-        K: Borrow<Q>,
-        Q: Hash + Eq + ?Sized,
-    {
-        let shared = &*self.shared;
-        // Built before the writer lock, which every new key of the group
-        // takes in turn: only the map's work is done under it.
-        let owned = owned(key);
-        let mut config = *shared.config.lock();
-        let mut breaker = Breaker::from_parts(shared.group, config, shared.clock.clone());
-        loop {
-            // Named with no lock held: the key's text is the user's `Debug`.
-            shared.name_key(&breaker, &owned);
-            #[cfg(all(test, not(loom)))]
-            tests::before_the_writer_lock();
-            let _writer = shared.writer.lock();
-            let guard = shared.map.guard();
-            if let Some(found) = self.held(key, &guard, true) {
-                return found;
-            }
-            let now = *shared.config.lock();
-            if now != config {
-                // Reconfigured since: build it as the other keys now run.
-                config = now;
-                breaker = Breaker::from_parts(shared.group, now, shared.clock.clone());
-            }
-            if shared.must_name(&breaker) {
-                // A subscriber came since (or the breaker is new): name it
-                // with the lock released. Seen under the lock, so a
-                // subscription whose walk this key's insertion would miss
-                // (`name_keys`) is always seen here.
-                continue;
-            }
-            let keys = shared.keys.load(Relaxed);
-            if keys >= shared.max_keys && shared.may_sweep(keys) {
-                self.sweep(&guard);
-            }
-            return self.insert(owned, breaker, &guard);
-        }
-    }
-
-    /// Inserts the new key `owned`, the writer lock held.
-    fn insert(&self, owned: K, breaker: Breaker, guard: &impl Guard) -> Breaker {
-        let shared = &*self.shared;
-        let replaced = shared.map.insert(
-            owned,
-            Entry {
-                breaker: breaker.clone(),
-                mark: Mark::new(),
-            },
-            guard,
-        );
-        debug_assert!(replaced.is_none(), "a key is created under the writer lock");
-        shared.keys.fetch_add(1, Relaxed);
-        breaker
-    }
-
-    /// `key`'s breaker, the writer lock held: no sweep is evicting it.
-    fn held<Q>(&self, key: &Q, guard: &impl Guard, touch: bool) -> Option<Breaker>
-    where
-        K: Borrow<Q>,
-        Q: Hash + Eq + ?Sized,
-    {
-        let entry = self.shared.map.get(key, guard)?;
-        let breaker = entry.claim(touch);
-        debug_assert!(breaker.is_some(), "a sweep ends under the writer lock");
-        breaker
     }
 
     /// The breaker of `key` if the group holds one; creates nothing and changes
@@ -447,73 +317,13 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
         Q: Hash + Eq + ?Sized,
     {
         let map = &self.shared.map;
-        let found = map.get(key, &map.guard())?.claim(false);
+        let found = map.get(key, &map.guard())?.handle(false);
         found.or_else(|| {
             // Found as a sweep was evicting it: the sweep has decided by the
             // time the writer lock is free.
             let _writer = self.shared.writer.lock();
             self.held(key, &map.guard(), false)
         })
-    }
-
-    /// Evicts idle, closed keys until the group is a sixteenth below `max_keys`,
-    /// or every key was passed twice (once to take back its second chance). The
-    /// writer lock is held.
-    fn sweep(&self, guard: &impl Guard) {
-        let shared = &*self.shared;
-        let target = shared.max_keys - shared.max_keys / 16 - 1;
-        let map = &shared.map;
-        // Held across the sweep, as in `metrics`: a reader never sees a key gone
-        // from the map and not yet in the sums, so the group's counts never go
-        // down.
-        let mut evicted_sums = shared.evicted.lock();
-        let mut freed = 0;
-        let len = map.len();
-        let start = shared.hand.load(Relaxed) % len.max(1);
-        // From the hand round to it, twice: the first pass takes back second
-        // chances the second may then use.
-        let passes = map
-            .iter(guard)
-            .skip(start)
-            .chain(map.iter(guard))
-            .chain(map.iter(guard).take(start));
-        let mut passed = 0;
-        for (key, entry) in passes {
-            if shared.keys.load(Relaxed) <= target {
-                break;
-            }
-            passed += 1;
-            if entry.mark.spare() || entry.breaker.handles() != 1 {
-                continue;
-            }
-            let Some(evicting) = entry
-                .mark
-                .evict(|| entry.breaker.handles(), || entry.state_evictable())
-            else {
-                continue;
-            };
-            // Each eviction is booked whole before the next: the user's clock,
-            // `Hash` or `Eq` may panic in the fold or the removal, and then
-            // the entry stays (see `Evicting`) and nothing is counted twice
-            // or lost.
-            let counts = entry.breaker.metrics();
-            map.remove(key, guard);
-            evicting.done();
-            evicted_sums.add(&counts);
-            shared.keys.fetch_sub(1, Relaxed);
-            shared.evictions.fetch_add(1, Relaxed);
-            freed += 1;
-        }
-        shared.hand.store((start + passed) % len.max(1), Relaxed);
-        drop(evicted_sums);
-        if freed == 0 {
-            shared.futile_at.store(shared.clock.now(), Relaxed);
-            shared
-                .futile
-                .store(shared.keys.load(Relaxed).max(1), Relaxed);
-        } else {
-            shared.futile.store(0, Relaxed);
-        }
     }
 
     /// Every key the group holds, with its breaker's state, in no order.
@@ -535,106 +345,12 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
     }
 }
 
-impl Entry {
+impl Key {
     /// A handle on the key's breaker, unless a sweep is evicting it; `touch`
     /// marks it used (the sweep's second chance).
     #[inline]
-    fn claim(&self, touch: bool) -> Option<Breaker> {
-        self.mark.claim(|| self.breaker.clone(), touch)
-    }
-
-    /// Closed, or open and not called since its open time ran out a whole open
-    /// duration ago. Read by a sweep once it knows no handle but the map's
-    /// exists and none can be taken (see `handshake`).
-    ///
-    /// An open key is kept while its open time runs, so a host that is down
-    /// stays refused. Past it, its next call would only be a probe; a key that
-    /// no call has come for during another open duration (a crawler's dead
-    /// host, say) may go, or the keys that once failed would pin the group's
-    /// memory for ever.
-    fn state_evictable(&self) -> bool {
-        match self.breaker.state() {
-            State::Closed => true,
-            State::Open => self.breaker.open_long_past(),
-            State::HalfOpen | State::ForcedOpen | State::ForcedClosed => false,
-        }
-    }
-}
-
-impl<K: Hash + Eq> Shared<K> {
-    /// Names `breaker` as `key`'s if the registry has a subscriber told keyed
-    /// transitions (see `tell`). Runs the key's `Debug`: never under a lock.
-    fn name_key(&self, breaker: &Breaker, key: &K) {
-        if let Some(tell) = &self.tell {
-            if tell.subscribers.wants_keys() {
-                breaker.name_key(|| (tell.name)(key), &tell.subscribers);
-            }
-        }
-    }
-
-    /// Whether `breaker` is to be named and is not.
-    fn must_name(&self, breaker: &Breaker) -> bool {
-        self.tell
-            .as_ref()
-            .is_some_and(|tell| tell.subscribers.wants_keys())
-            && !breaker.is_named()
-    }
-
-    /// Names every key's breaker; `Registry::subscribe` calls this once its
-    /// subscriber is listed.
-    pub(super) fn name_keys(&self) {
-        if self.tell.is_none() {
-            return;
-        }
-        // The writer lock as a barrier, held for no work: a key inserted
-        // before it is in the map for the walk below, and one inserted after
-        // it saw the subscriber and was named first (`create`). The walk
-        // itself runs each key's `Debug` with no lock held.
-        drop(self.writer.lock());
-        for (key, entry) in self.map.pin().iter() {
-            self.name_key(&entry.breaker, key);
-        }
-    }
-
-    pub(super) fn check_reconfigure(&self, config: &Config) -> Result<(), PolicyChange> {
-        check_change(self.group, &self.config.lock(), config)
-    }
-
-    /// See [`KeyedGroup::reconfigure`]. Checked and applied under the writer
-    /// lock, so no key is created meanwhile.
-    pub(super) fn reconfigure(&self, config: Config) -> Result<Config, PolicyChange> {
-        let _writer = self.writer.lock();
-        self.check_reconfigure(&config)?;
-        for (_, entry) in self.map.pin().iter() {
-            // A key's breaker runs its group's policy and fixed keys (its own
-            // handle's `reconfigure` cannot change them), so the check above
-            // answers for every key.
-            entry
-                .breaker
-                .reconfigure(config)
-                .expect("a key runs its group's policy and fixed keys");
-        }
-        // Last: the group's config changes once every key runs it.
-        Ok(std::mem::replace(&mut *self.config.lock(), config))
-    }
-}
-
-impl<K> Shared<K> {
-    /// Whether a new key, the group holding `keys`, sweeps: always, unless the
-    /// last sweep freed nothing; then once the group has grown a sixteenth past
-    /// what it left (so sweeps that find nothing cost each new key a sixteenth
-    /// of a sweep at most), or an open duration later.
-    fn may_sweep(&self, keys: usize) -> bool {
-        match self.futile.load(Relaxed) {
-            0 => true,
-            left => {
-                keys >= left.saturating_add((left / 16).max(1))
-                    || self.clock.reached(
-                        (self.futile_at.load(Relaxed))
-                            .saturating_add(self.config.lock().open_nanos()),
-                    )
-            }
-        }
+    fn handle(&self, touch: bool) -> Option<Breaker> {
+        self.mark.hand_out(|| self.breaker.clone(), touch)
     }
 }
 

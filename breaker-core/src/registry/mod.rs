@@ -1,10 +1,15 @@
 //! Breakers keyed by group: the process-wide [`registry()`], isolated
 //! [`Registry`] values for tests and embedding, and the record of conflicting
-//! declarations. The types a registry reports live in `reports`; what it says
-//! once its locks are released (conflicts, overrides, layered config), in
-//! `announce`.
+//! declarations.
+//!
+//! `Registry`'s methods are split by concern: this file finds, creates,
+//! inspects and controls groups; `layer` layers configuration over them;
+//! `notes` says what a locked section left to say and keeps the subscribers;
+//! `keyed` holds the keyed groups. `reports` has the types they return.
 
-mod announce;
+mod keyed;
+mod layer;
+mod notes;
 mod reports;
 
 use std::collections::HashMap;
@@ -14,14 +19,14 @@ use std::sync::{Arc, OnceLock};
 
 use parking_lot::{Mutex, RwLock};
 
-use self::announce::Note;
+use self::notes::Note;
 pub use self::reports::{
-    AlreadyCreated, ConfigSource, Conflict, LayerError, Overridden, Reconfigured, Resolution,
-    Resolver, UnknownGroup,
+    AlreadyCreated, LayerError, Overridden, Reconfigured, Resolution, Resolver, UnknownGroup,
 };
 use crate::breaker::Breaker;
 use crate::clock::{Clock, ClockSource};
 use crate::config::Config;
+use crate::conflict::{ConfigSource, Conflict};
 use crate::events::Subscribers;
 use crate::metrics::Snapshot;
 
@@ -69,18 +74,18 @@ pub struct Registry {
     /// Told every transition of every breaker of this registry, and conflicts.
     subscribers: Arc<Subscribers>,
     overrides: Mutex<Vec<Overridden>>,
-    /// Keyed groups (`Registry::keyed`, in `keyed.rs`).
+    /// Keyed groups (`Registry::keyed`, in `keyed`).
     keyed: crate::keyed::KeyedGroups,
 }
 
 #[derive(Default)]
 struct Groups {
-    breakers: HashMap<&'static str, Entry>,
+    breakers: HashMap<&'static str, Group>,
     configured: HashMap<&'static str, Config>,
     resolver: Option<Arc<Resolver>>,
 }
 
-struct Entry {
+struct Group {
     breaker: Breaker,
     /// The config the first declaring call site asked for.
     declared: Option<Config>,
@@ -182,7 +187,7 @@ impl Registry {
         let (breaker, notes) = self.breaker_locked(group, declared);
         // Logged and told with no lock held: a logger or subscriber may come
         // back into this registry.
-        self.announce(notes);
+        self.say(notes);
         breaker
     }
 
@@ -261,7 +266,7 @@ impl Registry {
                 None => self.create(groups, group, None, &mut notes),
             }
         };
-        self.announce(notes);
+        self.say(notes);
         breaker
     }
 
@@ -279,7 +284,7 @@ impl Registry {
         let config = self.resolved(groups, name, declared, notes);
         let inherited = Some(self.subscribers.clone());
         let breaker = Breaker::from_parts_in(name, config, self.clock.clone(), inherited);
-        let entry = Entry {
+        let entry = Group {
             breaker: breaker.clone(),
             declared,
         };
@@ -331,7 +336,7 @@ impl Registry {
             let groups = self.groups.read();
             create(&mut |name| self.resolved(&groups, name, Some(*declared), &mut notes))
         };
-        self.announce(notes);
+        self.say(notes);
         made
     }
 

@@ -5,9 +5,9 @@ use std::any::Any;
 use std::fmt::Debug;
 use std::sync::OnceLock;
 
-use super::{AsKey, KeyedGroup};
 use crate::breaker::Breaker;
 use crate::config::Config;
+use crate::keyed::{AsKey, KeyedGroup};
 use crate::registry::Registry;
 
 /// A keyed call site's cached group: one `static` per annotated fn.
@@ -28,7 +28,8 @@ use crate::registry::Registry;
 /// the mismatch, every time.
 ///
 /// ```
-/// use breaker_core::{Config, KeyedSite, Registry};
+/// use breaker_core::__private::KeyedSite;
+/// use breaker_core::{Config, Registry};
 ///
 /// static SITE: KeyedSite = KeyedSite::new();
 /// const CONFIG: Config = Config::DEFAULT;

@@ -103,6 +103,62 @@ const FAILURE_FIELD: u64 = (MAX_FAILURES as u64) << FAILURE_SHIFT;
 /// fleet opened it (`Breaker::fleet_open`), so its refusals say so. Cleared,
 /// like every field, by the next generation.
 const FLEET: u64 = 1 << PROBE_SHIFT;
+const STATE_FIELD: u64 = (1 << STATE_BITS) - 1;
+const PROBE_FIELD: u64 = FIELD_MASK << PROBE_SHIFT;
+const SUCCESS_FIELD: u64 = FIELD_MASK << SUCCESS_SHIFT;
+const GEN_FIELD: u64 = GEN_MASK << GEN_SHIFT;
+/// The state bits of the states `refusing` tells apart.
+const OPEN_BITS: u64 = State::Open.bits();
+const FORCED_OPEN_BITS: u64 = State::ForcedOpen.bits();
+
+// The layout, checked by the compiler: the fields tile the 64 bits with no
+// overlap and no gap; the aliases are the ones the table below names; and the
+// masks that test the state bits hold for the states' numbering.
+const _: () = {
+    let fields = [
+        STATE_FIELD,
+        TIMED,
+        WINDOWED,
+        MARKED,
+        PROBE_FIELD,
+        SUCCESS_FIELD,
+        GEN_FIELD,
+    ];
+    let mut union = 0u64;
+    let mut i = 0;
+    while i < fields.len() {
+        assert!(union & fields[i] == 0, "two fields of the word overlap");
+        union |= fields[i];
+        i += 1;
+    }
+    assert!(
+        union == u64::MAX,
+        "the fields leave bits of the word unused"
+    );
+    // Aliases: a closed word's failures are the probe and success fields; an
+    // open word's fleet bit is the probe field's lowest.
+    assert!(FAILURE_FIELD == PROBE_FIELD | SUCCESS_FIELD);
+    assert!(FLEET & PROBE_FIELD == FLEET && FLEET.count_ones() == 1);
+    // Every state fits its field, and `REFUSING_OR_PROBING` (a mask of state
+    // bits) is clear exactly for the states that admit without a step.
+    let states = [
+        State::Closed,
+        State::Open,
+        State::HalfOpen,
+        State::ForcedOpen,
+        State::ForcedClosed,
+    ];
+    let mut i = 0;
+    while i < states.len() {
+        let bits = states[i].bits();
+        assert!(bits & !STATE_FIELD == 0, "a state outgrows its field");
+        let admits = matches!(states[i], State::Closed | State::ForcedClosed);
+        assert!((bits & REFUSING_OR_PROBING == 0) == admits);
+        assert!(State::from_bits(bits).bits() == bits);
+        i += 1;
+    }
+    assert!(REFUSING_OR_PROBING & !STATE_FIELD == 0);
+};
 
 /// Everything a claim and a verdict must agree on, in one `u64`, so every
 /// transition is a single compare-and-swap and the closed path reads one word:
@@ -127,8 +183,7 @@ impl Word {
         Word(Word::new(State::Closed, 0, 0, 0).0 | timed | windowed)
     }
 
-    /// A word without flags: for codes that never reach the atomic (see
-    /// `Inner::refused`), and as the base of the builders below.
+    /// A word without flags: the base of the builders below (and of tests).
     pub(crate) const fn new(state: State, generation: u64, probes: u32, successes: u32) -> Word {
         Word(
             state.bits()
@@ -138,13 +193,38 @@ impl Word {
         )
     }
 
+    /// A claim's answer packed as a word (see `ClaimCode`): never stored in the
+    /// breaker, so its probe field holds `kind` and its success field `flag`
+    /// whatever `state` is. Read back with [`code_kind`](Self::code_kind) and
+    /// [`code_flag`](Self::code_flag).
+    #[inline(always)]
+    pub(crate) const fn code(state: State, kind: u32, flag: bool) -> Word {
+        Word(
+            state.bits()
+                | ((kind as u64 & FIELD_MASK) << PROBE_SHIFT)
+                | ((flag as u64) << SUCCESS_SHIFT),
+        )
+    }
+
+    /// The `kind` of a [`code`](Self::code).
+    #[inline(always)]
+    pub(crate) const fn code_kind(self) -> u32 {
+        ((self.0 >> PROBE_SHIFT) & FIELD_MASK) as u32
+    }
+
+    /// The `flag` of a [`code`](Self::code).
+    #[inline(always)]
+    pub(crate) const fn code_flag(self) -> bool {
+        (self.0 >> SUCCESS_SHIFT) & FIELD_MASK != 0
+    }
+
     const fn flagged(self, word: Word) -> Word {
         Word(word.0 | (self.0 & FLAGS))
     }
 
     #[inline]
     pub(crate) const fn state(self) -> State {
-        State::from_bits(self.0 & ((1 << STATE_BITS) - 1))
+        State::from_bits(self.0 & STATE_FIELD)
     }
 
     #[inline]
@@ -152,12 +232,27 @@ impl Word {
         self.0 >> GEN_SHIFT
     }
 
+    /// Probes in flight, in a half-open word (the field means failures when
+    /// closed and the fleet bit when open: asked of those, a debug build panics).
     pub(crate) const fn probes(self) -> u32 {
+        debug_assert!(
+            self.is_half_open(),
+            "probes of a word that is not half-open"
+        );
         ((self.0 >> PROBE_SHIFT) & FIELD_MASK) as u32
     }
 
+    /// Probe successes of the episode, in a half-open word (as [`probes`](Self::probes)).
     pub(crate) const fn successes(self) -> u32 {
+        debug_assert!(
+            self.is_half_open(),
+            "successes of a word that is not half-open"
+        );
         ((self.0 >> SUCCESS_SHIFT) & FIELD_MASK) as u32
+    }
+
+    const fn is_half_open(self) -> bool {
+        matches!(self.state(), State::HalfOpen)
     }
 
     /// Consecutive failures, in a closed word (zero in every other state).
@@ -206,9 +301,9 @@ impl Word {
     /// state bits and the fleet bit.
     #[inline(always)]
     pub(crate) const fn refusing(self) -> Refusing {
-        match self.0 & (((1 << STATE_BITS) - 1) | FLEET) {
-            1 => Refusing::LocallyOpen,
-            3 => Refusing::ForcedOpen,
+        match self.0 & (STATE_FIELD | FLEET) {
+            OPEN_BITS => Refusing::LocallyOpen,
+            FORCED_OPEN_BITS => Refusing::ForcedOpen,
             _ => Refusing::Other,
         }
     }
@@ -225,11 +320,19 @@ impl Word {
         self.flagged(Word::new(state, self.generation().wrapping_add(1), 0, 0))
     }
 
+    /// This half-open word with `probes` in flight (a debug build panics on
+    /// any other state, whose field means something else).
     pub(crate) const fn with_probes(self, probes: u32) -> Word {
         self.with_successes(probes, self.successes())
     }
 
+    /// This half-open word with `probes` in flight and `successes` (as
+    /// [`with_probes`](Self::with_probes)).
     pub(crate) const fn with_successes(self, probes: u32, successes: u32) -> Word {
+        debug_assert!(
+            self.is_half_open(),
+            "probes set on a word that is not half-open"
+        );
         self.flagged(Word::new(
             self.state(),
             self.generation(),
@@ -240,7 +343,14 @@ impl Word {
 
     /// This closed word with `failures` consecutive failures (at most
     /// [`MAX_FAILURES`]).
+    ///
+    /// On an open word the field holds the fleet bit, on a half-open one the
+    /// probes: a debug build panics on any word but a closed one.
     pub(crate) const fn with_failures(self, failures: u32) -> Word {
+        debug_assert!(
+            matches!(self.state(), State::Closed),
+            "failures set on a word that is not closed"
+        );
         let failures = if failures > MAX_FAILURES {
             MAX_FAILURES
         } else {
@@ -252,182 +362,24 @@ impl Word {
 
 impl fmt::Debug for Word {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Word")
-            .field("state", &self.state())
-            .field("generation", &self.generation())
-            .field("probes", &self.probes())
-            .field("successes", &self.successes())
-            .field("failures", &self.failures())
-            .field("timed", &self.is_timed())
+        let mut d = f.debug_struct("Word");
+        d.field("state", &self.state())
+            .field("generation", &self.generation());
+        // Each state's view of the bits it shares with the others.
+        match self.state() {
+            State::Closed => d.field("failures", &self.failures()),
+            State::HalfOpen => d
+                .field("probes", &self.probes())
+                .field("successes", &self.successes()),
+            State::Open => d.field("fleet", &self.is_fleet_open()),
+            State::ForcedOpen | State::ForcedClosed => &mut d,
+        };
+        d.field("timed", &self.is_timed())
             .field("windowed", &(self.0 & WINDOWED != 0))
-            .field("fleet", &self.is_fleet_open())
+            .field("marked", &(self.0 & MARKED != 0))
             .finish()
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn fields_round_trip_at_their_maximum() {
-        let w = Word::initial(true, true).next(State::HalfOpen);
-        let w = Word(w.0 | Word::new(State::HalfOpen, GEN_MASK, 1023, 1023).0);
-        assert_eq!(w.state(), State::HalfOpen);
-        assert_eq!(w.generation(), GEN_MASK);
-        assert_eq!(w.probes(), 1023);
-        assert_eq!(w.successes(), 1023);
-        assert!(w.is_timed());
-    }
-
-    #[test]
-    fn the_flags_outlive_every_transition_and_count() {
-        for (timed, windowed) in [(false, false), (true, false), (false, true), (true, true)] {
-            let w = Word::initial(timed, windowed)
-                .with_failures(5)
-                .next(State::Open)
-                .next(State::HalfOpen)
-                .with_successes(2, 1)
-                .with_probes(1)
-                .next(State::Closed);
-            assert_eq!(
-                w,
-                Word::initial(timed, windowed)
-                    .next(State::Open)
-                    .next(State::HalfOpen)
-                    .next(State::Closed)
-            );
-            assert_eq!(w.is_timed(), timed);
-            assert_eq!(w.0 & WINDOWED != 0, windowed);
-            assert_eq!(w.generation(), 3);
-        }
-    }
-
-    #[test]
-    fn consecutive_failures_fill_both_fields_and_saturate() {
-        let w = Word::initial(false, false).next(State::Closed);
-        assert_eq!(w.with_failures(MAX_FAILURES).failures(), MAX_FAILURES);
-        assert_eq!(w.with_failures(u32::MAX).failures(), MAX_FAILURES);
-        assert_eq!(
-            w.with_failures(MAX_FAILURES).generation(),
-            1,
-            "the count stays out of the generation"
-        );
-        assert_eq!(w.with_failures(7).with_failures(0), w);
-        assert_eq!(w.with_failures(7).next(State::Open).failures(), 0);
-    }
-
-    #[test]
-    fn only_a_closed_word_with_nothing_to_time_feed_or_reset_is_plain() {
-        let plain = Word::initial(false, false);
-        assert!(plain.is_plain());
-        assert!(plain.next(State::ForcedClosed).is_plain());
-        assert!(!plain.with_failures(1).is_plain());
-        assert!(
-            !plain.with_failures(1 << PROBE_BITS).is_plain(),
-            "the count's high bits count too"
-        );
-        for refusing_or_probing in [State::Open, State::HalfOpen, State::ForcedOpen] {
-            let w = plain.next(refusing_or_probing);
-            assert!(!w.is_plain(), "{refusing_or_probing}");
-        }
-        assert!(
-            !Word::initial(true, true).is_plain(),
-            "a timed claim reads the clock"
-        );
-        assert!(!Word::initial(false, true).is_plain(), "a window is fed");
-    }
-
-    #[test]
-    fn a_closed_word_admits_without_the_clock_unless_it_is_timed() {
-        let windowed = Word::initial(false, true);
-        assert!(windowed.admits_untimed());
-        assert!(windowed.next(State::ForcedClosed).admits_untimed());
-        assert!(Word::initial(false, false)
-            .with_failures(2)
-            .admits_untimed());
-        assert!(!Word::initial(true, true).admits_untimed());
-        for refusing_or_probing in [State::Open, State::HalfOpen, State::ForcedOpen] {
-            assert!(!windowed.next(refusing_or_probing).admits_untimed());
-        }
-    }
-
-    #[test]
-    fn a_marked_copy_never_equals_its_word_and_reads_the_same() {
-        let w = Word::initial(true, true)
-            .next(State::HalfOpen)
-            .with_successes(3, 2);
-        let m = w.marked();
-        assert_ne!(m, w);
-        assert_eq!(m.state(), w.state());
-        assert_eq!(m.generation(), w.generation());
-        assert_eq!(m.probes(), w.probes());
-        assert_eq!(m.successes(), w.successes());
-        assert_eq!(m.is_timed(), w.is_timed());
-        assert_eq!(
-            w.next(State::Closed).0 & MARKED,
-            0,
-            "never carried into the live word"
-        );
-    }
-
-    #[test]
-    fn only_a_fleet_open_word_says_fleet_and_its_next_generation_forgets_it() {
-        for (timed, windowed) in [(false, false), (true, true)] {
-            let closed = Word::initial(timed, windowed).with_failures(2);
-            let fleet = closed.next_fleet_open();
-            assert!(fleet.is_fleet_open());
-            assert_eq!(fleet.state(), State::Open);
-            assert_eq!(fleet.generation(), 1);
-            assert_eq!(
-                (fleet.is_timed(), fleet.0 & WINDOWED != 0),
-                (timed, windowed)
-            );
-            assert!(!fleet.is_plain() && !fleet.admits_untimed());
-            assert!(!closed.next(State::Open).is_fleet_open(), "a local trip");
-            assert_eq!(closed.next(State::Open).refusing(), Refusing::LocallyOpen);
-            assert_eq!(fleet.refusing(), Refusing::Other);
-            assert_eq!(
-                closed.next(State::ForcedOpen).refusing(),
-                Refusing::ForcedOpen
-            );
-            for state in [State::Closed, State::HalfOpen, State::ForcedOpen] {
-                assert!(!fleet.next(state).is_fleet_open(), "{state}");
-                let refusing = if state == State::ForcedOpen {
-                    Refusing::ForcedOpen
-                } else {
-                    Refusing::Other
-                };
-                assert_eq!(fleet.next(state).refusing(), refusing, "{state}");
-            }
-            let probing = Word::initial(timed, windowed)
-                .next(State::HalfOpen)
-                .with_probes(1);
-            assert!(!probing.is_fleet_open(), "a half-open word's probe count");
-            assert!(!Word::initial(timed, windowed)
-                .with_failures(1)
-                .is_fleet_open());
-        }
-    }
-
-    #[test]
-    fn generation_wraps_modulo_its_width_without_touching_other_fields() {
-        let w = Word::new(State::Closed, GEN_MASK, 0, 0).next(State::Open);
-        assert_eq!(w.generation(), 0);
-        assert_eq!(w.state(), State::Open);
-        assert_eq!(w.probes(), 0);
-    }
-
-    #[test]
-    fn every_state_survives_packing() {
-        for s in [
-            State::Closed,
-            State::Open,
-            State::HalfOpen,
-            State::ForcedOpen,
-            State::ForcedClosed,
-        ] {
-            assert_eq!(Word::new(s, 7, 3, 2).state(), s);
-        }
-    }
-}
+mod tests;

@@ -1,5 +1,7 @@
-//! The per-call-site cache that lets an annotated function reach its breaker
-//! without hashing or locking after its first call.
+//! The per-call-site caches that let an annotated function reach its breaker
+//! (`CallSite`) or its keyed group (`KeyedSite`, in `keyed`) without a registry
+//! lookup after its first call. Macro-only: generated code names them through
+//! the facade's `__private`.
 
 use std::ops::Deref;
 use std::sync::OnceLock;
@@ -7,6 +9,10 @@ use std::sync::OnceLock;
 use crate::breaker::Breaker;
 use crate::config::Config;
 use crate::registry::Registry;
+
+mod keyed;
+
+pub use self::keyed::KeyedSite;
 
 /// A call site's cached breaker: one `static` per annotated function.
 ///
@@ -18,7 +24,8 @@ use crate::registry::Registry;
 /// that changes from call to call pays that on every call.
 ///
 /// ```
-/// use breaker_core::{registry, CallSite, Config};
+/// use breaker_core::__private::CallSite;
+/// use breaker_core::{registry, Config};
 ///
 /// static SITE: CallSite = CallSite::new();
 /// const CONFIG: Config = Config::DEFAULT;

@@ -1,0 +1,31 @@
+//! Reconfiguring a keyed group: every key's breaker and the keys to come.
+
+use std::hash::Hash;
+
+use super::Shared;
+use crate::breaker::{check_change, PolicyChange};
+use crate::config::Config;
+
+impl<K: Hash + Eq> Shared<K> {
+    pub(super) fn check_reconfigure(&self, config: &Config) -> Result<(), PolicyChange> {
+        check_change(self.group, &self.config.lock(), config)
+    }
+
+    /// See [`KeyedGroup::reconfigure`](crate::KeyedGroup::reconfigure). Checked and applied under the writer
+    /// lock, so no key is created meanwhile.
+    pub(super) fn reconfigure(&self, config: Config) -> Result<Config, PolicyChange> {
+        let _writer = self.writer.lock();
+        self.check_reconfigure(&config)?;
+        for (_, entry) in self.map.pin().iter() {
+            // A key's breaker runs its group's policy and fixed keys (its own
+            // handle's `reconfigure` cannot change them), so the check above
+            // answers for every key.
+            entry
+                .breaker
+                .reconfigure(config)
+                .expect("a key runs its group's policy and fixed keys");
+        }
+        // Last: the group's config changes once every key runs it.
+        Ok(std::mem::replace(&mut *self.config.lock(), config))
+    }
+}

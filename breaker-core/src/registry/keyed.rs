@@ -1,0 +1,154 @@
+//! The registry's keyed groups: [`Registry::keyed`], [`Registry::get_keyed`],
+//! [`Registry::keyed_metrics`] and [`Registry::keyed_names`].
+
+use std::fmt;
+use std::hash::Hash;
+use std::sync::Arc;
+
+use super::Registry;
+use crate::config::Config;
+use crate::keyed::{key_text, KeyedGroup, KeyedMetrics, Tell, WrongKeyType};
+
+impl Registry {
+    /// The keyed group `group`: one breaker per key, all on one config, at most
+    /// about `max_keys` idle keys (see [`KeyedGroup`]). The first call creates
+    /// it, declared with `config`, and `max_keys`; later calls get it
+    /// unchanged, and one declaring another `config` is recorded as a
+    /// [`Conflict`](crate::Conflict) (listed by [`conflicts`](Registry::conflicts)), as for
+    /// two declarations of an unkeyed group. Another `max_keys` is not recorded
+    /// anywhere: the first one holds ([`KeyedGroup::max_keys`] tells which).
+    ///
+    /// Configuration works as for an unkeyed group: a config
+    /// [`configure`](Registry::configure)d for the name replaces the
+    /// declaration, and layered configuration ([`layer`](Registry::layer), a
+    /// config file) applies over it, to the keys held and to new ones
+    /// ([`KeyedGroup::config`] tells what they run).
+    ///
+    /// `K` is `Debug`: a key's text names it to the registry's subscribers
+    /// ([`Event::KeyedTransition`](crate::Event::KeyedTransition)).
+    ///
+    /// Keyed and unkeyed groups are otherwise separate: a keyed group and the
+    /// breaker [`breaker`](Registry::breaker) makes for the same name are two
+    /// things, listed apart ([`keyed_metrics`](Registry::keyed_metrics) and
+    /// [`snapshot`](Registry::snapshot)), though both take the name's
+    /// configuration.
+    ///
+    /// # Errors
+    ///
+    /// [`WrongKeyType`] when the group exists with another key type.
+    ///
+    /// ```
+    /// use breaker_core::{Config, Registry};
+    ///
+    /// let registry = Registry::new();
+    /// let hosts = registry.keyed::<String>("crawl", &Config::default(), 100_000).unwrap();
+    /// hosts.breaker("example.org").try_acquire().unwrap().success();
+    /// let again = registry.keyed::<String>("crawl", &Config::default(), 1).unwrap();
+    /// assert_eq!(again.metrics().successes, 1);
+    /// assert!(registry.keyed::<u32>("crawl", &Config::default(), 1).is_err());
+    /// ```
+    pub fn keyed<K: Hash + Eq + fmt::Debug + Send + Sync + 'static>(
+        &self,
+        group: &str,
+        config: &Config,
+        max_keys: usize,
+    ) -> Result<KeyedGroup<K>, WrongKeyType> {
+        if let Some(keyed) = self.keyed_groups().get::<K>(group)? {
+            self.declared_again(&keyed, config);
+            return Ok(keyed);
+        }
+        let clock = self.clock_source().clone();
+        let (keyed, created) = self.creating_keyed(config, |resolved| {
+            self.keyed_groups().get_or_create(group, |name| {
+                KeyedGroup::from_parts(
+                    name,
+                    *config,
+                    resolved(name),
+                    clock,
+                    max_keys,
+                    Some(Tell {
+                        subscribers: Arc::clone(self.subscribers()),
+                        name: key_text::<K>,
+                    }),
+                )
+            })
+        })?;
+        if !created {
+            self.declared_again(&keyed, config);
+        }
+        Ok(keyed)
+    }
+
+    /// An existing keyed group declared again as `declared`: a conflict if its
+    /// first declaration differs. The group's live config is read only then
+    /// (a call site of another registry than the one it caches comes here on
+    /// every call).
+    fn declared_again<K: Hash + Eq + Send + Sync + 'static>(
+        &self,
+        keyed: &KeyedGroup<K>,
+        declared: &Config,
+    ) {
+        let first = keyed.declared();
+        if first != *declared {
+            // Copied out: no lock of the group is held while the conflict is told.
+            let holding = keyed.config();
+            self.keyed_declared(keyed.group(), &holding, &first, declared);
+        }
+    }
+
+    /// The keyed group `group` if it exists; creates nothing. Pure.
+    ///
+    /// # Errors
+    ///
+    /// [`WrongKeyType`] when the group exists with another key type.
+    ///
+    /// ```
+    /// use breaker_core::{Config, Registry};
+    ///
+    /// let registry = Registry::new();
+    /// assert!(registry.get_keyed::<String>("hosts").unwrap().is_none());
+    /// registry.keyed::<String>("hosts", &Config::default(), 10).unwrap().breaker("a.example");
+    /// let hosts = registry.get_keyed::<String>("hosts").unwrap().unwrap();
+    /// assert_eq!(hosts.keys().len(), 1);
+    /// assert!(registry.get_keyed::<u64>("hosts").is_err());
+    /// ```
+    pub fn get_keyed<K: Hash + Eq + Send + Sync + 'static>(
+        &self,
+        group: &str,
+    ) -> Result<Option<KeyedGroup<K>>, WrongKeyType> {
+        self.keyed_groups().get(group)
+    }
+
+    /// The metrics of every keyed group (its keys' counts summed, keys by
+    /// state, evictions), sorted by group: what app code and exporters read
+    /// without knowing the groups' key types. Pure.
+    ///
+    /// ```
+    /// use breaker_core::{Config, Registry};
+    ///
+    /// let registry = Registry::new();
+    /// let tenants = registry.keyed::<u64>("tenants", &Config::default(), 100).unwrap();
+    /// tenants.breaker(&1).try_acquire().unwrap().success();
+    /// tenants.breaker(&2).try_acquire().unwrap().success();
+    /// let all = registry.keyed_metrics();
+    /// assert_eq!((all[0].group, all[0].keys, all[0].successes), ("tenants", 2, 2));
+    /// ```
+    pub fn keyed_metrics(&self) -> Vec<KeyedMetrics> {
+        self.keyed_groups().metrics()
+    }
+
+    /// The names of the keyed groups, sorted (as [`groups`](Registry::groups)
+    /// lists the unkeyed ones). Reads no key.
+    ///
+    /// ```
+    /// use breaker_core::{Config, Registry};
+    ///
+    /// let registry = Registry::new();
+    /// registry.keyed::<u64>("tenants", &Config::default(), 100).unwrap();
+    /// assert_eq!(registry.keyed_names(), ["tenants"]);
+    /// assert!(registry.groups().is_empty());
+    /// ```
+    pub fn keyed_names(&self) -> Vec<&'static str> {
+        self.keyed_groups().names()
+    }
+}
