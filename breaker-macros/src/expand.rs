@@ -586,6 +586,7 @@ fn erase_impl_trait(ty: &Type) -> TokenStream {
         fn visit_type_mut(&mut self, ty: &mut Type) {
             if let Type::ImplTrait(t) = ty {
                 *ty = Type::Infer(syn::TypeInfer {
+                    attrs: Vec::new(),
                     underscore_token: syn::Token![_](t.span()),
                 });
             } else {
