@@ -29,6 +29,11 @@ fn stock(reg: &Registry) -> Result<(), Failed> {
     Ok(())
 }
 
+#[circuit_breaker(group = "pool", max_concurrent = 2, registry = reg)]
+fn pool(reg: &Registry) -> Result<(), Failed> {
+    Ok(())
+}
+
 /// A live registry with a first configuration applied: `orders` at
 /// threshold 4 (one failure counted), `stock` used once.
 fn live() -> Registry {
@@ -175,9 +180,9 @@ fn a_refused_composition_of_a_group_not_yet_used_is_caught_at_start_up() {
 fn changing_a_live_breakers_bulkhead_or_timing_is_refused_and_applies_nothing() {
     let registry = live();
     let before = observed(&registry);
+    pool(&registry).unwrap();
     for (toml, key) in [
-        ("[groups.orders]\nmax_concurrent = 4\n", "max_concurrent"),
-        ("[defaults]\ntimeout_ms = 200\n", "timeout_ms"),
+        ("[groups.pool]\nmax_concurrent = 4\n", "max_concurrent"),
         ("[groups.stock]\nlatency_p99_ms = 50\n", "latency_p99_ms"),
     ] {
         let err = Settings::from_toml_str(toml, "fixed.toml")

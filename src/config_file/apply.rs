@@ -23,6 +23,48 @@ pub struct Declaration {
     pub config: &'static Config,
     /// `module_path!()` of the guarded fn (of the `declare_group!`).
     pub module: &'static str,
+    /// Made by a `#[circuit_breaker]` (not a [`declare_group!`](crate::declare_group)):
+    /// its calls take a bulkhead slot and race a deadline only when the
+    /// attribute names `max_concurrent` and `timeout_ms`, so
+    /// [`Settings::apply`] refuses those keys for it otherwise.
+    pub attribute: bool,
+}
+
+/// The keys a `#[circuit_breaker]` enforces only when it names them: the code
+/// that takes a bulkhead slot and races a deadline is emitted for those alone,
+/// so that a group without them pays nothing. With what each one is.
+const NAMED_ONLY: [(&str, &str); 2] = [
+    ("timeout_ms", "the deadline"),
+    ("max_concurrent", "the bulkhead"),
+];
+
+/// Refuses a value of [`NAMED_ONLY`] that `resolved` gives a group whose
+/// attribute does not name the key: it would be accepted and never enforced.
+fn enforced(declaration: &Declaration, settings: &Patch) -> Result<(), Error> {
+    if !declaration.attribute {
+        return Ok(());
+    }
+    for (key, what) in NAMED_ONLY {
+        let Some(setting) = settings.get(key) else {
+            continue;
+        };
+        if declaration.config.is_explicit(key) {
+            continue;
+        }
+        return Err(Error::new(
+            ErrorKind::Unenforced,
+            format!(
+                "group `{group}`: {setting} would never be enforced: the \
+                 `#[circuit_breaker]` of `{group}` (in `{module}`) does not name `{key}`, and \
+                 the attribute builds {what} into a fn only for a key it names; add `{key} = ..` \
+                 to the attribute (the file and the variables may then change its value), or \
+                 remove `{key}` from the configuration for this group",
+                group = declaration.group,
+                module = declaration.module,
+            ),
+        ));
+    }
+    Ok(())
 }
 
 inventory::collect!(Declaration);
@@ -76,9 +118,13 @@ impl Settings {
     ///
     /// All or nothing: refused, with nothing applied, when the composed
     /// configuration of a declared group (every attribute of the program, from
-    /// [`declarations`], and every live group) is refused by the builder, or
-    /// when it would change the failure policy of a live breaker. Applying
-    /// again replaces what an earlier call applied.
+    /// [`declarations`], and every live group) is refused by the builder; when
+    /// it gives a `#[circuit_breaker]` group `timeout_ms` or `max_concurrent`
+    /// and the attribute does not name that key (the attribute builds the
+    /// deadline and the bulkhead only into fns that name them, so the value
+    /// would never be enforced: name the key in the attribute, and the file
+    /// may then change its value); or when it would change the failure policy
+    /// of a live breaker. Applying again replaces what an earlier call applied.
     ///
     /// ```
     /// use breakerbox::config_file::Settings;
@@ -108,13 +154,15 @@ impl Settings {
         // Every declaration the code holds, checked before anything changes:
         // a bad composition is refused at start-up, not at a group's first call.
         for declaration in declarations() {
-            self.resolve(declaration.group, &Patch::from_config(declaration.config))
+            let resolved = self
+                .resolve(declaration.group, &Patch::from_config(declaration.config))
                 .map_err(|e| {
                     Error::new(
                         e.kind(),
                         format!("{} (declared in `{}`)", e.message(), declaration.module),
                     )
                 })?;
+            enforced(declaration, &resolved.settings)?;
         }
         let settings = Arc::new(self.clone());
         let resolver = move |group: &str, declared: Option<&Config>| {

@@ -51,6 +51,14 @@
 //! | `max_concurrent` | integer (`u32`) |
 //! | `latency_p99_ms` | integer (`u64`) |
 //!
+//! `timeout_ms` and `max_concurrent` are taken for a `#[circuit_breaker]`
+//! group only when its attribute names the key: the attribute builds the
+//! deadline and the bulkhead into a fn only for the keys it names (so that a
+//! group without them pays nothing), and [`Settings::apply`] refuses a value
+//! that would never be enforced. A group made by code
+//! ([`declare_group!`](crate::declare_group)) takes them, for the guarded
+//! helpers to enforce.
+//!
 //! A
 //! `[groups.NAME]` table may also say `template = "NAME"`; templates do not
 //! name other templates. Integers may be written with `_`; `failure_rate`,
