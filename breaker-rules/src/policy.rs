@@ -48,3 +48,68 @@ pub struct RateThresholds {
     /// Share of slow calls, in `(0, 1]`, that trips (only with `slow_call_ms`).
     pub slow_call_rate: f64,
 }
+
+/// In words, with the keys that make it: "consecutive failures (`threshold =
+/// 5`)", "a count window (`window_calls = 20`, `failure_rate = 0.5`,
+/// `min_calls = 20`)".
+impl core::fmt::Display for FailurePolicy {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        let (kind, size, rates) = match self {
+            FailurePolicy::Consecutive { threshold } => {
+                return write!(f, "consecutive failures (`threshold = {threshold}`)")
+            }
+            FailurePolicy::TimeWindow { window_ms, rates } => {
+                ("a time window", ("window_ms", *window_ms), rates)
+            }
+            FailurePolicy::CountWindow {
+                window_calls,
+                rates,
+            } => (
+                "a count window",
+                ("window_calls", u64::from(*window_calls)),
+                rates,
+            ),
+        };
+        write!(
+            f,
+            "{kind} (`{} = {}`, `failure_rate = {:?}`, `min_calls = {}`",
+            size.0, size.1, rates.failure_rate, rates.min_calls
+        )?;
+        if let Some(ms) = rates.slow_call_ms {
+            write!(
+                f,
+                ", `slow_call_ms = {ms}`, `slow_call_rate = {:?}`",
+                rates.slow_call_rate
+            )?;
+        }
+        f.write_str(")")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_policy_reads_as_the_keys_that_make_it() {
+        let count = FailurePolicy::CountWindow {
+            window_calls: 20,
+            rates: RateThresholds {
+                failure_rate: 0.5,
+                min_calls: 20,
+                slow_call_ms: Some(300),
+                slow_call_rate: 1.0,
+            },
+        };
+        assert_eq!(
+            count.to_string(),
+            "a count window (`window_calls = 20`, `failure_rate = 0.5`, `min_calls = 20`, \
+             `slow_call_ms = 300`, `slow_call_rate = 1.0`)"
+        );
+        let consecutive = FailurePolicy::Consecutive { threshold: 5 };
+        assert_eq!(
+            consecutive.to_string(),
+            "consecutive failures (`threshold = 5`)"
+        );
+    }
+}

@@ -4,10 +4,10 @@
 
 use std::sync::Arc;
 
-use breaker_core::{Config, LayerError, Reconfigured, Registry, Resolution};
+use breaker_core::{Config, LayerError, PolicyChange, Reconfigured, Registry, Resolution};
 
 use super::error::{Error, ErrorKind};
-use super::patch::{Patch, Source};
+use super::patch::{key_index, Patch, Role, Setting, Source, KEYS};
 use super::Settings;
 
 /// One `#[circuit_breaker]` declaration, submitted at link time by the code the
@@ -177,9 +177,7 @@ impl Settings {
         };
         let reconfigured = registry.layer(Arc::new(resolver)).map_err(|e| match e {
             LayerError::Refused { message, .. } => Error::new(ErrorKind::Refused, message),
-            LayerError::PolicyChange(change) => {
-                Error::new(ErrorKind::LivePolicyChange, change.to_string())
-            }
+            LayerError::PolicyChange(change) => self.live_change(&change),
             other => Error::new(ErrorKind::Refused, other.to_string()),
         })?;
         let mut known = declared_groups();
@@ -193,6 +191,60 @@ impl Settings {
             reconfigured,
             undeclared,
         })
+    }
+}
+
+impl Settings {
+    /// Why a live breaker cannot take these settings, in words: the group, what
+    /// it runs, and every file line or variable that asks for the change.
+    fn live_change(&self, change: &PolicyChange) -> Error {
+        let group = change.group();
+        let literals = declarations()
+            .find(|d| d.group == group)
+            .map(|d| Patch::from_config(d.config))
+            .unwrap_or_default();
+        let settings = self
+            .resolve(group, &literals)
+            .map(|r| r.settings)
+            .unwrap_or_default();
+        let loaded = |s: &&Setting| !matches!(s.source, Source::Attribute);
+        let message = match change.key() {
+            Some(key) => {
+                let by = settings
+                    .get(key)
+                    .filter(loaded)
+                    .map_or_else(|| format!("leaving `{key}` unset"), ToString::to_string);
+                format!(
+                    "group `{group}` is live, and {by} would change its `{key}`, which is built \
+                     with the breaker (as the bulkhead, the latency window and the call timing \
+                     are): restart to apply it"
+                )
+            }
+            None => {
+                let policy_key =
+                    |s: &&Setting| key_index(s.key).is_some_and(|i| KEYS[i].role != Role::Any);
+                let by: Vec<String> = settings
+                    .iter()
+                    .filter(policy_key)
+                    .filter(loaded)
+                    .map(ToString::to_string)
+                    .collect();
+                let by = if by.is_empty() {
+                    "the configuration".to_owned()
+                } else {
+                    by.join(", ")
+                };
+                format!(
+                    "group `{group}` is live with {}, and {by} would make it {}: a live \
+                     reconfiguration keeps what the breaker has counted, so it may change \
+                     `threshold` and the open, half-open and probe keys but not the failure \
+                     policy or its window keys; restart to apply it",
+                    change.from(),
+                    change.to()
+                )
+            }
+        };
+        Error::new(ErrorKind::LivePolicyChange, message)
     }
 }
 
