@@ -316,6 +316,18 @@ macro_rules! declare_group {
                 group: $group,
                 config: &$config,
                 module: ::core::module_path!(),
+                attribute: false,
+            }
+        }
+    };
+    // `#[circuit_breaker]`'s own declaration (`@by true`).
+    (@by $attribute:literal, $group:expr, $config:path) => {
+        $crate::__private::inventory::submit! {
+            $crate::__private::Declaration {
+                group: $group,
+                config: &$config,
+                module: ::core::module_path!(),
+                attribute: $attribute,
             }
         }
     };
@@ -327,6 +339,9 @@ macro_rules! declare_group {
 #[macro_export]
 macro_rules! declare_group {
     ($group:expr, $config:path $(,)?) => {
+        const _: (&str, &$crate::Config) = ($group, &$config);
+    };
+    (@by $attribute:literal, $group:expr, $config:path) => {
         const _: (&str, &$crate::Config) = ($group, &$config);
     };
 }

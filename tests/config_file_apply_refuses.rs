@@ -29,6 +29,11 @@ fn stock(reg: &Registry) -> Result<(), Failed> {
     Ok(())
 }
 
+#[circuit_breaker(group = "pool", max_concurrent = 2, registry = reg)]
+fn pool(reg: &Registry) -> Result<(), Failed> {
+    Ok(())
+}
+
 /// A live registry with a first configuration applied: `orders` at
 /// threshold 4 (one failure counted), `stock` used once.
 fn live() -> Registry {
@@ -175,9 +180,9 @@ fn a_refused_composition_of_a_group_not_yet_used_is_caught_at_start_up() {
 fn changing_a_live_breakers_bulkhead_or_timing_is_refused_and_applies_nothing() {
     let registry = live();
     let before = observed(&registry);
+    pool(&registry).unwrap();
     for (toml, key) in [
-        ("[groups.orders]\nmax_concurrent = 4\n", "max_concurrent"),
-        ("[defaults]\ntimeout_ms = 200\n", "timeout_ms"),
+        ("[groups.pool]\nmax_concurrent = 4\n", "max_concurrent"),
         ("[groups.stock]\nlatency_p99_ms = 50\n", "latency_p99_ms"),
     ] {
         let err = Settings::from_toml_str(toml, "fixed.toml")
@@ -188,4 +193,71 @@ fn changing_a_live_breakers_bulkhead_or_timing_is_refused_and_applies_nothing() 
         assert!(err.to_string().contains(key), "{key}: {err}");
         assert_eq!(observed(&registry), before, "{key}");
     }
+}
+
+#[test]
+fn a_refused_live_change_names_its_file_line_and_key_in_words() {
+    let registry = live();
+    let before = observed(&registry);
+    let err = Settings::from_toml_str(
+        "[defaults]\nopen_ms = 2_000\n[groups.stock]\nfailure_rate = 0.9\n",
+        "rate.toml",
+    )
+    .unwrap()
+    .apply(&registry)
+    .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::LivePolicyChange);
+    let message = err.to_string();
+    for part in [
+        "group `stock` is live with a count window (`window_calls = 20`, `failure_rate = 0.5`, \
+         `min_calls = 20`)",
+        "`failure_rate = 0.9` (`rate.toml` line 4, [groups.stock]) would make it a count window \
+         (`window_calls = 20`, `failure_rate = 0.9`, `min_calls = 20`)",
+        "restart to apply it",
+    ] {
+        assert!(message.contains(part), "missing {part:?} in: {message}");
+    }
+    // Words, not Debug dumps of the policies.
+    for dump in ["CountWindow", "RateThresholds", "{"] {
+        assert!(!message.contains(dump), "{dump:?} in: {message}");
+    }
+    assert!(
+        !message.contains("open_ms"),
+        "open_ms may change live: {message}"
+    );
+    assert_eq!(observed(&registry), before);
+
+    let err = Settings::new()
+        .with_env([("BREAKER_GROUPS__STOCK__WINDOW_CALLS", "50")])
+        .unwrap()
+        .apply(&registry)
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("`window_calls = 50` (variable `BREAKER_GROUPS__STOCK__WINDOW_CALLS`)"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_refused_change_of_a_live_bulkhead_names_its_file_line() {
+    let registry = live();
+    pool(&registry).unwrap();
+    let err = Settings::from_toml_str("[groups.pool]\nmax_concurrent = 4\n", "fixed.toml")
+        .unwrap()
+        .apply(&registry)
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::LivePolicyChange);
+    let message = err.to_string();
+    assert!(
+        message.contains(
+            "group `pool` is live, and `max_concurrent = 4` (`fixed.toml` line 2, [groups.pool]) \
+             would change its `max_concurrent`"
+        ),
+        "{message}"
+    );
+    assert_eq!(
+        registry.get("pool").unwrap().config().max_concurrent(),
+        Some(2)
+    );
 }

@@ -218,12 +218,12 @@ fn a_value_that_does_not_parse_names_the_variable_the_value_and_the_type() {
         (
             "BREAKER_GROUPS__SEARCH__OPEN_MS",
             "5s",
-            "a whole number from 0 to 18446744073709551615 (u64)",
+            "a whole number from 1 to 18446744073709551615 (u64)",
         ),
         (
             "BREAKER_DEFAULTS__THRESHOLD",
             "-1",
-            "a whole number from 0 to 4294967295 (u32)",
+            "a whole number from 1 to 1048575 (u32)",
         ),
         ("BREAKER_DEFAULTS__FAILURE_RATE", "half", "a number (f64)"),
     ] {

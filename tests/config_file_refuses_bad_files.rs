@@ -90,6 +90,58 @@ fn an_unknown_table_names_the_tables_a_file_holds() {
 }
 
 #[test]
+fn a_key_above_every_table_is_an_unknown_key_that_says_where_keys_go() {
+    let (kind, msg) = refused("open_ms = 1000\n[groups.search]\nthreshold = 3\n");
+    assert_eq!(kind, ErrorKind::UnknownKey, "{msg}");
+    assert_has(
+        &msg,
+        &[
+            "line 1",
+            "unknown top-level key `open_ms`; a key goes in a table: put `open_ms` under \
+             [defaults] (every group) or [groups.NAME]",
+        ],
+    );
+    assert!(!msg.contains("unknown table"), "{msg}");
+    let (kind, msg) = refused("colour = 3\n");
+    assert_eq!(kind, ErrorKind::UnknownKey, "{msg}");
+    assert_has(
+        &msg,
+        &["unknown top-level key `colour`; a file holds only the tables `[defaults]`"],
+    );
+}
+
+#[test]
+fn a_range_in_a_message_is_the_range_the_key_accepts() {
+    for (line, takes) in [
+        (
+            "window_ms = 1.5",
+            "a whole number from 10 to 18446744073709551615 (u64)",
+        ),
+        ("window_calls = -1", "a whole number from 1 to 65536 (u32)"),
+        (
+            "half_open_probes = \"2\"",
+            "a whole number from 1 to 1023 (u32)",
+        ),
+        (
+            "max_open_ms = \"x\"",
+            "a whole number from 1 to 18446744073709551615 (u64)",
+        ),
+    ] {
+        let (kind, msg) = refused(&format!("[defaults]\n{line}\n"));
+        assert_eq!(kind, ErrorKind::WrongType, "{line}");
+        assert_has(&msg, &[takes]);
+    }
+    // The ends of each range are accepted, and one past them refused.
+    for (key, low, high) in [("open_ms", 1u64, u64::MAX), ("window_calls", 1, 65_536)] {
+        let file = |value: u128| format!("[groups.g]\n{key} = {value}\n");
+        let accepted = |value| Settings::from_toml_str(&file(value), "r.toml").is_ok();
+        let (low, high) = (u128::from(low), u128::from(high));
+        assert!(accepted(low) && accepted(high), "{key}");
+        assert!(!accepted(low - 1) && !accepted(high + 1), "{key}");
+    }
+}
+
+#[test]
 fn an_unknown_template_names_the_templates_of_the_file() {
     let text = "[templates.flaky]\nmin_calls = 5\n[groups.search]\ntemplate = \"flakey\"\n";
     let (kind, msg) = refused(text);
@@ -109,19 +161,13 @@ fn a_value_of_the_wrong_type_says_what_the_key_takes() {
     for (line, takes) in [
         (
             "open_ms = \"5000\"",
-            "a whole number from 0 to 18446744073709551615 (u64)",
+            "a whole number from 1 to 18446744073709551615 (u64)",
         ),
-        (
-            "threshold = -3",
-            "a whole number from 0 to 4294967295 (u32)",
-        ),
-        (
-            "threshold = 2.5",
-            "a whole number from 0 to 4294967295 (u32)",
-        ),
+        ("threshold = -3", "a whole number from 1 to 1048575 (u32)"),
+        ("threshold = 2.5", "a whole number from 1 to 1048575 (u32)"),
         (
             "min_calls = 5_000_000_000",
-            "a whole number from 0 to 4294967295 (u32)",
+            "a whole number from 1 to 4294967295 (u32)",
         ),
         ("backoff = true", "a number (f64), like 0.5 or 2"),
     ] {

@@ -1,7 +1,7 @@
 //! Turns the attribute's tokens into [`Args`]: one `key = value` at a time, every
 //! mistake collected (not just the first) so one build shows them all.
 
-use breaker_core::ConfigBuilder;
+use breaker_rules::Values;
 use proc_macro2::{Literal, Span, TokenTree};
 use syn::ext::IdentExt;
 use syn::parse::{Parse, ParseStream};
@@ -62,9 +62,9 @@ impl Number for f64 {
 pub(crate) struct ConfigValue {
     /// The value as the expansion writes it, spanned at the user's literal.
     pub(crate) literal: Literal,
-    /// Calls the key's builder method with the value, so `validate` can check it
-    /// with the runtime's own rules.
-    pub(crate) apply: Box<dyn Fn(ConfigBuilder) -> ConfigBuilder>,
+    /// Sets the key's value, so `validate` can check it with the runtime's own
+    /// rules.
+    pub(crate) apply: Box<dyn Fn(&mut Values)>,
 }
 
 impl ConfigValue {
@@ -72,14 +72,14 @@ impl ConfigValue {
         input: ParseStream<'_>,
         key: &Ident,
         example: &str,
-        method: fn(ConfigBuilder, N) -> ConfigBuilder,
+        set: fn(&mut Values, N),
     ) -> syn::Result<Self> {
         let (value, span) = read_number::<N>(input, key, example)?;
         let mut literal = value.unsuffixed();
         literal.set_span(span);
         Ok(ConfigValue {
             literal,
-            apply: Box::new(move |builder| method(builder, value)),
+            apply: Box::new(move |values| set(values, value)),
         })
     }
 }
@@ -92,40 +92,25 @@ pub(crate) struct ConfigKey {
     read: fn(ParseStream<'_>, &Ident, &str) -> syn::Result<ConfigValue>,
 }
 
-/// The config keys: adding a builder method to the attribute is one row here,
-/// its name and the type of the method's parameter.
+/// The config keys, from the table of keys ([`breaker_rules::config_keys!`]):
+/// each key's name and the type of its builder method's parameter.
 macro_rules! config_keys {
-    ($($name:ident: $ty:ty,)*) => {
+    ($($(#[$doc:meta])* $name:ident: $ty:ty, $role:ident;)*) => {
         pub(crate) const CONFIG_KEYS: &[ConfigKey] = &[$(
             ConfigKey {
                 name: stringify!($name),
                 example: <$ty as Number>::EXAMPLE,
                 read: |input, key, example| {
-                    ConfigValue::read::<$ty>(input, key, example, ConfigBuilder::$name)
+                    ConfigValue::read::<$ty>(input, key, example, |values, value| {
+                        values.$name = Some(value);
+                    })
                 },
             },
         )*];
     };
 }
 
-config_keys! {
-    threshold: u32,
-    failure_rate: f64,
-    window_ms: u64,
-    window_calls: u32,
-    min_calls: u32,
-    slow_call_ms: u64,
-    slow_call_rate: f64,
-    open_ms: u64,
-    half_open_probes: u32,
-    successes_to_close: u32,
-    backoff: f64,
-    max_open_ms: u64,
-    probe_timeout_ms: u64,
-    timeout_ms: u64,
-    max_concurrent: u32,
-    latency_p99_ms: u64,
-}
+breaker_rules::config_keys!(config_keys);
 
 /// A key that is not a builder method: its name, and how its value is read.
 struct OtherKey {

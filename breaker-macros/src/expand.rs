@@ -314,7 +314,7 @@ fn guard(attr: &Attr, item: &ItemFn, l: &Locals, is_async: bool) -> (TokenStream
 ///             Ok(config) => config,
 ///             Err(_) => panic!(..), // unreachable: checked when the attribute expanded
 ///         };
-///     ::breakerbox::__private::declare!("search", __BREAKER_CONFIG); // `inventory`, feature `config`
+///     ::breakerbox::__private::declare!(@by true, "search", __BREAKER_CONFIG); // `inventory`, feature `config`
 ///     static __BREAKER_SITE: ::breakerbox::__private::CallSite =
 ///         ::breakerbox::__private::CallSite::new();
 ///     __BREAKER_SITE.global("search", &__BREAKER_CONFIG)
@@ -338,7 +338,7 @@ fn guard(attr: &Attr, item: &ItemFn, l: &Locals, is_async: bool) -> (TokenStream
 ///     let breaker_key = &(host);
 ///     let found = {
 ///         const __BREAKER_CONFIG: ::breakerbox::__private::Config = /* as above */;
-///         ::breakerbox::__private::declare!("search", __BREAKER_CONFIG);
+///         ::breakerbox::__private::declare!(@by true, "search", __BREAKER_CONFIG);
 ///         static __BREAKER_SITE: ::breakerbox::__private::KeyedSite =
 ///             ::breakerbox::__private::KeyedSite::new();
 ///         __BREAKER_SITE.global("search", &__BREAKER_CONFIG, 500, breaker_key)
@@ -438,7 +438,7 @@ fn claim(attr: &Attr, l: &Locals, on_open: TokenStream) -> TokenStream {
                 };
             // The link-time group list (`config_file::declarations`); without
             // the `config` feature, a type check of the config and nothing more.
-            #krate::__private::declare!(#group, __BREAKER_CONFIG);
+            #krate::__private::declare!(@by true, #group, __BREAKER_CONFIG);
             static __BREAKER_SITE: #krate::__private::#site_type =
                 #krate::__private::#site_type::new();
             __BREAKER_SITE.#site_lookup
@@ -586,6 +586,7 @@ fn erase_impl_trait(ty: &Type) -> TokenStream {
         fn visit_type_mut(&mut self, ty: &mut Type) {
             if let Type::ImplTrait(t) = ty {
                 *ty = Type::Infer(syn::TypeInfer {
+                    attrs: Vec::new(),
                     underscore_token: syn::Token![_](t.span()),
                 });
             } else {

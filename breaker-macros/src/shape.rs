@@ -2,7 +2,6 @@
 //! signature and tail, and kept (with the tail future taken apart) for `expand`.
 
 use proc_macro2::{Span, TokenStream};
-use syn::punctuated::Pair;
 use syn::TypeParamBound;
 use syn::{Expr, ExprAsync, ExprCall, ExprMethodCall, ItemFn, ReturnType, Stmt, Type};
 
@@ -81,7 +80,7 @@ fn split_tail(expr: Expr) -> Result<Box<FutureTail>, Box<Expr>> {
     match expr {
         Expr::Async(block) => tail(block, Around::Nothing),
         Expr::Call(mut call) if is_box_pin(&call.func) && call.args.len() == 1 => {
-            match call.args.pop().map(Pair::into_value) {
+            match call.args.pop() {
                 Some(Expr::Async(block)) => tail(block, Around::Call(call)),
                 other => {
                     call.args.extend(other);

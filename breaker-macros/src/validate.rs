@@ -1,7 +1,7 @@
 //! The one place that decides whether an attribute and its fn make sense, and turns
 //! them into a [`Plan`] that expansion follows without checking anything again.
 
-use breaker_core::Config;
+use breaker_rules::Values;
 use proc_macro2::{Literal, Span, TokenStream};
 use syn::spanned::Spanned;
 use syn::{Expr, FnArg, Ident, ItemFn, LitStr, Pat, Path, ReturnType, Signature, Type};
@@ -268,8 +268,9 @@ fn check_keyed(
     }
 }
 
-/// The numeric keys as builder calls for the expansion, after the runtime's own
-/// builder has checked them: one source of truth for what a valid config is.
+/// The numeric keys as builder calls for the expansion, after the rules the
+/// runtime's builder applies (`breaker_rules::check`) have judged them: one
+/// source of truth for what a valid config is.
 /// Unless a config key could not be read: then the builder would judge a config
 /// the user did not write.
 fn check_config(
@@ -277,10 +278,11 @@ fn check_config(
     complete: bool,
     errors: &mut Vec<syn::Error>,
 ) -> Vec<(Ident, Literal)> {
-    let builder = config
-        .iter()
-        .fold(Config::builder(), |b, arg| (arg.value.apply)(b));
-    if let (Err(err), true) = (builder.build(), complete) {
+    let mut values = Values::EMPTY;
+    for arg in &config {
+        (arg.value.apply)(&mut values);
+    }
+    if let (Err(err), true) = (breaker_rules::check(&values), complete) {
         let culprit = config.iter().rev().find(|arg| arg.key == err.key());
         errors.push(match culprit {
             Some(ConfigArg { key, value }) => {

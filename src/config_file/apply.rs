@@ -4,10 +4,10 @@
 
 use std::sync::Arc;
 
-use breaker_core::{Config, LayerError, Reconfigured, Registry, Resolution};
+use breaker_core::{Config, LayerError, PolicyChange, Reconfigured, Registry, Resolution};
 
 use super::error::{Error, ErrorKind};
-use super::patch::{Patch, Source};
+use super::patch::{key_index, Patch, Role, Setting, Source, KEYS};
 use super::Settings;
 
 /// One `#[circuit_breaker]` declaration, submitted at link time by the code the
@@ -23,6 +23,48 @@ pub struct Declaration {
     pub config: &'static Config,
     /// `module_path!()` of the guarded fn (of the `declare_group!`).
     pub module: &'static str,
+    /// Made by a `#[circuit_breaker]` (not a [`declare_group!`](crate::declare_group)):
+    /// its calls take a bulkhead slot and race a deadline only when the
+    /// attribute names `max_concurrent` and `timeout_ms`, so
+    /// [`Settings::apply`] refuses those keys for it otherwise.
+    pub attribute: bool,
+}
+
+/// The keys a `#[circuit_breaker]` enforces only when it names them: the code
+/// that takes a bulkhead slot and races a deadline is emitted for those alone,
+/// so that a group without them pays nothing. With what each one is.
+const NAMED_ONLY: [(&str, &str); 2] = [
+    ("timeout_ms", "the deadline"),
+    ("max_concurrent", "the bulkhead"),
+];
+
+/// Refuses a value of [`NAMED_ONLY`] that `resolved` gives a group whose
+/// attribute does not name the key: it would be accepted and never enforced.
+fn enforced(declaration: &Declaration, settings: &Patch) -> Result<(), Error> {
+    if !declaration.attribute {
+        return Ok(());
+    }
+    for (key, what) in NAMED_ONLY {
+        let Some(setting) = settings.get(key) else {
+            continue;
+        };
+        if declaration.config.is_explicit(key) {
+            continue;
+        }
+        return Err(Error::new(
+            ErrorKind::Unenforced,
+            format!(
+                "group `{group}`: {setting} would never be enforced: the \
+                 `#[circuit_breaker]` of `{group}` (in `{module}`) does not name `{key}`, and \
+                 the attribute builds {what} into a fn only for a key it names; add `{key} = ..` \
+                 to the attribute (the file and the variables may then change its value), or \
+                 remove `{key}` from the configuration for this group",
+                group = declaration.group,
+                module = declaration.module,
+            ),
+        ));
+    }
+    Ok(())
 }
 
 inventory::collect!(Declaration);
@@ -76,9 +118,13 @@ impl Settings {
     ///
     /// All or nothing: refused, with nothing applied, when the composed
     /// configuration of a declared group (every attribute of the program, from
-    /// [`declarations`], and every live group) is refused by the builder, or
-    /// when it would change the failure policy of a live breaker. Applying
-    /// again replaces what an earlier call applied.
+    /// [`declarations`], and every live group) is refused by the builder; when
+    /// it gives a `#[circuit_breaker]` group `timeout_ms` or `max_concurrent`
+    /// and the attribute does not name that key (the attribute builds the
+    /// deadline and the bulkhead only into fns that name them, so the value
+    /// would never be enforced: name the key in the attribute, and the file
+    /// may then change its value); or when it would change the failure policy
+    /// of a live breaker. Applying again replaces what an earlier call applied.
     ///
     /// ```
     /// use breakerbox::config_file::Settings;
@@ -108,13 +154,15 @@ impl Settings {
         // Every declaration the code holds, checked before anything changes:
         // a bad composition is refused at start-up, not at a group's first call.
         for declaration in declarations() {
-            self.resolve(declaration.group, &Patch::from_config(declaration.config))
+            let resolved = self
+                .resolve(declaration.group, &Patch::from_config(declaration.config))
                 .map_err(|e| {
                     Error::new(
                         e.kind(),
                         format!("{} (declared in `{}`)", e.message(), declaration.module),
                     )
                 })?;
+            enforced(declaration, &resolved.settings)?;
         }
         let settings = Arc::new(self.clone());
         let resolver = move |group: &str, declared: Option<&Config>| {
@@ -129,9 +177,7 @@ impl Settings {
         };
         let reconfigured = registry.layer(Arc::new(resolver)).map_err(|e| match e {
             LayerError::Refused { message, .. } => Error::new(ErrorKind::Refused, message),
-            LayerError::PolicyChange(change) => {
-                Error::new(ErrorKind::LivePolicyChange, change.to_string())
-            }
+            LayerError::PolicyChange(change) => self.live_change(&change),
             other => Error::new(ErrorKind::Refused, other.to_string()),
         })?;
         let mut known = declared_groups();
@@ -145,6 +191,60 @@ impl Settings {
             reconfigured,
             undeclared,
         })
+    }
+}
+
+impl Settings {
+    /// Why a live breaker cannot take these settings, in words: the group, what
+    /// it runs, and every file line or variable that asks for the change.
+    fn live_change(&self, change: &PolicyChange) -> Error {
+        let group = change.group();
+        let literals = declarations()
+            .find(|d| d.group == group)
+            .map(|d| Patch::from_config(d.config))
+            .unwrap_or_default();
+        let settings = self
+            .resolve(group, &literals)
+            .map(|r| r.settings)
+            .unwrap_or_default();
+        let loaded = |s: &&Setting| !matches!(s.source, Source::Attribute);
+        let message = match change.key() {
+            Some(key) => {
+                let by = settings
+                    .get(key)
+                    .filter(loaded)
+                    .map_or_else(|| format!("leaving `{key}` unset"), ToString::to_string);
+                format!(
+                    "group `{group}` is live, and {by} would change its `{key}`, which is built \
+                     with the breaker (as the bulkhead, the latency window and the call timing \
+                     are): restart to apply it"
+                )
+            }
+            None => {
+                let policy_key =
+                    |s: &&Setting| key_index(s.key).is_some_and(|i| KEYS[i].role != Role::Any);
+                let by: Vec<String> = settings
+                    .iter()
+                    .filter(policy_key)
+                    .filter(loaded)
+                    .map(ToString::to_string)
+                    .collect();
+                let by = if by.is_empty() {
+                    "the configuration".to_owned()
+                } else {
+                    by.join(", ")
+                };
+                format!(
+                    "group `{group}` is live with {}, and {by} would make it {}: a live \
+                     reconfiguration keeps what the breaker has counted, so it may change \
+                     `threshold` and the open, half-open and probe keys but not the failure \
+                     policy or its window keys; restart to apply it",
+                    change.from(),
+                    change.to()
+                )
+            }
+        };
+        Error::new(ErrorKind::LivePolicyChange, message)
     }
 }
 

@@ -2,7 +2,7 @@
 //! edits the table it names, checked like a file key.
 
 use super::error::{list, suggest, Error, ErrorKind};
-use super::patch::{check_alone, key_index, keys, Patch, Source, Value, KEYS};
+use super::patch::{check_alone, key_index, keys, takes, Patch, Source, Value, KEYS};
 use super::Settings;
 
 /// Every variable of the scheme starts with this.
@@ -110,7 +110,7 @@ pub(crate) fn apply(settings: &mut Settings, vars: &[(String, String)]) -> Resul
                 ErrorKind::WrongType,
                 format!(
                     "`{text}` is not a value for `{key}`, which takes {}",
-                    ty.describe()
+                    takes(index)
                 ),
             ));
         };

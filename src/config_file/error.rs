@@ -23,6 +23,10 @@ pub enum ErrorKind {
     Refused,
     /// A `BREAKER_` variable that does not follow the naming scheme.
     BadVariable,
+    /// A value the group's code would never enforce: `timeout_ms` or
+    /// `max_concurrent` for a group whose `#[circuit_breaker]` does not name
+    /// the key (see [`Declaration::attribute`](super::Declaration::attribute)).
+    Unenforced,
     /// Applied to a live registry, it would change the failure policy of a
     /// running breaker, or its `max_concurrent`, `timeout_ms` or
     /// `latency_p99_ms`, which are fixed when it is built (see

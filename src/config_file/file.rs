@@ -8,7 +8,7 @@ use toml::de::{DeTable, DeValue};
 use toml::Spanned;
 
 use super::error::{list, suggest, Error, ErrorKind};
-use super::patch::{check_alone, key_index, keys, Patch, Source, Ty, Value, KEYS};
+use super::patch::{check_alone, key_index, keys, takes, Patch, Source, Ty, Value, KEYS};
 use super::{FileGroup, Settings};
 
 /// The top-level tables a file may hold, and how each is written.
@@ -93,6 +93,26 @@ pub(crate) fn parse(text: &str, path: Arc<Path>) -> Result<Settings, Error> {
                         },
                     );
                 }
+            }
+            other if !matches!(value.get_ref(), DeValue::Table(_)) => {
+                // A `key = value` above every table: a key, not a table.
+                let fix = if key_index(other).is_some() {
+                    format!(
+                        "; a key goes in a table: put `{other}` under [defaults] (every group) \
+                         or [groups.NAME]"
+                    )
+                } else {
+                    format!(
+                        "{}; a file holds only the tables {}",
+                        suggest(other, keys().chain(TABLES.iter().map(|t| t.0))),
+                        list(TABLES.iter().map(|t| t.1)),
+                    )
+                };
+                return Err(doc.error(
+                    ErrorKind::UnknownKey,
+                    name.span(),
+                    format!("unknown top-level key `{other}`{fix}"),
+                ));
             }
             other => {
                 return Err(doc.error(
@@ -262,7 +282,7 @@ fn patch(
                 value.span(),
                 format!(
                     "[{table}] {name} = {shown}: `{name}` takes {}",
-                    ty.describe()
+                    takes(index)
                 ),
             ));
         };

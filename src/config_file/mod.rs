@@ -29,11 +29,37 @@
 //! open_ms = 30_000
 //! ```
 //!
-//! Every table takes the attribute's configuration keys ([`keys()`]):
-//! `threshold`, `window_ms`, `window_calls`, `failure_rate`, `min_calls`,
-//! `slow_call_ms`, `slow_call_rate`, `open_ms`, `half_open_probes`,
-//! `successes_to_close`, `backoff`, `max_open_ms`, `probe_timeout_ms`, with the
-//! meaning and the rules of the builder method of the same name. A
+//! Every table takes the attribute's configuration keys ([`keys()`]), with the
+//! meaning and the rules of the builder method of the same name:
+//!
+//! | key | type |
+//! |---|---|
+//! | `threshold` | integer (`u32`) |
+//! | `window_ms` | integer (`u64`) |
+//! | `window_calls` | integer (`u32`) |
+//! | `failure_rate` | number (`f64`) |
+//! | `min_calls` | integer (`u32`) |
+//! | `slow_call_ms` | integer (`u64`) |
+//! | `slow_call_rate` | number (`f64`) |
+//! | `open_ms` | integer (`u64`) |
+//! | `half_open_probes` | integer (`u32`) |
+//! | `successes_to_close` | integer (`u32`) |
+//! | `backoff` | number (`f64`) |
+//! | `max_open_ms` | integer (`u64`) |
+//! | `probe_timeout_ms` | integer (`u64`) |
+//! | `timeout_ms` | integer (`u64`) |
+//! | `max_concurrent` | integer (`u32`) |
+//! | `latency_p99_ms` | integer (`u64`) |
+//!
+//! `timeout_ms` and `max_concurrent` are taken for a `#[circuit_breaker]`
+//! group only when its attribute names the key: the attribute builds the
+//! deadline and the bulkhead into a fn only for the keys it names (so that a
+//! group without them pays nothing), and [`Settings::apply`] refuses a value
+//! that would never be enforced. A group made by code
+//! ([`declare_group!`](crate::declare_group)) takes them, for the guarded
+//! helpers to enforce.
+//!
+//! A
 //! `[groups.NAME]` table may also say `template = "NAME"`; templates do not
 //! name other templates. Integers may be written with `_`; `failure_rate`,
 //! `slow_call_rate` and `backoff` take an integer or a float.

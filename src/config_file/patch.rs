@@ -7,35 +7,7 @@ use std::sync::Arc;
 
 use breaker_core::{Config, ConfigBuilder, ConfigError};
 
-/// The type a key takes: the type of its builder method's parameter.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Ty {
-    U32,
-    U64,
-    F64,
-}
-
-impl Ty {
-    /// What a value of this type is, for "takes ..." messages.
-    pub(crate) fn describe(self) -> &'static str {
-        match self {
-            Ty::U32 => "a whole number from 0 to 4294967295 (u32)",
-            Ty::U64 => "a whole number from 0 to 18446744073709551615 (u64)",
-            Ty::F64 => "a number (f64), like 0.5 or 2",
-        }
-    }
-}
-
-/// How a key takes part in choosing the failure policy (see the module docs).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Role {
-    /// `threshold`, `window_ms`, `window_calls`: picks the policy.
-    Picks,
-    /// Tunes a window; means nothing under the consecutive policy.
-    Window,
-    /// Applies under every policy.
-    Any,
-}
+pub(crate) use breaker_rules::{Role, Ty};
 
 /// One row of the key table: a `ConfigBuilder` method and its attribute key.
 pub(crate) struct Key {
@@ -45,14 +17,14 @@ pub(crate) struct Key {
     set: fn(ConfigBuilder, Value) -> ConfigBuilder,
 }
 
-/// The key table: the TOML parser, the variable parser and [`Patch::apply`] all
-/// read it; adding a builder method is one row here.
+/// The loader's view of the table of keys ([`breaker_rules::config_keys!`]):
+/// the TOML parser, the variable parser and [`Patch::apply`] all read it.
 macro_rules! keys {
-    ($($name:ident: $ty:ident, $role:ident;)*) => {
+    ($($(#[$doc:meta])* $name:ident: $ty:ty, $role:ident;)*) => {
         pub(crate) const KEYS: &[Key] = &[$(
             Key {
                 name: stringify!($name),
-                ty: Ty::$ty,
+                ty: <$ty as FromValue>::TY,
                 role: Role::$role,
                 set: |builder, value| builder.$name(value.get()),
             },
@@ -60,26 +32,9 @@ macro_rules! keys {
     };
 }
 
-keys! {
-    threshold: U32, Picks;
-    window_ms: U64, Picks;
-    window_calls: U32, Picks;
-    failure_rate: F64, Window;
-    min_calls: U32, Window;
-    slow_call_ms: U64, Window;
-    slow_call_rate: F64, Window;
-    open_ms: U64, Any;
-    half_open_probes: U32, Any;
-    successes_to_close: U32, Any;
-    backoff: F64, Any;
-    max_open_ms: U64, Any;
-    probe_timeout_ms: U64, Any;
-    timeout_ms: U64, Any;
-    max_concurrent: U32, Any;
-    latency_p99_ms: U64, Window;
-}
+breaker_rules::config_keys!(keys);
 
-const KEY_COUNT: usize = KEYS.len();
+const KEY_COUNT: usize = breaker_rules::KEY_COUNT;
 
 /// The names of every key a file table or a variable may set, in table order:
 /// the `#[circuit_breaker]` keys that configure a breaker (all but `group`,
@@ -126,6 +81,43 @@ pub(crate) fn check_alone(index: usize, value: Value) -> Result<(), ConfigError>
     Err(*about_key.unwrap_or(&refusals[0]))
 }
 
+/// What the key at `index` takes, for "takes ..." messages: its type, and for a
+/// whole number the range the rules accept when nothing else is set (found by
+/// asking them, so a message never offers a value [`check_alone`] refuses).
+pub(crate) fn takes(index: usize) -> String {
+    let accepted = |v: u64| {
+        let value = match KEYS[index].ty {
+            Ty::U32 => Value::U32(u32::try_from(v).unwrap_or(u32::MAX)),
+            Ty::U64 => Value::U64(v),
+            Ty::F64 => Value::F64(v as f64),
+        };
+        check_alone(index, value).is_ok()
+    };
+    let (max, ty) = match KEYS[index].ty {
+        Ty::U32 => (u64::from(u32::MAX), "u32"),
+        Ty::U64 => (u64::MAX, "u64"),
+        Ty::F64 => return "a number (f64), like 0.5 or 2".to_owned(),
+    };
+    // The values the rules accept alone are one range: find its ends.
+    let Some(low) = (0..=max.min(64)).find(|&v| accepted(v)) else {
+        return format!("a whole number ({ty})");
+    };
+    let (mut ok, mut bad) = (low, max);
+    if accepted(max) {
+        ok = max;
+    } else {
+        while bad - ok > 1 {
+            let mid = ok + (bad - ok) / 2;
+            if accepted(mid) {
+                ok = mid;
+            } else {
+                bad = mid;
+            }
+        }
+    }
+    format!("a whole number from {low} to {ok} ({ty})")
+}
+
 /// A configuration value, typed as its builder method takes it.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Value {
@@ -139,10 +131,12 @@ pub enum Value {
 
 /// Reads a [`Value`] as its key's type; the key table pairs each key with it.
 trait FromValue {
+    const TY: Ty;
     fn from_value(value: Value) -> Self;
 }
 
 impl FromValue for u32 {
+    const TY: Ty = Ty::U32;
     fn from_value(value: Value) -> Self {
         match value {
             Value::U32(v) => v,
@@ -152,6 +146,7 @@ impl FromValue for u32 {
 }
 
 impl FromValue for u64 {
+    const TY: Ty = Ty::U64;
     fn from_value(value: Value) -> Self {
         match value {
             Value::U64(v) => v,
@@ -161,6 +156,7 @@ impl FromValue for u64 {
 }
 
 impl FromValue for f64 {
+    const TY: Ty = Ty::F64;
     fn from_value(value: Value) -> Self {
         match value {
             Value::F64(v) => v,
@@ -424,5 +420,57 @@ impl Patch {
                 Some(setting) => (key.set)(builder, setting.value),
                 None => builder,
             })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A value of `key`'s type that some builder of [`ALONE`] accepts, and that builder.
+    fn accepted(index: usize) -> (Value, ConfigBuilder) {
+        let candidates = match KEYS[index].ty {
+            Ty::U32 => [Value::U32(20), Value::U32(7)],
+            Ty::U64 => [Value::U64(20), Value::U64(7)],
+            Ty::F64 => [Value::F64(0.25), Value::F64(3.0)],
+        };
+        for value in candidates {
+            for base in ALONE {
+                let builder = (KEYS[index].set)(base(), value);
+                if builder.build().is_ok() {
+                    return (value, builder);
+                }
+            }
+        }
+        panic!("no value of `{}` is accepted", KEYS[index].name);
+    }
+
+    #[test]
+    fn every_key_of_the_table_reads_back_from_a_config_that_set_it() {
+        for (index, key) in KEYS.iter().enumerate() {
+            let (value, builder) = accepted(index);
+            let literals = Patch::from_config(&builder.build().unwrap());
+            let read = literals.get(key.name).map(|s| s.value);
+            assert_eq!(read, Some(value), "`{}`", key.name);
+        }
+    }
+
+    #[test]
+    fn the_range_a_message_offers_is_the_one_the_rules_accept() {
+        let range = |key| takes(key_index(key).unwrap());
+        assert_eq!(range("threshold"), "a whole number from 1 to 1048575 (u32)");
+        assert_eq!(
+            range("window_ms"),
+            "a whole number from 10 to 18446744073709551615 (u64)"
+        );
+        assert_eq!(
+            range("window_calls"),
+            "a whole number from 1 to 65536 (u32)"
+        );
+        assert_eq!(
+            range("half_open_probes"),
+            "a whole number from 1 to 1023 (u32)"
+        );
+        assert_eq!(range("backoff"), "a number (f64), like 0.5 or 2");
     }
 }

@@ -174,9 +174,9 @@ impl std::fmt::Display for PolicyChange {
         }
         write!(
             f,
-            "group `{}` is live with failure policy {:?}; a live reconfiguration \
+            "group `{}` is live with {}; a live reconfiguration \
              may change the consecutive `threshold` and the open, half-open and \
-             probe keys, but not {:?} (another policy or other window keys would \
+             probe keys, but not {} (another policy or other window keys would \
              drop what the breaker has counted): restart to apply it",
             self.group,
             self.from(),

@@ -1,57 +1,12 @@
 //! The validated [`Config`] a breaker runs with, the [`FailurePolicy`] it holds and
-//! the limits the builder checks against.
+//! the limits the builder checks against (the rules themselves are `breaker_rules`'s).
 
 use std::time::Duration;
 
+use breaker_rules::{Checked, KeySet};
+pub use breaker_rules::{FailurePolicy, RateThresholds};
+
 use crate::clock::millis_to_nanos;
-
-/// How a closed breaker decides to trip.
-///
-/// Chosen by the builder: setting `window_ms` or `window_calls` selects a window
-/// policy, otherwise the consecutive policy (with `threshold`) is in force. See
-/// [`ConfigBuilder`](super::ConfigBuilder) for when to choose which.
-#[derive(Clone, Copy, Debug, PartialEq)]
-#[non_exhaustive]
-pub enum FailurePolicy {
-    /// Trip on the `threshold`-th consecutive failure; any success resets the count.
-    Consecutive {
-        /// Consecutive failures that open the circuit (`3` means the third trips).
-        threshold: u32,
-    },
-    /// Trip on the failure (or slow-call) rate of the outcomes recorded in the
-    /// last `window_ms`, kept in [`WINDOW_BUCKETS`](Config::WINDOW_BUCKETS) buckets of `window_ms / 10`.
-    TimeWindow {
-        /// Length of the window in milliseconds.
-        window_ms: u64,
-        /// When the rates over the window trip.
-        rates: RateThresholds,
-    },
-    /// Trip on the failure (or slow-call) rate of the last `window_calls`
-    /// recorded outcomes.
-    CountWindow {
-        /// How many of the latest outcomes the window holds.
-        window_calls: u32,
-        /// When the rates over the window trip.
-        rates: RateThresholds,
-    },
-}
-
-/// When a window policy trips: once the window holds at least `min_calls`
-/// outcomes, as soon as `failures / calls >= failure_rate`, or, with slow calls
-/// configured, `slow_calls / calls >= slow_call_rate`.
-#[derive(Clone, Copy, Debug, PartialEq)]
-#[non_exhaustive]
-pub struct RateThresholds {
-    /// Share of failures, in `(0, 1]`, that trips.
-    pub failure_rate: f64,
-    /// Outcomes the window must hold before any rate is judged.
-    pub min_calls: u32,
-    /// A call that takes longer than this (claim to verdict, on the breaker's
-    /// clock) is slow; `None` when slow calls are not judged.
-    pub slow_call_ms: Option<u64>,
-    /// Share of slow calls, in `(0, 1]`, that trips (only with `slow_call_ms`).
-    pub slow_call_rate: f64,
-}
 
 /// A validated breaker configuration. Build one with [`Config::builder`](super::ConfigBuilder).
 ///
@@ -118,136 +73,88 @@ pub struct RateThresholds {
 /// ```
 #[derive(Clone, Copy, Debug)]
 pub struct Config {
-    pub(super) policy: FailurePolicy,
-    pub(super) open_ms: u64,
-    pub(super) half_open_probes: u32,
-    pub(super) successes_to_close: u32,
-    pub(super) backoff: f64,
-    pub(super) max_open_ms: u64,
-    pub(super) probe_timeout_ms: u64,
-    pub(super) timeout_ms: Option<u64>,
-    pub(super) max_concurrent: Option<u32>,
-    pub(super) latency_p99_ms: Option<u64>,
-    /// The builder methods called, one bit per index of [`Config::KEYS`].
-    pub(super) explicit: u16,
+    /// What the breaker runs with.
+    pub(super) checked: Checked,
+    /// The builder methods called.
+    pub(super) explicit: KeySet,
 }
 
 /// Equal when they run a breaker the same way: which keys were spelled out
 /// ([`Config::explicit_keys`]) does not count.
 impl PartialEq for Config {
     fn eq(&self, other: &Self) -> bool {
-        let Config {
-            policy,
-            open_ms,
-            half_open_probes,
-            successes_to_close,
-            backoff,
-            max_open_ms,
-            probe_timeout_ms,
-            timeout_ms,
-            max_concurrent,
-            latency_p99_ms,
-            explicit: _,
-        } = *self;
-        policy == other.policy
-            && open_ms == other.open_ms
-            && half_open_probes == other.half_open_probes
-            && successes_to_close == other.successes_to_close
-            && backoff == other.backoff
-            && max_open_ms == other.max_open_ms
-            && probe_timeout_ms == other.probe_timeout_ms
-            && timeout_ms == other.timeout_ms
-            && max_concurrent == other.max_concurrent
-            && latency_p99_ms == other.latency_p99_ms
+        self.checked == other.checked
     }
 }
+
+// The consecutive count shares the breaker's state word: the rules' bound on
+// `threshold` is the word's.
+const _: () = assert!(breaker_rules::MAX_THRESHOLD == crate::state::MAX_FAILURES);
 
 impl Config {
     /// The [`ConfigBuilder`](super::ConfigBuilder) methods, which are also the
     /// `#[circuit_breaker]` keys that configure a breaker, in the order
     /// [`explicit_keys`](Self::explicit_keys) lists them.
-    pub const KEYS: [&'static str; 16] = [
-        "threshold",
-        "window_ms",
-        "window_calls",
-        "failure_rate",
-        "min_calls",
-        "slow_call_ms",
-        "slow_call_rate",
-        "open_ms",
-        "half_open_probes",
-        "successes_to_close",
-        "backoff",
-        "max_open_ms",
-        "probe_timeout_ms",
-        "timeout_ms",
-        "max_concurrent",
-        "latency_p99_ms",
-    ];
+    pub const KEYS: [&'static str; breaker_rules::KEY_COUNT] = breaker_rules::NAMES;
 
     /// The keys whose builder method was called to make this config, in
     /// [`KEYS`](Self::KEYS) order: a declaration's literal values. Keys left
     /// to their default, or derived (a count window's `min_calls`), are not
     /// listed.
     pub fn explicit_keys(&self) -> impl Iterator<Item = &'static str> {
-        let explicit = self.explicit;
-        Self::KEYS
-            .into_iter()
-            .enumerate()
-            .filter(move |(i, _)| explicit & (1 << i) != 0)
-            .map(|(_, key)| key)
+        self.explicit.iter()
     }
 
     /// Whether `key`'s builder method was called to make this config (see
     /// [`explicit_keys`](Self::explicit_keys)).
     pub fn is_explicit(&self, key: &str) -> bool {
-        self.explicit_keys().any(|k| k == key)
+        self.explicit.contains(key)
     }
 
     /// The largest `threshold` a consecutive-failure policy accepts (2^20 - 1): the
     /// count shares the breaker's one atomic word with its state.
-    pub const MAX_THRESHOLD: u32 = crate::state::MAX_FAILURES;
+    pub const MAX_THRESHOLD: u32 = breaker_rules::MAX_THRESHOLD;
     /// The largest `half_open_probes` and `successes_to_close` accepted.
-    pub const MAX_PROBES: u32 = (1 << 10) - 1;
+    pub const MAX_PROBES: u32 = breaker_rules::MAX_PROBES;
     /// The largest `window_calls` accepted: the ring keeps one byte per call.
-    pub const MAX_WINDOW_CALLS: u32 = 1 << 16;
+    pub const MAX_WINDOW_CALLS: u32 = breaker_rules::MAX_WINDOW_CALLS;
     /// Buckets a time window is split into: outcomes expire one bucket at a time.
-    pub const WINDOW_BUCKETS: u32 = 10;
+    pub const WINDOW_BUCKETS: u32 = breaker_rules::WINDOW_BUCKETS;
     /// The shortest `window_ms` accepted: one millisecond per bucket.
-    pub const MIN_WINDOW_MS: u64 = Config::WINDOW_BUCKETS as u64;
+    pub const MIN_WINDOW_MS: u64 = breaker_rules::MIN_WINDOW_MS;
     /// `failure_rate` of a window policy when the builder sets none.
-    pub const DEFAULT_FAILURE_RATE: f64 = 0.5;
+    pub const DEFAULT_FAILURE_RATE: f64 = breaker_rules::DEFAULT_FAILURE_RATE;
     /// `min_calls` of a time window when the builder sets none (a count window
     /// defaults to its `window_calls`: it judges once full).
-    pub const DEFAULT_MIN_CALLS: u32 = 10;
+    pub const DEFAULT_MIN_CALLS: u32 = breaker_rules::DEFAULT_MIN_CALLS;
 
     /// The failure policy of the closed state.
     pub const fn policy(&self) -> FailurePolicy {
-        self.policy
+        self.checked.policy
     }
 
     /// The consecutive-failure threshold, or `0` under a window policy, which
     /// trips on [`failure_rate`](Self::failure_rate) instead.
     pub const fn threshold(&self) -> u32 {
-        match self.policy {
+        match self.checked.policy {
             FailurePolicy::Consecutive { threshold } => threshold,
-            FailurePolicy::TimeWindow { .. } | FailurePolicy::CountWindow { .. } => 0,
+            _ => 0,
         }
     }
 
     /// The rate thresholds of a window policy; `None` under the consecutive policy.
     pub const fn rates(&self) -> Option<RateThresholds> {
-        match self.policy {
-            FailurePolicy::Consecutive { .. } => None,
+        match self.checked.policy {
             FailurePolicy::TimeWindow { rates, .. } | FailurePolicy::CountWindow { rates, .. } => {
                 Some(rates)
             }
+            _ => None,
         }
     }
 
     /// The length of a time window; `None` under any other policy.
     pub const fn window_duration(&self) -> Option<Duration> {
-        match self.policy {
+        match self.checked.policy {
             FailurePolicy::TimeWindow { window_ms, .. } => Some(Duration::from_millis(window_ms)),
             _ => None,
         }
@@ -255,7 +162,7 @@ impl Config {
 
     /// The size of a count window; `None` under any other policy.
     pub const fn window_calls(&self) -> Option<u32> {
-        match self.policy {
+        match self.checked.policy {
             FailurePolicy::CountWindow { window_calls, .. } => Some(window_calls),
             _ => None,
         }
@@ -302,39 +209,39 @@ impl Config {
 
     /// The first open duration after a trip.
     pub const fn open_duration(&self) -> Duration {
-        Duration::from_millis(self.open_ms)
+        Duration::from_millis(self.checked.open_ms)
     }
 
     /// Probes allowed in flight at once while half-open.
     pub const fn half_open_probes(&self) -> u32 {
-        self.half_open_probes
+        self.checked.half_open_probes
     }
 
     /// Probe successes needed to close the circuit.
     pub const fn successes_to_close(&self) -> u32 {
-        self.successes_to_close
+        self.checked.successes_to_close
     }
 
     /// Growth factor of the open duration after each failed probe.
     pub const fn backoff(&self) -> f64 {
-        self.backoff
+        self.checked.backoff
     }
 
     /// Cap on the open duration.
     pub const fn max_open_duration(&self) -> Duration {
-        Duration::from_millis(self.max_open_ms)
+        Duration::from_millis(self.checked.max_open_ms)
     }
 
     /// Lease of one probe: after this long in flight its slot is reclaimed.
     pub const fn probe_timeout(&self) -> Duration {
-        Duration::from_millis(self.probe_timeout_ms)
+        Duration::from_millis(self.checked.probe_timeout_ms)
     }
 
     /// The deadline of one async call run with a timer; `None` when calls are not
     /// timed out. A sync call cannot be interrupted: see
     /// [`ConfigBuilder::timeout_ms`](super::ConfigBuilder::timeout_ms).
     pub const fn timeout(&self) -> Option<Duration> {
-        match self.timeout_ms {
+        match self.checked.timeout_ms {
             Some(ms) => Some(Duration::from_millis(ms)),
             None => None,
         }
@@ -342,33 +249,33 @@ impl Config {
 
     /// The bulkhead's cap: calls of the group in flight at once; `None` when uncapped.
     pub const fn max_concurrent(&self) -> Option<u32> {
-        self.max_concurrent
+        self.checked.max_concurrent
     }
 
     /// The p99 latency above which the window trips; `None` when latency is not judged.
     pub const fn latency_p99(&self) -> Option<Duration> {
-        match self.latency_p99_ms {
+        match self.checked.latency_p99_ms {
             Some(ms) => Some(Duration::from_millis(ms)),
             None => None,
         }
     }
 
     pub(crate) const fn open_nanos(&self) -> u64 {
-        millis_to_nanos(self.open_ms)
+        millis_to_nanos(self.checked.open_ms)
     }
 
     pub(crate) const fn max_open_nanos(&self) -> u64 {
-        millis_to_nanos(self.max_open_ms)
+        millis_to_nanos(self.checked.max_open_ms)
     }
 
     pub(crate) const fn probe_timeout_nanos(&self) -> u64 {
-        millis_to_nanos(self.probe_timeout_ms)
+        millis_to_nanos(self.checked.probe_timeout_ms)
     }
 
     /// The open duration that follows a failed probe after one of `current` nanos.
     pub(crate) fn grown_open_nanos(&self, current: u64) -> u64 {
         // `as` from f64 saturates (and backoff is validated finite and >= 1).
-        let grown = (current as f64 * self.backoff) as u64;
+        let grown = (current as f64 * self.checked.backoff) as u64;
         grown
             .max(current)
             .min(self.max_open_nanos())

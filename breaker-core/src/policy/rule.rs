@@ -84,12 +84,14 @@ pub(super) mod fixtures {
     use super::*;
 
     pub(crate) fn rule(rate: f64, min_calls: u32, slow_ms: Option<u64>, slow_rate: f64) -> Rule {
-        Rule::new(&RateThresholds {
+        // Built field by field: a test may hold a rule no config allows (a
+        // rate above 1.0 never trips).
+        Rule {
             failure_rate: rate,
-            min_calls,
-            slow_call_ms: slow_ms,
+            min_calls: u64::from(min_calls),
+            slow_nanos: slow_ms.map(millis_to_nanos),
             slow_call_rate: slow_rate,
-        })
+        }
     }
 
     pub(crate) const FAIL: Outcome = Outcome {

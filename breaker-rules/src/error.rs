@@ -1,27 +1,26 @@
-//! [`ConfigError`]: why a builder refused to build, and which key to fix.
+//! [`ConfigError`]: which rule a configuration breaks, and which key to fix.
 
 use std::fmt;
 
-#[cfg(doc)]
-use super::settings::Config;
-
-/// Why a [`ConfigBuilder`](super::ConfigBuilder) refused to build.
+/// Which rule of [`check`](crate::check) a configuration breaks: why a
+/// `ConfigBuilder` refused to build, an attribute value is a compile error, or
+/// a configuration file is refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ConfigError {
     /// `threshold` was 0.
     ZeroThreshold,
-    /// `threshold` was above [`Config::MAX_THRESHOLD`].
+    /// `threshold` was above [`MAX_THRESHOLD`](crate::MAX_THRESHOLD).
     ThresholdTooLarge,
     /// `open_ms` was 0.
     ZeroOpen,
     /// `half_open_probes` was 0.
     ZeroProbes,
-    /// `half_open_probes` was above [`Config::MAX_PROBES`].
+    /// `half_open_probes` was above [`MAX_PROBES`](crate::MAX_PROBES).
     TooManyProbes,
     /// `successes_to_close` was 0.
     ZeroSuccesses,
-    /// `successes_to_close` was above [`Config::MAX_PROBES`].
+    /// `successes_to_close` was above [`MAX_PROBES`](crate::MAX_PROBES).
     TooManySuccesses,
     /// `backoff` was NaN or infinite.
     BackoffNotFinite,
@@ -39,11 +38,11 @@ pub enum ConfigError {
     BothWindows,
     /// `threshold` was set together with a window key.
     ThresholdWithWindow,
-    /// `window_ms` was below [`Config::MIN_WINDOW_MS`] (0 included).
+    /// `window_ms` was below [`MIN_WINDOW_MS`](crate::MIN_WINDOW_MS) (0 included).
     WindowTooShort,
     /// `window_calls` was 0.
     ZeroWindowCalls,
-    /// `window_calls` was above [`Config::MAX_WINDOW_CALLS`].
+    /// `window_calls` was above [`MAX_WINDOW_CALLS`](crate::MAX_WINDOW_CALLS).
     WindowCallsTooLarge,
     /// `min_calls` was 0.
     ZeroMinCalls,
@@ -73,7 +72,7 @@ impl ConfigError {
     /// The builder method (and `#[circuit_breaker]` key) whose value was refused.
     ///
     /// ```
-    /// use breaker_core::Config;
+    /// use breakerbox::Config;
     ///
     /// let err = Config::builder().half_open_probes(0).build().unwrap_err();
     /// assert_eq!(err.key(), "half_open_probes");

@@ -1,0 +1,296 @@
+//! The table of configuration keys, [`config_keys!`], and what this crate makes
+//! of it: the set values ([`Values`]), which keys are set ([`KeySet`]) and the
+//! key list with each key's type and role ([`KEYS`]).
+
+/// The table of configuration keys: one entry per key, in the order every list
+/// of keys follows. Each entry is the docs of the key's builder method, then
+/// `name: type, role;` where the type is the method's parameter and the role
+/// ([`Role`]) is how the key takes part in choosing the failure policy.
+///
+/// The table is handed to a macro of the caller, `callback`, which makes of it
+/// what that crate needs (the builder's methods, the attribute's parser, the
+/// loader's table):
+///
+/// ```
+/// macro_rules! names {
+///     ($($(#[$doc:meta])* $name:ident: $ty:ty, $role:ident;)*) => {
+///         [$(stringify!($name)),*]
+///     };
+/// }
+/// let names = breaker_rules::config_keys!(names);
+/// assert_eq!(names, breaker_rules::NAMES);
+/// ```
+///
+/// Adding a key is one entry here, a field of [`Checked`](crate::Checked) and
+/// its rule in [`check`](crate::check), and a row in each docs table (a test
+/// keeps those in step).
+#[macro_export]
+macro_rules! config_keys {
+    ($callback:ident) => {
+        $callback! {
+            /// Consecutive failures that open the circuit: `3` means the third trips.
+            /// Selects the consecutive policy; refused together with a window key.
+            threshold: u32, Picks;
+            /// Judge the failure rate over the last `ms` milliseconds (at least
+            /// [`Config::MIN_WINDOW_MS`]): selects the time window policy.
+            ///
+            /// The window is [`Config::WINDOW_BUCKETS`] buckets of `ms / 10`, aligned on the
+            /// clock; outcomes expire a bucket at a time, lazily, on the next record or
+            /// query. An outcome counts for at least nine tenths of `ms` and never for
+            /// `ms` or longer: one exactly `ms` old no longer counts.
+            ///
+            /// On the default clock, a window of 1 s or more without `slow_call_ms` places
+            /// outcomes by [the coarse reading](crate#the-coarse-reading), which lags
+            /// by at most one tick: a few per cent of a bucket.
+            window_ms: u64, Picks;
+            /// Judge the failure rate over the last `calls` recorded outcomes (1 to
+            /// [`Config::MAX_WINDOW_CALLS`]): selects the count window policy.
+            window_calls: u32, Picks;
+            /// Share of failures in the window, in `(0, 1]`, that opens the circuit
+            /// (default [`Config::DEFAULT_FAILURE_RATE`]); `0.5` trips at 50%, not above it.
+            /// Needs a window.
+            failure_rate: f64, Window;
+            /// Outcomes (successes and failures; ignored errors do not count) the window
+            /// must hold before it judges; default [`Config::DEFAULT_MIN_CALLS`] for a time
+            /// window and `window_calls` for a count window, which may not be exceeded.
+            /// Needs a window.
+            min_calls: u32, Window;
+            /// A call taking longer than `ms` milliseconds, measured from claim to
+            /// verdict on the breaker's clock, is slow, whether it succeeded or failed;
+            /// exactly `ms` is not slow. Needs a window; trips at `slow_call_rate`
+            /// (default 1.0: every call in the window slow).
+            slow_call_ms: u64, Window;
+            /// Share of slow calls in the window, in `(0, 1]`, that opens the circuit,
+            /// even if every call succeeded. Needs `slow_call_ms`.
+            slow_call_rate: f64, Window;
+            /// Milliseconds the circuit stays open before the next claim may probe
+            /// (default 30 000; at least 1).
+            open_ms: u64, Any;
+            /// Probes allowed in flight at once while half-open (default 1; 1 to
+            /// [`Config::MAX_PROBES`]).
+            half_open_probes: u32, Any;
+            /// Probe successes that close the circuit (default 1; 1 to
+            /// [`Config::MAX_PROBES`]).
+            successes_to_close: u32, Any;
+            /// Factor (`>= 1.0`) the open duration grows by after each failed probe;
+            /// `1.0` keeps it constant (default 2.0).
+            backoff: f64, Any;
+            /// Cap, in milliseconds, on the grown open duration. Must be `>= open_ms`
+            /// (default: the larger of `open_ms` and 300 000).
+            max_open_ms: u64, Any;
+            /// Milliseconds a probe may stay in flight before its slot is reclaimed and its
+            /// outcome, when it finally comes, is counted as stale (default 30 000).
+            probe_timeout_ms: u64, Any;
+            /// Deadline, in milliseconds, of one async call: when it passes first, the
+            /// call's future is dropped, the call counts as a **failure** (and, lasting
+            /// at least `ms` on the breaker's clock, as a slow call when `slow_call_ms`
+            /// is below `ms`), and the caller gets a
+            /// [`TimedOut`](crate::TimedOut) error.
+            ///
+            /// Enforced by the async helpers that take a [`Timer`](crate::Timer)
+            /// ([`Breaker::call_async_guarded`](crate::Breaker::call_async_guarded)) and
+            /// by `#[circuit_breaker]` on an async fn that names the key. A sync call
+            /// cannot be interrupted from outside its thread, so the sync helpers ignore
+            /// it and the attribute refuses it on a sync fn. Costs one timer registration
+            /// per call.
+            timeout_ms: u64, Any;
+            /// Bulkhead: at most `calls` calls of the group in flight at once (probes
+            /// included). A call over the cap is refused at once with
+            /// [`OpenReason::BulkheadFull`](crate::OpenReason::BulkheadFull), counted in
+            /// `rejected` and `bulkhead_rejected`, never as a failure of the dependency.
+            ///
+            /// Enforced by the guarded helpers
+            /// ([`Breaker::call_guarded`](crate::Breaker::call_guarded),
+            /// [`Breaker::call_async_guarded`](crate::Breaker::call_async_guarded),
+            /// [`Breaker::enter`](crate::Breaker::enter)) and by `#[circuit_breaker]`
+            /// when it names the key; the plain `call` helpers and `try_acquire` do not
+            /// look at it, so a group without it pays nothing.
+            max_concurrent: u32, Any;
+            /// Opens the circuit when the p99 latency of the calls in the window
+            /// (successes and failures, claim to verdict on the breaker's clock) is
+            /// above `ms` milliseconds, once the window holds `min_calls` of them: a
+            /// dependency that answers every call, but slowly, trips. Needs `window_ms`
+            /// or `window_calls`.
+            ///
+            /// The judgement over the window's calls is exact (p99, by nearest rank,
+            /// is above `ms` exactly when more than 1% of them took longer than `ms`).
+            /// The window is kept in ten buckets, as a time window is: a tenth of
+            /// `window_ms`, or of `window_calls` calls (a count window's latency view
+            /// then holds the last `window_calls` calls and at most a tenth more). Each
+            /// bucket also keeps a fixed latency histogram (240 log-linear bins, about
+            /// 1 KiB, no allocation per call) for the p99 in
+            /// [`Metrics`](crate::Metrics): bins are 1 µs wide below 16 µs and at most
+            /// 1/8 of their lower bound (12.5%) above, up to 2^31 µs (about 36 min);
+            /// longer calls share the last bin. Each recorded call takes a short
+            /// uncontended lock.
+            latency_p99_ms: u64, Window;
+        }
+    };
+}
+
+/// The type a key takes: the type of its builder method's parameter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ty {
+    /// `u32`: counts (`threshold`, `window_calls`, `min_calls`, ...).
+    U32,
+    /// `u64`: durations in milliseconds (the `*_ms` keys).
+    U64,
+    /// `f64`: rates and factors (`failure_rate`, `slow_call_rate`, `backoff`).
+    F64,
+}
+
+/// How a key takes part in choosing the failure policy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// `threshold`, `window_ms`, `window_calls`: picks the policy.
+    Picks,
+    /// Tunes a window; means nothing under the consecutive policy.
+    Window,
+    /// Applies under every policy.
+    Any,
+}
+
+/// One key of the table: its name, type and role.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KeyInfo {
+    /// The key, which is also its builder method and attribute key.
+    pub name: &'static str,
+    /// The type of its value.
+    pub ty: Ty,
+    /// How it takes part in choosing the failure policy.
+    pub role: Role,
+}
+
+/// The type of a table entry, as a [`Ty`].
+trait TyOf {
+    const TY: Ty;
+}
+
+impl TyOf for u32 {
+    const TY: Ty = Ty::U32;
+}
+
+impl TyOf for u64 {
+    const TY: Ty = Ty::U64;
+}
+
+impl TyOf for f64 {
+    const TY: Ty = Ty::F64;
+}
+
+macro_rules! define {
+    ($($(#[$doc:meta])* $name:ident: $ty:ty, $role:ident;)*) => {
+        /// The values set for each key, `None` where a key was left to its
+        /// default: what a builder, an attribute or a configuration layer holds
+        /// before [`check`](crate::check) judges it.
+        #[derive(Clone, Copy, Debug, Default, PartialEq)]
+        pub struct Values {
+            $(
+                #[doc = concat!("`", stringify!($name), "`, when set.")]
+                pub $name: Option<$ty>,
+            )*
+        }
+
+        impl Values {
+            /// No key set.
+            pub const EMPTY: Values = Values { $($name: None,)* };
+
+            /// The keys set, by their index in [`NAMES`].
+            pub const fn set_keys(&self) -> KeySet {
+                let mut bits = 0u64;
+                let mut index = 0;
+                $(
+                    if self.$name.is_some() {
+                        bits |= 1 << index;
+                    }
+                    index += 1;
+                )*
+                let _ = index;
+                KeySet(bits)
+            }
+        }
+
+        /// Every key, in table order.
+        pub const NAMES: [&str; KEY_COUNT] = [$(stringify!($name)),*];
+
+        /// Every key with its type and role, in table order.
+        pub const KEYS: [KeyInfo; KEY_COUNT] = [$(
+            KeyInfo {
+                name: stringify!($name),
+                ty: <$ty as TyOf>::TY,
+                role: Role::$role,
+            },
+        )*];
+
+        /// How many keys the table holds.
+        pub const KEY_COUNT: usize = [$(stringify!($name)),*].len();
+    };
+}
+
+config_keys!(define);
+
+const _: () = assert!(
+    KEY_COUNT <= 64,
+    "a KeySet holds one bit per key: widen it before adding a 65th key"
+);
+
+/// A set of keys, one bit per index in [`NAMES`]: which keys a configuration
+/// was given explicitly.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct KeySet(u64);
+
+impl KeySet {
+    /// No key.
+    pub const EMPTY: KeySet = KeySet(0);
+
+    /// Whether the key at `index` of [`NAMES`] is in the set.
+    pub const fn contains_index(self, index: usize) -> bool {
+        index < KEY_COUNT && self.0 & (1 << index) != 0
+    }
+
+    /// Whether `key` is in the set.
+    pub fn contains(self, key: &str) -> bool {
+        self.iter().any(|k| k == key)
+    }
+
+    /// The keys in the set, in table order.
+    pub fn iter(self) -> impl Iterator<Item = &'static str> {
+        NAMES
+            .into_iter()
+            .enumerate()
+            .filter(move |(i, _)| self.contains_index(*i))
+            .map(|(_, key)| key)
+    }
+
+    /// How many keys the set holds.
+    pub const fn len(self) -> usize {
+        self.0.count_ones() as usize
+    }
+
+    /// Whether the set is empty.
+    pub const fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_set_value_is_in_the_key_set_by_its_table_index() {
+        let values = Values {
+            window_calls: Some(20),
+            latency_p99_ms: Some(5),
+            ..Values::EMPTY
+        };
+        let set = values.set_keys();
+        assert_eq!(
+            set.iter().collect::<Vec<_>>(),
+            ["window_calls", "latency_p99_ms"]
+        );
+        assert!(set.contains_index(2) && set.contains_index(KEY_COUNT - 1));
+        assert!(!set.contains("threshold"));
+        assert_eq!(Values::EMPTY.set_keys(), KeySet::EMPTY);
+    }
+}

@@ -1,0 +1,31 @@
+//! The configuration keys of a `breakerbox` circuit breaker and the rules their
+//! values obey. Use them through `breakerbox`: this crate is the one source of
+//! truth that its runtime builder (`breakerbox::ConfigBuilder`), its
+//! `#[circuit_breaker]` attribute and its configuration loader share.
+//!
+//! - [`config_keys!`] is the table of keys: each key's name, type, role in
+//!   choosing the failure policy, and the docs of its builder method. Every list
+//!   of keys (the builder's methods, [`Values`], [`NAMES`], [`KEYS`], the
+//!   attribute's parser, the loader's key table) is generated from it.
+//! - [`check`] is the rules: it turns the [`Values`] a builder, an attribute or a
+//!   file set into a [`Checked`] configuration, or refuses them with a
+//!   [`ConfigError`] naming the key to fix. It is `const`, so a configuration
+//!   written in code is checked at compile time.
+//!
+//! The crate has no dependencies, so the attribute can check its values at
+//! expansion time without building the runtime for the host.
+
+#![forbid(unsafe_code)]
+
+mod error;
+mod keys;
+mod policy;
+mod rules;
+
+pub use crate::error::ConfigError;
+pub use crate::keys::{KeyInfo, KeySet, Role, Ty, Values, KEYS, KEY_COUNT, NAMES};
+pub use crate::policy::{FailurePolicy, RateThresholds};
+pub use crate::rules::{
+    check, Checked, DEFAULT_FAILURE_RATE, DEFAULT_MIN_CALLS, MAX_PROBES, MAX_THRESHOLD,
+    MAX_WINDOW_CALLS, MIN_WINDOW_MS, WINDOW_BUCKETS,
+};

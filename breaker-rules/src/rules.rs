@@ -1,0 +1,260 @@
+//! [`check`]: the rules a configuration obeys, and the [`Checked`] configuration
+//! it makes of the [`Values`] set, with every default filled in.
+
+use crate::error::ConfigError;
+use crate::keys::Values;
+use crate::policy::{FailurePolicy, RateThresholds};
+
+/// The largest `threshold` a consecutive-failure policy accepts (2^20 - 1): the
+/// count shares the breaker's one atomic word with its state.
+pub const MAX_THRESHOLD: u32 = (1 << 20) - 1;
+/// The largest `half_open_probes` and `successes_to_close` accepted.
+pub const MAX_PROBES: u32 = (1 << 10) - 1;
+/// The largest `window_calls` accepted: the ring keeps one byte per call.
+pub const MAX_WINDOW_CALLS: u32 = 1 << 16;
+/// Buckets a time window is split into: outcomes expire one bucket at a time.
+pub const WINDOW_BUCKETS: u32 = 10;
+/// The shortest `window_ms` accepted: one millisecond per bucket.
+pub const MIN_WINDOW_MS: u64 = WINDOW_BUCKETS as u64;
+/// `failure_rate` of a window policy when none is set.
+pub const DEFAULT_FAILURE_RATE: f64 = 0.5;
+/// `min_calls` of a time window when none is set (a count window defaults to
+/// its `window_calls`: it judges once full).
+pub const DEFAULT_MIN_CALLS: u32 = 10;
+
+const DEFAULT_THRESHOLD: u32 = 5;
+const DEFAULT_OPEN_MS: u64 = 30_000;
+const DEFAULT_PROBES: u32 = 1;
+const DEFAULT_SUCCESSES: u32 = 1;
+const DEFAULT_BACKOFF: f64 = 2.0;
+/// The cap on a grown open duration when `max_open_ms` is not set (or
+/// `open_ms`, when that is longer).
+const DEFAULT_MAX_OPEN_MS: u64 = 300_000;
+const DEFAULT_PROBE_TIMEOUT_MS: u64 = 30_000;
+
+/// A configuration that obeys every rule, with every default filled in: what a
+/// breaker runs with.
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct Checked {
+    /// The failure policy of the closed state.
+    pub policy: FailurePolicy,
+    /// The first open duration after a trip.
+    pub open_ms: u64,
+    /// Probes in flight at once while half-open.
+    pub half_open_probes: u32,
+    /// Probe successes that close the circuit.
+    pub successes_to_close: u32,
+    /// Growth factor of the open duration after each failed probe.
+    pub backoff: f64,
+    /// Cap on the grown open duration.
+    pub max_open_ms: u64,
+    /// Lease of one probe.
+    pub probe_timeout_ms: u64,
+    /// Deadline of one async call, when calls are timed out.
+    pub timeout_ms: Option<u64>,
+    /// The bulkhead's cap, when calls are capped.
+    pub max_concurrent: Option<u32>,
+    /// The p99 latency above which the window trips, when latency is judged.
+    pub latency_p99_ms: Option<u64>,
+}
+
+/// Judges `values` by every rule: the configuration they make, or the first
+/// rule they break (each [`ConfigError`] names its key).
+///
+/// ```
+/// use breaker_rules::{check, ConfigError, Values};
+///
+/// let three = Values { threshold: Some(3), ..Values::EMPTY };
+/// assert_eq!(check(&three).unwrap().open_ms, 30_000);
+/// let zero = Values { open_ms: Some(0), ..Values::EMPTY };
+/// assert_eq!(check(&zero), Err(ConfigError::ZeroOpen));
+/// ```
+pub const fn check(values: &Values) -> Result<Checked, ConfigError> {
+    let threshold = or_u32(values.threshold, DEFAULT_THRESHOLD);
+    let open_ms = or_u64(values.open_ms, DEFAULT_OPEN_MS);
+    let half_open_probes = or_u32(values.half_open_probes, DEFAULT_PROBES);
+    let successes_to_close = or_u32(values.successes_to_close, DEFAULT_SUCCESSES);
+    let backoff = match values.backoff {
+        Some(factor) => factor,
+        None => DEFAULT_BACKOFF,
+    };
+    let probe_timeout_ms = or_u64(values.probe_timeout_ms, DEFAULT_PROBE_TIMEOUT_MS);
+    if threshold == 0 {
+        return Err(ConfigError::ZeroThreshold);
+    }
+    if threshold > MAX_THRESHOLD {
+        return Err(ConfigError::ThresholdTooLarge);
+    }
+    if open_ms == 0 {
+        return Err(ConfigError::ZeroOpen);
+    }
+    if half_open_probes == 0 {
+        return Err(ConfigError::ZeroProbes);
+    }
+    if half_open_probes > MAX_PROBES {
+        return Err(ConfigError::TooManyProbes);
+    }
+    if successes_to_close == 0 {
+        return Err(ConfigError::ZeroSuccesses);
+    }
+    if successes_to_close > MAX_PROBES {
+        return Err(ConfigError::TooManySuccesses);
+    }
+    if backoff.is_nan() || backoff.is_infinite() {
+        return Err(ConfigError::BackoffNotFinite);
+    }
+    if backoff < 1.0 {
+        return Err(ConfigError::BackoffBelowOne);
+    }
+    let max_open_ms = match values.max_open_ms {
+        Some(ms) if ms < open_ms => return Err(ConfigError::MaxOpenBelowOpen),
+        Some(ms) => ms,
+        None if open_ms > DEFAULT_MAX_OPEN_MS => open_ms,
+        None => DEFAULT_MAX_OPEN_MS,
+    };
+    if probe_timeout_ms == 0 {
+        return Err(ConfigError::ZeroProbeTimeout);
+    }
+    let policy = match policy(values, threshold) {
+        Ok(policy) => policy,
+        Err(e) => return Err(e),
+    };
+    if let Some(0) = values.timeout_ms {
+        return Err(ConfigError::ZeroTimeout);
+    }
+    if let Some(0) = values.max_concurrent {
+        return Err(ConfigError::ZeroMaxConcurrent);
+    }
+    match values.latency_p99_ms {
+        Some(0) => return Err(ConfigError::ZeroLatencyP99),
+        Some(_) if values.window_ms.is_none() && values.window_calls.is_none() => {
+            return Err(ConfigError::LatencyP99WithoutWindow)
+        }
+        _ => {}
+    }
+    Ok(Checked {
+        policy,
+        open_ms,
+        half_open_probes,
+        successes_to_close,
+        backoff,
+        max_open_ms,
+        probe_timeout_ms,
+        timeout_ms: values.timeout_ms,
+        max_concurrent: values.max_concurrent,
+        latency_p99_ms: values.latency_p99_ms,
+    })
+}
+
+const fn or_u32(value: Option<u32>, default: u32) -> u32 {
+    match value {
+        Some(v) => v,
+        None => default,
+    }
+}
+
+const fn or_u64(value: Option<u64>, default: u64) -> u64 {
+    match value {
+        Some(v) => v,
+        None => default,
+    }
+}
+
+/// The failure policy the window keys select, validated.
+const fn policy(values: &Values, threshold: u32) -> Result<FailurePolicy, ConfigError> {
+    if let Some(rate) = values.failure_rate {
+        if !valid_rate(rate) {
+            return Err(ConfigError::FailureRateOutOfRange);
+        }
+    }
+    if let Some(rate) = values.slow_call_rate {
+        if !valid_rate(rate) {
+            return Err(ConfigError::SlowCallRateOutOfRange);
+        }
+        if values.slow_call_ms.is_none() {
+            return Err(ConfigError::SlowCallRateWithoutSlowCall);
+        }
+    }
+    if let Some(0) = values.min_calls {
+        return Err(ConfigError::ZeroMinCalls);
+    }
+    if let Some(0) = values.slow_call_ms {
+        return Err(ConfigError::ZeroSlowCall);
+    }
+    if let Some(ms) = values.window_ms {
+        if ms < MIN_WINDOW_MS {
+            return Err(ConfigError::WindowTooShort);
+        }
+    }
+    if let Some(calls) = values.window_calls {
+        if calls == 0 {
+            return Err(ConfigError::ZeroWindowCalls);
+        }
+        if calls > MAX_WINDOW_CALLS {
+            return Err(ConfigError::WindowCallsTooLarge);
+        }
+    }
+    let windowed = values.window_ms.is_some() || values.window_calls.is_some();
+    if !windowed {
+        if values.failure_rate.is_some() {
+            return Err(ConfigError::FailureRateWithoutWindow);
+        }
+        if values.min_calls.is_some() {
+            return Err(ConfigError::MinCallsWithoutWindow);
+        }
+        if values.slow_call_ms.is_some() {
+            return Err(ConfigError::SlowCallWithoutWindow);
+        }
+        return Ok(FailurePolicy::Consecutive { threshold });
+    }
+    if values.window_ms.is_some() && values.window_calls.is_some() {
+        return Err(ConfigError::BothWindows);
+    }
+    if values.threshold.is_some() {
+        return Err(ConfigError::ThresholdWithWindow);
+    }
+    let failure_rate = match values.failure_rate {
+        Some(rate) => rate,
+        None => DEFAULT_FAILURE_RATE,
+    };
+    let slow_call_rate = match values.slow_call_rate {
+        Some(rate) => rate,
+        None => 1.0,
+    };
+    match (values.window_ms, values.window_calls) {
+        (Some(window_ms), _) => Ok(FailurePolicy::TimeWindow {
+            window_ms,
+            rates: RateThresholds {
+                failure_rate,
+                min_calls: or_u32(values.min_calls, DEFAULT_MIN_CALLS),
+                slow_call_ms: values.slow_call_ms,
+                slow_call_rate,
+            },
+        }),
+        (None, Some(window_calls)) => {
+            let min_calls = match values.min_calls {
+                Some(calls) if calls > window_calls => {
+                    return Err(ConfigError::MinCallsAboveWindow)
+                }
+                Some(calls) => calls,
+                None => window_calls,
+            };
+            Ok(FailurePolicy::CountWindow {
+                window_calls,
+                rates: RateThresholds {
+                    failure_rate,
+                    min_calls,
+                    slow_call_ms: values.slow_call_ms,
+                    slow_call_rate,
+                },
+            })
+        }
+        (None, None) => Ok(FailurePolicy::Consecutive { threshold }),
+    }
+}
+
+/// A rate in `(0, 1]`; NaN is not.
+const fn valid_rate(rate: f64) -> bool {
+    rate > 0.0 && rate <= 1.0
+}
