@@ -244,9 +244,9 @@ pub use breaker_core::classify;
 pub use breaker_core::{
     registry, AlreadyCreated, Breaker, CallError, CircuitOpen, Classifier, Clock, Config,
     ConfigBuilder, ConfigError, ConfigSource, Conflict, EveryError, FailurePolicy, LayerError,
-    ManualClock, Metrics, MonotonicClock, OpenReason, Overridden, Permit, PolicyChange,
-    RateThresholds, Reconfigured, Registry, Resolution, Resolver, Snapshot, State, UnknownGroup,
-    WindowMetrics,
+    ManualClock, Metrics, MonotonicClock, OpenReason, Overridden, OwnedPermit, Permit,
+    PolicyChange, RateThresholds, Reconfigured, Registry, Resolution, Resolver, Snapshot, State,
+    UnknownGroup, WindowMetrics,
 };
 // Transition and conflict events, and the counts the exporters read.
 pub use breaker_core::events;

@@ -32,7 +32,10 @@ fn a_call_error_says_what_happened_and_its_source_says_why() {
     let refused: CallError<io::Error> = b.call(|| Ok(())).unwrap_err();
     assert_eq!(
         chain(&refused),
-        ["the call was refused", "circuit `report-call` is forced open"]
+        [
+            "the call was refused",
+            "circuit `report-call` is forced open"
+        ]
     );
     assert_eq!(circuit_open(&refused).unwrap().group(), "report-call");
 }
@@ -67,7 +70,9 @@ fn a_breaker_error_is_an_error_that_goes_into_anyhow_with_the_question_mark() {
         format!("{refused:#}"),
         "the circuit breaker refused the call: circuit `report-anyhow-tower` is forced open"
     );
-    let open = refused.chain().find_map(|e| e.downcast_ref::<CircuitOpen>());
+    let open = refused
+        .chain()
+        .find_map(|e| e.downcast_ref::<CircuitOpen>());
     assert_eq!(open.unwrap().group(), "report-anyhow-tower");
 }
 

@@ -407,7 +407,8 @@ impl<E: std::error::Error + 'static> std::error::Error for BreakerError<E> {
 /// assert!(circuit_open(&*other).is_none());
 /// ```
 pub fn circuit_open<'a>(error: &'a (dyn std::error::Error + 'static)) -> Option<&'a CircuitOpen> {
-    std::iter::successors(Some(error), |&e| e.source()).find_map(|e| e.downcast_ref::<CircuitOpen>())
+    std::iter::successors(Some(error), |&e| e.source())
+        .find_map(|e| e.downcast_ref::<CircuitOpen>())
 }
 
 /// A `&'static` handle to `breaker`: one leaked clone per distinct breaker, so
