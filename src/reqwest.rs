@@ -62,7 +62,8 @@ pub struct CircuitBreakerMiddleware<C = HttpResponses> {
 enum Target {
     Group(&'static Breaker),
     /// A breaker per `host:port`: the keys of a keyed group, bounded by its
-    /// `max_keys`; a known host costs a hash, a lock-free lookup and no allocation.
+    /// `max_keys`; a known host costs a hash, a lock-free lookup and a handle
+    /// clone (a successful response's body wrapper is the one allocation).
     PerHost(KeyedGroup<String>),
 }
 

@@ -14,8 +14,9 @@
 //!
 //! # How it works
 //!
-//! The local breaker stays authoritative for the call path: no network I/O,
-//! no lock, not one instruction added to a call. A background [`Agent`] per
+//! The local breaker stays authoritative for the call path: no network I/O and
+//! not one instruction added to a call (which takes the locks it takes without
+//! a fleet: none, unless it changes the breaker's state). A background [`Agent`] per
 //! registry, on its own thread ([`FleetAgent::spawn`]) or task ([`Agent::run`]):
 //!
 //! - learns of local trips and closes as [`LocalEvent`]s the moment they

@@ -30,9 +30,13 @@
 //!   records the outcome when the call finishes: the classifier's verdict on its
 //!   response or error, a failure if it panics, and *abandoned* if the future is
 //!   dropped first (a client that went away, a timeout outside this layer).
-//! - Nothing is boxed, locked or allocated per request: the future is the inner
-//!   future plus the permit (three words), and the layer reaches its breaker
-//!   through a `&'static` handle resolved once, when the layer is built.
+//! - Nothing is boxed per request: the future is the inner future plus the
+//!   permit (three words), and the layer reaches its breaker through a
+//!   `&'static` handle resolved once, when the layer is built. A request whose
+//!   outcome only counts takes no lock and allocates nothing; one that changes
+//!   the breaker's state (the failure that trips it, a probe's verdict) takes
+//!   the breaker's transition mutex, as any call does (see the crate docs,
+//!   "Groups, config and speed").
 //!
 //! # Errors
 //!
