@@ -39,7 +39,9 @@
 //! Until then the call holds its permit, a half-open probe slot included, and
 //! the time to the end of the body is the call's duration for a slow-call rule.
 //! A head that fails or is ignored is recorded when it comes. Wrapping the body
-//! costs one allocation per response.
+//! of a successful response costs a few allocations (the wrapper, and reqwest's
+//! boxing of the rebuilt response and its URL); a network request makes many
+//! more.
 
 use std::fmt;
 use std::io::Write as _;
@@ -63,7 +65,7 @@ enum Target {
     Group(&'static Breaker),
     /// A breaker per `host:port`: the keys of a keyed group, bounded by its
     /// `max_keys`; a known host costs a hash, a lock-free lookup and a handle
-    /// clone (a successful response's body wrapper is the one allocation).
+    /// clone, and no allocation until its response's body is wrapped.
     PerHost(KeyedGroup<String>),
 }
 
