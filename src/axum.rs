@@ -27,7 +27,7 @@ use breaker_core::CircuitOpen;
 use http::header::{HeaderValue, RETRY_AFTER};
 use http::StatusCode;
 
-use crate::tower::{BoxError, BreakerError};
+use crate::tower::{circuit_open, BoxError, BreakerError};
 
 /// `503 Service Unavailable`, with `Retry-After: <seconds>` (rounded up) when
 /// the refusal says when a probe may go, and the refusal's message as a plain
@@ -74,14 +74,17 @@ pub fn handle_error<E: IntoResponse>(error: BreakerError<E>) -> Ready<Response> 
 /// For `HandleErrorLayer::new(breakerbox::axum::handle_box_error)` above a stack
 /// whose errors are [`BoxError`]s (a breaker under tower's timeout, say): a
 /// [`CircuitOpen`] anywhere in the error's source chain answers `503` with
-/// `Retry-After`; any other error `500 Internal Server Error` with its message.
+/// `Retry-After`; any other error `500 Internal Server Error` with the messages
+/// of its chain, joined by `: `.
 pub fn handle_box_error(error: BoxError) -> Ready<Response> {
-    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(&*error);
+    if let Some(open) = circuit_open(&*error) {
+        return ready(open_response(open));
+    }
+    let mut message = error.to_string();
+    let mut cause = error.source();
     while let Some(e) = cause {
-        if let Some(open) = e.downcast_ref::<CircuitOpen>() {
-            return ready(open_response(open));
-        }
+        message = format!("{message}: {e}");
         cause = e.source();
     }
-    ready((StatusCode::INTERNAL_SERVER_ERROR, error.to_string()).into_response())
+    ready((StatusCode::INTERNAL_SERVER_ERROR, message).into_response())
 }

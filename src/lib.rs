@@ -146,8 +146,18 @@
 //! before, which wins. Two attributes declaring different configs for one group
 //! share the first one's breaker, and the mismatch is listed by
 //! [`Registry::conflicts`]. After its first call, each annotated fn reaches its
-//! breaker through a per-fn static: no hashing, no lock, no allocation per call
-//! (a keyed fn reaches its group so, then hashes its key).
+//! breaker through a per-fn static, with no hashing and no registry lock (a
+//! keyed fn reaches its group so, then hashes its key).
+//!
+//! A call that only counts (admitted, and its outcome moves no state) takes no
+//! lock and allocates nothing. Two kinds of call do more:
+//!
+//! - a call whose outcome changes the breaker's state (the failure that trips
+//!   it, a probe's verdict, a reopen) takes the breaker's transition mutex for
+//!   that change, and the breaker's first transition allocates its event hub;
+//! - a thread's first call into a breaker may allocate or grow the breaker's
+//!   table of per-thread counters (one cache-padded cell per thread slot, up
+//!   to the highest slot that has counted in it).
 //!
 //! # Keyed breakers
 //!
@@ -187,7 +197,8 @@
 //!   it in a lock-free map (never waiting, not even while other keys are
 //!   created or evicted) and clones the key's breaker handle (about 135
 //!   instructions more than an unkeyed call); it allocates nothing and interns
-//!   nothing. A new key allocates its breaker and its owned key.
+//!   nothing beyond what any breaker's call may (see above: a trip, a thread's
+//!   first call). A new key allocates its breaker and its owned key.
 //! - **Bounded memory.** Past `max_keys` (default 10 000), creating a key
 //!   evicts idle, closed breakers, about least recently used first. An open,
 //!   half-open or forced breaker, or one with a call in flight, is never
@@ -244,9 +255,9 @@ pub use breaker_core::classify;
 pub use breaker_core::{
     registry, AlreadyCreated, Breaker, CallError, CircuitOpen, Classifier, Clock, Config,
     ConfigBuilder, ConfigError, ConfigSource, Conflict, EveryError, FailurePolicy, LayerError,
-    ManualClock, Metrics, MonotonicClock, OpenReason, Overridden, Permit, PolicyChange,
-    RateThresholds, Reconfigured, Registry, Resolution, Resolver, Snapshot, State, UnknownGroup,
-    WindowMetrics,
+    ManualClock, Metrics, MonotonicClock, OpenReason, Overridden, OwnedPermit, Permit,
+    PolicyChange, RateThresholds, Reconfigured, Registry, Resolution, Resolver, Snapshot, State,
+    UnknownGroup, WindowMetrics,
 };
 // Transition and conflict events, and the counts the exporters read.
 pub use breaker_core::events;

@@ -22,11 +22,31 @@
 //! `reqwest_middleware::Error::Middleware` holding the [`CircuitOpen`], which
 //! [`circuit_open`] finds. Dropping the request's future before it finishes
 //! counts the call as abandoned.
+//!
+//! # When a success is recorded
+//!
+//! A response whose head the classifier counts as a success is a success only
+//! once its body has come: the outcome is recorded when the body ends (a
+//! success), when reading it fails (a failure: a reset, the client's timeout
+//! while an upstream stalls mid-body) or when the body is dropped:
+//!
+//! - dropped before any of it was read (a caller that looks at the status
+//!   only): a success, as the head said;
+//! - dropped part-read (a caller that gave up, a timeout of its own around
+//!   `bytes()`): abandoned, neither success nor failure.
+//!
+//! An empty body (a `HEAD`, a `204`, `content-length: 0`) is recorded at once.
+//! Until then the call holds its permit, a half-open probe slot included, and
+//! the time to the end of the body is the call's duration for a slow-call rule.
+//! A head that fails or is ignored is recorded when it comes. Wrapping the body
+//! of a successful response costs a few allocations (the wrapper, and reqwest's
+//! boxing of the rebuilt response and its URL); a network request makes many
+//! more.
 
 use std::fmt;
 use std::io::Write as _;
 
-use breaker_core::{Breaker, CircuitOpen, Config, KeyedGroup, Registry, WrongKeyType};
+use breaker_core::{Breaker, CircuitOpen, Config, KeyedGroup, OwnedPermit, Registry, WrongKeyType};
 use http::Extensions;
 use reqwest::{Request, Response, Url};
 use reqwest_middleware::{Error, Middleware, Next};
@@ -34,7 +54,8 @@ use reqwest_middleware::{Error, Middleware, Next};
 use crate::tower::{forever, Classify, HttpResponses, Verdict};
 
 /// A `reqwest-middleware` middleware that claims a breaker before each request
-/// and records the outcome when the response (or error) comes.
+/// and records the outcome when the error, a failing head or the end of a
+/// successful response's body comes (see [the module docs](self)).
 pub struct CircuitBreakerMiddleware<C = HttpResponses> {
     target: Target,
     classifier: C,
@@ -43,7 +64,8 @@ pub struct CircuitBreakerMiddleware<C = HttpResponses> {
 enum Target {
     Group(&'static Breaker),
     /// A breaker per `host:port`: the keys of a keyed group, bounded by its
-    /// `max_keys`; a known host costs a hash, a lock-free lookup and no allocation.
+    /// `max_keys`; a known host costs a hash, a lock-free lookup and a handle
+    /// clone, and no allocation until its response's body is wrapped.
     PerHost(KeyedGroup<String>),
 }
 
@@ -192,15 +214,117 @@ where
                 None => return next.run(request, extensions).await,
             },
         };
-        let permit = breaker.try_acquire().map_err(Error::middleware)?;
+        let permit = breaker.try_acquire_owned().map_err(Error::middleware)?;
         // Dropped with this future if the request is cancelled: abandoned.
         let result = next.run(request, extensions).await;
-        match self.classifier.classify(result.as_ref()) {
-            Verdict::Success => permit.success(),
-            Verdict::Failure => permit.failure(),
-            Verdict::Ignored => permit.ignore(),
+        match (self.classifier.classify(result.as_ref()), result) {
+            (Verdict::Success, Ok(response)) => Ok(record_at_end_of_body(response, permit)),
+            (Verdict::Success, result) => {
+                permit.success();
+                result
+            }
+            (Verdict::Failure, result) => {
+                permit.failure();
+                result
+            }
+            (Verdict::Ignored, result) => {
+                permit.ignore();
+                result
+            }
         }
-        result
+    }
+}
+
+/// `response` with its body wrapped in a [`RecordedBody`] that records the
+/// call's outcome when the body ends, fails or is dropped; an empty body is
+/// recorded as a success at once.
+fn record_at_end_of_body(response: Response, permit: OwnedPermit) -> Response {
+    use http_body::Body as _;
+    let url = response.url().clone();
+    let (parts, body) = http::Response::<reqwest::Body>::from(response).into_parts();
+    if body.is_end_stream() {
+        permit.success();
+        return rebuild(parts, url, body);
+    }
+    let body = reqwest::Body::wrap(RecordedBody {
+        inner: body,
+        permit: Some(permit),
+        read: false,
+    });
+    rebuild(parts, url, body)
+}
+
+/// A `reqwest::Response` of `parts` and `body`, keeping its URL (which the
+/// conversion to `http::Response` leaves out) and its extensions.
+fn rebuild(parts: http::response::Parts, url: Url, body: reqwest::Body) -> Response {
+    use reqwest::ResponseBuilderExt as _;
+    let mut builder = http::Response::builder();
+    *builder.headers_mut().expect("a new builder") = parts.headers;
+    *builder.extensions_mut().expect("a new builder") = parts.extensions;
+    let rebuilt = builder
+        .status(parts.status)
+        .version(parts.version)
+        .url(url)
+        .body(body)
+        .expect("the parts of a response");
+    Response::from(rebuilt)
+}
+
+/// A response body that records its call's outcome: a success at its end, a
+/// failure when reading it fails, and when dropped first a success if none of
+/// it was read, else abandoned.
+struct RecordedBody {
+    inner: reqwest::Body,
+    /// `None` once recorded.
+    permit: Option<OwnedPermit>,
+    /// Whether the body was polled at all.
+    read: bool,
+}
+
+impl http_body::Body for RecordedBody {
+    type Data = <reqwest::Body as http_body::Body>::Data;
+    type Error = <reqwest::Body as http_body::Body>::Error;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
+        use std::task::Poll;
+        let this = &mut *self;
+        this.read = true;
+        // Held in a local while the inner body is polled: a panic there drops
+        // it during the unwind, a failure.
+        let permit = this.permit.take();
+        let polled = std::pin::Pin::new(&mut this.inner).poll_frame(cx);
+        match (&polled, permit) {
+            (_, None) => {}
+            (Poll::Ready(None), Some(permit)) => permit.success(),
+            (Poll::Ready(Some(Err(_))), Some(permit)) => permit.failure(),
+            (Poll::Ready(Some(Ok(_))), Some(permit)) if this.inner.is_end_stream() => {
+                permit.success()
+            }
+            (_, permit) => this.permit = permit,
+        }
+        polled
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+impl Drop for RecordedBody {
+    fn drop(&mut self) {
+        if let Some(permit) = self.permit.take() {
+            if !self.read && !std::thread::panicking() {
+                permit.success();
+            }
+            // Else dropped as it is: abandoned (a failure while panicking).
+        }
     }
 }
 

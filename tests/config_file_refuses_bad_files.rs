@@ -245,6 +245,94 @@ fn text_that_is_not_toml_is_refused_with_the_line() {
 }
 
 #[test]
+fn a_syntax_error_on_a_long_line_gives_a_short_message() {
+    // A 48 MiB line with a syntax error at its end: the message quotes a few
+    // characters around the error, not the line.
+    let mut text = String::from("[defaults]\nopen_ms = ");
+    text.extend(std::iter::repeat_n('7', 48 << 20));
+    text.push_str(" = 3\n");
+    let (kind, msg) = refused(&text);
+    assert_eq!(kind, ErrorKind::Syntax);
+    assert!(msg.len() < 500, "{} bytes: {}", msg.len(), &msg[..1_000]);
+    assert_has(
+        &msg,
+        &[
+            "`conf/staging.toml` is not valid TOML: line 2, column 50331660",
+            "(near `…7777777777",
+            "7777777777 = 3`)",
+        ],
+    );
+}
+
+#[test]
+fn a_syntax_error_names_its_line_and_column_and_quotes_the_text_near_it() {
+    let (_, msg) = refused("[defaults]\nthreshold = = 3\n");
+    assert_has(
+        &msg,
+        &["`conf/staging.toml` is not valid TOML: line 2, column 13 (near `threshold = = 3`)"],
+    );
+}
+
+/// A file in the temporary directory holding `contents`, removed on drop.
+struct TempFile(std::path::PathBuf);
+
+impl TempFile {
+    fn new(name: &str, contents: &[u8]) -> Self {
+        let path = std::env::temp_dir().join(format!("{}-{name}", std::process::id()));
+        std::fs::write(&path, contents).unwrap();
+        TempFile(path)
+    }
+}
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+#[test]
+fn a_file_larger_than_one_mib_is_refused_naming_the_file_and_the_cap() {
+    let mut text = b"[defaults]\nopen_ms = 3\n".to_vec();
+    text.resize(1 << 20, b'#');
+    text.push(b'\n');
+    let large = TempFile::new("large.toml", &text);
+    let err = Settings::from_file(&large.0).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Io);
+    let message = err.to_string();
+    assert_has(
+        &message,
+        &[&format!("`{}` is larger than 1 MiB", large.0.display())],
+    );
+
+    // At the cap, it is read.
+    text.truncate(1 << 20);
+    let at_cap = TempFile::new("at-cap.toml", &text);
+    let settings = Settings::from_file(&at_cap.0).unwrap();
+    assert!(settings.defaults().get("open_ms").is_some());
+}
+
+#[cfg(unix)]
+#[test]
+fn an_endless_file_is_refused_at_once() {
+    let err = Settings::from_file("/dev/zero").unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Io);
+    assert_has(&err.to_string(), &["`/dev/zero` is larger than 1 MiB"]);
+    let err = Settings::from_env([("BREAKER_CONFIG", "/dev/zero")]).unwrap_err();
+    assert_has(&err.to_string(), &["`/dev/zero` is larger than 1 MiB"]);
+}
+
+#[test]
+fn a_file_that_is_not_utf8_is_refused_naming_the_file() {
+    let bad = TempFile::new("latin1.toml", b"[defaults]\n# caf\xe9\n");
+    let err = Settings::from_file(&bad.0).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Io);
+    assert_has(
+        &err.to_string(),
+        &[&format!("cannot read `{}`", bad.0.display())],
+    );
+}
+
+#[test]
 fn a_table_written_as_a_value_is_refused() {
     let (kind, msg) = refused("defaults = 3\n");
     assert_eq!(kind, ErrorKind::Syntax);

@@ -39,6 +39,7 @@ fn publish_gives_a_recorder_what_prometheus_scrapes() {
 
     let windowed = Config::builder()
         .window_calls(10)
+        .min_calls(3)
         .slow_call_ms(100)
         .build()
         .unwrap();
@@ -57,18 +58,16 @@ fn publish_gives_a_recorder_what_prometheus_scrapes() {
     for (series, value) in &scraped {
         assert_eq!(published.get(series), Some(value), "{series:?}");
     }
-    // The recorder has no other series but the rates of the empty window, which
-    // it cannot leave out: they read NaN.
+    // And no other series: the rates of the window below `min_calls` (the
+    // empty one) read -1 in both.
     let extra: Vec<_> = published
         .iter()
         .filter(|(series, _)| !scraped.contains_key(*series))
         .collect();
-    let rates = ["breaker_failure_rate", "breaker_slow_call_rate"];
-    assert_eq!(extra.len(), rates.len(), "{extra:#?}");
-    for ((name, labels), value) in extra {
-        assert!(rates.contains(&name.as_str()), "{name}");
-        assert_eq!(labels["name"], "quiet");
-        assert!(value.is_nan(), "{name} = {value}");
+    assert!(extra.is_empty(), "{extra:#?}");
+    for rate in ["breaker_failure_rate", "breaker_slow_call_rate"] {
+        let quiet = series(rate, &[("name", "quiet")]);
+        assert_eq!((published[&quiet], scraped[&quiet]), (-1.0, -1.0), "{rate}");
     }
 
     // And the values are the snapshot's.
@@ -133,4 +132,34 @@ fn a_group_created_since_the_last_publish_is_in_the_next() {
     assert_eq!(before.get(&state("late")), None);
     assert_eq!(after.get(&state("late")), Some(&1.0));
     assert_eq!(after.get(&state("early")), Some(&1.0));
+}
+
+#[test]
+fn a_rate_below_min_calls_reads_minus_one_in_both_exporters_as_in_resilience4j() {
+    let breakers = Arc::new(Registry::new());
+    let config = Config::builder()
+        .window_calls(20)
+        .min_calls(10)
+        .failure_rate(0.5)
+        .slow_call_ms(60_000)
+        .build()
+        .unwrap();
+    let orders = breakers.breaker("orders", &config);
+    let failure_rate = series("breaker_failure_rate", &[("name", "orders")]);
+    let slow_call_rate = series("breaker_slow_call_rate", &[("name", "orders")]);
+    let both = |rate| (published(&breakers)[rate], scraped(&breakers)[rate]);
+
+    // One failure among the first calls is not a failure rate of 1.
+    orders.try_acquire().unwrap().failure();
+    assert_eq!(both(&failure_rate), (-1.0, -1.0));
+    assert_eq!(both(&slow_call_rate), (-1.0, -1.0));
+    for _ in 0..8 {
+        orders.try_acquire().unwrap().success();
+    }
+    assert_eq!(both(&failure_rate), (-1.0, -1.0), "9 of 10");
+
+    // From `min_calls` outcomes on, the rate is the window's.
+    orders.try_acquire().unwrap().success();
+    assert_eq!(both(&failure_rate), (0.1, 0.1));
+    assert_eq!(both(&slow_call_rate), (0.0, 0.0));
 }

@@ -78,8 +78,9 @@ type Expected = (&'static str, Option<(&'static str, String)>, f64);
 
 /// Asserts that `scraped` holds exactly the series `m` implies for its group, with
 /// `m`'s values.
-fn assert_group_equals(scraped: &Exposition, m: &GroupMetrics) {
+fn assert_group_equals(scraped: &Exposition, breakers: &Registry, m: &GroupMetrics) {
     let g = m.group;
+    let min_calls = breakers.get(g).unwrap().config().min_calls().unwrap_or(0);
     let mut expected: Vec<Expected> = Vec::new();
     let mut series = |name, label, value| expected.push((name, label, value));
     for state in STATES {
@@ -113,12 +114,11 @@ fn assert_group_equals(scraped: &Exposition, m: &GroupMetrics) {
             w.failures as f64,
         );
         series("breaker_slow_calls", None, w.slow_calls as f64);
-        if let Some(rate) = w.failure_rate() {
-            series("breaker_failure_rate", None, rate);
-        }
-        if let Some(rate) = w.slow_call_rate() {
-            series("breaker_slow_call_rate", None, rate);
-        }
+        // -1 while the window holds fewer than `min_calls` outcomes.
+        let judged = w.calls >= u64::from(min_calls.max(1));
+        let rate = |rate: Option<f64>| if judged { rate.unwrap() } else { -1.0 };
+        series("breaker_failure_rate", None, rate(w.failure_rate()));
+        series("breaker_slow_call_rate", None, rate(w.slow_call_rate()));
     }
     let retry_after = m.retry_after.unwrap_or_default().as_secs_f64();
     series("breaker_retry_after_seconds", None, retry_after);
@@ -304,7 +304,7 @@ async fn scrape_of_the_demos_metrics_endpoint_equals_the_snapshot() {
         Some(1.0)
     );
     for m in snapshot.iter() {
-        assert_group_equals(&scraped, m);
+        assert_group_equals(&scraped, &breakers, m);
     }
     assert_eq!(scraped.types["breaker_calls_total"], "counter");
     assert_eq!(scraped.types["breaker_state"], "gauge");
@@ -360,7 +360,7 @@ fn a_group_created_after_the_collector_was_registered_shows_at_the_next_scrape()
     let scraped = scrape_in_process(&metrics);
     let ok = [("name", "late"), ("kind", "successful")];
     assert_eq!(scraped.value("breaker_calls_total", &ok), Some(1.0));
-    assert_group_equals(&scraped, &breakers.snapshot()[0]);
+    assert_group_equals(&scraped, &breakers, &breakers.snapshot()[0]);
 }
 
 /// Four threads call three breakers (a time window, a count window, the
@@ -448,7 +448,7 @@ fn scrapes_during_a_storm_of_calls_are_consistent_per_group() {
     // Quiet now: the exposition is the snapshot.
     let scraped = scrape_in_process(&metrics);
     for m in breakers.snapshot().iter() {
-        assert_group_equals(&scraped, m);
+        assert_group_equals(&scraped, &breakers, m);
         assert!(m.times_opened > 0, "{} never opened: no storm", m.group);
     }
     assert!(windows_seen > 0, "no scrape saw a window with outcomes");
@@ -462,8 +462,9 @@ fn assert_consistent(scraped: &Exposition, group: &str) -> usize {
         scraped.value(name, &labels)
     };
     for s in scraped.of_group(group) {
+        let not_judged = s.name.ends_with("_rate") && s.value == -1.0;
         assert!(
-            s.value.is_finite() && s.value >= 0.0,
+            s.value.is_finite() && (s.value >= 0.0 || not_judged),
             "{} = {}",
             s.key(),
             s.value
@@ -486,8 +487,13 @@ fn assert_consistent(scraped: &Exposition, group: &str) -> usize {
     assert!(slow <= calls, "{group}: {slow} slow calls among {calls}");
     let failure_rate = value("breaker_failure_rate", None);
     let slow_call_rate = value("breaker_slow_call_rate", None);
-    if calls == 0.0 {
-        assert_eq!((failure_rate, slow_call_rate), (None, None), "{group}");
+    // Both windows of the storm judge from `min_calls(5)`.
+    if calls < 5.0 {
+        assert_eq!(
+            (failure_rate, slow_call_rate),
+            (Some(-1.0), Some(-1.0)),
+            "{group}"
+        );
         return 0;
     }
     assert_eq!(failure_rate, Some(failed / calls), "{group}");

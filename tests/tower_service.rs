@@ -289,6 +289,28 @@ fn a_panic_while_polled_is_a_failure() {
     assert_eq!(m.state, State::Open);
 }
 
+#[test]
+fn a_panic_caught_above_the_layer_is_a_failure_when_the_future_is_dropped_later() {
+    // What tower-http's `CatchPanicLayer` does: the response future stays where
+    // it is, only its poll runs under `catch_unwind`, and the future is dropped
+    // after the unwind has ended.
+    let clock = ManualClock::new();
+    let b = breaker("svc-caught-panic", &clock);
+    let mut svc = CircuitBreakerLayer::for_breaker(&b)
+        .classify(Errors(EveryError))
+        .layer(Stuck::Panics);
+    for _ in 0..2 {
+        assert!(poll_ready(&mut svc).is_ready());
+        let mut future = Box::pin(svc.call(()));
+        let polled = catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(&mut cx())));
+        assert!(polled.is_err(), "the upstream panics");
+        drop(future);
+    }
+    let m = b.metrics();
+    assert_eq!((m.failures, m.abandoned), (2, 0));
+    assert_eq!(m.state, State::Open);
+}
+
 #[tokio::test]
 async fn in_a_box_error_stack_refusals_downcast_to_circuit_open_and_inner_errors_to_their_own() {
     let clock = ManualClock::new();
@@ -296,9 +318,11 @@ async fn in_a_box_error_stack_refusals_downcast_to_circuit_open_and_inner_errors
     let failing = tower::service_fn(|(): ()| async {
         Err::<u32, BoxError>(Box::new(std::io::Error::other("reset")))
     });
-    // The breaker under tower's timeout, whose error is a BoxError.
+    // The breaker under tower's timeout, over a service whose error is a
+    // BoxError: unwrapped into the BoxError the timeout needs.
     let mut svc = tower::ServiceBuilder::new()
         .timeout(Duration::from_secs(60))
+        .map_err(BreakerError::into_box_error)
         .layer(CircuitBreakerLayer::for_breaker(&b).classify(Errors(EveryError)))
         .service(failing);
     for _ in 0..2 {

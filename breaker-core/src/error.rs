@@ -204,6 +204,32 @@ impl From<TimedOut> for std::io::Error {
 
 /// The result of a closure run through a breaker: refused, timed out, or run and
 /// failed.
+///
+/// It follows the convention of a message of its own plus
+/// [`source()`](std::error::Error::source) for the cause: its `Display` says
+/// which of the three happened, and `source()` is the [`CircuitOpen`], the
+/// [`TimedOut`] or the closure's own error. An error reporter that walks the
+/// chain prints each message once:
+///
+/// ```
+/// use std::error::Error;
+/// use breaker_core::{Breaker, CallError, Config};
+///
+/// let breaker = Breaker::new("docs-report", Config::default());
+/// let err = breaker
+///     .call(|| Err::<(), _>(std::io::Error::other("connection reset")))
+///     .unwrap_err();
+/// let chain: Vec<String> = std::iter::successors(Some(&err as &dyn Error), |&e| e.source())
+///     .map(|e| e.to_string())
+///     .collect();
+/// assert_eq!(chain, ["the call failed", "connection reset"]);
+///
+/// // A refusal is found in the chain whatever the closure's error type is.
+/// breaker.force_open();
+/// let err: CallError<std::io::Error> = breaker.call(|| Ok(())).unwrap_err();
+/// let refused = err.source().unwrap().downcast_ref::<breaker_core::CircuitOpen>();
+/// assert_eq!(refused.unwrap().group(), "docs-report");
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum CallError<E> {
     /// The breaker (or the group's bulkhead) refused; the closure did not run.
@@ -246,13 +272,15 @@ impl<E> From<TimedOut> for CallError<E> {
     }
 }
 
-impl<E: fmt::Display> fmt::Display for CallError<E> {
+/// A message of its own; the refusal, the timeout or the closure's error is the
+/// [`source`](std::error::Error::source).
+impl<E> fmt::Display for CallError<E> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            CallError::Open(open) => open.fmt(f),
-            CallError::TimedOut(late) => late.fmt(f),
-            CallError::Inner(e) => e.fmt(f),
-        }
+        f.write_str(match self {
+            CallError::Open(_) => "the call was refused",
+            CallError::TimedOut(_) => "the call timed out",
+            CallError::Inner(_) => "the call failed",
+        })
     }
 }
 

@@ -151,7 +151,7 @@ pub mod timeout;
 
 pub mod classify;
 
-pub use crate::breaker::{Breaker, Classifier, EveryError, Permit, PolicyChange};
+pub use crate::breaker::{Breaker, Classifier, EveryError, OwnedPermit, Permit, PolicyChange};
 pub use crate::bulkhead::BulkheadSlot;
 pub use crate::clock::{Clock, ManualClock, MonotonicClock};
 pub use crate::config::{Config, ConfigBuilder, ConfigError, FailurePolicy, RateThresholds};

@@ -164,6 +164,11 @@ struct View {
     lease_until: Option<u64>,
     /// Whether that lease was won (not only waited for).
     lease_won: bool,
+    /// Whether the local breaker has been told of this record: `false` for
+    /// another instance's open that came when this process had no breaker of
+    /// the group yet; it is applied to the breaker once one exists
+    /// ([`Agent::apply_held`]).
+    applied: bool,
 }
 
 /// The agent's logic, independent of how events arrive: feed it
@@ -350,6 +355,8 @@ impl<S: FleetStore, L: LocalSide> Agent<S, L> {
             if !new_run && record.epoch <= k.epoch {
                 if record.epoch < k.epoch {
                     self.stats.stale.fetch_add(1, Relaxed);
+                } else {
+                    self.apply_held(group);
                 }
                 return;
             }
@@ -367,16 +374,18 @@ impl<S: FleetStore, L: LocalSide> Agent<S, L> {
                 open_until,
                 lease_until: None,
                 lease_won: false,
+                applied: true,
             },
         );
         let held = Duration::from_nanos(remaining).saturating_add(self.config.lease_wait);
         match state {
             FleetState::Open if !mine && remaining > 0 => {
-                self.local.open(group, Duration::from_nanos(remaining));
-                // Not one probe on its own when the time is over: the fleet's
-                // probe lease decides (see `probes`).
-                self.local.hold(group, held);
-                self.stats.opens_applied.fetch_add(1, Relaxed);
+                if self.local.probe_slots(group).is_some() {
+                    self.apply_open(group, remaining);
+                } else if let Some(view) = self.views.get_mut(group) {
+                    // No breaker of the group here yet: held for the one made later.
+                    view.applied = false;
+                }
             }
             // Our own trip: our breaker opened itself for about as long; it
             // too waits for the lease. A close handled since (our own, still
@@ -399,6 +408,48 @@ impl<S: FleetStore, L: LocalSide> Agent<S, L> {
             // that tripped again since is not closed: that trip comes next.
             FleetState::Closed => self.local.release(group),
         }
+    }
+
+    /// Another instance's fleet open, `remaining` from now, applied to the
+    /// local breaker: it refuses, and does not probe on its own when the time
+    /// is over (the fleet's probe lease decides, see `probes`).
+    fn apply_open(&mut self, group: &str, remaining: u64) {
+        let held = Duration::from_nanos(remaining).saturating_add(self.config.lease_wait);
+        self.local.open(group, Duration::from_nanos(remaining));
+        self.local.hold(group, held);
+        self.stats.opens_applied.fetch_add(1, Relaxed);
+    }
+
+    /// A fleet open this instance holds but could not apply, because the
+    /// process had no breaker of `group` when it came, is applied to the
+    /// breaker made since, for the time the open has left. Called on every
+    /// tick and on every later read of the same record, so a breaker made
+    /// after the fleet tripped refuses from the agent's next look (at most
+    /// `poll_every` after it was made), not from the fleet's next trip.
+    fn apply_held(&mut self, group: &str) {
+        let now = self.now();
+        let Some(view) = self.views.get(group) else {
+            return;
+        };
+        let remaining = view.open_until.saturating_sub(now);
+        if view.applied || view.record.state != FleetState::Open {
+            return;
+        }
+        if remaining == 0 {
+            // Over before a breaker was made: the fleet's lease decides what
+            // comes next; nothing is left to apply.
+            if let Some(view) = self.views.get_mut(group) {
+                view.applied = true;
+            }
+            return;
+        }
+        if self.local.probe_slots(group).is_none() {
+            return; // still no breaker here
+        }
+        if let Some(view) = self.views.get_mut(group) {
+            view.applied = true;
+        }
+        self.apply_open(group, remaining);
     }
 
     /// The store lost its data (a new run, nothing written yet) while this
@@ -436,6 +487,15 @@ impl<S: FleetStore, L: LocalSide> Agent<S, L> {
     /// rejoining), retry what failed, hand out fleet probes whose open time is
     /// over, flush counts.
     pub async fn tick(&mut self) {
+        let held: Vec<String> = self
+            .views
+            .iter()
+            .filter(|(_, v)| !v.applied)
+            .map(|(g, _)| g.clone())
+            .collect();
+        for group in held {
+            self.apply_held(&group);
+        }
         let mut groups = self.local.groups();
         for g in self.views.keys() {
             if !groups.contains(g) {

@@ -14,8 +14,9 @@
 //!
 //! # How it works
 //!
-//! The local breaker stays authoritative for the call path: no network I/O,
-//! no lock, not one instruction added to a call. A background [`Agent`] per
+//! The local breaker stays authoritative for the call path: no network I/O and
+//! not one instruction added to a call (which takes the locks it takes without
+//! a fleet: none, unless it changes the breaker's state). A background [`Agent`] per
 //! registry, on its own thread ([`FleetAgent::spawn`]) or task ([`Agent::run`]):
 //!
 //! - learns of local trips and closes as [`LocalEvent`]s the moment they
@@ -30,6 +31,10 @@
 //! - applies a fleet open for the time remaining ([`Breaker::fleet_open`](breakerbox::Breaker::fleet_open):
 //!   refusals say [`OpenReason::Fleet`](breakerbox::OpenReason::Fleet) with a real
 //!   `retry_after`), and a fleet close ([`Breaker::fleet_close`](breakerbox::Breaker::fleet_close));
+//!   a fleet open heard of before this process made the group's breaker (a
+//!   `#[circuit_breaker]` fn not called yet) is held and applied, for the time
+//!   it has left, at the agent's first look after the breaker is made (within
+//!   `poll_every`: the calls in between are admitted);
 //! - when the fleet open time is over, races for the group's probe lease (a
 //!   key with an expiry): the winner's breaker goes half-open and admits its
 //!   `half_open_probes` probes, so no more than that run across the fleet; the

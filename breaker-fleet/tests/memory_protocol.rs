@@ -190,6 +190,54 @@ async fn a_trip_on_one_instance_opens_every_other() {
 }
 
 #[tokio::test(flavor = "current_thread")]
+async fn an_instance_that_heard_of_a_trip_before_its_breaker_existed_refuses_once_it_is_made() {
+    let (clock, store, mut fleet) = fleet(1, defaults()).await;
+    // Instance B has a registry and an agent, but no breaker of `db` yet (a
+    // `#[circuit_breaker]` fn not called so far).
+    let registry: &'static Registry = Box::leak(Box::new(Registry::with_clock(clock.clone())));
+    let mut b = Agent::new(
+        store.clone(),
+        RegistrySide::new(registry),
+        clock.clone(),
+        AgentConfig::new("b"),
+    );
+    let mut notices = store.subscribe_now().expect("the memory store subscribes");
+
+    fleet[0].fail(3);
+    settle(&mut fleet).await;
+    while let Ok(notice) = notices.try_recv() {
+        b.handle_notice(notice);
+    }
+    b.tick().await;
+    assert_eq!(b.view("db").map(|r| r.state), Some(FleetState::Open));
+    assert_eq!(b.stats().opens_applied, 0, "no breaker to apply it to");
+
+    // The breaker is made 10 s into the fleet's 30 s open; the agent's next
+    // look applies the open it holds, for the time it has left.
+    clock.advance(Duration::from_secs(10));
+    let breaker = registry.breaker("db", &config(1));
+    assert!(breaker.would_admit(), "made closed");
+    b.tick().await;
+    let refused = breaker.try_acquire().unwrap_err();
+    assert_eq!(refused.reason(), OpenReason::Fleet);
+    // The time the open has left, plus the wait for the fleet's probe lease.
+    let lease_wait = defaults().lease_wait;
+    assert_eq!(
+        refused.retry_after(),
+        Some(Duration::from_secs(20) + lease_wait)
+    );
+    assert_eq!(b.stats().opens_applied, 1);
+
+    // Applied once: later reads of the same record change nothing.
+    b.tick().await;
+    assert_eq!(b.stats().opens_applied, 1);
+    assert_eq!(
+        breaker.try_acquire().unwrap_err().reason(),
+        OpenReason::Fleet
+    );
+}
+
+#[tokio::test(flavor = "current_thread")]
 async fn without_a_trip_nothing_is_written_and_nobody_refuses() {
     let (_clock, store, mut fleet) = fleet(2, defaults()).await;
     fleet[0].fail(2); // below the threshold

@@ -51,13 +51,7 @@ type Entry<'a> = (
 /// Parses `text`, the contents of the file `path`, into settings.
 pub(crate) fn parse(text: &str, path: Arc<Path>) -> Result<Settings, Error> {
     let doc = Doc { path, text };
-    let root = DeTable::parse(text).map_err(|e| {
-        // toml's own message carries the line, the column and the line itself.
-        Error::new(
-            ErrorKind::Syntax,
-            format!("`{}` is not valid TOML: {e}", doc.path.display()),
-        )
-    })?;
+    let root = DeTable::parse(text).map_err(|e| syntax_error(&doc, &e))?;
     let mut settings = Settings {
         file: Some(doc.path.clone()),
         ..Settings::default()
@@ -301,6 +295,77 @@ fn patch(
         out.put(index, parsed, source);
     }
     Ok((out, template))
+}
+
+/// At most this many characters of the file's text go into a message, on each
+/// side of a syntax error, and at most this many of toml's own message.
+const QUOTED_CHARS: usize = 40;
+const TOML_MESSAGE_CHARS: usize = 240;
+
+/// A syntax error as "`path` is not valid TOML: line L, column C: what toml
+/// says (near `text`)", with the quoted text and toml's message cut short:
+/// toml's own rendering quotes the whole line, so a long line would make a
+/// message twice the file's size.
+fn syntax_error(doc: &Doc<'_>, e: &toml::de::Error) -> Error {
+    let mut message = format!("`{}` is not valid TOML", doc.path.display());
+    if let Some(span) = e.span() {
+        let start = floor_char_boundary(doc.text, span.start.min(doc.text.len()));
+        let line_start = doc.text[..start].rfind('\n').map_or(0, |i| i + 1);
+        let line_end = doc.text[start..]
+            .find('\n')
+            .map_or(doc.text.len(), |i| start + i);
+        let column = doc.text[line_start..start].chars().count() + 1;
+        message += &format!(": line {}, column {column}", doc.line(start));
+        let before = last_chars(&doc.text[line_start..start], QUOTED_CHARS);
+        let after = first_chars(&doc.text[start..line_end], QUOTED_CHARS);
+        let near = format!(
+            "{}{}{}{}",
+            if before.len() < start - line_start {
+                "…"
+            } else {
+                ""
+            },
+            before,
+            after,
+            if after.len() < line_end - start {
+                "…"
+            } else {
+                ""
+            },
+        );
+        let near = near.trim();
+        if !near.is_empty() {
+            message += &format!(" (near `{}`)", near.escape_debug());
+        }
+    }
+    let what = e.message().trim().replace('\n', "; ");
+    let cut = first_chars(&what, TOML_MESSAGE_CHARS);
+    message += &format!(": {cut}{}", if cut.len() < what.len() { "…" } else { "" });
+    Error::new(ErrorKind::Syntax, message)
+}
+
+/// The largest char boundary of `text` at or before `at`.
+fn floor_char_boundary(text: &str, mut at: usize) -> usize {
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    at
+}
+
+/// The first `n` characters of `text`.
+fn first_chars(text: &str, n: usize) -> &str {
+    text.char_indices().nth(n).map_or(text, |(i, _)| &text[..i])
+}
+
+/// The last `n` characters of `text`.
+fn last_chars(text: &str, n: usize) -> &str {
+    match n
+        .checked_sub(1)
+        .and_then(|k| text.char_indices().rev().nth(k))
+    {
+        Some((i, _)) => &text[i..],
+        None => text,
+    }
 }
 
 /// The value as written in the file.

@@ -223,14 +223,49 @@ impl Settings {
         file::parse(text, Arc::from(path.as_ref()))
     }
 
-    /// Reads the TOML file at `path`.
+    /// Reads the TOML file at `path`: at most 1 MiB of it. A larger file (or
+    /// something endless, `/dev/zero` say) is refused with
+    /// [`ErrorKind::Io`] once 1 MiB has been read, as is a file that is not UTF-8.
+    ///
+    /// ```
+    /// # #[cfg(unix)] {
+    /// use breakerbox::config_file::{ErrorKind, Settings};
+    ///
+    /// let err = Settings::from_file("/dev/zero").unwrap_err();
+    /// assert_eq!(err.kind(), ErrorKind::Io);
+    /// assert!(err.to_string().contains("`/dev/zero` is larger than 1 MiB"));
+    /// # }
+    /// ```
     pub fn from_file(path: impl AsRef<Path>) -> Result<Self, Error> {
+        use std::io::Read as _;
+        /// What a configuration file may hold.
+        const MAX_BYTES: u64 = 1 << 20;
         let path = path.as_ref();
-        let text = std::fs::read_to_string(path).map_err(|e| {
+        let cannot_read = |e: std::io::Error| {
             Error::new(
                 ErrorKind::Io,
                 format!("cannot read `{}`: {e}", path.display()),
             )
+        };
+        let mut bytes = Vec::new();
+        std::fs::File::open(path)
+            .and_then(|file| file.take(MAX_BYTES + 1).read_to_end(&mut bytes))
+            .map_err(cannot_read)?;
+        if bytes.len() as u64 > MAX_BYTES {
+            return Err(Error::new(
+                ErrorKind::Io,
+                format!(
+                    "`{}` is larger than 1 MiB, the most a configuration file may hold; \
+                     it was not read past that",
+                    path.display()
+                ),
+            ));
+        }
+        let text = String::from_utf8(bytes).map_err(|e| {
+            cannot_read(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                e.utf8_error(),
+            ))
         })?;
         Self::from_toml_str(&text, path)
     }

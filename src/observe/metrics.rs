@@ -18,7 +18,7 @@
 
 use metrics::{Label as MetricLabel, Unit};
 
-use super::{Family, Grouped, Labels, Type, Value, FAMILIES, KEYED_FAMILIES};
+use super::{readings, Family, Grouped, Labels, Type, Value, FAMILIES, KEYED_FAMILIES};
 use crate::Registry;
 
 /// Describes every figure and sets it, for every breaker in `breakers` and every
@@ -27,11 +27,11 @@ use crate::Registry;
 /// [`Metrics`](crate::Metrics), whose figures are published together.
 ///
 /// Call it where your exporter reads (before it renders a scrape) or on a timer:
-/// the values are as fresh as the last call. A rate with no value (an empty
-/// window) is set to NaN, since a facade gauge cannot be withdrawn.
+/// the values are as fresh as the last call. A rate of a window holding fewer
+/// than `min_calls` outcomes is -1, as with the Prometheus exporter.
 pub fn publish(breakers: &Registry) {
     describe();
-    for m in breakers.snapshot().iter() {
+    for m in &readings(breakers) {
         publish_group(FAMILIES, m);
     }
     for m in &breakers.keyed_metrics() {
@@ -52,7 +52,6 @@ fn publish_group<M: Grouped>(families: &[Family<M>], m: &M) {
                     metrics::gauge!(family.name, labels).set(level as f64);
                 }
                 (_, Value::Float(level)) => metrics::gauge!(family.name, labels).set(level),
-                (_, Value::Unknown) => metrics::gauge!(family.name, labels).set(f64::NAN),
             }
         });
     }

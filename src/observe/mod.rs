@@ -4,10 +4,11 @@
 //! same figures from one table; and a subscriber that turns each transition into
 //! a structured `tracing` event (`tracing::subscribe`, feature `tracing`).
 //!
-//! Both read [`Registry::snapshot`](crate::Registry::snapshot) when asked (a
-//! scrape, a call to `metrics::publish`): every group's counters are read once, into one
-//! [`Metrics`](crate::Metrics) value, and the figures of that group come from that
-//! value alone. Nothing is counted twice and nothing runs on the call path: a
+//! Both read the registry when asked (a scrape, a call to `metrics::publish`):
+//! every group's counters are read once, into one [`Metrics`](crate::Metrics)
+//! value as [`Registry::snapshot`](crate::Registry::snapshot) gives, and the
+//! figures of that group come from that value (and its config's `min_calls`)
+//! alone. Nothing is counted twice and nothing runs on the call path: a
 //! registry nobody scrapes costs what it cost before.
 //!
 //! # The figures
@@ -20,11 +21,11 @@
 //! | series | type | labels | value | resilience4j |
 //! |---|---|---|---|---|
 //! | `breaker_state` | gauge | `name`, `state` | 1 for the state the breaker is in, 0 for the other four: `closed`, `open`, `half_open`, `forced_open`, `forced_closed` | `resilience4j_circuitbreaker_state`: same; `forced_closed` is closest to its `metrics_only` (admits everything, still counts) |
-//! | `breaker_calls_total` | counter | `name`, `kind` | calls by how they ended: `successful`, `failed`, `ignored`, `abandoned`, `stale`; claims refused: `not_permitted` | `resilience4j_circuitbreaker_calls_seconds_count` (`successful`, `failed`, `ignored`) and `resilience4j_circuitbreaker_not_permitted_calls_total`; `abandoned` and `stale` have no counterpart |
+//! | `breaker_calls_total` | counter | `name`, `kind` | calls by how they ended: `successful`, `failed`, `ignored`, `abandoned`, `stale`; claims refused: `not_permitted`, which includes the bulkhead's refusals (`max_concurrent` full; `breaker_bulkhead_rejected_total` counts those alone) | `resilience4j_circuitbreaker_calls_seconds_count` (`successful`, `failed`, `ignored`) and `resilience4j_circuitbreaker_not_permitted_calls_total`, which counts the circuit breaker's refusals only (resilience4j's bulkhead is a module of its own); `abandoned` and `stale` have no counterpart |
 //! | `breaker_buffered_calls` | gauge | `name`, `kind` | outcomes in a window policy's window: `successful`, `failed` | `resilience4j_circuitbreaker_buffered_calls`: same |
 //! | `breaker_slow_calls` | gauge | `name` | slow calls in the window, successes and failures together | `resilience4j_circuitbreaker_slow_calls`, summed over its `kind` |
-//! | `breaker_failure_rate` | gauge | `name` | failed / buffered outcomes, from 0 to 1; absent while the window is empty | `resilience4j_circuitbreaker_failure_rate`, which is a percentage and reads -1 instead of being absent |
-//! | `breaker_slow_call_rate` | gauge | `name` | slow / buffered outcomes, from 0 to 1; absent while the window is empty | `resilience4j_circuitbreaker_slow_call_rate`, a percentage, -1 when unknown |
+//! | `breaker_failure_rate` | gauge | `name` | failed / buffered outcomes, from 0 to 1; -1 while the window holds fewer than `min_calls` outcomes (an empty window included), when the rate does not judge | `resilience4j_circuitbreaker_failure_rate`: the same -1 below `minimumNumberOfCalls`, but a percentage (0 to 100) above it |
+//! | `breaker_slow_call_rate` | gauge | `name` | slow / buffered outcomes, from 0 to 1; -1 below `min_calls`, as `breaker_failure_rate` | `resilience4j_circuitbreaker_slow_call_rate`: the same -1, a percentage above it |
 //! | `breaker_retry_after_seconds` | gauge | `name` | time until a probe may go while open (or half-open with every probe slot taken); 0 while claims are admitted or no end is known (forced open) | none |
 //! | `breaker_probes_total` | counter | `name`, `kind` | probes that ended `successful` or `failed`, and probe slots `reclaimed` from probes that overran `probe_timeout` | none |
 //! | `breaker_probes_in_flight` | gauge | `name` | probes running now (half-open only) | none |
@@ -56,12 +57,18 @@
 //! rates) exist only for breakers with a window policy. Counters only grow; the
 //! sum of `breaker_calls_total` over the kinds other than `not_permitted` is every
 //! admitted call that ended. Within one group no kind exceeds the total it is part
-//! of and no rate leaves `[0, 1]`, even when the scrape races a storm of calls:
-//! window counts read half-way through an update are clamped to what they are
-//! part of.
+//! of and no rate leaves `[0, 1]` once the window holds `min_calls` outcomes, even
+//! when the scrape races a storm of calls: window counts read half-way through an
+//! update are clamped to what they are part of.
 //!
-//! The `metrics` facade has no way to withdraw a gauge, so through it a rate with
-//! no value now (an empty window) reads NaN, where Prometheus leaves the series out.
+//! Below `min_calls` a rate reads -1 in both exporters, as resilience4j's do: one
+//! failure among the first calls is not a failure rate of 1 (the breaker does not
+//! judge it either), so an alert ported from resilience4j (`failure_rate > 0.5`)
+//! does not fire early, and one that tells "not judged yet" by the -1 keeps
+//! working. -1 rather than NaN: it is resilience4j's value, a `metrics` gauge
+//! cannot be withdrawn (so "absent" is not on offer there), and a NaN sample
+//! breaks sums and comparisons in ways dashboards render as gaps. Exclude it with
+//! `breaker_failure_rate >= 0` where it must not count.
 
 // With `tracing` alone, the table below has no reader.
 #![cfg_attr(
@@ -92,8 +99,6 @@ pub(crate) enum Type {
 pub(crate) enum Value {
     Int(u64),
     Float(f64),
-    /// No value now (a rate of an empty window).
-    Unknown,
 }
 
 /// The labels of a series besides `name` (the group): `kind`, `state`, ...
@@ -109,9 +114,39 @@ pub(crate) trait Grouped {
     fn group(&self) -> &'static str;
 }
 
-impl Grouped for Metrics {
+/// One breaker's reading for the exporters: its [`Metrics`], read once, and
+/// the `min_calls` its window must hold before it judges (resilience4j's
+/// `minimumNumberOfCalls`), below which the rates read -1.
+pub(crate) struct Reading {
+    metrics: Metrics,
+    min_calls: u64,
+}
+
+impl Reading {
+    pub(crate) fn of(breaker: &crate::Breaker) -> Self {
+        Reading {
+            metrics: breaker.metrics(),
+            min_calls: breaker.config().min_calls().map_or(0, u64::from),
+        }
+    }
+}
+
+impl std::ops::Deref for Reading {
+    type Target = Metrics;
+
+    fn deref(&self) -> &Metrics {
+        &self.metrics
+    }
+}
+
+/// Every breaker of `registry`, read once each, sorted by group.
+pub(crate) fn readings(registry: &crate::Registry) -> Vec<Reading> {
+    registry.breakers().iter().map(Reading::of).collect()
+}
+
+impl Grouped for Reading {
     fn group(&self) -> &'static str {
-        self.group
+        self.metrics.group
     }
 }
 
@@ -123,7 +158,7 @@ impl Grouped for KeyedMetrics {
 
 /// One family of series: its exposed name, help, type, unit, and how to read its
 /// samples from one group's metrics `M`.
-pub(crate) struct Family<M: 'static = Metrics> {
+pub(crate) struct Family<M: 'static> {
     /// The name as exposed: counters end in `_total`, durations in `_seconds`.
     pub(crate) name: &'static str,
     pub(crate) help: &'static str,
@@ -148,7 +183,7 @@ const CALL_KINDS: [&str; 6] = [
 ];
 
 /// Every family both exporters publish, in exposition order.
-pub(crate) const FAMILIES: &[Family] = &[
+pub(crate) const FAMILIES: &[Family<Reading>] = &[
     Family {
         name: "breaker_state",
         help: "1 for the state the circuit breaker is in, 0 for the others.",
@@ -197,7 +232,7 @@ pub(crate) const FAMILIES: &[Family] = &[
     },
     Family {
         name: "breaker_failure_rate",
-        help: "Failed outcomes over all outcomes in the window of a window policy, from 0 to 1.",
+        help: "Failed outcomes over all outcomes in the window of a window policy, from 0 to 1; -1 while the window holds fewer than min_calls.",
         ty: Type::Gauge,
         seconds: false,
         samples: |m, sample| {
@@ -208,7 +243,7 @@ pub(crate) const FAMILIES: &[Family] = &[
     },
     Family {
         name: "breaker_slow_call_rate",
-        help: "Slow calls over all outcomes in the window of a window policy, from 0 to 1.",
+        help: "Slow calls over all outcomes in the window of a window policy, from 0 to 1; -1 while the window holds fewer than min_calls.",
         ty: Type::Gauge,
         seconds: false,
         samples: |m, sample| {
@@ -435,26 +470,33 @@ struct Window {
     calls: u64,
     failures: u64,
     slow: u64,
+    /// At least 1.
+    min_calls: u64,
 }
 
 impl Window {
-    fn of(m: &Metrics) -> Option<Window> {
+    fn of(m: &Reading) -> Option<Window> {
         m.window.map(|w| Window {
             calls: w.calls,
             failures: w.failures.min(w.calls),
             slow: w.slow_calls.min(w.calls),
+            min_calls: m.min_calls.max(1),
         })
     }
 
-    /// `part / calls`, unknown while the window is empty.
+    /// `part / calls`; -1 while the window holds fewer than `min_calls`
+    /// outcomes (an empty one included), as resilience4j reports.
     fn rate(&self, part: u64) -> Value {
-        if self.calls == 0 {
-            Value::Unknown
+        if self.calls < self.min_calls {
+            Value::Float(NOT_JUDGED)
         } else {
             Value::Float(part as f64 / self.calls as f64)
         }
     }
 }
+
+/// A window rate while the window holds fewer than `min_calls` outcomes.
+pub(crate) const NOT_JUDGED: f64 = -1.0;
 
 #[cfg(test)]
 mod tests {
@@ -481,7 +523,7 @@ mod tests {
         let breaker = crate::Breaker::new("counted", config);
         breaker.try_acquire().unwrap().success();
         breaker.try_acquire().unwrap().failure();
-        let m = breaker.metrics();
+        let m = Reading::of(&breaker);
         for family in FAMILIES.iter().filter(|f| f.ty == Type::Counter) {
             let mut samples = 0;
             (family.samples)(&m, &mut |_, value| {

@@ -29,7 +29,7 @@ use prometheus_client::encoding::{DescriptorEncoder, MetricEncoder, NoLabelSet};
 use prometheus_client::metrics::MetricType;
 use prometheus_client::registry::Unit;
 
-use super::{Family, Grouped, Labels, Type, Value, FAMILIES, KEYED_FAMILIES};
+use super::{readings, Family, Grouped, Labels, Type, Value, FAMILIES, KEYED_FAMILIES};
 use crate::Registry;
 
 /// A [`Collector`] of every breaker in a [`Registry`], read at scrape time.
@@ -61,9 +61,9 @@ where
     fn encode(&self, mut encoder: DescriptorEncoder) -> fmt::Result {
         // Each group is read once, here; every family below reads that reading.
         let registry = self.breakers.borrow();
-        let snapshot = registry.snapshot();
+        let readings = readings(registry);
         for family in FAMILIES {
-            encode_family(&mut encoder, family, &snapshot)?;
+            encode_family(&mut encoder, family, &readings)?;
         }
         // Keyed groups: one reading each (their keys summed), in families of
         // their own, and none at all in a registry without keyed groups.
@@ -84,7 +84,7 @@ fn encode_family<M: Grouped>(
 ) -> fmt::Result {
     let mut any = false;
     for m in groups {
-        (family.samples)(m, &mut |_, value| any |= value != Value::Unknown);
+        (family.samples)(m, &mut |_, _| any = true);
     }
     if !any {
         return Ok(());
@@ -122,9 +122,6 @@ fn encode_sample(
     labels: Labels,
     value: Value,
 ) -> fmt::Result {
-    if value == Value::Unknown {
-        return Ok(());
-    }
     let labels: Vec<(&str, &str)> = std::iter::once(("name", group))
         .chain(labels.iter().copied())
         .collect();
@@ -135,6 +132,5 @@ fn encode_sample(
         }
         (_, Value::Int(level)) => series.encode_gauge(&level),
         (_, Value::Float(level)) => series.encode_gauge(&level),
-        (_, Value::Unknown) => Ok(()),
     }
 }

@@ -15,7 +15,7 @@
 //! | `key` | a keyed group's breaker only: its key ([`KeyedTransition::key`](crate::KeyedTransition::key): `a.example`, `7`) |
 //! | `from`, `to` | [`State::as_str`](crate::State::as_str) of the states left and entered |
 //! | `reason` | [`TransitionReason::as_str`]: `tripped`, `open_elapsed`, `probe_failed`, `probes_succeeded`, `lease_reclaimed`, `forced_open`, `forced_closed`, `reset`, `fleet_open`, `fleet_close` |
-//! | `cause` | with `tripped` only: `consecutive_failures`, `failure_rate` or `slow_call_rate` |
+//! | `cause` | with `tripped` only: [`TripCause::as_str`](crate::TripCause::as_str): `consecutive_failures`, `failure_rate`, `slow_call_rate` or `latency_p99` |
 //! | `probes` | with `lease_reclaimed` only: slots taken back |
 //! | `generation` | the generation entered |
 //! | `open_for_ms`, `retry_after_ms` | on entering `open` only |

@@ -4,7 +4,7 @@
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
-use std::task::{ready, Context, Poll};
+use std::task::{Context, Poll};
 
 use breaker_core::{CircuitOpen, Permit};
 use pin_project_lite::pin_project;
@@ -16,9 +16,10 @@ pin_project! {
     ///
     /// It holds the inner call's future and the call's [`Permit`]: when the inner
     /// future finishes, the classifier's verdict is recorded; if it panics while
-    /// polled, the permit records a failure as the panic unwinds; if this future is
-    /// dropped first, the call counts as abandoned and a probe slot it held is
-    /// freed. A refused call's future holds the refusal and is ready at once.
+    /// polled, the permit records a failure as the panic unwinds (also when the
+    /// panic is caught above this future, which is then dropped after the unwind);
+    /// if this future is dropped first, the call counts as abandoned and a probe
+    /// slot it held is freed. A refused call's future holds the refusal and is ready at once.
     pub struct ResponseFuture<F, C> {
         #[pin]
         kind: Kind<F, C>,
@@ -77,8 +78,19 @@ where
                 permit,
                 classifier,
             } => {
-                let result = ready!(future.poll(cx));
-                if let Some(permit) = permit.take() {
+                // The permit is held in a local while the inner future is polled:
+                // a panic in that poll drops it during the unwind, a failure, even
+                // when the panic is caught above this future (tower-http's
+                // `CatchPanicLayer`) and the future itself is dropped later.
+                let held = permit.take();
+                let result = match future.poll(cx) {
+                    Poll::Ready(result) => result,
+                    Poll::Pending => {
+                        *permit = held;
+                        return Poll::Pending;
+                    }
+                };
+                if let Some(permit) = held {
                     match classifier.classify(result.as_ref()) {
                         Verdict::Success => permit.success(),
                         Verdict::Failure => permit.failure(),

@@ -30,19 +30,26 @@
 //!   records the outcome when the call finishes: the classifier's verdict on its
 //!   response or error, a failure if it panics, and *abandoned* if the future is
 //!   dropped first (a client that went away, a timeout outside this layer).
-//! - Nothing is boxed, locked or allocated per request: the future is the inner
-//!   future plus the permit (three words), and the layer reaches its breaker
-//!   through a `&'static` handle resolved once, when the layer is built.
+//! - Nothing is boxed per request: the future is the inner future plus the
+//!   permit (three words), and the layer reaches its breaker through a
+//!   `&'static` handle resolved once, when the layer is built. A request whose
+//!   outcome only counts takes no lock and allocates nothing; one that changes
+//!   the breaker's state (the failure that trips it, a probe's verdict) takes
+//!   the breaker's transition mutex, as any call does (see the crate docs,
+//!   "Groups, config and speed").
 //!
 //! # Errors
 //!
 //! The service's error is [`BreakerError<E>`]: the inner error, or
-//! [`CircuitOpen`]. It converts into tower's `BoxError`
-//! (`Box<dyn Error + Send + Sync>`) by unwrapping: a refusal becomes a boxed
-//! `CircuitOpen` and an inner error converts as it would without this layer, so
-//! in a `BoxError` stack `error.downcast_ref::<CircuitOpen>()` finds refusals
-//! and the inner errors downcast to their own types. (That conversion boxes, as
-//! every `BoxError` does; `BreakerError` itself does not.)
+//! [`CircuitOpen`]. It is a `std::error::Error` (a message of its own, the
+//! refusal or the inner error as its `source`) when `E` is one, so it goes into
+//! tower's `BoxError` (`Box<dyn Error + Send + Sync>`) or `anyhow` with `?`;
+//! [`circuit_open`] finds a refusal anywhere in such an error's chain.
+//! [`BreakerError::into_box_error`] converts by unwrapping instead (a refusal
+//! becomes a boxed `CircuitOpen`, an inner error converts as it would without
+//! this layer); it is also the conversion for an inner error that is itself a
+//! `BoxError`, which no `Error` impl can cover. (Boxing allocates, as every
+//! `BoxError` does; `BreakerError` itself does not.)
 //!
 //! # Which breaker
 //!
@@ -296,24 +303,33 @@ impl<S, C> CircuitBreaker<S, C> {
 /// The error of a service behind a [`CircuitBreaker`]: the breaker refused, or
 /// the inner service failed.
 ///
-/// It does not implement `std::error::Error` itself, so that it can convert into
-/// [`BoxError`] by unwrapping (a refusal into a boxed [`CircuitOpen`], an inner
-/// error as the inner service's own would), whatever the inner error is, a
-/// `BoxError` included:
+/// An error with a message of its own and the refusal or the inner error as its
+/// [`source`](std::error::Error::source) (the convention of
+/// [`CallError`](crate::CallError)), so an error reporter prints each message
+/// once, and `?` puts it into `anyhow::Error` or [`BoxError`]. Boxed, it is found
+/// by walking the chain, as [`circuit_open`] does:
 ///
 /// ```
-/// use breakerbox::tower::{BoxError, BreakerError};
-/// use breakerbox::{Breaker, CircuitOpen, Config};
+/// use breakerbox::tower::{circuit_open, BoxError, BreakerError};
+/// use breakerbox::{Breaker, Config};
 ///
 /// let breaker = Breaker::new("docs-box", Config::default());
 /// breaker.force_open();
 /// let refused: BreakerError<std::io::Error> = breaker.try_acquire().unwrap_err().into();
+/// assert_eq!(refused.to_string(), "the circuit breaker refused the call");
 /// let boxed = BoxError::from(refused);
-/// assert_eq!(boxed.downcast_ref::<CircuitOpen>().unwrap().group(), "docs-box");
+/// assert_eq!(circuit_open(&*boxed).unwrap().group(), "docs-box");
 ///
+/// // `into_box_error` unwraps instead: the inner error keeps its own type.
 /// let failed = BreakerError::Inner(std::io::Error::other("reset"));
-/// assert!(BoxError::from(failed).is::<std::io::Error>());
+/// assert!(failed.into_box_error().is::<std::io::Error>());
 /// ```
+///
+/// It is a `std::error::Error` when the inner error is one. A `BoxError` is not
+/// (`Box<dyn Error>` does not implement `Error`), so a breaker above a service
+/// whose error is a `BoxError` (tower's timeout, say) converts its errors with
+/// [`into_box_error`](Self::into_box_error) where a layer above needs a
+/// `BoxError`: `ServiceBuilder::new().map_err(BreakerError::into_box_error)`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum BreakerError<E> {
     /// The breaker refused; the inner service was not called.
@@ -343,6 +359,19 @@ impl<E> BreakerError<E> {
             BreakerError::Open(_) => None,
         }
     }
+
+    /// A [`BoxError`] by unwrapping: a refusal becomes a boxed [`CircuitOpen`],
+    /// an inner error converts as it would without this layer (a `BoxError`
+    /// stays itself), so each downcasts to its own type.
+    pub fn into_box_error(self) -> BoxError
+    where
+        E: Into<BoxError>,
+    {
+        match self {
+            BreakerError::Open(open) => Box::new(open),
+            BreakerError::Inner(e) => e.into(),
+        }
+    }
 }
 
 impl<E> From<CircuitOpen> for BreakerError<E> {
@@ -351,22 +380,39 @@ impl<E> From<CircuitOpen> for BreakerError<E> {
     }
 }
 
-impl<E: fmt::Display> fmt::Display for BreakerError<E> {
+/// A message of its own; the refusal or the inner error is the
+/// [`source`](std::error::Error::source).
+impl<E> fmt::Display for BreakerError<E> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            BreakerError::Open(_) => "the circuit breaker refused the call",
+            BreakerError::Inner(_) => "the service behind the circuit breaker failed",
+        })
+    }
+}
+
+impl<E: std::error::Error + 'static> std::error::Error for BreakerError<E> {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            BreakerError::Open(open) => open.fmt(f),
-            BreakerError::Inner(e) => e.fmt(f),
+            BreakerError::Open(open) => Some(open),
+            BreakerError::Inner(e) => Some(e),
         }
     }
 }
 
-impl<E: Into<BoxError>> From<BreakerError<E>> for BoxError {
-    fn from(error: BreakerError<E>) -> Self {
-        match error {
-            BreakerError::Open(open) => Box::new(open),
-            BreakerError::Inner(e) => e.into(),
-        }
-    }
+/// The refusal in `error` or anywhere in its [`source`](std::error::Error::source)
+/// chain: a [`CircuitOpen`] itself, or one inside a [`BreakerError`] or a
+/// [`CallError`](crate::CallError), however deep in a `BoxError` stack.
+///
+/// ```
+/// use breakerbox::tower::{circuit_open, BoxError};
+///
+/// let other: BoxError = std::io::Error::other("reset").into();
+/// assert!(circuit_open(&*other).is_none());
+/// ```
+pub fn circuit_open<'a>(error: &'a (dyn std::error::Error + 'static)) -> Option<&'a CircuitOpen> {
+    std::iter::successors(Some(error), |&e| e.source())
+        .find_map(|e| e.downcast_ref::<CircuitOpen>())
 }
 
 /// A `&'static` handle to `breaker`: one leaked clone per distinct breaker, so

@@ -54,6 +54,6 @@ mod transition;
 mod loom_tests;
 
 pub use self::handle::Breaker;
-pub use self::permit::{Classifier, EveryError, Permit};
+pub use self::permit::{Classifier, EveryError, OwnedPermit, Permit};
 pub(crate) use self::reconfigure::check_change;
 pub use self::reconfigure::PolicyChange;

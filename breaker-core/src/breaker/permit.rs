@@ -3,6 +3,7 @@
 
 use std::mem::ManuallyDrop;
 
+use super::handle::Breaker;
 use super::inner::Inner;
 use super::transition::Verdict;
 use crate::state::{State, Word};
@@ -193,6 +194,92 @@ impl<'a> Permit<'a> {
     fn finish(self, verdict: Verdict) {
         let this = ManuallyDrop::new(self);
         this.inner.settle(this.admitted, this.started, verdict);
+    }
+}
+
+/// A [`Permit`] that holds a handle to its breaker, so that it can live in a
+/// value that outlives the [`Breaker`] it was claimed from (a response body
+/// read after the request returned, a spawned task). It records exactly as a
+/// `Permit` does, dropped without a verdict included; holding it costs a
+/// reference count, which a `Permit` does not.
+///
+/// ```
+/// use breaker_core::{Breaker, Config, OwnedPermit};
+///
+/// fn claim(breaker: Breaker) -> OwnedPermit {
+///     breaker.try_acquire_owned().expect("a new breaker is closed")
+/// }
+/// let breaker = Breaker::new("docs-owned", Config::default());
+/// claim(breaker.clone()).failure();
+/// assert_eq!(breaker.metrics().failures, 1);
+/// ```
+#[must_use = "a permit records an outcome: call `success`, `failure` or `ignore`, or the call counts as abandoned"]
+pub struct OwnedPermit {
+    breaker: Breaker,
+    /// `None` once recorded.
+    admitted: Option<Word>,
+    started: u64,
+}
+
+impl Breaker {
+    /// Claims as [`try_acquire`](Self::try_acquire) does, for a permit that
+    /// holds its own handle to this breaker.
+    ///
+    /// # Errors
+    ///
+    /// [`CircuitOpen`](crate::CircuitOpen) when the breaker refuses.
+    pub fn try_acquire_owned(&self) -> Result<OwnedPermit, crate::CircuitOpen> {
+        let permit = ManuallyDrop::new(self.try_acquire()?);
+        Ok(OwnedPermit {
+            breaker: self.clone(),
+            admitted: Some(permit.admitted),
+            started: permit.started,
+        })
+    }
+}
+
+impl OwnedPermit {
+    /// The call succeeded.
+    pub fn success(self) {
+        self.finish(Verdict::Success);
+    }
+
+    /// The call failed in a way that says the dependency is unhealthy.
+    pub fn failure(self) {
+        self.finish(Verdict::Failure);
+    }
+
+    /// The call failed in a way that says nothing about the dependency:
+    /// counted as ignored, frees a probe slot, moves nothing.
+    pub fn ignore(self) {
+        self.finish(Verdict::Ignored);
+    }
+
+    /// The breaker this permit was claimed from.
+    pub fn breaker(&self) -> &Breaker {
+        &self.breaker
+    }
+
+    fn finish(mut self, verdict: Verdict) {
+        if let Some(admitted) = self.admitted.take() {
+            self.breaker.inner.settle(admitted, self.started, verdict);
+        }
+    }
+}
+
+impl std::fmt::Debug for OwnedPermit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OwnedPermit")
+            .field("group", &self.breaker.group())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Drop for OwnedPermit {
+    fn drop(&mut self) {
+        if let Some(admitted) = self.admitted.take() {
+            dropped(&self.breaker.inner, admitted, self.started);
+        }
     }
 }
 

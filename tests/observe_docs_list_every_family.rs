@@ -1,0 +1,67 @@
+//! The series tables in the docs of `breakerbox::observe` list exactly the
+//! families the exporters write: a registry with every kind of group (a window
+//! with slow calls and the latency rule, a bulkhead, a keyed group) is scraped
+//! and published, and the family names found are the tables' rows.
+
+#![cfg(all(feature = "metrics", feature = "prometheus"))]
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use breakerbox::{Config, Registry};
+
+#[allow(dead_code)]
+#[path = "support/exposition.rs"]
+mod exposition;
+
+#[allow(dead_code)]
+#[path = "support/exporters.rs"]
+mod exporters;
+
+/// The first column of every row of the docs' series tables.
+fn documented() -> BTreeSet<String> {
+    include_str!("../src/observe/mod.rs")
+        .lines()
+        .filter_map(|line| line.strip_prefix("//! | `breaker_"))
+        .map(|rest| format!("breaker_{}", &rest[..rest.find('`').unwrap()]))
+        .collect()
+}
+
+/// A registry in which every family has a series.
+fn every_kind_of_group() -> Arc<Registry> {
+    let breakers = Arc::new(Registry::new());
+    let window = Config::builder()
+        .window_calls(10)
+        .min_calls(1)
+        .slow_call_ms(1_000)
+        .latency_p99_ms(1_000)
+        .max_concurrent(4)
+        .build()
+        .unwrap();
+    let b = breakers.breaker("window", &window);
+    b.try_acquire().unwrap().success();
+    breakers.breaker("consecutive", &Config::default());
+    let keyed = breakers
+        .keyed::<u64>("keyed", &Config::default(), 10)
+        .unwrap();
+    keyed.breaker(&7).try_acquire().unwrap().success();
+    breakers
+}
+
+#[test]
+fn the_docs_tables_list_every_family_the_prometheus_exporter_writes() {
+    let scraped: BTreeSet<String> = exporters::scraped(&every_kind_of_group())
+        .into_keys()
+        .map(|(name, _)| name)
+        .collect();
+    assert_eq!(documented(), scraped);
+}
+
+#[test]
+fn the_docs_tables_list_every_family_the_metrics_exporter_publishes() {
+    let published: BTreeSet<String> = exporters::published(&every_kind_of_group())
+        .into_keys()
+        .map(|(name, _)| name)
+        .collect();
+    assert_eq!(documented(), published);
+}
