@@ -255,7 +255,7 @@ pub use breaker_core::{
 };
 // Keyed breakers: one per (group, key) in bounded memory.
 pub use breaker_core::{AsKey, KeyedGroup, KeyedMetrics, WrongKeyType};
-// Timeouts and bulkheads (issue 13).
+// Timeouts and bulkheads.
 pub use breaker_core::{BulkheadSlot, TimedOut, Timer};
 
 pub mod timeout;
