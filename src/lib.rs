@@ -410,6 +410,8 @@ pub mod tower;
 /// # let _ = hosts;
 /// ```
 #[cfg(feature = "config")]
+// Both forms exist; the page shows this one without a feature badge.
+#[cfg_attr(docsrs, doc(auto_cfg = false))]
 #[macro_export]
 macro_rules! declare_group {
     ($group:expr, $config:path $(,)?) => {
