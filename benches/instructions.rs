@@ -29,7 +29,7 @@ async fn guarded_async(x: u64) -> Result<u64, BenchError> {
     work(x)
 }
 
-// The keys of issue 13, each on an otherwise identical group: their cost is
+// Timeouts, bulkheads and latency: each key on an otherwise identical group: their cost is
 // the difference from `attribute` / `attribute_async`.
 #[circuit_breaker(
     group = "ir-bulkhead",
@@ -41,7 +41,7 @@ fn guarded_bulkhead(x: u64) -> Result<u64, BenchError> {
     work(x)
 }
 
-// Keyed (issue 15): one breaker per key of the group, found by the key on every
+// Keyed: one breaker per key of the group, found by the key on every
 // call. The same key each call: the cost of a key the group holds.
 #[circuit_breaker(group = "ir-keyed", key = x, threshold = 3, open_ms = 3_600_000)]
 fn guarded_keyed(x: u64) -> Result<u64, BenchError> {

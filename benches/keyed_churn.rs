@@ -1,4 +1,4 @@
-//! A keyed group under churn (issue 15): how long a call for a key the group
+//! A keyed group under churn: how long a call for a key the group
 //! holds takes while another thread keeps creating keys (so the group keeps
 //! sweeping and evicting), as percentiles of single calls; and what a new key
 //! costs, with one and two threads creating.

@@ -26,93 +26,28 @@
 //! The runtime underneath is [`Breaker`], [`Registry`] and [`Config`]; they can be
 //! used directly too (re-exported here from `breaker_core`).
 //!
-//! # `#[circuit_breaker]` keys
+//! The attribute's keys, what it records, what an open circuit returns and
+//! what it refuses at compile time are on its own page:
+//! [`#[circuit_breaker]`](macro@circuit_breaker). The integrations are features
+//! (none is on by default):
 //!
-//! Every key except `group` is optional. Each numeric key calls the [`Config`]
-//! builder method of the same name, so the attribute and code configuration mean
-//! the same thing; the values are checked by that builder when the attribute
-//! expands, and a refused value is a compile error on its key.
+//! # Feature flags
 //!
-//! | key | type | default | meaning |
-//! |---|---|---|---|
-//! | `group` | string literal | required | name of the breaker; call sites naming one group share one breaker |
-//! | `threshold` | integer (`u32`) | 5 | consecutive failures that open the circuit (`3`: the third trips) |
-//! | `failure_rate` | number (`f64`) | 0.5 with a window | share of failures in the window that opens the circuit, in `(0, 1]` |
-//! | `window_ms` | integer (`u64`) | none | judge `failure_rate` over the last `window_ms` milliseconds (time window) |
-//! | `window_calls` | integer (`u32`) | none | judge `failure_rate` over the last `window_calls` outcomes (count window) |
-//! | `min_calls` | integer (`u32`) | 10 (time), `window_calls` (count) | outcomes a window must hold before it judges |
-//! | `slow_call_ms` | integer (`u64`) | none | a call longer than this is slow; needs a window |
-//! | `slow_call_rate` | number (`f64`) | 1.0 | share of slow calls in the window that opens the circuit |
-//! | `open_ms` | integer (`u64`) | 30 000 | how long the circuit stays open before a probe may go |
-//! | `half_open_probes` | integer (`u32`) | 1 | probes in flight at once while half-open |
-//! | `successes_to_close` | integer (`u32`) | 1 | probe successes that close the circuit |
-//! | `backoff` | number (`f64`) | 2.0 | factor the open time grows by after each failed probe (`>= 1.0`) |
-//! | `max_open_ms` | integer (`u64`) | max(`open_ms`, 300 000) | cap on the grown open time |
-//! | `probe_timeout_ms` | integer (`u64`) | 30 000 | a probe in flight longer loses its slot; its late outcome is stale |
-//! | `timeout_ms` | integer (`u64`) | none | async fns only: a call still running after this is dropped, counts as a failure and returns `Err(TimedOut.into())` (see [`timeout`]) |
-//! | `max_concurrent` | integer (`u32`) | none | bulkhead: calls of the group in flight at once; one over the cap is refused like an open circuit, with [`OpenReason::BulkheadFull`] |
-//! | `latency_p99_ms` | integer (`u64`) | none | open when the window's p99 latency is above this, even if every call succeeds; needs a window |
-//! | `fallback` | path | none | fn called with the same arguments when the circuit refuses |
-//! | `is_failure` | path to `fn(&E) -> bool` | every `Err` fails | which errors count as failures; the rest are ignored |
-//! | `registry` | expression of type `&Registry` | [`registry()`] | the registry to use, e.g. `&TEST_REGISTRY` with a [`ManualClock`]; a call site caches the breaker of the first registry it meets, and looks others up on every call |
-//! | `crate` | path | `::breakerbox` | where generated code finds this crate, for re-exporters |
-//! | `timer` | path to a value implementing [`Timer`] | `breakerbox::timeout::Tokio` (feature `tokio`) | the timer `timeout_ms` races the call against, for runtimes other than tokio |
-//! | `key` | expression of the fn's arguments, of a type implementing [`AsKey`] | none | one breaker per value of the expression, all on the group's config (see [Keyed breakers](#keyed-breakers)) |
-//! | `max_keys` | integer | 10 000 (with `key`) | the most idle keys the group keeps; needs `key` |
+//! | feature | adds | for |
+//! |---|---|---|
+//! | `config` | [`config_file`]: a TOML file and `BREAKER_` variables layered over the attributes, checked at start-up; [`declare_group!`] for groups made at run time | per-environment configuration |
+//! | `prometheus` | [`observe::prometheus`]: a `prometheus-client` collector of every breaker, read at scrape time | `/metrics` |
+//! | `metrics` | [`observe::metrics`]: the same series through the `metrics` facade | any `metrics` exporter |
+//! | `tracing` | [`observe::tracing`]: one structured `tracing` event per transition and conflict | logs |
+//! | `tower` | [`tower`]: `CircuitBreakerLayer` for any tower service, HTTP response classification | tower and hyper servers and clients |
+//! | `axum` | [`axum`]: an open circuit answers `503` with `Retry-After` (turns on `tower`) | axum routes |
+//! | `reqwest` | [`reqwest`]: a `reqwest-middleware` middleware, a breaker per group or per host (turns on `tower`) | outgoing HTTP |
+//! | `tokio` | [`timeout::Tokio`], the timer `timeout_ms` uses by default | `timeout_ms` on tokio |
 //!
-//! `threshold` selects the consecutive-failure policy; `window_ms` or
-//! `window_calls` (not both) selects a rate window instead, and `threshold` may
-//! then not be set. The builder's rules between keys are checked the same way.
-//!
-//! # What is recorded
-//!
-//! Each admitted call records exactly one outcome, however it leaves the fn:
-//!
-//! - a fn returning `Result<T, E>` (under any name, `io::Result` or a local
-//!   `type Result` too): `Ok` is a success, `Err` a failure, unless `is_failure`
-//!   says the error is ignored (neither success nor failure: a 404, a validation
-//!   error). Every `?` and `return` counts like the value it returns.
-//! - any other return type: a success.
-//! - a panic: a failure, and the panic goes on unchanged.
-//! - an async call whose future is dropped before it finishes (a timeout, a lost
-//!   `select!` branch, an aborted task): *abandoned*, counted in metrics as such,
-//!   and a probe slot it held is freed.
-//!
-//! An `async fn`, or a fn ending in `async move { .. }`,
-//! `Box::pin(async move { .. })` (as `#[async_trait]` writes it) or
-//! `async move { .. }.boxed()`, claims the breaker when its future first runs, not
-//! when it is created; the future is `Send` whenever the body's is. A fn that
-//! returns a future made elsewhere (`-> impl Future { other() }`) is refused at
-//! compile time: the attribute could only record when the future was created.
-//!
-//! # When the circuit is open
-//!
-//! The body does not run. With `fallback = path` the fallback is called with the
-//! same arguments and its value is returned (awaited for an async fn). In a
-//! method it gets the receiver first, and a bare name means `Self::name`:
-//! `fallback = cached` calls `Self::cached(self, q)`; name a free fn by its path
-//! (`fallback = self::cached`). A fallback's result is never counted as a success or a
-//! probe. Without a fallback the fn must return `Result<_, E>` with
-//! `E: From<CircuitOpen>`, and returns `Err(CircuitOpen.into())`; [`CircuitOpen`]
-//! tells the group, the reason and `retry_after`.
-//!
-//! ```
-//! use breakerbox::circuit_breaker;
-//!
-//! struct Catalog { cache: Vec<String> }
-//!
-//! impl Catalog {
-//!     #[circuit_breaker(group = "catalog", fallback = cached)]
-//!     fn list(&self, page: usize) -> Vec<String> {
-//!         vec![format!("live page {page}")]
-//!     }
-//!
-//!     fn cached(&self, page: usize) -> Vec<String> {
-//!         self.cache.iter().skip(page * 10).take(10).cloned().collect()
-//!     }
-//! }
-//! # assert_eq!(Catalog { cache: vec![] }.list(0), ["live page 0"]);
-//! ```
+//! Every feature builds on the crate's `rust-version` (1.85) with a lockfile
+//! resolved by cargo's MSRV-aware resolver (`resolver = "3"`, or
+//! `incompatible-rust-versions = "fallback"`). Without it, cargo picks the newest
+//! `url`/`icu` crates under `reqwest`, which need Rust 1.88.
 //!
 //! # Async, and tests with a manual clock
 //!
@@ -229,26 +164,185 @@
 //! reconfiguring the keys held and building new ones with it
 //! ([`KeyedGroup::reconfigure`]).
 //!
-//! # Compile-time checks
-//!
-//! Unknown keys (with a suggestion), repeated keys, wrong literal types, values
-//! the builder refuses, a missing or empty `group`, use on anything but a fn with
-//! a body, `const fn`, `-> !`, variadic fns, `max_keys` without `key` or set to
-//! 0, a `key` whose type is no [`AsKey`] (on the key expression), a
-//! future-returning fn whose body the attribute cannot see into, a fallback on a fn returning `impl Trait`, and
-//! fallbacks with another arity, parameter type, return type or asyncness are all
-//! compile errors pointing at the offending tokens (fallback errors at the
-//! fallback path). A bad attribute still emits the fn unchanged, and every
-//! argument error of one attribute shows in one build.
-//!
-//! ```compile_fail
-//! #[breakerbox::circuit_breaker(group = "search", treshold = 3)] // did you mean `threshold`?
-//! fn search() -> Result<(), breakerbox::CallError<()>> { Ok(()) }
-//! ```
 
+// The feature table's links: to this build's modules where the feature is on,
+// to their docs.rs pages where it is off.
+#![cfg_attr(feature = "config", doc = "[`config_file`]: crate::config_file")]
+#![cfg_attr(
+    not(feature = "config"),
+    doc = "[`config_file`]: https://docs.rs/breakerbox/latest/breakerbox/config_file/"
+)]
+#![cfg_attr(
+    feature = "prometheus",
+    doc = "[`observe::prometheus`]: crate::observe::prometheus"
+)]
+#![cfg_attr(
+    not(feature = "prometheus"),
+    doc = "[`observe::prometheus`]: https://docs.rs/breakerbox/latest/breakerbox/observe/prometheus/"
+)]
+#![cfg_attr(
+    feature = "metrics",
+    doc = "[`observe::metrics`]: crate::observe::metrics"
+)]
+#![cfg_attr(
+    not(feature = "metrics"),
+    doc = "[`observe::metrics`]: https://docs.rs/breakerbox/latest/breakerbox/observe/metrics/"
+)]
+#![cfg_attr(
+    feature = "tracing",
+    doc = "[`observe::tracing`]: crate::observe::tracing"
+)]
+#![cfg_attr(
+    not(feature = "tracing"),
+    doc = "[`observe::tracing`]: https://docs.rs/breakerbox/latest/breakerbox/observe/tracing/"
+)]
+#![cfg_attr(feature = "tower", doc = "[`tower`]: crate::tower")]
+#![cfg_attr(
+    not(feature = "tower"),
+    doc = "[`tower`]: https://docs.rs/breakerbox/latest/breakerbox/tower/"
+)]
+#![cfg_attr(feature = "axum", doc = "[`axum`]: crate::axum")]
+#![cfg_attr(
+    not(feature = "axum"),
+    doc = "[`axum`]: https://docs.rs/breakerbox/latest/breakerbox/axum/"
+)]
+#![cfg_attr(feature = "reqwest", doc = "[`reqwest`]: crate::reqwest")]
+#![cfg_attr(
+    not(feature = "reqwest"),
+    doc = "[`reqwest`]: https://docs.rs/breakerbox/latest/breakerbox/reqwest/"
+)]
+#![cfg_attr(feature = "tokio", doc = "[`timeout::Tokio`]: crate::timeout::Tokio")]
+#![cfg_attr(
+    not(feature = "tokio"),
+    doc = "[`timeout::Tokio`]: https://docs.rs/breakerbox/latest/breakerbox/timeout/struct.Tokio.html"
+)]
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
+// docs.rs builds with `--cfg docsrs` (nightly): each gated item's page says
+// which feature it needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
+/// The attribute on a fn (free, method, associated, generic, `async`, or
+/// ending in an `async move` block) sends every call through the breaker of its
+/// `group` in [`registry()`] (or the registry the `registry` key names); the
+/// [crate overview](crate) opens with a complete example.
+///
+/// ```
+/// use breakerbox::{circuit_breaker, CallError};
+///
+/// #[circuit_breaker(group = "inventory", threshold = 2, open_ms = 10_000)]
+/// fn stock(sku: u32) -> Result<u32, CallError<String>> {
+///     if sku == 0 { Err(CallError::Inner("no such sku".into())) } else { Ok(7) }
+/// }
+///
+/// for _ in 0..2 { let _ = stock(0); } // the second consecutive failure trips
+/// assert!(stock(1).unwrap_err().is_open()); // refused: the body does not run
+/// ```
+///
+/// # Keys
+///
+/// Every key except `group` is optional. Each numeric key calls the [`Config`]
+/// builder method of the same name, so the attribute and code configuration mean
+/// the same thing; the values are checked by that builder when the attribute
+/// expands, and a refused value is a compile error on its key.
+///
+/// | key | type | default | meaning |
+/// |---|---|---|---|
+/// | `group` | string literal | required | name of the breaker; call sites naming one group share one breaker |
+/// | `threshold` | integer (`u32`) | 5 | consecutive failures that open the circuit (`3`: the third trips) |
+/// | `failure_rate` | number (`f64`) | 0.5 with a window | share of failures in the window that opens the circuit, in `(0, 1]` |
+/// | `window_ms` | integer (`u64`) | none | judge `failure_rate` over the last `window_ms` milliseconds (time window) |
+/// | `window_calls` | integer (`u32`) | none | judge `failure_rate` over the last `window_calls` outcomes (count window) |
+/// | `min_calls` | integer (`u32`) | 10 (time), `window_calls` (count) | outcomes a window must hold before it judges |
+/// | `slow_call_ms` | integer (`u64`) | none | a call longer than this is slow; needs a window |
+/// | `slow_call_rate` | number (`f64`) | 1.0 | share of slow calls in the window that opens the circuit |
+/// | `open_ms` | integer (`u64`) | 30 000 | how long the circuit stays open before a probe may go |
+/// | `half_open_probes` | integer (`u32`) | 1 | probes in flight at once while half-open |
+/// | `successes_to_close` | integer (`u32`) | 1 | probe successes that close the circuit |
+/// | `backoff` | number (`f64`) | 2.0 | factor the open time grows by after each failed probe (`>= 1.0`) |
+/// | `max_open_ms` | integer (`u64`) | max(`open_ms`, 300 000) | cap on the grown open time |
+/// | `probe_timeout_ms` | integer (`u64`) | 30 000 | a probe in flight longer loses its slot; its late outcome is stale |
+/// | `timeout_ms` | integer (`u64`) | none | async fns only: a call still running after this is dropped, counts as a failure and returns `Err(TimedOut.into())` (see [`timeout`]) |
+/// | `max_concurrent` | integer (`u32`) | none | bulkhead: calls of the group in flight at once; one over the cap is refused like an open circuit, with [`OpenReason::BulkheadFull`] |
+/// | `latency_p99_ms` | integer (`u64`) | none | open when the window's p99 latency is above this, even if every call succeeds; needs a window |
+/// | `fallback` | path | none | fn called with the same arguments when the circuit refuses |
+/// | `is_failure` | path to `fn(&E) -> bool` | every `Err` fails | which errors count as failures; the rest are ignored |
+/// | `registry` | expression of type `&Registry` | [`registry()`] | the registry to use, e.g. `&TEST_REGISTRY` with a [`ManualClock`]; a call site caches the breaker of the first registry it meets, and looks others up on every call |
+/// | `crate` | path | `::breakerbox` | where generated code finds this crate, for re-exporters |
+/// | `timer` | path to a value implementing [`Timer`] | `breakerbox::timeout::Tokio` (feature `tokio`) | the timer `timeout_ms` races the call against, for runtimes other than tokio |
+/// | `key` | expression of the fn's arguments, of a type implementing [`AsKey`] | none | one breaker per value of the expression, all on the group's config (see [Keyed breakers](crate#keyed-breakers)) |
+/// | `max_keys` | integer | 10 000 (with `key`) | the most idle keys the group keeps; needs `key` |
+///
+/// `threshold` selects the consecutive-failure policy; `window_ms` or
+/// `window_calls` (not both) selects a rate window instead, and `threshold` may
+/// then not be set. The builder's rules between keys are checked the same way.
+///
+/// # What is recorded
+///
+/// Each admitted call records exactly one outcome, however it leaves the fn:
+///
+/// - a fn returning `Result<T, E>` (under any name, `io::Result` or a local
+///   `type Result` too): `Ok` is a success, `Err` a failure, unless `is_failure`
+///   says the error is ignored (neither success nor failure: a 404, a validation
+///   error). Every `?` and `return` counts like the value it returns.
+/// - any other return type: a success.
+/// - a panic: a failure, and the panic goes on unchanged.
+/// - an async call whose future is dropped before it finishes (a timeout, a lost
+///   `select!` branch, an aborted task): *abandoned*, counted in metrics as such,
+///   and a probe slot it held is freed.
+///
+/// An `async fn`, or a fn ending in `async move { .. }`,
+/// `Box::pin(async move { .. })` (as `#[async_trait]` writes it) or
+/// `async move { .. }.boxed()`, claims the breaker when its future first runs, not
+/// when it is created; the future is `Send` whenever the body's is. A fn that
+/// returns a future made elsewhere (`-> impl Future { other() }`) is refused at
+/// compile time: the attribute could only record when the future was created.
+///
+/// # When the circuit is open
+///
+/// The body does not run. With `fallback = path` the fallback is called with the
+/// same arguments and its value is returned (awaited for an async fn). In a
+/// method it gets the receiver first, and a bare name means `Self::name`:
+/// `fallback = cached` calls `Self::cached(self, q)`; name a free fn by its path
+/// (`fallback = self::cached`). A fallback's result is never counted as a success or a
+/// probe. Without a fallback the fn must return `Result<_, E>` with
+/// `E: From<CircuitOpen>`, and returns `Err(CircuitOpen.into())`; [`CircuitOpen`]
+/// tells the group, the reason and `retry_after`.
+///
+/// ```
+/// use breakerbox::circuit_breaker;
+///
+/// struct Catalog { cache: Vec<String> }
+///
+/// impl Catalog {
+///     #[circuit_breaker(group = "catalog", fallback = cached)]
+///     fn list(&self, page: usize) -> Vec<String> {
+///         vec![format!("live page {page}")]
+///     }
+///
+///     fn cached(&self, page: usize) -> Vec<String> {
+///         self.cache.iter().skip(page * 10).take(10).cloned().collect()
+///     }
+/// }
+/// # assert_eq!(Catalog { cache: vec![] }.list(0), ["live page 0"]);
+/// ```
+///
+/// # Compile-time checks
+///
+/// Unknown keys (with a suggestion), repeated keys, wrong literal types, values
+/// the builder refuses, a missing or empty `group`, use on anything but a fn with
+/// a body, `const fn`, `-> !`, variadic fns, `max_keys` without `key` or set to
+/// 0, a `key` whose type is no [`AsKey`] (on the key expression), a
+/// future-returning fn whose body the attribute cannot see into, a fallback on a fn returning `impl Trait`, and
+/// fallbacks with another arity, parameter type, return type or asyncness are all
+/// compile errors pointing at the offending tokens (fallback errors at the
+/// fallback path). A bad attribute still emits the fn unchanged, and every
+/// argument error of one attribute shows in one build.
+///
+/// ```compile_fail
+/// #[breakerbox::circuit_breaker(group = "search", treshold = 3)] // did you mean `threshold`?
+/// fn search() -> Result<(), breakerbox::CallError<()>> { Ok(()) }
+/// ```
 pub use breaker_macros::circuit_breaker;
 
 pub use breaker_core::classify;
@@ -266,7 +360,7 @@ pub use breaker_core::{
 };
 // Keyed breakers: one per (group, key) in bounded memory.
 pub use breaker_core::{AsKey, KeyedGroup, KeyedMetrics, WrongKeyType};
-// Timeouts and bulkheads (issue 13).
+// Timeouts and bulkheads.
 pub use breaker_core::{BulkheadSlot, TimedOut, Timer};
 
 pub mod timeout;
@@ -274,20 +368,28 @@ pub mod timeout;
 // Configuration per environment: a TOML file and `BREAKER_` variables over the
 // attributes (feature `config`); its own docs open the module.
 #[cfg(feature = "config")]
+#[cfg_attr(docsrs, doc(cfg(feature = "config")))]
 pub mod config_file;
 
 /// Exporters of the registry's metrics: Prometheus (feature `prometheus`) and the
 /// `metrics` facade (feature `metrics`); and transitions as `tracing` events
 /// (feature `tracing`).
 #[cfg(any(feature = "prometheus", feature = "metrics", feature = "tracing"))]
+#[cfg_attr(
+    docsrs,
+    doc(cfg(any(feature = "prometheus", feature = "metrics", feature = "tracing")))
+)]
 pub mod observe;
 
 // The integrations, each behind its feature; their docs are in their modules.
 #[cfg(feature = "axum")]
+#[cfg_attr(docsrs, doc(cfg(feature = "axum")))]
 pub mod axum;
 #[cfg(feature = "reqwest")]
+#[cfg_attr(docsrs, doc(cfg(feature = "reqwest")))]
 pub mod reqwest;
 #[cfg(feature = "tower")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
 pub mod tower;
 
 /// Declares a group that code makes at run time (a tower layer, a reqwest
@@ -319,6 +421,8 @@ pub mod tower;
 /// # let _ = hosts;
 /// ```
 #[cfg(feature = "config")]
+// Both forms exist; the page shows this one without a feature badge.
+#[cfg_attr(docsrs, doc(auto_cfg = false))]
 #[macro_export]
 macro_rules! declare_group {
     ($group:expr, $config:path $(,)?) => {
@@ -367,6 +471,11 @@ macro_rules! declare_group {
 /// traits method lookup picks between, and a bound whose `on_unimplemented`
 /// message is the error the user reads (`FromOpen`, `NoClassifier`,
 /// `SeesIntoFuture`); the bounds are here too, so errors name them under this path.
+// The README's Rust blocks, compiled and run as doctests.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
+
 #[doc(hidden)]
 pub mod __private {
     // The claim: a per-site cached breaker built from a `const` config.

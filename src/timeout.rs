@@ -80,6 +80,7 @@ pub use breaker_core::{TimedOut, Timer};
 /// enabled (`enable_time`, or `#[tokio::main]`), and honours
 /// `tokio::time::pause`, so tests can run deadlines on paused time.
 #[cfg(feature = "tokio")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Tokio;
 

@@ -1,4 +1,4 @@
-//! Issue 13 end to end through the attribute: a hanging dependency trips after
+//! Timeouts, bulkheads and latency end to end through the attribute: a hanging dependency trips after
 //! `threshold` timeouts; a bulkhead admits exactly its cap and frees slots on
 //! every way out; the composition order is bulkhead, breaker, deadline.
 

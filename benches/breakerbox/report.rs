@@ -1,7 +1,7 @@
 //! The table printed at the end of `cargo bench --bench breakerbox`: every case's
 //! median next to its group's bare call, and the ratios the performance targets
-//! (issue 5) are stated in. Read back from criterion's own estimates, so it shows
-//! exactly what criterion measured in this run.
+//! are stated in. Read back from criterion's own estimates, so it shows exactly
+//! what criterion measured.
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -104,7 +104,7 @@ pub(crate) fn print(since: SystemTime) {
     if groups.is_empty() {
         return;
     }
-    println!("\n## Medians, ns per call (criterion, this run)\n");
+    println!("\n## Medians, ns per call (criterion)\n");
     for (group, cases) in &groups {
         println!("### {group}\n");
         println!("| case | median ns | over bare call |");

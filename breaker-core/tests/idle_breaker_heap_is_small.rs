@@ -1,7 +1,7 @@
 //! An idle breaker holds a few hundred bytes of heap, and one grows only with
-//! the threads that count in it (issue 15): measured with a counting allocator.
+//! the threads that count in it: measured with a counting allocator.
 //!
-//! Issue 15 asks for at most 512 bytes, and that is the bound: the breaker's
+//! The bound is 512 bytes, the budget of a breaker per key: the breaker's
 //! one `Arc` allocation (the counts, padded to the state word's line pair, then
 //! the word's line pair and one more holding the config inline). Any growth
 //! fails here.

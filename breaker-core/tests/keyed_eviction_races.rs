@@ -1,5 +1,5 @@
 //! 64 threads calling random keys of one group while evictions run: no count is
-//! lost and no call is admitted to a key after it was seen open (issue 15).
+//! lost and no call is admitted to a key after it was seen open.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
 use std::sync::Arc;

@@ -1,5 +1,5 @@
 //! A keyed group churned through far more keys than `max_keys` keeps its live heap
-//! bounded by the cap, and never evicts a key within its open time (issue 15).
+//! bounded by the cap, and never evicts a key within its open time.
 
 use breaker_core::{Config, KeyedGroup, ManualClock, Registry, State};
 
@@ -30,7 +30,7 @@ fn a_million_keys_through_ten_thousand_slots_keep_the_heap_flat_and_every_open_k
         let breaker = hosts.breaker(host.as_str());
         let permit = breaker.try_acquire().expect("a new key is closed");
         if i % 1_000 == 0 {
-            permit.failure(); // opens this host for an hour, far past this run
+            permit.failure(); // opens this host for an hour, far past this test
             opened.push(host);
         } else {
             permit.success();
@@ -47,7 +47,7 @@ fn a_million_keys_through_ten_thousand_slots_keep_the_heap_flat_and_every_open_k
     let per_key = at_cap / MAX as isize;
     println!("live heap at cap: {at_cap} B ({per_key} B per key); peak after: {peak} B");
     // Flat: beyond the keys held at the cap, only the open keys (1,000 of them,
-    // kept within their open time, which outlasts this run; an open key also holds its events' queue and counts) may
+    // kept within their open time, which outlasts this test; an open key also holds its events' queue and counts) may
     // add their share, and a tenth for the allocator's slack. A leak of one
     // key in a hundred would add about 10 MB here.
     let open_share = opened.len() as isize * 2 * per_key;

@@ -1,6 +1,6 @@
-//! Issue 10, defect 2: a `log` backend that inspects the registry on each record
-//! must not deadlock it. The registry used to log a conflict while holding its
-//! write lock and the conflicts' mutex, so a logger calling `snapshot()` hung.
+//! A `log` backend that inspects the registry on each record does not deadlock
+//! it: the registry logs a conflict only after it has released its write lock
+//! and the conflicts' mutex, so a logger may call `snapshot()`.
 //!
 //! `log` allows one logger per process, so this test has its own binary.
 

@@ -150,7 +150,8 @@ fn a_change_of_failure_policy_is_refused_and_changes_nothing() {
 
 /// The bulkhead, the latency window and call timing are built with the
 /// breaker: a live change of `max_concurrent`, `timeout_ms` or
-/// `latency_p99_ms` used to report success while the old ones stayed.
+/// `latency_p99_ms` is refused, rather than reported as applied while the old
+/// values stay.
 #[test]
 fn a_change_of_a_key_fixed_at_construction_is_refused_and_changes_nothing() {
     let window = |build: fn(breaker_core::ConfigBuilder) -> breaker_core::ConfigBuilder| {
