@@ -53,7 +53,8 @@ impl Bulkhead {
 /// `max_concurrent` it holds nothing and dropping it does nothing.
 ///
 /// ```
-/// use breaker_core::{Breaker, Config, OpenReason};
+/// # use breaker_core as breakerbox;
+/// use breakerbox::{Breaker, Config, OpenReason};
 ///
 /// let breaker = Breaker::new("pool", Config::builder().max_concurrent(1).build()?);
 /// let first = breaker.enter()?;

@@ -7,8 +7,9 @@
 //! goes, or name it in the attribute:
 //!
 //! ```
+//! # use breaker_core as breakerbox;
 //! use std::io;
-//! use breaker_core::{classify, Breaker, Config};
+//! use breakerbox::{classify, Breaker, Config};
 //!
 //! let breaker = Breaker::new("files", Config::builder().threshold(1).build()?);
 //! let missing = breaker.call_with(&classify::io_error, || {
@@ -17,7 +18,7 @@
 //! assert!(missing.is_err());
 //! assert_eq!(breaker.metrics().ignored, 1); // the caller's mistake, not the disk's
 //! assert!(breaker.would_admit());
-//! # Ok::<(), breaker_core::ConfigError>(())
+//! # Ok::<(), breakerbox::ConfigError>(())
 //! ```
 //!
 //! With the attribute: `#[circuit_breaker(group = "files", is_failure = breakerbox::classify::io_error)]`.
@@ -50,8 +51,9 @@ use std::io::{self, ErrorKind};
 /// `InvalidFilename`, are in that last group until the minimum moves.)
 ///
 /// ```
+/// # use breaker_core as breakerbox;
 /// use std::io::{Error, ErrorKind};
-/// use breaker_core::classify::io_error;
+/// use breakerbox::classify::io_error;
 ///
 /// assert!(io_error(&Error::from(ErrorKind::ConnectionRefused)));
 /// assert!(io_error(&Error::new(ErrorKind::TimedOut, "read timed out")));
@@ -90,7 +92,8 @@ pub const fn io_error_kind(kind: ErrorKind) -> bool {
 /// `is_failure = breakerbox::classify::http_status` works on it directly.
 ///
 /// ```
-/// use breaker_core::classify::{http_status, HttpStatus};
+/// # use breaker_core as breakerbox;
+/// use breakerbox::classify::{http_status, HttpStatus};
 ///
 /// enum ApiError { Status(u16), Connect }
 ///
@@ -128,7 +131,8 @@ impl<T: HttpStatus + ?Sized> HttpStatus for &T {
 /// status [`status_is_failure`] counts, and so does no response at all.
 ///
 /// ```
-/// use breaker_core::classify::http_status;
+/// # use breaker_core as breakerbox;
+/// use breakerbox::classify::http_status;
 ///
 /// assert!(http_status(&503u16));
 /// assert!(http_status(&408u16));

@@ -16,7 +16,8 @@ use std::time::{Duration, Instant};
 /// simulated or coarse time source.
 ///
 /// ```
-/// use breaker_core::Clock;
+/// # use breaker_core as breakerbox;
+/// use breakerbox::Clock;
 ///
 /// /// A clock frozen at one second after its origin.
 /// struct Frozen;
@@ -118,8 +119,9 @@ fn instant_fallback() -> u64 {
 /// [`Breaker`](crate::Breaker).
 ///
 /// ```
+/// # use breaker_core as breakerbox;
 /// use std::time::Duration;
-/// use breaker_core::{Clock, ManualClock};
+/// use breakerbox::{Clock, ManualClock};
 ///
 /// let clock = ManualClock::new();
 /// let handle = clock.clone();

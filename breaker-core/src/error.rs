@@ -45,7 +45,8 @@ impl OpenReason {
 /// did not run.
 ///
 /// ```
-/// use breaker_core::{Breaker, Config, OpenReason};
+/// # use breaker_core as breakerbox;
+/// use breakerbox::{Breaker, Config, OpenReason};
 ///
 /// let breaker = Breaker::new("payments", Config::default());
 /// breaker.force_open();
@@ -126,7 +127,8 @@ impl std::error::Error for CircuitOpen {}
 /// downcasts back to the `CircuitOpen`.
 ///
 /// ```
-/// use breaker_core::{Breaker, CircuitOpen, Config};
+/// # use breaker_core as breakerbox;
+/// use breakerbox::{Breaker, CircuitOpen, Config};
 ///
 /// let breaker = Breaker::new("disk", Config::default());
 /// breaker.force_open();
@@ -151,8 +153,9 @@ impl From<CircuitOpen> for std::io::Error {
 /// consumed them.
 ///
 /// ```
+/// # use breaker_core as breakerbox;
 /// use std::time::Duration;
-/// use breaker_core::TimedOut;
+/// use breakerbox::TimedOut;
 ///
 /// let late = TimedOut::new("search", Duration::from_millis(250));
 /// assert_eq!(late.group(), "search");
@@ -212,8 +215,9 @@ impl From<TimedOut> for std::io::Error {
 /// chain prints each message once:
 ///
 /// ```
+/// # use breaker_core as breakerbox;
 /// use std::error::Error;
-/// use breaker_core::{Breaker, CallError, Config};
+/// use breakerbox::{Breaker, CallError, Config};
 ///
 /// let breaker = Breaker::new("docs-report", Config::default());
 /// let err = breaker
@@ -227,7 +231,7 @@ impl From<TimedOut> for std::io::Error {
 /// // A refusal is found in the chain whatever the closure's error type is.
 /// breaker.force_open();
 /// let err: CallError<std::io::Error> = breaker.call(|| Ok(())).unwrap_err();
-/// let refused = err.source().unwrap().downcast_ref::<breaker_core::CircuitOpen>();
+/// let refused = err.source().unwrap().downcast_ref::<breakerbox::CircuitOpen>();
 /// assert_eq!(refused.unwrap().group(), "docs-report");
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]

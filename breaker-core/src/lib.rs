@@ -3,7 +3,8 @@
 //! injected clock, and a registry of breakers keyed by group.
 //!
 //! ```
-//! use breaker_core::{CallError, Config, ManualClock, Registry, State};
+//! # use breaker_core as breakerbox;
+//! use breakerbox::{CallError, Config, ManualClock, Registry, State};
 //!
 //! let clock = ManualClock::new();
 //! let registry = Registry::with_clock(clock.clone());
@@ -70,7 +71,8 @@
 //! Details and defaults: [`ConfigBuilder`].
 //!
 //! ```
-//! use breaker_core::{Breaker, Config, State};
+//! # use breaker_core as breakerbox;
+//! use breakerbox::{Breaker, Config, State};
 //!
 //! // Four failures, a success, four failures: never five in a row...
 //! let consecutive = Breaker::new("a", Config::builder().threshold(5).build()?);
@@ -88,7 +90,7 @@
 //! }
 //! assert_eq!(consecutive.state(), State::Closed);
 //! assert_eq!(windowed.state(), State::Open);
-//! # Ok::<(), breaker_core::ConfigError>(())
+//! # Ok::<(), breakerbox::ConfigError>(())
 //! ```
 //!
 //! # Time

@@ -86,7 +86,8 @@ pub struct Metrics {
 /// The rates are `None` while the window is empty, never a sentinel.
 ///
 /// ```
-/// use breaker_core::{Breaker, Config};
+/// # use breaker_core as breakerbox;
+/// use breakerbox::{Breaker, Config};
 ///
 /// let config = Config::builder().window_calls(4).build()?;
 /// let breaker = Breaker::new("geo", config);
@@ -142,7 +143,8 @@ impl From<Counts> for WindowMetrics {
 /// The metrics of every breaker in a registry, sorted by group. Prints as a table:
 ///
 /// ```
-/// use breaker_core::{Config, Registry};
+/// # use breaker_core as breakerbox;
+/// use breakerbox::{Config, Registry};
 ///
 /// let registry = Registry::new();
 /// registry.breaker("search", &Config::default()).call(|| Ok::<_, ()>(1)).unwrap();

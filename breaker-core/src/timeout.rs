@@ -14,9 +14,10 @@ use std::time::Duration;
 /// A runtime's sleep, for call deadlines.
 ///
 /// ```
+/// # use breaker_core as breakerbox;
 /// use std::future::{pending, Pending};
 /// use std::time::Duration;
-/// use breaker_core::Timer;
+/// use breakerbox::Timer;
 ///
 /// /// A timer that never fires: calls run to completion, however long.
 /// struct Never;
@@ -55,9 +56,10 @@ impl<T: Timer + ?Sized> Timer for &T {
 /// call ready at the deadline's instant wins.
 ///
 /// ```
+/// # use breaker_core as breakerbox;
 /// use std::future::{pending, ready, Pending, Ready};
 /// use std::time::Duration;
-/// use breaker_core::{timeout::within, Timer};
+/// use breakerbox::{timeout::within, Timer};
 ///
 /// struct AlreadyDue;
 /// impl Timer for AlreadyDue {

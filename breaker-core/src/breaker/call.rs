@@ -38,7 +38,8 @@ impl Breaker {
     /// completes counts as abandoned and releases any probe slot.
     ///
     /// ```
-    /// use breaker_core::{Breaker, Config};
+    /// # use breaker_core as breakerbox;
+    /// use breakerbox::{Breaker, Config};
     ///
     /// # async fn lookup() -> Result<u32, std::io::Error> { Ok(7) }
     /// # async fn run() {
@@ -107,7 +108,8 @@ impl Breaker {
     /// interrupted from outside its thread.
     ///
     /// ```
-    /// use breaker_core::{Breaker, CallError, Config, OpenReason};
+    /// # use breaker_core as breakerbox;
+    /// use breakerbox::{Breaker, CallError, Config, OpenReason};
     ///
     /// let breaker = Breaker::new("files", Config::builder().max_concurrent(1).build()?);
     /// let inner = breaker.clone();
@@ -151,9 +153,10 @@ impl Breaker {
     /// being dropped. Without `timeout_ms` no timer is made.
     ///
     /// ```
+    /// # use breaker_core as breakerbox;
     /// use std::future::{pending, ready, Ready};
     /// use std::time::Duration;
-    /// use breaker_core::{Breaker, CallError, Config, State, Timer};
+    /// use breakerbox::{Breaker, CallError, Config, State, Timer};
     ///
     /// struct AlreadyDue; // a timer whose every deadline has passed
     /// impl Timer for AlreadyDue {

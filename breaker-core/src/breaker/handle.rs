@@ -21,7 +21,8 @@ use crate::sync::{AtomicU64, Ordering::*};
 /// A circuit breaker. Cloning is cheap and shares the same breaker.
 ///
 /// ```
-/// use breaker_core::{Breaker, CallError, Config, State};
+/// # use breaker_core as breakerbox;
+/// use breakerbox::{Breaker, CallError, Config, State};
 ///
 /// let breaker = Breaker::new("ledger", Config::builder().threshold(2).build().unwrap());
 /// for _ in 0..2 {
@@ -46,8 +47,9 @@ impl Breaker {
     /// A standalone breaker on `clock`.
     ///
     /// ```
+    /// # use breaker_core as breakerbox;
     /// use std::time::Duration;
-    /// use breaker_core::{Breaker, Config, ManualClock, State};
+    /// use breakerbox::{Breaker, Config, ManualClock, State};
     ///
     /// let clock = ManualClock::new();
     /// let config = Config::builder().threshold(1).open_ms(1_000).build().unwrap();
@@ -103,7 +105,8 @@ impl Breaker {
     /// [`Registry`](crate::Registry) also tells the registry's subscribers.
     ///
     /// ```
-    /// use breaker_core::{Breaker, Config, Event, State};
+    /// # use breaker_core as breakerbox;
+    /// use breakerbox::{Breaker, Config, Event, State};
     /// use std::sync::atomic::{AtomicU64, Ordering};
     /// use std::sync::Arc;
     ///
@@ -216,8 +219,9 @@ impl Breaker {
     /// claims, such as a `tower` service's readiness.
     ///
     /// ```
+    /// # use breaker_core as breakerbox;
     /// use std::time::Duration;
-    /// use breaker_core::{Breaker, Config, ManualClock, OpenReason};
+    /// use breakerbox::{Breaker, Config, ManualClock, OpenReason};
     ///
     /// let clock = ManualClock::new();
     /// let config = Config::builder().threshold(1).open_ms(1_000).build()?;
@@ -232,7 +236,7 @@ impl Breaker {
     /// assert!(breaker.refusal().is_none()); // a claim now would be the probe
     /// breaker.force_open();
     /// assert_eq!(breaker.refusal().unwrap().reason(), OpenReason::ForcedOpen);
-    /// # Ok::<(), breaker_core::ConfigError>(())
+    /// # Ok::<(), breakerbox::ConfigError>(())
     /// ```
     pub fn refusal(&self) -> Option<CircuitOpen> {
         let inner = &*self.inner;
@@ -310,8 +314,9 @@ impl Breaker {
     /// an episode already under way (from closed: the configured one).
     ///
     /// ```
+    /// # use breaker_core as breakerbox;
     /// use std::time::Duration;
-    /// use breaker_core::{Breaker, Config, ManualClock, OpenReason, State};
+    /// use breakerbox::{Breaker, Config, ManualClock, OpenReason, State};
     ///
     /// let clock = ManualClock::new();
     /// let breaker = Breaker::with_clock("db", Config::default(), clock.clone());
@@ -338,8 +343,9 @@ impl Breaker {
     /// ending, and must not reopen one whose own probe just closed it.
     ///
     /// ```
+    /// # use breaker_core as breakerbox;
     /// use std::time::Duration;
-    /// use breaker_core::{Breaker, Config, ManualClock, OpenReason, State};
+    /// use breakerbox::{Breaker, Config, ManualClock, OpenReason, State};
     ///
     /// let clock = ManualClock::new();
     /// let breaker = Breaker::with_clock("db", Config::builder().threshold(1).build().unwrap(), clock.clone());
@@ -362,8 +368,9 @@ impl Breaker {
     /// [`TransitionReason::FleetClose`](crate::TransitionReason::FleetClose).
     ///
     /// ```
+    /// # use breaker_core as breakerbox;
     /// use std::time::Duration;
-    /// use breaker_core::{Breaker, Config, State};
+    /// use breakerbox::{Breaker, Config, State};
     ///
     /// let breaker = Breaker::new("db", Config::default());
     /// assert!(!breaker.fleet_close(), "closed already");
@@ -392,8 +399,9 @@ impl Breaker {
     /// well before that.
     ///
     /// ```
+    /// # use breaker_core as breakerbox;
     /// use std::time::Duration;
-    /// use breaker_core::{Breaker, Config, ManualClock};
+    /// use breakerbox::{Breaker, Config, ManualClock};
     ///
     /// let clock = ManualClock::new();
     /// let breaker = Breaker::with_clock("db", Config::default(), clock.clone());

@@ -13,7 +13,8 @@ use crate::state::{State, Word};
 /// Any `Fn(&E) -> bool` is a classifier, so a plain fn path works:
 ///
 /// ```
-/// use breaker_core::Classifier;
+/// # use breaker_core as breakerbox;
+/// use breakerbox::Classifier;
 ///
 /// #[derive(Debug)]
 /// enum ApiError { BadRequest, Unavailable }
@@ -59,7 +60,8 @@ impl<E: ?Sized> Classifier<E> for EveryError {
 /// unrelated panic unwinds through its task also counts as a failure.
 ///
 /// ```
-/// use breaker_core::{Breaker, Config};
+/// # use breaker_core as breakerbox;
+/// use breakerbox::{Breaker, Config};
 ///
 /// let breaker = Breaker::new("inventory", Config::default());
 /// let permit = breaker.try_acquire().expect("a new breaker is closed");
@@ -204,7 +206,8 @@ impl<'a> Permit<'a> {
 /// reference count, which a `Permit` does not.
 ///
 /// ```
-/// use breaker_core::{Breaker, Config, OwnedPermit};
+/// # use breaker_core as breakerbox;
+/// use breakerbox::{Breaker, Config, OwnedPermit};
 ///
 /// fn claim(breaker: Breaker) -> OwnedPermit {
 ///     breaker.try_acquire_owned().expect("a new breaker is closed")

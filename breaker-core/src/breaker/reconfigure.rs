@@ -33,7 +33,8 @@ impl Breaker {
     /// success while the breaker kept the old ones.
     ///
     /// ```
-    /// use breaker_core::{Breaker, Config, State};
+    /// # use breaker_core as breakerbox;
+    /// use breakerbox::{Breaker, Config, State};
     ///
     /// let breaker = Breaker::new("ledger", Config::builder().threshold(5).build().unwrap());
     /// breaker.try_acquire().unwrap().failure();

@@ -54,7 +54,8 @@ impl Config {
 /// differently and the builder will not guess which one was meant.
 ///
 /// ```
-/// use breaker_core::{Config, ConfigError};
+/// # use breaker_core as breakerbox;
+/// use breakerbox::{Config, ConfigError};
 ///
 /// let by_count = Config::builder().window_calls(50).failure_rate(0.2).build()?;
 /// assert_eq!(by_count.min_calls(), Some(50)); // judges once the ring is full

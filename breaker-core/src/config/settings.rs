@@ -30,7 +30,8 @@ use crate::clock::millis_to_nanos;
 /// | `latency_p99_ms` | unset | open when the window's p99 latency is above this (needs a window) |
 ///
 /// ```
-/// use breaker_core::Config;
+/// # use breaker_core as breakerbox;
+/// use breakerbox::Config;
 ///
 /// const SEARCH: Config = match Config::builder().threshold(3).open_ms(10_000).build() {
 ///     Ok(config) => config,
@@ -64,7 +65,8 @@ use crate::clock::millis_to_nanos;
 /// [`Conflict`](crate::Conflict).
 ///
 /// ```
-/// use breaker_core::Config;
+/// # use breaker_core as breakerbox;
+/// use breakerbox::Config;
 ///
 /// let spelled = Config::builder().threshold(5).open_ms(30_000).build().unwrap();
 /// assert_eq!(spelled, Config::DEFAULT);

@@ -6,7 +6,8 @@ use crate::state::State;
 /// Counts of transitions by the state left and the state entered.
 ///
 /// ```
-/// use breaker_core::{Breaker, Config, State};
+/// # use breaker_core as breakerbox;
+/// use breakerbox::{Breaker, Config, State};
 ///
 /// let breaker = Breaker::new("db", Config::builder().threshold(1).build()?);
 /// breaker.try_acquire()?.failure();

@@ -43,7 +43,8 @@ use crate::sync::{AtomicBool, AtomicU64, AtomicUsize, Mutex, Ordering::*};
 /// What a subscriber is told.
 ///
 /// ```
-/// use breaker_core::{Config, Event, ManualClock, Registry, State, TransitionReason, TripCause};
+/// # use breaker_core as breakerbox;
+/// use breakerbox::{Config, Event, ManualClock, Registry, State, TransitionReason, TripCause};
 /// use std::sync::{Arc, Mutex};
 ///
 /// let registry = Registry::with_clock(ManualClock::new());
@@ -119,7 +120,8 @@ pub struct Transition {
 /// subscribes without).
 ///
 /// ```
-/// use breaker_core::{Config, Event, ManualClock, Registry, State};
+/// # use breaker_core as breakerbox;
+/// use breakerbox::{Config, Event, ManualClock, Registry, State};
 /// use std::sync::{Arc, Mutex};
 ///
 /// let registry = Registry::with_clock(ManualClock::new());

@@ -25,7 +25,8 @@ use std::sync::Arc;
 /// it without allocating, or key by one part). For a type of your own:
 ///
 /// ```
-/// use breaker_core::{AsKey, Config, KeyedGroup};
+/// # use breaker_core as breakerbox;
+/// use breakerbox::{AsKey, Config, KeyedGroup};
 ///
 /// #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 /// struct TenantId(u32);

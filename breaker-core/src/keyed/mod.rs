@@ -78,7 +78,8 @@ const RETIRE_BATCH: usize = 128;
 /// waits for it for ever, as `papaya` documents for its own map.
 ///
 /// ```
-/// use breaker_core::{Config, KeyedGroup, State};
+/// # use breaker_core as breakerbox;
+/// use breakerbox::{Config, KeyedGroup, State};
 ///
 /// let hosts = KeyedGroup::<String>::new("upstream", Config::builder().threshold(1).build().unwrap(), 10_000);
 /// hosts.breaker("a.example").try_acquire().unwrap().failure();
@@ -224,7 +225,8 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
     /// `timeout_ms` or `latency_p99_ms`.
     ///
     /// ```
-    /// use breaker_core::{Config, KeyedGroup, State};
+    /// # use breaker_core as breakerbox;
+    /// use breakerbox::{Config, KeyedGroup, State};
     ///
     /// let hosts = KeyedGroup::<String>::new("hosts", Config::builder().threshold(5).build().unwrap(), 100);
     /// hosts.breaker("a.example").try_acquire().unwrap().failure();
@@ -253,7 +255,8 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
     /// holds it for the call's length.
     ///
     /// ```
-    /// use breaker_core::{CallError, Config, KeyedGroup};
+    /// # use breaker_core as breakerbox;
+    /// use breakerbox::{CallError, Config, KeyedGroup};
     ///
     /// let tenants = KeyedGroup::<u64>::new("tenants", Config::default(), 1_000);
     /// let answer = tenants.breaker(&42).call(|| Ok::<_, std::io::Error>(7));
@@ -273,8 +276,9 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
     /// group holds is found by its borrowed form, with no allocation.
     ///
     /// ```
+    /// # use breaker_core as breakerbox;
     /// use std::net::{IpAddr, Ipv4Addr};
-    /// use breaker_core::{Config, KeyedGroup};
+    /// use breakerbox::{Config, KeyedGroup};
     ///
     /// let peers = KeyedGroup::<IpAddr>::new("peers", Config::default(), 1_000);
     /// let peer = IpAddr::V4(Ipv4Addr::LOCALHOST);

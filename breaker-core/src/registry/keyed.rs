@@ -38,7 +38,8 @@ impl Registry {
     /// [`WrongKeyType`] when the group exists with another key type.
     ///
     /// ```
-    /// use breaker_core::{Config, Registry};
+    /// # use breaker_core as breakerbox;
+    /// use breakerbox::{Config, Registry};
     ///
     /// let registry = Registry::new();
     /// let hosts = registry.keyed::<String>("crawl", &Config::default(), 100_000).unwrap();
@@ -103,7 +104,8 @@ impl Registry {
     /// [`WrongKeyType`] when the group exists with another key type.
     ///
     /// ```
-    /// use breaker_core::{Config, Registry};
+    /// # use breaker_core as breakerbox;
+    /// use breakerbox::{Config, Registry};
     ///
     /// let registry = Registry::new();
     /// assert!(registry.get_keyed::<String>("hosts").unwrap().is_none());
@@ -124,7 +126,8 @@ impl Registry {
     /// without knowing the groups' key types. Pure.
     ///
     /// ```
-    /// use breaker_core::{Config, Registry};
+    /// # use breaker_core as breakerbox;
+    /// use breakerbox::{Config, Registry};
     ///
     /// let registry = Registry::new();
     /// let tenants = registry.keyed::<u64>("tenants", &Config::default(), 100).unwrap();
@@ -141,7 +144,8 @@ impl Registry {
     /// lists the unkeyed ones). Reads no key.
     ///
     /// ```
-    /// use breaker_core::{Config, Registry};
+    /// # use breaker_core as breakerbox;
+    /// use breakerbox::{Config, Registry};
     ///
     /// let registry = Registry::new();
     /// registry.keyed::<u64>("tenants", &Config::default(), 100).unwrap();

@@ -38,8 +38,9 @@ impl Registry {
     /// config changed, sorted by group.
     ///
     /// ```
+    /// # use breaker_core as breakerbox;
     /// use std::sync::Arc;
-    /// use breaker_core::{Config, Registry, Resolution};
+    /// use breakerbox::{Config, Registry, Resolution};
     ///
     /// let registry = Registry::new();
     /// let declared = Config::builder().threshold(3).build().unwrap();

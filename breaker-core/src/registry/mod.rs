@@ -33,7 +33,8 @@ use crate::metrics::Snapshot;
 /// The process-wide registry that `#[circuit_breaker]` call sites use by default.
 ///
 /// ```
-/// use breaker_core::{registry, Config, State};
+/// # use breaker_core as breakerbox;
+/// use breakerbox::{registry, Config, State};
 ///
 /// let search = registry().breaker("docs-search", &Config::default());
 /// assert_eq!(search.state(), State::Closed);
@@ -106,7 +107,8 @@ impl Registry {
     /// An empty registry whose breakers all read `clock`.
     ///
     /// ```
-    /// use breaker_core::{Config, ManualClock, Registry, State};
+    /// # use breaker_core as breakerbox;
+    /// use breakerbox::{Config, ManualClock, Registry, State};
     ///
     /// let clock = ManualClock::new();
     /// let registry = Registry::with_clock(clock.clone());
@@ -158,7 +160,8 @@ impl Registry {
     /// ([`keyed`](Self::keyed)). Must come before the group's first use.
     ///
     /// ```
-    /// use breaker_core::{Config, Registry};
+    /// # use breaker_core as breakerbox;
+    /// use breakerbox::{Config, Registry};
     ///
     /// let registry = Registry::new();
     /// let strict = Config::builder().threshold(1).build().unwrap();

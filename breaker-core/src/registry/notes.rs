@@ -60,7 +60,8 @@ impl Registry {
     /// ([`subscribe_unkeyed`](Self::subscribe_unkeyed)) costs the keys nothing.
     ///
     /// ```
-    /// use breaker_core::{Config, Event, Registry};
+    /// # use breaker_core as breakerbox;
+    /// use breakerbox::{Config, Event, Registry};
     /// use std::sync::{Arc, Mutex};
     ///
     /// let registry = Arc::new(Registry::new());
@@ -96,7 +97,8 @@ impl Registry {
     /// (what a fleet agent, which shares whole groups, subscribes with).
     ///
     /// ```
-    /// use breaker_core::{Config, Event, Registry};
+    /// # use breaker_core as breakerbox;
+    /// use breakerbox::{Config, Event, Registry};
     /// use std::sync::atomic::{AtomicUsize, Ordering};
     /// use std::sync::Arc;
     ///
