@@ -3,8 +3,6 @@
 
 use std::fmt;
 
-#[cfg(doc)]
-use super::Registry;
 use crate::breaker::PolicyChange;
 use crate::config::Config;
 
@@ -93,7 +91,7 @@ impl fmt::Display for UnknownGroup {
 
 impl std::error::Error for UnknownGroup {}
 
-/// [`Registry::configure`] came after the group's breaker was created.
+/// [`Registry::configure`](super::Registry::configure) came after the group's breaker was created.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AlreadyCreated(pub &'static str);
 
