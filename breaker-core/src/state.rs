@@ -103,6 +103,62 @@ const FAILURE_FIELD: u64 = (MAX_FAILURES as u64) << FAILURE_SHIFT;
 /// fleet opened it (`Breaker::fleet_open`), so its refusals say so. Cleared,
 /// like every field, by the next generation.
 const FLEET: u64 = 1 << PROBE_SHIFT;
+const STATE_FIELD: u64 = (1 << STATE_BITS) - 1;
+const PROBE_FIELD: u64 = FIELD_MASK << PROBE_SHIFT;
+const SUCCESS_FIELD: u64 = FIELD_MASK << SUCCESS_SHIFT;
+const GEN_FIELD: u64 = GEN_MASK << GEN_SHIFT;
+/// The state bits of the states `refusing` tells apart.
+const OPEN_BITS: u64 = State::Open.bits();
+const FORCED_OPEN_BITS: u64 = State::ForcedOpen.bits();
+
+// The layout, checked by the compiler: the fields tile the 64 bits with no
+// overlap and no gap; the aliases are the ones the table below names; and the
+// masks that test the state bits hold for the states' numbering.
+const _: () = {
+    let fields = [
+        STATE_FIELD,
+        TIMED,
+        WINDOWED,
+        MARKED,
+        PROBE_FIELD,
+        SUCCESS_FIELD,
+        GEN_FIELD,
+    ];
+    let mut union = 0u64;
+    let mut i = 0;
+    while i < fields.len() {
+        assert!(union & fields[i] == 0, "two fields of the word overlap");
+        union |= fields[i];
+        i += 1;
+    }
+    assert!(
+        union == u64::MAX,
+        "the fields leave bits of the word unused"
+    );
+    // Aliases: a closed word's failures are the probe and success fields; an
+    // open word's fleet bit is the probe field's lowest.
+    assert!(FAILURE_FIELD == PROBE_FIELD | SUCCESS_FIELD);
+    assert!(FLEET & PROBE_FIELD == FLEET && FLEET.count_ones() == 1);
+    // Every state fits its field, and `REFUSING_OR_PROBING` (a mask of state
+    // bits) is clear exactly for the states that admit without a step.
+    let states = [
+        State::Closed,
+        State::Open,
+        State::HalfOpen,
+        State::ForcedOpen,
+        State::ForcedClosed,
+    ];
+    let mut i = 0;
+    while i < states.len() {
+        let bits = states[i].bits();
+        assert!(bits & !STATE_FIELD == 0, "a state outgrows its field");
+        let admits = matches!(states[i], State::Closed | State::ForcedClosed);
+        assert!((bits & REFUSING_OR_PROBING == 0) == admits);
+        assert!(State::from_bits(bits).bits() == bits);
+        i += 1;
+    }
+    assert!(REFUSING_OR_PROBING & !STATE_FIELD == 0);
+};
 
 /// Everything a claim and a verdict must agree on, in one `u64`, so every
 /// transition is a single compare-and-swap and the closed path reads one word:
@@ -127,8 +183,7 @@ impl Word {
         Word(Word::new(State::Closed, 0, 0, 0).0 | timed | windowed)
     }
 
-    /// A word without flags: for codes that never reach the atomic (see
-    /// `Inner::refused`), and as the base of the builders below.
+    /// A word without flags: the base of the builders below (and of tests).
     pub(crate) const fn new(state: State, generation: u64, probes: u32, successes: u32) -> Word {
         Word(
             state.bits()
@@ -138,13 +193,38 @@ impl Word {
         )
     }
 
+    /// A claim's answer packed as a word (see `Claim`): never stored in the
+    /// breaker, so its probe field holds `kind` and its success field `flag`
+    /// whatever `state` is. Read back with [`code_kind`](Self::code_kind) and
+    /// [`code_flag`](Self::code_flag).
+    #[inline(always)]
+    pub(crate) const fn code(state: State, kind: u32, flag: bool) -> Word {
+        Word(
+            state.bits()
+                | ((kind as u64 & FIELD_MASK) << PROBE_SHIFT)
+                | ((flag as u64) << SUCCESS_SHIFT),
+        )
+    }
+
+    /// The `kind` of a [`code`](Self::code).
+    #[inline(always)]
+    pub(crate) const fn code_kind(self) -> u32 {
+        ((self.0 >> PROBE_SHIFT) & FIELD_MASK) as u32
+    }
+
+    /// The `flag` of a [`code`](Self::code).
+    #[inline(always)]
+    pub(crate) const fn code_flag(self) -> bool {
+        (self.0 >> SUCCESS_SHIFT) & FIELD_MASK != 0
+    }
+
     const fn flagged(self, word: Word) -> Word {
         Word(word.0 | (self.0 & FLAGS))
     }
 
     #[inline]
     pub(crate) const fn state(self) -> State {
-        State::from_bits(self.0 & ((1 << STATE_BITS) - 1))
+        State::from_bits(self.0 & STATE_FIELD)
     }
 
     #[inline]
@@ -152,12 +232,27 @@ impl Word {
         self.0 >> GEN_SHIFT
     }
 
+    /// Probes in flight, in a half-open word (the field means failures when
+    /// closed and the fleet bit when open: asked of those, a debug build panics).
     pub(crate) const fn probes(self) -> u32 {
+        debug_assert!(
+            self.is_half_open(),
+            "probes of a word that is not half-open"
+        );
         ((self.0 >> PROBE_SHIFT) & FIELD_MASK) as u32
     }
 
+    /// Probe successes of the episode, in a half-open word (as [`probes`](Self::probes)).
     pub(crate) const fn successes(self) -> u32 {
+        debug_assert!(
+            self.is_half_open(),
+            "successes of a word that is not half-open"
+        );
         ((self.0 >> SUCCESS_SHIFT) & FIELD_MASK) as u32
+    }
+
+    const fn is_half_open(self) -> bool {
+        matches!(self.state(), State::HalfOpen)
     }
 
     /// Consecutive failures, in a closed word (zero in every other state).
@@ -206,9 +301,9 @@ impl Word {
     /// state bits and the fleet bit.
     #[inline(always)]
     pub(crate) const fn refusing(self) -> Refusing {
-        match self.0 & (((1 << STATE_BITS) - 1) | FLEET) {
-            1 => Refusing::LocallyOpen,
-            3 => Refusing::ForcedOpen,
+        match self.0 & (STATE_FIELD | FLEET) {
+            OPEN_BITS => Refusing::LocallyOpen,
+            FORCED_OPEN_BITS => Refusing::ForcedOpen,
             _ => Refusing::Other,
         }
     }
@@ -225,11 +320,19 @@ impl Word {
         self.flagged(Word::new(state, self.generation().wrapping_add(1), 0, 0))
     }
 
+    /// This half-open word with `probes` in flight (a debug build panics on
+    /// any other state, whose field means something else).
     pub(crate) const fn with_probes(self, probes: u32) -> Word {
         self.with_successes(probes, self.successes())
     }
 
+    /// This half-open word with `probes` in flight and `successes` (as
+    /// [`with_probes`](Self::with_probes)).
     pub(crate) const fn with_successes(self, probes: u32, successes: u32) -> Word {
+        debug_assert!(
+            self.is_half_open(),
+            "probes set on a word that is not half-open"
+        );
         self.flagged(Word::new(
             self.state(),
             self.generation(),
@@ -240,7 +343,14 @@ impl Word {
 
     /// This closed word with `failures` consecutive failures (at most
     /// [`MAX_FAILURES`]).
+    ///
+    /// On an open word the field holds the fleet bit, on a half-open one the
+    /// probes: a debug build panics on any word but a closed one.
     pub(crate) const fn with_failures(self, failures: u32) -> Word {
+        debug_assert!(
+            matches!(self.state(), State::Closed),
+            "failures set on a word that is not closed"
+        );
         let failures = if failures > MAX_FAILURES {
             MAX_FAILURES
         } else {
@@ -252,15 +362,21 @@ impl Word {
 
 impl fmt::Debug for Word {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Word")
-            .field("state", &self.state())
-            .field("generation", &self.generation())
-            .field("probes", &self.probes())
-            .field("successes", &self.successes())
-            .field("failures", &self.failures())
-            .field("timed", &self.is_timed())
+        let mut d = f.debug_struct("Word");
+        d.field("state", &self.state())
+            .field("generation", &self.generation());
+        // Each state's view of the bits it shares with the others.
+        match self.state() {
+            State::Closed => d.field("failures", &self.failures()),
+            State::HalfOpen => d
+                .field("probes", &self.probes())
+                .field("successes", &self.successes()),
+            State::Open => d.field("fleet", &self.is_fleet_open()),
+            State::ForcedOpen | State::ForcedClosed => &mut d,
+        };
+        d.field("timed", &self.is_timed())
             .field("windowed", &(self.0 & WINDOWED != 0))
-            .field("fleet", &self.is_fleet_open())
+            .field("marked", &(self.0 & MARKED != 0))
             .finish()
     }
 }
@@ -415,7 +531,55 @@ mod tests {
         let w = Word::new(State::Closed, GEN_MASK, 0, 0).next(State::Open);
         assert_eq!(w.generation(), 0);
         assert_eq!(w.state(), State::Open);
-        assert_eq!(w.probes(), 0);
+        assert!(!w.is_fleet_open());
+        assert_eq!(w.0 & !STATE_FIELD, 0);
+    }
+
+    #[test]
+    #[cfg(debug_assertions)]
+    #[should_panic(expected = "failures set on a word that is not closed")]
+    fn failures_set_on_an_open_word_panic_in_a_debug_build() {
+        // On an open word these bits are the fleet bit.
+        let _ = Word::initial(false, false)
+            .next(State::Open)
+            .with_failures(1);
+    }
+
+    #[test]
+    #[cfg(debug_assertions)]
+    #[should_panic(expected = "a word that is not half-open")]
+    fn probes_set_on_a_closed_word_panic_in_a_debug_build() {
+        // On a closed word these bits are the consecutive failures.
+        let _ = Word::initial(false, false).with_probes(1);
+    }
+
+    #[test]
+    #[cfg(debug_assertions)]
+    #[should_panic(expected = "probes of a word that is not half-open")]
+    fn probes_read_of_a_fleet_open_word_panic_in_a_debug_build() {
+        let _ = Word::initial(false, false).next_fleet_open().probes();
+    }
+
+    #[test]
+    fn a_words_debug_shows_the_view_of_its_state() {
+        let closed = format!("{:?}", Word::initial(false, false).with_failures(3));
+        assert!(
+            closed.contains("failures: 3") && !closed.contains("probes"),
+            "{closed}"
+        );
+        let fleet = format!("{:?}", Word::initial(false, false).next_fleet_open());
+        assert!(
+            fleet.contains("fleet: true") && !fleet.contains("failures"),
+            "{fleet}"
+        );
+        let probing = Word::initial(false, false)
+            .next(State::HalfOpen)
+            .with_successes(2, 1);
+        let probing = format!("{probing:?}");
+        assert!(
+            probing.contains("probes: 2") && probing.contains("successes: 1"),
+            "{probing}"
+        );
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! [`step`](super::transition::step) on a claim, swaps its word in, renews the probes' lease and counts.
 
 use super::inner::Inner;
-use super::transition::{self, Act, Input, Readings};
+use super::transition::{self, Act, Input, Readings, Refusal};
 use crate::clock::COARSE_LAG_MAX;
 use crate::counters::Event;
 use crate::error::OpenReason;
@@ -47,17 +47,15 @@ impl Claim {
     }
 
     #[inline(always)]
-    pub(super) fn refused(reason: OpenReason, retry_after: Option<u64>) -> Claim {
-        let (state, kind) = match reason {
-            OpenReason::Open => (State::Open, 0),
-            OpenReason::HalfOpenFull => (State::Open, 1),
-            OpenReason::Fleet => (State::Open, 2),
-            OpenReason::ForcedOpen => (State::ForcedOpen, 0),
-            // The bulkhead refuses before any claim: never a claim's answer.
-            OpenReason::BulkheadFull => (State::Open, 0),
+    pub(super) fn refused(refusal: Refusal, retry_after: Option<u64>) -> Claim {
+        let (state, kind) = match refusal {
+            Refusal::Open => (State::Open, 0),
+            Refusal::HalfOpenFull => (State::Open, 1),
+            Refusal::Fleet => (State::Open, 2),
+            Refusal::ForcedOpen => (State::ForcedOpen, 0),
         };
         Claim {
-            code: Word::new(state, 0, kind, u32::from(retry_after.is_some())),
+            code: Word::code(state, kind, retry_after.is_some()),
             value: retry_after.unwrap_or(0),
         }
     }
@@ -71,13 +69,13 @@ impl Claim {
                 started: self.value,
             },
             State::Open | State::ForcedOpen => Claimed::Refused {
-                reason: match (code.state(), code.probes()) {
+                reason: match (code.state(), code.code_kind()) {
                     (State::ForcedOpen, _) => OpenReason::ForcedOpen,
                     (_, 0) => OpenReason::Open,
                     (_, 1) => OpenReason::HalfOpenFull,
                     (_, _) => OpenReason::Fleet,
                 },
-                retry_after: (code.successes() != 0).then_some(self.value),
+                retry_after: code.code_flag().then_some(self.value),
             },
         }
     }
@@ -124,18 +122,18 @@ impl Inner {
             let reopen_at = self.reopen_at.load(Acquire);
             let coarse = self.clock.now_coarse();
             if coarse < reopen_at && reopen_at - coarse > COARSE_LAG_MAX {
-                return self.refuse(OpenReason::Open, Some(reopen_at - coarse));
+                return self.refuse(Refusal::Open, Some(reopen_at - coarse));
             }
         } else if refusing == Refusing::ForcedOpen {
-            return self.refuse(OpenReason::ForcedOpen, None);
+            return self.refuse(Refusal::ForcedOpen, None);
         }
         self.acquire_moving()
     }
 
     #[inline(always)]
-    fn refuse(&self, reason: OpenReason, retry_after: Option<u64>) -> Claim {
+    fn refuse(&self, refusal: Refusal, retry_after: Option<u64>) -> Claim {
         self.counters.bump(Event::Rejected);
-        Claim::refused(reason, retry_after)
+        Claim::refused(refusal, retry_after)
     }
 
     /// The claims that admit, and may move the breaker: open to half-open,
@@ -148,9 +146,9 @@ impl Inner {
             let Some(next) = step.next else {
                 return match step.act {
                     Act::Refuse {
-                        reason,
+                        refusal,
                         retry_after,
-                    } => self.refuse(reason, retry_after),
+                    } => self.refuse(refusal, retry_after),
                     // The word admits a call: timed, or it turned closed while
                     // this claim retried. Marked either way, so its success
                     // takes the slow path.
@@ -187,5 +185,33 @@ impl Inner {
     fn renew_lease(&self, now: u64) {
         let lease = now.saturating_add(self.config().probe_timeout_nanos());
         self.lease_until.fetch_max(lease, AcqRel);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_refusal_comes_back_as_its_own_reason_with_its_retry_after() {
+        for refusal in [
+            Refusal::Open,
+            Refusal::HalfOpenFull,
+            Refusal::Fleet,
+            Refusal::ForcedOpen,
+        ] {
+            for retry_after in [None, Some(0), Some(7), Some(u64::MAX)] {
+                match Claim::refused(refusal, retry_after).get() {
+                    Claimed::Refused {
+                        reason,
+                        retry_after: back,
+                    } => {
+                        assert_eq!(reason, refusal.reason());
+                        assert_eq!(back, retry_after, "{refusal:?}");
+                    }
+                    Claimed::Admitted { .. } => panic!("{refusal:?} admitted"),
+                }
+            }
+        }
     }
 }

@@ -7,7 +7,7 @@ use std::time::Duration;
 use super::claim::Claimed;
 use super::inner::{Hot, Inner};
 use super::permit::Permit;
-use super::transition::open_reason;
+use super::transition::open_refusal;
 use crate::clock::{Clock, ClockSource};
 use crate::config::Config;
 use crate::error::{CircuitOpen, OpenReason};
@@ -242,7 +242,7 @@ impl Breaker {
             State::ForcedOpen => {
                 return Some(CircuitOpen::new(inner.name, OpenReason::ForcedOpen, None))
             }
-            State::Open => (open_reason(word), inner.reopen_at.load(Acquire)),
+            State::Open => (open_refusal(word).reason(), inner.reopen_at.load(Acquire)),
             State::HalfOpen if word.probes() < inner.config().half_open_probes() => return None,
             State::HalfOpen => (OpenReason::HalfOpenFull, inner.lease_until.load(Acquire)),
         };

@@ -93,7 +93,7 @@ pub(super) enum Act {
     Probe { coarse: u64, reclaimed: u32 },
     /// Refuse the claim.
     Refuse {
-        reason: OpenReason,
+        refusal: Refusal,
         retry_after: Option<u64>,
     },
     /// A probe success, ignore or abandonment was recorded.
@@ -106,6 +106,34 @@ pub(super) enum Act {
     Stale,
     /// Write the fleet's new end of the current open.
     Hold,
+}
+
+/// Why the state machine refuses a claim: the [`OpenReason`]s a claim can
+/// give. (A full bulkhead refuses before any claim: it is no answer of the
+/// state machine, so it has no value here.)
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Refusal {
+    /// Open by its own trip or failed probe.
+    Open,
+    /// Half-open, every probe slot taken.
+    HalfOpenFull,
+    /// Open because the fleet says so.
+    Fleet,
+    /// Forced open by hand.
+    ForcedOpen,
+}
+
+impl Refusal {
+    /// What the caller is told.
+    #[inline(always)]
+    pub(super) const fn reason(self) -> OpenReason {
+        match self {
+            Refusal::Open => OpenReason::Open,
+            Refusal::HalfOpenFull => OpenReason::HalfOpenFull,
+            Refusal::Fleet => OpenReason::Fleet,
+            Refusal::ForcedOpen => OpenReason::ForcedOpen,
+        }
+    }
 }
 
 /// Why a breaker changed generation: what an observer would be told.
@@ -178,9 +206,9 @@ impl Step {
     }
 }
 
-const fn refuse(reason: OpenReason, retry_after: Option<u64>) -> Step {
+const fn refuse(refusal: Refusal, retry_after: Option<u64>) -> Step {
     Step::stay(Act::Refuse {
-        reason,
+        refusal,
         retry_after,
     })
 }
@@ -245,11 +273,11 @@ pub(super) fn step(word: Word, input: Input, config: &Config, at: &impl Readings
 
 /// Why an open word refuses: the fleet opened it, or it tripped here.
 #[inline(always)]
-pub(super) const fn open_reason(word: Word) -> OpenReason {
+pub(super) const fn open_refusal(word: Word) -> Refusal {
     if word.is_fleet_open() {
-        OpenReason::Fleet
+        Refusal::Fleet
     } else {
-        OpenReason::Open
+        Refusal::Open
     }
 }
 
@@ -257,7 +285,7 @@ pub(super) const fn open_reason(word: Word) -> OpenReason {
 fn claim(word: Word, config: &Config, at: &impl Readings) -> Step {
     match word.state() {
         State::Closed | State::ForcedClosed => Step::stay(Act::Admit),
-        State::ForcedOpen => refuse(OpenReason::ForcedOpen, None),
+        State::ForcedOpen => refuse(Refusal::ForcedOpen, None),
         State::Open => {
             let reopen_at = at.reopen_at();
             let mut coarse = at.coarse();
@@ -267,7 +295,7 @@ fn claim(word: Word, config: &Config, at: &impl Readings) -> Step {
                 // coarse clock lags.
                 coarse = at.confirm(coarse, reopen_at);
                 if coarse < reopen_at {
-                    return refuse(open_reason(word), Some(reopen_at - coarse));
+                    return refuse(open_refusal(word), Some(reopen_at - coarse));
                 }
             }
             let next = word.next(State::HalfOpen).with_probes(1);
@@ -291,7 +319,7 @@ fn claim(word: Word, config: &Config, at: &impl Readings) -> Step {
             if coarse < lease_until {
                 coarse = at.confirm(coarse, lease_until);
                 if coarse < lease_until {
-                    return refuse(OpenReason::HalfOpenFull, Some(lease_until - coarse));
+                    return refuse(Refusal::HalfOpenFull, Some(lease_until - coarse));
                 }
             }
             // Every probe in flight has overrun its lease: a new half-open

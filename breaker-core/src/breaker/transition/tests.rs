@@ -76,6 +76,15 @@ fn word(state: State, timed: bool, windowed: bool) -> Word {
     w.next(state)
 }
 
+/// `w` with `n` in the bits a half-open word counts its probes in (a closed
+/// word's failures, an open word's fleet bit), whatever its state: words the
+/// state machine never makes, to show a step reads those bits only in the
+/// state they belong to.
+fn with_field(w: Word, n: u32) -> Word {
+    let field = Word::new(State::Closed, 0, 1023, 0).0;
+    Word((w.0 & !field) | Word::new(State::Closed, 0, n, 0).0)
+}
+
 fn flags() -> impl Iterator<Item = (bool, bool)> {
     [(false, false), (true, false), (false, true), (true, true)].into_iter()
 }
@@ -102,7 +111,7 @@ fn a_claim_on_a_closed_word_admits_without_a_reading_or_a_write() {
 #[test]
 fn a_forced_open_word_refuses_without_a_retry_time_or_a_reading() {
     let s = step_on(word(State::ForcedOpen, false, false), Input::Claim);
-    assert_eq!(s, refuse(OpenReason::ForcedOpen, None));
+    assert_eq!(s, refuse(Refusal::ForcedOpen, None));
 }
 
 #[test]
@@ -110,7 +119,7 @@ fn an_open_word_refuses_until_its_deadline_and_then_admits_the_first_probe() {
     for (timed, windowed) in flags() {
         let open = word(State::Open, timed, windowed);
         let early = step(open, Input::Claim, &LIMITS, &at(999, 1_000, 0));
-        assert_eq!(early, refuse(OpenReason::Open, Some(1)));
+        assert_eq!(early, refuse(Refusal::Open, Some(1)));
         for coarse in [1_000, 5_000] {
             let due = step(open, Input::Claim, &LIMITS, &at(coarse, 1_000, 0));
             let next = open.next(State::HalfOpen).with_probes(1);
@@ -159,7 +168,7 @@ fn a_coarse_reading_short_of_a_deadline_is_confirmed_by_a_precise_one() {
         }
     );
     let early = step(open, Input::Claim, &LIMITS, &confirmed(998));
-    assert_eq!(early, refuse(OpenReason::Open, Some(2)));
+    assert_eq!(early, refuse(Refusal::Open, Some(2)));
 
     let full = word(State::HalfOpen, false, false).with_probes(2);
     let lease = |precise| At {
@@ -175,7 +184,7 @@ fn a_coarse_reading_short_of_a_deadline_is_confirmed_by_a_precise_one() {
         }
     );
     let early = step(full, Input::Claim, &LIMITS, &lease(1_999));
-    assert_eq!(early, refuse(OpenReason::HalfOpenFull, Some(1)));
+    assert_eq!(early, refuse(Refusal::HalfOpenFull, Some(1)));
 }
 
 #[test]
@@ -199,7 +208,7 @@ fn a_half_open_word_admits_into_free_slots_without_reading_the_clock() {
 fn a_full_half_open_word_refuses_until_the_lease_runs_out_then_reclaims_every_slot() {
     let full = word(State::HalfOpen, false, false).with_probes(2);
     let held = step(full, Input::Claim, &LIMITS, &at(10, 0, 15));
-    assert_eq!(held, refuse(OpenReason::HalfOpenFull, Some(5)));
+    assert_eq!(held, refuse(Refusal::HalfOpenFull, Some(5)));
     let out = step(full, Input::Claim, &LIMITS, &at(15, 0, 15));
     let next = full.next(State::HalfOpen).with_probes(1);
     assert_eq!(
@@ -253,7 +262,7 @@ fn probe_successes_close_at_successes_to_close_and_free_their_slot_before() {
 #[test]
 fn a_probe_outcome_of_another_generation_or_state_is_stale() {
     for state in STATES {
-        let w = word(state, false, false).with_probes(1);
+        let w = with_field(word(state, false, false), 1);
         for verdict in [Verdict::Success, Verdict::Ignored, Verdict::Abandoned] {
             for generation in [6, 7, 8] {
                 let s = step_on(
@@ -327,7 +336,7 @@ fn a_success_resets_the_count_and_writes_nothing_when_there_is_none() {
 fn trips_and_failed_probes_open_only_from_their_own_state_and_generation() {
     for state in STATES {
         for generation in [6, 7, 8] {
-            let w = word(state, true, false).with_probes(1);
+            let w = with_field(word(state, true, false), 1);
             for (input, from, reason) in [
                 (Input::Trip { generation }, State::Closed, Reason::Tripped),
                 (
@@ -359,7 +368,7 @@ fn trips_and_failed_probes_open_only_from_their_own_state_and_generation() {
 fn forcing_moves_every_state_to_a_new_generation_of_the_forced_one() {
     for from in STATES {
         for to in STATES {
-            let w = word(from, true, true).with_failures(2);
+            let w = with_field(word(from, true, true), 2);
             let s = step_on(w, Input::Force(to));
             assert_eq!(s, Step::to(w.next(to), Act::Nothing, Reason::Forced));
             let t = s.transition(w).unwrap();
@@ -398,7 +407,7 @@ fn only_steps_that_change_generation_carry_a_transition() {
     };
     for state in STATES {
         for probes in [0, 1, 2] {
-            let w = word(state, false, false).with_probes(probes);
+            let w = with_field(word(state, false, false), probes);
             for input in inputs(7) {
                 for readings in [at(0, 10, 10), at(10, 10, 10)] {
                     let s = step(w, input, &LIMITS, &readings);
@@ -488,13 +497,13 @@ fn the_fleet_leaves_a_breaker_forced_by_hand_alone() {
 fn a_fleet_open_word_refuses_with_the_fleet_reason_until_its_deadline() {
     let open = word(State::Closed, true, false).next_fleet_open();
     let early = step(open, Input::Claim, &LIMITS, &at(400, 1_000, 0));
-    assert_eq!(early, refuse(OpenReason::Fleet, Some(600)));
+    assert_eq!(early, refuse(Refusal::Fleet, Some(600)));
     let confirmed = At {
         precise: Some(999),
         ..at(990, 1_000, 0)
     };
     let still = step(open, Input::Claim, &LIMITS, &confirmed);
-    assert_eq!(still, refuse(OpenReason::Fleet, Some(1)));
+    assert_eq!(still, refuse(Refusal::Fleet, Some(1)));
     assert_eq!(
         step(
             word(State::Open, false, false),
@@ -502,7 +511,7 @@ fn a_fleet_open_word_refuses_with_the_fleet_reason_until_its_deadline() {
             &LIMITS,
             &at(400, 1_000, 0)
         ),
-        refuse(OpenReason::Open, Some(600)),
+        refuse(Refusal::Open, Some(600)),
         "a local trip still says open"
     );
 }
@@ -538,7 +547,7 @@ fn a_due_fleet_open_word_goes_half_open_and_probes_as_a_local_one_does() {
     let full = next.with_probes(2);
     assert_eq!(
         step(full, Input::Claim, &LIMITS, &at(1_001, 0, 2_000)),
-        refuse(OpenReason::HalfOpenFull, Some(999))
+        refuse(Refusal::HalfOpenFull, Some(999))
     );
     let failed = step_on(
         next,
@@ -556,7 +565,12 @@ fn a_due_fleet_open_word_goes_half_open_and_probes_as_a_local_one_does() {
 #[test]
 fn a_fleet_close_closes_an_open_or_half_open_word_and_nothing_else() {
     for state in [State::Open, State::HalfOpen] {
-        let w = word(state, false, true).with_probes(u32::from(state == State::HalfOpen));
+        let w = word(state, false, true);
+        let w = if state == State::HalfOpen {
+            w.with_probes(1)
+        } else {
+            w
+        };
         let s = step_on(w, Input::FleetClose);
         assert_eq!(
             s,
