@@ -1,22 +1,25 @@
 //! Event counters that every call touches, kept per thread so that no two threads
-//! ever write one cache line and no count needs an atomic read-modify-write.
+//! ever write one cache line and no count needs an atomic read-modify-write, in
+//! memory that does not grow with the threads that ever counted.
 //!
 //! Each thread that counts takes a small process-wide slot number (dense: the
-//! lowest free one). A breaker holds no cells until a thread counts in it; then it
-//! allocates a table of cache-padded cells indexed by slot, large enough for that
-//! slot, and grows it (doubling) when a thread with a higher slot arrives. So an
-//! idle breaker costs a few words, and a busy one a cell per slot up to the highest
-//! slot that counted in it: at most one per thread alive at once, since slots are
-//! reused lowest first.
+//! lowest free one). A thread whose slot is below [`OWN_CELLS`] owns a cell in
+//! each breaker it counts in: a breaker holds no cells until such a thread
+//! counts in it; then it allocates a table of cache-padded cells indexed by slot,
+//! large enough for that slot, and grows it (doubling) when a thread with a
+//! higher slot arrives, up to `OWN_CELLS` cells. Every other thread (a slot past
+//! them, or no slot) counts in one of [`SHARED_CELLS`] shared cells, the slot
+//! modulo their number, allocated on first use, with a real read-modify-write:
+//! slower, never lost. So an idle breaker costs a few words, and a busy one at
+//! most `2 * OWN_CELLS - 1 + SHARED_CELLS` cells (the outgrown tables included)
+//! however many threads counted in it.
 //!
-//! Only the thread owning a slot writes its cell (a relaxed load and store). A
-//! table that was outgrown is kept, not copied: a count that raced with the growth
-//! lands in the old table, which the sums still read, so nothing is lost and
-//! nothing is counted twice. A slot is handed to another thread only after its
-//! owner exited, through a mutex, so the new owner continues from the exact count.
-//! A thread with no slot (one past [`MAX_THREADS`], or one whose thread-local
-//! storage is being torn down) counts in a shared overflow cell with a real
-//! read-modify-write: slower, never lost.
+//! Only the thread owning a slot writes its own cell (a relaxed load and store).
+//! A table that was outgrown is kept, not copied: a count that raced with the
+//! growth lands in the old table, which the sums still read, so nothing is lost
+//! and nothing is counted twice. A slot is handed to another thread only after
+//! its owner exited, through a mutex, so the new owner continues from the exact
+//! count.
 //!
 //! The count of the common case is a thread-local read, one compare with the
 //! table's size, one load of the table's address and one `inc` of memory.
@@ -56,8 +59,15 @@ pub(crate) enum Event {
 const EVENTS: usize = Event::LatencyTrips as usize + 1;
 // A cell of every count stays within its line pair.
 const _: () = assert!(EVENTS * 8 <= 128);
-/// Threads that count without contention; more threads still count, on a shared cell.
-pub(crate) const MAX_THREADS: usize = 4096;
+/// Thread slots that own a cell in each breaker (a power of two): the threads
+/// that count with a plain store. Each owned cell costs a breaker that a thread
+/// of that slot counted in 128 bytes.
+pub(crate) const OWN_CELLS: usize = 8;
+/// Cells shared by every other thread, by slot modulo their number (a power of
+/// two), counted with an atomic add: 1 KiB for a breaker such a thread counted
+/// in, whatever the number of threads.
+pub(crate) const SHARED_CELLS: usize = 8;
+const _: () = assert!(OWN_CELLS.is_power_of_two() && SHARED_CELLS.is_power_of_two());
 
 const UNASSIGNED: u32 = u32::MAX;
 const RETIRED: u32 = u32::MAX - 1;
@@ -94,8 +104,8 @@ pub(crate) struct Counters {
     cells: AtomicPtr<Padded>,
     /// Every table allocated, the current one last; freed on drop. Growth holds it.
     tables: Mutex<Vec<NonNull<[Padded]>>>,
-    /// Counts of threads without a slot.
-    overflow: OnceLock<Box<Cell>>,
+    /// Counts of threads without a cell of their own (see [`SHARED_CELLS`]).
+    shared: OnceLock<Box<[Padded; SHARED_CELLS]>>,
 }
 
 // SAFETY: the tables are plain heap memory of atomics owned by `Counters` and freed
@@ -120,7 +130,7 @@ impl Counters {
             size: AtomicUsize::new(0),
             cells: AtomicPtr::new(NonNull::dangling().as_ptr()),
             tables: Mutex::new(Vec::new()),
-            overflow: OnceLock::new(),
+            shared: OnceLock::new(),
         }
     }
 
@@ -145,7 +155,8 @@ impl Counters {
     }
 
     /// Counts for a thread without a cell in the current table: one with no slot
-    /// yet, one whose slot is past the table's end, or one with no slot at all.
+    /// yet, one whose slot is past the table's end, or one without a cell of its
+    /// own (a slot past [`OWN_CELLS`], or none at all).
     #[cold]
     #[inline(never)]
     fn bump_slow(&self, event: Event) {
@@ -153,12 +164,14 @@ impl Counters {
         if slot == UNASSIGNED {
             slot = assign_slot();
         }
-        if (slot as usize) < MAX_THREADS {
+        if (slot as usize) < OWN_CELLS {
             return increment(self.grow_to(slot as usize), event);
         }
-        let overflow = self.overflow.get_or_init(|| Box::new(Cell::new()));
-        let count = &overflow.counts[event as usize];
-        let _ = count.fetch_update(Relaxed, Relaxed, |n| Some(n.saturating_add(1)));
+        let shared = self
+            .shared
+            .get_or_init(|| Box::new([const { CachePadded::new(Cell::new()) }; SHARED_CELLS]));
+        // Wraps, as `increment` does (2^64 events a cell).
+        shared[slot as usize % SHARED_CELLS].counts[event as usize].fetch_add(1, Relaxed);
     }
 
     /// The calling thread's cell for `slot`, growing the table to hold it.
@@ -168,6 +181,7 @@ impl Counters {
         let cells = if slot * CELL_BYTES < size {
             self.cells.load(Acquire)
         } else {
+            // `slot` < OWN_CELLS, a power of two: the table never passes it.
             let len = (slot + 1).next_power_of_two().max(2 * size / CELL_BYTES);
             let table: Box<[Padded]> = (0..len).map(|_| CachePadded::new(Cell::new())).collect();
             let table = NonNull::from(Box::leak(table));
@@ -182,7 +196,7 @@ impl Counters {
         unsafe { &*cells.add(slot) }
     }
 
-    /// Sums every thread's cell in every table, and the overflow.
+    /// Sums every thread's cell in every table, and the shared cells.
     pub(crate) fn totals(&self) -> Totals {
         let mut totals = [0u64; EVENTS];
         for table in self.tables.lock().iter() {
@@ -191,20 +205,18 @@ impl Counters {
                 .iter()
                 .for_each(|cell| cell.add_to(&mut totals));
         }
-        if let Some(overflow) = self.overflow.get() {
-            overflow.add_to(&mut totals);
+        if let Some(shared) = self.shared.get() {
+            shared.iter().for_each(|cell| cell.add_to(&mut totals));
         }
         Totals(totals)
     }
 
-    /// Heap bytes the cell tables hold.
+    /// Heap bytes the cells hold: the tables and the shared cells.
     #[cfg(test)]
-    fn table_bytes(&self) -> usize {
-        self.tables
-            .lock()
-            .iter()
-            .map(|t| t.len() * CELL_BYTES)
-            .sum()
+    fn cell_bytes(&self) -> usize {
+        let tables: usize = self.tables.lock().iter().map(|t| t.len()).sum();
+        let shared = self.shared.get().map_or(0, |s| s.len());
+        (tables + shared) * CELL_BYTES
     }
 }
 
@@ -233,7 +245,7 @@ thread_local! {
     /// slot was handed back during thread exit. No destructor: readable to the end.
     static SLOT: StdCell<u32> = const { StdCell::new(UNASSIGNED) };
     /// Where this thread's cell starts in a breaker's table, in bytes:
-    /// `SLOT * CELL_BYTES` while `SLOT < MAX_THREADS`, else `NO_OFFSET`.
+    /// `SLOT * CELL_BYTES` while `SLOT < OWN_CELLS`, else `NO_OFFSET`.
     static OFFSET: StdCell<u32> = const { StdCell::new(NO_OFFSET) };
     /// Hands the slot back when the thread exits.
     static GUARD: SlotGuard = const { SlotGuard(StdCell::new(UNASSIGNED)) };
@@ -268,13 +280,13 @@ fn assign_slot() -> u32 {
     let guarded = GUARD.try_with(|g| g.0.set(slot)).is_ok();
     if guarded {
         SLOT.set(slot);
-        if (slot as usize) < MAX_THREADS {
+        if (slot as usize) < OWN_CELLS {
             OFFSET.set(slot * CELL_BYTES as u32);
         }
         slot
     } else {
         // Thread-local storage is being torn down: give the slot straight back.
-        if (slot as usize) < MAX_THREADS {
+        if slot < RETIRED {
             FREE.lock().push(Reverse(slot));
         }
         SLOT.set(RETIRED);
@@ -395,13 +407,47 @@ mod tests {
     #[test]
     fn an_untouched_breaker_holds_no_table_and_one_thread_one_cell_row() {
         let counters = Counters::new();
-        assert_eq!(counters.table_bytes(), 0);
+        assert_eq!(counters.cell_bytes(), 0);
         std::thread::scope(|s| {
             s.spawn(|| counters.bump(Event::Successes));
         });
         let slot = 1 + NEXT.load(Relaxed) as usize; // an upper bound of any slot yet
-        assert!(counters.table_bytes() <= slot.next_power_of_two() * CELL_BYTES);
+        let own = slot.next_power_of_two().min(OWN_CELLS);
+        assert!(counters.cell_bytes() <= (own + SHARED_CELLS) * CELL_BYTES);
         assert_eq!(counters.totals().get(Event::Successes), 1);
+    }
+
+    #[test]
+    fn sixty_four_threads_at_once_count_exactly_in_cells_that_do_not_grow_with_them() {
+        let bound = (2 * OWN_CELLS - 1 + SHARED_CELLS) * CELL_BYTES;
+        let counters = Counters::new();
+        for threads in [1, 8, 32, 64] {
+            let all_counting = std::sync::Barrier::new(threads);
+            std::thread::scope(|s| {
+                for _ in 0..threads {
+                    s.spawn(|| {
+                        counters.bump(Event::Successes);
+                        all_counting.wait(); // every thread holds its own slot at once
+                        for _ in 0..999 {
+                            counters.bump(Event::Successes);
+                            counters.bump(Event::Timeouts);
+                        }
+                    });
+                }
+            });
+            assert!(
+                counters.cell_bytes() <= bound,
+                "{} bytes of cells after {threads} threads, past {bound}",
+                counters.cell_bytes()
+            );
+        }
+        let calls = 1_000 * (1 + 8 + 32 + 64);
+        assert_eq!(counters.totals().get(Event::Successes), calls);
+        assert_eq!(counters.totals().get(Event::Timeouts), calls - 105);
+        assert!(
+            counters.shared.get().is_some(),
+            "threads past the owned cells counted in the shared ones"
+        );
     }
 
     #[test]
