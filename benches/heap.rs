@@ -3,39 +3,25 @@
 //! key at its `max_keys` and by the threads that called its keys, beside the
 //! peers' idle breakers.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicIsize, Ordering::SeqCst};
 use std::time::Duration;
 
 use breakerbox::{Breaker, Config, Event, KeyedGroup, Registry};
 
-struct Counting;
-
-static LIVE: AtomicIsize = AtomicIsize::new(0);
-
-// SAFETY: forwards to the system allocator, only counting.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        LIVE.fetch_add(layout.size() as isize, SeqCst);
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        LIVE.fetch_sub(layout.size() as isize, SeqCst);
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
+#[path = "../breaker-core/tests/support/counting_alloc.rs"]
+mod counting_alloc;
+use counting_alloc::{live_bytes, CountingAlloc};
 
 #[global_allocator]
-static ALLOC: Counting = Counting;
+static ALLOC: CountingAlloc = CountingAlloc;
 
 /// Live bytes per item that `make` leaves behind, over `n` items kept alive.
 fn per_item<T>(n: usize, mut make: impl FnMut(usize) -> T) -> isize {
     let mut kept = Vec::with_capacity(n);
-    let before = LIVE.load(SeqCst);
+    let before = live_bytes();
     for i in 0..n {
         kept.push(make(i));
     }
-    let bytes = LIVE.load(SeqCst) - before;
+    let bytes = live_bytes() - before;
     drop(kept);
     bytes / n as isize
 }
@@ -54,7 +40,7 @@ fn main() {
     });
     const MAX: usize = 10_000;
     let group = KeyedGroup::<String>::new("heap-keyed", config, MAX);
-    let before = LIVE.load(SeqCst);
+    let before = live_bytes();
     for i in 0..5 * MAX {
         group
             .breaker(format!("host-{i}").as_str())
@@ -63,17 +49,17 @@ fn main() {
             .success();
     }
     let keys = group.metrics().keys;
-    let per_key = (LIVE.load(SeqCst) - before) / keys as isize;
+    let per_key = (live_bytes() - before) / keys as isize;
     // A config reload that goes back and forth (a SIGHUP that tunes a
     // threshold, say), 100 times over every key held.
-    let before_reloads = LIVE.load(SeqCst);
+    let before_reloads = live_bytes();
     for reload in 0..100 {
         let threshold = if reload % 2 == 0 { 4 } else { 3 };
         group
             .reconfigure(Config::builder().threshold(threshold).build().unwrap())
             .unwrap();
     }
-    let per_key_reloads = (LIVE.load(SeqCst) - before_reloads) / keys as isize;
+    let per_key_reloads = (live_bytes() - before_reloads) / keys as isize;
     // What a registry subscriber adds to each key held: its name, for
     // `Event::KeyedTransition` (nothing until someone subscribes).
     let registry = Registry::new();
@@ -83,15 +69,15 @@ fn main() {
     for i in 0..MAX {
         named.breaker(format!("host-{i}").as_str());
     }
-    let before_subscribing = LIVE.load(SeqCst);
+    let before_subscribing = live_bytes();
     let subscription = registry.subscribe(|_: &Event| {});
-    let per_key_named = (LIVE.load(SeqCst) - before_subscribing) / MAX as isize;
+    let per_key_named = (live_bytes() - before_subscribing) / MAX as isize;
     drop(subscription);
     // A keyed group whose every key was called by `threads` threads, all
     // alive at once (so each holds its own thread slot while it counts).
     let per_key_threads = [1usize, 8, 32, 64].map(|threads| {
         const KEYS: u64 = 1_000;
-        let before = LIVE.load(SeqCst);
+        let before = live_bytes();
         let group = KeyedGroup::<u64>::new("heap-threads", config, KEYS as usize);
         let all_alive = std::sync::Barrier::new(threads);
         std::thread::scope(|s| {
@@ -106,7 +92,7 @@ fn main() {
             }
         });
         assert_eq!(group.metrics().successes, KEYS * threads as u64);
-        let bytes = (LIVE.load(SeqCst) - before) / KEYS as isize;
+        let bytes = (live_bytes() - before) / KEYS as isize;
         drop(group);
         (threads, bytes)
     });

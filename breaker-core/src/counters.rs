@@ -37,7 +37,7 @@ use parking_lot::Mutex;
 /// What a counter counts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(usize)]
-pub(crate) enum Event {
+pub(crate) enum Counter {
     Successes,
     Failures,
     Ignored,
@@ -56,7 +56,7 @@ pub(crate) enum Event {
     LatencyTrips,
 }
 
-const EVENTS: usize = Event::LatencyTrips as usize + 1;
+const EVENTS: usize = Counter::LatencyTrips as usize + 1;
 // A cell of every count stays within its line pair.
 const _: () = assert!(EVENTS * 8 <= 128);
 /// Thread slots that own a cell in each breaker (a power of two): the threads
@@ -119,7 +119,7 @@ unsafe impl Sync for Counters {}
 pub(crate) struct Totals([u64; EVENTS]);
 
 impl Totals {
-    pub(crate) fn get(&self, event: Event) -> u64 {
+    pub(crate) fn get(&self, event: Counter) -> u64 {
         self.0[event as usize]
     }
 }
@@ -136,7 +136,7 @@ impl Counters {
 
     /// Counts one `event` for the calling thread.
     #[inline(always)]
-    pub(crate) fn bump(&self, event: Event) {
+    pub(crate) fn bump(&self, event: Counter) {
         // A thread without a cell in the current table reads an offset out of
         // range, so one compare sends everything but the common case to the slow
         // path. The offset is kept in bytes: no multiply on this path.
@@ -159,7 +159,7 @@ impl Counters {
     /// own (a slot past [`OWN_CELLS`], or none at all).
     #[cold]
     #[inline(never)]
-    fn bump_slow(&self, event: Event) {
+    fn bump_slow(&self, event: Counter) {
         let mut slot = SLOT.get();
         if slot == UNASSIGNED {
             slot = assign_slot();
@@ -235,7 +235,7 @@ impl Drop for Counters {
 /// wrap, 584 years at one a nanosecond. (A saturating add would cost
 /// instructions on every call; the sums across cells do saturate.)
 #[inline(always)]
-fn increment(cell: &Cell, event: Event) {
+fn increment(cell: &Cell, event: Counter) {
     let count = &cell.counts[event as usize];
     count.store(count.load(Relaxed).wrapping_add(1), Relaxed);
 }
@@ -307,9 +307,9 @@ mod tests {
                 let counters = Arc::clone(&counters);
                 std::thread::spawn(move || {
                     for _ in 0..10_000 {
-                        counters.bump(Event::Failures);
+                        counters.bump(Counter::Failures);
                     }
-                    counters.bump(Event::Stale);
+                    counters.bump(Counter::Stale);
                 })
             })
             .collect();
@@ -317,9 +317,9 @@ mod tests {
             t.join().unwrap();
         }
         let totals = counters.totals();
-        assert_eq!(totals.get(Event::Failures), 80_000);
-        assert_eq!(totals.get(Event::Stale), 8);
-        assert_eq!(totals.get(Event::Successes), 0);
+        assert_eq!(totals.get(Counter::Failures), 80_000);
+        assert_eq!(totals.get(Counter::Stale), 8);
+        assert_eq!(totals.get(Counter::Successes), 0);
     }
 
     #[test]
@@ -331,10 +331,10 @@ mod tests {
             .map(|_| {
                 let (counters, all_counting) = (Arc::clone(&counters), Arc::clone(&all_counting));
                 std::thread::spawn(move || {
-                    counters.bump(Event::Failures);
+                    counters.bump(Counter::Failures);
                     all_counting.wait(); // every thread holds its own slot at once
                     for _ in 0..999 {
-                        counters.bump(Event::Failures);
+                        counters.bump(Counter::Failures);
                     }
                 })
             })
@@ -343,7 +343,7 @@ mod tests {
             h.join().unwrap();
         }
         assert_eq!(
-            counters.totals().get(Event::Failures),
+            counters.totals().get(Counter::Failures),
             1_000 * threads as u64
         );
     }
@@ -352,23 +352,23 @@ mod tests {
     fn a_thread_alternating_between_counters_counts_in_each_exactly() {
         let (a, b) = (Counters::new(), Counters::new());
         for _ in 0..1_000 {
-            a.bump(Event::Failures);
-            b.bump(Event::Failures);
-            b.bump(Event::Successes);
-            b.bump(Event::Successes);
+            a.bump(Counter::Failures);
+            b.bump(Counter::Failures);
+            b.bump(Counter::Successes);
+            b.bump(Counter::Successes);
         }
-        assert_eq!(a.totals().get(Event::Failures), 1_000);
-        assert_eq!(a.totals().get(Event::Successes), 0);
-        assert_eq!(b.totals().get(Event::Failures), 1_000);
-        assert_eq!(b.totals().get(Event::Successes), 2_000);
+        assert_eq!(a.totals().get(Counter::Failures), 1_000);
+        assert_eq!(a.totals().get(Counter::Successes), 0);
+        assert_eq!(b.totals().get(Counter::Failures), 1_000);
+        assert_eq!(b.totals().get(Counter::Successes), 2_000);
     }
 
     #[test]
     fn counters_created_where_dropped_ones_lived_start_from_zero() {
         for _ in 0..100 {
             let c = Box::new(Counters::new());
-            c.bump(Event::Failures);
-            assert_eq!(c.totals().get(Event::Failures), 1);
+            c.bump(Counter::Failures);
+            assert_eq!(c.totals().get(Counter::Failures), 1);
         }
     }
 
@@ -386,7 +386,7 @@ mod tests {
                 expected += n;
                 running.push(std::thread::spawn(move || {
                     for _ in 0..n {
-                        c.bump(Event::Successes);
+                        c.bump(Counter::Successes);
                     }
                 }));
             }
@@ -400,8 +400,8 @@ mod tests {
         for t in running {
             t.join().unwrap();
         }
-        assert_eq!(counters.totals().get(Event::Successes), expected);
-        assert_eq!(counters.totals().get(Event::Failures), 0);
+        assert_eq!(counters.totals().get(Counter::Successes), expected);
+        assert_eq!(counters.totals().get(Counter::Failures), 0);
     }
 
     #[test]
@@ -409,12 +409,12 @@ mod tests {
         let counters = Counters::new();
         assert_eq!(counters.cell_bytes(), 0);
         std::thread::scope(|s| {
-            s.spawn(|| counters.bump(Event::Successes));
+            s.spawn(|| counters.bump(Counter::Successes));
         });
         let slot = 1 + NEXT.load(Relaxed) as usize; // an upper bound of any slot yet
         let own = slot.next_power_of_two().min(OWN_CELLS);
         assert!(counters.cell_bytes() <= (own + SHARED_CELLS) * CELL_BYTES);
-        assert_eq!(counters.totals().get(Event::Successes), 1);
+        assert_eq!(counters.totals().get(Counter::Successes), 1);
     }
 
     #[test]
@@ -426,11 +426,11 @@ mod tests {
             std::thread::scope(|s| {
                 for _ in 0..threads {
                     s.spawn(|| {
-                        counters.bump(Event::Successes);
+                        counters.bump(Counter::Successes);
                         all_counting.wait(); // every thread holds its own slot at once
                         for _ in 0..999 {
-                            counters.bump(Event::Successes);
-                            counters.bump(Event::Timeouts);
+                            counters.bump(Counter::Successes);
+                            counters.bump(Counter::Timeouts);
                         }
                     });
                 }
@@ -442,8 +442,8 @@ mod tests {
             );
         }
         let calls = 1_000 * (1 + 8 + 32 + 64);
-        assert_eq!(counters.totals().get(Event::Successes), calls);
-        assert_eq!(counters.totals().get(Event::Timeouts), calls - 105);
+        assert_eq!(counters.totals().get(Counter::Successes), calls);
+        assert_eq!(counters.totals().get(Counter::Timeouts), calls - 105);
         assert!(
             counters.shared.get().is_some(),
             "threads past the owned cells counted in the shared ones"
@@ -455,10 +455,10 @@ mod tests {
         let counters = Arc::new(Counters::new());
         for _ in 0..50 {
             let c = Arc::clone(&counters);
-            std::thread::spawn(move || c.bump(Event::Successes))
+            std::thread::spawn(move || c.bump(Counter::Successes))
                 .join()
                 .unwrap();
         }
-        assert_eq!(counters.totals().get(Event::Successes), 50);
+        assert_eq!(counters.totals().get(Counter::Successes), 50);
     }
 }

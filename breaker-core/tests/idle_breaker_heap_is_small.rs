@@ -10,10 +10,10 @@ use breaker_core::{Breaker, Config};
 
 mod support;
 
-use support::{live_bytes, LiveBytes};
+use support::{live_bytes, CountingAlloc};
 
 #[global_allocator]
-static ALLOCATOR: LiveBytes = LiveBytes;
+static ALLOCATOR: CountingAlloc = CountingAlloc;
 
 /// Live heap bytes that `make` leaves behind (one test per file: nothing else
 /// allocates meanwhile).

@@ -5,10 +5,10 @@ use breaker_core::{Config, KeyedGroup, ManualClock, Registry, State};
 
 mod support;
 
-use support::{live_bytes, LiveBytes};
+use support::{live_bytes, CountingAlloc};
 
 #[global_allocator]
-static ALLOCATOR: LiveBytes = LiveBytes;
+static ALLOCATOR: CountingAlloc = CountingAlloc;
 
 #[test]
 fn a_million_keys_through_ten_thousand_slots_keep_the_heap_flat_and_every_open_key() {

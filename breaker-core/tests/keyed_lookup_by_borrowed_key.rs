@@ -13,10 +13,10 @@ use breaker_core::{AsKey, Config, ConfigSource, KeyedGroup, Registry, State};
 
 mod support;
 
-use support::{allocations_during, CountingAllocator};
+use support::{allocations_during, CountingAlloc};
 
 #[global_allocator]
-static ALLOCATOR: CountingAllocator = CountingAllocator;
+static ALLOCATOR: CountingAlloc = CountingAlloc;
 
 fn strict() -> Config {
     Config::builder().threshold(1).build().unwrap()

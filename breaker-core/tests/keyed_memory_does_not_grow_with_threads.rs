@@ -10,10 +10,10 @@ use breaker_core::{Config, KeyedGroup};
 
 mod support;
 
-use support::{live_bytes, LiveBytes};
+use support::{live_bytes, CountingAlloc};
 
 #[global_allocator]
-static ALLOCATOR: LiveBytes = LiveBytes;
+static ALLOCATOR: CountingAlloc = CountingAlloc;
 
 const KEYS: u64 = 1_000;
 const ROUNDS: u64 = 10;

@@ -6,10 +6,10 @@ use breaker_core::{Config, Event, KeyedGroup, ManualClock, Registry};
 
 mod support;
 
-use support::{live_bytes, LiveBytes};
+use support::{live_bytes, CountingAlloc};
 
 #[global_allocator]
-static ALLOCATOR: LiveBytes = LiveBytes;
+static ALLOCATOR: CountingAlloc = CountingAlloc;
 
 #[test]
 fn names_of_evicted_keys_are_freed() {

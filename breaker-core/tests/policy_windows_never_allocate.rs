@@ -9,10 +9,10 @@ use std::time::Duration;
 use breaker_core::{Breaker, Config, ManualClock, State};
 
 mod support;
-use support::{allocations_during, CountingAllocator};
+use support::{allocations_during, CountingAlloc};
 
 #[global_allocator]
-static ALLOCATOR: CountingAllocator = CountingAllocator;
+static ALLOCATOR: CountingAlloc = CountingAlloc;
 
 fn exercise(breaker: &Breaker, clock: &ManualClock) {
     for round in 0..50u64 {

@@ -6,8 +6,6 @@
 //! reader of the Prometheus text format, included by path by the tests that scrape.
 #![allow(dead_code)]
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 use std::future::Future;
 use std::sync::LazyLock;
 use std::task::{Context, Poll, Waker};
@@ -180,43 +178,7 @@ pub fn poll_ready<F: Future>(future: F) -> F::Output {
     }
 }
 
-/// A global allocator that counts the allocations of each thread, so tests
-/// running beside each other never see each other's. A test file installs it
-/// with `#[global_allocator] static A: CountingAlloc = CountingAlloc;`.
-pub struct CountingAlloc;
-
-thread_local! {
-    /// Allocations (alloc, alloc_zeroed, realloc) made by this thread.
-    static ALLOCATIONS: Cell<u64> = const { Cell::new(0) };
-}
-
-fn count_one() {
-    let _ = ALLOCATIONS.try_with(|n| n.set(n.get() + 1));
-}
-
-// SAFETY: every method forwards to `System` unchanged; counting touches only a
-// const thread-local without a destructor, which never allocates.
-unsafe impl GlobalAlloc for CountingAlloc {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        count_one();
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        count_one();
-        unsafe { System.alloc_zeroed(layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        count_one();
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
-
-/// How many times `f` allocated on this thread (with [`CountingAlloc`] installed).
-pub fn allocations_during(f: impl FnOnce()) -> u64 {
-    let before = ALLOCATIONS.with(Cell::get);
-    f();
-    ALLOCATIONS.with(Cell::get) - before
-}
+#[path = "../../breaker-core/tests/support/counting_alloc.rs"]
+mod counting_alloc;
+#[allow(unused_imports)] // each test binary uses some of them
+pub use counting_alloc::{allocations_during, live_bytes, CountingAlloc};

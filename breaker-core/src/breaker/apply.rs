@@ -1,15 +1,14 @@
 //! The thin layer around [`step`](super::transition::step) for every input but a
 //! claim: the compare-and-swap loop, the transitions that write more than the
-//! word (under the transition lock), and the one place a transition is published.
+//! word (under the transition lock), and `execute`, the one place a swapped-in
+//! step is carried out and its transition published.
 
 use std::time::Duration;
 
 use super::inner::Inner;
-use super::transition::{self, Act, Input, Reason, Step, Transition};
-use crate::config::FailurePolicy;
-use crate::counters::Event;
+use super::transition::{self, Act, Change, ChangeKind, Input, Step, Verdict};
+use crate::counters::Counter;
 use crate::events::{self, TransitionReason, TripCause};
-use crate::policy::Policy;
 use crate::state::{State, Word};
 use crate::sync::Ordering::*;
 
@@ -30,40 +29,15 @@ impl Inner {
         }
     }
 
-    /// Closed -> open, once per generation however many failures race here.
+    /// Closed -> open because `cause` tripped in `generation`, once per
+    /// generation however many verdicts race here; returns whether this call
+    /// opened it.
     #[cold]
-    pub(super) fn trip(&self, generation: u64) {
-        self.trip_for(generation, self.trip_cause(generation));
-    }
-
-    /// [`trip`](Self::trip) by a rule the caller names (the latency window's).
-    #[cold]
-    pub(super) fn trip_for(&self, generation: u64, cause: TripCause) {
+    pub(super) fn trip(&self, generation: u64, cause: TripCause) -> bool {
         let open_for = self.config().open_nanos();
         // Without the lock, failures and resets change only the count of a
         // closed word, never its generation: the open retries past them.
-        self.open(Input::Trip { generation }, open_for, cause);
-    }
-
-    /// Which rule tripped in `generation`, read before the trip empties the
-    /// window: the failure rate if it is at its threshold, else the slow-call rate.
-    fn trip_cause(&self, generation: u64) -> TripCause {
-        let (Policy::TimeWindow(_) | Policy::CountWindow(_)) = &self.hot.policy else {
-            return TripCause::ConsecutiveFailures;
-        };
-        let counts = self.hot.policy.window_counts(generation, &self.clock);
-        let rates = match self.config().policy() {
-            FailurePolicy::TimeWindow { rates, .. } | FailurePolicy::CountWindow { rates, .. } => {
-                rates
-            }
-            _ => return TripCause::FailureRate,
-        };
-        match counts {
-            Some(c) if c.calls > 0 && (c.failures as f64) < rates.failure_rate * c.calls as f64 => {
-                TripCause::SlowCallRate
-            }
-            _ => TripCause::FailureRate,
-        }
+        self.open(Input::Trip { generation, cause }, open_for)
     }
 
     /// Half-open -> open after a failed probe, with the open duration grown.
@@ -73,39 +47,66 @@ impl Inner {
         // Lock-free claims and verdicts may have moved the breaker on while this
         // probe waited for the lock (another probe closed it, or its lease was
         // reclaimed): then the open is stale.
-        let cause = TripCause::ConsecutiveFailures; // unused: a probe's failure is no trip
-        if self.open(Input::ProbeFailed { generation }, open_for, cause) {
-            self.counters.bump(Event::Failures);
-            self.counters.bump(Event::ProbesFailed);
+        if self.open(Input::ProbeFailed { generation }, open_for) {
+            self.counters.bump(Counter::Failures);
+            self.counters.bump(Counter::ProbesFailed);
         } else {
-            self.counters.bump(Event::Stale);
+            self.counters.bump(Counter::Stale);
         }
     }
 
     /// Opens for `open_for` nanos, unless `input` finds the breaker left its
     /// generation; returns whether it opened.
-    fn open(&self, input: Input, open_for: u64, cause: TripCause) -> bool {
+    fn open(&self, input: Input, open_for: u64) -> bool {
         let guard = self.transition.lock();
-        let word = self.word();
-        if transition::step(word, input, self.config(), self).act == Act::Stale {
-            return false;
-        }
         // Published before the word: a claim that sees `Open` sees its deadline.
         // If the open does not happen, nothing reads it before the next open
         // writes it again (claims read it only on an `Open` word).
-        let now = self.clock.now();
-        self.reopen_at.store(now.saturating_add(open_for), Release);
-        let (word, step) = self.drive(word, input);
-        if step.act != Act::Opened {
+        let opened = self.swap_open(self.word(), input, |_| {
+            let now = self.clock.now();
+            self.reopen_at.store(now.saturating_add(open_for), Release);
+        });
+        let Some((from, step, ())) = opened else {
             return false;
-        }
+        };
         self.open_for.store(open_for, Relaxed);
         drop(guard);
-        self.counters.bump(Event::Opened);
-        if let Some(transition) = step.transition(word) {
-            self.announce(transition, cause, Some(open_for));
-        }
+        self.execute(from, step, Some(open_for));
         true
+    }
+
+    /// Swaps in the step `input` takes on `word` if it opens the breaker,
+    /// under the transition lock. The pure step runs once per attempt: once,
+    /// unless a lock-free claim or verdict moves the word meanwhile (then it
+    /// runs again on the word that race left). `prepare` runs once, after the
+    /// first step that opens and before any swap: it publishes what a claim
+    /// on the open word reads. Returns the word left, the step and what
+    /// `prepare` returned; `None` when a step does not open (the input is
+    /// stale, or the word is in a state the input leaves alone).
+    fn swap_open<R>(
+        &self,
+        mut word: Word,
+        input: Input,
+        prepare: impl FnOnce(Word) -> R,
+    ) -> Option<(Word, Step, R)> {
+        let mut step = transition::step(word, input, self.config(), self);
+        if step.act != Act::Opened {
+            return None;
+        }
+        let prepared = prepare(word);
+        loop {
+            let next = step.next?;
+            match self.cas(word, next) {
+                Ok(()) => return Some((word, step, prepared)),
+                Err(seen) => {
+                    word = seen;
+                    step = transition::step(word, input, self.config(), self);
+                    if step.act != Act::Opened {
+                        return None;
+                    }
+                }
+            }
+        }
     }
 
     /// [`Breaker::fleet_open`](super::Breaker::fleet_open): open for
@@ -124,27 +125,25 @@ impl Inner {
 
     fn fleet_opens(&self, remaining: u64, input: Input) -> bool {
         let guard = self.transition.lock();
-        let word = self.word();
-        if transition::step(word, input, self.config(), self).act != Act::Opened {
-            return false;
-        }
         // Published before the word, as a local open does. An open under way
         // that ends later (a local backoff, say) keeps its end: the fleet's
         // word never shortens a refusal this instance has its own reason for.
-        let now = self.clock.now();
-        let mut until = now.saturating_add(remaining);
-        if word.state() == State::Open {
-            until = until.max(self.reopen_at.load(Acquire));
-        }
-        self.reopen_at.store(until, Release);
         // The lock keeps manual control and other opens out, not a probe's
-        // close (a compare-and-swap): reopening, the step is taken again on the
-        // word a lost race left, and a breaker that closed stays closed (the
-        // deadline written is then unread: the next open writes its own).
-        let (from, step) = self.drive(word, input);
-        if step.next.is_none() {
+        // close (a compare-and-swap): after a lost race the step is taken
+        // again, and a breaker that closed stays closed (the deadline written
+        // is then unread: the next open writes its own).
+        let opened = self.swap_open(self.word(), input, |word| {
+            let now = self.clock.now();
+            let mut until = now.saturating_add(remaining);
+            if word.state() == State::Open {
+                until = until.max(self.reopen_at.load(Acquire));
+            }
+            self.reopen_at.store(until, Release);
+            until - now
+        });
+        let Some((from, step, open_for)) = opened else {
             return false;
-        }
+        };
         // A failed probe here grows from the fleet's open time; within an
         // episode already under way, from the longer of that and the local one.
         let base = match from.state() {
@@ -153,11 +152,7 @@ impl Inner {
         };
         self.open_for.store(base.max(remaining), Relaxed);
         drop(guard);
-        self.counters.bump(Event::Opened);
-        if let Some(transition) = step.transition(from) {
-            let open_for = until - now;
-            self.announce(transition, TripCause::ConsecutiveFailures, Some(open_for));
-        }
+        self.execute(from, step, Some(open_for));
         true
     }
 
@@ -168,13 +163,9 @@ impl Inner {
         let guard = self.transition.lock();
         let (from, step) = self.drive(self.word(), Input::FleetClose);
         drop(guard);
-        match step.transition(from) {
-            Some(transition) => {
-                self.published(transition);
-                true
-            }
-            None => false,
-        }
+        let closed = step.change(from).is_some();
+        self.execute(from, step, None);
+        closed
     }
 
     /// [`Breaker::fleet_hold`](super::Breaker::fleet_hold): moves the end of
@@ -203,45 +194,66 @@ impl Inner {
         }
         let (word, step) = self.drive(self.word(), Input::Force(state));
         drop(guard);
-        if let Some(transition) = step.transition(word) {
-            self.published(transition);
+        self.execute(word, step, None);
+    }
+
+    /// What a step taken on `from` and swapped in does next, in one place for
+    /// every input but a claim: the counts its act stands for, then its
+    /// transition, if it made one, told to the transition counts, the
+    /// subscribers and the log, in that order. After the swap and outside
+    /// every lock of the breaker (its callers hold none). `open_for` is the
+    /// open duration an opening step set (`None`: read it, for a step that
+    /// entered `Open` otherwise).
+    #[cold]
+    pub(super) fn execute(&self, from: Word, step: Step, open_for: Option<u64>) {
+        match step.act {
+            Act::Opened => self.counters.bump(Counter::Opened),
+            Act::ProbeEnded(Verdict::Success) => {
+                self.counters.bump(Counter::Successes);
+                self.counters.bump(Counter::ProbesSucceeded);
+            }
+            Act::ProbeEnded(Verdict::Ignored) => self.counters.bump(Counter::Ignored),
+            Act::ProbeEnded(_) => self.counters.bump(Counter::Abandoned),
+            Act::Stale => self.counters.bump(Counter::Stale),
+            // A claim counts its own; the rest count nothing.
+            Act::Nothing
+            | Act::Admit
+            | Act::Probe { .. }
+            | Act::Refuse { .. }
+            | Act::Trip
+            | Act::Hold => {}
+        }
+        if let Some(transition) = step.change(from) {
+            let open_for = open_for
+                .or_else(|| (transition.to == State::Open).then(|| self.open_for.load(Relaxed)));
+            self.publish(transition, open_for);
         }
     }
 
-    /// Where every change of generation is told: the transition counts, the
-    /// subscribers and the log, in that order, after the swap and outside
-    /// every lock of the breaker (its callers hold none).
-    #[cold]
-    pub(super) fn published(&self, t: Transition) {
-        let open_for = (t.to == State::Open).then(|| self.open_for.load(Relaxed));
-        self.announce(t, TripCause::ConsecutiveFailures, open_for);
-    }
-
-    /// [`published`](Self::published), with what only the opening path knows:
-    /// which rule tripped, and the open duration it set.
+    /// Tells one transition: see [`execute`](Self::execute).
     #[cold]
     #[inline(never)]
-    fn announce(&self, t: Transition, cause: TripCause, open_for: Option<u64>) {
+    pub(super) fn publish(&self, t: Change, open_for: Option<u64>) {
         let name = self.name;
         let open_for = open_for.map(Duration::from_nanos);
-        let reason = match t.reason {
-            Reason::Tripped => TransitionReason::Tripped(cause),
-            Reason::OpenElapsed => TransitionReason::OpenElapsed,
-            Reason::ProbeFailed => TransitionReason::ProbeFailed,
-            Reason::ProbesSucceeded => TransitionReason::ProbesSucceeded,
-            Reason::LeaseReclaimed { probes } => TransitionReason::LeaseReclaimed { probes },
-            Reason::Forced => match t.to {
+        let reason = match t.kind {
+            ChangeKind::Tripped(cause) => TransitionReason::Tripped(cause),
+            ChangeKind::OpenElapsed => TransitionReason::OpenElapsed,
+            ChangeKind::ProbeFailed => TransitionReason::ProbeFailed,
+            ChangeKind::ProbesSucceeded => TransitionReason::ProbesSucceeded,
+            ChangeKind::LeaseReclaimed { probes } => TransitionReason::LeaseReclaimed { probes },
+            ChangeKind::Forced => match t.to {
                 State::ForcedOpen => TransitionReason::ForcedOpen,
                 State::ForcedClosed => TransitionReason::ForcedClosed,
                 _ => TransitionReason::Reset,
             },
-            Reason::FleetOpen => TransitionReason::FleetOpen,
-            Reason::FleetClose => TransitionReason::FleetClose,
+            ChangeKind::FleetOpen => TransitionReason::FleetOpen,
+            ChangeKind::FleetClose => TransitionReason::FleetClose,
         };
         // Queued (and delivered) before the log line: a log backend that
         // panics must not leave this generation unqueued, which would hold
         // back every later event of the breaker. No lock is held by either.
-        self.events.announce(events::Transition {
+        self.events.tell(events::Transition {
             group: name,
             from: t.from,
             to: t.to,

@@ -7,7 +7,7 @@ use super::call_future::{ByRef, CallFuture};
 use super::handle::Breaker;
 use super::permit::{Classifier, EveryError, Permit};
 use crate::bulkhead::BulkheadSlot;
-use crate::counters::Event;
+use crate::counters::Counter;
 use crate::error::{CallError, CircuitOpen, OpenReason, TimedOut};
 use crate::timeout::{within, Timer};
 
@@ -96,8 +96,8 @@ impl Breaker {
     #[cold]
     fn bulkhead_full(&self) -> CircuitOpen {
         let inner = &*self.inner;
-        inner.counters.bump(crate::counters::Event::Rejected);
-        inner.counters.bump(Event::BulkheadRejected);
+        inner.counters.bump(crate::counters::Counter::Rejected);
+        inner.counters.bump(Counter::BulkheadRejected);
         CircuitOpen::new(inner.name, OpenReason::BulkheadFull, None)
     }
 
@@ -214,7 +214,7 @@ impl Breaker {
     #[cold]
     pub fn timed_out(&self, permit: Permit<'_>, after: std::time::Duration) -> TimedOut {
         let inner = &*self.inner;
-        inner.counters.bump(Event::Timeouts);
+        inner.counters.bump(Counter::Timeouts);
         permit.timed_out(u64::try_from(after.as_nanos()).unwrap_or(u64::MAX));
         TimedOut::new(inner.name, after)
     }

@@ -4,7 +4,7 @@
 use super::inner::Inner;
 use super::transition::{self, Act, Input, Readings, Refusal};
 use crate::clock::COARSE_LAG_MAX;
-use crate::counters::Event;
+use crate::counters::Counter;
 use crate::error::OpenReason;
 use crate::state::{Refusing, State, Word};
 use crate::sync::Ordering::*;
@@ -20,12 +20,12 @@ use crate::sync::Ordering::*;
 /// success field whether `retry_after` is there. Only this type reads or writes
 /// that code.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) struct Claim {
+pub(super) struct ClaimCode {
     code: Word,
     value: u64,
 }
 
-/// A [`Claim`] taken apart: what `Breaker::try_acquire` matches on.
+/// A [`ClaimCode`] taken apart: what `Breaker::try_acquire` matches on.
 pub(super) enum Claimed {
     Admitted {
         word: Word,
@@ -37,24 +37,24 @@ pub(super) enum Claimed {
     },
 }
 
-impl Claim {
+impl ClaimCode {
     #[inline(always)]
-    pub(super) const fn admitted(word: Word, started: u64) -> Claim {
-        Claim {
+    pub(super) const fn admitted(word: Word, started: u64) -> ClaimCode {
+        ClaimCode {
             code: word,
             value: started,
         }
     }
 
     #[inline(always)]
-    pub(super) fn refused(refusal: Refusal, retry_after: Option<u64>) -> Claim {
+    pub(super) fn refused(refusal: Refusal, retry_after: Option<u64>) -> ClaimCode {
         let (state, kind) = match refusal {
             Refusal::Open => (State::Open, 0),
             Refusal::HalfOpenFull => (State::Open, 1),
             Refusal::Fleet => (State::Open, 2),
             Refusal::ForcedOpen => (State::ForcedOpen, 0),
         };
-        Claim {
+        ClaimCode {
             code: Word::code(state, kind, retry_after.is_some()),
             value: retry_after.unwrap_or(0),
         }
@@ -110,7 +110,7 @@ impl Inner {
     /// admit go on in [`acquire_moving`](Self::acquire_moving).
     #[cold]
     #[inline(never)]
-    pub(super) fn acquire_contended(&self, word: Word) -> Claim {
+    pub(super) fn acquire_contended(&self, word: Word) -> ClaimCode {
         // Before its deadline an open word refuses: the rule the claim step
         // starts with, taken here alone so this frame stays small. Within the
         // coarse clock's lag of the deadline, the step decides, confirming by
@@ -131,15 +131,15 @@ impl Inner {
     }
 
     #[inline(always)]
-    fn refuse(&self, refusal: Refusal, retry_after: Option<u64>) -> Claim {
-        self.counters.bump(Event::Rejected);
-        Claim::refused(refusal, retry_after)
+    fn refuse(&self, refusal: Refusal, retry_after: Option<u64>) -> ClaimCode {
+        self.counters.bump(Counter::Rejected);
+        ClaimCode::refused(refusal, retry_after)
     }
 
     /// The claims that admit, and may move the breaker: open to half-open,
     /// probe slots. Reads the word afresh, apart from the refusals' frame.
     #[inline(never)]
-    fn acquire_moving(&self) -> Claim {
+    fn acquire_moving(&self) -> ClaimCode {
         let mut word = self.word();
         loop {
             let step = transition::step(word, Input::Claim, self.config(), self);
@@ -154,7 +154,7 @@ impl Inner {
                     // takes the slow path.
                     _ => {
                         let started = if word.is_timed() { self.clock.now() } else { 0 };
-                        Claim::admitted(word.marked(), started)
+                        ClaimCode::admitted(word.marked(), started)
                     }
                 };
             };
@@ -167,12 +167,12 @@ impl Inner {
             match self.cas(word, next) {
                 Ok(()) => {
                     for _ in 0..reclaimed {
-                        self.counters.bump(Event::ProbesReclaimed);
+                        self.counters.bump(Counter::ProbesReclaimed);
                     }
-                    if let Some(transition) = step.transition(word) {
-                        self.published(transition);
+                    if let Some(transition) = step.change(word) {
+                        self.publish(transition, None);
                     }
-                    return Claim::admitted(next.marked(), now);
+                    return ClaimCode::admitted(next.marked(), now);
                 }
                 Err(seen) => word = seen,
             }
@@ -201,7 +201,7 @@ mod tests {
             Refusal::ForcedOpen,
         ] {
             for retry_after in [None, Some(0), Some(7), Some(u64::MAX)] {
-                match Claim::refused(refusal, retry_after).get() {
+                match ClaimCode::refused(refusal, retry_after).get() {
                     Claimed::Refused {
                         reason,
                         retry_after: back,

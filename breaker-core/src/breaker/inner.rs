@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use crate::clock::ClockSource;
 use crate::config::Config;
-use crate::counters::{Counters, Event};
+use crate::counters::{Counter, Counters};
 use crate::events::Hub;
 use crate::guards::Guards;
 use crate::metrics::{Metrics, WindowMetrics};
@@ -289,26 +289,26 @@ impl Inner {
             state: word.state(),
             generation: word.generation(),
             calls: [
-                Event::Successes,
-                Event::Failures,
-                Event::Ignored,
-                Event::Abandoned,
-                Event::Stale,
+                Counter::Successes,
+                Counter::Failures,
+                Counter::Ignored,
+                Counter::Abandoned,
+                Counter::Stale,
             ]
             .iter()
             .fold(0u64, |calls, &event| {
                 calls.saturating_add(totals.get(event))
             }),
-            successes: totals.get(Event::Successes),
-            failures: totals.get(Event::Failures),
-            ignored: totals.get(Event::Ignored),
-            rejected: totals.get(Event::Rejected),
-            abandoned: totals.get(Event::Abandoned),
-            stale: totals.get(Event::Stale),
-            probes_succeeded: totals.get(Event::ProbesSucceeded),
-            probes_failed: totals.get(Event::ProbesFailed),
-            probes_reclaimed: totals.get(Event::ProbesReclaimed),
-            times_opened: totals.get(Event::Opened),
+            successes: totals.get(Counter::Successes),
+            failures: totals.get(Counter::Failures),
+            ignored: totals.get(Counter::Ignored),
+            rejected: totals.get(Counter::Rejected),
+            abandoned: totals.get(Counter::Abandoned),
+            stale: totals.get(Counter::Stale),
+            probes_succeeded: totals.get(Counter::ProbesSucceeded),
+            probes_failed: totals.get(Counter::ProbesFailed),
+            probes_reclaimed: totals.get(Counter::ProbesReclaimed),
+            times_opened: totals.get(Counter::Opened),
             probes_in_flight: if word.state() == State::HalfOpen {
                 word.probes()
             } else {
@@ -324,10 +324,10 @@ impl Inner {
             transitions: self.events.counts(),
             open_for: matches!(word.state(), State::Open | State::HalfOpen)
                 .then(|| Duration::from_nanos(self.open_for.load(Relaxed))),
-            timeouts: totals.get(Event::Timeouts),
-            bulkhead_rejected: totals.get(Event::BulkheadRejected),
+            timeouts: totals.get(Counter::Timeouts),
+            bulkhead_rejected: totals.get(Counter::BulkheadRejected),
             bulkhead_in_flight: self.guards.bulkhead.as_ref().map(|b| b.in_flight()),
-            latency_trips: totals.get(Event::LatencyTrips),
+            latency_trips: totals.get(Counter::LatencyTrips),
             latency_p99: self
                 .guards
                 .latency

@@ -3,14 +3,41 @@
 //!
 //! - `handle`: the public API (claims, calls, questions, manual control);
 //! - `inner`: the state the handles share, with the word's load and swap;
-//! - `transition`: the state machine as a pure function of the word, an input
-//!   and the readings it needs;
+//! - `transition`: the state machine as a pure function (`step`) of the word,
+//!   an input and the readings it needs;
 //! - `claim`: the thin layer that runs it on claims that find the breaker
 //!   anything but plainly closed;
-//! - `settle`: verdicts, counted and fed to the failure policy;
-//! - `apply`: the swap loop for every other input, the transitions that write
-//!   more than the word, and the one place a transition is published;
+//! - `settle`: verdicts, counted and fed to the failure policy, each trip
+//!   carrying the rule that tripped it;
+//! - `apply`: the swap loop for every other input, the opens under the
+//!   transition lock (one `step` per attempt), and `execute`, the one place a
+//!   swapped-in step's counts and transition are carried out;
 //! - `permit`: the permit and the classifiers that judge its error.
+//!
+//! # The frames of the call paths
+//!
+//! The paths a call takes are laid out so that the common case of each needs
+//! as few instructions as possible, and `benches/instructions.rs` (`cargo
+//! bench -p breaker-benches --bench instructions`, exact counts under
+//! callgrind) guards each of them; a change here quotes its table.
+//!
+//! - **Claim.** [`Breaker::try_acquire`] tests the word inline: a plain word
+//!   (`Word::is_plain`) or one that admits untimed is a permit at once (the
+//!   `permit`, `call` and `attribute` cases). Everything else goes out of
+//!   line to `claim`'s `acquire_contended`, one small frame that refuses an
+//!   open word before its deadline (`open`, `forced_open`) and returns in two
+//!   registers (`ClaimCode`); claims that admit and may move the word go on in
+//!   `acquire_moving`, a frame of their own.
+//! - **Verdict.** `settle` is inlined into the permit: a success that finds
+//!   the word as the claim left it only counts. Every other verdict goes out
+//!   of line (`settle_slow`, cold).
+//! - **Count window.** A closed verdict of a count window runs in
+//!   `settle_count_window`, whose common success makes only tail calls and
+//!   so needs no frame; each other case (a failure, a judgement, a trip) has
+//!   a frame of its own (`count_window`).
+//! - **Transitions.** Trips, probes' ends, fleet input and manual control
+//!   (`apply`) are cold and out of line: they pay for the lock, the events
+//!   and the log, and no call path carries their frame.
 
 mod apply;
 mod call;

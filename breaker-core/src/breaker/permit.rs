@@ -182,13 +182,11 @@ impl<'a> Permit<'a> {
     /// The call ran past its deadline of `after_nanos` and was dropped: a
     /// failure that lasted at least the deadline on the breaker's clock, so a
     /// slow call (and a latency sample at the deadline) however the breaker's
-    /// clock and the timer disagree.
-    pub(crate) fn timed_out(mut self, after_nanos: u64) {
-        if self.started != 0 {
-            let now = self.inner.clock.now();
-            self.started = self.started.min(now.saturating_sub(after_nanos));
-        }
-        self.failure();
+    /// clock and the timer disagree (see `Inner::settle_timed_out`).
+    pub(crate) fn timed_out(self, after_nanos: u64) {
+        let this = ManuallyDrop::new(self);
+        this.inner
+            .settle_timed_out(this.admitted, this.started, after_nanos);
     }
 
     #[inline(always)]

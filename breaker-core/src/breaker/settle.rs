@@ -3,7 +3,8 @@
 
 use super::inner::Inner;
 use super::transition::{Act, Input, Verdict};
-use crate::counters::Event;
+use crate::config::FailurePolicy;
+use crate::counters::Counter;
 use crate::events::TripCause;
 use crate::policy::{Policy, Recorded};
 use crate::state::{State, Word};
@@ -16,9 +17,80 @@ impl Inner {
         // unmarked one) that finds the word as it was at the claim (so in the
         // same generation, with the same failure count: none). It only counts.
         if verdict == Verdict::Success && self.word() == admitted {
-            return self.counters.bump(Event::Successes);
+            return self.counters.bump(Counter::Successes);
         }
         self.settle_slow(admitted, started, verdict);
+    }
+
+    /// The failure of a call dropped at its deadline of `after` nanos: it
+    /// lasted at least `after` on the breaker's clock, whatever the clock and
+    /// the timer say, so it is a slow call and its latency sample is at least
+    /// the deadline. A timed word's verdict measures from its claim's reading
+    /// to a reading at the verdict; a start `after` before now stands for the
+    /// duration when the clock reads that much. A clock that reads less (a
+    /// `ManualClock` at 0 under a paused runtime, a clock younger than the
+    /// deadline) cannot hold such a start: then the duration goes to the
+    /// windows as it is.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn settle_timed_out(&self, admitted: Word, started: u64, after: u64) {
+        if !admitted.is_timed() {
+            // No rule of the group reads a duration.
+            return self.settle(admitted, started, Verdict::Failure);
+        }
+        let now = self.clock.now();
+        let lasted = now.saturating_sub(started).max(after);
+        match now.checked_sub(lasted) {
+            Some(start) => self.settle(admitted, start, Verdict::Failure),
+            None => self.settle_failure_lasting(admitted, now, lasted),
+        }
+    }
+
+    /// A failure that lasted `lasted` nanos, settled at `now`, fed to the
+    /// windows by its duration: what `settle_rest` and `settle_call` do for
+    /// a failure, with the duration given instead of measured.
+    #[cold]
+    fn settle_failure_lasting(&self, admitted: Word, now: u64, lasted: u64) {
+        let word = self.word();
+        let generation = admitted.generation();
+        if word.generation() != generation {
+            return self.counters.bump(Counter::Stale);
+        }
+        if admitted.state() == State::HalfOpen {
+            return self.reopen_after_probe(generation);
+        }
+        self.counters.bump(Counter::Failures);
+        if word.state() != State::Closed {
+            // Forced closed: counted, never tripped.
+            return;
+        }
+        let tripped = match &self.hot.policy {
+            Policy::Consecutive => (self.drive(word, Input::Failure { generation }).1.act
+                == Act::Trip)
+                .then_some(TripCause::ConsecutiveFailures),
+            Policy::TimeWindow(window) => {
+                let outcome = window.rule().outcome(true, 0, lasted);
+                let at = window.now(&self.clock);
+                window
+                    .record(generation, at, outcome)
+                    .then(|| self.window_cause(generation))
+            }
+            Policy::CountWindow(window) => {
+                let outcome = window.rule().outcome(true, 0, lasted);
+                window
+                    .record(generation, outcome)
+                    .then(|| self.window_cause(generation))
+            }
+        };
+        if let Some(cause) = tripped {
+            self.trip(generation, cause);
+        } else if let Some(latency) = &self.guards.latency {
+            if latency.record(generation, now, lasted)
+                && self.trip(generation, TripCause::LatencyP99)
+            {
+                self.counters.bump(Counter::LatencyTrips);
+            }
+        }
     }
 
     /// Every other verdict: failures, probes, windows, resets of the failure
@@ -43,10 +115,9 @@ impl Inner {
         self.settle_rest(admitted, started, verdict);
     }
 
-    /// A count window's closed call. Its common case, a success that finds
-    /// nothing to write but the ring's position, needs no stack frame: every
-    /// call it makes is its last (the count's too: it comes after the window),
-    /// so each other case runs in a frame of its own and counts there.
+    /// A count window's closed call (see "The frames of the call paths" in
+    /// the module docs of `breaker`): every call it makes is its last (the
+    /// count's too: it comes after the window).
     #[inline(never)]
     fn settle_count_window(&self, generation: u64, started: u64, verdict: Verdict) {
         let failed = verdict == Verdict::Failure;
@@ -57,7 +128,7 @@ impl Inner {
             return self.count_window_outcome(generation, started, failed);
         }
         match window.record_success(generation) {
-            Recorded::Held => self.counters.bump(Event::Successes),
+            Recorded::Held => self.counters.bump(Counter::Successes),
             Recorded::Judge { calls, tally } => self.count_window_judge(generation, calls, tally),
             Recorded::Claimed { at, calls } => self.count_window_success_at(generation, at, calls),
             Recorded::Retry => self.count_window_outcome(generation, started, false),
@@ -69,9 +140,9 @@ impl Inner {
     #[inline(never)]
     fn count_window_outcome(&self, generation: u64, started: u64, failed: bool) {
         self.counters.bump(if failed {
-            Event::Failures
+            Counter::Failures
         } else {
-            Event::Successes
+            Counter::Successes
         });
         if self
             .hot
@@ -85,7 +156,7 @@ impl Inner {
     /// A success that found failures or slow calls in the window: judge them.
     #[inline(never)]
     fn count_window_judge(&self, generation: u64, calls: u64, tally: u64) {
-        self.counters.bump(Event::Successes);
+        self.counters.bump(Counter::Successes);
         if let Policy::CountWindow(window) = &self.hot.policy {
             if window.judge(calls, tally) {
                 self.trip_cold(generation);
@@ -96,7 +167,7 @@ impl Inner {
     /// A success that replaces a failure or a slow call in its slot.
     #[inline(never)]
     fn count_window_success_at(&self, generation: u64, at: u64, calls: u64) {
-        self.counters.bump(Event::Successes);
+        self.counters.bump(Counter::Successes);
         if let Policy::CountWindow(window) = &self.hot.policy {
             if window.success_at(generation, at, calls) {
                 self.trip_cold(generation);
@@ -104,11 +175,40 @@ impl Inner {
         }
     }
 
-    /// A trip, kept out of the count window's frame.
+    /// A count window's trip, kept out of its frame.
     #[cold]
     #[inline(never)]
     fn trip_cold(&self, generation: u64) {
-        self.trip(generation);
+        self.trip(generation, self.window_cause(generation));
+    }
+
+    /// Which rule of the group's window tripped in `generation`. A window
+    /// with no slow-call rule has one rule, the failure rate: that is the
+    /// cause, and nothing is read. With both rules, the window says only that
+    /// it tripped, so its counts are read before the trip empties it: the
+    /// failure rate if it is at its threshold, else the slow-call rate.
+    #[cold]
+    fn window_cause(&self, generation: u64) -> TripCause {
+        let rule = match &self.hot.policy {
+            Policy::Consecutive => return TripCause::ConsecutiveFailures,
+            Policy::TimeWindow(window) => window.rule(),
+            Policy::CountWindow(window) => window.rule(),
+        };
+        if !rule.judges_slowness() {
+            return TripCause::FailureRate;
+        }
+        let failure_rate = match self.config().policy() {
+            FailurePolicy::TimeWindow { rates, .. } | FailurePolicy::CountWindow { rates, .. } => {
+                rates.failure_rate
+            }
+            _ => return TripCause::FailureRate,
+        };
+        match self.hot.policy.window_counts(generation, &self.clock) {
+            Some(c) if c.calls > 0 && (c.failures as f64) < failure_rate * c.calls as f64 => {
+                TripCause::SlowCallRate
+            }
+            _ => TripCause::FailureRate,
+        }
     }
 
     #[inline(never)]
@@ -116,7 +216,7 @@ impl Inner {
         let word = self.word();
         let generation = admitted.generation();
         if word.generation() != generation {
-            return self.counters.bump(Event::Stale);
+            return self.counters.bump(Counter::Stale);
         }
         match (admitted.state(), verdict) {
             (State::HalfOpen, Verdict::Failure) => self.reopen_after_probe(generation),
@@ -126,18 +226,7 @@ impl Inner {
                     verdict,
                 };
                 let (from, step) = self.drive(word, input);
-                if let Some(transition) = step.transition(from) {
-                    self.published(transition);
-                }
-                match step.act {
-                    Act::ProbeEnded(Verdict::Success) => {
-                        self.counters.bump(Event::Successes);
-                        self.counters.bump(Event::ProbesSucceeded);
-                    }
-                    Act::ProbeEnded(Verdict::Ignored) => self.counters.bump(Event::Ignored),
-                    Act::ProbeEnded(_) => self.counters.bump(Event::Abandoned),
-                    _ => self.counters.bump(Event::Stale),
-                }
+                self.execute(from, step, None);
             }
             _ => self.settle_call(word, started, verdict),
         }
@@ -152,11 +241,7 @@ impl Inner {
             return false;
         };
         let now = self.clock.now();
-        let slow = latency.record(generation, now, now.saturating_sub(started));
-        if slow {
-            self.counters.bump(Event::LatencyTrips);
-        }
-        slow
+        latency.record(generation, now, now.saturating_sub(started))
     }
 
     fn settle_call(&self, word: Word, started: u64, verdict: Verdict) {
@@ -164,41 +249,52 @@ impl Inner {
         // A forced-closed breaker counts outcomes and never trips.
         let closed = word.state() == State::Closed;
         let policy = &self.hot.policy;
-        let trips = match verdict {
+        // The rule this verdict tripped, if it tripped one.
+        let tripped = match verdict {
             Verdict::Success => {
-                self.counters.bump(Event::Successes);
+                self.counters.bump(Counter::Successes);
                 match policy {
-                    _ if !closed => false,
+                    _ if !closed => None,
                     // A success resets the count unless a newer generation did.
                     Policy::Consecutive => {
                         self.drive(word, Input::Success { generation });
-                        false
+                        None
                     }
-                    _ => policy.on_outcome(generation, false, started, &self.clock),
+                    _ => policy
+                        .on_outcome(generation, false, started, &self.clock)
+                        .then(|| self.window_cause(generation)),
                 }
             }
             Verdict::Failure => {
-                self.counters.bump(Event::Failures);
+                self.counters.bump(Counter::Failures);
                 match policy {
-                    _ if !closed => false,
+                    _ if !closed => None,
                     // A failure that finds the breaker moved on counts nowhere
                     // (it is counted as a failure already).
-                    Policy::Consecutive => {
-                        self.drive(word, Input::Failure { generation }).1.act == Act::Trip
-                    }
-                    _ => policy.on_outcome(generation, true, started, &self.clock),
+                    Policy::Consecutive => (self.drive(word, Input::Failure { generation }).1.act
+                        == Act::Trip)
+                        .then_some(TripCause::ConsecutiveFailures),
+                    _ => policy
+                        .on_outcome(generation, true, started, &self.clock)
+                        .then(|| self.window_cause(generation)),
                 }
             }
-            Verdict::Ignored => return self.counters.bump(Event::Ignored),
-            Verdict::Abandoned => return self.counters.bump(Event::Abandoned),
+            Verdict::Ignored => return self.counters.bump(Counter::Ignored),
+            Verdict::Abandoned => return self.counters.bump(Counter::Abandoned),
         };
         // The latency trip rides on the window. Only groups with
         // `latency_p99_ms` have one, and their words are timed: an untimed
-        // word skips it with a bit test of a value at hand.
-        if trips {
-            self.trip(generation);
-        } else if word.is_timed() && closed && self.latency_trips(generation, started) {
-            self.trip_for(generation, TripCause::LatencyP99);
+        // word skips it with a bit test of a value at hand. Its trips are
+        // counted when they open the breaker, not when the window says so:
+        // racing verdicts may all see it over the bound, and one opens.
+        if let Some(cause) = tripped {
+            self.trip(generation, cause);
+        } else if word.is_timed()
+            && closed
+            && self.latency_trips(generation, started)
+            && self.trip(generation, TripCause::LatencyP99)
+        {
+            self.counters.bump(Counter::LatencyTrips);
         }
     }
 }

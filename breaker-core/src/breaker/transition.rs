@@ -5,6 +5,7 @@
 
 use crate::config::Config;
 use crate::error::OpenReason;
+use crate::events::TripCause;
 use crate::policy::consecutive;
 use crate::state::{State, Word};
 
@@ -29,8 +30,9 @@ pub(super) enum Input {
     Failure { generation: u64 },
     /// A call of `generation` succeeded, under the consecutive policy.
     Success { generation: u64 },
-    /// The failure policy tripped in `generation`: closed to open.
-    Trip { generation: u64 },
+    /// The failure policy's rule `cause` tripped in `generation`: closed to
+    /// open.
+    Trip { generation: u64, cause: TripCause },
     /// A probe admitted in `generation` failed: half-open to open.
     ProbeFailed { generation: u64 },
     /// Set by hand.
@@ -77,7 +79,7 @@ pub(super) trait Readings {
 pub(super) struct Step {
     pub(super) next: Option<Word>,
     pub(super) act: Act,
-    pub(super) reason: Option<Reason>,
+    pub(super) kind: Option<ChangeKind>,
 }
 
 /// What the thin layer does after its swap succeeds.
@@ -138,9 +140,9 @@ impl Refusal {
 
 /// Why a breaker changed generation: what an observer would be told.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Reason {
-    /// The failure policy tripped.
-    Tripped,
+pub(crate) enum ChangeKind {
+    /// The failure policy's rule tripped (the one the tripping verdict saw).
+    Tripped(TripCause),
     /// The open duration passed and a claim became the first probe.
     OpenElapsed,
     /// Every probe overran its lease; a claim took their `probes` slots.
@@ -160,10 +162,10 @@ pub(crate) enum Reason {
 /// One change of generation, as an observer would be told it. Built only on
 /// the cold paths that change generation, from a [`Step`] and the word it left.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Transition {
+pub(crate) struct Change {
     pub(crate) from: State,
     pub(crate) to: State,
-    pub(crate) reason: Reason,
+    pub(crate) kind: ChangeKind,
     pub(crate) generation: u64,
 }
 
@@ -172,7 +174,7 @@ impl Step {
         Step {
             next: None,
             act,
-            reason: None,
+            kind: None,
         }
     }
 
@@ -180,25 +182,25 @@ impl Step {
         Step {
             next: Some(next),
             act,
-            reason: None,
+            kind: None,
         }
     }
 
-    const fn to(next: Word, act: Act, reason: Reason) -> Step {
+    const fn to(next: Word, act: Act, kind: ChangeKind) -> Step {
         Step {
             next: Some(next),
             act,
-            reason: Some(reason),
+            kind: Some(kind),
         }
     }
 
     /// The transition this step makes from `from`, if it changes generation.
-    pub(super) fn transition(&self, from: Word) -> Option<Transition> {
-        match (self.next, self.reason) {
-            (Some(next), Some(reason)) => Some(Transition {
+    pub(super) fn change(&self, from: Word) -> Option<Change> {
+        match (self.next, self.kind) {
+            (Some(next), Some(kind)) => Some(Change {
                 from: from.state(),
                 to: next.state(),
-                reason,
+                kind,
                 generation: next.generation(),
             }),
             _ => None,
@@ -234,26 +236,30 @@ pub(super) fn step(word: Word, input: Input, config: &Config, at: &impl Readings
             Some(next) if word.generation() == generation => Step::write(next, Act::Nothing),
             _ => Step::stay(Act::Nothing),
         },
-        Input::Trip { generation } => open(word, generation, State::Closed, Reason::Tripped),
-        Input::ProbeFailed { generation } => {
-            open(word, generation, State::HalfOpen, Reason::ProbeFailed)
+        Input::Trip { generation, cause } => {
+            open(word, generation, State::Closed, ChangeKind::Tripped(cause))
         }
-        Input::Force(state) => Step::to(word.next(state), Act::Nothing, Reason::Forced),
+        Input::ProbeFailed { generation } => {
+            open(word, generation, State::HalfOpen, ChangeKind::ProbeFailed)
+        }
+        Input::Force(state) => Step::to(word.next(state), Act::Nothing, ChangeKind::Forced),
         // The user's hand wins over the fleet.
         Input::FleetOpen => match word.state() {
             State::ForcedOpen | State::ForcedClosed => Step::stay(Act::Nothing),
-            _ => Step::to(word.next_fleet_open(), Act::Opened, Reason::FleetOpen),
+            _ => Step::to(word.next_fleet_open(), Act::Opened, ChangeKind::FleetOpen),
         },
         Input::FleetReopen => match word.state() {
             State::Open | State::HalfOpen => {
-                Step::to(word.next_fleet_open(), Act::Opened, Reason::FleetOpen)
+                Step::to(word.next_fleet_open(), Act::Opened, ChangeKind::FleetOpen)
             }
             State::Closed | State::ForcedOpen | State::ForcedClosed => Step::stay(Act::Nothing),
         },
         Input::FleetClose => match word.state() {
-            State::Open | State::HalfOpen => {
-                Step::to(word.next(State::Closed), Act::Nothing, Reason::FleetClose)
-            }
+            State::Open | State::HalfOpen => Step::to(
+                word.next(State::Closed),
+                Act::Nothing,
+                ChangeKind::FleetClose,
+            ),
             _ => Step::stay(Act::Nothing),
         },
         Input::FleetHold { now, deadline } => {
@@ -303,7 +309,7 @@ fn claim(word: Word, config: &Config, at: &impl Readings) -> Step {
                 coarse,
                 reclaimed: 0,
             };
-            Step::to(next, act, Reason::OpenElapsed)
+            Step::to(next, act, ChangeKind::OpenElapsed)
         }
         State::HalfOpen => {
             let probes = word.probes();
@@ -329,7 +335,7 @@ fn claim(word: Word, config: &Config, at: &impl Readings) -> Step {
                 coarse,
                 reclaimed: probes,
             };
-            Step::to(next, act, Reason::LeaseReclaimed { probes })
+            Step::to(next, act, ChangeKind::LeaseReclaimed { probes })
         }
     }
 }
@@ -344,7 +350,7 @@ fn probe_ended(word: Word, generation: u64, verdict: Verdict, config: &Config) -
         Verdict::Success => {
             let successes = word.successes() + 1;
             if successes >= config.successes_to_close() {
-                Step::to(word.next(State::Closed), act, Reason::ProbesSucceeded)
+                Step::to(word.next(State::Closed), act, ChangeKind::ProbesSucceeded)
             } else {
                 Step::write(word.with_successes(probes, successes), act)
             }
@@ -356,11 +362,11 @@ fn probe_ended(word: Word, generation: u64, verdict: Verdict, config: &Config) -
 }
 
 /// Opens a `from` word of `generation`; stale when the breaker left it.
-fn open(word: Word, generation: u64, from: State, reason: Reason) -> Step {
+fn open(word: Word, generation: u64, from: State, kind: ChangeKind) -> Step {
     if word.generation() != generation || word.state() != from {
         return Step::stay(Act::Stale);
     }
-    Step::to(word.next(State::Open), Act::Opened, reason)
+    Step::to(word.next(State::Open), Act::Opened, kind)
 }
 
 #[cfg(test)]

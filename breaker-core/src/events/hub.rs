@@ -128,7 +128,7 @@ impl Hub {
     /// Counts `t` and delivers it in its generation's turn. The caller holds no
     /// lock of the breaker or the registry.
     #[cold]
-    pub(crate) fn announce(&self, t: Transition) {
+    pub(crate) fn tell(&self, t: Transition) {
         let cold = self.cold();
         cold.counts[index(t.from)][index(t.to)].fetch_add(1, Relaxed);
         let mut order = cold.order.lock();

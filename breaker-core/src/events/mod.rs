@@ -25,6 +25,7 @@
 //!   that panics is counted ([`Subscription::panics`]) and logged, the others
 //!   still receive the event, and the breaker is unchanged.
 
+mod counts;
 mod hub;
 
 use std::fmt;
@@ -35,6 +36,8 @@ use std::time::Duration;
 
 use parking_lot::Mutex;
 
+pub use self::counts::TransitionCounts;
+use self::counts::{index, STATES};
 pub(crate) use self::hub::Hub;
 use crate::conflict::Conflict;
 use crate::state::State;
@@ -278,7 +281,7 @@ impl Transition {
 /// A subscriber: anything that can be told an [`Event`] from any thread.
 type Callback = Box<dyn Fn(&Event) + Send + Sync>;
 
-struct Entry {
+struct Listener {
     id: u64,
     callback: Callback,
     /// Told keyed groups' transitions ([`Event::KeyedTransition`]).
@@ -291,7 +294,7 @@ struct Entry {
 #[derive(Default)]
 pub(crate) struct Subscribers {
     /// Copied out (one `Arc` clone) by each delivery, so no call runs under it.
-    entries: Mutex<Arc<[Arc<Entry>]>>,
+    entries: Mutex<Arc<[Arc<Listener>]>>,
     len: AtomicUsize,
     /// How many of them are told keyed transitions: while none is, no key
     /// is named for them (see `KeyedGroup`'s `tell`).
@@ -302,7 +305,7 @@ pub(crate) struct Subscribers {
 impl Subscribers {
     /// Adds `callback`, told keyed groups' transitions too if `keyed`.
     pub(crate) fn add(self: &Arc<Self>, callback: Callback, keyed: bool) -> Subscription {
-        let entry = Arc::new(Entry {
+        let entry = Arc::new(Listener {
             id: self.next_id.fetch_add(1, Relaxed),
             callback,
             keyed,
@@ -328,7 +331,7 @@ impl Subscribers {
     }
 
     /// Replaces the list with `all` and its counts; `entries` is its lock.
-    fn publish(&self, entries: &mut Arc<[Arc<Entry>]>, all: Vec<Arc<Entry>>) {
+    fn publish(&self, entries: &mut Arc<[Arc<Listener>]>, all: Vec<Arc<Listener>>) {
         let keyed = all.iter().filter(|e| e.keyed).count();
         *entries = all.into();
         self.len.store(entries.len(), Release);
@@ -373,7 +376,7 @@ impl Subscribers {
 #[must_use = "dropping a Subscription unsubscribes; call `.detach()` to keep it"]
 pub struct Subscription {
     list: Weak<Subscribers>,
-    entry: Arc<Entry>,
+    entry: Arc<Listener>,
 }
 
 impl Subscription {
@@ -409,71 +412,5 @@ impl fmt::Debug for Subscription {
             .field("id", &self.entry.id)
             .field("panics", &self.panics())
             .finish()
-    }
-}
-
-/// Counts of transitions by the state left and the state entered.
-///
-/// ```
-/// use breaker_core::{Breaker, Config, State};
-///
-/// let breaker = Breaker::new("db", Config::builder().threshold(1).build()?);
-/// breaker.try_acquire()?.failure();
-/// breaker.reset();
-/// let t = breaker.metrics().transitions;
-/// assert_eq!(t.get(State::Closed, State::Open), 1);
-/// assert_eq!(t.get(State::Open, State::Closed), 1);
-/// assert_eq!(t.total(), 2);
-/// # Ok::<(), Box<dyn std::error::Error>>(())
-/// ```
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct TransitionCounts([[u64; STATES.len()]; STATES.len()]);
-
-impl TransitionCounts {
-    /// Transitions from `from` to `to`.
-    pub fn get(&self, from: State, to: State) -> u64 {
-        self.0[index(from)][index(to)]
-    }
-
-    /// Every transition counted.
-    pub fn total(&self) -> u64 {
-        self.0.iter().flatten().fold(0, |a, &b| a.saturating_add(b))
-    }
-
-    /// Adds `other`'s counts pair by pair, saturating (a keyed group's sums).
-    pub(crate) fn add(&mut self, other: &TransitionCounts) {
-        for (row, other) in self.0.iter_mut().zip(&other.0) {
-            for (sum, n) in row.iter_mut().zip(other) {
-                *sum = sum.saturating_add(*n);
-            }
-        }
-    }
-
-    /// The pairs with at least one transition, with their counts.
-    pub fn iter(&self) -> impl Iterator<Item = (State, State, u64)> + '_ {
-        STATES.iter().flat_map(move |&from| {
-            STATES
-                .iter()
-                .map(move |&to| (from, to, self.get(from, to)))
-                .filter(|&(_, _, n)| n > 0)
-        })
-    }
-}
-
-const STATES: [State; 5] = [
-    State::Closed,
-    State::Open,
-    State::HalfOpen,
-    State::ForcedOpen,
-    State::ForcedClosed,
-];
-
-const fn index(state: State) -> usize {
-    match state {
-        State::Closed => 0,
-        State::Open => 1,
-        State::HalfOpen => 2,
-        State::ForcedOpen => 3,
-        State::ForcedClosed => 4,
     }
 }

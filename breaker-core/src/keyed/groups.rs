@@ -66,7 +66,7 @@ impl<K: Hash + Eq + Send + Sync + 'static> Erased for Shared<K> {
     }
 }
 
-/// [`Registry::keyed`] (or a `#[circuit_breaker(key = ..)]` call site) named a
+/// [`Registry::keyed`](crate::Registry::keyed) (or a `#[circuit_breaker(key = ..)]` call site) named a
 /// group that exists with another key type. A keyed group has one key type:
 /// `&str`, `String` and `Arc<str>` keys are all `String` keys (see
 /// [`AsKey`](crate::AsKey)), but `String` and `u64` keys cannot share a group.

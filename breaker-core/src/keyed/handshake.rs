@@ -32,18 +32,18 @@ impl Mark {
     /// is then dropped: the caller looks again under the group's writer lock).
     /// `touch` records the use for the sweep's second chance.
     #[inline]
-    pub(super) fn claim<H>(&self, clone: impl FnOnce() -> H, touch: bool) -> Option<H> {
+    pub(super) fn hand_out<H>(&self, clone: impl FnOnce() -> H, touch: bool) -> Option<H> {
         let handle = clone();
         fence(SeqCst);
         let mark = self.0.load(Relaxed);
         if mark == USED {
             return Some(handle);
         }
-        self.claim_unmarked(mark, handle, touch)
+        self.hand_out_unmarked(mark, handle, touch)
     }
 
     #[cold]
-    fn claim_unmarked<H>(&self, mark: u8, handle: H, touch: bool) -> Option<H> {
+    fn hand_out_unmarked<H>(&self, mark: u8, handle: H, touch: bool) -> Option<H> {
         if mark == EVICTING {
             return None;
         }
@@ -146,14 +146,14 @@ mod loom_tests {
 
     /// An entry: its mark, its breaker's handle count (the map holds one) and
     /// its breaker's calls.
-    struct Entry {
+    struct Key {
         mark: Mark,
         handles: AtomicUsize,
         calls: AtomicU64,
     }
 
-    fn idle_entry() -> Arc<Entry> {
-        let entry = Entry {
+    fn idle_entry() -> Arc<Key> {
+        let entry = Key {
             mark: Mark::new(),
             handles: AtomicUsize::new(1),
             calls: AtomicU64::new(0),
@@ -163,22 +163,22 @@ mod loom_tests {
         Arc::new(entry)
     }
 
-    /// One call: counted on the breaker if the claim gave it the handle, which
+    /// One call: counted on the breaker if the mark handed it the handle, which
     /// it gives back after the call. Whether it ran.
-    fn call(entry: &Entry, touch: bool) -> bool {
-        let claimed = entry
+    fn call(entry: &Key, touch: bool) -> bool {
+        let handed = entry
             .mark
-            .claim(|| entry.handles.fetch_add(1, Relaxed), touch);
-        if claimed.is_some() {
+            .hand_out(|| entry.handles.fetch_add(1, Relaxed), touch);
+        if handed.is_some() {
             entry.calls.fetch_add(1, Relaxed);
         }
         entry.handles.fetch_sub(1, Release);
-        claimed.is_some()
+        handed.is_some()
     }
 
     /// One sweep's pass at the entry: the calls it folded into the group's sums
     /// if it evicted the entry.
-    fn sweep(entry: &Entry) -> Option<u64> {
+    fn sweep(entry: &Key) -> Option<u64> {
         let evicting = entry.mark.evict(|| entry.handles.load(Relaxed), || true)?;
         let calls = entry.calls.load(Relaxed);
         evicting.done();

@@ -19,14 +19,14 @@ use std::sync::Arc;
 use papaya::Guard;
 
 use super::handshake::Mark;
-use super::{Entry, KeyedGroup, Shared};
+use super::{Key, KeyedGroup, Shared};
 use crate::breaker::Breaker;
 use crate::events::Subscribers;
 
 /// A registry's subscribers, and how its keyed group writes a key for them.
 pub(crate) struct Tell<K> {
     pub(crate) subscribers: Arc<Subscribers>,
-    /// [`key_text`], which needs `K: Debug`: `Registry::keyed` asks for it, a
+    /// [`key_text`](super::key_text()), which needs `K: Debug`: `Registry::keyed` asks for it, a
     /// standalone group does not.
     pub(crate) name: fn(&K) -> Arc<str>,
 }
@@ -82,7 +82,7 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
         let shared = &*self.shared;
         let replaced = shared.map.insert(
             owned,
-            Entry {
+            Key {
                 breaker: breaker.clone(),
                 mark: Mark::new(),
             },
@@ -100,7 +100,7 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
         Q: Hash + Eq + ?Sized,
     {
         let entry = self.shared.map.get(key, guard)?;
-        let breaker = entry.claim(touch);
+        let breaker = entry.handle(touch);
         debug_assert!(breaker.is_some(), "a sweep ends under the writer lock");
         breaker
     }

@@ -144,7 +144,7 @@ pub struct KeyedMetrics {
 }
 
 impl<K: Hash + Eq> Shared<K> {
-    /// See [`KeyedGroup::metrics`].
+    /// See [`KeyedGroup::metrics`](crate::KeyedGroup::metrics).
     pub(super) fn metrics(&self) -> KeyedMetrics {
         let shared = self;
         // Held across the scan (see `sweep`): an eviction is seen either in the

@@ -114,7 +114,7 @@ struct Shared<K> {
     /// The keys. Hashed with `foldhash`, seeded at random per group, but not
     /// flooding-resistant as SipHash is (see the README's "Keyed breakers"):
     /// about 100 instructions a call cheaper.
-    map: papaya::HashMap<K, Entry, foldhash::fast::RandomState>,
+    map: papaya::HashMap<K, Key, foldhash::fast::RandomState>,
     /// Creating a key and sweeping take turns here; calls never do.
     writer: Mutex<()>,
     keys: AtomicUsize,
@@ -139,7 +139,7 @@ struct Shared<K> {
 }
 
 /// A key's breaker.
-struct Entry {
+struct Key {
     breaker: Breaker,
     /// Used since the last sweep passed it (spared once), or being evicted.
     mark: Mark,
@@ -303,7 +303,7 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
         let map = &self.shared.map;
         let guard = map.guard();
         if let Some(entry) = map.get(key, &guard) {
-            if let Some(breaker) = entry.claim(true) {
+            if let Some(breaker) = entry.handle(true) {
                 return breaker;
             }
         }
@@ -319,7 +319,7 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
         Q: Hash + Eq + ?Sized,
     {
         let map = &self.shared.map;
-        let found = map.get(key, &map.guard())?.claim(false);
+        let found = map.get(key, &map.guard())?.handle(false);
         found.or_else(|| {
             // Found as a sweep was evicting it: the sweep has decided by the
             // time the writer lock is free.
@@ -347,12 +347,12 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
     }
 }
 
-impl Entry {
+impl Key {
     /// A handle on the key's breaker, unless a sweep is evicting it; `touch`
     /// marks it used (the sweep's second chance).
     #[inline]
-    fn claim(&self, touch: bool) -> Option<Breaker> {
-        self.mark.claim(|| self.breaker.clone(), touch)
+    fn handle(&self, touch: bool) -> Option<Breaker> {
+        self.mark.hand_out(|| self.breaker.clone(), touch)
     }
 }
 

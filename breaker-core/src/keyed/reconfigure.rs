@@ -11,7 +11,7 @@ impl<K: Hash + Eq> Shared<K> {
         check_change(self.group, &self.config.lock(), config)
     }
 
-    /// See [`KeyedGroup::reconfigure`]. Checked and applied under the writer
+    /// See [`KeyedGroup::reconfigure`](crate::KeyedGroup::reconfigure). Checked and applied under the writer
     /// lock, so no key is created meanwhile.
     pub(super) fn reconfigure(&self, config: Config) -> Result<Config, PolicyChange> {
         let _writer = self.writer.lock();

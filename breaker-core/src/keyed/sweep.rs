@@ -6,7 +6,7 @@ use std::sync::atomic::Ordering::*;
 
 use papaya::Guard;
 
-use super::{Entry, KeyedGroup, Shared};
+use super::{Key, KeyedGroup, Shared};
 use crate::state::State;
 
 impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
@@ -90,7 +90,7 @@ impl<K> Shared<K> {
     }
 }
 
-impl Entry {
+impl Key {
     /// Closed; or open or half-open with nothing to guard for a while (see
     /// `Breaker::idle_past_open`). Read by a sweep once it knows no handle but
     /// the map's exists and none can be taken (see `handshake`).

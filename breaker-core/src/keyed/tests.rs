@@ -174,7 +174,7 @@ fn an_entry_found_before_its_eviction_turns_its_caller_away_after_it() {
     group.breaker(&1);
     let map = &group.shared.map;
     let guard = map.guard();
-    // A caller found key 1 and has not claimed it yet.
+    // A caller found key 1 and has not taken its handle yet.
     let found = map.get(&1, &guard).unwrap();
     // Meanwhile the group fills up and sweeps key 1 out. When depends on
     // where the map (seeded at random) puts it and where the sweep's hand
@@ -185,8 +185,8 @@ fn an_entry_found_before_its_eviction_turns_its_caller_away_after_it() {
         key += 1;
         assert!(key < 10_000, "key 1 was never evicted");
     }
-    // The caller's claim comes now: turned away, to look again.
-    assert!(found.claim(true).is_none());
+    // The caller asks for the handle now: turned away, to look again.
+    assert!(found.handle(true).is_none());
     drop(guard);
     assert_eq!(group.breaker(&1).metrics().calls, 0, "a new breaker");
 }

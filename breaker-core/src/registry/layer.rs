@@ -127,7 +127,7 @@ impl Registry {
         changed.sort_by_key(|c| c.group);
         groups.resolver = Some(resolver);
         drop(groups);
-        self.announce(notes);
+        self.say(notes);
         Ok(changed)
     }
 

@@ -80,12 +80,12 @@ pub struct Registry {
 
 #[derive(Default)]
 struct Groups {
-    breakers: HashMap<&'static str, Entry>,
+    breakers: HashMap<&'static str, Group>,
     configured: HashMap<&'static str, Config>,
     resolver: Option<Arc<Resolver>>,
 }
 
-struct Entry {
+struct Group {
     breaker: Breaker,
     /// The config the first declaring call site asked for.
     declared: Option<Config>,
@@ -187,7 +187,7 @@ impl Registry {
         let (breaker, notes) = self.breaker_locked(group, declared);
         // Logged and told with no lock held: a logger or subscriber may come
         // back into this registry.
-        self.announce(notes);
+        self.say(notes);
         breaker
     }
 
@@ -266,7 +266,7 @@ impl Registry {
                 None => self.create(groups, group, None, &mut notes),
             }
         };
-        self.announce(notes);
+        self.say(notes);
         breaker
     }
 
@@ -284,7 +284,7 @@ impl Registry {
         let config = self.resolved(groups, name, declared, notes);
         let inherited = Some(self.subscribers.clone());
         let breaker = Breaker::from_parts_in(name, config, self.clock.clone(), inherited);
-        let entry = Entry {
+        let entry = Group {
             breaker: breaker.clone(),
             declared,
         };
@@ -336,7 +336,7 @@ impl Registry {
             let groups = self.groups.read();
             create(&mut |name| self.resolved(&groups, name, Some(*declared), &mut notes))
         };
-        self.announce(notes);
+        self.say(notes);
         made
     }
 

@@ -7,7 +7,7 @@ use crate::conflict::Conflict;
 use crate::events::{Event, Subscription};
 
 /// What a section under the registry's locks leaves to say once they are
-/// released (see [`Registry::announce`]).
+/// released (see [`Registry::say`]).
 pub(super) enum Note {
     Conflict(Box<Conflict>),
     Overridden(&'static str, String),
@@ -17,7 +17,7 @@ pub(super) enum Note {
 impl Registry {
     /// Logs and tells what a locked section left to say. The caller holds no
     /// lock of this registry: a logger or a subscriber may come back into it.
-    pub(super) fn announce(&self, notes: Vec<Note>) {
+    pub(super) fn say(&self, notes: Vec<Note>) {
         for note in notes {
             match note {
                 Note::Conflict(conflict) => self.report(*conflict),

@@ -1,10 +1,8 @@
 //! Helpers shared by the core's integration tests: breakers on a manual clock,
-//! outcomes by the letter, the counters by name, and an allocation counter.
+//! outcomes by the letter, the counters by name, and the counting allocator
+//! (`counting_alloc.rs`, shared with the facade's tests and the heap bench).
 #![allow(dead_code)]
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
-use std::sync::atomic::{AtomicIsize, Ordering::SeqCst};
 use std::time::Duration;
 
 use breaker_core::{Breaker, Config, ManualClock, Metrics, WindowMetrics};
@@ -89,70 +87,10 @@ pub fn tally(m: &Metrics) -> Tally {
     }
 }
 
-/// An allocator that counts the allocations the current thread makes inside
-/// [`allocations_during`]. A test binary installs it with
-/// `#[global_allocator] static ALLOCATOR: CountingAllocator = CountingAllocator;`.
-pub struct CountingAllocator;
-
-thread_local! {
-    static COUNTING: Cell<bool> = const { Cell::new(false) };
-    static ALLOCATIONS: Cell<u64> = const { Cell::new(0) };
-}
-
-// SAFETY: every call is passed to `System` unchanged; the counting touches only
-// const-initialised thread-locals, which never allocate.
-unsafe impl GlobalAlloc for CountingAllocator {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let _ = COUNTING.try_with(|on| {
-            if on.get() {
-                ALLOCATIONS.with(|n| n.set(n.get() + 1));
-            }
-        });
-        // SAFETY: the caller's contract for `alloc`, passed on.
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: the caller's contract for `dealloc`, passed on.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
-
-/// How many allocations the current thread made while running `f` (under the
-/// [`CountingAllocator`]).
-pub fn allocations_during(f: impl FnOnce()) -> u64 {
-    ALLOCATIONS.with(|n| n.set(0));
-    COUNTING.with(|on| on.set(true));
-    f();
-    COUNTING.with(|on| on.set(false));
-    ALLOCATIONS.with(|n| n.get())
-}
-
-/// A global allocator that keeps the bytes live in the whole process, for the
-/// tests of how much a structure holds (one test per file, so nothing else
-/// allocates meanwhile). A test file installs it with
-/// `#[global_allocator] static ALLOCATOR: LiveBytes = LiveBytes;`.
-pub struct LiveBytes;
-
-static LIVE: AtomicIsize = AtomicIsize::new(0);
-
-// SAFETY: forwards to the system allocator unchanged, only counting; the
-// default `realloc` goes through these two, so it is counted too.
-unsafe impl GlobalAlloc for LiveBytes {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        LIVE.fetch_add(layout.size() as isize, SeqCst);
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        LIVE.fetch_sub(layout.size() as isize, SeqCst);
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
-
-/// Bytes live in the process now (with [`LiveBytes`] installed).
-pub fn live_bytes() -> isize {
-    LIVE.load(SeqCst)
-}
+#[path = "counting_alloc.rs"]
+mod counting_alloc;
+#[allow(unused_imports)] // each test binary uses some of them
+pub use counting_alloc::{allocations_during, live_bytes, CountingAlloc};
 
 /// Runs `f` on a thread of its own and waits for it at most 10 s, so that a
 /// deadlock fails the test instead of hanging it; a panic in `f` goes on.

@@ -131,16 +131,16 @@ fn an_open_word_refuses_until_its_deadline_and_then_admits_the_first_probe() {
                         coarse,
                         reclaimed: 0
                     },
-                    Reason::OpenElapsed
+                    ChangeKind::OpenElapsed
                 )
             );
-            let t = due.transition(open).expect("a new generation");
+            let t = due.change(open).expect("a new generation");
             assert_eq!(
                 t,
-                Transition {
+                Change {
                     from: State::Open,
                     to: State::HalfOpen,
-                    reason: Reason::OpenElapsed,
+                    kind: ChangeKind::OpenElapsed,
                     generation: 8,
                 }
             );
@@ -197,7 +197,7 @@ fn a_half_open_word_admits_into_free_slots_without_reading_the_clock() {
         reclaimed: 0,
     };
     assert_eq!(first, Step::write(one, free));
-    assert_eq!(first.transition(w), None, "same generation");
+    assert_eq!(first.change(w), None, "same generation");
     assert_eq!(
         step_on(one, Input::Claim),
         Step::write(w.with_probes(2), free)
@@ -219,7 +219,7 @@ fn a_full_half_open_word_refuses_until_the_lease_runs_out_then_reclaims_every_sl
                 coarse: 15,
                 reclaimed: 2
             },
-            Reason::LeaseReclaimed { probes: 2 }
+            ChangeKind::LeaseReclaimed { probes: 2 }
         )
     );
     assert_eq!(
@@ -247,7 +247,7 @@ fn probe_successes_close_at_successes_to_close_and_free_their_slot_before() {
         Step::to(
             w.next(State::Closed),
             Act::ProbeEnded(Verdict::Success),
-            Reason::ProbesSucceeded
+            ChangeKind::ProbesSucceeded
         )
     );
     for verdict in [Verdict::Ignored, Verdict::Abandoned] {
@@ -337,22 +337,29 @@ fn trips_and_failed_probes_open_only_from_their_own_state_and_generation() {
     for state in STATES {
         for generation in [6, 7, 8] {
             let w = with_field(word(state, true, false), 1);
-            for (input, from, reason) in [
-                (Input::Trip { generation }, State::Closed, Reason::Tripped),
+            for (input, from, kind) in [
+                (
+                    Input::Trip {
+                        generation,
+                        cause: TripCause::FailureRate,
+                    },
+                    State::Closed,
+                    ChangeKind::Tripped(TripCause::FailureRate),
+                ),
                 (
                     Input::ProbeFailed { generation },
                     State::HalfOpen,
-                    Reason::ProbeFailed,
+                    ChangeKind::ProbeFailed,
                 ),
             ] {
                 let s = step_on(w, input);
                 if state == from && generation == 7 {
-                    assert_eq!(s, Step::to(w.next(State::Open), Act::Opened, reason));
-                    let t = s.transition(w).unwrap();
-                    let opened = Transition {
+                    assert_eq!(s, Step::to(w.next(State::Open), Act::Opened, kind));
+                    let t = s.change(w).unwrap();
+                    let opened = Change {
                         from,
                         to: State::Open,
-                        reason,
+                        kind,
                         generation: 8,
                     };
                     assert_eq!(t, opened);
@@ -370,14 +377,14 @@ fn forcing_moves_every_state_to_a_new_generation_of_the_forced_one() {
         for to in STATES {
             let w = with_field(word(from, true, true), 2);
             let s = step_on(w, Input::Force(to));
-            assert_eq!(s, Step::to(w.next(to), Act::Nothing, Reason::Forced));
-            let t = s.transition(w).unwrap();
+            assert_eq!(s, Step::to(w.next(to), Act::Nothing, ChangeKind::Forced));
+            let t = s.change(w).unwrap();
             assert_eq!(
                 t,
-                Transition {
+                Change {
                     from,
                     to,
-                    reason: Reason::Forced,
+                    kind: ChangeKind::Forced,
                     generation: 8
                 }
             );
@@ -400,7 +407,10 @@ fn only_steps_that_change_generation_carry_a_transition() {
             },
             Input::Failure { generation },
             Input::Success { generation },
-            Input::Trip { generation },
+            Input::Trip {
+                generation,
+                cause: TripCause::ConsecutiveFailures,
+            },
             Input::ProbeFailed { generation },
             Input::Force(State::Open),
         ]
@@ -412,7 +422,7 @@ fn only_steps_that_change_generation_carry_a_transition() {
                 for readings in [at(0, 10, 10), at(10, 10, 10)] {
                     let s = step(w, input, &LIMITS, &readings);
                     let changes = s.next.is_some_and(|n| n.generation() != w.generation());
-                    assert_eq!(s.transition(w).is_some(), changes, "{state} {input:?}");
+                    assert_eq!(s.change(w).is_some(), changes, "{state} {input:?}");
                 }
             }
         }
@@ -433,13 +443,17 @@ fn a_fleet_open_starts_a_new_open_generation_from_every_state_not_forced() {
             };
             let s = step_on(w, Input::FleetOpen);
             let next = w.next_fleet_open();
-            assert_eq!(s, Step::to(next, Act::Opened, Reason::FleetOpen), "{state}");
             assert_eq!(
-                s.transition(w),
-                Some(Transition {
+                s,
+                Step::to(next, Act::Opened, ChangeKind::FleetOpen),
+                "{state}"
+            );
+            assert_eq!(
+                s.change(w),
+                Some(Change {
                     from: state,
                     to: State::Open,
-                    reason: Reason::FleetOpen,
+                    kind: ChangeKind::FleetOpen,
                     generation: 8,
                 })
             );
@@ -456,7 +470,7 @@ fn a_fleet_reopen_opens_only_a_breaker_that_refuses_or_probes() {
             let w = word(state, timed, windowed);
             assert_eq!(
                 step_on(w, Input::FleetReopen),
-                Step::to(w.next_fleet_open(), Act::Opened, Reason::FleetOpen),
+                Step::to(w.next_fleet_open(), Act::Opened, ChangeKind::FleetOpen),
                 "{state}"
             );
         }
@@ -529,7 +543,7 @@ fn a_due_fleet_open_word_goes_half_open_and_probes_as_a_local_one_does() {
                 coarse: 1_000,
                 reclaimed: 0
             },
-            Reason::OpenElapsed
+            ChangeKind::OpenElapsed
         )
     );
     assert!(!next.is_fleet_open());
@@ -574,10 +588,10 @@ fn a_fleet_close_closes_an_open_or_half_open_word_and_nothing_else() {
         let s = step_on(w, Input::FleetClose);
         assert_eq!(
             s,
-            Step::to(w.next(State::Closed), Act::Nothing, Reason::FleetClose),
+            Step::to(w.next(State::Closed), Act::Nothing, ChangeKind::FleetClose),
             "{state}"
         );
-        assert_eq!(s.transition(w).unwrap().to, State::Closed);
+        assert_eq!(s.change(w).unwrap().to, State::Closed);
     }
     let fleet = word(State::Closed, false, false).next_fleet_open();
     assert_eq!(
@@ -635,7 +649,7 @@ fn a_fleet_hold_moves_an_open_end_sooner_always_and_later_only_well_ahead_of_it(
         }
         // Never a write of the word: no generation, no transition.
         assert_eq!(
-            step(open, hold(0, 3 * end), &LIMITS, &reads(end)).transition(open),
+            step(open, hold(0, 3 * end), &LIMITS, &reads(end)).change(open),
             None
         );
     }
