@@ -11,8 +11,9 @@ use std::path::{Path, PathBuf};
 /// Lowest first. A module may use the modules of every layer below its own,
 /// none of its own layer or above.
 const LAYERS: &[&[&str]] = &[
+    &["sync"],
     &[
-        "sync", "names", "clock", "state", "counters", "bulkhead", "timeout", "error", "classify",
+        "names", "clock", "state", "counters", "bulkhead", "timeout", "error", "classify",
     ],
     &["config"],
     &["conflict", "policy"],

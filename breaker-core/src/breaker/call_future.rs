@@ -10,16 +10,22 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
+use pin_project_lite::pin_project;
+
 use super::handle::Breaker;
 use super::permit::{Classifier, Permit};
 use crate::error::CallError;
 
-pub(super) struct CallFuture<'a, Fut, C> {
-    breaker: &'a Breaker,
-    /// By value: `EveryError` for `call_async` takes no room and no store.
-    classifier: C,
-    stage: Stage<'a>,
-    future: Fut,
+pin_project! {
+    pub(super) struct CallFuture<'a, Fut, C> {
+        breaker: &'a Breaker,
+        // By value: `EveryError` for `call_async` takes no room and no store.
+        classifier: C,
+        stage: Stage<'a>,
+        // Pinned from the first poll on; the other fields are not.
+        #[pin]
+        future: Fut,
+    }
 }
 
 enum Stage<'a> {
@@ -52,14 +58,11 @@ where
 
     #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        // SAFETY: `future` is never moved out of `self` (it is only polled through
-        // the pinned reference below, and dropped in place with `self`); the other
-        // fields are not structurally pinned and may be moved freely.
-        let this = unsafe { self.get_unchecked_mut() };
+        let this = self.project();
         // The permit is held in a local while the caller's future is polled, and
         // stored only if it is pending: a call that completes on its first poll
         // never writes it to memory and reads it back.
-        let permit = match std::mem::replace(&mut this.stage, Stage::Done) {
+        let permit = match std::mem::replace(this.stage, Stage::Done) {
             Stage::Unclaimed => match this.breaker.try_acquire() {
                 Ok(permit) => permit,
                 Err(open) => return Poll::Ready(Err(CallError::Open(open))),
@@ -67,15 +70,13 @@ where
             Stage::Running(permit) => permit,
             Stage::Done => panic!("`Breaker::call_async` future polled after completion"),
         };
-        // SAFETY: see above; `future` stays where it is until `self` is dropped.
-        let future = unsafe { Pin::new_unchecked(&mut this.future) };
-        match future.poll(cx) {
+        match this.future.poll(cx) {
             Poll::Pending => {
-                this.stage = Stage::Running(permit);
+                *this.stage = Stage::Running(permit);
                 Poll::Pending
             }
             Poll::Ready(result) => {
-                Poll::Ready(permit.record_owned(result, &this.classifier, CallError::Inner))
+                Poll::Ready(permit.record_owned(result, this.classifier, CallError::Inner))
             }
         }
     }

@@ -1,7 +1,6 @@
 //! The state one breaker's handles share, and the two ways to touch its word:
 //! a load and a compare-and-swap.
 
-use std::sync::atomic::AtomicPtr;
 use std::time::Duration;
 
 use crate::clock::ClockSource;
@@ -12,7 +11,7 @@ use crate::guards::Guards;
 use crate::metrics::{Metrics, WindowMetrics};
 use crate::policy::Policy;
 use crate::state::{State, Word};
-use crate::sync::{AtomicU64, Mutex, Ordering::*};
+use crate::sync::{AtomicPtr, AtomicU64, Mutex, Ordering::*};
 
 /// The shared state of one breaker: 384 bytes in two parts, so that with the
 /// `Arc`'s counts an idle breaker's whole heap is 512 bytes.
@@ -224,7 +223,8 @@ impl LiveConfig {
 
 impl Drop for LiveConfig {
     fn drop(&mut self) {
-        let mut at = *self.kept.get_mut();
+        // Exclusive here (`&mut self`): no other access to order against.
+        let mut at = self.kept.load(Relaxed);
         while !at.is_null() {
             // SAFETY: each `Published` came from `Box::into_raw`, is on the
             // `kept` list once, is freed once, here, and no reference to it

@@ -8,7 +8,7 @@
 //! counts in it; then it allocates a table of cache-padded cells indexed by slot,
 //! large enough for that slot, and grows it (doubling) when a thread with a
 //! higher slot arrives, up to `OWN_CELLS` cells. Every other thread (a slot past
-//! them, or no slot) counts in one of [`SHARED_CELLS`] shared cells, the slot
+//! them, or none) counts in one of [`SHARED_CELLS`] shared cells, the slot
 //! modulo their number, allocated on first use, with a real read-modify-write:
 //! slower, never lost. So an idle breaker costs a few words, and a busy one at
 //! most `2 * OWN_CELLS - 1 + SHARED_CELLS` cells (the outgrown tables included)
@@ -24,15 +24,21 @@
 //! The count of the common case is a thread-local read, one compare with the
 //! table's size, one load of the table's address and one `inc` of memory.
 
+// Under loom every count takes a shared cell (see `bump`): the slots go unused.
+#![cfg_attr(loom, allow(dead_code))]
+
 use std::cell::Cell as StdCell;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering::*};
-use std::sync::OnceLock;
+// The slot numbers are process-wide statics, std's and parking_lot's (loom's
+// cannot be const); everything of one breaker's counters goes through
+// `crate::sync`, so loom models the table's growth and a slot's hand-off.
+use std::sync::atomic::AtomicU32;
 
 use crossbeam_utils::CachePadded;
-use parking_lot::Mutex;
+
+use crate::sync::{AtomicPtr, AtomicU64, AtomicUsize, Mutex, OnceLock, Ordering::*};
 
 /// What a counter counts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -65,8 +71,11 @@ const _: () = assert!(EVENTS * 8 <= 128);
 pub(crate) const OWN_CELLS: usize = 8;
 /// Cells shared by every other thread, by slot modulo their number (a power of
 /// two), counted with an atomic add: 1 KiB for a breaker such a thread counted
-/// in, whatever the number of threads.
+/// in, whatever the number of threads. (Under loom every count takes cell 0.)
+#[cfg(not(loom))]
 pub(crate) const SHARED_CELLS: usize = 8;
+#[cfg(loom)]
+pub(crate) const SHARED_CELLS: usize = 1;
 const _: () = assert!(OWN_CELLS.is_power_of_two() && SHARED_CELLS.is_power_of_two());
 
 const UNASSIGNED: u32 = u32::MAX;
@@ -78,9 +87,9 @@ struct Cell {
 }
 
 impl Cell {
-    const fn new() -> Self {
+    fn new() -> Self {
         Cell {
-            counts: [const { AtomicU64::new(0) }; EVENTS],
+            counts: std::array::from_fn(|_| AtomicU64::new(0)),
         }
     }
 
@@ -137,10 +146,23 @@ impl Counters {
     /// Counts one `event` for the calling thread.
     #[inline(always)]
     pub(crate) fn bump(&self, event: Counter) {
+        // Loom runs its threads on one thread of the process, which share the
+        // thread-locals that give a thread its slot: there every count is a
+        // read-modify-write of the shared cell. (The slots' own model names
+        // them: `loom_tests`.)
+        #[cfg(loom)]
+        return self.bump_shared(0, event);
+        #[cfg(not(loom))]
+        self.bump_at(OFFSET.get() as usize, event, || self.bump_slow(event));
+    }
+
+    /// Counts `event` in the cell at byte `offset` of the current table (the
+    /// calling thread's), or calls `slow` when the table holds no such cell.
+    #[inline(always)]
+    fn bump_at(&self, offset: usize, event: Counter, slow: impl FnOnce()) {
         // A thread without a cell in the current table reads an offset out of
         // range, so one compare sends everything but the common case to the slow
         // path. The offset is kept in bytes: no multiply on this path.
-        let offset = OFFSET.get() as usize;
         if offset < self.size.load(Acquire) {
             let cells = self.cells.load(Acquire);
             // SAFETY: `OFFSET` is only ever `slot * CELL_BYTES` or `NO_OFFSET`, and
@@ -150,7 +172,7 @@ impl Counters {
             let cell = unsafe { &*cells.byte_add(offset) };
             increment(cell, event);
         } else {
-            self.bump_slow(event);
+            slow();
         }
     }
 
@@ -167,11 +189,16 @@ impl Counters {
         if (slot as usize) < OWN_CELLS {
             return increment(self.grow_to(slot as usize), event);
         }
+        self.bump_shared(slot as usize, event);
+    }
+
+    /// Counts in the shared cell of `slot`, with a real read-modify-write. It
+    /// wraps, as [`increment`] does (2^64 events a cell).
+    fn bump_shared(&self, slot: usize, event: Counter) {
         let shared = self
             .shared
-            .get_or_init(|| Box::new([const { CachePadded::new(Cell::new()) }; SHARED_CELLS]));
-        // Wraps, as `increment` does (2^64 events a cell).
-        shared[slot as usize % SHARED_CELLS].counts[event as usize].fetch_add(1, Relaxed);
+            .get_or_init(|| Box::new(std::array::from_fn(|_| CachePadded::new(Cell::new()))));
+        shared[slot % SHARED_CELLS].counts[event as usize].fetch_add(1, Relaxed);
     }
 
     /// The calling thread's cell for `slot`, growing the table to hold it.
@@ -212,7 +239,7 @@ impl Counters {
     }
 
     /// Heap bytes the cells hold: the tables and the shared cells.
-    #[cfg(test)]
+    #[cfg(all(test, not(loom)))]
     fn cell_bytes(&self) -> usize {
         let tables: usize = self.tables.lock().iter().map(|t| t.len()).sum();
         let shared = self.shared.get().map_or(0, |s| s.len());
@@ -222,7 +249,7 @@ impl Counters {
 
 impl Drop for Counters {
     fn drop(&mut self) {
-        for table in self.tables.get_mut().drain(..) {
+        for table in self.tables.lock().drain(..) {
             // SAFETY: made by `Box::leak` in `grow_to`, freed once, here.
             drop(unsafe { Box::from_raw(table.as_ptr()) });
         }
@@ -265,7 +292,8 @@ impl Drop for SlotGuard {
 }
 
 /// Slots handed back by exited threads; the lowest is reused first so slots stay dense.
-static FREE: Mutex<BinaryHeap<Reverse<u32>>> = Mutex::new(BinaryHeap::new());
+static FREE: parking_lot::Mutex<BinaryHeap<Reverse<u32>>> =
+    parking_lot::Mutex::new(BinaryHeap::new());
 static NEXT: AtomicU32 = AtomicU32::new(0);
 
 #[cold]
@@ -294,5 +322,8 @@ fn assign_slot() -> u32 {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, loom))]
+mod loom_tests;
+
+#[cfg(all(test, not(loom)))]
 mod tests;

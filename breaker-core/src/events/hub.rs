@@ -2,16 +2,14 @@
 //! generation order, its own subscribers and its transition counts.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering::*};
-use std::sync::{Arc, OnceLock};
-
-use parking_lot::Mutex;
+use std::sync::Arc;
 
 use super::{
     index, Callback, Event, KeyedTransition, Subscribers, Subscription, Transition,
     TransitionCounts, STATES,
 };
 use crate::state::GEN_MASK;
+use crate::sync::{AtomicPtr, AtomicU64, Mutex, OnceLock, Ordering::*};
 
 /// Transitions whose turn has not come yet. Past this many, the earliest
 /// missing one is taken for lost (a generation changed without being announced
@@ -195,11 +193,86 @@ impl Hub {
 
 impl Drop for Hub {
     fn drop(&mut self) {
-        let keyed = *self.keyed.get_mut();
+        // Exclusive here (`&mut self`): no other access to order against.
+        let keyed = self.keyed.load(Relaxed);
         if !keyed.is_null() {
             // SAFETY: from `Box::into_raw` in `name_key`, published once, and
             // no `&self` outlives this `&mut self`.
             drop(unsafe { Box::from_raw(keyed) });
         }
+    }
+}
+
+#[cfg(all(test, loom))]
+mod loom_tests {
+    use std::sync::atomic::AtomicUsize;
+
+    use super::*;
+    use crate::events::TransitionReason;
+    use crate::state::State;
+
+    fn transition(generation: u64, from: State, to: State) -> Transition {
+        Transition {
+            group: "loom",
+            from,
+            to,
+            reason: TransitionReason::Reset,
+            generation,
+            open_for: None,
+            retry_after: None,
+        }
+    }
+
+    /// A fresh hub's first two transitions, made at once: both threads meet
+    /// the one `Cold` the first initialisation publishes, so each is counted
+    /// once.
+    #[test]
+    fn loom_two_first_transitions_share_the_hub_they_initialise() {
+        loom::model(|| {
+            let hub = Arc::new(Hub::new(0, None));
+            let first = {
+                let hub = hub.clone();
+                loom::thread::spawn(move || hub.tell(transition(1, State::Closed, State::Open)))
+            };
+            let second = {
+                let hub = hub.clone();
+                loom::thread::spawn(move || hub.tell(transition(2, State::Open, State::HalfOpen)))
+            };
+            first.join().unwrap();
+            second.join().unwrap();
+            let counts = hub.counts();
+            assert_eq!(counts.get(State::Closed, State::Open), 1);
+            assert_eq!(counts.get(State::Open, State::HalfOpen), 1);
+            assert_eq!(counts.total(), 2);
+        });
+    }
+
+    /// A subscription and the first transition initialise the hub at once:
+    /// the transition is counted once, and told to the subscriber at most
+    /// once (not at all if it subscribed after the delivery).
+    #[test]
+    fn loom_a_subscription_racing_the_first_transition_shares_its_hub() {
+        loom::model(|| {
+            let hub = Arc::new(Hub::new(0, None));
+            let seen = Arc::new(AtomicUsize::new(0));
+            let subscriber = {
+                let (hub, seen) = (hub.clone(), seen.clone());
+                loom::thread::spawn(move || {
+                    let sink = seen.clone();
+                    hub.subscribe(Box::new(move |_| {
+                        sink.fetch_add(1, Relaxed);
+                    }))
+                    .detach();
+                })
+            };
+            let teller = {
+                let hub = hub.clone();
+                loom::thread::spawn(move || hub.tell(transition(1, State::Closed, State::Open)))
+            };
+            subscriber.join().unwrap();
+            teller.join().unwrap();
+            assert_eq!(hub.counts().total(), 1);
+            assert!(seen.load(Relaxed) <= 1);
+        });
     }
 }

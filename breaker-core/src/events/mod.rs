@@ -30,17 +30,15 @@ mod hub;
 
 use std::fmt;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::*};
 use std::sync::{Arc, Weak};
 use std::time::Duration;
-
-use parking_lot::Mutex;
 
 pub use self::counts::TransitionCounts;
 use self::counts::{index, STATES};
 pub(crate) use self::hub::Hub;
 use crate::conflict::Conflict;
 use crate::state::State;
+use crate::sync::{AtomicBool, AtomicU64, AtomicUsize, Mutex, Ordering::*};
 
 /// What a subscriber is told.
 ///
