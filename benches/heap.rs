@@ -1,6 +1,7 @@
 //! Heap bytes per breaker and per key, counted by a global allocator: an idle
 //! breaker, the same after one thread's first call, and a keyed group's bytes per
-//! key at its `max_keys`, beside the peers' idle breakers.
+//! key at its `max_keys` and by the threads that called its keys, beside the
+//! peers' idle breakers.
 
 use std::time::Duration;
 
@@ -72,6 +73,29 @@ fn main() {
     let subscription = registry.subscribe(|_: &Event| {});
     let per_key_named = (live_bytes() - before_subscribing) / MAX as isize;
     drop(subscription);
+    // A keyed group whose every key was called by `threads` threads, all
+    // alive at once (so each holds its own thread slot while it counts).
+    let per_key_threads = [1usize, 8, 32, 64].map(|threads| {
+        const KEYS: u64 = 1_000;
+        let before = live_bytes();
+        let group = KeyedGroup::<u64>::new("heap-threads", config, KEYS as usize);
+        let all_alive = std::sync::Barrier::new(threads);
+        std::thread::scope(|s| {
+            for _ in 0..threads {
+                s.spawn(|| {
+                    all_alive.wait();
+                    for key in 0..KEYS {
+                        group.breaker(&key).try_acquire().unwrap().success();
+                    }
+                    all_alive.wait();
+                });
+            }
+        });
+        assert_eq!(group.metrics().successes, KEYS * threads as u64);
+        let bytes = (live_bytes() - before) / KEYS as isize;
+        drop(group);
+        (threads, bytes)
+    });
     let failsafe = per_item(1_000, |_| {
         let backoff = failsafe::backoff::constant(Duration::from_secs(30));
         let policy = failsafe::failure_policy::consecutive_failures(3, backoff);
@@ -92,6 +116,13 @@ fn main() {
     println!("| keyed group, per key held at max_keys = {MAX} ({keys} keys, `String` keys, one thread) | {per_key} |");
     println!("| keyed group, per key held, added by 100 reloads alternating two configs | {per_key_reloads} |");
     println!("| keyed group, per key held, added by a registry subscriber (`host-N` keys) | {per_key_named} |");
+    for (threads, bytes) in per_key_threads {
+        let threads = match threads {
+            1 => "1 thread".to_owned(),
+            n => format!("{n} threads"),
+        };
+        println!("| keyed group, per key held (1,000 `u64` keys), every key called by {threads} | {bytes} |");
+    }
     println!("| failsafe 1.3, idle | {failsafe} |");
     println!("| recloser 1.4, idle (closed_len 3) | {recloser} |");
 }

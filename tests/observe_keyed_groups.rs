@@ -1,8 +1,8 @@
 //! Keyed groups in the exporters: one series set per group, never per key
 //! (`breaker_keyed_*`), whose values are the group's `KeyedMetrics` (keys by
-//! state, `max_keys`, evictions, counts summed over every key ever held),
-//! the same through Prometheus and the `metrics` facade; and a registry with no
-//! keyed group exports no keyed family at all.
+//! state, `max_keys`, evictions, every counter summed over every key ever
+//! held), the same through Prometheus and the `metrics` facade; and a registry
+//! with no keyed group exports no keyed family at all.
 
 #![cfg(all(feature = "metrics", feature = "prometheus"))]
 
@@ -94,8 +94,39 @@ fn a_keyed_group_is_exported_as_one_aggregate_by_both_exporters() {
             0.0,
         ),
         (series("breaker_keyed_opened_total", &[name]), 2.0),
+        (series("breaker_keyed_timeouts_total", &[name]), 0.0),
+        (
+            series("breaker_keyed_bulkhead_rejected_total", &[name]),
+            0.0,
+        ),
+        (series("breaker_keyed_latency_trips_total", &[name]), 0.0),
+        (
+            series(
+                "breaker_keyed_transitions_total",
+                &[name, ("from", "closed"), ("to", "open")],
+            ),
+            2.0,
+        ),
     ]
     .into_iter()
+    .chain(["successful", "failed", "reclaimed"].map(|kind| {
+        (
+            series("breaker_keyed_probes_total", &[name, ("kind", kind)]),
+            0.0,
+        )
+    }))
+    .chain(
+        [
+            ("open", "half_open"),
+            ("half_open", "open"),
+            ("half_open", "closed"),
+            ("half_open", "half_open"),
+        ]
+        .map(|(from, to)| {
+            let labels = [name, ("from", from), ("to", to)];
+            (series("breaker_keyed_transitions_total", &labels), 0.0)
+        }),
+    )
     .collect();
     assert_eq!(scrape, want, "one aggregate per group, no per-key series");
     assert_eq!(

@@ -1,7 +1,9 @@
 //! A keyed group's memory stays bounded even when its keys fail and are never
 //! called again (a crawler meeting dead hosts): an open key is kept while its
 //! open time runs, so a host that is down stays refused, and may be evicted
-//! once no call has come for it during one more open duration.
+//! once no call has come for it during one more open duration; a half-open key
+//! is kept while a probe holds its slot, and may be evicted once its probes
+//! ended (a cancelled one included) and none was admitted for an open duration.
 
 use std::time::Duration;
 
@@ -72,4 +74,99 @@ fn a_key_called_again_after_its_open_time_is_probed_not_evicted_unseen() {
     // Reopened with its time ahead: a new key does not push it out.
     hosts.breaker_for(&2u64).try_acquire().unwrap().success();
     assert_eq!(hosts.breaker_for(&1u64).state(), State::Open);
+}
+
+#[test]
+fn half_open_keys_whose_probes_were_cancelled_go_once_idle() {
+    let clock = ManualClock::new();
+    let registry = Registry::with_clock(clock.clone());
+    let hosts = registry
+        .keyed::<u64>("cancelled", &one_failure_opens(), 100)
+        .unwrap();
+    for host in 0..500u64 {
+        hosts.breaker_for(&host).try_acquire().unwrap().failure();
+    }
+    clock.advance(OPEN);
+    // Each host's probe is claimed and dropped without a verdict (a cancelled
+    // request): the slot is released, the key stays half-open.
+    for host in 0..500u64 {
+        let breaker = hosts.breaker_for(&host);
+        let probe = breaker.try_acquire().unwrap();
+        assert!(probe.is_probe());
+        drop(probe);
+    }
+    let m = hosts.metrics();
+    assert_eq!((m.keys, m.half_open, m.abandoned), (500, 500, 500));
+
+    // Just cancelled: the next call of each is still a probe, so they stay.
+    for host in 1_000..1_100u64 {
+        hosts.breaker_for(&host).try_acquire().unwrap().success();
+    }
+    assert_eq!(hosts.metrics().half_open, 500, "{:?}", hosts.metrics());
+
+    // No probe admitted for an open duration: new keys push them out, and
+    // the group is back within its bound.
+    clock.advance(OPEN);
+    for host in 2_000..2_100u64 {
+        hosts.breaker_for(&host).try_acquire().unwrap().success();
+    }
+    let m = hosts.metrics();
+    assert!(
+        m.keys <= 100,
+        "{} keys held for max_keys = 100: {m:?}",
+        m.keys
+    );
+    assert!(m.evictions >= 500, "{} evictions", m.evictions);
+    assert_eq!((m.failures, m.abandoned, m.successes), (500, 500, 200));
+}
+
+#[test]
+fn a_half_open_key_whose_probe_runs_is_kept_however_long() {
+    let clock = ManualClock::new();
+    let registry = Registry::with_clock(clock.clone());
+    let hosts = registry
+        .keyed::<u64>("probing", &one_failure_opens(), 1)
+        .unwrap();
+    hosts.breaker_for(&1u64).try_acquire().unwrap().failure();
+    clock.advance(OPEN);
+    let host = hosts.breaker_for(&1u64);
+    let probe = host.try_acquire().unwrap();
+    clock.advance(OPEN * 100);
+    for other in 2..50u64 {
+        hosts.breaker_for(&other).try_acquire().unwrap().success();
+    }
+    assert!(
+        host.same_as(&hosts.get(&1u64).unwrap()),
+        "the probing key stays"
+    );
+    probe.success();
+    assert_eq!(hosts.breaker_for(&1u64).state(), State::Closed);
+}
+
+#[test]
+fn a_half_open_key_whose_probe_was_leaked_goes_once_its_lease_ran_out() {
+    let clock = ManualClock::new();
+    let registry = Registry::with_clock(clock.clone());
+    let config = Config::builder()
+        .threshold(1)
+        .open_ms(OPEN.as_millis() as u64)
+        .probe_timeout_ms(10 * OPEN.as_millis() as u64)
+        .build()
+        .unwrap();
+    let hosts = registry.keyed::<u64>("leaked", &config, 1).unwrap();
+    hosts.breaker_for(&1u64).try_acquire().unwrap().failure();
+    clock.advance(OPEN);
+    std::mem::forget(hosts.breaker_for(&1u64).try_acquire().unwrap());
+    // The probe holds its slot until its lease runs out: kept.
+    clock.advance(OPEN * 5);
+    hosts.breaker_for(&2u64).try_acquire().unwrap().success();
+    let held = hosts
+        .get(&1u64)
+        .expect("a probe within its lease holds the key");
+    assert_eq!(held.metrics().probes_in_flight, 1);
+    drop(held);
+    // Its lease ran out (a claim would reclaim the slot): it may go.
+    clock.advance(OPEN * 5);
+    hosts.breaker_for(&3u64).try_acquire().unwrap().success();
+    assert!(hosts.get(&1u64).is_none(), "{:?}", hosts.keys());
 }

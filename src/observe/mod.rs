@@ -51,7 +51,15 @@
 //! | `breaker_keyed_max_keys` | gauge | `name` | the group's `max_keys` |
 //! | `breaker_keyed_evictions_total` | counter | `name` | idle, closed keys evicted so far |
 //! | `breaker_keyed_calls_total` | counter | `name`, `kind` | as `breaker_calls_total`, summed over every key the group ever held |
+//! | `breaker_keyed_probes_total` | counter | `name`, `kind` | as `breaker_probes_total`, summed likewise |
 //! | `breaker_keyed_opened_total` | counter | `name` | as `breaker_opened_total`, summed likewise |
+//! | `breaker_keyed_timeouts_total` | counter | `name` | as `breaker_timeouts_total`, summed likewise |
+//! | `breaker_keyed_bulkhead_rejected_total` | counter | `name` | as `breaker_bulkhead_rejected_total`, summed likewise |
+//! | `breaker_keyed_latency_trips_total` | counter | `name` | as `breaker_latency_trips_total`, summed likewise |
+//! | `breaker_keyed_transitions_total` | counter | `name`, `from`, `to` | as `breaker_transitions_total`, summed likewise |
+//!
+//! Every counter family of a breaker has its keyed twin, whose value for a
+//! group of one key is the key's.
 //!
 //! The window series (`breaker_buffered_calls`, `breaker_slow_calls` and the two
 //! rates) exist only for breakers with a window policy. Counters only grow; the
@@ -78,7 +86,7 @@
 
 use std::time::Duration;
 
-use crate::{KeyedMetrics, Metrics, State};
+use crate::{KeyedMetrics, Metrics, State, TransitionCounts};
 
 #[cfg(feature = "metrics")]
 #[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
@@ -342,15 +350,7 @@ pub(crate) const FAMILIES: &[Family<Reading>] = &[
         help: "Transitions by the state left (from) and the state entered (to).",
         ty: Type::Counter,
         seconds: false,
-        samples: |m, sample| {
-            let t = &m.transitions;
-            for (from, to) in MACHINE {
-                sample(&transition_labels(from, to), Value::Int(t.get(from, to)));
-            }
-            for (from, to, count) in t.iter().filter(|&(f, t, _)| !MACHINE.contains(&(f, t))) {
-                sample(&transition_labels(from, to), Value::Int(count));
-            }
-        },
+        samples: |m, sample| transition_samples(&m.transitions, sample),
     },
     Family {
         name: "breaker_open_duration_seconds",
@@ -422,11 +422,54 @@ pub(crate) const KEYED_FAMILIES: &[Family<KeyedMetrics>] = &[
         },
     },
     Family {
+        name: "breaker_keyed_probes_total",
+        help: "Half-open probes of every key of a keyed group (evicted keys included) that ended (successful, failed), and probe slots reclaimed.",
+        ty: Type::Counter,
+        seconds: false,
+        samples: |m, sample| {
+            for (kind, count) in [
+                ("successful", m.probes_succeeded),
+                ("failed", m.probes_failed),
+                ("reclaimed", m.probes_reclaimed),
+            ] {
+                sample(&[("kind", kind)], Value::Int(count));
+            }
+        },
+    },
+    Family {
         name: "breaker_keyed_opened_total",
         help: "Times any key of a keyed group opened (evicted keys included).",
         ty: Type::Counter,
         seconds: false,
         samples: |m, sample| sample(&[], Value::Int(m.times_opened)),
+    },
+    Family {
+        name: "breaker_keyed_timeouts_total",
+        help: "Calls of every key of a keyed group (evicted keys included) dropped at their timeout_ms deadline (each also counted as failed).",
+        ty: Type::Counter,
+        seconds: false,
+        samples: |m, sample| sample(&[], Value::Int(m.timeouts)),
+    },
+    Family {
+        name: "breaker_keyed_bulkhead_rejected_total",
+        help: "Calls of every key of a keyed group (evicted keys included) the bulkhead refused (each also counted as not_permitted).",
+        ty: Type::Counter,
+        seconds: false,
+        samples: |m, sample| sample(&[], Value::Int(m.bulkhead_rejected)),
+    },
+    Family {
+        name: "breaker_keyed_latency_trips_total",
+        help: "Trips of any key of a keyed group (evicted keys included) made by the p99 latency rule alone.",
+        ty: Type::Counter,
+        seconds: false,
+        samples: |m, sample| sample(&[], Value::Int(m.latency_trips)),
+    },
+    Family {
+        name: "breaker_keyed_transitions_total",
+        help: "Transitions of every key of a keyed group (evicted keys included) by the state left (from) and the state entered (to).",
+        ty: Type::Counter,
+        seconds: false,
+        samples: |m, sample| transition_samples(&m.transitions, sample),
     },
 ];
 
@@ -440,6 +483,17 @@ pub(crate) const MACHINE: [(State, State); 5] = [
     (State::HalfOpen, State::Closed),
     (State::HalfOpen, State::HalfOpen),
 ];
+
+/// The samples of a transitions family: the [`MACHINE`] pairs always, the
+/// others once counted.
+fn transition_samples(t: &TransitionCounts, sample: &mut dyn FnMut(Labels, Value)) {
+    for (from, to) in MACHINE {
+        sample(&transition_labels(from, to), Value::Int(t.get(from, to)));
+    }
+    for (from, to, count) in t.iter().filter(|&(f, t, _)| !MACHINE.contains(&(f, t))) {
+        sample(&transition_labels(from, to), Value::Int(count));
+    }
+}
 
 fn transition_labels(from: State, to: State) -> [(&'static str, &'static str); 2] {
     [("from", state_label(from)), ("to", state_label(to))]
@@ -534,6 +588,70 @@ mod tests {
                 assert!(matches!(value, Value::Int(_)), "{}", family.name);
             });
             assert!(samples > 0, "{}", family.name);
+        }
+    }
+
+    /// Every sample of a counter family, by its labels.
+    fn samples_of<M>(
+        samples: Samples<M>,
+        m: &M,
+    ) -> Vec<(Vec<(&'static str, &'static str)>, Value)> {
+        let mut all = Vec::new();
+        samples(m, &mut |labels, value| all.push((labels.to_vec(), value)));
+        all
+    }
+
+    #[test]
+    fn every_counter_of_a_key_is_summed_into_its_groups_twin_family() {
+        let clock = crate::ManualClock::new();
+        let config = crate::Config::builder()
+            .window_calls(10)
+            .min_calls(2)
+            .latency_p99_ms(50)
+            .timeout_ms(100)
+            .max_concurrent(1)
+            .open_ms(1_000)
+            .build()
+            .unwrap();
+        let registry = crate::Registry::with_clock(clock.clone());
+        let group = registry.keyed::<u64>("twins", &config, 10).unwrap();
+        let key = group.breaker(&1);
+        // A latency trip, a refusal and a probe that succeeds.
+        for _ in 0..2 {
+            let permit = key.try_acquire().unwrap();
+            clock.advance(Duration::from_millis(80));
+            permit.success();
+        }
+        assert!(key.try_acquire().is_err());
+        clock.advance(Duration::from_secs(1));
+        key.try_acquire().unwrap().success();
+        // A timeout, a full bulkhead, an abandoned call, a transition by hand.
+        let permit = key.try_acquire().unwrap();
+        key.timed_out(permit, Duration::from_millis(100));
+        let slot = key.enter().unwrap();
+        assert!(key.enter().is_err());
+        drop(slot);
+        drop(key.try_acquire().unwrap());
+        key.force_open();
+        let m = key.metrics();
+        assert!(
+            m.latency_trips > 0 && m.timeouts > 0 && m.bulkhead_rejected > 0,
+            "{m:?}"
+        );
+        let keyed = group.metrics();
+        let counters = FAMILIES.iter().filter(|f| f.ty == Type::Counter);
+        for family in counters {
+            let twin = family.name.replacen("breaker_", "breaker_keyed_", 1);
+            let Some(twin) = KEYED_FAMILIES.iter().find(|f| f.name == twin) else {
+                panic!("{} has no keyed twin `{twin}`", family.name);
+            };
+            assert_eq!(twin.ty, Type::Counter, "{}", twin.name);
+            assert_eq!(
+                samples_of(twin.samples, &keyed),
+                samples_of(family.samples, &m),
+                "{}",
+                twin.name
+            );
         }
     }
 

@@ -261,17 +261,34 @@ impl Breaker {
         (now < until).then(|| CircuitOpen::new(inner.name, reason, Some(until - now)))
     }
 
-    /// Open, and its open time ran out at least one more open duration ago
-    /// with no claim since (a claim would have made it half-open): what a keyed
-    /// group may evict. Pure; reads the clock.
-    pub(crate) fn open_long_past(&self) -> bool {
+    /// Refusing or probing, with nothing to guard for a while: what a keyed
+    /// group may evict besides a closed breaker, whose next call would only
+    /// be a probe. Pure; reads the clock.
+    ///
+    /// - Open: its open time ran out at least one more open duration ago with
+    ///   no claim since (a claim would have made it half-open).
+    /// - Half-open: no probe holds a slot (each one ended, was abandoned, or
+    ///   overran its lease, which the next claim reclaims), and no probe was
+    ///   admitted for one open duration (a claim while no slot is held is
+    ///   admitted as a probe, and renews the lease). The last admission is
+    ///   read from the lease: its end less the probe timeout.
+    pub(crate) fn idle_past_open(&self) -> bool {
         let inner = &*self.inner;
-        inner.word().state() == State::Open && {
-            let end = inner.reopen_at.load(Acquire);
-            inner
-                .clock
-                .reached(end.saturating_add(inner.open_for.load(Relaxed)))
-        }
+        let word = inner.word();
+        let since = match word.state() {
+            State::Open => inner.reopen_at.load(Acquire),
+            State::HalfOpen => {
+                let lease_until = inner.lease_until.load(Acquire);
+                if word.probes() != 0 && !inner.clock.reached(lease_until) {
+                    return false;
+                }
+                lease_until.saturating_sub(inner.config().probe_timeout_nanos())
+            }
+            State::Closed | State::ForcedOpen | State::ForcedClosed => return false,
+        };
+        inner
+            .clock
+            .reached(since.saturating_add(inner.open_for.load(Relaxed)))
     }
 
     /// A snapshot of this breaker's state and counters. Pure.

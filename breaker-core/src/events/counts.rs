@@ -32,6 +32,15 @@ impl TransitionCounts {
         self.0.iter().flatten().fold(0, |a, &b| a.saturating_add(b))
     }
 
+    /// Adds `other`'s counts pair by pair, saturating (a keyed group's sums).
+    pub(crate) fn add(&mut self, other: &TransitionCounts) {
+        for (row, other) in self.0.iter_mut().zip(&other.0) {
+            for (sum, n) in row.iter_mut().zip(other) {
+                *sum = sum.saturating_add(*n);
+            }
+        }
+    }
+
     /// The pairs with at least one transition, with their counts.
     pub fn iter(&self) -> impl Iterator<Item = (State, State, u64)> + '_ {
         STATES.iter().flat_map(move |&from| {

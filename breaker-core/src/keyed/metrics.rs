@@ -5,10 +5,13 @@ use std::hash::Hash;
 use std::sync::atomic::Ordering::Relaxed;
 
 use super::Shared;
+use crate::events::TransitionCounts;
 use crate::metrics::Metrics;
 use crate::state::State;
 
-/// Counts of evicted breakers, kept so the group's sums never go down.
+/// Every counter of a breaker's [`Metrics`], summed over breakers: the keys
+/// held at a reading, and the evicted ones, kept so the group's sums never go
+/// down.
 #[derive(Clone, Copy, Default)]
 pub(super) struct Folded {
     calls: u64,
@@ -18,41 +21,79 @@ pub(super) struct Folded {
     rejected: u64,
     abandoned: u64,
     stale: u64,
+    probes_succeeded: u64,
+    probes_failed: u64,
+    probes_reclaimed: u64,
     times_opened: u64,
+    timeouts: u64,
+    bulkhead_rejected: u64,
+    latency_trips: u64,
+    transitions: TransitionCounts,
 }
 
 impl Folded {
+    /// Adds every counter of `m`, saturating.
+    ///
+    /// `m` is taken apart field by field, with no `..`: a field added to
+    /// [`Metrics`] does not compile here until it is summed (a counter) or
+    /// named as a reading of the moment (a gauge), and each sum is read into
+    /// [`KeyedMetrics`] the same way.
     pub(super) fn add(&mut self, m: &Metrics) {
-        self.merge(&Folded {
-            calls: m.calls,
-            successes: m.successes,
-            failures: m.failures,
-            ignored: m.ignored,
-            rejected: m.rejected,
-            abandoned: m.abandoned,
-            stale: m.stale,
-            times_opened: m.times_opened,
-        });
-    }
-
-    pub(super) fn merge(&mut self, f: &Folded) {
+        let Metrics {
+            // Readings of the moment, not counts: the group reports its keys
+            // by state instead, and the rest has no meaning summed.
+            group: _,
+            state: _,
+            generation: _,
+            probes_in_flight: _,
+            consecutive_failures: _,
+            window: _,
+            retry_after: _,
+            open_for: _,
+            bulkhead_in_flight: _,
+            latency_p99: _,
+            calls,
+            successes,
+            failures,
+            ignored,
+            rejected,
+            abandoned,
+            stale,
+            probes_succeeded,
+            probes_failed,
+            probes_reclaimed,
+            times_opened,
+            timeouts,
+            bulkhead_rejected,
+            latency_trips,
+            transitions,
+        } = m;
         for (sum, n) in [
-            (&mut self.calls, f.calls),
-            (&mut self.successes, f.successes),
-            (&mut self.failures, f.failures),
-            (&mut self.ignored, f.ignored),
-            (&mut self.rejected, f.rejected),
-            (&mut self.abandoned, f.abandoned),
-            (&mut self.stale, f.stale),
-            (&mut self.times_opened, f.times_opened),
+            (&mut self.calls, calls),
+            (&mut self.successes, successes),
+            (&mut self.failures, failures),
+            (&mut self.ignored, ignored),
+            (&mut self.rejected, rejected),
+            (&mut self.abandoned, abandoned),
+            (&mut self.stale, stale),
+            (&mut self.probes_succeeded, probes_succeeded),
+            (&mut self.probes_failed, probes_failed),
+            (&mut self.probes_reclaimed, probes_reclaimed),
+            (&mut self.times_opened, times_opened),
+            (&mut self.timeouts, timeouts),
+            (&mut self.bulkhead_rejected, bulkhead_rejected),
+            (&mut self.latency_trips, latency_trips),
         ] {
-            *sum = sum.saturating_add(n);
+            *sum = sum.saturating_add(*n);
         }
+        self.transitions.add(transitions);
     }
 }
 
 /// What a keyed group did: its keys' counts summed (evicted keys included) and
 /// how many keys it holds in each state. Taking it changes nothing.
+///
+/// Every counter of a key's [`Metrics`] has its sum here, under the same name.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct KeyedMetrics {
@@ -76,14 +117,30 @@ pub struct KeyedMetrics {
     pub failures: u64,
     /// As [`Metrics::ignored`], summed likewise.
     pub ignored: u64,
-    /// As [`Metrics::rejected`], summed likewise.
+    /// As [`Metrics::rejected`], summed likewise (bulkhead refusals included).
     pub rejected: u64,
     /// As [`Metrics::abandoned`], summed likewise.
     pub abandoned: u64,
     /// As [`Metrics::stale`], summed likewise.
     pub stale: u64,
+    /// As [`Metrics::probes_succeeded`], summed likewise.
+    pub probes_succeeded: u64,
+    /// As [`Metrics::probes_failed`], summed likewise.
+    pub probes_failed: u64,
+    /// As [`Metrics::probes_reclaimed`], summed likewise.
+    pub probes_reclaimed: u64,
     /// As [`Metrics::times_opened`], summed likewise.
     pub times_opened: u64,
+    /// As [`Metrics::timeouts`], summed likewise (each also in `failures`).
+    pub timeouts: u64,
+    /// As [`Metrics::bulkhead_rejected`], summed likewise (each also in
+    /// `rejected`).
+    pub bulkhead_rejected: u64,
+    /// As [`Metrics::latency_trips`], summed likewise (each also in
+    /// `times_opened`).
+    pub latency_trips: u64,
+    /// As [`Metrics::transitions`], summed likewise, pair by pair.
+    pub transitions: TransitionCounts,
 }
 
 impl<K: Hash + Eq> Shared<K> {
@@ -106,6 +163,24 @@ impl<K: Hash + Eq> Shared<K> {
             sums.add(&m);
         }
         drop(evicted);
+        // Every sum, by name: no `..`, as in `Folded::add`.
+        let Folded {
+            calls,
+            successes,
+            failures,
+            ignored,
+            rejected,
+            abandoned,
+            stale,
+            probes_succeeded,
+            probes_failed,
+            probes_reclaimed,
+            times_opened,
+            timeouts,
+            bulkhead_rejected,
+            latency_trips,
+            transitions,
+        } = sums;
         KeyedMetrics {
             group: shared.group,
             keys,
@@ -113,14 +188,21 @@ impl<K: Hash + Eq> Shared<K> {
             open,
             half_open,
             evictions: shared.evictions.load(Relaxed),
-            calls: sums.calls,
-            successes: sums.successes,
-            failures: sums.failures,
-            ignored: sums.ignored,
-            rejected: sums.rejected,
-            abandoned: sums.abandoned,
-            stale: sums.stale,
-            times_opened: sums.times_opened,
+            calls,
+            successes,
+            failures,
+            ignored,
+            rejected,
+            abandoned,
+            stale,
+            probes_succeeded,
+            probes_failed,
+            probes_reclaimed,
+            times_opened,
+            timeouts,
+            bulkhead_rejected,
+            latency_trips,
+            transitions,
         }
     }
 }

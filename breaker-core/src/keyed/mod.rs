@@ -12,12 +12,14 @@
 //! interned or leaked. When a new key would pass `max_keys`, a sweep evicts idle,
 //! closed breakers in approximately least-recently-used order (the CLOCK
 //! algorithm: a key used since the last sweep gets a second chance). A breaker that
-//! is half-open or forced, or open within its open time (a host that is down stays
-//! refused), or whose handle anyone holds (a call in flight), is not evicted; so
-//! the group can exceed `max_keys` by the keys in that state. An open key that no
-//! call has come for during one more open duration past its open time may go: its
-//! next call would only have been a probe, and dead hosts must not pin the
-//! group's memory for ever. A sweep that frees nothing is not repeated until the
+//! is forced, open within its open time (a host that is down stays refused),
+//! half-open with a probe holding its slot, or whose handle anyone holds (a call
+//! in flight), is not evicted; so the group can exceed `max_keys` by the keys in
+//! that state. An open key that no call has come for during one more open
+//! duration past its open time may go, and so may a half-open key whose probes
+//! all ended (cancelled, say) and that no probe was admitted to for an open
+//! duration: its next call would only have been a probe, and dead hosts must not
+//! pin the group's memory for ever. A sweep that frees nothing is not repeated until the
 //! group has grown a sixteenth or an open duration has passed.
 //! An evicted breaker's counts are folded into the group's, so the group's
 //! metrics lose nothing.

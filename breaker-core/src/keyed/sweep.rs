@@ -91,20 +91,21 @@ impl<K> Shared<K> {
 }
 
 impl Key {
-    /// Closed, or open and not called since its open time ran out a whole open
-    /// duration ago. Read by a sweep once it knows no handle but the map's
-    /// exists and none can be taken (see `handshake`).
+    /// Closed; or open or half-open with nothing to guard for a while (see
+    /// `Breaker::idle_past_open`). Read by a sweep once it knows no handle but
+    /// the map's exists and none can be taken (see `handshake`).
     ///
     /// An open key is kept while its open time runs, so a host that is down
-    /// stays refused. Past it, its next call would only be a probe; a key that
-    /// no call has come for during another open duration (a crawler's dead
-    /// host, say) may go, or the keys that once failed would pin the group's
-    /// memory for ever.
+    /// stays refused; a half-open key while a probe holds its slot. Past
+    /// that, its next call would only be a probe; a key that no call has come
+    /// for during another open duration (a crawler's dead host, say, or one
+    /// whose probe was cancelled) may go, or the keys that once failed would
+    /// pin the group's memory for ever.
     pub(super) fn state_evictable(&self) -> bool {
         match self.breaker.state() {
             State::Closed => true,
-            State::Open => self.breaker.open_long_past(),
-            State::HalfOpen | State::ForcedOpen | State::ForcedClosed => false,
+            State::Open | State::HalfOpen => self.breaker.idle_past_open(),
+            State::ForcedOpen | State::ForcedClosed => false,
         }
     }
 }

@@ -1,27 +1,30 @@
 //! Event counters that every call touches, kept per thread so that no two threads
-//! ever write one cache line and no count needs an atomic read-modify-write.
+//! ever write one cache line and no count needs an atomic read-modify-write, in
+//! memory that does not grow with the threads that ever counted.
 //!
 //! Each thread that counts takes a small process-wide slot number (dense: the
-//! lowest free one). A breaker holds no cells until a thread counts in it; then it
-//! allocates a table of cache-padded cells indexed by slot, large enough for that
-//! slot, and grows it (doubling) when a thread with a higher slot arrives. So an
-//! idle breaker costs a few words, and a busy one a cell per slot up to the highest
-//! slot that counted in it: at most one per thread alive at once, since slots are
-//! reused lowest first.
+//! lowest free one). A thread whose slot is below [`OWN_CELLS`] owns a cell in
+//! each breaker it counts in: a breaker holds no cells until such a thread
+//! counts in it; then it allocates a table of cache-padded cells indexed by slot,
+//! large enough for that slot, and grows it (doubling) when a thread with a
+//! higher slot arrives, up to `OWN_CELLS` cells. Every other thread (a slot past
+//! them, or none) counts in one of [`SHARED_CELLS`] shared cells, the slot
+//! modulo their number, allocated on first use, with a real read-modify-write:
+//! slower, never lost. So an idle breaker costs a few words, and a busy one at
+//! most `2 * OWN_CELLS - 1 + SHARED_CELLS` cells (the outgrown tables included)
+//! however many threads counted in it.
 //!
-//! Only the thread owning a slot writes its cell (a relaxed load and store). A
-//! table that was outgrown is kept, not copied: a count that raced with the growth
-//! lands in the old table, which the sums still read, so nothing is lost and
-//! nothing is counted twice. A slot is handed to another thread only after its
-//! owner exited, through a mutex, so the new owner continues from the exact count.
-//! A thread with no slot (one past [`MAX_THREADS`], or one whose thread-local
-//! storage is being torn down) counts in a shared overflow cell with a real
-//! read-modify-write: slower, never lost.
+//! Only the thread owning a slot writes its own cell (a relaxed load and store).
+//! A table that was outgrown is kept, not copied: a count that raced with the
+//! growth lands in the old table, which the sums still read, so nothing is lost
+//! and nothing is counted twice. A slot is handed to another thread only after
+//! its owner exited, through a mutex, so the new owner continues from the exact
+//! count.
 //!
 //! The count of the common case is a thread-local read, one compare with the
 //! table's size, one load of the table's address and one `inc` of memory.
 
-// Under loom every count takes the shared cell (see `bump`): the slots go unused.
+// Under loom every count takes a shared cell (see `bump`): the slots go unused.
 #![cfg_attr(loom, allow(dead_code))]
 
 use std::cell::Cell as StdCell;
@@ -62,8 +65,18 @@ pub(crate) enum Counter {
 const EVENTS: usize = Counter::LatencyTrips as usize + 1;
 // A cell of every count stays within its line pair.
 const _: () = assert!(EVENTS * 8 <= 128);
-/// Threads that count without contention; more threads still count, on a shared cell.
-pub(crate) const MAX_THREADS: usize = 4096;
+/// Thread slots that own a cell in each breaker (a power of two): the threads
+/// that count with a plain store. Each owned cell costs a breaker that a thread
+/// of that slot counted in 128 bytes.
+pub(crate) const OWN_CELLS: usize = 8;
+/// Cells shared by every other thread, by slot modulo their number (a power of
+/// two), counted with an atomic add: 1 KiB for a breaker such a thread counted
+/// in, whatever the number of threads. (Under loom every count takes cell 0.)
+#[cfg(not(loom))]
+pub(crate) const SHARED_CELLS: usize = 8;
+#[cfg(loom)]
+pub(crate) const SHARED_CELLS: usize = 1;
+const _: () = assert!(OWN_CELLS.is_power_of_two() && SHARED_CELLS.is_power_of_two());
 
 const UNASSIGNED: u32 = u32::MAX;
 const RETIRED: u32 = u32::MAX - 1;
@@ -100,8 +113,8 @@ pub(crate) struct Counters {
     cells: AtomicPtr<Padded>,
     /// Every table allocated, the current one last; freed on drop. Growth holds it.
     tables: Mutex<Vec<NonNull<[Padded]>>>,
-    /// Counts of threads without a slot.
-    overflow: OnceLock<Box<Cell>>,
+    /// Counts of threads without a cell of their own (see [`SHARED_CELLS`]).
+    shared: OnceLock<Box<[Padded; SHARED_CELLS]>>,
 }
 
 // SAFETY: the tables are plain heap memory of atomics owned by `Counters` and freed
@@ -126,7 +139,7 @@ impl Counters {
             size: AtomicUsize::new(0),
             cells: AtomicPtr::new(NonNull::dangling().as_ptr()),
             tables: Mutex::new(Vec::new()),
-            overflow: OnceLock::new(),
+            shared: OnceLock::new(),
         }
     }
 
@@ -138,7 +151,7 @@ impl Counters {
         // read-modify-write of the shared cell. (The slots' own model names
         // them: `loom_tests`.)
         #[cfg(loom)]
-        return self.bump_shared(event);
+        return self.bump_shared(0, event);
         // A thread without a cell in the current table reads an offset out of
         // range, so one compare sends everything but the common case to the slow
         // path. The offset is kept in bytes: no multiply on this path.
@@ -160,7 +173,8 @@ impl Counters {
     }
 
     /// Counts for a thread without a cell in the current table: one with no slot
-    /// yet, one whose slot is past the table's end, or one with no slot at all.
+    /// yet, one whose slot is past the table's end, or one without a cell of its
+    /// own (a slot past [`OWN_CELLS`], or none at all).
     #[cold]
     #[inline(never)]
     fn bump_slow(&self, event: Counter) {
@@ -168,17 +182,19 @@ impl Counters {
         if slot == UNASSIGNED {
             slot = assign_slot();
         }
-        if (slot as usize) < MAX_THREADS {
+        if (slot as usize) < OWN_CELLS {
             return increment(self.grow_to(slot as usize), event);
         }
-        self.bump_shared(event);
+        self.bump_shared(slot as usize, event);
     }
 
-    /// Counts in the shared overflow cell, with a real read-modify-write.
-    fn bump_shared(&self, event: Counter) {
-        let overflow = self.overflow.get_or_init(|| Box::new(Cell::new()));
-        let count = &overflow.counts[event as usize];
-        let _ = count.fetch_update(Relaxed, Relaxed, |n| Some(n.saturating_add(1)));
+    /// Counts in the shared cell of `slot`, with a real read-modify-write. It
+    /// wraps, as [`increment`] does (2^64 events a cell).
+    fn bump_shared(&self, slot: usize, event: Counter) {
+        let shared = self
+            .shared
+            .get_or_init(|| Box::new(std::array::from_fn(|_| CachePadded::new(Cell::new()))));
+        shared[slot % SHARED_CELLS].counts[event as usize].fetch_add(1, Relaxed);
     }
 
     /// The calling thread's cell for `slot`, growing the table to hold it.
@@ -188,6 +204,7 @@ impl Counters {
         let cells = if slot * CELL_BYTES < size {
             self.cells.load(Acquire)
         } else {
+            // `slot` < OWN_CELLS, a power of two: the table never passes it.
             let len = (slot + 1).next_power_of_two().max(2 * size / CELL_BYTES);
             let table: Box<[Padded]> = (0..len).map(|_| CachePadded::new(Cell::new())).collect();
             let table = NonNull::from(Box::leak(table));
@@ -202,7 +219,7 @@ impl Counters {
         unsafe { &*cells.add(slot) }
     }
 
-    /// Sums every thread's cell in every table, and the overflow.
+    /// Sums every thread's cell in every table, and the shared cells.
     pub(crate) fn totals(&self) -> Totals {
         let mut totals = [0u64; EVENTS];
         for table in self.tables.lock().iter() {
@@ -211,20 +228,18 @@ impl Counters {
                 .iter()
                 .for_each(|cell| cell.add_to(&mut totals));
         }
-        if let Some(overflow) = self.overflow.get() {
-            overflow.add_to(&mut totals);
+        if let Some(shared) = self.shared.get() {
+            shared.iter().for_each(|cell| cell.add_to(&mut totals));
         }
         Totals(totals)
     }
 
-    /// Heap bytes the cell tables hold.
+    /// Heap bytes the cells hold: the tables and the shared cells.
     #[cfg(all(test, not(loom)))]
-    fn table_bytes(&self) -> usize {
-        self.tables
-            .lock()
-            .iter()
-            .map(|t| t.len() * CELL_BYTES)
-            .sum()
+    fn cell_bytes(&self) -> usize {
+        let tables: usize = self.tables.lock().iter().map(|t| t.len()).sum();
+        let shared = self.shared.get().map_or(0, |s| s.len());
+        (tables + shared) * CELL_BYTES
     }
 }
 
@@ -253,7 +268,7 @@ thread_local! {
     /// slot was handed back during thread exit. No destructor: readable to the end.
     static SLOT: StdCell<u32> = const { StdCell::new(UNASSIGNED) };
     /// Where this thread's cell starts in a breaker's table, in bytes:
-    /// `SLOT * CELL_BYTES` while `SLOT < MAX_THREADS`, else `NO_OFFSET`.
+    /// `SLOT * CELL_BYTES` while `SLOT < OWN_CELLS`, else `NO_OFFSET`.
     static OFFSET: StdCell<u32> = const { StdCell::new(NO_OFFSET) };
     /// Hands the slot back when the thread exits.
     static GUARD: SlotGuard = const { SlotGuard(StdCell::new(UNASSIGNED)) };
@@ -289,13 +304,13 @@ fn assign_slot() -> u32 {
     let guarded = GUARD.try_with(|g| g.0.set(slot)).is_ok();
     if guarded {
         SLOT.set(slot);
-        if (slot as usize) < MAX_THREADS {
+        if (slot as usize) < OWN_CELLS {
             OFFSET.set(slot * CELL_BYTES as u32);
         }
         slot
     } else {
         // Thread-local storage is being torn down: give the slot straight back.
-        if (slot as usize) < MAX_THREADS {
+        if slot < RETIRED {
             FREE.lock().push(Reverse(slot));
         }
         SLOT.set(RETIRED);
@@ -304,140 +319,7 @@ fn assign_slot() -> u32 {
 }
 
 #[cfg(all(test, loom))]
-#[path = "counters_loom_tests.rs"]
 mod loom_tests;
 
 #[cfg(all(test, not(loom)))]
-mod tests {
-    use super::*;
-    use std::sync::Arc;
-
-    #[test]
-    fn counts_from_many_threads_sum_exactly() {
-        let counters = Arc::new(Counters::new());
-        let threads: Vec<_> = (0..8)
-            .map(|_| {
-                let counters = Arc::clone(&counters);
-                std::thread::spawn(move || {
-                    for _ in 0..10_000 {
-                        counters.bump(Counter::Failures);
-                    }
-                    counters.bump(Counter::Stale);
-                })
-            })
-            .collect();
-        for t in threads {
-            t.join().unwrap();
-        }
-        let totals = counters.totals();
-        assert_eq!(totals.get(Counter::Failures), 80_000);
-        assert_eq!(totals.get(Counter::Stale), 8);
-        assert_eq!(totals.get(Counter::Successes), 0);
-    }
-
-    #[test]
-    fn ninety_six_threads_at_once_count_exactly() {
-        let threads = 96;
-        let counters = Arc::new(Counters::new());
-        let all_counting = Arc::new(std::sync::Barrier::new(threads));
-        let handles: Vec<_> = (0..threads)
-            .map(|_| {
-                let (counters, all_counting) = (Arc::clone(&counters), Arc::clone(&all_counting));
-                std::thread::spawn(move || {
-                    counters.bump(Counter::Failures);
-                    all_counting.wait(); // every thread holds its own slot at once
-                    for _ in 0..999 {
-                        counters.bump(Counter::Failures);
-                    }
-                })
-            })
-            .collect();
-        for h in handles {
-            h.join().unwrap();
-        }
-        assert_eq!(
-            counters.totals().get(Counter::Failures),
-            1_000 * threads as u64
-        );
-    }
-
-    #[test]
-    fn a_thread_alternating_between_counters_counts_in_each_exactly() {
-        let (a, b) = (Counters::new(), Counters::new());
-        for _ in 0..1_000 {
-            a.bump(Counter::Failures);
-            b.bump(Counter::Failures);
-            b.bump(Counter::Successes);
-            b.bump(Counter::Successes);
-        }
-        assert_eq!(a.totals().get(Counter::Failures), 1_000);
-        assert_eq!(a.totals().get(Counter::Successes), 0);
-        assert_eq!(b.totals().get(Counter::Failures), 1_000);
-        assert_eq!(b.totals().get(Counter::Successes), 2_000);
-    }
-
-    #[test]
-    fn counters_created_where_dropped_ones_lived_start_from_zero() {
-        for _ in 0..100 {
-            let c = Box::new(Counters::new());
-            c.bump(Counter::Failures);
-            assert_eq!(c.totals().get(Counter::Failures), 1);
-        }
-    }
-
-    #[test]
-    fn threads_joining_and_leaving_while_tables_grow_count_exactly() {
-        // Waves of threads start and exit while others count, so slots are handed
-        // back and reused, and tables grow under counts in flight.
-        let counters = Arc::new(Counters::new());
-        let mut expected = 0u64;
-        let mut running = Vec::new();
-        for wave in 0..12u64 {
-            for t in 0..(8 + wave * 3) {
-                let c = Arc::clone(&counters);
-                let n = 500 + 37 * t;
-                expected += n;
-                running.push(std::thread::spawn(move || {
-                    for _ in 0..n {
-                        c.bump(Counter::Successes);
-                    }
-                }));
-            }
-            // Join half of what runs: the rest keep counting into the next wave.
-            let keep = running.split_off(running.len() / 2);
-            for t in running {
-                t.join().unwrap();
-            }
-            running = keep;
-        }
-        for t in running {
-            t.join().unwrap();
-        }
-        assert_eq!(counters.totals().get(Counter::Successes), expected);
-        assert_eq!(counters.totals().get(Counter::Failures), 0);
-    }
-
-    #[test]
-    fn an_untouched_breaker_holds_no_table_and_one_thread_one_cell_row() {
-        let counters = Counters::new();
-        assert_eq!(counters.table_bytes(), 0);
-        std::thread::scope(|s| {
-            s.spawn(|| counters.bump(Counter::Successes));
-        });
-        let slot = 1 + NEXT.load(Relaxed) as usize; // an upper bound of any slot yet
-        assert!(counters.table_bytes() <= slot.next_power_of_two() * CELL_BYTES);
-        assert_eq!(counters.totals().get(Counter::Successes), 1);
-    }
-
-    #[test]
-    fn a_reused_slot_continues_from_the_exited_threads_count() {
-        let counters = Arc::new(Counters::new());
-        for _ in 0..50 {
-            let c = Arc::clone(&counters);
-            std::thread::spawn(move || c.bump(Counter::Successes))
-                .join()
-                .unwrap();
-        }
-        assert_eq!(counters.totals().get(Counter::Successes), 50);
-    }
-}
+mod tests;
