@@ -633,10 +633,11 @@ mod tests {
         drop(slot);
         drop(key.try_acquire().unwrap());
         key.force_open();
-        let m = key.metrics();
+        let m = Reading::of(&key);
         assert!(
             m.latency_trips > 0 && m.timeouts > 0 && m.bulkhead_rejected > 0,
-            "{m:?}"
+            "{:?}",
+            *m
         );
         let keyed = group.metrics();
         let counters = FAMILIES.iter().filter(|f| f.ty == Type::Counter);
