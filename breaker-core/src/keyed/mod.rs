@@ -1,11 +1,12 @@
 //! Keyed breakers: one breaker per key (host, tenant, shard) of a group, all on
 //! the group's config, in bounded memory ([`KeyedGroup`]).
 //!
-//! Keys live in a lock-free map (`papaya`): a call for a key that exists takes
-//! no lock and does not wait while other keys are created or evicted; it clones
+//! Keys live in a lock-free map (`papaya`): finding a key that exists takes no
+//! lock and does not wait while other keys are created or evicted; it clones
 //! the key's breaker handle and checks the key's mark (see `handshake`). Only a
 //! call that meets its own key in the instant a sweep is deciding to evict it
-//! waits, for that decision. Creating and evicting keys take turns on the
+//! waits, for that decision. The call itself is then a breaker's call: one
+//! that trips or closes the key's circuit takes that breaker's transition lock. Creating and evicting keys take turns on the
 //! group's writer lock. Evicted entries are freed in batches (`RETIRE_BATCH`)
 //! once no lookup can still see them, by whichever thread comes last.
 //! The key type owns its data (`K: Hash + Eq`, a `String` for a host): nothing is

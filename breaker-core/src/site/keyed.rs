@@ -16,7 +16,9 @@ use crate::registry::Registry;
 /// (the process-wide registry's in a slot of its own, with no registry to
 /// compare); a later call against that registry checks the key type (one
 /// `TypeId` comparison), then finds its key's breaker in the group: a hash, a lock-free
-/// lookup and a handle clone, with no allocation for a key the group holds. A call
+/// lookup and a handle clone, with no allocation for a key the group holds
+/// (a thread's first call into a key's breaker may still grow that breaker's
+/// counter cells, and a call that changes its state takes its transition lock). A call
 /// against another registry than the cached one looks the group up there each
 /// time.
 ///
