@@ -60,6 +60,12 @@ impl Rule {
         Outcome { failed, slow }
     }
 
+    /// Whether a window without failures and slow calls can trip: only with a
+    /// rate of zero, which the config never validates.
+    pub(crate) fn trips_without_failures(&self) -> bool {
+        !(self.failure_rate > 0.0) || (self.slow_nanos.is_some() && !(self.slow_call_rate > 0.0))
+    }
+
     /// Whether a window holding `counts` trips.
     #[inline]
     pub(crate) fn trips(&self, counts: Counts) -> bool {
