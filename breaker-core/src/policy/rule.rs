@@ -60,10 +60,11 @@ impl Rule {
         Outcome { failed, slow }
     }
 
-    /// Whether a window without failures and slow calls can trip: only with a
-    /// rate of zero, which the config never validates.
+    /// Whether a window without failures and slow calls can trip: what
+    /// [`trips`](Self::trips) says of rates of zero, true only of a rate of
+    /// zero, which the config never validates.
     pub(crate) fn trips_without_failures(&self) -> bool {
-        !(self.failure_rate > 0.0) || (self.slow_nanos.is_some() && !(self.slow_call_rate > 0.0))
+        0.0 >= self.failure_rate || (self.slow_nanos.is_some() && 0.0 >= self.slow_call_rate)
     }
 
     /// Whether a window holding `counts` trips.

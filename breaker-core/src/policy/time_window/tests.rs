@@ -264,3 +264,12 @@ fn a_slow_success_is_judged() {
     assert!(!w.record(1, 0, OK));
     assert!(w.record(1, 0, slow), "one slow call in two trips");
 }
+
+#[test]
+fn a_rule_of_a_zero_rate_judges_every_success() {
+    // The config refuses a rate of zero; the window still judges it as the
+    // rule says: 0 failures in 1 call is at a rate of 0.
+    let w = TimeWindow::new(10_000, rule(0.0, 2, None, 1.0));
+    assert!(!w.record(1, 0, OK), "under min_calls");
+    assert!(w.record(1, 0, OK), "two calls, none failed: at the rate");
+}
