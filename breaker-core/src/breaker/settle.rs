@@ -99,8 +99,8 @@ impl Inner {
     #[inline(never)]
     fn settle_slow(&self, admitted: Word, started: u64, verdict: Verdict) {
         // A count window's closed call: its own small function, so that it
-        // does not pay for the frame of everything else below. A group with a latency
-        // window (`latency_p99_ms`) goes the general way, which feeds it.
+        // does not pay for the frame of everything else below. A group with a
+        // latency window (`latency_p99_ms`) goes the general way, which feeds it.
         if let Policy::CountWindow(_) = &self.hot.policy {
             if let Some(generation) = self.closed_window_call(admitted, verdict) {
                 return self.settle_count_window(generation, started, verdict);
