@@ -1,12 +1,12 @@
 //! What both bench binaries call: the protected function, its error, a
-//! runtime-free poll, and a ready tower service answering the function at once.
+//! caller's `async fn` around `call_async`, a runtime-free poll, and a ready tower service answering the function at once.
 //! One definition, so both measure the same code.
 
 use std::future::Future;
 use std::pin::pin;
 use std::task::{Context, Poll, Waker};
 
-use breakerbox::{CircuitOpen, TimedOut};
+use breakerbox::{Breaker, CallError, CircuitOpen, TimedOut};
 
 /// The protected function's error.
 #[derive(Debug)]
@@ -46,6 +46,13 @@ pub fn fail(_: u64) -> Result<u64, BenchError> {
 /// The async version: one `work` call inside a future that is ready at once.
 pub async fn work_async(x: u64) -> Result<u64, BenchError> {
     work(x)
+}
+
+/// What a user writes around `call_async`: their own `async fn` that awaits it,
+/// on a future of its own (an `async` block calling `work`), so that it shares
+/// no code with the case that polls `call_async(work_async(x))` directly.
+pub async fn via_call_async(breaker: &Breaker, x: u64) -> Result<u64, CallError<BenchError>> {
+    breaker.call_async(async move { work(x) }).await
 }
 
 /// Polls `future` to completion on this thread with a no-op waker: no runtime.

@@ -17,7 +17,7 @@ use breakerbox::{circuit_breaker, Breaker, Config, Timer};
 #[path = "fixtures.rs"]
 mod fixtures;
 
-use fixtures::{fail, poll_now, work, work_async, BenchError};
+use fixtures::{fail, poll_now, via_call_async, work, work_async, BenchError};
 
 #[circuit_breaker(group = "ir-attr", threshold = 3, open_ms = 3_600_000)]
 fn guarded(x: u64) -> Result<u64, BenchError> {
@@ -100,6 +100,7 @@ const CASES: &[&str] = &[
     "attribute",
     "bare_async",
     "call_async",
+    "call_async_in_fn",
     "permit_async",
     "attribute_async",
     "open",
@@ -204,6 +205,8 @@ fn run(case: &str, n: u64) {
         }),
         "bare_async" => repeat(n, || poll_now(work_async(black_box(1)))),
         "call_async" => repeat(n, || poll_now(b.call_async(work_async(black_box(1))))),
+        // As users call it: awaited in their own `async fn`, which is polled.
+        "call_async_in_fn" => repeat(n, || poll_now(via_call_async(b, black_box(1)))),
         "tower_bare" => {
             let mut svc = tower_service::Work;
             repeat(n, || {

@@ -20,7 +20,7 @@ mod peers;
 mod report;
 mod tower_layer;
 
-pub use fixtures::{fail, poll_now, work, work_async, BenchError};
+pub use fixtures::{fail, poll_now, via_call_async, work, work_async, BenchError};
 
 /// `b.iter`, keeping only whether each call succeeded. Criterion would otherwise
 /// copy each `Result` out with one wide load over the narrower stores that wrote
@@ -159,6 +159,9 @@ fn closed_success_async(c: &mut Criterion) {
     let breaker = Breaker::new("bench-async", CONFIG);
     g.bench_function("breakerbox: call_async", |b| {
         iter_ok(b, || poll_now(breaker.call_async(work_async(black_box(1)))))
+    });
+    g.bench_function("breakerbox: call_async awaited in an async fn", |b| {
+        iter_ok(b, || poll_now(via_call_async(&breaker, black_box(1))))
     });
     g.bench_function("breakerbox: permit in async block", |b| {
         iter_ok(b, || {

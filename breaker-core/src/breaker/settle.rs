@@ -97,18 +97,26 @@ impl Inner {
     #[cold]
     #[inline(never)]
     fn settle_slow(&self, admitted: Word, started: u64, verdict: Verdict) {
-        // A count window's closed call: its own small function, so that it does
-        // not pay for the frame of everything else below. A group with a latency
-        // window (`latency_p99_ms`) goes the general way, which feeds it.
+        // A count window's closed call: its own small function, so that it
+        // does not pay for the frame of everything else below. A group with a
+        // latency window (`latency_p99_ms`) goes the general way, which feeds it.
         if let Policy::CountWindow(_) = &self.hot.policy {
-            let word = self.word();
-            if matches!(verdict, Verdict::Success | Verdict::Failure)
-                && self.guards.latency.is_none()
-                && word.state() == State::Closed
-                && admitted.state() == State::Closed
-                && word.generation() == admitted.generation()
-            {
-                return self.settle_count_window(word.generation(), started, verdict);
+            if let Some(generation) = self.closed_window_call(admitted, verdict) {
+                return self.settle_count_window(generation, started, verdict);
+            }
+        }
+        self.settle_other(admitted, started, verdict);
+    }
+
+    /// A time window's closed call, on its own small way too; everything else
+    /// (to [`settle_rest`](Self::settle_rest)). Out of `settle_slow`, so that
+    /// the count window's calls pay one test of the policy, and before
+    /// `settle_rest`'s frame, which the time window's calls do not pay.
+    #[inline(never)]
+    fn settle_other(&self, admitted: Word, started: u64, verdict: Verdict) {
+        if let Policy::TimeWindow(_) = &self.hot.policy {
+            if let Some(generation) = self.closed_window_call(admitted, verdict) {
+                return self.settle_time_window(generation, started, verdict);
             }
         }
         self.settle_rest(admitted, started, verdict);
@@ -131,6 +139,39 @@ impl Inner {
             Recorded::Judge { calls, tally } => self.count_window_judge(generation, calls, tally),
             Recorded::Claimed { at, calls } => self.count_window_success_at(generation, at, calls),
             Recorded::Retry => self.count_window_outcome(generation, started, false),
+        }
+    }
+
+    /// The generation of a window's call that was claimed closed, settles
+    /// closed in the same generation and is a success or a failure, in a
+    /// group without a latency window; `None` for any other verdict.
+    #[inline(always)]
+    fn closed_window_call(&self, admitted: Word, verdict: Verdict) -> Option<u64> {
+        let word = self.word();
+        (matches!(verdict, Verdict::Success | Verdict::Failure)
+            && self.guards.latency.is_none()
+            && word.state() == State::Closed
+            && admitted.state() == State::Closed
+            && word.generation() == admitted.generation())
+        .then(|| word.generation())
+    }
+
+    /// A time window's closed call: what `settle_call` does for it, without
+    /// the frame of the other policies and the latency window.
+    #[inline(never)]
+    fn settle_time_window(&self, generation: u64, started: u64, verdict: Verdict) {
+        let failed = verdict == Verdict::Failure;
+        self.counters.bump(if failed {
+            Counter::Failures
+        } else {
+            Counter::Successes
+        });
+        let Policy::TimeWindow(window) = &self.hot.policy else {
+            return;
+        };
+        let now = window.now(&self.clock);
+        if window.record(generation, now, window.rule().outcome(failed, started, now)) {
+            self.trip_cold(generation);
         }
     }
 
@@ -174,7 +215,7 @@ impl Inner {
         }
     }
 
-    /// A count window's trip, kept out of its frame.
+    /// A window's trip, kept out of its frame.
     #[cold]
     #[inline(never)]
     fn trip_cold(&self, generation: u64) {

@@ -60,6 +60,13 @@ impl Rule {
         Outcome { failed, slow }
     }
 
+    /// Whether a window without failures and slow calls can trip: what
+    /// [`trips`](Self::trips) says of rates of zero, true only of a rate of
+    /// zero, which the config never validates.
+    pub(crate) fn trips_without_failures(&self) -> bool {
+        0.0 >= self.failure_rate || (self.slow_nanos.is_some() && 0.0 >= self.slow_call_rate)
+    }
+
     /// Whether a window holding `counts` trips.
     #[inline]
     pub(crate) fn trips(&self, counts: Counts) -> bool {

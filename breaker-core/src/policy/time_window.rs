@@ -10,6 +10,12 @@
 //! Time stepping back counts as zero elapsed, as everywhere in the crate: an
 //! outcome whose bucket already holds a later slice of its generation is added
 //! there, and a bucket of a later slice than the reading counts as current.
+//!
+//! A success judges nothing while no bucket the window counts holds a failure or
+//! a slow call: with rates above zero such a window holds, whatever `min_calls`
+//! says, so the success is added to its bucket and the other buckets go unread.
+//! The window knows it from one word that only failures and slow calls write
+//! ([`TimeWindow::bad_until`]).
 
 use crossbeam_utils::CachePadded;
 
@@ -39,19 +45,22 @@ const RESETTING: u64 = u64::MAX;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Stamps {
     gen_bits: u32,
+    gen_mask: u64,
 }
 
 impl Stamps {
     fn for_bucket(bucket_nanos: u64) -> Stamps {
         let max_epoch = u64::MAX / bucket_nanos;
         let epoch_bits = (u64::BITS - max_epoch.leading_zeros() + 1).min(u64::BITS - 1);
+        let gen_bits = u64::BITS - epoch_bits;
         Stamps {
-            gen_bits: u64::BITS - epoch_bits,
+            gen_bits,
+            gen_mask: (1 << gen_bits) - 1,
         }
     }
 
     fn gen_mask(self) -> u64 {
-        (1 << self.gen_bits) - 1
+        self.gen_mask
     }
 
     fn make(self, epoch: u64, generation: u64) -> u64 {
@@ -112,9 +121,22 @@ fn tally_counts(tally: u64) -> (u64, u64) {
 /// (the clock stepped back, or its thread read the clock a window ago) is added
 /// there. A bucket counts at most 2^31 outcomes; later ones in the same bucket
 /// are dropped.
+///
+/// A failure or slow call also raises [`bad_until`](Self::bad_until) past the
+/// last epoch its bucket counts in; a success of an epoch at or after it finds
+/// nothing to judge and only adds.
 #[derive(Debug)]
 pub(crate) struct TimeWindow {
     rule: Rule,
+    /// The first epoch at which no bucket holding a failure or slow call, of
+    /// any generation, counts any more: the latest such bucket's epoch plus
+    /// [`BUCKETS`]. Only grows; written only by failures and slow calls, so
+    /// the successes that read it share its line without writing it. A clock
+    /// stepped back far behind a failure keeps it ahead, and every outcome
+    /// judged in full, until the clock passes it again. `u64::MAX` for a rule
+    /// whose rates could trip a window without failures (a rate of zero,
+    /// which the config never validates): then every success is judged.
+    bad_until: AtomicU64,
     /// Place outcomes by the clock's coarse reading: see [`TimeWindow::now`].
     coarse: bool,
     bucket_nanos: u64,
@@ -128,6 +150,11 @@ impl TimeWindow {
         let bucket_nanos = (millis_to_nanos(window_ms) / BUCKETS as u64).max(1);
         TimeWindow {
             rule,
+            bad_until: AtomicU64::new(if rule.trips_without_failures() {
+                u64::MAX
+            } else {
+                0
+            }),
             coarse: !rule.judges_slowness() && bucket_nanos >= COARSE_BUCKET_NANOS,
             bucket_nanos,
             stamps: Stamps::for_bucket(bucket_nanos),
@@ -161,9 +188,32 @@ impl TimeWindow {
     }
 
     /// Records `outcome` at `now` for `generation`; returns whether the window trips.
+    #[inline]
     pub(crate) fn record(&self, generation: u64, now: u64, outcome: Outcome) -> bool {
         let epoch = now / self.bucket_nanos;
         let slot = (epoch % BUCKETS as u64) as usize;
+        if !outcome.failed && !outcome.slow && epoch >= self.bad_until.load(Relaxed) {
+            // No bucket the window counts holds a failure or a slow call: it
+            // holds with this success too, whatever the count of calls. The
+            // bucket of this epoch and generation takes it with one add; any
+            // other bucket is claimed (or the success dropped) the whole way.
+            let bucket = &self.buckets[slot];
+            if bucket.stamp.load(Acquire) == self.stamps.make(epoch, generation)
+                && bucket.generation.load(Relaxed) == generation
+            {
+                if bucket.tally.fetch_add(CALL, Relaxed) >> 32 >= BUCKET_CAP {
+                    bucket.tally.fetch_sub(CALL, Relaxed);
+                }
+                return false;
+            }
+        }
+        self.record_judged(generation, epoch, slot, outcome)
+    }
+
+    /// [`record`](Self::record) of an outcome the window must judge: add it,
+    /// then sum the other buckets.
+    #[inline(never)]
+    fn record_judged(&self, generation: u64, epoch: u64, slot: usize, outcome: Outcome) -> bool {
         let Some(current) = self.add(slot, generation, epoch, outcome) else {
             return false;
         };
@@ -203,6 +253,9 @@ impl TimeWindow {
                     if outcome.slow {
                         bucket.slow.fetch_add(1, Relaxed);
                     }
+                    if outcome.failed || outcome.slow {
+                        self.mark_bad(self.stamps.epoch(seen).max(epoch));
+                    }
                 }
                 let (calls, failures) = tally_counts(tally);
                 let slow = if self.rule.judges_slowness() {
@@ -241,6 +294,9 @@ impl TimeWindow {
                 bucket.slow.store(u64::from(outcome.slow), Relaxed);
                 bucket.generation.store(generation, Relaxed);
                 bucket.stamp.store(mine, Release);
+                if outcome.failed || outcome.slow {
+                    self.mark_bad(epoch);
+                }
                 return Some(Counts {
                     calls: 1,
                     failures: u64::from(outcome.failed),
@@ -248,6 +304,13 @@ impl TimeWindow {
                 });
             }
         }
+    }
+
+    /// Notes a failure or slow call added to the bucket of `epoch`: no success
+    /// goes unjudged while that bucket counts.
+    fn mark_bad(&self, epoch: u64) {
+        self.bad_until
+            .fetch_max(epoch.saturating_add(BUCKETS as u64), Relaxed);
     }
 
     /// The counts of the buckets in the window at `epoch`, but for `skip`.

@@ -191,3 +191,85 @@ mod loom_tests {
         });
     }
 }
+
+#[test]
+fn the_success_that_completes_min_calls_among_failures_trips() {
+    // 10 s window, 1 s buckets: every outcome here is in one bucket.
+    let w = TimeWindow::new(10_000, rule(0.5, 4, None, 1.0));
+    assert!(!w.record(1, 0, FAIL));
+    assert!(!w.record(1, 0, FAIL));
+    assert!(!w.record(1, 0, OK), "three calls, under min_calls");
+    assert!(
+        w.record(1, 0, OK),
+        "the fourth call, a success, trips at 2/4"
+    );
+}
+
+#[test]
+fn a_success_judges_failures_in_another_bucket() {
+    let w = TimeWindow::new(10_000, rule(0.5, 4, None, 1.0));
+    for _ in 0..3 {
+        assert!(!w.record(1, 0, FAIL), "under min_calls");
+    }
+    // Eight seconds on, the failures' bucket still counts: the success that
+    // completes min_calls in a bucket of its own trips at 3/4.
+    assert!(w.record(1, 8_000 * MS, OK));
+}
+
+#[test]
+fn a_success_judges_failures_until_their_bucket_rotates_out() {
+    let w = TimeWindow::new(10_000, rule(0.5, 2, None, 1.0));
+    assert!(!w.record(1, 0, FAIL), "under min_calls");
+    // Epoch 9: the failure's bucket (epoch 0) is the oldest that counts.
+    assert!(w.record(1, 9_999 * MS, OK), "1/2 trips");
+    let w = TimeWindow::new(10_000, rule(0.5, 2, None, 1.0));
+    assert!(!w.record(1, 0, FAIL));
+    // Epoch 10 claims the failure's bucket: the window holds one success.
+    assert!(!w.record(1, 10_000 * MS, OK));
+    assert!(!w.record(1, 10_000 * MS, OK));
+    assert_eq!(w.counts(1, 10_000 * MS).failures, 0);
+}
+
+#[test]
+fn a_failure_added_to_a_later_bucket_is_judged_by_later_successes() {
+    let w = TimeWindow::new(10_000, rule(0.5, 4, None, 1.0));
+    assert!(!w.record(1, 19_000 * MS, OK));
+    // The clock steps back to 9 s: epoch 9's bucket holds epoch 19, and the
+    // failures are added there.
+    assert!(!w.record(1, 9_000 * MS, FAIL));
+    assert!(!w.record(1, 9_000 * MS, FAIL));
+    // At 28.5 s, epoch 28, epoch 19's bucket still counts; this success
+    // completes min_calls at 2/4.
+    assert!(w.record(1, 28_500 * MS, OK));
+}
+
+#[test]
+fn a_success_in_a_window_of_successes_only_adds_to_its_bucket() {
+    let w = TimeWindow::new(10_000, rule(0.5, 1, None, 1.0));
+    for i in 0..30 {
+        assert!(!w.record(1, i * 500 * MS, OK));
+    }
+    assert_eq!(w.counts(1, 14_500 * MS).calls, 20, "epochs 5 to 14");
+    assert!(!w.record(1, 14_500 * MS, FAIL), "1/20 of failures");
+    assert_eq!(w.counts(1, 14_500 * MS).failures, 1);
+}
+
+#[test]
+fn a_slow_success_is_judged() {
+    let w = TimeWindow::new(10_000, rule(1.0, 2, Some(100), 0.5));
+    let slow = Outcome {
+        failed: false,
+        slow: true,
+    };
+    assert!(!w.record(1, 0, OK));
+    assert!(w.record(1, 0, slow), "one slow call in two trips");
+}
+
+#[test]
+fn a_rule_of_a_zero_rate_judges_every_success() {
+    // The config refuses a rate of zero; the window still judges it as the
+    // rule says: 0 failures in 1 call is at a rate of 0.
+    let w = TimeWindow::new(10_000, rule(0.0, 2, None, 1.0));
+    assert!(!w.record(1, 0, OK), "under min_calls");
+    assert!(w.record(1, 0, OK), "two calls, none failed: at the rate");
+}
