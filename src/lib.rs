@@ -272,6 +272,8 @@ pub mod config_file;
 pub mod observe;
 
 // The integrations, each behind its feature; their docs are in their modules.
+#[cfg(feature = "admin")]
+pub mod admin;
 #[cfg(feature = "axum")]
 pub mod axum;
 #[cfg(feature = "reqwest")]
