@@ -1,5 +1,8 @@
 //! Serving an admin router on 127.0.0.1 and asking it over real HTTP.
 
+// Each admin test file uses a part of this.
+#![allow(dead_code)]
+
 use std::sync::Arc;
 
 use breakerbox::admin::Admin;
@@ -33,6 +36,10 @@ pub async fn json(response: reqwest::Response) -> (u16, serde_json::Value) {
         .get("content-type")
         .map(|v| v.to_str().unwrap().to_owned());
     let text = response.text().await.unwrap();
-    assert_eq!(kind.as_deref(), Some("application/json"), "{status}: {text}");
+    assert_eq!(
+        kind.as_deref(),
+        Some("application/json"),
+        "{status}: {text}"
+    );
     (status, serde_json::from_str(&text).unwrap())
 }
