@@ -295,7 +295,8 @@ impl AdminBuilder {
         self
     }
 
-    /// `/health` is `503` while `group` is open or forced open. None by
+    /// `/health` is `503` while the (unkeyed) group `group` is open or forced
+    /// open; a group not made yet is ready. None by
     /// default: a breaker that takes an instance out of service takes its
     /// fallbacks with it, so name only the groups without which the instance
     /// is useless.

@@ -162,12 +162,17 @@ pub(super) fn worst(keys: Vec<(String, Breaker)>, limit: usize) -> Vec<(String, 
         .into_iter()
         .map(|(key, breaker)| (key, breaker.metrics()))
         .collect();
-    all.sort_by(|(ka, a), (kb, b)| {
+    let order = |(ka, a): &(String, Metrics), (kb, b): &(String, Metrics)| {
         (b.times_opened, b.failures, b.rejected)
             .cmp(&(a.times_opened, a.failures, a.rejected))
             .then_with(|| ka.cmp(kb))
-    });
-    all.truncate(limit);
+    };
+    // The `limit` first, then only they are sorted: no full sort of many keys.
+    if all.len() > limit {
+        all.select_nth_unstable_by(limit, order);
+        all.truncate(limit);
+    }
+    all.sort_by(order);
     all
 }
 

@@ -67,8 +67,9 @@
 //! "rejected", "retry_after_ms"}`. A keyed group whose key type the app did not
 //! register has `"worst_keys": null`: the registry lists its keys only to code
 //! that knows their type. `worst_keys_limit` is the bound. A request that
-//! reads a registered keyed group walks its keys once; the answer never lists
-//! every key.
+//! reads keyed groups walks their keys (the counts, as
+//! [`Registry::keyed_metrics`] does) and a registered group's keys once more
+//! (its worst); the answer never lists every key.
 //!
 //! **event**: `seq` (from 1, one per event of this router), `unix_ms` (the
 //! wall clock when the ring took it), `kind`, and by kind:

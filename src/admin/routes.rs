@@ -14,7 +14,7 @@ use axum::response::sse::{Event as SseEvent, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
-use breaker_core::{Breaker, State as BreakerState};
+use breaker_core::{Breaker, KeyedMetrics, State as BreakerState};
 use http::{header, HeaderMap, HeaderValue, Method, StatusCode, Uri};
 use serde_json::{json, Value};
 use tokio::sync::broadcast::error::RecvError;
@@ -70,6 +70,7 @@ fn refuse(status: StatusCode, code: &str, message: impl Into<String>) -> Respons
 
 fn unauthorized(uri: &Uri, refusal: Refusal) -> Response {
     log::warn!(
+        target: "breakerbox::admin",
         "breaker admin: refused {}: {}",
         uri.path(),
         refusal.message()
@@ -104,10 +105,11 @@ impl Inner {
             .map_err(|refusal| unauthorized(uri, refusal))?;
         if caller.role != Role::Mutate {
             log::warn!(
-                "breaker admin: refused {} to read-only token `{}`",
-                uri.path(),
-                caller.name
-            );
+            target: "breakerbox::admin",
+                    "breaker admin: refused {} to read-only token `{}`",
+                    uri.path(),
+                    caller.name
+                );
             return Err(refuse(
                 StatusCode::FORBIDDEN,
                 "forbidden",
@@ -117,20 +119,16 @@ impl Inner {
         Ok(caller)
     }
 
-    /// The keyed group's metrics, if the registry has a keyed group so named.
-    fn keyed_json(&self, group: &str) -> Option<Value> {
-        let metrics = self
-            .registry
-            .keyed_metrics()
-            .into_iter()
-            .find(|m| m.group == group)?;
+    /// The keyed group `group`, if `all` (the registry's keyed metrics) has it.
+    fn keyed_json(&self, group: &str, all: &[KeyedMetrics]) -> Option<Value> {
+        let metrics = all.iter().find(|m| m.group == group)?;
         let view = self.keyed.get(group);
         let config = view.and_then(|v| (v.config)(&self.registry, group));
         let worst = view
             .and_then(|v| (v.troubled)(&self.registry, group))
             .map(|keys| json::worst(keys, self.worst_keys));
         Some(json::keyed(
-            &metrics,
+            metrics,
             config.as_ref(),
             worst,
             self.worst_keys,
@@ -157,6 +155,7 @@ impl Inner {
     ) {
         let act = asked.action;
         log::info!(
+            target: "breakerbox::admin",
             "breaker admin: token `{}` applied {} to group `{group}`{}{}; now {}",
             caller.name,
             act.as_str(),
@@ -233,11 +232,10 @@ async fn list(State(inner): State<Shared>, headers: HeaderMap, uri: Uri) -> Resp
             (m.group.to_owned(), body)
         })
         .collect();
-    let keyed: serde_json::Map<String, Value> = inner
-        .registry
-        .keyed_names()
-        .into_iter()
-        .filter_map(|name| Some((name.to_owned(), inner.keyed_json(name)?)))
+    let all = inner.registry.keyed_metrics();
+    let keyed: serde_json::Map<String, Value> = all
+        .iter()
+        .filter_map(|m| Some((m.group.to_owned(), inner.keyed_json(m.group, &all)?)))
         .collect();
     let conflicts: Vec<String> = conflicts.iter().map(ToString::to_string).collect();
     answer(
@@ -263,7 +261,7 @@ async fn group(
     if let Some(breaker) = inner.registry.get(&name) {
         found.insert("breaker".into(), inner.breaker_json(&breaker));
     }
-    if let Some(keyed) = inner.keyed_json(&name) {
+    if let Some(keyed) = inner.keyed_json(&name, &inner.registry.keyed_metrics()) {
         found.insert("keyed".into(), keyed);
     }
     if found.is_empty() {

@@ -15,12 +15,12 @@ use http::{Request, Response};
 /// use breakerbox::admin::Admin;
 /// use tower_service::Service;
 ///
-/// # async fn run() {
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
 /// let mut service = Admin::global().read_only().build().unwrap().into_service();
 /// let request = http::Request::get("/health").body(axum::body::Body::empty()).unwrap();
 /// let response = service.call(request).await.unwrap();
 /// assert_eq!(response.status(), 200);
-/// # }
+/// # });
 /// ```
 #[derive(Clone, Debug)]
 pub struct AdminService(Router);
