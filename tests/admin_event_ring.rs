@@ -245,3 +245,65 @@ fn racing_transitions_each_get_one_entry_with_its_own_seq() {
         );
     }
 }
+
+/// Keeps the `breakerbox::admin` log lines of this test binary.
+struct Lines(std::sync::Mutex<Vec<(log::Level, String)>>);
+
+impl log::Log for Lines {
+    fn enabled(&self, metadata: &log::Metadata<'_>) -> bool {
+        metadata.target() == "breakerbox::admin"
+    }
+    fn log(&self, record: &log::Record<'_>) {
+        if self.enabled(record.metadata()) {
+            let line = (record.level(), record.args().to_string());
+            self.0.lock().unwrap().push(line);
+        }
+    }
+    fn flush(&self) {}
+}
+
+static LINES: Lines = Lines(std::sync::Mutex::new(Vec::new()));
+
+#[tokio::test]
+async fn actions_and_refusals_are_logged_by_token_name_never_by_secret() {
+    log::set_logger(&LINES).unwrap();
+    log::set_max_level(log::LevelFilter::Info);
+    let registry = Arc::new(Registry::with_clock(ManualClock::new()));
+    registry.breaker("ledger", &Config::default());
+    let admin = Admin::builder(registry.clone())
+        .token("ops", OPS)
+        .build()
+        .unwrap();
+    let url = serve(admin).await;
+    let client = reqwest::Client::new();
+    for auth in [OPS, "not-the-secret-at-all"] {
+        client
+            .post(format!("{url}/breakers/ledger"))
+            .bearer_auth(auth)
+            .body(r#"{"action": "force_open", "reason": "drill"}"#)
+            .send()
+            .await
+            .unwrap();
+    }
+    let lines = LINES.0.lock().unwrap().clone();
+    let mine: Vec<_> = lines.iter().filter(|(_, l)| l.contains("ledger")).collect();
+    assert_eq!(mine.len(), 2, "{lines:?}");
+    assert_eq!(mine[0].0, log::Level::Info);
+    assert!(
+        mine[0]
+            .1
+            .contains("token `ops` applied force_open to group `ledger`"),
+        "{}",
+        mine[0].1
+    );
+    assert!(mine[0].1.contains("drill"));
+    assert_eq!(mine[1].0, log::Level::Warn);
+    assert!(
+        mine[1].1.contains("refused /breakers/ledger"),
+        "{}",
+        mine[1].1
+    );
+    assert!(lines
+        .iter()
+        .all(|(_, l)| !l.contains(OPS) && !l.contains("not-the-secret")));
+}
