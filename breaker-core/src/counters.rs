@@ -139,27 +139,23 @@ impl Counters {
         // them: `loom_tests`.)
         #[cfg(loom)]
         return self.bump_shared(event);
-        #[cfg(not(loom))]
-        self.bump_at(OFFSET.get() as usize, event, || self.bump_slow(event));
-    }
-
-    /// Counts `event` in the cell at byte `offset` of the current table (the
-    /// calling thread's), or calls `slow` when the table holds no such cell.
-    #[inline(always)]
-    fn bump_at(&self, offset: usize, event: Counter, slow: impl FnOnce()) {
         // A thread without a cell in the current table reads an offset out of
         // range, so one compare sends everything but the common case to the slow
         // path. The offset is kept in bytes: no multiply on this path.
-        if offset < self.size.load(Acquire) {
-            let cells = self.cells.load(Acquire);
-            // SAFETY: `OFFSET` is only ever `slot * CELL_BYTES` or `NO_OFFSET`, and
-            // `cells` points at a live table of at least `size` bytes (see
-            // `size`): element `slot` of it, in bounds and aligned. Tables are
-            // freed only on drop.
-            let cell = unsafe { &*cells.byte_add(offset) };
-            increment(cell, event);
-        } else {
-            slow();
+        #[cfg(not(loom))]
+        {
+            let offset = OFFSET.get() as usize;
+            if offset < self.size.load(Acquire) {
+                let cells = self.cells.load(Acquire);
+                // SAFETY: `OFFSET` is only ever `slot * CELL_BYTES` or
+                // `NO_OFFSET`, and `cells` points at a live table of at least
+                // `size` bytes (see `size`): element `slot` of it, in bounds and
+                // aligned. Tables are freed only on drop.
+                let cell = unsafe { &*cells.byte_add(offset) };
+                increment(cell, event);
+            } else {
+                self.bump_slow(event);
+            }
         }
     }
 

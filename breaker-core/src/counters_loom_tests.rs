@@ -13,12 +13,20 @@ fn model(f: impl Fn() + Sync + Send + 'static) {
     builder.check(f);
 }
 
-/// Counts `event` as the owner of `slot` would (the thread-locals that give a
-/// thread its slot are not loom's, so the model names the slot).
+/// Counts `event` as the owner of `slot` does in `Counters::bump` (the
+/// thread-locals that give a thread its slot are not loom's, so the model
+/// names the slot): the cell of the current table if it holds one, else the
+/// slow path's growth.
 fn bump_as(counters: &Counters, slot: usize, event: Counter) {
-    counters.bump_at(slot * CELL_BYTES, event, || {
-        increment(counters.grow_to(slot), event)
-    });
+    let offset = slot * CELL_BYTES;
+    if offset < counters.size.load(Acquire) {
+        let cells = counters.cells.load(Acquire);
+        // SAFETY: as in `Counters::bump`: `offset` is below the size of the
+        // live table `cells` points at.
+        increment(unsafe { &*cells.byte_add(offset) }, event);
+    } else {
+        increment(counters.grow_to(slot), event);
+    }
 }
 
 /// Slot 0 counts, then is handed (through a mutex, as exited threads hand

@@ -42,15 +42,16 @@ impl Inner {
         let lasted = now.saturating_sub(started).max(after);
         match now.checked_sub(lasted) {
             Some(start) => self.settle(admitted, start, Verdict::Failure),
-            None => self.settle_failure_lasting(admitted, now, lasted),
+            None => self.settle_failure_lasting(admitted, started, after),
         }
     }
 
-    /// A failure that lasted `lasted` nanos, settled at `now`, fed to the
-    /// windows by its duration: what `settle_rest` and `settle_call` do for
-    /// a failure, with the duration given instead of measured.
+    /// A failure claimed at `started` that lasted at least `after` nanos,
+    /// fed to the windows by that duration: what `settle_rest` and
+    /// `settle_call` do for a failure, with the duration floored at `after`.
     #[cold]
-    fn settle_failure_lasting(&self, admitted: Word, now: u64, lasted: u64) {
+    fn settle_failure_lasting(&self, admitted: Word, started: u64, after: u64) {
+        let lasted = self.clock.now().saturating_sub(started).max(after);
         let word = self.word();
         let generation = admitted.generation();
         if word.generation() != generation {
@@ -84,12 +85,10 @@ impl Inner {
         };
         if let Some(cause) = tripped {
             self.trip(generation, cause);
-        } else if let Some(latency) = &self.guards.latency {
-            if latency.record(generation, now, lasted)
-                && self.trip(generation, TripCause::LatencyP99)
-            {
-                self.counters.bump(Counter::LatencyTrips);
-            }
+        } else if self.latency_trips(generation, started, after)
+            && self.trip(generation, TripCause::LatencyP99)
+        {
+            self.counters.bump(Counter::LatencyTrips);
         }
     }
 
@@ -232,16 +231,18 @@ impl Inner {
         }
     }
 
-    /// Feeds a closed call's latency to the latency window, if there is one;
-    /// returns whether the window trips. Out of line: a group without it pays
-    /// one test in `settle_call`.
+    /// Feeds a closed call's latency to the latency window, if there is one:
+    /// from `started` to now, and at least `at_least` nanos (a timed-out call's
+    /// deadline); returns whether the window trips. Out of line: a group
+    /// without it pays one test in `settle_call`. The one caller of the
+    /// window's `record`, so that it is inlined here.
     #[inline(never)]
-    fn latency_trips(&self, generation: u64, started: u64) -> bool {
+    fn latency_trips(&self, generation: u64, started: u64, at_least: u64) -> bool {
         let Some(latency) = &self.guards.latency else {
             return false;
         };
         let now = self.clock.now();
-        latency.record(generation, now, now.saturating_sub(started))
+        latency.record(generation, now, now.saturating_sub(started).max(at_least))
     }
 
     fn settle_call(&self, word: Word, started: u64, verdict: Verdict) {
@@ -291,7 +292,7 @@ impl Inner {
             self.trip(generation, cause);
         } else if word.is_timed()
             && closed
-            && self.latency_trips(generation, started)
+            && self.latency_trips(generation, started, 0)
             && self.trip(generation, TripCause::LatencyP99)
         {
             self.counters.bump(Counter::LatencyTrips);
