@@ -43,6 +43,7 @@
 //! | `axum` | [`axum`]: an open circuit answers `503` with `Retry-After` (turns on `tower`) | axum routes |
 //! | `reqwest` | [`reqwest`]: a `reqwest-middleware` middleware, a breaker per group or per host (turns on `tower`) | outgoing HTTP |
 //! | `tokio` | [`timeout::Tokio`], the timer `timeout_ms` uses by default | `timeout_ms` on tokio |
+//! | `admin` | [`admin`]: an axum router (or tower service) that lists, forces and resets breakers behind a bearer token, keeps a ring of recent events with a server-sent stream, and answers an opt-in `/health` | operators |
 //!
 //! Every feature builds on the crate's `rust-version` (1.85) with a lockfile
 //! resolved by cargo's MSRV-aware resolver (`resolver = "3"`, or
@@ -216,6 +217,11 @@
     not(feature = "tokio"),
     doc = "[`timeout::Tokio`]: https://docs.rs/breakerbox/latest/breakerbox/timeout/struct.Tokio.html"
 )]
+#![cfg_attr(feature = "admin", doc = "[`admin`]: crate::admin")]
+#![cfg_attr(
+    not(feature = "admin"),
+    doc = "[`admin`]: https://docs.rs/breakerbox/latest/breakerbox/admin/"
+)]
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 // docs.rs builds with `--cfg docsrs` (nightly): each gated item's page says
@@ -382,6 +388,9 @@ pub mod config_file;
 pub mod observe;
 
 // The integrations, each behind its feature; their docs are in their modules.
+#[cfg(feature = "admin")]
+#[cfg_attr(docsrs, doc(cfg(feature = "admin")))]
+pub mod admin;
 #[cfg(feature = "axum")]
 #[cfg_attr(docsrs, doc(cfg(feature = "axum")))]
 pub mod axum;

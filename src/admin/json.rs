@@ -1,0 +1,236 @@
+//! The JSON the router answers with: breakers, keyed groups, events and
+//! errors, with the field names the module docs list.
+
+use std::time::Duration;
+
+use breaker_core::{
+    Breaker, Config, Conflict, Event, KeyedMetrics, Metrics, Overridden, State, Transition,
+};
+use serde_json::{json, Map, Value};
+
+fn ms(duration: Option<Duration>) -> Value {
+    duration.map_or(Value::Null, |d| {
+        Value::from(u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+    })
+}
+
+/// A state's name in the JSON: as [`State::as_str`], with `_` for `-`.
+pub(super) fn state(state: State) -> String {
+    state.as_str().replace('-', "_")
+}
+
+/// One unkeyed breaker.
+pub(super) fn breaker(
+    m: &Metrics,
+    config: &Config,
+    overrides: &[Overridden],
+    conflicts: &[Conflict],
+) -> Value {
+    let window = m.window;
+    let transitions: Vec<Value> = m
+        .transitions
+        .iter()
+        .filter(|(_, _, n)| *n > 0)
+        .map(|(from, to, n)| json!({"from": state(from), "to": state(to), "count": n}))
+        .collect();
+    json!({
+        "group": m.group,
+        "state": state(m.state),
+        "generation": m.generation,
+        "calls": m.calls,
+        "successes": m.successes,
+        "failures": m.failures,
+        "ignored": m.ignored,
+        "rejected": m.rejected,
+        "abandoned": m.abandoned,
+        "stale": m.stale,
+        "timeouts": m.timeouts,
+        "bulkhead_rejected": m.bulkhead_rejected,
+        "bulkhead_in_flight": m.bulkhead_in_flight,
+        "times_opened": m.times_opened,
+        "latency_trips": m.latency_trips,
+        "latency_p99_ms": ms(m.latency_p99),
+        "probes_succeeded": m.probes_succeeded,
+        "probes_failed": m.probes_failed,
+        "probes_reclaimed": m.probes_reclaimed,
+        "probes_in_flight": m.probes_in_flight,
+        "consecutive_failures": m.consecutive_failures,
+        "buffered_calls": window.map(|w| w.calls),
+        "buffered_failures": window.map(|w| w.failures),
+        "slow_calls": window.map(|w| w.slow_calls),
+        "failure_rate": window.and_then(|w| w.failure_rate()),
+        "slow_call_rate": window.and_then(|w| w.slow_call_rate()),
+        "retry_after_ms": ms(m.retry_after),
+        "open_for_ms": ms(m.open_for),
+        "transitions": transitions,
+        "config": config_json(config),
+        "overrides": overrides
+            .iter()
+            .filter(|o| o.group == m.group)
+            .map(|o| o.detail.clone())
+            .collect::<Vec<_>>(),
+        "conflicts": conflicts
+            .iter()
+            .filter(|c| c.group == m.group)
+            .map(|c| c.to_string())
+            .collect::<Vec<_>>(),
+    })
+}
+
+/// Every key of [`Config::KEYS`] with its value and whether it was set.
+pub(super) fn config_json(config: &Config) -> Value {
+    let rates = config.rates();
+    let mut all = Map::new();
+    for key in Config::KEYS {
+        let value = match key {
+            "threshold" => match config.threshold() {
+                0 => Value::Null,
+                n => n.into(),
+            },
+            "window_ms" => ms(config.window_duration()),
+            "window_calls" => config.window_calls().into(),
+            "failure_rate" => rates.map(|r| r.failure_rate).into(),
+            "min_calls" => rates.map(|r| r.min_calls).into(),
+            "slow_call_ms" => ms(config.slow_call()),
+            "slow_call_rate" => config.slow_call_rate().into(),
+            "open_ms" => ms(Some(config.open_duration())),
+            "half_open_probes" => config.half_open_probes().into(),
+            "successes_to_close" => config.successes_to_close().into(),
+            "backoff" => config.backoff().into(),
+            "max_open_ms" => ms(Some(config.max_open_duration())),
+            "probe_timeout_ms" => ms(Some(config.probe_timeout())),
+            "timeout_ms" => ms(config.timeout()),
+            "max_concurrent" => config.max_concurrent().into(),
+            "latency_p99_ms" => ms(config.latency_p99()),
+            _ => Value::Null,
+        };
+        all.insert(
+            key.to_owned(),
+            json!({"value": value, "explicit": config.is_explicit(key)}),
+        );
+    }
+    Value::Object(all)
+}
+
+/// One keyed group; `worst` is `None` when its key type is not registered.
+pub(super) fn keyed(
+    m: &KeyedMetrics,
+    config: Option<&Config>,
+    worst: Option<Vec<(String, Metrics)>>,
+    limit: usize,
+) -> Value {
+    let worst = worst.map(|keys| {
+        keys.into_iter()
+            .map(|(key, k)| {
+                json!({
+                    "key": key,
+                    "state": state(k.state),
+                    "times_opened": k.times_opened,
+                    "failures": k.failures,
+                    "rejected": k.rejected,
+                    "retry_after_ms": ms(k.retry_after),
+                })
+            })
+            .collect::<Vec<_>>()
+    });
+    json!({
+        "group": m.group,
+        "keys": m.keys,
+        "max_keys": m.max_keys,
+        "closed": m.keys.saturating_sub(m.open + m.half_open),
+        "open": m.open,
+        "half_open": m.half_open,
+        "evictions": m.evictions,
+        "calls": m.calls,
+        "successes": m.successes,
+        "failures": m.failures,
+        "ignored": m.ignored,
+        "rejected": m.rejected,
+        "abandoned": m.abandoned,
+        "stale": m.stale,
+        "times_opened": m.times_opened,
+        "config": config.map(config_json),
+        "worst_keys": worst,
+        "worst_keys_limit": limit,
+    })
+}
+
+/// The `limit` worst of `keys`, most opened first, then most failures, then
+/// most rejections, then by key text.
+pub(super) fn worst(keys: Vec<(String, Breaker)>, limit: usize) -> Vec<(String, Metrics)> {
+    let mut all: Vec<(String, Metrics)> = keys
+        .into_iter()
+        .map(|(key, breaker)| (key, breaker.metrics()))
+        .collect();
+    let order = |(ka, a): &(String, Metrics), (kb, b): &(String, Metrics)| {
+        (b.times_opened, b.failures, b.rejected)
+            .cmp(&(a.times_opened, a.failures, a.rejected))
+            .then_with(|| ka.cmp(kb))
+    };
+    // The `limit` first, then only they are sorted: no full sort of many keys.
+    if all.len() > limit {
+        all.select_nth_unstable_by(limit, order);
+        all.truncate(limit);
+    }
+    all.sort_by(order);
+    all
+}
+
+fn transition(t: &Transition, key: Option<&str>) -> Map<String, Value> {
+    let cause = match t.reason {
+        breaker_core::TransitionReason::Tripped(cause) => Value::from(cause.as_str()),
+        _ => Value::Null,
+    };
+    let fields = json!({
+        "kind": "transition",
+        "group": t.group,
+        "key": key,
+        "from": state(t.from),
+        "to": state(t.to),
+        "reason": t.reason.as_str(),
+        "cause": cause,
+        "generation": t.generation,
+        "open_for_ms": ms(t.open_for),
+        "retry_after_ms": ms(t.retry_after),
+    });
+    match fields {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    }
+}
+
+/// What the ring keeps of `event`; `None` for events it does not show.
+pub(super) fn event(event: &Event) -> Option<Map<String, Value>> {
+    match event {
+        Event::Transition(t) => Some(transition(t, None)),
+        Event::KeyedTransition(k) => Some(transition(&k.transition, Some(&k.key))),
+        Event::Conflict(c) => {
+            let mut map = Map::new();
+            map.insert("kind".into(), "conflict".into());
+            map.insert("group".into(), c.group.into());
+            map.insert("message".into(), c.to_string().into());
+            Some(map)
+        }
+        _ => None,
+    }
+}
+
+/// An admin action, as the ring keeps it.
+pub(super) fn action(
+    action: &str,
+    group: &str,
+    key: Option<&str>,
+    token: &str,
+    reason: Option<&str>,
+    after: State,
+) -> Map<String, Value> {
+    let mut map = Map::new();
+    map.insert("kind".into(), "admin".into());
+    map.insert("action".into(), action.into());
+    map.insert("group".into(), group.into());
+    map.insert("key".into(), key.into());
+    map.insert("token".into(), token.into());
+    map.insert("reason".into(), reason.into());
+    map.insert("state".into(), state(after).into());
+    map
+}
