@@ -30,10 +30,11 @@
 //! success), when reading it fails (a failure: a reset, the client's timeout
 //! while an upstream stalls mid-body) or when the body is dropped:
 //!
-//! - dropped before any of it was read (a caller that looks at the status
+//! - dropped before it was polled at all (a caller that looks at the status
 //!   only): a success, as the head said;
-//! - dropped part-read (a caller that gave up, a timeout of its own around
-//!   `bytes()`): abandoned, neither success nor failure.
+//! - dropped once polled and before its end (a caller that gave up, a timeout
+//!   of its own around `bytes()`, also one that fired before the first byte
+//!   came): abandoned, neither success nor failure.
 //!
 //! An empty body (a `HEAD`, a `204`, `content-length: 0`) is recorded at once.
 //! Until then the call holds its permit, a half-open probe slot included, and

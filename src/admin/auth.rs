@@ -88,6 +88,14 @@ impl Tokens {
                     name: token.name.clone(),
                 });
             }
+            // One secret, one token: otherwise the last of them would decide
+            // both what its holder may do and the name actions are told under.
+            if let Some(first) = tokens[..i].iter().find(|t| t.secret == token.secret) {
+                return Err(BuildError::SharedSecret {
+                    name: token.name.clone(),
+                    with: first.name.clone(),
+                });
+            }
         }
         Ok(Tokens(tokens))
     }
@@ -161,6 +169,22 @@ mod tests {
         assert!(!same(b"abcdefghijklmnopq", b"abcdefghijklmnop"));
         assert!(!same(b"abcdefghijklmno\0", b"abcdefghijklmno"));
         assert!(!same(b"", b"abcdefghijklmnop"));
+    }
+
+    #[test]
+    fn two_tokens_may_not_share_a_secret() {
+        let secret = "0123456789abcdef".to_owned();
+        let tokens = vec![
+            Token::new("ops".into(), secret.clone(), Role::Mutate),
+            Token::new("dash".into(), secret, Role::Read),
+        ];
+        match Tokens::new(tokens) {
+            Err(BuildError::SharedSecret { name, with }) => {
+                assert_eq!((name.as_str(), with.as_str()), ("dash", "ops"));
+            }
+            Err(other) => panic!("refused for another reason: {other}"),
+            Ok(_) => panic!("two tokens with one secret were accepted"),
+        }
     }
 
     #[test]

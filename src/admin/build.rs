@@ -137,6 +137,13 @@ pub enum BuildError {
         /// The name.
         name: String,
     },
+    /// Two tokens were given the same secret.
+    SharedSecret {
+        /// The later token's name.
+        name: String,
+        /// The name of the token that has the secret already.
+        with: String,
+    },
     /// [`events`](AdminBuilder::events) was given 0, or more than 65,536.
     BadCapacity(usize),
     /// [`worst_keys`](AdminBuilder::worst_keys) was given 0, or more than 1,000.
@@ -158,6 +165,10 @@ impl fmt::Display for BuildError {
             BuildError::BadName { name } => write!(
                 f,
                 "admin router: token name `{name}` is empty, over 64 bytes, or given twice"
+            ),
+            BuildError::SharedSecret { name, with } => write!(
+                f,
+                "admin router: token `{name}` has the secret of token `{with}`; give each token its own"
             ),
             BuildError::BadCapacity(n) => {
                 write!(f, "admin router: an event ring of {n}; expected 1 to 65536")
