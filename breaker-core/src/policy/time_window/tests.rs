@@ -104,21 +104,13 @@ fn only_untimed_windows_with_buckets_of_100_ms_or_more_place_by_the_coarse_clock
 #[cfg(all(test, loom))]
 mod loom_tests {
     use super::super::*;
-    use crate::config::RateThresholds;
+    use super::rule;
     use loom::sync::Arc;
 
     const MS: u64 = 1_000_000;
 
     fn counting() -> TimeWindow {
-        TimeWindow::new(
-            10,
-            Rule::new(&RateThresholds {
-                failure_rate: 1.0,
-                min_calls: u32::MAX,
-                slow_call_ms: None,
-                slow_call_rate: 1.0,
-            }),
-        )
+        TimeWindow::new(10, rule(1.0, u32::MAX, None, 1.0))
     }
 
     #[test]
