@@ -161,7 +161,7 @@
 //! is its first call site's (two sites declaring different configs are a
 //! [`Conflict`], as for unkeyed groups), and configuration reaches it as it
 //! does an unkeyed group: [`Registry::configure`] before first use, and a
-//! config file or environment variables ([`Registry::layer`]) at any time,
+//! config file or environment variables ([`Registry::apply_config`]) at any time,
 //! reconfiguring the keys held and building new ones with it
 //! ([`KeyedGroup::reconfigure`]).
 //!
@@ -254,7 +254,7 @@
 ///
 /// | key | type | default | meaning |
 /// |---|---|---|---|
-/// | `group` | string literal | required | name of the breaker; call sites naming one group share one breaker |
+/// | `group` | string literal | required | name of the breaker; call sites naming one group share one breaker; the value of the `name` label of every Prometheus and `metrics` series, and the `group` of events, admin JSON and [`CircuitOpen::group`] |
 /// | `threshold` | integer (`u32`) | 5 | consecutive failures that open the circuit (`3`: the third trips) |
 /// | `failure_rate` | number (`f64`) | 0.5 with a window | share of failures in the window that opens the circuit, in `(0, 1]` |
 /// | `window_ms` | integer (`u64`) | none | judge `failure_rate` over the last `window_ms` milliseconds (time window) |
@@ -354,8 +354,8 @@ pub use breaker_macros::circuit_breaker;
 pub use breaker_core::classify;
 pub use breaker_core::{
     registry, AlreadyCreated, Breaker, CallError, CircuitOpen, Classifier, Clock, Config,
-    ConfigBuilder, ConfigError, ConfigSource, Conflict, EveryError, FailurePolicy, LayerError,
-    ManualClock, Metrics, MonotonicClock, OpenReason, Overridden, OwnedPermit, Permit,
+    ConfigBuilder, ConfigError, ConfigSource, Conflict, EveryError, FailurePolicy, ApplyConfigError,
+    ManualClock, Metrics, MonotonicClock, OpenReason, DeclarationOverride, OwnedPermit, Permit,
     PolicyChange, RateThresholds, Reconfigured, Registry, Resolution, Resolver, Snapshot, State,
     UnknownGroup, WindowMetrics,
 };

@@ -28,15 +28,16 @@ pub enum OpenReason {
 }
 
 impl OpenReason {
-    /// A short lowercase label: `"open"`, `"half-open-full"`, `"forced-open"`,
-    /// `"fleet-open"`, `"bulkhead-full"`.
+    /// A short snake_case label, spelled as [`State::as_str`](crate::State::as_str)
+    /// spells states: `"open"`, `"half_open_full"`, `"forced_open"`,
+    /// `"fleet_open"`, `"bulkhead_full"`.
     pub const fn as_str(self) -> &'static str {
         match self {
             OpenReason::Open => "open",
-            OpenReason::HalfOpenFull => "half-open-full",
-            OpenReason::ForcedOpen => "forced-open",
-            OpenReason::Fleet => "fleet-open",
-            OpenReason::BulkheadFull => "bulkhead-full",
+            OpenReason::HalfOpenFull => "half_open_full",
+            OpenReason::ForcedOpen => "forced_open",
+            OpenReason::Fleet => "fleet_open",
+            OpenReason::BulkheadFull => "bulkhead_full",
         }
     }
 }

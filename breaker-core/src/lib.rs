@@ -165,7 +165,7 @@ pub use crate::events::{
 pub use crate::keyed::{AsKey, KeyedGroup, KeyedMetrics, WrongKeyType};
 pub use crate::metrics::{Metrics, Snapshot, WindowMetrics};
 pub use crate::registry::{
-    registry, AlreadyCreated, LayerError, Overridden, Reconfigured, Registry, Resolution, Resolver,
+    registry, AlreadyCreated, ApplyConfigError, DeclarationOverride, Reconfigured, Registry, Resolution, Resolver,
     UnknownGroup,
 };
 pub use crate::state::State;

@@ -4,7 +4,7 @@
 //! // With a `tracing` subscriber installed (tracing-subscriber's `fmt()`, say):
 //! breakerbox::observe::tracing::subscribe(breakerbox::registry()).detach();
 //! breakerbox::registry().breaker("search", &breakerbox::Config::default()).force_open();
-//! // -> WARN breaker: circuit transition group="search" from="closed" to="forced-open" ...
+//! // -> WARN breaker: circuit transition group="search" from="closed" to="forced_open" ...
 //! ```
 //!
 //! Each event has target `breakerbox` and these fields:

@@ -211,7 +211,7 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
     /// The config the group was first declared with: what
     /// [`config`](Self::config) is unless a config
     /// [`configure`](crate::Registry::configure)d for the name, layered
-    /// configuration ([`Registry::layer`](crate::Registry::layer), a config
+    /// configuration ([`Registry::apply_config`](crate::Registry::apply_config), a config
     /// file) or [`reconfigure`](Self::reconfigure) replaced it.
     pub fn declared(&self) -> Config {
         self.shared.declared

@@ -10,7 +10,7 @@ use crate::events::{Event, Subscription};
 /// released (see [`Registry::say`]).
 pub(super) enum Note {
     Conflict(Box<Conflict>),
-    Overridden(&'static str, String),
+    DeclarationOverride(&'static str, String),
     Refused(&'static str, String),
 }
 
@@ -21,7 +21,7 @@ impl Registry {
         for note in notes {
             match note {
                 Note::Conflict(conflict) => self.report(*conflict),
-                Note::Overridden(group, detail) => log::info!("breaker: group `{group}`: {detail}"),
+                Note::DeclarationOverride(group, detail) => log::info!("breaker: group `{group}`: {detail}"),
                 Note::Refused(group, message) => log::error!(
                     "breaker: group `{group}` keeps its declared config: \
                      the layered configuration refuses it: {message}"
@@ -77,7 +77,7 @@ impl Registry {
     ///     })
     ///     .detach();
     /// registry.breaker("mail", &Config::default()).force_open();
-    /// assert_eq!(log.lock().unwrap()[..], ["closed -> forced-open (1 groups)"]);
+    /// assert_eq!(log.lock().unwrap()[..], ["closed -> forced_open (1 groups)"]);
     /// ```
     pub fn subscribe<F>(&self, subscriber: F) -> Subscription
     where
