@@ -12,7 +12,7 @@ use std::process::Command;
 use std::future::{pending, Pending};
 use std::time::Duration;
 
-use breakerbox::{circuit_breaker, Breaker, Config, Timer};
+use breakerbox::{circuit_breaker, timeout::Timer, Breaker, Config};
 
 #[path = "fixtures.rs"]
 mod fixtures;
@@ -216,8 +216,8 @@ fn run(case: &str, n: u64) {
         "tower_layer" => {
             use breakerbox::tower::{CircuitBreakerLayer, Errors};
             use tower::Layer;
-            let layer =
-                CircuitBreakerLayer::for_breaker(b).classify(Errors(breakerbox::EveryError));
+            let layer = CircuitBreakerLayer::for_breaker(b)
+                .classify(Errors(breakerbox::classify::EveryError));
             let mut svc = layer.layer(tower_service::Work);
             repeat(n, || {
                 poll_now(tower_service::request(&mut svc, black_box(1)))

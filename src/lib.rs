@@ -157,13 +157,13 @@
 //! unkeyed group of the same name are two things, listed apart
 //! ([`Registry::keyed_metrics`], [`Registry::snapshot`]), though both take
 //! that name's configuration. A key type's `Hash` and `Eq` must not panic
-//! (see [`KeyedGroup`]). A keyed group's config
+//! (see [`keyed::KeyedGroup`]). A keyed group's config
 //! is its first call site's (two sites declaring different configs are a
-//! [`Conflict`], as for unkeyed groups), and configuration reaches it as it
+//! [`registry::Conflict`], as for unkeyed groups), and configuration reaches it as it
 //! does an unkeyed group: [`Registry::configure`] before first use, and a
 //! config file or environment variables ([`Registry::apply_config`]) at any time,
 //! reconfiguring the keys held and building new ones with it
-//! ([`KeyedGroup::reconfigure`]).
+//! ([`keyed::KeyedGroup::reconfigure`]).
 //!
 
 // The feature table's links: to this build's modules where the feature is on,
@@ -275,7 +275,7 @@
 /// | `is_failure` | path to `fn(&E) -> bool` | every `Err` fails | which errors count as failures; the rest are ignored |
 /// | `registry` | expression of type `&Registry` | [`registry()`] | the registry to use, e.g. `&TEST_REGISTRY` with a [`ManualClock`]; a call site caches the breaker of the first registry it meets, and looks others up on every call |
 /// | `crate` | path | `::breakerbox` | where generated code finds this crate, for re-exporters |
-/// | `timer` | path to a value implementing [`Timer`] | `breakerbox::timeout::Tokio` (feature `tokio`) | the timer `timeout_ms` races the call against, for runtimes other than tokio |
+/// | `timer` | path to a value implementing [`timeout::Timer`] | `breakerbox::timeout::Tokio` (feature `tokio`) | the timer `timeout_ms` races the call against, for runtimes other than tokio |
 /// | `key` | expression of the fn's arguments, of a type implementing [`AsKey`] | none | one breaker per value of the expression, all on the group's config (see [Keyed breakers](crate#keyed-breakers)) |
 /// | `max_keys` | integer | 10 000 (with `key`) | the most idle keys the group keeps; needs `key` |
 ///
@@ -351,23 +351,19 @@
 /// ```
 pub use breaker_macros::circuit_breaker;
 
-pub use breaker_core::classify;
+// What an application names: the runtime, its config, what a call returns,
+// the test clock, and what a keyed attribute's key implements.
 pub use breaker_core::{
-    registry, AlreadyCreated, Breaker, CallError, CircuitOpen, Classifier, Clock, Config,
-    ConfigBuilder, ConfigError, ConfigSource, Conflict, EveryError, FailurePolicy, ApplyConfigError,
-    ManualClock, Metrics, MonotonicClock, OpenReason, DeclarationOverride, OwnedPermit, Permit,
-    PolicyChange, RateThresholds, Reconfigured, Registry, Resolution, Resolver, Snapshot, State,
-    UnknownGroup, WindowMetrics,
+    registry, AsKey, Breaker, CallError, CircuitOpen, Config, ConfigBuilder, ConfigError,
+    ManualClock, OpenReason, Registry, State, TimedOut,
 };
-// Transition and conflict events, and the counts the exporters read.
-pub use breaker_core::events;
-pub use breaker_core::{
-    Event, KeyedTransition, Subscription, Transition, TransitionCounts, TransitionReason, TripCause,
-};
-// Keyed breakers: one per (group, key) in bounded memory.
-pub use breaker_core::{AsKey, KeyedGroup, KeyedMetrics, WrongKeyType};
-// Timeouts and bulkheads.
-pub use breaker_core::{BulkheadSlot, TimedOut, Timer};
+
+// Everything else lives in its module: a call's permits and bulkhead slot
+// (`breaker`), classifiers (`classify`), clocks (`clock`), failure policies
+// (`config`), transition events (`events`), keyed groups (`keyed`), reports
+// (`metrics`), what a registry reports and takes (`registry`), and the fleet
+// operations store integrations apply (`fleet`).
+pub use breaker_core::{breaker, classify, clock, config, events, fleet, keyed, metrics};
 
 pub mod timeout;
 

@@ -16,7 +16,7 @@ use std::time::Duration;
 use breakerbox::observe::prometheus::prometheus_client::encoding::prometheus_text;
 use breakerbox::observe::prometheus::prometheus_client::registry::Registry as Metrics;
 use breakerbox::observe::prometheus::BreakerCollector;
-use breakerbox::{Config, ManualClock, Metrics as GroupMetrics, Registry, State};
+use breakerbox::{metrics::Metrics as GroupMetrics, Config, ManualClock, Registry, State};
 
 use exposition::Exposition;
 

@@ -15,7 +15,7 @@ pub enum OpenReason {
     HalfOpenFull,
     /// The circuit is open because the fleet says so: another instance tripped
     /// (or a fleet probe failed), and a fleet agent opened this breaker for the
-    /// time the fleet's open has left ([`Breaker::fleet_open`](crate::Breaker::fleet_open)).
+    /// time the fleet's open has left ([`FleetControl::fleet_open`](crate::fleet::FleetControl::fleet_open)).
     /// `retry_after` is that time, plus any time the agent holds it while the
     /// fleet decides which instance probes.
     Fleet,

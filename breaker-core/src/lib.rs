@@ -131,30 +131,31 @@
 
 #[doc(hidden)]
 pub mod __private;
-mod breaker;
+pub mod breaker;
 mod bulkhead;
-mod clock;
-mod config;
+pub mod classify;
+pub mod clock;
+pub mod config;
 mod conflict;
 mod counters;
 mod error;
 pub mod events;
+pub mod fleet;
 mod guards;
-mod keyed;
-mod metrics;
+pub mod keyed;
+pub mod metrics;
 mod names;
 mod outcome;
 mod policy;
-mod registry;
+pub mod registry;
 mod site;
 mod state;
 mod sync;
 pub mod timeout;
 
-pub mod classify;
-
-pub use crate::breaker::{Breaker, Classifier, EveryError, OwnedPermit, Permit, PolicyChange};
+pub use crate::breaker::{Breaker, OwnedPermit, Permit, PolicyChange};
 pub use crate::bulkhead::BulkheadSlot;
+pub use crate::classify::{Classifier, EveryError};
 pub use crate::clock::{Clock, ManualClock, MonotonicClock};
 pub use crate::config::{Config, ConfigBuilder, ConfigError, FailurePolicy, RateThresholds};
 pub use crate::conflict::{ConfigSource, Conflict};
@@ -162,11 +163,11 @@ pub use crate::error::{CallError, CircuitOpen, OpenReason, TimedOut};
 pub use crate::events::{
     Event, KeyedTransition, Subscription, Transition, TransitionCounts, TransitionReason, TripCause,
 };
-pub use crate::keyed::{AsKey, KeyedGroup, KeyedMetrics, WrongKeyType};
-pub use crate::metrics::{Metrics, Snapshot, WindowMetrics};
+pub use crate::keyed::{AsKey, KeyedGroup, WrongKeyType};
+pub use crate::metrics::{KeyedMetrics, Metrics, Snapshot, WindowMetrics};
 pub use crate::registry::{
-    registry, AlreadyCreated, ApplyConfigError, DeclarationOverride, Reconfigured, Registry, Resolution, Resolver,
-    UnknownGroup,
+    registry, AlreadyCreated, ApplyConfigError, DeclarationOverride, Reconfigured, Registry,
+    Resolution, Resolver, UnknownGroup,
 };
 pub use crate::state::State;
 pub use crate::timeout::Timer;

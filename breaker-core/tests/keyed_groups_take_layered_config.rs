@@ -5,7 +5,9 @@
 use std::sync::Arc;
 use std::thread;
 
-use breaker_core::{AlreadyCreated, Config, ApplyConfigError, ManualClock, Registry, Resolution, State};
+use breaker_core::{
+    AlreadyCreated, ApplyConfigError, Config, ManualClock, Registry, Resolution, State,
+};
 
 fn threshold(n: u32) -> Config {
     Config::builder().threshold(n).build().unwrap()
@@ -112,7 +114,9 @@ fn a_layer_that_would_change_a_keyed_groups_policy_changes_nothing() {
         })
     });
     let refused = registry.apply_config(to_window).unwrap_err();
-    assert!(matches!(refused, ApplyConfigError::PolicyChange(ref change) if change.group() == "hosts"));
+    assert!(
+        matches!(refused, ApplyConfigError::PolicyChange(ref change) if change.group() == "hosts")
+    );
     assert_eq!(plain.config().threshold(), 5);
     assert_eq!(hosts.config().threshold(), 5);
     assert_eq!(hosts.breaker("a.example").config().threshold(), 5);

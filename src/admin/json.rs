@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use breaker_core::{
-    Breaker, Config, Conflict, Event, KeyedMetrics, Metrics, DeclarationOverride, State, Transition,
+    Breaker, Config, Conflict, DeclarationOverride, Event, KeyedMetrics, Metrics, State, Transition,
 };
 use serde_json::{json, Map, Value};
 
@@ -13,7 +13,6 @@ fn ms(duration: Option<Duration>) -> Value {
         Value::from(u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
     })
 }
-
 
 /// One unkeyed breaker.
 pub(super) fn breaker(

@@ -5,7 +5,7 @@
 //! a structured `tracing` event (`tracing::subscribe`, feature `tracing`).
 //!
 //! Both read the registry when asked (a scrape, a call to `metrics::publish`):
-//! every group's counters are read once, into one [`Metrics`](crate::Metrics)
+//! every group's counters are read once, into one [`Metrics`](crate::metrics::Metrics)
 //! value as [`Registry::snapshot`](crate::Registry::snapshot) gives, and the
 //! figures of that group come from that value (and its config's `min_calls`)
 //! alone. Nothing is counted twice and nothing runs on the call path: a
@@ -86,7 +86,7 @@
 
 use std::time::Duration;
 
-use crate::{KeyedMetrics, Metrics, State, TransitionCounts};
+use crate::{events::TransitionCounts, metrics::KeyedMetrics, metrics::Metrics, State};
 
 #[cfg(feature = "metrics")]
 #[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
@@ -507,7 +507,6 @@ const STATES: [State; 5] = [
     State::ForcedOpen,
     State::ForcedClosed,
 ];
-
 
 /// A window's counts made consistent with each other: a snapshot taken while
 /// calls land may read a bucket's slow count or failures ahead of its outcomes,

@@ -56,7 +56,10 @@ impl Registry {
     /// assert_eq!(search.config().open_duration().as_millis(), 5_000);
     /// assert_eq!(registry.breaker_or_default("later").config().open_duration().as_millis(), 5_000);
     /// ```
-    pub fn apply_config(&self, resolver: Arc<Resolver>) -> Result<Vec<Reconfigured>, ApplyConfigError> {
+    pub fn apply_config(
+        &self,
+        resolver: Arc<Resolver>,
+    ) -> Result<Vec<Reconfigured>, ApplyConfigError> {
         let mut groups = self.groups.write();
         let mut live: Vec<_> = groups.breakers.iter().collect();
         live.sort_unstable_by_key(|(name, _)| **name);

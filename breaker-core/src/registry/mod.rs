@@ -7,8 +7,8 @@
 //! `notes` says what a locked section left to say and keeps the subscribers;
 //! `keyed` holds the keyed groups. `reports` has the types they return.
 
-mod keyed;
 mod apply_config;
+mod keyed;
 mod notes;
 mod reports;
 
@@ -21,12 +21,13 @@ use parking_lot::{Mutex, RwLock};
 
 use self::notes::Note;
 pub use self::reports::{
-    AlreadyCreated, ApplyConfigError, DeclarationOverride, Reconfigured, Resolution, Resolver, UnknownGroup,
+    AlreadyCreated, ApplyConfigError, DeclarationOverride, Reconfigured, Resolution, Resolver,
+    UnknownGroup,
 };
 use crate::breaker::Breaker;
 use crate::clock::{Clock, ClockSource};
 use crate::config::Config;
-use crate::conflict::{ConfigSource, Conflict};
+pub use crate::conflict::{ConfigSource, Conflict};
 use crate::events::Subscribers;
 use crate::metrics::Snapshot;
 

@@ -21,7 +21,9 @@ impl Registry {
         for note in notes {
             match note {
                 Note::Conflict(conflict) => self.report(*conflict),
-                Note::DeclarationOverride(group, detail) => log::info!("breaker: group `{group}`: {detail}"),
+                Note::DeclarationOverride(group, detail) => {
+                    log::info!("breaker: group `{group}`: {detail}")
+                }
                 Note::Refused(group, message) => log::error!(
                     "breaker: group `{group}` keeps its declared config: \
                      the layered configuration refuses it: {message}"
