@@ -358,12 +358,27 @@ pub use breaker_core::{
     ManualClock, OpenReason, Registry, State, TimedOut,
 };
 
-// Everything else lives in its module: a call's permits and bulkhead slot
-// (`breaker`), classifiers (`classify`), clocks (`clock`), failure policies
-// (`config`), transition events (`events`), keyed groups (`keyed`), reports
-// (`metrics`), what a registry reports and takes (`registry`), and the fleet
-// operations store integrations apply (`fleet`).
-pub use breaker_core::{breaker, classify, clock, config, events, fleet, keyed, metrics};
+// Everything else lives in its module.
+pub use breaker_core::{classify, clock, config, events, fleet, keyed, metrics};
+
+pub mod breaker {
+    //! What a call through a [`Breaker`] holds: the [`Permit`] a claim returns
+    //! (or the [`OwnedPermit`] that holds its breaker), the [`BulkheadSlot`] of
+    //! `max_concurrent`, and the [`PolicyChange`] a live reconfiguration refuses.
+    pub use breaker_core::{Breaker, BulkheadSlot, OwnedPermit, Permit, PolicyChange};
+}
+
+pub mod registry {
+    //! The [`Registry`] of breakers by group, the process-wide [`registry()`],
+    //! and what a registry reports or is given: conflicting declarations
+    //! ([`Conflict`]), configuration layered over them ([`Resolver`],
+    //! [`Resolution`], [`Reconfigured`], [`DeclarationOverride`]) and the
+    //! errors of its operations.
+    pub use breaker_core::{
+        registry, AlreadyCreated, ApplyConfigError, ConfigSource, Conflict, DeclarationOverride,
+        Reconfigured, Registry, Resolution, Resolver, UnknownGroup,
+    };
+}
 
 pub mod timeout;
 

@@ -131,7 +131,7 @@
 
 #[doc(hidden)]
 pub mod __private;
-pub mod breaker;
+mod breaker;
 mod bulkhead;
 pub mod classify;
 pub mod clock;
@@ -147,7 +147,7 @@ pub mod metrics;
 mod names;
 mod outcome;
 mod policy;
-pub mod registry;
+mod registry;
 mod site;
 mod state;
 mod sync;

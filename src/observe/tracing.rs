@@ -20,7 +20,7 @@
 //! | `generation` | the generation entered |
 //! | `open_for_ms`, `retry_after_ms` | on entering `open` only |
 //!
-//! Entering `open` or `forced-open` and reclaiming a lease are `WARN`; the other
+//! Entering `open` or `forced_open` and reclaiming a lease are `WARN`; the other
 //! transitions `INFO`. A [`Conflict`](crate::registry::Conflict) is a `WARN` event with
 //! `group`, `source` and the conflict as its message.
 //!

@@ -156,7 +156,7 @@ impl Breaker {
     /// # use breaker_core as breakerbox;
     /// use std::future::{pending, ready, Ready};
     /// use std::time::Duration;
-    /// use breakerbox::{Breaker, CallError, Config, State, Timer};
+    /// use breakerbox::{Breaker, CallError, Config, State, timeout::Timer};
     ///
     /// struct AlreadyDue; // a timer whose every deadline has passed
     /// impl Timer for AlreadyDue {

@@ -106,7 +106,7 @@ impl Breaker {
     ///
     /// ```
     /// # use breaker_core as breakerbox;
-    /// use breakerbox::{Breaker, Config, Event, State};
+    /// use breakerbox::{Breaker, Config, events::Event, State};
     /// use std::sync::atomic::{AtomicU64, Ordering};
     /// use std::sync::Arc;
     ///

@@ -58,4 +58,3 @@ pub(crate) use self::permit::Classifier;
 pub use self::permit::{OwnedPermit, Permit};
 pub(crate) use self::reconfigure::check_change;
 pub use self::reconfigure::PolicyChange;
-pub use crate::bulkhead::BulkheadSlot;

@@ -44,7 +44,7 @@ use crate::sync::{AtomicBool, AtomicU64, AtomicUsize, Mutex, Ordering::*};
 ///
 /// ```
 /// # use breaker_core as breakerbox;
-/// use breakerbox::{Config, Event, ManualClock, Registry, State, TransitionReason, TripCause};
+/// use breakerbox::{Config, events::Event, ManualClock, Registry, State, events::TransitionReason, events::TripCause};
 /// use std::sync::{Arc, Mutex};
 ///
 /// let registry = Registry::with_clock(ManualClock::new());
@@ -121,7 +121,7 @@ pub struct Transition {
 ///
 /// ```
 /// # use breaker_core as breakerbox;
-/// use breakerbox::{Config, Event, ManualClock, Registry, State};
+/// use breakerbox::{Config, events::Event, ManualClock, Registry, State};
 /// use std::sync::{Arc, Mutex};
 ///
 /// let registry = Registry::with_clock(ManualClock::new());

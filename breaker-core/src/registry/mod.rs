@@ -27,7 +27,7 @@ pub use self::reports::{
 use crate::breaker::Breaker;
 use crate::clock::{Clock, ClockSource};
 use crate::config::Config;
-pub use crate::conflict::{ConfigSource, Conflict};
+use crate::conflict::{ConfigSource, Conflict};
 use crate::events::Subscribers;
 use crate::metrics::Snapshot;
 

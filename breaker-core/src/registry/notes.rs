@@ -63,7 +63,7 @@ impl Registry {
     ///
     /// ```
     /// # use breaker_core as breakerbox;
-    /// use breakerbox::{Config, Event, Registry};
+    /// use breakerbox::{Config, events::Event, Registry};
     /// use std::sync::{Arc, Mutex};
     ///
     /// let registry = Arc::new(Registry::new());
@@ -100,7 +100,7 @@ impl Registry {
     ///
     /// ```
     /// # use breaker_core as breakerbox;
-    /// use breakerbox::{Config, Event, Registry};
+    /// use breakerbox::{Config, events::Event, Registry};
     /// use std::sync::atomic::{AtomicUsize, Ordering};
     /// use std::sync::Arc;
     ///
