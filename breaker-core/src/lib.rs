@@ -163,8 +163,8 @@ pub use crate::error::{CallError, CircuitOpen, OpenReason, TimedOut};
 pub use crate::events::{
     Event, KeyedTransition, Subscription, Transition, TransitionCounts, TransitionReason, TripCause,
 };
-pub use crate::keyed::{AsKey, KeyedGroup, WrongKeyType};
-pub use crate::metrics::{KeyedMetrics, Metrics, Snapshot, WindowMetrics};
+pub use crate::keyed::{AsKey, KeyedGroup, KeyedMetrics, WrongKeyType};
+pub use crate::metrics::{Metrics, Snapshot, WindowMetrics};
 pub use crate::registry::{
     registry, AlreadyCreated, ApplyConfigError, DeclarationOverride, Reconfigured, Registry,
     Resolution, Resolver, UnknownGroup,

@@ -1,12 +1,11 @@
 //! Read-only snapshots of what breakers did: [`Metrics`] for one, [`Snapshot`]
-//! for a registry, which prints as a table, and [`KeyedMetrics`] for a keyed group.
+//! for a registry, which prints as a table.
 
 use std::fmt;
 use std::ops::Deref;
 use std::time::Duration;
 
 use crate::events::TransitionCounts;
-pub use crate::keyed::metrics::KeyedMetrics;
 use crate::policy::Counts;
 use crate::state::State;
 

@@ -86,7 +86,7 @@
 
 use std::time::Duration;
 
-use crate::{events::TransitionCounts, metrics::KeyedMetrics, metrics::Metrics, State};
+use crate::{events::TransitionCounts, keyed::KeyedMetrics, metrics::Metrics, State};
 
 #[cfg(feature = "metrics")]
 #[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]

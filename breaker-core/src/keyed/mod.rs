@@ -48,7 +48,7 @@ mod handshake;
 mod insert;
 mod key;
 mod key_text;
-pub(crate) mod metrics;
+mod metrics;
 mod reconfigure;
 mod sweep;
 #[cfg(all(test, not(loom)))]
@@ -61,7 +61,7 @@ pub(crate) use self::insert::Tell;
 pub use self::key::AsKey;
 pub(crate) use self::key_text::key_text;
 use self::metrics::Folded;
-pub(crate) use self::metrics::KeyedMetrics;
+pub use self::metrics::KeyedMetrics;
 
 /// How many evicted entries a thread retires before they are freed together:
 /// each batch costs one process-wide barrier (`membarrier` on Linux), and is
