@@ -41,7 +41,7 @@ impl LocalEvent {
     /// are not: publishing them again would echo every fleet change back.
     ///
     /// ```
-    /// use breakerbox::{Breaker, Config, events::Event, events::TransitionReason};
+    /// use breakerbox::{Breaker, Config, events::Event, events::TransitionReason, fleet::FleetControl};
     /// use breaker_fleet::LocalEvent;
     /// use std::sync::{Arc, Mutex};
     /// use std::time::Duration;
