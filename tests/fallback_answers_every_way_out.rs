@@ -14,7 +14,8 @@ use std::sync::{LazyLock, Mutex};
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
-use breakerbox::{circuit_breaker, Fallback, OpenReason, State, Timer};
+use breakerbox::timeout::Timer;
+use breakerbox::{circuit_breaker, Fallback, OpenReason, State};
 use support::{AppError, Isolated, Tally};
 
 /// Which way out a fallback answered, as it saw it.

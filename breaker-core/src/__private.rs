@@ -7,7 +7,7 @@ use std::time::Duration;
 use crate::breaker::{Breaker, Permit};
 use crate::error::TimedOut;
 
-pub use crate::breaker::EveryError;
+pub use crate::classify::EveryError;
 pub use crate::outcome::{
     Answered, AnsweredAny, AnyOutcome, Classified, ClassifiedAny, NoClassifier, NoFailure, Outcome,
 };

@@ -7,7 +7,8 @@ use std::pin::pin;
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
-use breakerbox::{circuit_breaker, CircuitOpen, Fallback, TimedOut, Timer};
+use breakerbox::timeout::Timer;
+use breakerbox::{circuit_breaker, CircuitOpen, Fallback, TimedOut};
 
 /// A deadline that never passes.
 pub struct Never;
