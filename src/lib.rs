@@ -491,8 +491,8 @@ pub use breaker_macros::circuit_breaker;
 // What an application names: the runtime, its config, what a call returns,
 // the test clock, and what a keyed attribute's key implements.
 pub use breaker_core::{
-    registry, AsKey, Breaker, CallError, CircuitOpen, Config, ConfigBuilder, ConfigError,
-    Fallback, ManualClock, OpenReason, Registry, State, TimedOut,
+    registry, AsKey, Breaker, CallError, CircuitOpen, Config, ConfigBuilder, ConfigError, Fallback,
+    ManualClock, OpenReason, Registry, State, TimedOut,
 };
 
 // Everything else lives in its module.
