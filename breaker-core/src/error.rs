@@ -25,11 +25,17 @@ pub enum OpenReason {
     /// flight. Not a failure of the dependency, and the breaker's state did not
     /// move; `retry_after` is `None` (a slot frees when a call ends).
     BulkheadFull,
+    /// The circuit closed a moment ago and ramps its traffic back in
+    /// (`ramp_ms`): the share of calls admitted has not reached this one yet.
+    /// Not a failure of the dependency. `retry_after` is the time until a call
+    /// made then, with none between, would be admitted (zero when the next
+    /// call would be); at most the time the ramp has left.
+    Ramping,
 }
 
 impl OpenReason {
     /// A short lowercase label: `"open"`, `"half-open-full"`, `"forced-open"`,
-    /// `"fleet-open"`, `"bulkhead-full"`.
+    /// `"fleet-open"`, `"bulkhead-full"`, `"ramping"`.
     pub const fn as_str(self) -> &'static str {
         match self {
             OpenReason::Open => "open",
@@ -37,6 +43,7 @@ impl OpenReason {
             OpenReason::ForcedOpen => "forced-open",
             OpenReason::Fleet => "fleet-open",
             OpenReason::BulkheadFull => "bulkhead-full",
+            OpenReason::Ramping => "ramping",
         }
     }
 }
@@ -104,6 +111,11 @@ impl fmt::Display for CircuitOpen {
                 self.group
             )?,
             OpenReason::Fleet => write!(f, "circuit `{}` is open across the fleet", self.group)?,
+            OpenReason::Ramping => write!(
+                f,
+                "circuit `{}` is ramping its traffic back in after closing",
+                self.group
+            )?,
             OpenReason::ForcedOpen => return write!(f, "circuit `{}` is forced open", self.group),
             OpenReason::BulkheadFull => {
                 return write!(

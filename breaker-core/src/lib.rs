@@ -145,6 +145,7 @@ mod metrics;
 mod names;
 mod outcome;
 mod policy;
+mod ramp;
 mod registry;
 mod site;
 mod state;
@@ -163,7 +164,7 @@ pub use crate::events::{
     Event, KeyedTransition, Subscription, Transition, TransitionCounts, TransitionReason, TripCause,
 };
 pub use crate::keyed::{AsKey, KeyedGroup, KeyedMetrics, WrongKeyType};
-pub use crate::metrics::{Metrics, Snapshot, WindowMetrics};
+pub use crate::metrics::{Metrics, RampMetrics, Snapshot, WindowMetrics};
 pub use crate::registry::{
     registry, AlreadyCreated, LayerError, Overridden, Reconfigured, Registry, Resolution, Resolver,
     UnknownGroup,

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 const LAYERS: &[&[&str]] = &[
     &["sync"],
     &[
-        "names", "clock", "state", "counters", "bulkhead", "timeout", "error", "classify",
+        "names", "clock", "state", "counters", "bulkhead", "timeout", "error", "classify", "ramp",
     ],
     &["config"],
     &["conflict", "policy"],

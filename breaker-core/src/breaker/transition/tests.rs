@@ -142,6 +142,7 @@ fn an_open_word_refuses_until_its_deadline_and_then_admits_the_first_probe() {
                     to: State::HalfOpen,
                     kind: ChangeKind::OpenElapsed,
                     generation: 8,
+                    ramping: false,
                 }
             );
             assert_eq!(next.is_timed(), timed, "the flags stay");
@@ -361,6 +362,7 @@ fn trips_and_failed_probes_open_only_from_their_own_state_and_generation() {
                         to: State::Open,
                         kind,
                         generation: 8,
+                        ramping: false,
                     };
                     assert_eq!(t, opened);
                 } else {
@@ -385,7 +387,8 @@ fn forcing_moves_every_state_to_a_new_generation_of_the_forced_one() {
                     from,
                     to,
                     kind: ChangeKind::Forced,
-                    generation: 8
+                    generation: 8,
+                    ramping: false,
                 }
             );
         }
@@ -455,6 +458,7 @@ fn a_fleet_open_starts_a_new_open_generation_from_every_state_not_forced() {
                     to: State::Open,
                     kind: ChangeKind::FleetOpen,
                     generation: 8,
+                    ramping: false,
                 })
             );
             assert!(next.is_fleet_open() && next.failures() == 0);
