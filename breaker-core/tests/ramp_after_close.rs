@@ -341,7 +341,7 @@ fn keyed_keys_ramp_independently() {
 #[test]
 fn a_ramp_zero_milliseconds_long_is_refused() {
     assert_eq!(
-        Config::builder().ramp_ms(0).build(),
+        Config::builder().ramp(Duration::ZERO).build(),
         Err(ConfigError::ZeroRamp)
     );
     assert_eq!(ConfigError::ZeroRamp.key(), "ramp_ms");

@@ -692,7 +692,11 @@ fn a_fleet_hold_saturates_near_the_end_of_time() {
     assert_eq!(s, Step::stay(Act::Hold), "no longer than it was: a no-op");
 }
 
-const RAMPED: Config = match Config::builder().threshold(3).ramp_ms(10_000).build() {
+const RAMPED: Config = match Config::builder()
+    .threshold(3)
+    .ramp(std::time::Duration::from_millis(10_000))
+    .build()
+{
     Ok(config) => config,
     Err(_) => panic!("a valid config"),
 };
