@@ -26,7 +26,8 @@ use axum::extract::State as AxumState;
 use axum::http::StatusCode;
 use axum::routing::get;
 use axum::Router;
-use breakerbox::{Breaker, Clock, Config, ManualClock, OpenReason, Registry, State};
+use breakerbox::clock::Clock;
+use breakerbox::{Breaker, Config, ManualClock, OpenReason, Registry, State};
 
 /// One slice of the manual clock: the server's capacity is per slice.
 const SLICE: Duration = Duration::from_millis(100);
