@@ -129,8 +129,8 @@
 //!   means the dependency did not recover: it reopens with the grown open
 //!   duration of a failed probe. A ramp that runs its length resets that
 //!   backoff: the next trip opens for `open_ms`.
-//! - **Seen.** The close's [`Transition`] carries the ramp's length
-//!   (`ramp`); [`Metrics::ramp`] and [`Metrics::admitted_share`] show it while it
+//! - **Seen.** The close's [`Transition`](events::Transition) carries the ramp's length
+//!   (`ramp`); [`Metrics::ramp`](metrics::Metrics::ramp) and [`Metrics::admitted_share`](metrics::Metrics::admitted_share) show it while it
 //!   runs, and the exporters publish `breaker_admitted_share`.
 //! - **Everywhere.** Each key of a keyed group ramps on its own; with a fleet
 //!   agent, every instance ramps from the fleet's close. A live change of
