@@ -415,9 +415,10 @@ pub mod tower;
 /// that `CONFIG` is a `Config`.
 ///
 /// ```
+/// use std::time::Duration;
 /// use breakerbox::Config;
 ///
-/// const UPSTREAM: Config = match Config::builder().threshold(5).open_ms(30_000).build() {
+/// const UPSTREAM: Config = match Config::builder().threshold(5).open_duration(Duration::from_secs(30)).build() {
 ///     Ok(config) => config,
 ///     Err(_) => panic!("the upstream breakers' config is invalid"),
 /// };

@@ -160,8 +160,9 @@ fn an_unknown_template_names_the_templates_of_the_file() {
 fn a_value_of_the_wrong_type_says_what_the_key_takes() {
     for (line, takes) in [
         (
-            "open_ms = \"5000\"",
-            "a whole number from 1 to 18446744073709551615 (u64)",
+            "open_ms = true",
+            "a duration like \"30s\", \"250ms\" or \"1m30s\" (units `h`, `m`, `s`, `ms`, \
+             `us`), or whole milliseconds: a whole number from 1 to 18446744073709551615 (u64)",
         ),
         ("threshold = -3", "a whole number from 1 to 1048575 (u32)"),
         ("threshold = 2.5", "a whole number from 1 to 1048575 (u32)"),

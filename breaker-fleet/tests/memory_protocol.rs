@@ -26,7 +26,7 @@ struct Instance {
 fn config(probes: u32) -> Config {
     Config::builder()
         .threshold(3)
-        .open_ms(30_000)
+        .open_duration(Duration::from_secs(30))
         .half_open_probes(probes)
         .build()
         .unwrap()

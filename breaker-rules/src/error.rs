@@ -66,10 +66,15 @@ pub enum ConfigError {
     ZeroLatencyP99,
     /// `latency_p99_ms` without a window to judge it over.
     LatencyP99WithoutWindow,
+    /// A duration key (named) was given a part of a millisecond: durations are
+    /// kept in whole milliseconds.
+    NotWholeMillis(&'static str),
 }
 
 impl ConfigError {
-    /// The builder method (and `#[circuit_breaker]` key) whose value was refused.
+    /// The `#[circuit_breaker]` key (and file key) whose value was refused; a
+    /// duration's builder method has a name of its own
+    /// ([`KeyInfo::method`](crate::KeyInfo::method): `open_ms` is `open_duration`).
     ///
     /// ```
     /// use breakerbox::Config;
@@ -104,6 +109,7 @@ impl ConfigError {
             ConfigError::ZeroTimeout => "timeout_ms",
             ConfigError::ZeroMaxConcurrent => "max_concurrent",
             ConfigError::ZeroLatencyP99 | ConfigError::LatencyP99WithoutWindow => "latency_p99_ms",
+            ConfigError::NotWholeMillis(key) => key,
         }
     }
 }
@@ -111,6 +117,9 @@ impl ConfigError {
 impl fmt::Display for ConfigError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let msg = match self {
+            ConfigError::NotWholeMillis(key) => {
+                return write!(f, "`{key}` must be a whole number of milliseconds");
+            }
             ConfigError::ZeroThreshold => "`threshold` must be at least 1",
             ConfigError::ThresholdTooLarge => "`threshold` must be at most 1048575",
             ConfigError::ZeroOpen => "`open_ms` must be at least 1",

@@ -387,7 +387,7 @@ mod tests {
         live.set(
             Config::builder()
                 .threshold(1)
-                .open_ms(30_000)
+                .open_duration(std::time::Duration::from_secs(30))
                 .build()
                 .unwrap(),
         );

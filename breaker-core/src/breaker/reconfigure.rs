@@ -237,7 +237,7 @@ mod tests {
                     Ok(Resolution {
                         config: Config::builder()
                             .threshold(5)
-                            .open_ms(5_000)
+                            .open_duration(std::time::Duration::from_secs(5))
                             .build()
                             .unwrap(),
                         overrides: vec![],

@@ -266,9 +266,9 @@ mod tests {
     #[test]
     fn a_time_window_forgets_buckets_older_than_the_window() {
         let config = Config::builder()
-            .window_ms(1_000)
+            .window_duration(Duration::from_secs(1))
             .min_calls(1)
-            .latency_p99_ms(10)
+            .latency_p99(Duration::from_millis(10))
             .build()
             .unwrap();
         let window = LatencyWindow::new(&config).unwrap();
