@@ -271,6 +271,7 @@
 /// | `timeout_ms` | integer (`u64`) | none | async fns only: a call still running after this is dropped, counts as a failure and returns `Err(TimedOut.into())` (see [`timeout`]) |
 /// | `max_concurrent` | integer (`u32`) | none | bulkhead: calls of the group in flight at once; one over the cap is refused like an open circuit, with [`OpenReason::BulkheadFull`] |
 /// | `latency_p99_ms` | integer (`u64`) | none | open when the window's p99 latency is above this, even if every call succeeds; needs a window |
+/// | `jitter` | number (`f64`) | 0.0 | share, in `[0, 1)`, by which each open is stretched or shortened at random: `0.2` opens for 80% to 120% of the duration |
 /// | `fallback` | path | none | fn called with the same arguments when the circuit refuses |
 /// | `is_failure` | path to `fn(&E) -> bool` | every `Err` fails | which errors count as failures; the rest are ignored |
 /// | `registry` | expression of type `&Registry` | [`registry()`] | the registry to use, e.g. `&TEST_REGISTRY` with a [`ManualClock`]; a call site caches the breaker of the first registry it meets, and looks others up on every call |

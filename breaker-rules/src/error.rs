@@ -69,6 +69,8 @@ pub enum ConfigError {
     /// A duration key (named) was given a part of a millisecond: durations are
     /// kept in whole milliseconds.
     NotWholeMillis(&'static str),
+    /// `jitter` was not in `[0, 1)` (or was NaN).
+    JitterOutOfRange,
 }
 
 impl ConfigError {
@@ -110,6 +112,7 @@ impl ConfigError {
             ConfigError::ZeroMaxConcurrent => "max_concurrent",
             ConfigError::ZeroLatencyP99 | ConfigError::LatencyP99WithoutWindow => "latency_p99_ms",
             ConfigError::NotWholeMillis(key) => key,
+            ConfigError::JitterOutOfRange => "jitter",
         }
     }
 }
@@ -172,6 +175,9 @@ impl fmt::Display for ConfigError {
                 "`max_concurrent` must be at least 1 (leave it out for no cap)"
             }
             ConfigError::ZeroLatencyP99 => "`latency_p99_ms` must be at least 1",
+            ConfigError::JitterOutOfRange => {
+                "`jitter` must be at least 0.0 and below 1.0 (0.2 opens for 80% to 120% of the duration)"
+            }
             ConfigError::LatencyP99WithoutWindow => {
                 "`latency_p99_ms` needs a window to judge p99 over: add `window_ms` or `window_calls` (and `min_calls`)"
             }

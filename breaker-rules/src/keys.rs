@@ -129,6 +129,14 @@ macro_rules! config_keys {
             /// longer calls share the last bin. Each recorded call takes a short
             /// uncontended lock.
             latency_p99_ms: u64 as latency_p99, Window;
+            /// Share, in `[0, 1)`, by which each open duration is stretched or
+            /// shortened at random (default 0: none): with `0.2`, each open lasts a
+            /// uniformly random 80% to 120% of its backed-off, capped duration, so
+            /// instances that tripped together do not probe together. Drawn once per
+            /// trip from the breaker's own generator (seeded by
+            /// [`Clock::jitter_seed`](crate::Clock::jitter_seed), so tests are
+            /// repeatable); `retry_after` tells the drawn time.
+            jitter: f64, Any;
         }
     };
 }

@@ -57,6 +57,8 @@ pub struct Checked {
     pub max_concurrent: Option<u32>,
     /// The p99 latency above which the window trips, when latency is judged.
     pub latency_p99_ms: Option<u64>,
+    /// Share by which each open duration is stretched or shortened at random.
+    pub jitter: f64,
 }
 
 /// Judges `values` by every rule: the configuration they make, or the first
@@ -133,7 +135,15 @@ pub const fn check(values: &Values) -> Result<Checked, ConfigError> {
         }
         _ => {}
     }
+    let jitter = match values.jitter {
+        Some(share) if share.is_nan() || share < 0.0 || share >= 1.0 => {
+            return Err(ConfigError::JitterOutOfRange)
+        }
+        Some(share) => share,
+        None => 0.0,
+    };
     Ok(Checked {
+        jitter,
         policy,
         open_ms,
         half_open_probes,

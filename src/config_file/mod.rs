@@ -58,6 +58,7 @@
 //! | `timeout_ms` | duration (`"30s"`, `"1m30s"`) or integer milliseconds (`u64`) |
 //! | `max_concurrent` | integer (`u32`) |
 //! | `latency_p99_ms` | duration (`"30s"`, `"1m30s"`) or integer milliseconds (`u64`) |
+//! | `jitter` | number (`f64`) |
 //!
 //! `timeout_ms` and `max_concurrent` are taken for a `#[circuit_breaker]`
 //! group only when its attribute names the key: the attribute builds the

@@ -32,6 +32,7 @@ use crate::clock::millis_to_nanos;
 /// | `timeout_ms` (`timeout`) | unset | deadline of one async call: a call that overruns it is dropped and fails |
 /// | `max_concurrent` | unset | bulkhead: calls of the group in flight at once; one over the cap is refused |
 /// | `latency_p99_ms` (`latency_p99`) | unset | open when the window's p99 latency is above this (needs a window) |
+/// | `jitter` | 0.0 | share, in `[0, 1)`, by which each open is stretched or shortened at random |
 ///
 /// ```
 /// # use breaker_core as breakerbox;
@@ -266,6 +267,12 @@ impl Config {
             Some(ms) => Some(Duration::from_millis(ms)),
             None => None,
         }
+    }
+
+    /// Share by which each open duration is stretched or shortened at random
+    /// (0.0: never).
+    pub const fn jitter(&self) -> f64 {
+        self.checked.jitter
     }
 
     pub(crate) const fn open_nanos(&self) -> u64 {
