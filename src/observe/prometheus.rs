@@ -36,7 +36,7 @@ use crate::Registry;
 ///
 /// It holds the registry, not a list of its breakers, so a group created after
 /// the collector was registered shows at the next scrape. `R` is how it holds it:
-/// `&'static Registry` (as [`registry()`](crate::registry) gives), an
+/// `&'static Registry` (as [`registry()`](crate::registry()) gives), an
 /// `Arc<Registry>`, or anything else that borrows as one.
 #[derive(Clone, Debug)]
 pub struct BreakerCollector<R = &'static Registry> {

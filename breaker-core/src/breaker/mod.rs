@@ -46,7 +46,7 @@ mod claim;
 mod handle;
 mod inner;
 mod jitter;
-mod permit;
+pub(crate) mod permit;
 mod reconfigure;
 mod settle;
 mod transition;
@@ -55,6 +55,7 @@ mod transition;
 mod loom_tests;
 
 pub use self::handle::Breaker;
-pub use self::permit::{Classifier, EveryError, OwnedPermit, Permit};
+pub(crate) use self::permit::Classifier;
+pub use self::permit::{OwnedPermit, Permit};
 pub(crate) use self::reconfigure::check_change;
 pub use self::reconfigure::PolicyChange;
