@@ -169,7 +169,7 @@ const CASES: &[&str] = &[
 fn config() -> Config {
     Config::builder()
         .threshold(3)
-        .open_ms(3_600_000)
+        .open_duration(Duration::from_secs(3600))
         .build()
         .expect("valid config")
 }
@@ -178,12 +178,18 @@ fn config() -> Config {
 fn run(case: &str, n: u64) {
     let breaker = match case {
         "count_window" => Breaker::new("ir", Config::builder().window_calls(100).build().unwrap()),
-        "time_window" => Breaker::new("ir", Config::builder().window_ms(10_000).build().unwrap()),
+        "time_window" => Breaker::new(
+            "ir",
+            Config::builder()
+                .window_duration(Duration::from_secs(10))
+                .build()
+                .unwrap(),
+        ),
         "call_in_bulkhead" => Breaker::new(
             "ir",
             Config::builder()
                 .threshold(3)
-                .open_ms(3_600_000)
+                .open_duration(Duration::from_secs(3600))
                 .max_concurrent(64)
                 .build()
                 .unwrap(),
@@ -192,7 +198,7 @@ fn run(case: &str, n: u64) {
             "ir",
             Config::builder()
                 .window_calls(100)
-                .latency_p99_ms(1_000)
+                .latency_p99(Duration::from_secs(1))
                 .build()
                 .unwrap(),
         ),
@@ -202,7 +208,7 @@ fn run(case: &str, n: u64) {
             let clock = ManualClock::new();
             let config = Config::builder()
                 .threshold(3)
-                .open_ms(1_000)
+                .open_duration(Duration::from_millis(1_000))
                 .ramp(Duration::from_secs(3_600))
                 .build()
                 .unwrap();

@@ -26,8 +26,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let config = Config::builder()
         .window_calls(4)
         .failure_rate(0.5)
-        .slow_call_ms(100)
-        .open_ms(10_000)
+        .slow_call(Duration::from_millis(100))
+        .open_duration(Duration::from_secs(10))
         .build()?;
     let payments = breakers.breaker("payments", &config);
     let expect = |state: State| {

@@ -146,7 +146,7 @@
 //! let clock = ManualClock::new();
 //! let config = Config::builder()
 //!     .threshold(1)
-//!     .open_ms(1_000)
+//!     .open_duration(Duration::from_secs(1))
 //!     .ramp(Duration::from_secs(10))
 //!     .build()?;
 //! let breaker = Breaker::with_clock("inventory", config, clock.clone());
@@ -342,6 +342,7 @@
 /// | `max_concurrent` | integer (`u32`) | none | bulkhead: calls of the group in flight at once; one over the cap is refused like an open circuit, with [`OpenReason::BulkheadFull`] |
 /// | `latency_p99_ms` | integer (`u64`) | none | open when the window's p99 latency is above this, even if every call succeeds; needs a window |
 /// | `ramp_ms` | integer (`u64`) | none | after a close, admit a share of calls that rises linearly from none to all over this; the others are refused at once with [`OpenReason::Ramping`] (see [The traffic ramp](crate#the-traffic-ramp)) |
+/// | `jitter` | number (`f64`) | 0.0 | share, in `[0, 1)`, by which each open is stretched or shortened at random: `0.2` opens for 80% to 120% of the duration |
 /// | `fallback` | path, or `path(why)` | none | fn called with the same arguments when the circuit refuses (see [Fallbacks](#fallbacks)); `path(why)` passes a [`Fallback`] saying why as one more, last, argument |
 /// | `fallback_on` | `"refusal"` or `"failure"` | `"refusal"` | what the fallback answers: refusals only (open, half-open full, forced, bulkhead full), or also timeouts and the errors `is_failure` counts as failures (never an ignored error, never a panic); needs `fallback` |
 /// | `is_failure` | path to `fn(&E) -> bool` | every `Err` fails | which errors count as failures; the rest are ignored |
@@ -634,9 +635,10 @@ pub mod tower;
 /// that `CONFIG` is a `Config`.
 ///
 /// ```
+/// use std::time::Duration;
 /// use breakerbox::Config;
 ///
-/// const UPSTREAM: Config = match Config::builder().threshold(5).open_ms(30_000).build() {
+/// const UPSTREAM: Config = match Config::builder().threshold(5).open_duration(Duration::from_secs(30)).build() {
 ///     Ok(config) => config,
 ///     Err(_) => panic!("the upstream breakers' config is invalid"),
 /// };

@@ -3,11 +3,12 @@
 //! or a breaker per host.
 //!
 //! ```
+//! use std::time::Duration;
 //! use breakerbox::reqwest::CircuitBreakerMiddleware;
 //! use breakerbox::Config;
 //! use reqwest_middleware::ClientBuilder;
 //!
-//! let config = Config::builder().threshold(5).open_ms(10_000).build()?;
+//! let config = Config::builder().threshold(5).open_duration(Duration::from_secs(10)).build()?;
 //! let client = ClientBuilder::new(reqwest::Client::new())
 //!     // One breaker per `host:port`, keys of the keyed group `upstream`, at
 //!     // most about 10,000 idle hosts kept.

@@ -4,6 +4,7 @@
 mod support;
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use breakerbox::admin::Admin;
 use breakerbox::{Config, ManualClock, Registry, State};
@@ -13,7 +14,7 @@ use support::{json, serve, OPS};
 fn trips_at_once() -> Config {
     Config::builder()
         .threshold(1)
-        .open_ms(60_000)
+        .open_duration(Duration::from_secs(60))
         .build()
         .unwrap()
 }

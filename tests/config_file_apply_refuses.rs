@@ -196,11 +196,23 @@ fn changing_a_live_breakers_bulkhead_or_timing_is_refused_and_applies_nothing() 
 }
 
 #[test]
+fn a_live_change_of_a_windows_rate_is_applied() {
+    let registry = live();
+    Settings::from_toml_str("[groups.stock]\nfailure_rate = 0.9\n", "rate.toml")
+        .unwrap()
+        .apply(&registry)
+        .unwrap();
+    let stock = registry.get("stock").unwrap();
+    assert_eq!(stock.config().failure_rate(), Some(0.9));
+    assert_eq!(stock.config().window_calls(), Some(20));
+}
+
+#[test]
 fn a_refused_live_change_names_its_file_line_and_key_in_words() {
     let registry = live();
     let before = observed(&registry);
     let err = Settings::from_toml_str(
-        "[defaults]\nopen_ms = 2_000\n[groups.stock]\nfailure_rate = 0.9\n",
+        "[defaults]\nopen_ms = 2_000\n[groups.stock]\nslow_call_ms = 300\n",
         "rate.toml",
     )
     .unwrap()
@@ -211,8 +223,9 @@ fn a_refused_live_change_names_its_file_line_and_key_in_words() {
     for part in [
         "group `stock` is live with a count window (`window_calls = 20`, `failure_rate = 0.5`, \
          `min_calls = 20`)",
-        "`failure_rate = 0.9` (`rate.toml` line 4, [groups.stock]) would make it a count window \
-         (`window_calls = 20`, `failure_rate = 0.9`, `min_calls = 20`)",
+        "`slow_call_ms = 300` (`rate.toml` line 4, [groups.stock]) would make it a count window \
+         (`window_calls = 20`, `failure_rate = 0.5`, `min_calls = 20`, `slow_call_ms = 300`, \
+         `slow_call_rate = 1.0`)",
         "restart to apply it",
     ] {
         assert!(message.contains(part), "missing {part:?} in: {message}");

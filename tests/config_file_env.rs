@@ -217,8 +217,8 @@ fn a_value_that_does_not_parse_names_the_variable_the_value_and_the_type() {
     for (var, value, takes) in [
         (
             "BREAKER_GROUPS__SEARCH__OPEN_MS",
-            "5s",
-            "a whole number from 1 to 18446744073709551615 (u64)",
+            "5 s",
+            "a duration like \"30s\", \"250ms\" or \"1m30s\"",
         ),
         (
             "BREAKER_DEFAULTS__THRESHOLD",

@@ -33,7 +33,7 @@ fn an_unknown_key_lists_the_allowed_keys_and_suggests_the_nearest() {
             "allowed keys: `threshold`, `window_ms`, `window_calls`, `failure_rate`, `min_calls`, \
              `slow_call_ms`, `slow_call_rate`, `open_ms`, `half_open_probes`, \
              `successes_to_close`, `backoff`, `max_open_ms`, `probe_timeout_ms`, `timeout_ms`, \
-             `max_concurrent`, `latency_p99_ms`, and `template`",
+             `max_concurrent`, `latency_p99_ms`, `ramp_ms`, `jitter`, and `template`",
         ],
     );
 }
@@ -160,8 +160,9 @@ fn an_unknown_template_names_the_templates_of_the_file() {
 fn a_value_of_the_wrong_type_says_what_the_key_takes() {
     for (line, takes) in [
         (
-            "open_ms = \"5000\"",
-            "a whole number from 1 to 18446744073709551615 (u64)",
+            "open_ms = true",
+            "a duration like \"30s\", \"250ms\" or \"1m30s\" (units `h`, `m`, `s`, `ms`, \
+             `us`), or whole milliseconds: a whole number from 1 to 18446744073709551615 (u64)",
         ),
         ("threshold = -3", "a whole number from 1 to 1048575 (u32)"),
         ("threshold = 2.5", "a whole number from 1 to 1048575 (u32)"),

@@ -50,7 +50,7 @@ fn assert_lists_the_keys(table: &str, rows: &[String], with_others: bool) {
 #[test]
 fn the_config_docs_table_lists_every_builder_key() {
     let source = include_str!("../breaker-core/src/config/settings.rs");
-    let rows = first_column(source, "///", "| builder method |");
+    let rows = first_column(source, "///", "| key (builder method) |");
     assert_lists_the_keys("Config", &rows, false);
 }
 

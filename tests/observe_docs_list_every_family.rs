@@ -7,6 +7,7 @@
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
+use std::time::Duration;
 
 use breakerbox::{Config, Registry};
 
@@ -33,8 +34,8 @@ fn every_kind_of_group() -> Arc<Registry> {
     let window = Config::builder()
         .window_calls(10)
         .min_calls(1)
-        .slow_call_ms(1_000)
-        .latency_p99_ms(1_000)
+        .slow_call(Duration::from_secs(1))
+        .latency_p99(Duration::from_secs(1))
         .max_concurrent(4)
         .build()
         .unwrap();

@@ -27,7 +27,7 @@ fn publish_gives_a_recorder_what_prometheus_scrapes() {
     let breakers = Arc::new(Registry::with_clock(clock.clone()));
     let tripping = Config::builder()
         .threshold(2)
-        .open_ms(5_000)
+        .open_duration(Duration::from_secs(5))
         .build()
         .unwrap();
     let search = breakers.breaker("search", &tripping);
@@ -40,7 +40,7 @@ fn publish_gives_a_recorder_what_prometheus_scrapes() {
     let windowed = Config::builder()
         .window_calls(10)
         .min_calls(3)
-        .slow_call_ms(100)
+        .slow_call(Duration::from_millis(100))
         .build()
         .unwrap();
     let geo = breakers.breaker("geo \"eu\"", &windowed);
@@ -141,7 +141,7 @@ fn a_rate_below_min_calls_reads_minus_one_in_both_exporters_as_in_resilience4j()
         .window_calls(20)
         .min_calls(10)
         .failure_rate(0.5)
-        .slow_call_ms(60_000)
+        .slow_call(Duration::from_secs(60))
         .build()
         .unwrap();
     let orders = breakers.breaker("orders", &config);

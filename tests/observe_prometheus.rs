@@ -221,7 +221,7 @@ async fn scrape_of_the_demos_metrics_endpoint_equals_the_snapshot() {
     // failed probe: open, with a known retry_after.
     let config = Config::builder()
         .threshold(2)
-        .open_ms(5_000)
+        .open_duration(Duration::from_secs(5))
         .build()
         .unwrap();
     let search = breakers.breaker("search", &config);
@@ -240,7 +240,7 @@ async fn scrape_of_the_demos_metrics_endpoint_equals_the_snapshot() {
     // A count window with failures and a slow call.
     let config = Config::builder()
         .window_calls(10)
-        .slow_call_ms(100)
+        .slow_call(Duration::from_millis(100))
         .build()
         .unwrap();
     let geo = breakers.breaker("geo", &config);
@@ -328,7 +328,7 @@ async fn scrape_of_the_demos_metrics_endpoint_equals_the_snapshot() {
 fn config_open_ms(open_ms: u64) -> Config {
     Config::builder()
         .threshold(1)
-        .open_ms(open_ms)
+        .open_duration(Duration::from_millis(open_ms))
         .build()
         .unwrap()
 }
@@ -385,13 +385,16 @@ fn scrapes_during_a_storm_of_calls_are_consistent_per_group() {
     let window = |b: breakerbox::ConfigBuilder| {
         b.failure_rate(0.35)
             .min_calls(5)
-            .slow_call_ms(1)
-            .open_ms(5)
+            .slow_call(Duration::from_millis(1))
+            .open_duration(Duration::from_millis(5))
             .build()
             .unwrap()
     };
     let groups = [
-        breakers.breaker("time", &window(Config::builder().window_ms(1_000))),
+        breakers.breaker(
+            "time",
+            &window(Config::builder().window_duration(Duration::from_secs(1))),
+        ),
         breakers.breaker("count", &window(Config::builder().window_calls(20))),
         breakers.breaker("consecutive", &config_open_ms(5)),
     ];

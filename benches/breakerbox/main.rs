@@ -100,7 +100,11 @@ fn guarded_open(x: u64, ok: bool) -> Result<u64, BenchError> {
 }
 
 /// The config every case uses: what the attributes above declare.
-const CONFIG: Config = match Config::builder().threshold(3).open_ms(FAR).build() {
+const CONFIG: Config = match Config::builder()
+    .threshold(3)
+    .open_duration(Duration::from_millis(FAR))
+    .build()
+{
     Ok(config) => config,
     Err(_) => panic!("valid config"),
 };
@@ -346,7 +350,7 @@ fn threads(c: &mut Criterion) {
             Config::builder()
                 .window_calls(100)
                 .failure_rate(0.5)
-                .open_ms(FAR)
+                .open_duration(Duration::from_millis(FAR))
                 .build()
                 .expect("valid window config"),
         );
@@ -407,12 +411,15 @@ fn policies(c: &mut Criterion) {
         })
     });
     let windows = [
-        ("time window", Config::builder().window_ms(10_000)),
+        (
+            "time window",
+            Config::builder().window_duration(Duration::from_secs(10)),
+        ),
         (
             "time window + slow calls",
             Config::builder()
-                .window_ms(10_000)
-                .slow_call_ms(1_000)
+                .window_duration(Duration::from_secs(10))
+                .slow_call(Duration::from_secs(1))
                 .slow_call_rate(0.5),
         ),
         ("count window", Config::builder().window_calls(100)),
@@ -420,14 +427,14 @@ fn policies(c: &mut Criterion) {
             "count window + slow calls",
             Config::builder()
                 .window_calls(100)
-                .slow_call_ms(1_000)
+                .slow_call(Duration::from_secs(1))
                 .slow_call_rate(0.5),
         ),
     ];
     for (name, builder) in windows {
         let config = builder
             .failure_rate(0.5)
-            .open_ms(FAR)
+            .open_duration(Duration::from_millis(FAR))
             .build()
             .expect("valid window config");
         let breaker = Breaker::new(&format!("bench-{name}"), config);

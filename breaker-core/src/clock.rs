@@ -33,6 +33,15 @@ pub trait Clock: Send + Sync + 'static {
     /// the breaker treats elapsed time as zero (an open circuit stays open longer,
     /// never shorter).
     fn now_nanos(&self) -> u64;
+
+    /// The seed of the `jitter` generator of each breaker on this clock (mixed
+    /// with the breaker's group, so groups draw apart); `None`, the default,
+    /// seeds each breaker from the process's random hasher keys, so instances
+    /// do not draw alike. [`ManualClock`] gives one, so a test's open
+    /// durations are the same on every run.
+    fn jitter_seed(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// The default clock. On Linux, `CLOCK_MONOTONIC` (what [`Instant`] reads there)
@@ -133,12 +142,28 @@ fn instant_fallback() -> u64 {
 #[derive(Clone, Debug, Default)]
 pub struct ManualClock {
     nanos: Arc<AtomicU64>,
+    seed: u64,
 }
 
 impl ManualClock {
-    /// A clock at time zero.
+    /// A clock at time zero, whose [`jitter_seed`](Clock::jitter_seed) is 0.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// This clock with `seed` as its [`jitter_seed`](Clock::jitter_seed): the
+    /// breakers on it draw other (and again repeatable) jittered durations.
+    ///
+    /// ```
+    /// # use breaker_core as breakerbox;
+    /// use breakerbox::{Clock, ManualClock};
+    ///
+    /// assert_eq!(ManualClock::new().jitter_seed(), Some(0));
+    /// assert_eq!(ManualClock::new().with_jitter_seed(7).jitter_seed(), Some(7));
+    /// ```
+    pub fn with_jitter_seed(mut self, seed: u64) -> Self {
+        self.seed = seed;
+        self
     }
 
     /// Moves time forward by `by` (saturating at `u64::MAX` nanoseconds).
@@ -162,6 +187,10 @@ impl Clock for ManualClock {
     #[inline]
     fn now_nanos(&self) -> u64 {
         self.nanos.load(Ordering::Acquire)
+    }
+
+    fn jitter_seed(&self) -> Option<u64> {
+        Some(self.seed)
     }
 }
 
@@ -190,6 +219,14 @@ impl ClockSource {
         match self {
             ClockSource::Monotonic => MonotonicClock.now_nanos(),
             ClockSource::Custom(clock) => clock.now_nanos(),
+        }
+    }
+
+    /// The clock's [`Clock::jitter_seed`].
+    pub(crate) fn jitter_seed(&self) -> Option<u64> {
+        match self {
+            ClockSource::Monotonic => None,
+            ClockSource::Custom(clock) => clock.jitter_seed(),
         }
     }
 

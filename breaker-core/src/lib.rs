@@ -4,11 +4,12 @@
 //!
 //! ```
 //! # use breaker_core as breakerbox;
+//! use std::time::Duration;
 //! use breakerbox::{CallError, Config, ManualClock, Registry, State};
 //!
 //! let clock = ManualClock::new();
 //! let registry = Registry::with_clock(clock.clone());
-//! let config = Config::builder().threshold(3).open_ms(30_000).build()?;
+//! let config = Config::builder().threshold(3).open_duration(Duration::from_secs(30)).build()?;
 //! let search = registry.breaker("search", &config);
 //!
 //! for _ in 0..3 {
@@ -72,6 +73,7 @@
 //!
 //! ```
 //! # use breaker_core as breakerbox;
+//! use std::time::Duration;
 //! use breakerbox::{Breaker, Config, State};
 //!
 //! // Four failures, a success, four failures: never five in a row...
@@ -79,7 +81,7 @@
 //! // ...but half of the calls of the last minute failed.
 //! let windowed = Breaker::new(
 //!     "b",
-//!     Config::builder().window_ms(60_000).failure_rate(0.5).min_calls(5).build()?,
+//!     Config::builder().window_duration(Duration::from_secs(60)).failure_rate(0.5).min_calls(5).build()?,
 //! );
 //! for failed in [true, true, true, true, false, true, true, true, true] {
 //!     for breaker in [&consecutive, &windowed] {

@@ -61,7 +61,8 @@ pub struct Metrics {
     /// where each is announced, never on the call path.
     pub transitions: TransitionCounts,
     /// The open duration of the current episode while open or half-open (it
-    /// grows by `backoff` after each failed probe); `None` otherwise.
+    /// grows by `backoff` after each failed probe), before `jitter`: while
+    /// open, `retry_after` tells when the drawn one ends; `None` otherwise.
     pub open_for: Option<Duration>,
     /// Calls that ran past `timeout_ms` and were dropped (each also counted in
     /// `failures`).

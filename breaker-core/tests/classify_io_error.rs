@@ -2,6 +2,7 @@
 //! dependency, row by row, through the same fn path the attribute takes.
 
 use std::io::{Error, ErrorKind};
+use std::time::Duration;
 
 use breaker_core::{classify, Breaker, Classifier, Config, State};
 
@@ -81,7 +82,11 @@ fn a_breaker_opens_on_refused_connections_and_stays_closed_on_not_found() {
 #[test]
 fn an_ignored_probe_error_frees_the_slot_and_moves_nothing() {
     let clock = breaker_core::ManualClock::new();
-    let config = Config::builder().threshold(1).open_ms(10).build().unwrap();
+    let config = Config::builder()
+        .threshold(1)
+        .open_duration(Duration::from_millis(10))
+        .build()
+        .unwrap();
     let b = Breaker::with_clock("io-probe", config, clock.clone());
     let _ = b.call(|| Err::<(), _>(Error::from(ErrorKind::TimedOut)));
     clock.advance(std::time::Duration::from_millis(10));

@@ -55,9 +55,9 @@ fn every_transition_of_the_state_machine_is_told_in_order_with_its_reason() {
     let _subscription = registry.subscribe(seen.subscriber());
     let config = Config::builder()
         .threshold(2)
-        .open_ms(1_000)
+        .open_duration(Duration::from_secs(1))
         .backoff(2.0)
-        .probe_timeout_ms(500)
+        .probe_timeout(Duration::from_millis(500))
         .build()
         .unwrap();
     let db = registry.breaker("db", &config);
@@ -152,7 +152,7 @@ fn a_window_trip_names_the_rate_that_tripped() {
 
     let slow = Config::builder()
         .window_calls(4)
-        .slow_call_ms(100)
+        .slow_call(Duration::from_millis(100))
         .slow_call_rate(0.5)
         .build()
         .unwrap();

@@ -72,7 +72,7 @@ async fn a_bulkhead_of_three_admits_exactly_three_of_64_racing_tasks() {
 async fn hung_calls_time_out_as_failures_and_trip_after_threshold() {
     let config = Config::builder()
         .threshold(2)
-        .timeout_ms(1_000)
+        .timeout(Duration::from_secs(1))
         .build()
         .unwrap();
     let breaker = Breaker::new("guarded-hang", config);
@@ -92,7 +92,10 @@ async fn hung_calls_time_out_as_failures_and_trip_after_threshold() {
 
 #[test]
 fn the_sync_guarded_helper_ignores_a_deadline_it_cannot_enforce() {
-    let config = Config::builder().timeout_ms(1).build().unwrap();
+    let config = Config::builder()
+        .timeout(Duration::from_millis(1))
+        .build()
+        .unwrap();
     let breaker = Breaker::new("guarded-sync", config);
     assert_eq!(breaker.call_in_bulkhead(|| Ok::<_, ()>(1)), Ok(1));
     assert_eq!(breaker.metrics().timeouts, 0);

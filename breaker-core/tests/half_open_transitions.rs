@@ -8,7 +8,9 @@ use breaker_core::{Config, OpenReason, State};
 use support::{config, manual, ms, trip};
 
 fn cfg() -> breaker_core::ConfigBuilder {
-    Config::builder().threshold(1).open_ms(1_000)
+    Config::builder()
+        .threshold(1)
+        .open_duration(Duration::from_secs(1))
 }
 
 #[test]
@@ -66,7 +68,13 @@ fn successes_to_close_probe_successes_close_the_circuit() {
 
 #[test]
 fn a_failed_probe_reopens_at_once_with_the_open_duration_grown_by_backoff_up_to_the_cap() {
-    let (breaker, clock) = manual(cfg().backoff(2.0).max_open_ms(3_000).build().unwrap());
+    let (breaker, clock) = manual(
+        cfg()
+            .backoff(2.0)
+            .max_open_duration(Duration::from_secs(3))
+            .build()
+            .unwrap(),
+    );
     trip(&breaker);
     let mut expected = [2_000u64, 3_000, 3_000].into_iter();
     clock.advance(ms(1_000));

@@ -14,7 +14,7 @@ const OPEN: Duration = Duration::from_secs(60);
 fn one_failure_opens() -> Config {
     Config::builder()
         .threshold(1)
-        .open_ms(OPEN.as_millis() as u64)
+        .open_duration(Duration::from_millis(OPEN.as_millis() as u64))
         .build()
         .unwrap()
 }
@@ -149,8 +149,8 @@ fn a_half_open_key_whose_probe_was_leaked_goes_once_its_lease_ran_out() {
     let registry = Registry::with_clock(clock.clone());
     let config = Config::builder()
         .threshold(1)
-        .open_ms(OPEN.as_millis() as u64)
-        .probe_timeout_ms(10 * OPEN.as_millis() as u64)
+        .open_duration(Duration::from_millis(OPEN.as_millis() as u64))
+        .probe_timeout(Duration::from_millis(10 * OPEN.as_millis() as u64))
         .build()
         .unwrap();
     let hosts = registry.keyed::<u64>("leaked", &config, 1).unwrap();

@@ -2,6 +2,7 @@
 //! bounded by the cap, and never evicts a key within its open time.
 
 use breaker_core::{Config, KeyedGroup, ManualClock, Registry, State};
+use std::time::Duration;
 
 mod support;
 
@@ -17,7 +18,7 @@ fn a_million_keys_through_ten_thousand_slots_keep_the_heap_flat_and_every_open_k
     let registry = Registry::with_clock(ManualClock::new()); // time never passes
     let config = Config::builder()
         .threshold(1)
-        .open_ms(3_600_000)
+        .open_duration(Duration::from_secs(3600))
         .build()
         .unwrap();
     let hosts: KeyedGroup<String> = registry.keyed("hosts", &config, MAX).unwrap();

@@ -7,6 +7,7 @@ use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
 use std::sync::{Arc, Mutex};
 use std::thread;
+use std::time::Duration;
 
 mod support;
 use support::within_10s;
@@ -44,7 +45,7 @@ impl Seen {
 fn trips_at_once() -> Config {
     Config::builder()
         .threshold(1)
-        .open_ms(1_000)
+        .open_duration(Duration::from_secs(1))
         .build()
         .unwrap()
 }

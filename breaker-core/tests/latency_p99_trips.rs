@@ -21,7 +21,7 @@ fn count_window(group: &str, clock: &ManualClock) -> Breaker {
     let config = Config::builder()
         .window_calls(100)
         .min_calls(100)
-        .latency_p99_ms(100)
+        .latency_p99(Duration::from_millis(100))
         .build()
         .unwrap();
     Breaker::with_clock(group, config, clock.clone())
@@ -101,9 +101,9 @@ fn a_call_exactly_at_the_bound_is_not_over_it() {
 fn a_time_window_trips_on_sustained_latency_and_forgets_old_calls() {
     let clock = ManualClock::new();
     let config = Config::builder()
-        .window_ms(10_000)
+        .window_duration(Duration::from_secs(10))
         .min_calls(20)
-        .latency_p99_ms(200)
+        .latency_p99(Duration::from_millis(200))
         .build()
         .unwrap();
     let breaker = Breaker::with_clock("p99-time", config, clock.clone());
@@ -129,8 +129,8 @@ fn the_window_starts_empty_after_the_circuit_closes_again() {
     let config = Config::builder()
         .window_calls(10)
         .min_calls(10)
-        .latency_p99_ms(100)
-        .open_ms(1_000)
+        .latency_p99(Duration::from_millis(100))
+        .open_duration(Duration::from_secs(1))
         .build()
         .unwrap();
     let breaker = Breaker::with_clock("p99-gen", config, clock.clone());

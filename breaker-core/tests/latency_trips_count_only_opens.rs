@@ -13,8 +13,8 @@ fn four_racing_slow_calls_count_one_latency_trip_for_the_one_open() {
     let config = Config::builder()
         .window_calls(100)
         .min_calls(1)
-        .latency_p99_ms(100)
-        .open_ms(3_600_000)
+        .latency_p99(Duration::from_millis(100))
+        .open_duration(Duration::from_secs(3600))
         .build()
         .unwrap();
     for round in 0..200 {

@@ -4,6 +4,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
 
 use breaker_core::{Breaker, Clock, Config};
 
@@ -42,7 +43,7 @@ fn the_consecutive_policy_never_reads_the_clock_on_the_closed_path() {
 #[test]
 fn a_time_window_reads_the_clock_once_per_call_at_the_verdict() {
     let config = Config::builder()
-        .window_ms(1_000)
+        .window_duration(Duration::from_secs(1))
         .failure_rate(1.0)
         .min_calls(1_000)
         .build()
@@ -62,7 +63,7 @@ fn a_count_window_reads_the_clock_only_to_time_slow_calls() {
     let timed = Config::builder()
         .window_calls(1_000)
         .failure_rate(1.0)
-        .slow_call_ms(10)
+        .slow_call(Duration::from_millis(10))
         .build()
         .unwrap();
     assert_eq!(reads_per_call(timed, false), 2);
@@ -71,9 +72,9 @@ fn a_count_window_reads_the_clock_only_to_time_slow_calls() {
 #[test]
 fn a_time_window_timing_slow_calls_reads_the_clock_at_claim_and_verdict() {
     let config = Config::builder()
-        .window_ms(1_000)
+        .window_duration(Duration::from_secs(1))
         .min_calls(1_000)
-        .slow_call_ms(10)
+        .slow_call(Duration::from_millis(10))
         .build()
         .unwrap();
     assert_eq!(reads_per_call(config, false), 2);

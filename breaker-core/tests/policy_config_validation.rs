@@ -16,7 +16,10 @@ fn no_window_key_keeps_the_consecutive_policy() {
 
 #[test]
 fn window_ms_selects_the_time_window_with_documented_defaults() {
-    let c = Config::builder().window_ms(10_000).build().unwrap();
+    let c = Config::builder()
+        .window_duration(Duration::from_secs(10))
+        .build()
+        .unwrap();
     assert!(matches!(
         c.policy(),
         FailurePolicy::TimeWindow {
@@ -55,15 +58,15 @@ fn window_calls_selects_the_count_window_which_judges_once_full_by_default() {
 #[test]
 fn slow_call_ms_alone_trips_when_every_call_in_the_window_is_slow() {
     let c = Config::builder()
-        .window_ms(1_000)
-        .slow_call_ms(200)
+        .window_duration(Duration::from_secs(1))
+        .slow_call(Duration::from_millis(200))
         .build()
         .unwrap();
     assert_eq!(c.slow_call(), Some(Duration::from_millis(200)));
     assert_eq!(c.slow_call_rate(), Some(1.0));
     let c = Config::builder()
-        .window_ms(1_000)
-        .slow_call_ms(200)
+        .window_duration(Duration::from_secs(1))
+        .slow_call(Duration::from_millis(200))
         .slow_call_rate(0.25)
         .build()
         .unwrap();
@@ -72,7 +75,7 @@ fn slow_call_ms_alone_trips_when_every_call_in_the_window_is_slow() {
 
 #[test]
 fn rates_outside_zero_exclusive_to_one_inclusive_are_refused() {
-    let w = || Config::builder().window_ms(1_000);
+    let w = || Config::builder().window_duration(Duration::from_secs(1));
     for bad in [0.0, -0.1, 1.000_001, f64::NAN, f64::INFINITY] {
         assert_eq!(
             w().failure_rate(bad).build(),
@@ -80,7 +83,9 @@ fn rates_outside_zero_exclusive_to_one_inclusive_are_refused() {
             "{bad}"
         );
         assert_eq!(
-            w().slow_call_ms(10).slow_call_rate(bad).build(),
+            w().slow_call(Duration::from_millis(10))
+                .slow_call_rate(bad)
+                .build(),
             Err(ConfigError::SlowCallRateOutOfRange),
             "{bad}"
         );
@@ -88,7 +93,10 @@ fn rates_outside_zero_exclusive_to_one_inclusive_are_refused() {
     for good in [f64::MIN_POSITIVE, 0.5, 1.0] {
         assert!(w().failure_rate(good).build().is_ok(), "{good}");
         assert!(
-            w().slow_call_ms(10).slow_call_rate(good).build().is_ok(),
+            w().slow_call(Duration::from_millis(10))
+                .slow_call_rate(good)
+                .build()
+                .is_ok(),
             "{good}"
         );
     }
@@ -99,22 +107,26 @@ fn each_refusal_names_the_key_to_fix() {
     let b = Config::builder;
     let cases: [(Result<Config, ConfigError>, ConfigError, &str); 15] = [
         (
-            b().window_ms(1_000).window_calls(10).build(),
+            b().window_duration(Duration::from_secs(1))
+                .window_calls(10)
+                .build(),
             ConfigError::BothWindows,
             "window_calls",
         ),
         (
-            b().threshold(3).window_ms(1_000).build(),
+            b().threshold(3)
+                .window_duration(Duration::from_secs(1))
+                .build(),
             ConfigError::ThresholdWithWindow,
             "threshold",
         ),
         (
-            b().window_ms(0).build(),
+            b().window_duration(Duration::from_millis(0)).build(),
             ConfigError::WindowTooShort,
             "window_ms",
         ),
         (
-            b().window_ms(9).build(),
+            b().window_duration(Duration::from_millis(9)).build(),
             ConfigError::WindowTooShort,
             "window_ms",
         ),
@@ -129,7 +141,9 @@ fn each_refusal_names_the_key_to_fix() {
             "window_calls",
         ),
         (
-            b().window_ms(1_000).min_calls(0).build(),
+            b().window_duration(Duration::from_secs(1))
+                .min_calls(0)
+                .build(),
             ConfigError::ZeroMinCalls,
             "min_calls",
         ),
@@ -149,28 +163,34 @@ fn each_refusal_names_the_key_to_fix() {
             "min_calls",
         ),
         (
-            b().slow_call_ms(100).build(),
+            b().slow_call(Duration::from_millis(100)).build(),
             ConfigError::SlowCallWithoutWindow,
             "slow_call_ms",
         ),
         (
-            b().window_ms(1_000).slow_call_ms(0).build(),
+            b().window_duration(Duration::from_secs(1))
+                .slow_call(Duration::from_millis(0))
+                .build(),
             ConfigError::ZeroSlowCall,
             "slow_call_ms",
         ),
         (
-            b().window_ms(1_000).slow_call_rate(0.5).build(),
+            b().window_duration(Duration::from_secs(1))
+                .slow_call_rate(0.5)
+                .build(),
             ConfigError::SlowCallRateWithoutSlowCall,
             "slow_call_rate",
         ),
         (
-            b().window_ms(1_000).failure_rate(2.0).build(),
+            b().window_duration(Duration::from_secs(1))
+                .failure_rate(2.0)
+                .build(),
             ConfigError::FailureRateOutOfRange,
             "failure_rate",
         ),
         (
-            b().window_ms(1_000)
-                .slow_call_ms(5)
+            b().window_duration(Duration::from_secs(1))
+                .slow_call(Duration::from_millis(5))
                 .slow_call_rate(0.0)
                 .build(),
             ConfigError::SlowCallRateOutOfRange,
@@ -188,13 +208,27 @@ fn each_refusal_names_the_key_to_fix() {
 #[test]
 fn boundary_values_are_accepted() {
     let b = Config::builder;
-    assert!(b().window_ms(10).build().is_ok());
-    assert!(b().window_ms(u64::MAX).build().is_ok());
+    assert!(b()
+        .window_duration(Duration::from_millis(10))
+        .build()
+        .is_ok());
+    assert!(b()
+        .window_duration(Duration::from_millis(u64::MAX))
+        .build()
+        .is_ok());
     assert!(b().window_calls(1).build().is_ok());
     assert!(b().window_calls(Config::MAX_WINDOW_CALLS).build().is_ok());
     assert!(b().window_calls(10).min_calls(10).build().is_ok());
-    assert!(b().window_ms(1_000).min_calls(u32::MAX).build().is_ok());
-    assert!(b().window_ms(1_000).slow_call_ms(1).build().is_ok());
+    assert!(b()
+        .window_duration(Duration::from_secs(1))
+        .min_calls(u32::MAX)
+        .build()
+        .is_ok());
+    assert!(b()
+        .window_duration(Duration::from_secs(1))
+        .slow_call(Duration::from_millis(1))
+        .build()
+        .is_ok());
 }
 
 #[test]
@@ -203,7 +237,7 @@ fn a_window_config_is_built_in_a_const() {
         .window_calls(100)
         .failure_rate(0.25)
         .min_calls(20)
-        .slow_call_ms(500)
+        .slow_call(Duration::from_millis(500))
         .slow_call_rate(0.5)
         .build()
     {

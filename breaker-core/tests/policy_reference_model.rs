@@ -26,10 +26,12 @@ struct Rates {
 
 impl Policy {
     fn config(&self) -> Config {
-        let b = Config::builder().open_ms(OPEN_MS);
+        let b = Config::builder().open_duration(Duration::from_millis(OPEN_MS));
         let (b, rates) = match *self {
             Policy::Consecutive { threshold } => return b.threshold(threshold).build().unwrap(),
-            Policy::Time { window_ms, rates } => (b.window_ms(window_ms), rates),
+            Policy::Time { window_ms, rates } => {
+                (b.window_duration(Duration::from_millis(window_ms)), rates)
+            }
             Policy::Count {
                 window_calls,
                 rates,
@@ -39,7 +41,7 @@ impl Policy {
             .failure_rate(rates.failure_rate)
             .min_calls(rates.min_calls);
         let b = match rates.slow {
-            Some((ms, rate)) => b.slow_call_ms(ms).slow_call_rate(rate),
+            Some((ms, rate)) => b.slow_call(Duration::from_millis(ms)).slow_call_rate(rate),
             None => b,
         };
         b.build().unwrap()

@@ -15,9 +15,9 @@ fn slow_breaker(config: Config) -> (Breaker, ManualClock) {
 
 fn time_window(slow_call_ms: u64, slow_call_rate: f64, min_calls: u32) -> Config {
     Config::builder()
-        .window_ms(60_000)
+        .window_duration(Duration::from_secs(60))
         .min_calls(min_calls)
-        .slow_call_ms(slow_call_ms)
+        .slow_call(Duration::from_millis(slow_call_ms))
         .slow_call_rate(slow_call_rate)
         .build()
         .unwrap()
@@ -82,7 +82,7 @@ fn slow_failures_count_both_as_failures_and_as_slow() {
     let config = Config::builder()
         .window_calls(4)
         .failure_rate(1.0)
-        .slow_call_ms(100)
+        .slow_call(Duration::from_millis(100))
         .slow_call_rate(1.0)
         .build()
         .unwrap();
@@ -104,7 +104,7 @@ fn slow_failures_count_both_as_failures_and_as_slow() {
 fn a_count_window_with_slow_calls_trips_on_slowness() {
     let config = Config::builder()
         .window_calls(3)
-        .slow_call_ms(50)
+        .slow_call(Duration::from_millis(50))
         .slow_call_rate(0.6)
         .build()
         .unwrap();
@@ -119,7 +119,7 @@ fn a_count_window_with_slow_calls_trips_on_slowness() {
 #[test]
 fn without_slow_call_ms_no_call_is_slow() {
     let config = Config::builder()
-        .window_ms(10_000)
+        .window_duration(Duration::from_secs(10))
         .min_calls(1)
         .build()
         .unwrap();

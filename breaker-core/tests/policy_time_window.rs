@@ -2,13 +2,14 @@
 //! lazy expiry and the scattered failures a consecutive counter cannot see.
 
 use breaker_core::{Breaker, Config, ManualClock, State, WindowMetrics};
+use std::time::Duration;
 
 mod support;
 use support::{fail, ms, succeed, window};
 
 fn windowed(window_ms: u64, rate: f64, min_calls: u32) -> (Breaker, ManualClock) {
     let config = Config::builder()
-        .window_ms(window_ms)
+        .window_duration(Duration::from_millis(window_ms))
         .failure_rate(rate)
         .min_calls(min_calls)
         .build()
@@ -28,7 +29,7 @@ fn consecutive_and_window_policies_tell_apart_scattered_failures() {
     let windowed = Breaker::with_clock(
         "windowed",
         Config::builder()
-            .window_ms(60_000)
+            .window_duration(Duration::from_secs(60))
             .failure_rate(0.5)
             .min_calls(5)
             .build()

@@ -14,10 +14,10 @@ const PER_THREAD: u64 = 20_000;
 /// A window that never trips: it only counts.
 fn counting_time_window(clock: &ManualClock) -> Breaker {
     let config = Config::builder()
-        .window_ms(10_000)
+        .window_duration(Duration::from_secs(10))
         .failure_rate(1.0)
         .min_calls(u32::MAX)
-        .slow_call_ms(1)
+        .slow_call(Duration::from_millis(1))
         .slow_call_rate(1.0)
         .build()
         .unwrap();
@@ -141,7 +141,9 @@ fn count_window_counts_are_exact_at_quiescence() {
 #[test]
 fn a_storm_of_failures_under_a_window_opens_exactly_once() {
     for config in [
-        Config::builder().window_ms(1_000).min_calls(50),
+        Config::builder()
+            .window_duration(Duration::from_secs(1))
+            .min_calls(50),
         Config::builder().window_calls(50),
     ] {
         let breaker = Breaker::with_clock("storm", config.build().unwrap(), ManualClock::new());

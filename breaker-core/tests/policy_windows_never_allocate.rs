@@ -42,17 +42,17 @@ fn exercise(breaker: &Breaker, clock: &ManualClock) {
 fn recording_tripping_and_closing_under_a_window_allocate_nothing() {
     let configs = [
         Config::builder()
-            .window_ms(2_000)
+            .window_duration(Duration::from_secs(2))
             .failure_rate(0.3)
             .min_calls(20),
         Config::builder()
-            .window_ms(2_000)
-            .slow_call_ms(2)
+            .window_duration(Duration::from_secs(2))
+            .slow_call(Duration::from_millis(2))
             .slow_call_rate(0.5),
         Config::builder().window_calls(30).failure_rate(0.3),
         Config::builder()
             .window_calls(30)
-            .slow_call_ms(2)
+            .slow_call(Duration::from_millis(2))
             .slow_call_rate(0.5),
     ];
     for config in configs {

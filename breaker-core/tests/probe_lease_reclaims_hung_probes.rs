@@ -2,13 +2,14 @@
 mod support;
 
 use breaker_core::{Config, OpenReason, State};
+use std::time::Duration;
 use support::{manual, ms, trip};
 
 fn cfg() -> Config {
     Config::builder()
         .threshold(1)
-        .open_ms(100)
-        .probe_timeout_ms(5_000)
+        .open_duration(Duration::from_millis(100))
+        .probe_timeout(Duration::from_secs(5))
         .build()
         .unwrap()
 }

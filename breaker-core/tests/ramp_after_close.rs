@@ -21,7 +21,7 @@ const RAMP_MS: u64 = 10_000;
 fn ramped() -> Config {
     Config::builder()
         .threshold(3)
-        .open_ms(OPEN_MS)
+        .open_duration(Duration::from_millis(OPEN_MS))
         .ramp(Duration::from_millis(RAMP_MS))
         .build()
         .unwrap()
@@ -90,7 +90,7 @@ fn every_slice_of_the_ramp_admits_the_curves_share_to_within_one_call() {
 fn without_a_ramp_the_close_admits_every_call_at_once() {
     let config = Config::builder()
         .threshold(3)
-        .open_ms(OPEN_MS)
+        .open_duration(Duration::from_millis(OPEN_MS))
         .build()
         .unwrap();
     let (breaker, clock) = manual(config);
@@ -287,7 +287,7 @@ fn a_live_change_of_ramp_ms_applies_from_the_next_close() {
     // Mid-ramp, the ramp is made four times shorter: this ramp keeps its curve.
     let shorter = Config::builder()
         .threshold(3)
-        .open_ms(OPEN_MS)
+        .open_duration(Duration::from_millis(OPEN_MS))
         .ramp(Duration::from_millis(RAMP_MS / 4))
         .build()
         .unwrap();
@@ -305,7 +305,7 @@ fn a_live_change_of_ramp_ms_applies_from_the_next_close() {
         .reconfigure(
             Config::builder()
                 .threshold(3)
-                .open_ms(OPEN_MS)
+                .open_duration(Duration::from_millis(OPEN_MS))
                 .build()
                 .unwrap(),
         )

@@ -9,7 +9,7 @@ use breaker_core::{Breaker, Config, ManualClock, State};
 fn consecutive(threshold: u32, open_ms: u64) -> Config {
     Config::builder()
         .threshold(threshold)
-        .open_ms(open_ms)
+        .open_duration(Duration::from_millis(open_ms))
         .backoff(1.0)
         .build()
         .unwrap()
@@ -92,7 +92,7 @@ fn more_probes_admit_more_claims_from_the_next_claim_of_the_same_half_open_episo
     let generation = breaker.metrics().generation;
     let two = Config::builder()
         .threshold(1)
-        .open_ms(1_000)
+        .open_duration(Duration::from_secs(1))
         .backoff(1.0)
         .half_open_probes(2)
         .successes_to_close(2)
@@ -120,10 +120,10 @@ fn a_change_of_failure_policy_is_refused_and_changes_nothing() {
         (
             Config::builder()
                 .window_calls(10)
-                .failure_rate(0.2)
+                .slow_call(Duration::from_millis(100))
                 .build()
                 .unwrap(),
-            "window rate",
+            "slow calls judged",
         ),
     ] {
         let err = breaker.reconfigure(to).unwrap_err();
@@ -131,10 +131,17 @@ fn a_change_of_failure_policy_is_refused_and_changes_nothing() {
         assert!(err.to_string().contains("restart"), "{what}: {err}");
         assert_eq!(*breaker.config(), window, "{what}");
     }
-    // The same window with other open keys is a live change.
+    // The same window with other open keys, or another rate, is a live change.
+    let tuned = Config::builder()
+        .window_calls(10)
+        .failure_rate(0.2)
+        .build()
+        .unwrap();
+    breaker.reconfigure(tuned).unwrap();
+    assert_eq!(breaker.config().failure_rate(), Some(0.2));
     let longer = Config::builder()
         .window_calls(10)
-        .open_ms(9_000)
+        .open_duration(Duration::from_secs(9))
         .build()
         .unwrap();
     breaker.reconfigure(longer).unwrap();
@@ -157,31 +164,42 @@ fn a_change_of_a_key_fixed_at_construction_is_refused_and_changes_nothing() {
     let window = |build: fn(breaker_core::ConfigBuilder) -> breaker_core::ConfigBuilder| {
         build(Config::builder().window_calls(10)).build().unwrap()
     };
-    let built = window(|b| b.max_concurrent(2).timeout_ms(500).latency_p99_ms(100));
+    let built = window(|b| {
+        b.max_concurrent(2)
+            .timeout(Duration::from_millis(500))
+            .latency_p99(Duration::from_millis(100))
+    });
     let breaker = Breaker::with_clock("db", built, ManualClock::new());
     for (to, key) in [
         (
-            window(|b| b.max_concurrent(1).timeout_ms(500).latency_p99_ms(100)),
+            window(|b| {
+                b.max_concurrent(1)
+                    .timeout(Duration::from_millis(500))
+                    .latency_p99(Duration::from_millis(100))
+            }),
             "max_concurrent",
         ),
         (
-            window(|b| b.timeout_ms(500).latency_p99_ms(100)),
+            window(|b| {
+                b.timeout(Duration::from_millis(500))
+                    .latency_p99(Duration::from_millis(100))
+            }),
             "max_concurrent",
         ),
         (
-            window(|b| b.max_concurrent(2).timeout_ms(900).latency_p99_ms(100)),
+            window(|b| {
+                b.max_concurrent(2)
+                    .timeout(Duration::from_millis(900))
+                    .latency_p99(Duration::from_millis(100))
+            }),
             "timeout_ms",
         ),
         (
-            window(|b| b.max_concurrent(2).latency_p99_ms(100)),
+            window(|b| b.max_concurrent(2).latency_p99(Duration::from_millis(100))),
             "timeout_ms",
         ),
         (
-            window(|b| b.max_concurrent(2).timeout_ms(500).latency_p99_ms(50)),
-            "latency_p99_ms",
-        ),
-        (
-            window(|b| b.max_concurrent(2).timeout_ms(500)),
+            window(|b| b.max_concurrent(2).timeout(Duration::from_millis(500))),
             "latency_p99_ms",
         ),
     ] {
@@ -208,9 +226,9 @@ fn a_change_of_a_key_fixed_at_construction_is_refused_and_changes_nothing() {
     // The same fixed keys with other open keys is a live change.
     let longer = window(|b| {
         b.max_concurrent(2)
-            .timeout_ms(500)
-            .latency_p99_ms(100)
-            .open_ms(9_000)
+            .timeout(Duration::from_millis(500))
+            .latency_p99(Duration::from_millis(100))
+            .open_duration(Duration::from_secs(9))
     });
     breaker.reconfigure(longer).unwrap();
     assert_eq!(

@@ -1,6 +1,7 @@
 //! The registry: one breaker per group, inspection, manual control by name,
 //! explicit config winning over declarations, and conflicts reported.
 use std::sync::{Arc, Barrier};
+use std::time::Duration;
 
 use breaker_core::{registry, Config, ConfigSource, ManualClock, Registry, State};
 
@@ -121,7 +122,11 @@ fn two_call_sites_declaring_different_configs_are_a_reported_conflict_and_the_fi
 fn with_clock_gives_every_breaker_the_registrys_clock() {
     let clock = ManualClock::new();
     let registry = Registry::with_clock(clock.clone());
-    let config = Config::builder().threshold(1).open_ms(50).build().unwrap();
+    let config = Config::builder()
+        .threshold(1)
+        .open_duration(Duration::from_millis(50))
+        .build()
+        .unwrap();
     let a = registry.breaker("a", &config);
     let b = registry.breaker("b", &config);
     a.try_acquire().unwrap().failure();

@@ -15,7 +15,11 @@ use support::fail;
 /// clock has. About 1.5 s.
 #[test]
 fn sleeping_retry_after_on_the_real_clock_finds_the_probe_slot_free() {
-    let config = Config::builder().threshold(1).open_ms(7).build().unwrap();
+    let config = Config::builder()
+        .threshold(1)
+        .open_duration(Duration::from_millis(7))
+        .build()
+        .unwrap();
     let mut refused_again = 0;
     for round in 0..200 {
         let breaker = Breaker::new("retry-after", config);
@@ -43,7 +47,11 @@ fn sleeping_retry_after_on_the_real_clock_finds_the_probe_slot_free() {
 /// passed, asking says yes.
 #[test]
 fn would_admit_agrees_once_retry_after_has_passed() {
-    let config = Config::builder().threshold(1).open_ms(5).build().unwrap();
+    let config = Config::builder()
+        .threshold(1)
+        .open_duration(Duration::from_millis(5))
+        .build()
+        .unwrap();
     for _ in 0..50 {
         let breaker = Breaker::new("would-admit", config);
         fail(&breaker);

@@ -44,12 +44,12 @@ fn run(seed: u64) {
     let clock = ManualClock::new();
     let cfg = Config::builder()
         .threshold(T)
-        .open_ms(10)
-        .max_open_ms(40)
+        .open_duration(Duration::from_millis(10))
+        .max_open_duration(Duration::from_millis(40))
         .backoff(2.0)
         .half_open_probes(HOP)
         .successes_to_close(STC)
-        .probe_timeout_ms(1_000_000_000)
+        .probe_timeout(Duration::from_secs(1000000))
         .build()
         .unwrap();
     let b = Breaker::with_clock("model", cfg, clock.clone());

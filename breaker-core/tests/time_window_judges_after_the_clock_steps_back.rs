@@ -2,13 +2,14 @@
 //! monotonic source that is not) keeps judging the outcomes after the step.
 
 use breaker_core::{Breaker, Config, ManualClock, State};
+use std::time::Duration;
 
 mod support;
 use support::{fail, succeed, window};
 
 fn time_window_at(window_ms: u64, clock: &ManualClock) -> Breaker {
     let config = Config::builder()
-        .window_ms(window_ms)
+        .window_duration(Duration::from_millis(window_ms))
         .failure_rate(0.5)
         .min_calls(4)
         .build()

@@ -20,15 +20,15 @@ impl Timer for TokioTimer {
 fn config(time_window: bool) -> Config {
     let builder = Config::builder();
     let builder = if time_window {
-        builder.window_ms(60_000)
+        builder.window_duration(Duration::from_secs(60))
     } else {
         builder.window_calls(10)
     };
     builder
         .min_calls(10)
-        .slow_call_ms(80)
-        .latency_p99_ms(90)
-        .timeout_ms(100)
+        .slow_call(Duration::from_millis(80))
+        .latency_p99(Duration::from_millis(90))
+        .timeout(Duration::from_millis(100))
         .build()
         .unwrap()
 }

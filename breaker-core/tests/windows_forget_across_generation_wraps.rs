@@ -3,13 +3,14 @@
 //! without bringing old outcomes back or dropping new ones.
 
 use breaker_core::{Breaker, Config, ManualClock, State};
+use std::time::Duration;
 
 mod support;
 use support::{fail, window};
 
 fn time_window_at(window_ms: u64, clock: &ManualClock) -> Breaker {
     let config = Config::builder()
-        .window_ms(window_ms)
+        .window_duration(Duration::from_millis(window_ms))
         .failure_rate(0.5)
         .min_calls(4)
         .build()

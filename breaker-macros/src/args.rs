@@ -62,6 +62,10 @@ impl Number for f64 {
 pub(crate) struct ConfigValue {
     /// The value as the expansion writes it, spanned at the user's literal.
     pub(crate) literal: Literal,
+    /// The builder method of a duration key (`open_ms` is `open_duration`),
+    /// which takes the milliseconds as a `Duration`; `None` for a number key,
+    /// whose method is the key.
+    pub(crate) duration_method: Option<&'static str>,
     /// Sets the key's value, so `validate` can check it with the runtime's own
     /// rules.
     pub(crate) apply: Box<dyn Fn(&mut Values)>,
@@ -72,6 +76,7 @@ impl ConfigValue {
         input: ParseStream<'_>,
         key: &Ident,
         example: &str,
+        duration_method: Option<&'static str>,
         set: fn(&mut Values, N),
     ) -> syn::Result<Self> {
         let (value, span) = read_number::<N>(input, key, example)?;
@@ -79,6 +84,7 @@ impl ConfigValue {
         literal.set_span(span);
         Ok(ConfigValue {
             literal,
+            duration_method,
             apply: Box::new(move |values| set(values, value)),
         })
     }
@@ -93,20 +99,32 @@ pub(crate) struct ConfigKey {
 }
 
 /// The config keys, from the table of keys ([`breaker_rules::config_keys!`]):
-/// each key's name and the type of its builder method's parameter.
+/// each key's name, the type of its literal and, for a duration, its builder
+/// method.
 macro_rules! config_keys {
-    ($($(#[$doc:meta])* $name:ident: $ty:ty, $role:ident;)*) => {
+    ($($(#[$doc:meta])* $name:ident: $ty:ty $(as $method:ident)?, $role:ident;)*) => {
         pub(crate) const CONFIG_KEYS: &[ConfigKey] = &[$(
             ConfigKey {
                 name: stringify!($name),
                 example: <$ty as Number>::EXAMPLE,
                 read: |input, key, example| {
-                    ConfigValue::read::<$ty>(input, key, example, |values, value| {
+                    let method = duration_method!($name $(as $method)?);
+                    ConfigValue::read::<$ty>(input, key, example, method, |values, value| {
                         values.$name = Some(value);
                     })
                 },
             },
         )*];
+    };
+}
+
+/// The builder method of a duration key, named after `as` in the table.
+macro_rules! duration_method {
+    ($name:ident as $method:ident) => {
+        Some(stringify!($method))
+    };
+    ($name:ident) => {
+        None
     };
 }
 

@@ -24,8 +24,9 @@ pub(crate) struct Attr {
     /// No `crate = path` was given: `krate` is `::breakerbox`.
     pub(crate) krate_is_default: bool,
     pub(crate) group: LitStr,
-    /// Builder calls for the `const` config: method name (spanned at the key) and value.
-    pub(crate) config: Vec<(Ident, Literal)>,
+    /// Builder calls for the `const` config: method name (spanned at the key) and
+    /// argument (a duration's milliseconds as a `Duration`).
+    pub(crate) config: Vec<(Ident, TokenStream)>,
     pub(crate) fallback: Option<Fallback>,
     pub(crate) is_failure: Option<Path>,
     pub(crate) registry: Option<Expr>,
@@ -410,7 +411,7 @@ fn check_config(
     config: Vec<ConfigArg>,
     complete: bool,
     errors: &mut Vec<syn::Error>,
-) -> Vec<(Ident, Literal)> {
+) -> Vec<(Ident, TokenStream)> {
     let mut values = Values::EMPTY;
     for arg in &config {
         (arg.value.apply)(&mut values);
@@ -434,7 +435,16 @@ fn check_config(
     }
     config
         .into_iter()
-        .map(|arg| (arg.key, arg.value.literal))
+        .map(|arg| {
+            let literal = arg.value.literal;
+            match arg.value.duration_method {
+                Some(method) => (
+                    Ident::new(method, arg.key.span()),
+                    quote::quote_spanned!(literal.span()=> ::core::time::Duration::from_millis(#literal)),
+                ),
+                None => (arg.key, quote::ToTokens::into_token_stream(literal)),
+            }
+        })
         .collect()
 }
 

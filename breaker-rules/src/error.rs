@@ -68,10 +68,17 @@ pub enum ConfigError {
     LatencyP99WithoutWindow,
     /// `ramp_ms` is 0.
     ZeroRamp,
+    /// A duration key (named) was given a part of a millisecond: durations are
+    /// kept in whole milliseconds.
+    NotWholeMillis(&'static str),
+    /// `jitter` was not in `[0, 1)` (or was NaN).
+    JitterOutOfRange,
 }
 
 impl ConfigError {
-    /// The builder method (and `#[circuit_breaker]` key) whose value was refused.
+    /// The `#[circuit_breaker]` key (and file key) whose value was refused; a
+    /// duration's builder method has a name of its own
+    /// ([`KeyInfo::method`](crate::KeyInfo::method): `open_ms` is `open_duration`).
     ///
     /// ```
     /// use breakerbox::Config;
@@ -107,6 +114,8 @@ impl ConfigError {
             ConfigError::ZeroMaxConcurrent => "max_concurrent",
             ConfigError::ZeroLatencyP99 | ConfigError::LatencyP99WithoutWindow => "latency_p99_ms",
             ConfigError::ZeroRamp => "ramp_ms",
+            ConfigError::NotWholeMillis(key) => key,
+            ConfigError::JitterOutOfRange => "jitter",
         }
     }
 }
@@ -114,6 +123,9 @@ impl ConfigError {
 impl fmt::Display for ConfigError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let msg = match self {
+            ConfigError::NotWholeMillis(key) => {
+                return write!(f, "`{key}` must be a whole number of milliseconds");
+            }
             ConfigError::ZeroThreshold => "`threshold` must be at least 1",
             ConfigError::ThresholdTooLarge => "`threshold` must be at most 1048575",
             ConfigError::ZeroOpen => "`open_ms` must be at least 1",
@@ -166,6 +178,9 @@ impl fmt::Display for ConfigError {
                 "`max_concurrent` must be at least 1 (leave it out for no cap)"
             }
             ConfigError::ZeroLatencyP99 => "`latency_p99_ms` must be at least 1",
+            ConfigError::JitterOutOfRange => {
+                "`jitter` must be at least 0.0 and below 1.0 (0.2 opens for 80% to 120% of the duration)"
+            }
             ConfigError::LatencyP99WithoutWindow => {
                 "`latency_p99_ms` needs a window to judge p99 over: add `window_ms` or `window_calls` (and `min_calls`)"
             }

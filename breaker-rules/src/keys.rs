@@ -4,8 +4,11 @@
 
 /// The table of configuration keys: one entry per key, in the order every list
 /// of keys follows. Each entry is the docs of the key's builder method, then
-/// `name: type, role;` where the type is the method's parameter and the role
-/// ([`Role`]) is how the key takes part in choosing the failure policy.
+/// `name: type, role;` or `name: u64 as method, role;`. The name is the
+/// attribute's and the file's key; the type is its value there; a `u64` key is
+/// a duration in whole milliseconds (its name ends in `_ms`), and its builder
+/// method, named after `as`, takes a [`Duration`](core::time::Duration). The
+/// role ([`Role`]) is how the key takes part in choosing the failure policy.
 ///
 /// The table is handed to a macro of the caller, `callback`, which makes of it
 /// what that crate needs (the builder's methods, the attribute's parser, the
@@ -13,7 +16,7 @@
 ///
 /// ```
 /// macro_rules! names {
-///     ($($(#[$doc:meta])* $name:ident: $ty:ty, $role:ident;)*) => {
+///     ($($(#[$doc:meta])* $name:ident: $ty:ty $(as $method:ident)?, $role:ident;)*) => {
 ///         [$(stringify!($name)),*]
 ///     };
 /// }
@@ -31,18 +34,19 @@ macro_rules! config_keys {
             /// Consecutive failures that open the circuit: `3` means the third trips.
             /// Selects the consecutive policy; refused together with a window key.
             threshold: u32, Picks;
-            /// Judge the failure rate over the last `ms` milliseconds (at least
-            /// [`Config::MIN_WINDOW_MS`]): selects the time window policy.
+            /// Judge the failure rate over the last `window` (at least
+            /// [`Config::MIN_WINDOW_MS`] milliseconds; attribute and file key
+            /// `window_ms`): selects the time window policy.
             ///
-            /// The window is [`Config::WINDOW_BUCKETS`] buckets of `ms / 10`, aligned on the
-            /// clock; outcomes expire a bucket at a time, lazily, on the next record or
-            /// query. An outcome counts for at least nine tenths of `ms` and never for
-            /// `ms` or longer: one exactly `ms` old no longer counts.
+            /// The window is [`Config::WINDOW_BUCKETS`] buckets of `window / 10`, aligned on
+            /// the clock; outcomes expire a bucket at a time, lazily, on the next record or
+            /// query. An outcome counts for at least nine tenths of `window` and never for
+            /// `window` or longer: one exactly `window` old no longer counts.
             ///
             /// On the default clock, a window of 1 s or more without `slow_call_ms` places
             /// outcomes by [the coarse reading](crate#the-coarse-reading), which lags
             /// by at most one tick: a few per cent of a bucket.
-            window_ms: u64, Picks;
+            window_ms: u64 as window_duration, Picks;
             /// Judge the failure rate over the last `calls` recorded outcomes (1 to
             /// [`Config::MAX_WINDOW_CALLS`]): selects the count window policy.
             window_calls: u32, Picks;
@@ -55,17 +59,17 @@ macro_rules! config_keys {
             /// window and `window_calls` for a count window, which may not be exceeded.
             /// Needs a window.
             min_calls: u32, Window;
-            /// A call taking longer than `ms` milliseconds, measured from claim to
-            /// verdict on the breaker's clock, is slow, whether it succeeded or failed;
-            /// exactly `ms` is not slow. Needs a window; trips at `slow_call_rate`
-            /// (default 1.0: every call in the window slow).
-            slow_call_ms: u64, Window;
+            /// A call taking longer than `slow` (key `slow_call_ms`), measured from
+            /// claim to verdict on the breaker's clock, is slow, whether it succeeded or
+            /// failed; exactly `slow` is not slow. Needs a window; trips at
+            /// `slow_call_rate` (default 1.0: every call in the window slow).
+            slow_call_ms: u64 as slow_call, Window;
             /// Share of slow calls in the window, in `(0, 1]`, that opens the circuit,
             /// even if every call succeeded. Needs `slow_call_ms`.
             slow_call_rate: f64, Window;
-            /// Milliseconds the circuit stays open before the next claim may probe
-            /// (default 30 000; at least 1).
-            open_ms: u64, Any;
+            /// How long the circuit stays open before the next claim may probe (key
+            /// `open_ms`; default 30 s; at least 1 ms).
+            open_ms: u64 as open_duration, Any;
             /// Probes allowed in flight at once while half-open (default 1; 1 to
             /// [`Config::MAX_PROBES`]).
             half_open_probes: u32, Any;
@@ -75,16 +79,17 @@ macro_rules! config_keys {
             /// Factor (`>= 1.0`) the open duration grows by after each failed probe;
             /// `1.0` keeps it constant (default 2.0).
             backoff: f64, Any;
-            /// Cap, in milliseconds, on the grown open duration. Must be `>= open_ms`
-            /// (default: the larger of `open_ms` and 300 000).
-            max_open_ms: u64, Any;
-            /// Milliseconds a probe may stay in flight before its slot is reclaimed and its
-            /// outcome, when it finally comes, is counted as stale (default 30 000).
-            probe_timeout_ms: u64, Any;
-            /// Deadline, in milliseconds, of one async call: when it passes first, the
+            /// Cap on the grown open duration (key `max_open_ms`). Must be at least the
+            /// open duration (default: the longer of the open duration and 300 s).
+            max_open_ms: u64 as max_open_duration, Any;
+            /// How long a probe may stay in flight before its slot is reclaimed and its
+            /// outcome, when it finally comes, is counted as stale (key
+            /// `probe_timeout_ms`; default 30 s).
+            probe_timeout_ms: u64 as probe_timeout, Any;
+            /// Deadline of one async call (key `timeout_ms`): when it passes first, the
             /// call's future is dropped, the call counts as a **failure** (and, lasting
-            /// at least `ms` on the breaker's clock, as a slow call when `slow_call_ms`
-            /// is below `ms`), and the caller gets a
+            /// at least the deadline on the breaker's clock, as a slow call when the
+            /// slow-call duration is shorter), and the caller gets a
             /// [`TimedOut`](crate::TimedOut) error.
             ///
             /// Enforced by the async helpers that take a [`Timer`](crate::Timer)
@@ -93,7 +98,7 @@ macro_rules! config_keys {
             /// cannot be interrupted from outside its thread, so the sync helpers ignore
             /// it and the attribute refuses it on a sync fn. Costs one timer registration
             /// per call.
-            timeout_ms: u64, Any;
+            timeout_ms: u64 as timeout, Any;
             /// Bulkhead: at most `calls` calls of the group in flight at once (probes
             /// included). A call over the cap is refused at once with
             /// [`OpenReason::BulkheadFull`](crate::OpenReason::BulkheadFull), counted in
@@ -108,12 +113,12 @@ macro_rules! config_keys {
             max_concurrent: u32, Any;
             /// Opens the circuit when the p99 latency of the calls in the window
             /// (successes and failures, claim to verdict on the breaker's clock) is
-            /// above `ms` milliseconds, once the window holds `min_calls` of them: a
+            /// above `p99` (key `latency_p99_ms`), once the window holds `min_calls` of them: a
             /// dependency that answers every call, but slowly, trips. Needs `window_ms`
             /// or `window_calls`.
             ///
             /// The judgement over the window's calls is exact (p99, by nearest rank,
-            /// is above `ms` exactly when more than 1% of them took longer than `ms`).
+            /// is above `p99` exactly when more than 1% of them took longer than `p99`).
             /// The window is kept in ten buckets, as a time window is: a tenth of
             /// `window_ms`, or of `window_calls` calls (a count window's latency view
             /// then holds the last `window_calls` calls and at most a tenth more). Each
@@ -123,7 +128,7 @@ macro_rules! config_keys {
             /// 1/8 of their lower bound (12.5%) above, up to 2^31 µs (about 36 min);
             /// longer calls share the last bin. Each recorded call takes a short
             /// uncontended lock.
-            latency_p99_ms: u64, Window;
+            latency_p99_ms: u64 as latency_p99, Window;
             /// After the circuit closes, ramp traffic back in over `ms` milliseconds
             /// instead of admitting every call at once: the share of calls admitted
             /// rises linearly from none (the half-open probes were all that went) to
@@ -134,7 +139,25 @@ macro_rules! config_keys {
             /// curve's share of them. A trip during the ramp reopens with the grown
             /// open duration of a failed probe; a ramp that completes resets it.
             /// Unset (the default): the circuit closes to every call at once.
-            ramp_ms: u64, Any;
+            ///
+            /// ```
+            /// # use breaker_core as breakerbox;
+            /// use std::time::Duration;
+            /// use breakerbox::Config;
+            ///
+            /// let config = Config::builder().ramp(Duration::from_secs(10)).build().unwrap();
+            /// assert_eq!(config.ramp(), Some(Duration::from_secs(10)));
+            /// assert_eq!(Config::DEFAULT.ramp(), None);
+            /// ```
+            ramp_ms: u64 as ramp, Any;
+            /// Share, in `[0, 1)`, by which each open duration is stretched or
+            /// shortened at random (default 0: none): with `0.2`, each open lasts a
+            /// uniformly random 80% to 120% of its backed-off, capped duration, so
+            /// instances that tripped together do not probe together. Drawn once per
+            /// trip from the breaker's own generator (seeded by
+            /// [`Clock::jitter_seed`](crate::Clock::jitter_seed), so tests are
+            /// repeatable); `retry_after` tells the drawn time.
+            jitter: f64, Any;
         }
     };
 }
@@ -144,7 +167,8 @@ macro_rules! config_keys {
 pub enum Ty {
     /// `u32`: counts (`threshold`, `window_calls`, `min_calls`, ...).
     U32,
-    /// `u64`: durations in milliseconds (the `*_ms` keys).
+    /// `u64`: durations in whole milliseconds (the `*_ms` keys, whose builder
+    /// methods take a `Duration`).
     U64,
     /// `f64`: rates and factors (`failure_rate`, `slow_call_rate`, `backoff`).
     F64,
@@ -161,15 +185,30 @@ pub enum Role {
     Any,
 }
 
-/// One key of the table: its name, type and role.
+/// One key of the table: its name, builder method, type and role.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct KeyInfo {
-    /// The key, which is also its builder method and attribute key.
+    /// The key of the attribute, the file and the variables.
     pub name: &'static str,
+    /// Its builder method: the key's name, or for a duration the name the
+    /// table gives after `as` (`open_ms` is `open_duration`).
+    pub method: &'static str,
     /// The type of its value.
     pub ty: Ty,
     /// How it takes part in choosing the failure policy.
     pub role: Role,
+}
+
+/// The builder method of a table entry: the name after `as`, or the key's own.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! method_name {
+    ($name:ident as $method:ident) => {
+        stringify!($method)
+    };
+    ($name:ident) => {
+        stringify!($name)
+    };
 }
 
 /// The type of a table entry, as a [`Ty`].
@@ -190,7 +229,7 @@ impl TyOf for f64 {
 }
 
 macro_rules! define {
-    ($($(#[$doc:meta])* $name:ident: $ty:ty, $role:ident;)*) => {
+    ($($(#[$doc:meta])* $name:ident: $ty:ty $(as $method:ident)?, $role:ident;)*) => {
         /// The values set for each key, `None` where a key was left to its
         /// default: what a builder, an attribute or a configuration layer holds
         /// before [`check`](crate::check) judges it.
@@ -228,6 +267,7 @@ macro_rules! define {
         pub const KEYS: [KeyInfo; KEY_COUNT] = [$(
             KeyInfo {
                 name: stringify!($name),
+                method: $crate::method_name!($name $(as $method)?),
                 ty: <$ty as TyOf>::TY,
                 role: Role::$role,
             },
@@ -289,6 +329,17 @@ mod tests {
     use super::*;
 
     #[test]
+    fn every_duration_key_is_in_milliseconds_and_has_a_method_of_its_own() {
+        for key in KEYS {
+            let duration = key.ty == Ty::U64;
+            assert_eq!(duration, key.name.ends_with("_ms"), "{key:?}");
+            assert_eq!(duration, key.method != key.name, "{key:?}");
+        }
+        let open = KEYS.iter().find(|k| k.name == "open_ms").unwrap();
+        assert_eq!(open.method, "open_duration");
+    }
+
+    #[test]
     fn every_set_value_is_in_the_key_set_by_its_table_index() {
         let values = Values {
             window_calls: Some(20),
@@ -300,7 +351,9 @@ mod tests {
             set.iter().collect::<Vec<_>>(),
             ["window_calls", "latency_p99_ms"]
         );
-        assert!(set.contains_index(2) && set.contains_index(KEY_COUNT - 1));
+        let latency = NAMES.iter().position(|k| *k == "latency_p99_ms").unwrap();
+        assert!(set.contains_index(2) && set.contains_index(latency));
+        assert!(!set.contains_index(KEY_COUNT - 1), "`jitter` is not set");
         assert!(!set.contains("threshold"));
         assert_eq!(Values::EMPTY.set_keys(), KeySet::EMPTY);
     }

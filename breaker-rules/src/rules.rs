@@ -53,15 +53,19 @@ pub struct Checked {
     pub max_open_ms: u64,
     /// Lease of one probe.
     pub probe_timeout_ms: u64,
-    /// Deadline of one async call, when calls are timed out.
-    pub timeout_ms: Option<u64>,
+    /// Deadline of one async call, when calls are timed out (never zero, so the
+    /// field is as small as a `u64`).
+    pub timeout_ms: Option<NonZeroU64>,
     /// The bulkhead's cap, when calls are capped.
     pub max_concurrent: Option<u32>,
-    /// The p99 latency above which the window trips, when latency is judged.
-    pub latency_p99_ms: Option<u64>,
+    /// The p99 latency above which the window trips, when latency is judged
+    /// (never zero).
+    pub latency_p99_ms: Option<NonZeroU64>,
     /// How long traffic ramps back in after the circuit closes, when it ramps
     /// (never zero: a `NonZeroU64` keeps the field as small as a `u64`).
     pub ramp_ms: Option<NonZeroU64>,
+    /// Share by which each open duration is stretched or shortened at random.
+    pub jitter: f64,
 }
 
 /// Judges `values` by every rule: the configuration they make, or the first
@@ -145,7 +149,15 @@ pub const fn check(values: &Values) -> Result<Checked, ConfigError> {
         },
         None => None,
     };
+    let jitter = match values.jitter {
+        Some(share) if share.is_nan() || share < 0.0 || share >= 1.0 => {
+            return Err(ConfigError::JitterOutOfRange)
+        }
+        Some(share) => share,
+        None => 0.0,
+    };
     Ok(Checked {
+        jitter,
         policy,
         open_ms,
         half_open_probes,
@@ -153,11 +165,19 @@ pub const fn check(values: &Values) -> Result<Checked, ConfigError> {
         backoff,
         max_open_ms,
         probe_timeout_ms,
-        timeout_ms: values.timeout_ms,
+        timeout_ms: non_zero(values.timeout_ms),
         max_concurrent: values.max_concurrent,
-        latency_p99_ms: values.latency_p99_ms,
+        latency_p99_ms: non_zero(values.latency_p99_ms),
         ramp_ms,
     })
+}
+
+/// `value` as a `NonZeroU64`, for a value the rules above refused when zero.
+const fn non_zero(value: Option<u64>) -> Option<NonZeroU64> {
+    match value {
+        Some(v) => NonZeroU64::new(v),
+        None => None,
+    }
 }
 
 const fn or_u32(value: Option<u32>, default: u32) -> u32 {

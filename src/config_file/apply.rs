@@ -241,8 +241,10 @@ impl Settings {
                 format!(
                     "group `{group}` is live with {}, and {by} would make it {}: a live \
                      reconfiguration keeps what the breaker has counted, so it may change \
-                     `threshold` and the open, half-open and probe keys but not the failure \
-                     policy or its window keys; restart to apply it",
+                     `threshold`, a window's rates, `min_calls`, `slow_call_ms` and \
+                     `latency_p99_ms`, and the open, half-open and probe keys, but not the \
+                     failure policy, the window's size, or whether slow calls or p99 latency \
+                     are judged; restart to apply it",
                     change.from(),
                     change.to()
                 )

@@ -1,8 +1,9 @@
 //! Reads `BREAKER_<TABLE>__<NAME>__<KEY>` variables into [`Settings`]: each one
 //! edits the table it names, checked like a file key.
 
+use super::duration::parse_millis;
 use super::error::{list, suggest, Error, ErrorKind};
-use super::patch::{check_alone, key_index, keys, takes, Patch, Source, Value, KEYS};
+use super::patch::{check_alone, key_index, keys, takes, Patch, Source, Ty, Value, KEYS};
 use super::Settings;
 
 /// Every variable of the scheme starts with this.
@@ -105,6 +106,17 @@ pub(crate) fn apply(settings: &mut Settings, vars: &[(String, String)]) -> Resul
             return Err(bad(ErrorKind::UnknownKey, why));
         };
         let ty = KEYS[index].ty;
+        if ty == Ty::U64 {
+            if let Err(why) = parse_millis(text) {
+                return Err(bad(
+                    ErrorKind::WrongType,
+                    format!(
+                        "`{text}` is not a value for `{key}`, which takes {}: {why}",
+                        takes(index)
+                    ),
+                ));
+            }
+        }
         let Some(value) = Value::parse(ty, text) else {
             return Err(bad(
                 ErrorKind::WrongType,

@@ -28,8 +28,9 @@ pub enum ErrorKind {
     /// the key (see [`Declaration::attribute`](super::Declaration::attribute)).
     Unenforced,
     /// Applied to a live registry, it would change the failure policy of a
-    /// running breaker, or its `max_concurrent`, `timeout_ms` or
-    /// `latency_p99_ms`, which are fixed when it is built (see
+    /// running breaker (its kind, its window's size, or whether slow calls or
+    /// p99 latency are judged), or its `max_concurrent` or `timeout_ms`, which
+    /// are fixed when it is built (see
     /// [`Breaker::reconfigure`](crate::Breaker::reconfigure)).
     LivePolicyChange,
 }

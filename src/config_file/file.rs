@@ -7,6 +7,7 @@ use std::sync::Arc;
 use toml::de::{DeTable, DeValue};
 use toml::Spanned;
 
+use super::duration::parse_millis;
 use super::error::{list, suggest, Error, ErrorKind};
 use super::patch::{check_alone, key_index, keys, takes, Patch, Source, Ty, Value, KEYS};
 use super::{FileGroup, Settings};
@@ -269,6 +270,22 @@ fn patch(
                 .and_then(|v| Value::from_integer(ty, v)),
             DeValue::Float(f) if ty == Ty::F64 => f.as_str().parse().ok().map(Value::F64),
             _ => None,
+        };
+        let parsed = match (parsed, value.get_ref()) {
+            (None, DeValue::String(text)) if ty == Ty::U64 => match parse_millis(text) {
+                Ok(ms) => Some(Value::U64(ms)),
+                Err(why) => {
+                    return Err(doc.error(
+                        ErrorKind::WrongType,
+                        value.span(),
+                        format!(
+                            "[{table}] {name} = {shown}: `{name}` takes {}: {why}",
+                            takes(index)
+                        ),
+                    ))
+                }
+            },
+            (parsed, _) => parsed,
         };
         let Some(parsed) = parsed else {
             return Err(doc.error(

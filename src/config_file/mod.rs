@@ -17,7 +17,7 @@
 //!
 //! ```toml
 //! [defaults]            # every group
-//! open_ms = 10_000
+//! open_ms = "10s"
 //!
 //! [templates.flaky]     # a named set of values a group may take
 //! window_ms = 60_000
@@ -30,27 +30,36 @@
 //! ```
 //!
 //! Every table takes the attribute's configuration keys ([`keys()`]), with the
-//! meaning and the rules of the builder method of the same name:
+//! meaning and the rules of the builder method of the same name (a duration
+//! key's method is named for what it sets: `open_ms` is
+//! [`open_duration`](crate::ConfigBuilder::open_duration)). A duration is a
+//! string of parts, each a number (a decimal fraction allowed) and a unit of
+//! `h`, `m`, `s`, `ms` or `us` (`"30s"`, `"250ms"`, `"1m30s"`, `"1.5s"`), that
+//! makes whole milliseconds, or an integer of milliseconds; the `BREAKER_`
+//! variables take the same spellings. An empty string, another unit, a number
+//! without its unit, a part of a millisecond or an overflow is refused, naming
+//! the file and line or the variable:
 //!
 //! | key | type |
 //! |---|---|
 //! | `threshold` | integer (`u32`) |
-//! | `window_ms` | integer (`u64`) |
+//! | `window_ms` | duration (`"30s"`, `"1m30s"`) or integer milliseconds (`u64`) |
 //! | `window_calls` | integer (`u32`) |
 //! | `failure_rate` | number (`f64`) |
 //! | `min_calls` | integer (`u32`) |
-//! | `slow_call_ms` | integer (`u64`) |
+//! | `slow_call_ms` | duration (`"30s"`, `"1m30s"`) or integer milliseconds (`u64`) |
 //! | `slow_call_rate` | number (`f64`) |
-//! | `open_ms` | integer (`u64`) |
+//! | `open_ms` | duration (`"30s"`, `"1m30s"`) or integer milliseconds (`u64`) |
 //! | `half_open_probes` | integer (`u32`) |
 //! | `successes_to_close` | integer (`u32`) |
 //! | `backoff` | number (`f64`) |
-//! | `max_open_ms` | integer (`u64`) |
-//! | `probe_timeout_ms` | integer (`u64`) |
-//! | `timeout_ms` | integer (`u64`) |
+//! | `max_open_ms` | duration (`"30s"`, `"1m30s"`) or integer milliseconds (`u64`) |
+//! | `probe_timeout_ms` | duration (`"30s"`, `"1m30s"`) or integer milliseconds (`u64`) |
+//! | `timeout_ms` | duration (`"30s"`, `"1m30s"`) or integer milliseconds (`u64`) |
 //! | `max_concurrent` | integer (`u32`) |
-//! | `latency_p99_ms` | integer (`u64`) |
+//! | `latency_p99_ms` | duration (`"30s"`, `"1m30s"`) or integer milliseconds (`u64`) |
 //! | `ramp_ms` | integer (`u64`) |
+//! | `jitter` | number (`f64`) |
 //!
 //! `timeout_ms` and `max_concurrent` are taken for a `#[circuit_breaker]`
 //! group only when its attribute names the key: the attribute builds the
@@ -161,6 +170,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 mod apply;
+mod duration;
 mod env;
 mod error;
 mod file;

@@ -4,8 +4,11 @@
 use std::fmt;
 use std::path::Path;
 use std::sync::Arc;
+use std::time::Duration;
 
 use breaker_core::{Config, ConfigBuilder, ConfigError};
+
+use super::duration::parse_millis;
 
 pub(crate) use breaker_rules::{Role, Ty};
 
@@ -20,15 +23,26 @@ pub(crate) struct Key {
 /// The loader's view of the table of keys ([`breaker_rules::config_keys!`]):
 /// the TOML parser, the variable parser and [`Patch::apply`] all read it.
 macro_rules! keys {
-    ($($(#[$doc:meta])* $name:ident: $ty:ty, $role:ident;)*) => {
+    ($($(#[$doc:meta])* $name:ident: $ty:ty $(as $method:ident)?, $role:ident;)*) => {
         pub(crate) const KEYS: &[Key] = &[$(
             Key {
                 name: stringify!($name),
                 ty: <$ty as FromValue>::TY,
                 role: Role::$role,
-                set: |builder, value| builder.$name(value.get()),
+                set: setter!($name $(as $method)?),
             },
         )*];
+    };
+}
+
+/// A key's [`Key::set`]: a duration's builder method takes the milliseconds as
+/// a `Duration`.
+macro_rules! setter {
+    ($name:ident as $method:ident) => {
+        |builder, value| builder.$method(Duration::from_millis(value.get()))
+    };
+    ($name:ident) => {
+        |builder, value| builder.$name(value.get())
     };
 }
 
@@ -52,16 +66,16 @@ pub(crate) fn key_index(name: &str) -> Option<usize> {
 /// a `max_open_ms` a short enough `open_ms`: some layer may bring those).
 const ALONE: [fn() -> ConfigBuilder; 4] = [
     ConfigBuilder::new,
-    || ConfigBuilder::new().open_ms(1),
+    || ConfigBuilder::new().open_duration(Duration::from_millis(1)),
     || {
         ConfigBuilder::new()
             .window_calls(Config::MAX_WINDOW_CALLS)
-            .slow_call_ms(u64::MAX)
+            .slow_call(Duration::from_millis(u64::MAX))
     },
     || {
         ConfigBuilder::new()
-            .window_ms(u64::MAX)
-            .slow_call_ms(u64::MAX)
+            .window_duration(Duration::from_millis(u64::MAX))
+            .slow_call(Duration::from_millis(u64::MAX))
     },
 ];
 
@@ -98,9 +112,17 @@ pub(crate) fn takes(index: usize) -> String {
         Ty::U64 => (u64::MAX, "u64"),
         Ty::F64 => return "a number (f64), like 0.5 or 2".to_owned(),
     };
+    let duration = KEYS[index].ty == Ty::U64;
     // The values the rules accept alone are one range: find its ends.
     let Some(low) = (0..=max.min(64)).find(|&v| accepted(v)) else {
         return format!("a whole number ({ty})");
+    };
+    let takes = |range: String| match duration {
+        true => format!(
+            "a duration like \"30s\", \"250ms\" or \"1m30s\" (units `h`, `m`, `s`, `ms`, \
+             `us`), or whole milliseconds: {range}"
+        ),
+        false => range,
     };
     let (mut ok, mut bad) = (low, max);
     if accepted(max) {
@@ -115,7 +137,7 @@ pub(crate) fn takes(index: usize) -> String {
             }
         }
     }
-    format!("a whole number from {low} to {ok} ({ty})")
+    takes(format!("a whole number from {low} to {ok} ({ty})"))
 }
 
 /// A configuration value, typed as its builder method takes it.
@@ -178,8 +200,9 @@ impl Value {
         }
     }
 
-    /// Reads `text` as a value of `ty`: decimal digits for integers (`_`
-    /// between digits allowed, as in TOML), any `f64` literal for numbers.
+    /// Reads `text` as a value of `ty`: decimal digits for counts (`_`
+    /// between digits allowed, as in TOML), a duration (`"30s"`, `"1m30s"`)
+    /// or whole milliseconds for the `*_ms` keys, any `f64` literal for numbers.
     pub(crate) fn parse(ty: Ty, text: &str) -> Option<Value> {
         let text = text.trim();
         let digits = || {
@@ -188,7 +211,7 @@ impl Value {
         };
         match ty {
             Ty::U32 => digits()?.parse().ok().map(Value::U32),
-            Ty::U64 => digits()?.parse().ok().map(Value::U64),
+            Ty::U64 => parse_millis(text).ok().map(Value::U64),
             Ty::F64 => text.parse().ok().map(Value::F64),
         }
     }
@@ -373,10 +396,11 @@ impl Patch {
     /// still ranks above `[defaults]` and templates.
     ///
     /// ```
+    /// use std::time::Duration;
     /// use breakerbox::config_file::{Patch, Value};
     /// use breakerbox::Config;
     ///
-    /// let declared = Config::builder().threshold(3).open_ms(30_000).build().unwrap();
+    /// let declared = Config::builder().threshold(3).open_duration(Duration::from_secs(30)).build().unwrap();
     /// let literals = Patch::from_config(&declared);
     /// assert_eq!(literals.get("open_ms").unwrap().value, Value::U64(30_000));
     /// assert!(literals.get("backoff").is_none());
@@ -462,7 +486,8 @@ mod tests {
         assert_eq!(range("threshold"), "a whole number from 1 to 1048575 (u32)");
         assert_eq!(
             range("window_ms"),
-            "a whole number from 10 to 18446744073709551615 (u64)"
+            "a duration like \"30s\", \"250ms\" or \"1m30s\" (units `h`, `m`, `s`, `ms`, `us`), \
+             or whole milliseconds: a whole number from 10 to 18446744073709551615 (u64)"
         );
         assert_eq!(
             range("window_calls"),

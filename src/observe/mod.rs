@@ -619,10 +619,10 @@ mod tests {
         let config = crate::Config::builder()
             .window_calls(10)
             .min_calls(2)
-            .latency_p99_ms(50)
-            .timeout_ms(100)
+            .latency_p99(Duration::from_millis(50))
+            .timeout(Duration::from_millis(100))
             .max_concurrent(1)
-            .open_ms(1_000)
+            .open_duration(Duration::from_secs(1))
             .build()
             .unwrap();
         let registry = crate::Registry::with_clock(clock.clone());

@@ -113,9 +113,10 @@ impl CircuitBreakerLayer {
     /// [`Conflict`](crate::registry::Conflict) then says so).
     ///
     /// ```
+    /// use std::time::Duration;
     /// use breakerbox::{registry, tower::CircuitBreakerLayer, Config};
     ///
-    /// let config = Config::builder().threshold(3).open_ms(10_000).build()?;
+    /// let config = Config::builder().threshold(3).open_duration(Duration::from_secs(10)).build()?;
     /// let layer = CircuitBreakerLayer::with_config("docs-payments", &config);
     /// assert!(layer.breaker().same_as(&registry().get("docs-payments").unwrap()));
     /// # Ok::<(), breakerbox::ConfigError>(())

@@ -6,6 +6,7 @@
 use std::time::Duration;
 
 use super::inner::Inner;
+use super::jitter;
 use super::transition::{self, Act, Change, ChangeKind, Input, Step, Verdict};
 use crate::counters::Counter;
 use crate::events::{self, TransitionReason, TripCause};
@@ -63,10 +64,19 @@ impl Inner {
         }
     }
 
-    /// Opens for `open_for` nanos, unless `input` finds the breaker left its
-    /// generation; returns whether it opened.
-    fn open(&self, input: Input, open_for: u64) -> bool {
+    /// Opens for `base` nanos with the config's jitter drawn on them, unless
+    /// `input` finds the breaker left its generation; returns whether it opened.
+    fn open(&self, input: Input, base: u64) -> bool {
         let guard = self.transition.lock();
+        // Drawn here, once per trip: a refused claim reads the deadline only.
+        let generation = self.word().generation();
+        let open_for = jitter::apply(
+            base,
+            self.config().jitter(),
+            self.name,
+            &self.clock,
+            generation,
+        );
         // Published before the word: a claim that sees `Open` sees its deadline.
         // If the open does not happen, nothing reads it before the next open
         // writes it again (claims read it only on an `Open` word).
@@ -77,7 +87,7 @@ impl Inner {
         let Some((from, step, ())) = opened else {
             return false;
         };
-        self.open_for.store(open_for, Relaxed);
+        self.open_for.store(base, Relaxed);
         drop(guard);
         self.execute(from, step, Some(open_for));
         true

@@ -164,7 +164,7 @@ impl Breaker {
     ///     fn sleep(&self, _: Duration) -> Ready<()> { ready(()) }
     /// }
     ///
-    /// let config = Config::builder().threshold(1).timeout_ms(100).build()?;
+    /// let config = Config::builder().threshold(1).timeout(Duration::from_millis(100)).build()?;
     /// let breaker = Breaker::new("hangs", config);
     /// # let rt = tokio::runtime::Builder::new_current_thread().build()?;
     /// # rt.block_on(async {

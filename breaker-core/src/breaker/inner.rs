@@ -43,7 +43,8 @@ pub(super) struct Inner {
     /// When the current open state ends (clock nanos). Written before the word
     /// that publishes the `Open` state it belongs to.
     pub(super) reopen_at: AtomicU64,
-    /// The current open duration; grows by `backoff` after a failed probe.
+    /// The current open duration before jitter (the open ends at
+    /// `reopen_at`, jitter drawn); grows by `backoff` after a failed probe.
     pub(super) open_for: AtomicU64,
     /// Until when the probes in flight hold their slots: the latest probe
     /// admission plus `probe_timeout`.
@@ -404,7 +405,7 @@ mod tests {
         live.set(
             Config::builder()
                 .threshold(1)
-                .open_ms(30_000)
+                .open_duration(std::time::Duration::from_secs(30))
                 .build()
                 .unwrap(),
         );

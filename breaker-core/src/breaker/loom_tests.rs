@@ -41,9 +41,9 @@ fn due_breaker(config: Config) -> (Breaker, ManualClock) {
 fn config(half_open_probes: u32) -> Config {
     Config::builder()
         .threshold(1)
-        .open_ms(10)
+        .open_duration(Duration::from_millis(10))
         .half_open_probes(half_open_probes)
-        .probe_timeout_ms(100)
+        .probe_timeout(Duration::from_millis(100))
         .build()
         .expect("valid")
 }

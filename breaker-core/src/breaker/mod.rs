@@ -45,6 +45,7 @@ mod call_future;
 mod claim;
 mod handle;
 mod inner;
+mod jitter;
 pub(crate) mod permit;
 mod reconfigure;
 mod settle;

@@ -17,20 +17,24 @@ impl Breaker {
     ///   the deadline it was given); `backoff` from the next failed probe;
     /// - `half_open_probes`, `successes_to_close`, `probe_timeout_ms`: from the
     ///   next claim or probe outcome (probes already in flight keep their slots
-    ///   and their lease).
+    ///   and their lease);
+    /// - `jitter`: from the next trip;
+    /// - a window's `failure_rate`, `min_calls`, `slow_call_ms`, `slow_call_rate`
+    ///   and `latency_p99_ms`: judged from the next outcome against what the
+    ///   window holds, which stays (a window already past a lowered rate trips
+    ///   on its next outcome).
     ///
-    /// Refused, changing nothing, when the failure policy is not the same one
-    /// with other numbers: switching between the consecutive count and a window,
-    /// or changing any window key (`window_ms`, `window_calls`, `failure_rate`,
-    /// `min_calls`, `slow_call_ms`, `slow_call_rate`). A window's counts are
-    /// laid out for its size and judged by its rule as they are recorded;
-    /// rebuilding it live would drop what it has counted, which is what this
-    /// method promises not to do. Such a change takes a restart (or a new group).
+    /// Refused, changing nothing, when the window would have to be rebuilt,
+    /// which would drop what it has counted: switching between the consecutive
+    /// count and a window or between the two windows, another `window_ms` or
+    /// `window_calls`, and turning `slow_call_ms` or `latency_p99_ms` on or off
+    /// (claims time calls, and the latency window exists, only for a group that
+    /// has them). Such a change takes a restart (or a new group).
     ///
-    /// Refused as well: any change of `max_concurrent`, `timeout_ms` or
-    /// `latency_p99_ms`. The bulkhead, the latency window and whether calls are
-    /// timed are built with the breaker; a reload that changed them would report
-    /// success while the breaker kept the old ones.
+    /// Refused as well: any change of `max_concurrent` or `timeout_ms`. The
+    /// bulkhead and whether calls are timed out are built with the breaker; a
+    /// reload that changed them would report success while the breaker kept
+    /// the old ones.
     ///
     /// ```
     /// # use breaker_core as breakerbox;
@@ -51,6 +55,10 @@ impl Breaker {
     pub fn reconfigure(&self, config: Config) -> Result<(), PolicyChange> {
         self.check_reconfigure(&config)?;
         self.inner.config.set(config);
+        self.inner.hot.policy.retune(&config);
+        if let Some(latency) = &self.inner.guards.latency {
+            latency.retune(&config);
+        }
         Ok(())
     }
 
@@ -69,13 +77,33 @@ pub(crate) fn check_change(
 ) -> Result<(), PolicyChange> {
     let from = now.policy();
     let to = config.policy();
-    let same_kind = matches!(
-        (from, to),
+    // The kind and size of the window are laid out in the breaker, and so is
+    // whether calls are timed for slowness; the rates judge from the next
+    // outcome.
+    let same_kind = match (from, to) {
+        (FailurePolicy::Consecutive { .. }, FailurePolicy::Consecutive { .. }) => true,
         (
-            FailurePolicy::Consecutive { .. },
-            FailurePolicy::Consecutive { .. }
-        )
-    ) || from == to;
+            FailurePolicy::TimeWindow {
+                window_ms: a,
+                rates: r,
+            },
+            FailurePolicy::TimeWindow {
+                window_ms: b,
+                rates: s,
+            },
+        ) => a == b && r.slow_call_ms.is_some() == s.slow_call_ms.is_some(),
+        (
+            FailurePolicy::CountWindow {
+                window_calls: a,
+                rates: r,
+            },
+            FailurePolicy::CountWindow {
+                window_calls: b,
+                rates: s,
+            },
+        ) => a == b && r.slow_call_ms.is_some() == s.slow_call_ms.is_some(),
+        _ => false,
+    };
     if !same_kind {
         return Err(PolicyChange {
             group,
@@ -84,6 +112,13 @@ pub(crate) fn check_change(
         });
     }
     let millis = |d: Option<Duration>| d.map(|d| d.as_millis() as u64);
+    // The latency window is built with the breaker: its bound may change,
+    // not whether there is one.
+    let (was_p99, asked_p99) = (millis(now.latency_p99()), millis(config.latency_p99()));
+    let asked_p99 = match (was_p99, asked_p99) {
+        (Some(_), Some(_)) => was_p99,
+        _ => asked_p99,
+    };
     let fixed = [
         (
             "max_concurrent",
@@ -95,11 +130,7 @@ pub(crate) fn check_change(
             millis(now.timeout()),
             millis(config.timeout()),
         ),
-        (
-            "latency_p99_ms",
-            millis(now.latency_p99()),
-            millis(config.latency_p99()),
-        ),
+        ("latency_p99_ms", was_p99, asked_p99),
     ];
     match fixed.into_iter().find(|(_, was, asked)| was != asked) {
         None => Ok(()),
@@ -113,7 +144,7 @@ pub(crate) fn check_change(
 
 /// [`Breaker::reconfigure`] was asked to change the failure policy of a live
 /// breaker in a way that would drop what it has counted, or a key fixed when
-/// the breaker was built (`max_concurrent`, `timeout_ms`, `latency_p99_ms`).
+/// the breaker was built (`max_concurrent`, `timeout_ms`, whether `latency_p99_ms` is set).
 #[derive(Clone, Debug, PartialEq)]
 pub struct PolicyChange {
     group: &'static str,
@@ -176,9 +207,10 @@ impl std::fmt::Display for PolicyChange {
         write!(
             f,
             "group `{}` is live with {}; a live reconfiguration \
-             may change the consecutive `threshold` and the open, half-open and \
-             probe keys, but not {} (another policy or other window keys would \
-             drop what the breaker has counted): restart to apply it",
+             may change the consecutive `threshold`, a window's rates and \
+             `min_calls`, and the open, half-open and probe keys, but not run {} \
+             (another policy, window size, or slow-call judging turned on or off \
+             would drop what the breaker has counted): restart to apply it",
             self.group,
             self.from(),
             self.to()
@@ -237,7 +269,7 @@ mod tests {
                     Ok(Resolution {
                         config: Config::builder()
                             .threshold(5)
-                            .open_ms(5_000)
+                            .open_duration(std::time::Duration::from_secs(5))
                             .build()
                             .unwrap(),
                         overrides: vec![],

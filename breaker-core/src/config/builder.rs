@@ -57,15 +57,16 @@ impl Config {
 ///
 /// ```
 /// # use breaker_core as breakerbox;
+/// use std::time::Duration;
 /// use breakerbox::{Config, ConfigError};
 ///
 /// let by_count = Config::builder().window_calls(50).failure_rate(0.2).build()?;
 /// assert_eq!(by_count.min_calls(), Some(50)); // judges once the ring is full
 ///
-/// let slow = Config::builder().window_ms(60_000).slow_call_ms(2_000).build()?;
+/// let slow = Config::builder().window_duration(Duration::from_secs(60)).slow_call(Duration::from_secs(2)).build()?;
 /// assert_eq!(slow.slow_call_rate(), Some(1.0)); // all calls slow: open
 ///
-/// let both = Config::builder().window_ms(10_000).window_calls(100).build();
+/// let both = Config::builder().window_duration(Duration::from_secs(10)).window_calls(100).build();
 /// assert_eq!(both, Err(ConfigError::BothWindows));
 /// # Ok::<(), ConfigError>(())
 /// ```
@@ -74,6 +75,9 @@ impl Config {
 pub struct ConfigBuilder {
     /// The value of each method called; the rest keep their defaults.
     values: Values,
+    /// The first duration key given a part of a millisecond, which the rules
+    /// (in whole milliseconds) cannot hold.
+    fraction: Option<&'static str>,
 }
 
 impl Default for ConfigBuilder {
@@ -83,56 +87,70 @@ impl Default for ConfigBuilder {
 }
 
 /// One method per key of the table ([`breaker_rules::config_keys!`]), with the
-/// docs the table gives it.
+/// docs the table gives it; a duration key's method takes a [`Duration`].
 macro_rules! methods {
-    ($($(#[$doc:meta])* $name:ident: $ty:ty, $role:ident;)*) => {
+    ($($(#[$doc:meta])* $name:ident: $ty:tt $(as $method:ident)?, $role:ident;)*) => {
         impl ConfigBuilder {
             $(
-                $(#[$doc])*
-                pub const fn $name(mut self, value: $ty) -> Self {
-                    self.values.$name = Some(value);
-                    self
-                }
+                method!($(#[$doc])* $name: $ty $(as $method)?);
             )*
+        }
+    };
+}
+
+/// One builder method: a duration's, held in whole milliseconds, or a number's.
+macro_rules! method {
+    ($(#[$doc:meta])* $name:ident: u64 as $method:ident) => {
+        $(#[$doc])*
+        pub const fn $method(mut self, value: Duration) -> Self {
+            self.values.$name = Some(whole_millis(value));
+            if value.subsec_nanos() % 1_000_000 != 0 && self.fraction.is_none() {
+                self.fraction = Some(stringify!($name));
+            }
+            self
+        }
+    };
+    ($(#[$doc:meta])* $name:ident: $ty:ty) => {
+        $(#[$doc])*
+        pub const fn $name(mut self, value: $ty) -> Self {
+            self.values.$name = Some(value);
+            self
         }
     };
 }
 
 breaker_rules::config_keys!(methods);
 
+/// `value` in milliseconds, the part below one dropped (the builder refuses it),
+/// saturating at `u64::MAX`.
+const fn whole_millis(value: Duration) -> u64 {
+    let millis = value.as_millis();
+    if millis > u64::MAX as u128 {
+        u64::MAX
+    } else {
+        millis as u64
+    }
+}
+
 impl ConfigBuilder {
     /// A builder holding the defaults.
     pub const fn new() -> Self {
         ConfigBuilder {
             values: Values::EMPTY,
+            fraction: None,
         }
-    }
-
-    /// [`ramp_ms`](Self::ramp_ms) as a [`Duration`]: the time traffic takes to
-    /// ramp back in after the circuit closes, in whole milliseconds (a part of
-    /// a millisecond is dropped; a duration of more than `u64::MAX` ms is that).
-    ///
-    /// ```
-    /// # use breaker_core as breakerbox;
-    /// use std::time::Duration;
-    /// use breakerbox::Config;
-    ///
-    /// let config = Config::builder().ramp(Duration::from_secs(10)).build().unwrap();
-    /// assert_eq!(config.ramp(), Some(Duration::from_secs(10)));
-    /// assert_eq!(Config::DEFAULT.ramp(), None);
-    /// ```
-    pub const fn ramp(self, ramp: Duration) -> Self {
-        let ms = ramp.as_millis();
-        self.ramp_ms(if ms > u64::MAX as u128 {
-            u64::MAX
-        } else {
-            ms as u64
-        })
     }
 
     /// Validates and returns the config, by the rules the `#[circuit_breaker]`
     /// attribute and the configuration loader apply too.
+    ///
+    /// A duration with a part of a millisecond is refused
+    /// ([`ConfigError::NotWholeMillis`]): durations are kept in whole
+    /// milliseconds, as the attribute and the file write them.
     pub const fn build(self) -> Result<Config, ConfigError> {
+        if let Some(key) = self.fraction {
+            return Err(ConfigError::NotWholeMillis(key));
+        }
         match breaker_rules::check(&self.values) {
             Ok(checked) => Ok(Config {
                 checked,

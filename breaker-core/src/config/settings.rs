@@ -10,31 +10,37 @@ use crate::clock::millis_to_nanos;
 
 /// A validated breaker configuration. Build one with [`Config::builder`](super::ConfigBuilder).
 ///
-/// | builder method | default | meaning |
+/// Each key is the attribute's and the file's; a duration key (`*_ms`, whole
+/// milliseconds there) has a builder method that takes a [`Duration`] and a
+/// getter of the same name.
+///
+/// | key (builder method) | default | meaning |
 /// |---|---|---|
 /// | `threshold` | 5 | consecutive failures that open the circuit (consecutive policy) |
-/// | `window_ms` | unset | judge the failure rate over the last `window_ms` (time window policy) |
+/// | `window_ms` (`window_duration`) | unset | judge the failure rate over the last `window_ms` (time window policy) |
 /// | `window_calls` | unset | judge the failure rate over the last `window_calls` outcomes (count window policy) |
 /// | `failure_rate` | 0.5 | share of failures in the window, in `(0, 1]`, that opens the circuit |
 /// | `min_calls` | 10; a count window's size | outcomes the window must hold before it judges |
-/// | `slow_call_ms` | unset | a call taking longer than this (claim to verdict) is slow |
+/// | `slow_call_ms` (`slow_call`) | unset | a call taking longer than this (claim to verdict) is slow |
 /// | `slow_call_rate` | 1.0 with `slow_call_ms` | share of slow calls in the window that opens the circuit |
-/// | `open_ms` | 30 000 | how long the circuit stays open before a probe may go |
+/// | `open_ms` (`open_duration`) | 30 s | how long the circuit stays open before a probe may go |
 /// | `half_open_probes` | 1 | probes in flight at once while half-open |
 /// | `successes_to_close` | 1 | probe successes that close the circuit |
 /// | `backoff` | 2.0 | factor the open duration grows by after each failed probe |
-/// | `max_open_ms` | max(`open_ms`, 300 000) | cap on the grown open duration |
-/// | `probe_timeout_ms` | 30 000 | lease of a probe; a probe in flight longer loses its slot |
-/// | `timeout_ms` | unset | deadline of one async call: a call that overruns it is dropped and fails |
+/// | `max_open_ms` (`max_open_duration`) | max(`open_ms`, 300 s) | cap on the grown open duration |
+/// | `probe_timeout_ms` (`probe_timeout`) | 30 s | lease of a probe; a probe in flight longer loses its slot |
+/// | `timeout_ms` (`timeout`) | unset | deadline of one async call: a call that overruns it is dropped and fails |
 /// | `max_concurrent` | unset | bulkhead: calls of the group in flight at once; one over the cap is refused |
-/// | `latency_p99_ms` | unset | open when the window's p99 latency is above this (needs a window) |
+/// | `latency_p99_ms` (`latency_p99`) | unset | open when the window's p99 latency is above this (needs a window) |
 /// | `ramp_ms` | unset | after a close, the share of calls admitted rises linearly from none to all over this |
+/// | `jitter` | 0.0 | share, in `[0, 1)`, by which each open is stretched or shortened at random |
 ///
 /// ```
 /// # use breaker_core as breakerbox;
+/// use std::time::Duration;
 /// use breakerbox::Config;
 ///
-/// const SEARCH: Config = match Config::builder().threshold(3).open_ms(10_000).build() {
+/// const SEARCH: Config = match Config::builder().threshold(3).open_duration(Duration::from_secs(10)).build() {
 ///     Ok(config) => config,
 ///     Err(_) => panic!("invalid breaker config"),
 /// };
@@ -43,7 +49,7 @@ use crate::clock::millis_to_nanos;
 ///
 /// // Open when half the calls of the last 10 seconds failed, judged from 20 calls on.
 /// const PAYMENTS: Config = match Config::builder()
-///     .window_ms(10_000)
+///     .window_duration(Duration::from_secs(10))
 ///     .failure_rate(0.5)
 ///     .min_calls(20)
 ///     .build()
@@ -67,9 +73,10 @@ use crate::clock::millis_to_nanos;
 ///
 /// ```
 /// # use breaker_core as breakerbox;
+/// use std::time::Duration;
 /// use breakerbox::Config;
 ///
-/// let spelled = Config::builder().threshold(5).open_ms(30_000).build().unwrap();
+/// let spelled = Config::builder().threshold(5).open_duration(Duration::from_secs(30)).build().unwrap();
 /// assert_eq!(spelled, Config::DEFAULT);
 /// assert_eq!(spelled.explicit_keys().collect::<Vec<_>>(), ["threshold", "open_ms"]);
 /// assert_eq!(Config::DEFAULT.explicit_keys().count(), 0);
@@ -242,10 +249,10 @@ impl Config {
 
     /// The deadline of one async call run with a timer; `None` when calls are not
     /// timed out. A sync call cannot be interrupted: see
-    /// [`ConfigBuilder::timeout_ms`](super::ConfigBuilder::timeout_ms).
+    /// [`ConfigBuilder::timeout`](super::ConfigBuilder::timeout).
     pub const fn timeout(&self) -> Option<Duration> {
         match self.checked.timeout_ms {
-            Some(ms) => Some(Duration::from_millis(ms)),
+            Some(ms) => Some(Duration::from_millis(ms.get())),
             None => None,
         }
     }
@@ -258,14 +265,14 @@ impl Config {
     /// The p99 latency above which the window trips; `None` when latency is not judged.
     pub const fn latency_p99(&self) -> Option<Duration> {
         match self.checked.latency_p99_ms {
-            Some(ms) => Some(Duration::from_millis(ms)),
+            Some(ms) => Some(Duration::from_millis(ms.get())),
             None => None,
         }
     }
 
     /// How long traffic ramps back in after the circuit closes; `None` when
     /// the circuit closes to every call at once. See
-    /// [`ConfigBuilder::ramp_ms`](super::ConfigBuilder::ramp_ms) for the curve.
+    /// [`ConfigBuilder::ramp`](super::ConfigBuilder::ramp) for the curve.
     pub const fn ramp(&self) -> Option<Duration> {
         match self.checked.ramp_ms {
             Some(ms) => Some(Duration::from_millis(ms.get())),
@@ -279,6 +286,12 @@ impl Config {
             Some(ms) => Some(millis_to_nanos(ms.get())),
             None => None,
         }
+    }
+
+    /// Share by which each open duration is stretched or shortened at random
+    /// (0.0: never).
+    pub const fn jitter(&self) -> f64 {
+        self.checked.jitter
     }
 
     pub(crate) const fn open_nanos(&self) -> u64 {

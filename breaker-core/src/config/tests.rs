@@ -24,7 +24,10 @@ fn invalid_values_are_typed_errors_not_panics() {
         b().threshold(Config::MAX_THRESHOLD + 1).build(),
         Err(ConfigError::ThresholdTooLarge)
     );
-    assert_eq!(b().open_ms(0).build(), Err(ConfigError::ZeroOpen));
+    assert_eq!(
+        b().open_duration(Duration::from_millis(0)).build(),
+        Err(ConfigError::ZeroOpen)
+    );
     assert_eq!(
         b().half_open_probes(0).build(),
         Err(ConfigError::ZeroProbes)
@@ -51,31 +54,103 @@ fn invalid_values_are_typed_errors_not_panics() {
         Err(ConfigError::BackoffNotFinite)
     );
     assert_eq!(
-        b().open_ms(10_000).max_open_ms(9_999).build(),
+        b().open_duration(Duration::from_secs(10))
+            .max_open_duration(Duration::from_millis(9_999))
+            .build(),
         Err(ConfigError::MaxOpenBelowOpen)
     );
     assert_eq!(
-        b().probe_timeout_ms(0).build(),
+        b().probe_timeout(Duration::from_millis(0)).build(),
         Err(ConfigError::ZeroProbeTimeout)
     );
 }
 
 #[test]
 fn long_open_without_a_cap_is_not_cut_short_by_the_default_cap() {
-    let c = Config::builder().open_ms(600_000).build().unwrap();
+    let c = Config::builder()
+        .open_duration(Duration::from_secs(600))
+        .build()
+        .unwrap();
     assert_eq!(c.max_open_duration(), Duration::from_secs(600));
 }
 
 #[test]
 fn backoff_grows_to_the_cap_and_saturates_near_u64_max() {
     let c = Config::builder()
-        .open_ms(1_000)
+        .open_duration(Duration::from_secs(1))
         .backoff(3.0)
-        .max_open_ms(5_000)
+        .max_open_duration(Duration::from_secs(5))
         .build()
         .unwrap();
     assert_eq!(c.grown_open_nanos(1_000_000_000), 3_000_000_000);
     assert_eq!(c.grown_open_nanos(3_000_000_000), 5_000_000_000);
-    let huge = Config::builder().open_ms(u64::MAX).build().unwrap();
+    let huge = Config::builder()
+        .open_duration(Duration::from_millis(u64::MAX))
+        .build()
+        .unwrap();
     assert_eq!(huge.grown_open_nanos(huge.open_nanos()), u64::MAX);
+}
+
+#[test]
+fn durations_are_set_and_read_back_by_one_name() {
+    let c = Config::builder()
+        .window_duration(Duration::from_secs(10))
+        .slow_call(Duration::from_millis(250))
+        .latency_p99(Duration::from_millis(40))
+        .open_duration(Duration::from_secs(5))
+        .max_open_duration(Duration::from_secs(60))
+        .probe_timeout(Duration::from_secs(2))
+        .timeout(Duration::from_millis(300))
+        .build()
+        .unwrap();
+    assert_eq!(c.window_duration(), Some(Duration::from_secs(10)));
+    assert_eq!(c.slow_call(), Some(Duration::from_millis(250)));
+    assert_eq!(c.latency_p99(), Some(Duration::from_millis(40)));
+    assert_eq!(c.open_duration(), Duration::from_secs(5));
+    assert_eq!(c.max_open_duration(), Duration::from_secs(60));
+    assert_eq!(c.probe_timeout(), Duration::from_secs(2));
+    assert_eq!(c.timeout(), Some(Duration::from_millis(300)));
+    let keys: Vec<_> = c.explicit_keys().collect();
+    assert!(
+        keys.contains(&"open_ms") && keys.contains(&"window_ms"),
+        "{keys:?}"
+    );
+}
+
+#[test]
+fn a_part_of_a_millisecond_is_refused_naming_the_key() {
+    let b = Config::builder;
+    assert_eq!(
+        b().open_duration(Duration::from_micros(1_500)).build(),
+        Err(ConfigError::NotWholeMillis("open_ms"))
+    );
+    let err = b()
+        .threshold(2)
+        .probe_timeout(Duration::from_nanos(1))
+        .build()
+        .unwrap_err();
+    assert_eq!(err.key(), "probe_timeout_ms");
+    assert_eq!(
+        err.to_string(),
+        "`probe_timeout_ms` must be a whole number of milliseconds"
+    );
+    // Whole milliseconds of any spelling are taken.
+    assert!(b()
+        .open_duration(Duration::from_micros(2_000))
+        .build()
+        .is_ok());
+}
+
+#[test]
+fn the_longest_duration_saturates_at_the_longest_millisecond_count() {
+    let c = Config::builder()
+        .open_duration(Duration::from_millis(u64::MAX))
+        .build()
+        .unwrap();
+    assert_eq!(c.open_duration(), Duration::from_millis(u64::MAX));
+    let c = Config::builder()
+        .open_duration(Duration::from_secs(u64::MAX))
+        .build()
+        .unwrap();
+    assert_eq!(c.open_duration(), Duration::from_millis(u64::MAX));
 }

@@ -97,7 +97,7 @@ pub struct Transition {
     /// after 2^37).
     pub generation: u64,
     /// When it entered [`State::Open`]: how long it stays open this time (grown by
-    /// `backoff` after failed probes; the fleet's time left after a
+    /// `backoff` after failed probes, with `jitter` drawn; the fleet's time left after a
     /// [fleet open](TransitionReason::FleetOpen)). `None` for every other state.
     pub open_for: Option<Duration>,
     /// When it entered [`State::Open`]: the time until a probe may go, as of the

@@ -194,7 +194,10 @@ fn an_entry_found_before_its_eviction_turns_its_caller_away_after_it() {
 #[test]
 fn a_sweep_that_frees_nothing_is_not_repeated_until_the_group_grows_or_time_passes() {
     let clock = ManualClock::new();
-    let config = Config::builder().open_ms(1_000).build().unwrap();
+    let config = Config::builder()
+        .open_duration(Duration::from_secs(1))
+        .build()
+        .unwrap();
     let source = ClockSource::of(clock.clone());
     let group = KeyedGroup::<u64>::from_parts("futile", config, config, source, 64, None);
     // Every key held by a call in flight: nothing is evictable, and the 65th

@@ -12,8 +12,9 @@ use std::time::Duration;
 
 use parking_lot::Mutex;
 
-use crate::clock::millis_to_nanos;
+use crate::clock::{duration_to_nanos, millis_to_nanos};
 use crate::config::{Config, FailurePolicy};
+use crate::sync::{AtomicU64, Ordering::Relaxed};
 
 /// Buckets in the window, as the failure policy's time window has.
 const BUCKETS: usize = Config::WINDOW_BUCKETS as usize;
@@ -92,8 +93,9 @@ enum Span {
 
 /// The latency window of one breaker.
 pub(crate) struct LatencyWindow {
-    bound_nanos: u64,
-    min_calls: u64,
+    /// Tunable live ([`retune`](Self::retune)): relaxed, read per record.
+    bound_nanos: AtomicU64,
+    min_calls: AtomicU64,
     span: Span,
     ring: Mutex<Box<Ring>>,
 }
@@ -137,8 +139,8 @@ impl LatencyWindow {
             _ => return None,
         };
         Some(Box::new(LatencyWindow {
-            bound_nanos: u64::try_from(bound.as_nanos()).unwrap_or(u64::MAX),
-            min_calls: u64::from(min_calls),
+            bound_nanos: AtomicU64::new(duration_to_nanos(bound)),
+            min_calls: AtomicU64::new(u64::from(min_calls)),
             span,
             ring: Mutex::new(Box::new(Ring {
                 generation: 0,
@@ -146,6 +148,17 @@ impl LatencyWindow {
                 buckets: [EMPTY; SLOTS],
             })),
         }))
+    }
+
+    /// Takes `config`'s bound and `min_calls` from the next call on; what the
+    /// window holds stays (its span is fixed: a live change keeps the window).
+    pub(crate) fn retune(&self, config: &Config) {
+        if let Some(bound) = config.latency_p99() {
+            self.bound_nanos.store(duration_to_nanos(bound), Relaxed);
+        }
+        if let Some(min_calls) = config.min_calls() {
+            self.min_calls.store(u64::from(min_calls), Relaxed);
+        }
     }
 
     /// How many buckets back the window reaches: a time window's ten (as the
@@ -182,7 +195,7 @@ impl LatencyWindow {
         bucket.calls = bucket.calls.saturating_add(1);
         bucket.over = bucket
             .over
-            .saturating_add(u32::from(nanos > self.bound_nanos));
+            .saturating_add(u32::from(nanos > self.bound_nanos.load(Relaxed)));
         let slot = &mut bucket.bins[bin(nanos)];
         *slot = slot.saturating_add(1);
         let (calls, over) = live(&ring, position, self.depth()).fold((0u64, 0u64), |(c, o), b| {
@@ -190,7 +203,7 @@ impl LatencyWindow {
         });
         // Nearest rank: p99 is the ceil(0.99 n)-th smallest latency, which is
         // above the bound exactly when more than n / 100 calls are.
-        calls >= self.min_calls && over.saturating_mul(100) > calls
+        calls >= self.min_calls.load(Relaxed) && over.saturating_mul(100) > calls
     }
 
     /// What the window holds for `generation` at `now`. Pure.
@@ -266,9 +279,9 @@ mod tests {
     #[test]
     fn a_time_window_forgets_buckets_older_than_the_window() {
         let config = Config::builder()
-            .window_ms(1_000)
+            .window_duration(Duration::from_secs(1))
             .min_calls(1)
-            .latency_p99_ms(10)
+            .latency_p99(Duration::from_millis(10))
             .build()
             .unwrap();
         let window = LatencyWindow::new(&config).unwrap();

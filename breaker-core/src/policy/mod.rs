@@ -47,6 +47,20 @@ impl Policy {
         }
     }
 
+    /// Takes the rates of `config` (a policy of this kind and size, which a
+    /// live reconfiguration checks) from the next outcome on, keeping what the
+    /// window counted.
+    pub(crate) fn retune(&self, config: &Config) {
+        let Some(rates) = config.rates() else {
+            return;
+        };
+        match self {
+            Policy::Consecutive => {}
+            Policy::TimeWindow(window) => window.rule().retune(&rates),
+            Policy::CountWindow(window) => window.rule().retune(&rates),
+        }
+    }
+
     /// Whether claims must read the clock: only to time calls for slow-call
     /// judging. (A time window reads the clock at the verdict, and only then.)
     pub(crate) fn needs_clock(&self) -> bool {

@@ -148,14 +148,18 @@ impl TimeWindow {
     pub(crate) fn new(window_ms: u64, rule: Rule) -> Self {
         // `window_ms >= 10` is validated, so a bucket is at least 1 ms long.
         let bucket_nanos = (millis_to_nanos(window_ms) / BUCKETS as u64).max(1);
+        // A rule that trips without failures is one no config validates (nor
+        // any retuning, which takes validated configs only).
+        let bad_until = if rule.trips_without_failures() {
+            u64::MAX
+        } else {
+            0
+        };
+        let coarse = !rule.judges_slowness() && bucket_nanos >= COARSE_BUCKET_NANOS;
         TimeWindow {
             rule,
-            bad_until: AtomicU64::new(if rule.trips_without_failures() {
-                u64::MAX
-            } else {
-                0
-            }),
-            coarse: !rule.judges_slowness() && bucket_nanos >= COARSE_BUCKET_NANOS,
+            bad_until: AtomicU64::new(bad_until),
+            coarse,
             bucket_nanos,
             stamps: Stamps::for_bucket(bucket_nanos),
             buckets: std::array::from_fn(|_| {

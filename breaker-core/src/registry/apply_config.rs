@@ -39,6 +39,7 @@ impl Registry {
     ///
     /// ```
     /// # use breaker_core as breakerbox;
+    /// use std::time::Duration;
     /// use std::sync::Arc;
     /// use breakerbox::{Config, Registry, Resolution};
     ///
@@ -49,7 +50,7 @@ impl Registry {
     /// registry
     ///     .apply_config(Arc::new(|_group: &str, declared: Option<&Config>| {
     ///         let threshold = declared.map_or(5, Config::threshold);
-    ///         let config = Config::builder().threshold(threshold).open_ms(5_000).build();
+    ///         let config = Config::builder().threshold(threshold).open_duration(Duration::from_secs(5)).build();
     ///         Ok(Resolution { config: config.map_err(|e| e.to_string())?, overrides: vec![] })
     ///     }))
     ///     .unwrap();
