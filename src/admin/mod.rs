@@ -63,13 +63,16 @@
 //! `abandoned`, `stale`, `times_opened`, and `worst_keys`: at most
 //! [`worst_keys`](AdminBuilder::worst_keys) keys that are open, half-open or
 //! forced open, most opened first (then most failures, then most rejections,
-//! then by key text), each `{"key", "state", "times_opened", "failures",
+//! then by key, in the key type's order: text order for `String` keys;
+//! found in one pass that clones only the keys listed, as
+//! [`KeyedGroup::worst_keys`](crate::KeyedGroup::worst_keys)), each `{"key", "state", "times_opened", "failures",
 //! "rejected", "retry_after_ms"}`. A keyed group whose key type the app did not
 //! register has `"worst_keys": null`: the registry lists its keys only to code
 //! that knows their type. `worst_keys_limit` is the bound. A request that
 //! reads keyed groups walks their keys (the counts, as
 //! [`Registry::keyed_metrics`] does) and a registered group's keys once more
-//! (its worst); the answer never lists every key.
+//! (its worst, reading the metrics of the keys that are not closed only);
+//! the answer never lists every key.
 //!
 //! **event**: `seq` (from 1, one per event of this router), `unix_ms` (the
 //! wall clock when the ring took it), `kind`, and by kind:

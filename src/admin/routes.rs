@@ -124,9 +124,7 @@ impl Inner {
         let metrics = all.iter().find(|m| m.group == group)?;
         let view = self.keyed.get(group);
         let config = view.and_then(|v| (v.config)(&self.registry, group));
-        let worst = view
-            .and_then(|v| (v.troubled)(&self.registry, group))
-            .map(|keys| json::worst(keys, self.worst_keys));
+        let worst = view.and_then(|v| (v.troubled)(&self.registry, group, self.worst_keys));
         Some(json::keyed(
             metrics,
             config.as_ref(),
