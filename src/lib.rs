@@ -50,6 +50,9 @@
 //! - **The admin router** (feature `admin`, [`admin::Admin`]): mount it in your
 //!   axum app to list every breaker as JSON, force or reset one behind a bearer
 //!   token, read recent events (also as a server-sent stream) and an opt-in `/health`.
+//! - **The status page** (`GET /` of the admin router): one self-contained HTML page,
+//!   no CDN, with each circuit's state, a timeline of the last minutes, the rejection
+//!   and probe success rates and flapping, live from the event stream.
 //! - **The dashboard** (`dashboards/breakerbox.json` in the repository): a Grafana
 //!   dashboard of the Prometheus series: a state timeline, the rejection and probe
 //!   success rates, flapping, p99 latency, and each keyed group's worst keys.

@@ -27,6 +27,7 @@
 //!
 //! | method and path | answers |
 //! |---|---|
+//! | `GET /` | the status page: one HTML document (see below) |
 //! | `GET /breakers` | `{"breakers": {name: breaker}, "keyed": {name: keyed}, "conflicts": [conflict]}` |
 //! | `GET /breakers/{group}` | `{"breaker": breaker}` and/or `{"keyed": keyed}`, whichever the name has; `404` if neither |
 //! | `GET /breakers/{group}/keys/{key}` | `{"group", "key", "breaker": breaker}`, for a keyed group registered with [`AdminBuilder::keyed`] |
@@ -35,6 +36,21 @@
 //! | `GET /events?limit=N` | `{"events": [event]}`, the last `N` (default: all the ring holds), oldest first |
 //! | `GET /events/stream` | the same events as they happen, as server-sent events (`text/event-stream`): `event:` the kind, `id:` the `seq`, `data:` the event's JSON |
 //! | `GET /health` | `{"status": "UP" \| "DOWN", "groups": {name: {"state", "ready"}}}`, `200` or `503` |
+//!
+//! **The status page** (`GET /`) is one self-contained HTML document, inline
+//! CSS and JS and nothing fetched from elsewhere (its `Content-Security-Policy`
+//! allows requests to its own origin only): every circuit's state now, a state
+//! timeline of the last 10 minutes, the rejection rate and probe success rate
+//! (since the process started), and flapping (transitions in the last 5
+//! minutes), live from `/events/stream`, with `/breakers` read again at each
+//! event and every 5 seconds; a keyed group shows its keys by state and its
+//! worst keys. It reads the routes beside it, so it works wherever the router
+//! is nested. The timelines start from the events the ring still holds (the
+//! router needs [`events`](AdminBuilder::events)), and the page serves without
+//! a credential but cannot read routes that
+//! [`protect_reads`](AdminBuilder::protect_reads) guards (a browser's event
+//! stream sends no `Authorization` header). The repository's
+//! `docs/status-page.png` shows it.
 //!
 //! Resilience4j's actuator (`/actuator/circuitbreakers`, `.../circuitbreakerevents`,
 //! the health indicator) is the model: a map by name, the state, the counts and
