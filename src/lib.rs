@@ -47,7 +47,7 @@
 //!
 //! # Operating breakers
 //!
-//! - **The admin router** (feature `admin`, [`admin::Admin`]): mount it in your
+//! - **The admin router** (feature `admin`, [`admin`]): mount it in your
 //!   axum app to list every breaker as JSON, force or reset one behind a bearer
 //!   token, read recent events (also as a server-sent stream) and an opt-in `/health`.
 //! - **The status page** (`GET /` of the admin router): one self-contained HTML page,
