@@ -1,17 +1,5 @@
 //! The agent's health as Prometheus series (feature `prometheus`): a
-//! collector of a [`FleetAgent`]'s [`AgentStats`], read at scrape time.
-//!
-//! | series | type | value |
-//! |---|---|---|
-//! | `breaker_fleet_connected` | gauge | 1 while the last store call succeeded, else 0 |
-//! | `breaker_fleet_subscribed` | gauge | 1 while a notice subscription is live, else 0 |
-//! | `breaker_fleet_store_stale_seconds` | gauge | time since the last successful store call (how old the fleet view is); absent before the first one |
-//! | `breaker_fleet_store_errors_total` | counter | store calls that failed or timed out |
-//! | `breaker_fleet_rejoins_total` | counter | times the agent came back to a working store after failures |
-//!
-//! The series carry no label of their own: Prometheus adds the target's
-//! `job` and `instance`. The `BreakerFleetStoreStale` alert in the
-//! repository's `dashboards/alerts.yml` reads `breaker_fleet_store_stale_seconds`.
+//! collector of a `FleetAgent`'s `AgentStats`, read at scrape time.
 
 use std::fmt;
 use std::sync::Arc;
@@ -29,7 +17,20 @@ use crate::agent::SharedStats;
 #[cfg(doc)]
 use crate::{AgentStats, FleetAgent};
 
-/// A [`Collector`] of one fleet agent's health: see [the table](self).
+/// A [`Collector`] of one fleet agent's health ([`AgentStats`]), read at
+/// each scrape; [`FleetAgent::collector`] makes one.
+///
+/// | series | type | value |
+/// |---|---|---|
+/// | `breaker_fleet_connected` | gauge | 1 while the last store call succeeded, else 0 |
+/// | `breaker_fleet_subscribed` | gauge | 1 while a notice subscription is live, else 0 |
+/// | `breaker_fleet_store_stale_seconds` | gauge | time since the last successful store call (how old the fleet view is); absent before the first one |
+/// | `breaker_fleet_store_errors_total` | counter | store calls that failed or timed out |
+/// | `breaker_fleet_rejoins_total` | counter | times the agent came back to a working store after failures |
+///
+/// The series carry no label of their own: Prometheus adds the target's
+/// `job` and `instance`. The `BreakerFleetStoreStale` alert in the
+/// repository's `dashboards/alerts.yml` reads `breaker_fleet_store_stale_seconds`.
 ///
 /// ```no_run
 /// use breakerbox::observe::prometheus::prometheus_client::registry::Registry;

@@ -64,8 +64,8 @@
 //! # Opt-in series
 //!
 //! The Prometheus collector writes these only when asked
-//! ([`BreakerCollector::flapping`](prometheus::BreakerCollector::flapping),
-//! [`BreakerCollector::worst_keys`](prometheus::BreakerCollector::worst_keys));
+//! (`BreakerCollector::flapping` and `BreakerCollector::worst_keys` in
+//! `observe::prometheus`);
 //! the `metrics` publisher does not write them. The dashboard and the alerts in
 //! the repository's `dashboards/` folder read both.
 //!
