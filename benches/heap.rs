@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use breakerbox::{Breaker, Config, Event, KeyedGroup, Registry};
+use breakerbox::{events::Event, keyed::KeyedGroup, Breaker, Config, Registry};
 
 #[path = "../breaker-core/tests/support/counting_alloc.rs"]
 mod counting_alloc;

@@ -12,7 +12,7 @@ use std::process::Command;
 use std::future::{pending, Pending};
 use std::time::Duration;
 
-use breakerbox::{circuit_breaker, Breaker, Config, Timer};
+use breakerbox::{circuit_breaker, timeout::Timer, Breaker, Config};
 
 #[path = "fixtures.rs"]
 mod fixtures;
@@ -111,7 +111,7 @@ const CASES: &[&str] = &[
     "tower_layer",
     "recloser",
     "bulkhead",
-    "call_guarded",
+    "call_in_bulkhead",
     "timeout_race",
     "timeout_async",
     "latency_window",
@@ -136,7 +136,7 @@ fn run(case: &str, n: u64) {
     let breaker = match case {
         "count_window" => Breaker::new("ir", Config::builder().window_calls(100).build().unwrap()),
         "time_window" => Breaker::new("ir", Config::builder().window_ms(10_000).build().unwrap()),
-        "call_guarded" => Breaker::new(
+        "call_in_bulkhead" => Breaker::new(
             "ir",
             Config::builder()
                 .threshold(3)
@@ -187,7 +187,7 @@ fn run(case: &str, n: u64) {
             repeat(n, || permit_call(b, black_box(1)))
         }
         "call" => repeat(n, || b.call(|| work(black_box(1)))),
-        "call_guarded" => repeat(n, || b.call_guarded(|| work(black_box(1)))),
+        "call_in_bulkhead" => repeat(n, || b.call_in_bulkhead(|| work(black_box(1)))),
         "bulkhead" => repeat(n, || guarded_bulkhead(black_box(1))),
         "timeout_race" => repeat(n, || poll_now(guarded_timeout_race(black_box(1)))),
         "timeout_async" => repeat(n, || poll_now(guarded_timeout_tokio(black_box(1)))),
@@ -219,8 +219,8 @@ fn run(case: &str, n: u64) {
         "tower_layer" => {
             use breakerbox::tower::{CircuitBreakerLayer, Errors};
             use tower::Layer;
-            let layer =
-                CircuitBreakerLayer::for_breaker(b).classify(Errors(breakerbox::EveryError));
+            let layer = CircuitBreakerLayer::for_breaker(b)
+                .classify(Errors(breakerbox::classify::EveryError));
             let mut svc = layer.layer(tower_service::Work);
             repeat(n, || {
                 poll_now(tower_service::request(&mut svc, black_box(1)))

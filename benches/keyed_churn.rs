@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use breakerbox::{Config, KeyedGroup};
+use breakerbox::{keyed::KeyedGroup, Config};
 
 const MAX_KEYS: usize = 10_000;
 const HOT_KEYS: usize = 64;

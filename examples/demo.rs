@@ -19,7 +19,8 @@ use std::time::Duration;
 use breakerbox::observe::prometheus::prometheus_client::registry::Registry as Metrics;
 use breakerbox::observe::prometheus::BreakerCollector;
 use breakerbox::{
-    circuit_breaker, CircuitOpen, Event, State, Transition, TransitionReason, TripCause,
+    circuit_breaker, events::Event, events::Transition, events::TransitionReason,
+    events::TripCause, CircuitOpen, State,
 };
 use http_body_util::{BodyExt, Empty};
 use hyper::body::Bytes;

@@ -172,13 +172,13 @@
 //! unkeyed group of the same name are two things, listed apart
 //! ([`Registry::keyed_metrics`], [`Registry::snapshot`]), though both take
 //! that name's configuration. A key type's `Hash` and `Eq` must not panic
-//! (see [`KeyedGroup`]). A keyed group's config
+//! (see [`keyed::KeyedGroup`]). A keyed group's config
 //! is its first call site's (two sites declaring different configs are a
-//! [`Conflict`], as for unkeyed groups), and configuration reaches it as it
+//! [`registry::Conflict`], as for unkeyed groups), and configuration reaches it as it
 //! does an unkeyed group: [`Registry::configure`] before first use, and a
-//! config file or environment variables ([`Registry::layer`]) at any time,
+//! config file or environment variables ([`Registry::apply_config`]) at any time,
 //! reconfiguring the keys held and building new ones with it
-//! ([`KeyedGroup::reconfigure`]).
+//! ([`keyed::KeyedGroup::reconfigure`]).
 //!
 
 // The feature table's links: to this build's modules where the feature is on,
@@ -269,7 +269,7 @@
 ///
 /// | key | type | default | meaning |
 /// |---|---|---|---|
-/// | `group` | string literal | required | name of the breaker; call sites naming one group share one breaker |
+/// | `group` | string literal | required | name of the breaker; call sites naming one group share one breaker; the value of the `name` label of every Prometheus and `metrics` series, and the `group` of events, admin JSON and [`CircuitOpen::group`] |
 /// | `threshold` | integer (`u32`) | 5 | consecutive failures that open the circuit (`3`: the third trips) |
 /// | `failure_rate` | number (`f64`) | 0.5 with a window | share of failures in the window that opens the circuit, in `(0, 1]` |
 /// | `window_ms` | integer (`u64`) | none | judge `failure_rate` over the last `window_ms` milliseconds (time window) |
@@ -290,7 +290,7 @@
 /// | `is_failure` | path to `fn(&E) -> bool` | every `Err` fails | which errors count as failures; the rest are ignored |
 /// | `registry` | expression of type `&Registry` | [`registry()`] | the registry to use, e.g. `&TEST_REGISTRY` with a [`ManualClock`]; a call site caches the breaker of the first registry it meets, and looks others up on every call |
 /// | `crate` | path | `::breakerbox` | where generated code finds this crate, for re-exporters |
-/// | `timer` | path to a value implementing [`Timer`] | `breakerbox::timeout::Tokio` (feature `tokio`) | the timer `timeout_ms` races the call against, for runtimes other than tokio |
+/// | `timer` | path to a value implementing [`timeout::Timer`] | `breakerbox::timeout::Tokio` (feature `tokio`) | the timer `timeout_ms` races the call against, for runtimes other than tokio |
 /// | `key` | expression of the fn's arguments, of a type implementing [`AsKey`] | none | one breaker per value of the expression, all on the group's config (see [Keyed breakers](crate#keyed-breakers)) |
 /// | `max_keys` | integer | 10 000 (with `key`) | the most idle keys the group keeps; needs `key` |
 ///
@@ -366,23 +366,34 @@
 /// ```
 pub use breaker_macros::circuit_breaker;
 
-pub use breaker_core::classify;
+// What an application names: the runtime, its config, what a call returns,
+// the test clock, and what a keyed attribute's key implements.
 pub use breaker_core::{
-    registry, AlreadyCreated, Breaker, CallError, CircuitOpen, Classifier, Clock, Config,
-    ConfigBuilder, ConfigError, ConfigSource, Conflict, EveryError, FailurePolicy, LayerError,
-    ManualClock, Metrics, MonotonicClock, OpenReason, Overridden, OwnedPermit, Permit,
-    PolicyChange, RateThresholds, Reconfigured, Registry, Resolution, Resolver, Snapshot, State,
-    UnknownGroup, WindowMetrics,
+    registry, AsKey, Breaker, CallError, CircuitOpen, Config, ConfigBuilder, ConfigError,
+    ManualClock, OpenReason, Registry, State, TimedOut,
 };
-// Transition and conflict events, and the counts the exporters read.
-pub use breaker_core::events;
-pub use breaker_core::{
-    Event, KeyedTransition, Subscription, Transition, TransitionCounts, TransitionReason, TripCause,
-};
-// Keyed breakers: one per (group, key) in bounded memory.
-pub use breaker_core::{AsKey, KeyedGroup, KeyedMetrics, WrongKeyType};
-// Timeouts and bulkheads.
-pub use breaker_core::{BulkheadSlot, TimedOut, Timer};
+
+// Everything else lives in its module.
+pub use breaker_core::{classify, clock, config, events, fleet, keyed, metrics};
+
+pub mod breaker {
+    //! What a call through a [`Breaker`] holds: the [`Permit`] a claim returns
+    //! (or the [`OwnedPermit`] that holds its breaker), the [`BulkheadSlot`] of
+    //! `max_concurrent`, and the [`PolicyChange`] a live reconfiguration refuses.
+    pub use breaker_core::{Breaker, BulkheadSlot, OwnedPermit, Permit, PolicyChange};
+}
+
+pub mod registry {
+    //! The [`Registry`] of breakers by group, the process-wide [`registry()`],
+    //! and what a registry reports or is given: conflicting declarations
+    //! ([`Conflict`]), configuration layered over them ([`Resolver`],
+    //! [`Resolution`], [`Reconfigured`], [`DeclarationOverride`]) and the
+    //! errors of its operations.
+    pub use breaker_core::{
+        registry, AlreadyCreated, ApplyConfigError, ConfigSource, Conflict, DeclarationOverride,
+        Reconfigured, Registry, Resolution, Resolver, UnknownGroup,
+    };
+}
 
 pub mod timeout;
 

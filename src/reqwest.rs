@@ -156,7 +156,7 @@ impl<C> CircuitBreakerMiddleware<C> {
     /// assert_eq!(middleware.breaker_for(&url).unwrap().state(), State::Closed);
     /// let hosts = breakerbox::registry().keyed::<String>("docs", &Config::default(), 100)?;
     /// assert!(hosts.get("api.example:8080").is_some());
-    /// # Ok::<(), breakerbox::WrongKeyType>(())
+    /// # Ok::<(), breakerbox::keyed::WrongKeyType>(())
     /// ```
     pub fn breaker_for(&self, url: &Url) -> Option<Breaker> {
         match &self.target {

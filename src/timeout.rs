@@ -47,7 +47,7 @@
 //! ```
 //! use std::future::{pending, Pending};
 //! use std::time::Duration;
-//! use breakerbox::Timer;
+//! use breakerbox::timeout::Timer;
 //!
 //! /// A timer for a runtime without one: deadlines never fire.
 //! struct Never;

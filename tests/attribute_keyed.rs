@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicU32, Ordering::SeqCst};
 use std::sync::LazyLock;
 use std::time::Duration;
 
-use breakerbox::{circuit_breaker, KeyedGroup, OpenReason, State};
+use breakerbox::{circuit_breaker, keyed::KeyedGroup, OpenReason, State};
 use support::{after_gate, poll_ready, AppError, Isolated};
 
 /// The breaker of `key` in the `String`-keyed group `group` of `registry`.

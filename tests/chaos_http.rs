@@ -28,7 +28,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use breakerbox::{circuit_breaker, CircuitOpen, Metrics, OpenReason, State};
+use breakerbox::{circuit_breaker, metrics::Metrics, CircuitOpen, OpenReason, State};
 use http_body_util::{BodyExt, Empty, Full};
 use hyper::body::{Bytes, Incoming};
 use hyper::server::conn::http1;

@@ -6,7 +6,7 @@ use std::error::Error;
 use std::io;
 
 use breakerbox::tower::{circuit_open, BoxError, BreakerError, CircuitBreakerLayer, Errors};
-use breakerbox::{Breaker, CallError, CircuitOpen, Config, EveryError};
+use breakerbox::{classify::EveryError, Breaker, CallError, CircuitOpen, Config};
 use tower::{Layer, Service, ServiceExt};
 
 /// The messages a reporter prints: the error's, then each source's.

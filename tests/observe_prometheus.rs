@@ -16,7 +16,7 @@ use std::time::Duration;
 use breakerbox::observe::prometheus::prometheus_client::encoding::prometheus_text;
 use breakerbox::observe::prometheus::prometheus_client::registry::Registry as Metrics;
 use breakerbox::observe::prometheus::BreakerCollector;
-use breakerbox::{Config, ManualClock, Metrics as GroupMetrics, Registry, State};
+use breakerbox::{metrics::Metrics as GroupMetrics, Config, ManualClock, Registry, State};
 
 use exposition::Exposition;
 
@@ -36,9 +36,17 @@ const STATES: [State; 5] = [
     State::ForcedClosed,
 ];
 
-/// The `state` label Prometheus users query: resilience4j's spelling.
+/// The `state` label Prometheus users query: resilience4j's spelling, written
+/// out so a change of [`State::as_str`] shows here.
 fn state_label(state: State) -> String {
-    state.as_str().replace('-', "_")
+    match state {
+        State::Closed => "closed",
+        State::Open => "open",
+        State::HalfOpen => "half_open",
+        State::ForcedOpen => "forced_open",
+        State::ForcedClosed => "forced_closed",
+    }
+    .to_owned()
 }
 
 /// A Prometheus registry holding one collector of `breakers`.

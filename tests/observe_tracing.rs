@@ -122,14 +122,14 @@ fn each_transition_is_one_event_with_its_fields() {
 
     let half_open = &seen[1];
     assert_eq!(half_open.level, Level::INFO);
-    assert_eq!(half_open.field("to"), Some("half-open"));
+    assert_eq!(half_open.field("to"), Some("half_open"));
     assert_eq!(half_open.field("generation"), Some("2"));
     // Fields with no value for this transition are left out, not zero.
     for absent in ["key", "cause", "probes", "open_for_ms", "retry_after_ms"] {
         assert_eq!(half_open.field(absent), None, "{absent}");
     }
     assert_eq!(seen[3].level, Level::WARN);
-    assert_eq!(seen[3].field("to"), Some("forced-open"));
+    assert_eq!(seen[3].field("to"), Some("forced_open"));
 
     let conflict = &seen[4];
     assert_eq!(conflict.level, Level::WARN);
@@ -177,5 +177,5 @@ fn a_keyed_groups_transitions_carry_the_key() {
     assert_eq!(seen[0].field("reason"), Some("tripped"));
     assert_eq!(seen[0].field("to"), Some("open"));
     assert_eq!(seen[1].field("key"), Some("held.example"));
-    assert_eq!(seen[1].field("to"), Some("forced-open"));
+    assert_eq!(seen[1].field("to"), Some("forced_open"));
 }

@@ -11,7 +11,7 @@ use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use breakerbox::tower::{BreakerError, CircuitBreakerLayer, Errors};
-use breakerbox::{Breaker, Config, EveryError, ManualClock, State};
+use breakerbox::{classify::EveryError, Breaker, Config, ManualClock, State};
 use tower::{Layer, Service};
 
 mod support;

@@ -13,7 +13,9 @@ use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use breakerbox::tower::{BoxError, BreakerError, CircuitBreakerLayer, Errors, Verdict};
-use breakerbox::{Breaker, CircuitOpen, Config, EveryError, ManualClock, OpenReason, State};
+use breakerbox::{
+    classify::EveryError, Breaker, CircuitOpen, Config, ManualClock, OpenReason, State,
+};
 use tower::{Layer, Service, ServiceExt};
 
 const OPEN: Duration = Duration::from_millis(1_000);

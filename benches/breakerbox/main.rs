@@ -362,7 +362,7 @@ fn threads(c: &mut Criterion) {
                 })
             })
         });
-        let keyed = breakerbox::KeyedGroup::<u64>::new("bench-threads-keyed", CONFIG, 1_000);
+        let keyed = breakerbox::keyed::KeyedGroup::<u64>::new("bench-threads-keyed", CONFIG, 1_000);
         g.bench_function(
             format!("breakerbox: keyed group, 64 existing keys x{n}{sfx}"),
             |b| {

@@ -9,7 +9,7 @@ use std::pin::{pin, Pin};
 use std::task::{Context, Poll, Waker};
 
 use breakerbox::tower::{BreakerError, CircuitBreakerLayer, Errors};
-use breakerbox::{Breaker, EveryError};
+use breakerbox::{classify::EveryError, Breaker};
 use criterion::Criterion;
 use tower::{Layer, Service};
 

@@ -57,10 +57,10 @@ impl Bulkhead {
 /// use breakerbox::{Breaker, Config, OpenReason};
 ///
 /// let breaker = Breaker::new("pool", Config::builder().max_concurrent(1).build()?);
-/// let first = breaker.enter()?;
-/// assert_eq!(breaker.enter().unwrap_err().reason(), OpenReason::BulkheadFull);
+/// let first = breaker.enter_bulkhead()?;
+/// assert_eq!(breaker.enter_bulkhead().unwrap_err().reason(), OpenReason::BulkheadFull);
 /// drop(first);
-/// assert!(breaker.enter().is_ok());
+/// assert!(breaker.enter_bulkhead().is_ok());
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[must_use = "the slot is freed when dropped: hold it for the whole call"]

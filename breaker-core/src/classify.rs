@@ -3,7 +3,7 @@
 //!
 //! Each is a plain fn taking `&E` and returning `true` when the error counts as a
 //! failure and `false` when it is ignored (neither success nor failure: it frees a
-//! probe slot and moves nothing). Pass one wherever a [`Classifier`](crate::Classifier)
+//! probe slot and moves nothing). Pass one wherever a [`Classifier`]
 //! goes, or name it in the attribute:
 //!
 //! ```
@@ -24,6 +24,8 @@
 //! With the attribute: `#[circuit_breaker(group = "files", is_failure = breakerbox::classify::io_error)]`.
 
 use std::io::{self, ErrorKind};
+
+pub use crate::breaker::permit::{Classifier, EveryError};
 
 /// Whether an I/O error counts as a failure of the dependency.
 ///

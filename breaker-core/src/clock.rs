@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 ///
 /// ```
 /// # use breaker_core as breakerbox;
-/// use breakerbox::Clock;
+/// use breakerbox::clock::Clock;
 ///
 /// /// A clock frozen at one second after its origin.
 /// struct Frozen;
@@ -121,7 +121,7 @@ fn instant_fallback() -> u64 {
 /// ```
 /// # use breaker_core as breakerbox;
 /// use std::time::Duration;
-/// use breakerbox::{Clock, ManualClock};
+/// use breakerbox::{clock::Clock, ManualClock};
 ///
 /// let clock = ManualClock::new();
 /// let handle = clock.clone();

@@ -15,7 +15,7 @@ pub enum OpenReason {
     HalfOpenFull,
     /// The circuit is open because the fleet says so: another instance tripped
     /// (or a fleet probe failed), and a fleet agent opened this breaker for the
-    /// time the fleet's open has left ([`Breaker::fleet_open`](crate::Breaker::fleet_open)).
+    /// time the fleet's open has left ([`FleetControl::fleet_open`](crate::fleet::FleetControl::fleet_open)).
     /// `retry_after` is that time, plus any time the agent holds it while the
     /// fleet decides which instance probes.
     Fleet,
@@ -28,15 +28,16 @@ pub enum OpenReason {
 }
 
 impl OpenReason {
-    /// A short lowercase label: `"open"`, `"half-open-full"`, `"forced-open"`,
-    /// `"fleet-open"`, `"bulkhead-full"`.
+    /// A short snake_case label, spelled as [`State::as_str`](crate::State::as_str)
+    /// spells states: `"open"`, `"half_open_full"`, `"forced_open"`,
+    /// `"fleet_open"`, `"bulkhead_full"`.
     pub const fn as_str(self) -> &'static str {
         match self {
             OpenReason::Open => "open",
-            OpenReason::HalfOpenFull => "half-open-full",
-            OpenReason::ForcedOpen => "forced-open",
-            OpenReason::Fleet => "fleet-open",
-            OpenReason::BulkheadFull => "bulkhead-full",
+            OpenReason::HalfOpenFull => "half_open_full",
+            OpenReason::ForcedOpen => "forced_open",
+            OpenReason::Fleet => "fleet_open",
+            OpenReason::BulkheadFull => "bulkhead_full",
         }
     }
 }

@@ -133,15 +133,17 @@
 pub mod __private;
 mod breaker;
 mod bulkhead;
-mod clock;
-mod config;
+pub mod classify;
+pub mod clock;
+pub mod config;
 mod conflict;
 mod counters;
 mod error;
 pub mod events;
+pub mod fleet;
 mod guards;
-mod keyed;
-mod metrics;
+pub mod keyed;
+pub mod metrics;
 mod names;
 mod outcome;
 mod policy;
@@ -151,10 +153,9 @@ mod state;
 mod sync;
 pub mod timeout;
 
-pub mod classify;
-
-pub use crate::breaker::{Breaker, Classifier, EveryError, OwnedPermit, Permit, PolicyChange};
+pub use crate::breaker::{Breaker, OwnedPermit, Permit, PolicyChange};
 pub use crate::bulkhead::BulkheadSlot;
+pub use crate::classify::{Classifier, EveryError};
 pub use crate::clock::{Clock, ManualClock, MonotonicClock};
 pub use crate::config::{Config, ConfigBuilder, ConfigError, FailurePolicy, RateThresholds};
 pub use crate::conflict::{ConfigSource, Conflict};
@@ -165,8 +166,8 @@ pub use crate::events::{
 pub use crate::keyed::{AsKey, KeyedGroup, KeyedMetrics, WrongKeyType};
 pub use crate::metrics::{Metrics, Snapshot, WindowMetrics};
 pub use crate::registry::{
-    registry, AlreadyCreated, LayerError, Overridden, Reconfigured, Registry, Resolution, Resolver,
-    UnknownGroup,
+    registry, AlreadyCreated, ApplyConfigError, DeclarationOverride, Reconfigured, Registry,
+    Resolution, Resolver, UnknownGroup,
 };
 pub use crate::state::State;
 pub use crate::timeout::Timer;

@@ -17,7 +17,7 @@ use std::time::Duration;
 /// # use breaker_core as breakerbox;
 /// use std::future::{pending, Pending};
 /// use std::time::Duration;
-/// use breakerbox::Timer;
+/// use breakerbox::timeout::Timer;
 ///
 /// /// A timer that never fires: calls run to completion, however long.
 /// struct Never;
@@ -31,7 +31,7 @@ use std::time::Duration;
 /// ```
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a `Timer`: `timeout_ms` needs one to race calls against",
-    label = "enable the `tokio` feature of `breakerbox`, or name a value implementing `breakerbox::Timer` with `timer = path`"
+    label = "enable the `tokio` feature of `breakerbox`, or name a value implementing `breakerbox::timeout::Timer` with `timer = path`"
 )]
 pub trait Timer {
     /// The future that completes once `after` has passed.
@@ -59,7 +59,7 @@ impl<T: Timer + ?Sized> Timer for &T {
 /// # use breaker_core as breakerbox;
 /// use std::future::{pending, ready, Pending, Ready};
 /// use std::time::Duration;
-/// use breakerbox::{timeout::within, Timer};
+/// use breakerbox::{timeout::within, timeout::Timer};
 ///
 /// struct AlreadyDue;
 /// impl Timer for AlreadyDue {

@@ -8,6 +8,7 @@ mod support;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use breaker_core::fleet::FleetControl;
 use breaker_core::{
     Breaker, Config, Event, ManualClock, OpenReason, Registry, State, TransitionReason,
 };

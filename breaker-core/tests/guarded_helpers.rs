@@ -1,5 +1,5 @@
 //! The guarded helpers: `call_async_guarded` caps racing tasks with the bulkhead,
-//! ends hung calls at the deadline as failures, and `call_guarded` ignores a
+//! ends hung calls at the deadline as failures, and `call_in_bulkhead` ignores a
 //! deadline it could not enforce.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -94,6 +94,6 @@ async fn hung_calls_time_out_as_failures_and_trip_after_threshold() {
 fn the_sync_guarded_helper_ignores_a_deadline_it_cannot_enforce() {
     let config = Config::builder().timeout_ms(1).build().unwrap();
     let breaker = Breaker::new("guarded-sync", config);
-    assert_eq!(breaker.call_guarded(|| Ok::<_, ()>(1)), Ok(1));
+    assert_eq!(breaker.call_in_bulkhead(|| Ok::<_, ()>(1)), Ok(1));
     assert_eq!(breaker.metrics().timeouts, 0);
 }

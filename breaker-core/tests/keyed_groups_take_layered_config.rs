@@ -1,11 +1,13 @@
 //! A keyed group takes the registry's configuration as an unkeyed group does:
-//! a `configure`d config replaces its declaration, and `layer` reconfigures its
+//! a `configure`d config replaces its declaration, and `apply_config` reconfigures its
 //! held keys and builds its new ones, all or nothing.
 
 use std::sync::Arc;
 use std::thread;
 
-use breaker_core::{AlreadyCreated, Config, LayerError, ManualClock, Registry, Resolution, State};
+use breaker_core::{
+    AlreadyCreated, ApplyConfigError, Config, ManualClock, Registry, Resolution, State,
+};
 
 fn threshold(n: u32) -> Config {
     Config::builder().threshold(n).build().unwrap()
@@ -28,7 +30,7 @@ fn a_layer_reconfigures_the_keys_held_and_builds_the_new_ones() {
         .keyed::<String>("hosts", &threshold(5), 100)
         .unwrap();
     hosts.breaker("a.example").try_acquire().unwrap().failure();
-    let changed = registry.layer(threshold_layer(2)).unwrap();
+    let changed = registry.apply_config(threshold_layer(2)).unwrap();
     assert_eq!(changed.len(), 1);
     assert_eq!(
         (
@@ -53,7 +55,7 @@ fn a_layer_reconfigures_the_keys_held_and_builds_the_new_ones() {
 #[test]
 fn a_keyed_group_made_after_a_layer_is_built_through_it() {
     let registry = Registry::new();
-    registry.layer(threshold_layer(7)).unwrap();
+    registry.apply_config(threshold_layer(7)).unwrap();
     let tenants = registry
         .keyed::<u64>("tenants", &threshold(3), 100)
         .unwrap();
@@ -111,8 +113,10 @@ fn a_layer_that_would_change_a_keyed_groups_policy_changes_nothing() {
             overrides: vec![],
         })
     });
-    let refused = registry.layer(to_window).unwrap_err();
-    assert!(matches!(refused, LayerError::PolicyChange(ref change) if change.group() == "hosts"));
+    let refused = registry.apply_config(to_window).unwrap_err();
+    assert!(
+        matches!(refused, ApplyConfigError::PolicyChange(ref change) if change.group() == "hosts")
+    );
     assert_eq!(plain.config().threshold(), 5);
     assert_eq!(hosts.config().threshold(), 5);
     assert_eq!(hosts.breaker("a.example").config().threshold(), 5);
@@ -145,7 +149,7 @@ fn keyed_groups_made_while_a_layer_lands_all_end_on_it() {
                 })
             })
             .collect();
-        registry.layer(threshold_layer(11)).unwrap();
+        registry.apply_config(threshold_layer(11)).unwrap();
         for maker in makers {
             for keyed in maker.join().unwrap() {
                 assert_eq!(keyed.config().threshold(), 11, "{}", keyed.group());

@@ -132,8 +132,8 @@ fn exercise(group: &KeyedGroup<String>, clock: &ManualClock) {
 
     // A full bulkhead, an ignored error and a cancelled call.
     let busy = group.breaker("busy");
-    let slot = busy.enter().unwrap();
-    let refused = busy.enter().unwrap_err();
+    let slot = busy.enter_bulkhead().unwrap();
+    let refused = busy.enter_bulkhead().unwrap_err();
     assert_eq!(refused.reason(), OpenReason::BulkheadFull);
     drop(slot);
     busy.try_acquire().unwrap().ignore();

@@ -13,14 +13,14 @@ use std::path::{Path, PathBuf};
 const LAYERS: &[&[&str]] = &[
     &["sync"],
     &[
-        "names", "clock", "state", "counters", "bulkhead", "timeout", "error", "classify",
+        "names", "clock", "state", "counters", "bulkhead", "timeout", "error", "fleet",
     ],
     &["config"],
     &["conflict", "policy"],
     &["guards", "events"],
     &["metrics"],
     &["breaker"],
-    &["outcome", "keyed"],
+    &["outcome", "keyed", "classify"],
     &["registry"],
     &["site"],
     &["__private"],

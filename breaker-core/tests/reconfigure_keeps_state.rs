@@ -197,9 +197,12 @@ fn a_change_of_a_key_fixed_at_construction_is_refused_and_changes_nothing() {
         assert_eq!(*breaker.config(), built, "{key}");
     }
     // The bulkhead still holds two calls, as it was built.
-    let first = breaker.enter().unwrap();
-    let second = breaker.enter().unwrap();
-    assert!(breaker.enter().is_err(), "a third call over the cap of 2");
+    let first = breaker.enter_bulkhead().unwrap();
+    let second = breaker.enter_bulkhead().unwrap();
+    assert!(
+        breaker.enter_bulkhead().is_err(),
+        "a third call over the cap of 2"
+    );
     drop((first, second));
 
     // The same fixed keys with other open keys is a live change.

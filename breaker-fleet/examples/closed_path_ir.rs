@@ -12,7 +12,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use breaker_fleet::{AgentConfig, FleetAgent, MemoryStore};
-use breakerbox::{circuit_breaker, MonotonicClock};
+use breakerbox::{circuit_breaker, clock::MonotonicClock};
 
 #[derive(Debug)]
 struct Failed;

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use breakerbox::Clock;
+use breakerbox::clock::Clock;
 use tokio::sync::mpsc;
 
 use crate::local::{LocalEvent, LocalEventKind, LocalSide};

@@ -28,9 +28,9 @@
 //! - hears of every change by pub/sub, and reads every group each `poll_every`
 //!   as the fallback for lost messages; a record whose epoch is not newer than
 //!   the one held is ignored;
-//! - applies a fleet open for the time remaining ([`Breaker::fleet_open`](breakerbox::Breaker::fleet_open):
+//! - applies a fleet open for the time remaining ([`Breaker::fleet_open`](breakerbox::fleet::FleetControl::fleet_open):
 //!   refusals say [`OpenReason::Fleet`](breakerbox::OpenReason::Fleet) with a real
-//!   `retry_after`), and a fleet close ([`Breaker::fleet_close`](breakerbox::Breaker::fleet_close));
+//!   `retry_after`), and a fleet close ([`Breaker::fleet_close`](breakerbox::fleet::FleetControl::fleet_close));
 //!   a fleet open heard of before this process made the group's breaker (a
 //!   `#[circuit_breaker]` fn not called yet) is held and applied, for the time
 //!   it has left, at the agent's first look after the breaker is made (within
@@ -46,7 +46,7 @@
 //! A local breaker goes half-open by itself when its open time is over. So
 //! that it does not probe before the fleet has decided who may, the agent
 //! holds every instance open [`AgentConfig::lease_wait`] (200 ms) past the end
-//! of the fleet's open ([`Breaker::fleet_hold`](breakerbox::Breaker::fleet_hold),
+//! of the fleet's open ([`Breaker::fleet_hold`](breakerbox::fleet::FleetControl::fleet_hold),
 //! which moves the end without a transition), the instance that tripped
 //! included. At the end itself the agent asks the store for the lease; the
 //! winner's end is moved to now and it probes at once (lazily, on its next
@@ -107,7 +107,7 @@ pub use redis_store::RedisStore;
 pub use server::RedisServer;
 pub use store::{Cas, FleetState, FleetStore, GroupRecord, Notice, StoreError, Trip};
 
-use breakerbox::{Clock, MonotonicClock, Registry, Subscription};
+use breakerbox::{clock::Clock, clock::MonotonicClock, events::Subscription, Registry};
 use tokio::sync::{mpsc, oneshot};
 
 /// An agent running on its own thread (with its own single-threaded tokio

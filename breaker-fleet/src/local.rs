@@ -5,9 +5,9 @@
 
 use std::time::Duration;
 
-use breakerbox::{
-    Breaker, Event, OpenReason, Registry, State, Subscription, Transition, TransitionReason,
-};
+use breakerbox::events::{Event, Subscription, Transition, TransitionReason};
+use breakerbox::fleet::FleetControl;
+use breakerbox::{Breaker, OpenReason, Registry, State};
 
 /// A change of a local breaker that the fleet should hear of.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -41,7 +41,7 @@ impl LocalEvent {
     /// are not: publishing them again would echo every fleet change back.
     ///
     /// ```
-    /// use breakerbox::{Breaker, Config, Event, TransitionReason};
+    /// use breakerbox::{Breaker, Config, events::Event, events::TransitionReason, fleet::FleetControl};
     /// use breaker_fleet::LocalEvent;
     /// use std::sync::{Arc, Mutex};
     /// use std::time::Duration;

@@ -6,7 +6,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use breakerbox::Clock;
+use breakerbox::clock::Clock;
 use tokio::sync::mpsc;
 
 use crate::store::{Cas, FleetState, FleetStore, GroupRecord, Notice, StoreError, Trip};

@@ -4,6 +4,7 @@
 use std::fmt;
 use std::sync::Arc;
 
+use breakerbox::clock::{Clock, MonotonicClock};
 use breakerbox::observe::prometheus::prometheus_client::collector::Collector;
 use breakerbox::observe::prometheus::prometheus_client::encoding::{
     DescriptorEncoder, EncodeMetric,
@@ -11,7 +12,6 @@ use breakerbox::observe::prometheus::prometheus_client::encoding::{
 use breakerbox::observe::prometheus::prometheus_client::metrics::counter::ConstCounter;
 use breakerbox::observe::prometheus::prometheus_client::metrics::gauge::ConstGauge;
 use breakerbox::observe::prometheus::prometheus_client::registry::Unit;
-use breakerbox::{Clock, MonotonicClock};
 
 use crate::agent::SharedStats;
 #[cfg(doc)]

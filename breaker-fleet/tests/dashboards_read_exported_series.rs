@@ -13,10 +13,11 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use breaker_fleet::{AgentConfig, FleetAgent, MemoryStore};
+use breakerbox::clock::MonotonicClock;
 use breakerbox::observe::prometheus::prometheus_client::encoding::text;
 use breakerbox::observe::prometheus::prometheus_client::registry::Registry as Metrics;
 use breakerbox::observe::prometheus::BreakerCollector;
-use breakerbox::{Config, MonotonicClock};
+use breakerbox::Config;
 
 fn dashboards() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../dashboards")

@@ -8,7 +8,9 @@ use breaker_fleet::{
     Agent, AgentConfig, Aggregation, FleetState, GroupRecord, LocalEvent, LocalEventKind,
     MemoryStore, Notice, RegistrySide,
 };
-use breakerbox::{Breaker, Config, ManualClock, OpenReason, Registry, State, Subscription};
+use breakerbox::events::Subscription;
+use breakerbox::fleet::FleetControl;
+use breakerbox::{Breaker, Config, ManualClock, OpenReason, Registry, State};
 use tokio::sync::mpsc::UnboundedReceiver;
 
 const OPEN: Duration = Duration::from_secs(30);

@@ -134,7 +134,7 @@ fn one_trip_protects_three_processes_and_redis_going_away_breaks_nothing() {
     for node in &mut nodes[1..] {
         let lag = node.wait_refuse();
         eprintln!("trip reached {} after {lag} µs", node.name);
-        assert_eq!(node.ask("ok"), "refused fleet-open", "the fleet's reason");
+        assert_eq!(node.ask("ok"), "refused fleet_open", "the fleet's reason");
     }
 
     // 2. After open-ms one instance wins the fleet probe; its success closes all.
@@ -143,7 +143,7 @@ fn one_trip_protects_three_processes_and_redis_going_away_breaks_nothing() {
         for (k, node) in nodes.iter_mut().enumerate() {
             match node.ask("ok").as_str() {
                 "admitted" => break 'probe k,
-                "refused open" | "refused fleet-open" => {}
+                "refused open" | "refused fleet_open" => {}
                 other => panic!("node {}: {other}", node.name),
             }
         }

@@ -355,7 +355,7 @@ fn guard(attr: &Attr, item: &ItemFn, l: &Locals, is_async: bool) -> (TokenStream
 /// With `max_concurrent`, a bulkhead slot is taken before the permit (the
 /// bulkhead stands outside the breaker) and held to the end of the call:
 /// ```text
-/// let __slot = match __breaker.enter() {
+/// let __slot = match __breaker.enter_bulkhead() {
 ///     Ok(slot) => slot,
 ///     Err(__open) => return /* on_open: the reason is `BulkheadFull` */,
 /// };
@@ -381,7 +381,7 @@ fn claim(attr: &Attr, l: &Locals, on_open: TokenStream) -> TokenStream {
     let bulkhead = attr.bulkhead.then(|| {
         quote_spanned! {Span::mixed_site()=>
             #lints
-            let #slot = match #breaker.enter() {
+            let #slot = match #breaker.enter_bulkhead() {
                 ::core::result::Result::Ok(slot) => slot,
                 ::core::result::Result::Err(#open) => return #on_open,
             };

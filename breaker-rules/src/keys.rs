@@ -100,9 +100,9 @@ macro_rules! config_keys {
             /// `rejected` and `bulkhead_rejected`, never as a failure of the dependency.
             ///
             /// Enforced by the guarded helpers
-            /// ([`Breaker::call_guarded`](crate::Breaker::call_guarded),
+            /// ([`Breaker::call_in_bulkhead`](crate::Breaker::call_in_bulkhead),
             /// [`Breaker::call_async_guarded`](crate::Breaker::call_async_guarded),
-            /// [`Breaker::enter`](crate::Breaker::enter)) and by `#[circuit_breaker]`
+            /// [`Breaker::enter_bulkhead`](crate::Breaker::enter_bulkhead)) and by `#[circuit_breaker]`
             /// when it names the key; the plain `call` helpers and `try_acquire` do not
             /// look at it, so a group without it pays nothing.
             max_concurrent: u32, Any;

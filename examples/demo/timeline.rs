@@ -5,7 +5,7 @@ use std::fmt::Display;
 use std::future::Future;
 use std::time::{Duration, Instant};
 
-use breakerbox::{Metrics, State};
+use breakerbox::{metrics::Metrics, State};
 
 use crate::upstream::Upstream;
 

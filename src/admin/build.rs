@@ -206,7 +206,7 @@ impl Admin {
         AdminBuilder::new(Source::Shared(registry))
     }
 
-    /// A builder for a router over the process-wide [`registry()`](crate::registry).
+    /// A builder for a router over the process-wide [`registry()`](crate::registry()).
     pub fn global() -> AdminBuilder {
         AdminBuilder::new(Source::Global(crate::registry()))
     }

@@ -3,7 +3,9 @@
 
 use std::time::Duration;
 
-use breaker_core::{Config, Conflict, Event, KeyedMetrics, Metrics, Overridden, State, Transition};
+use breaker_core::{
+    Config, Conflict, DeclarationOverride, Event, KeyedMetrics, Metrics, State, Transition,
+};
 use serde_json::{json, Map, Value};
 
 fn ms(duration: Option<Duration>) -> Value {
@@ -12,16 +14,11 @@ fn ms(duration: Option<Duration>) -> Value {
     })
 }
 
-/// A state's name in the JSON: as [`State::as_str`], with `_` for `-`.
-pub(super) fn state(state: State) -> String {
-    state.as_str().replace('-', "_")
-}
-
 /// One unkeyed breaker.
 pub(super) fn breaker(
     m: &Metrics,
     config: &Config,
-    overrides: &[Overridden],
+    overrides: &[DeclarationOverride],
     conflicts: &[Conflict],
 ) -> Value {
     let window = m.window;
@@ -29,11 +26,11 @@ pub(super) fn breaker(
         .transitions
         .iter()
         .filter(|(_, _, n)| *n > 0)
-        .map(|(from, to, n)| json!({"from": state(from), "to": state(to), "count": n}))
+        .map(|(from, to, n)| json!({"from": from.as_str(), "to": to.as_str(), "count": n}))
         .collect();
     json!({
         "group": m.group,
-        "state": state(m.state),
+        "state": m.state.as_str(),
         "generation": m.generation,
         "calls": m.calls,
         "successes": m.successes,
@@ -122,7 +119,7 @@ pub(super) fn keyed(
             .map(|(key, k)| {
                 json!({
                     "key": key,
-                    "state": state(k.state),
+                    "state": k.state.as_str(),
                     "times_opened": k.times_opened,
                     "failures": k.failures,
                     "rejected": k.rejected,
@@ -162,8 +159,8 @@ fn transition(t: &Transition, key: Option<&str>) -> Map<String, Value> {
         "kind": "transition",
         "group": t.group,
         "key": key,
-        "from": state(t.from),
-        "to": state(t.to),
+        "from": t.from.as_str(),
+        "to": t.to.as_str(),
         "reason": t.reason.as_str(),
         "cause": cause,
         "generation": t.generation,
@@ -208,6 +205,6 @@ pub(super) fn action(
     map.insert("key".into(), key.into());
     map.insert("token".into(), token.into());
     map.insert("reason".into(), reason.into());
-    map.insert("state".into(), state(after).into());
+    map.insert("state".into(), after.as_str().into());
     map
 }

@@ -447,7 +447,7 @@ async fn act_on_group(
             "applied": asked.action.as_str(),
             "group": name,
             "key": null,
-            "state": json::state(after),
+            "state": after.as_str(),
         }),
     )
 }
@@ -483,7 +483,7 @@ async fn act_on_key(
             "applied": asked.action.as_str(),
             "group": group,
             "key": key,
-            "state": json::state(after),
+            "state": after.as_str(),
         }),
     )
 }
@@ -578,7 +578,7 @@ async fn health(State(inner): State<Shared>) -> Response {
         up &= ready;
         groups.insert(
             name.clone(),
-            json!({"state": state.map(json::state), "ready": ready}),
+            json!({"state": state.map(BreakerState::as_str), "ready": ready}),
         );
     }
     let (status, word) = if up {

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use breaker_core::{Config, LayerError, PolicyChange, Reconfigured, Registry, Resolution};
+use breaker_core::{ApplyConfigError, Config, PolicyChange, Reconfigured, Registry, Resolution};
 
 use super::error::{Error, ErrorKind};
 use super::patch::{key_index, Patch, Role, Setting, Source, KEYS};
@@ -175,11 +175,15 @@ impl Settings {
                 overrides: resolved.overrides.iter().map(|o| o.to_string()).collect(),
             })
         };
-        let reconfigured = registry.layer(Arc::new(resolver)).map_err(|e| match e {
-            LayerError::Refused { message, .. } => Error::new(ErrorKind::Refused, message),
-            LayerError::PolicyChange(change) => self.live_change(&change),
-            other => Error::new(ErrorKind::Refused, other.to_string()),
-        })?;
+        let reconfigured = registry
+            .apply_config(Arc::new(resolver))
+            .map_err(|e| match e {
+                ApplyConfigError::Refused { message, .. } => {
+                    Error::new(ErrorKind::Refused, message)
+                }
+                ApplyConfigError::PolicyChange(change) => self.live_change(&change),
+                other => Error::new(ErrorKind::Refused, other.to_string()),
+            })?;
         let mut known = declared_groups();
         known.extend(registry.groups());
         known.extend(registry.keyed_names());
@@ -249,7 +253,7 @@ impl Settings {
 }
 
 /// Reads `BREAKER_CONFIG` and the `BREAKER_` variables of the process and
-/// applies them to the process-wide [`registry()`](crate::registry): what a
+/// applies them to the process-wide [`registry()`](crate::registry()): what a
 /// program calls at start-up. See [`Settings::from_process_env`] and
 /// [`Settings::apply`].
 ///

@@ -24,7 +24,7 @@ use crate::Registry;
 /// Describes every figure and sets it, for every breaker in `breakers` and every
 /// keyed group (one reading per group, never per key), on the installed
 /// `metrics` recorder. Each group is read once, into one
-/// [`Metrics`](crate::Metrics), whose figures are published together.
+/// [`Metrics`](crate::metrics::Metrics), whose figures are published together.
 ///
 /// Call it where your exporter reads (before it renders a scrape) or on a timer:
 /// the values are as fresh as the last call. A rate of a window holding fewer

@@ -5,7 +5,7 @@
 //! a structured `tracing` event (`tracing::subscribe`, feature `tracing`).
 //!
 //! Both read the registry when asked (a scrape, a call to `metrics::publish`):
-//! every group's counters are read once, into one [`Metrics`](crate::Metrics)
+//! every group's counters are read once, into one [`Metrics`](crate::metrics::Metrics)
 //! value as [`Registry::snapshot`](crate::Registry::snapshot) gives, and the
 //! figures of that group come from that value (and its config's `min_calls`)
 //! alone. Nothing is counted twice and nothing runs on the call path: a
@@ -106,7 +106,7 @@
 
 use std::time::Duration;
 
-use crate::{KeyedMetrics, Metrics, State, TransitionCounts};
+use crate::{events::TransitionCounts, keyed::KeyedMetrics, metrics::Metrics, State};
 
 #[cfg(feature = "metrics")]
 #[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
@@ -222,7 +222,7 @@ pub(crate) const FAMILIES: &[Family<Reading>] = &[
         seconds: false,
         samples: |m, sample| {
             for state in STATES {
-                sample(&[("state", state_label(state))], Value::Int(u64::from(m.state == state)));
+                sample(&[("state", state.as_str())], Value::Int(u64::from(m.state == state)));
             }
         },
     },
@@ -516,7 +516,7 @@ fn transition_samples(t: &TransitionCounts, sample: &mut dyn FnMut(Labels, Value
 }
 
 fn transition_labels(from: State, to: State) -> [(&'static str, &'static str); 2] {
-    [("from", state_label(from)), ("to", state_label(to))]
+    [("from", from.as_str()), ("to", to.as_str())]
 }
 
 /// Every state, in the order the `state` label lists them.
@@ -527,18 +527,6 @@ const STATES: [State; 5] = [
     State::ForcedOpen,
     State::ForcedClosed,
 ];
-
-/// The `state` label of `state`: [`State::as_str`] with `_` for `-`, as
-/// resilience4j spells its states.
-pub(crate) const fn state_label(state: State) -> &'static str {
-    match state {
-        State::Closed => "closed",
-        State::Open => "open",
-        State::HalfOpen => "half_open",
-        State::ForcedOpen => "forced_open",
-        State::ForcedClosed => "forced_closed",
-    }
-}
 
 /// A window's counts made consistent with each other: a snapshot taken while
 /// calls land may read a bucket's slow count or failures ahead of its outcomes,
@@ -648,8 +636,8 @@ mod tests {
         // A timeout, a full bulkhead, an abandoned call, a transition by hand.
         let permit = key.try_acquire().unwrap();
         key.timed_out(permit, Duration::from_millis(100));
-        let slot = key.enter().unwrap();
-        assert!(key.enter().is_err());
+        let slot = key.enter_bulkhead().unwrap();
+        assert!(key.enter_bulkhead().is_err());
         drop(slot);
         drop(key.try_acquire().unwrap());
         key.force_open();
@@ -678,7 +666,7 @@ mod tests {
 
     #[test]
     fn every_state_has_its_own_label() {
-        let mut labels: Vec<_> = STATES.iter().map(|&s| state_label(s)).collect();
+        let mut labels: Vec<_> = STATES.iter().map(|&s| s.as_str()).collect();
         labels.sort_unstable();
         labels.dedup();
         assert_eq!(labels.len(), STATES.len());

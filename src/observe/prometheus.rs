@@ -33,13 +33,15 @@ use prometheus_client::metrics::MetricType;
 use prometheus_client::registry::Unit;
 
 use super::{readings, Family, Grouped, Labels, Type, Value, FAMILIES, KEYED_FAMILIES};
-use crate::{Event, Metrics, Registry, Subscription};
+use crate::events::{Event, Subscription};
+use crate::metrics::Metrics;
+use crate::Registry;
 
 /// A [`Collector`] of every breaker in a [`Registry`], read at scrape time.
 ///
 /// It holds the registry, not a list of its breakers, so a group created after
 /// the collector was registered shows at the next scrape. `R` is how it holds it:
-/// `&'static Registry` (as [`registry()`](crate::registry) gives), an
+/// `&'static Registry` (as [`registry()`](crate::registry()) gives), an
 /// `Arc<Registry>`, or anything else that borrows as one.
 ///
 /// Two series families are opt-in ([the table](crate::observe#opt-in-series)):
@@ -257,7 +259,7 @@ fn encode_worst_keys(encoder: &mut DescriptorEncoder, worst: &Worst) -> fmt::Res
     )?;
     for (group, keys) in worst {
         for (key, m) in keys {
-            let state = super::state_label(m.state);
+            let state = m.state.as_str();
             let labels = [("name", *group), ("key", key), ("state", state)];
             metric.encode_family(&labels)?.encode_gauge(&1u64)?;
         }

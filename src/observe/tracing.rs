@@ -4,7 +4,7 @@
 //! // With a `tracing` subscriber installed (tracing-subscriber's `fmt()`, say):
 //! breakerbox::observe::tracing::subscribe(breakerbox::registry()).detach();
 //! breakerbox::registry().breaker("search", &breakerbox::Config::default()).force_open();
-//! // -> WARN breaker: circuit transition group="search" from="closed" to="forced-open" ...
+//! // -> WARN breaker: circuit transition group="search" from="closed" to="forced_open" ...
 //! ```
 //!
 //! Each event has target `breakerbox` and these fields:
@@ -12,16 +12,16 @@
 //! | field | value |
 //! |---|---|
 //! | `group` | the breaker's group |
-//! | `key` | a keyed group's breaker only: its key ([`KeyedTransition::key`](crate::KeyedTransition::key): `a.example`, `7`) |
+//! | `key` | a keyed group's breaker only: its key ([`KeyedTransition::key`](crate::events::KeyedTransition::key): `a.example`, `7`) |
 //! | `from`, `to` | [`State::as_str`](crate::State::as_str) of the states left and entered |
 //! | `reason` | [`TransitionReason::as_str`]: `tripped`, `open_elapsed`, `probe_failed`, `probes_succeeded`, `lease_reclaimed`, `forced_open`, `forced_closed`, `reset`, `fleet_open`, `fleet_close` |
-//! | `cause` | with `tripped` only: [`TripCause::as_str`](crate::TripCause::as_str): `consecutive_failures`, `failure_rate`, `slow_call_rate` or `latency_p99` |
+//! | `cause` | with `tripped` only: [`TripCause::as_str`](crate::events::TripCause::as_str): `consecutive_failures`, `failure_rate`, `slow_call_rate` or `latency_p99` |
 //! | `probes` | with `lease_reclaimed` only: slots taken back |
 //! | `generation` | the generation entered |
 //! | `open_for_ms`, `retry_after_ms` | on entering `open` only |
 //!
-//! Entering `open` or `forced-open` and reclaiming a lease are `WARN`; the other
-//! transitions `INFO`. A [`Conflict`](crate::Conflict) is a `WARN` event with
+//! Entering `open` or `forced_open` and reclaiming a lease are `WARN`; the other
+//! transitions `INFO`. A [`Conflict`](crate::registry::Conflict) is a `WARN` event with
 //! `group`, `source` and the conflict as its message.
 //!
 //! The events come from a registry subscriber, on the slow paths that change a
@@ -32,7 +32,10 @@
 
 use tracing::{info, warn};
 
-use crate::{ConfigSource, Event, Registry, State, Subscription, Transition, TransitionReason};
+use crate::{
+    events::Event, events::Subscription, events::Transition, events::TransitionReason,
+    registry::ConfigSource, Registry, State,
+};
 
 /// Emits every transition and conflict of `registry`'s breakers as a `tracing`
 /// event, until the [`Subscription`] is dropped (or [`detach`](Subscription::detach)ed).

@@ -114,7 +114,7 @@ impl<B, E> Classify<http::Response<B>, E> for HttpResponses {
 ///
 /// ```
 /// use breakerbox::tower::{Classify, Errors, Verdict};
-/// use breakerbox::EveryError;
+/// use breakerbox::classify::EveryError;
 ///
 /// assert_eq!(Errors(EveryError).classify(Ok::<_, &()>(&7)), Verdict::Success);
 /// assert_eq!(Errors(EveryError).classify(Err::<&u32, _>(&())), Verdict::Failure);

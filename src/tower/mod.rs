@@ -24,7 +24,7 @@
 //!   would refuse, it answers ready at once, without waiting for the inner service
 //!   (an open circuit fails fast), and the next `call` refuses. It never claims:
 //!   a service made ready and then dropped leaves the breaker as it was.
-//! - `call` claims a [`Permit`](crate::Permit). Refused: the returned future resolves to
+//! - `call` claims a [`Permit`](crate::breaker::Permit). Refused: the returned future resolves to
 //!   [`BreakerError::Open`] and the inner service is not called. Admitted: the
 //!   inner call's future and the permit move into a [`ResponseFuture`], which
 //!   records the outcome when the call finishes: the classifier's verdict on its
@@ -54,7 +54,7 @@
 //! # Which breaker
 //!
 //! [`CircuitBreakerLayer::new`] takes the group's breaker from the process-wide
-//! [`registry()`](crate::registry): the same one a `#[circuit_breaker(group = ..)]`
+//! [`registry()`](crate::registry()): the same one a `#[circuit_breaker(group = ..)]`
 //! fn of that group uses. [`with_config`](CircuitBreakerLayer::with_config)
 //! declares a config as an attribute does, and
 //! [`for_breaker`](CircuitBreakerLayer::for_breaker) takes any breaker (from
@@ -99,7 +99,7 @@ impl CircuitBreakerLayer {
     /// `#[circuit_breaker]` fns declare a config, pass the same one to
     /// [`with_config`](Self::with_config) instead, or the group is created here
     /// with the defaults and their declaration is reported as a
-    /// [`Conflict`](crate::Conflict), not applied. A group that only layers
+    /// [`Conflict`](crate::registry::Conflict), not applied. A group that only layers
     /// and middleware use is best declared with
     /// [`declare_group!`](crate::declare_group), so a config file naming it is
     /// checked at start-up.
@@ -110,7 +110,7 @@ impl CircuitBreakerLayer {
     /// The layer of `group`'s breaker in the process-wide registry, declaring
     /// `config` as a `#[circuit_breaker]` attribute does: it holds unless the group
     /// was configured explicitly or already declared otherwise (a
-    /// [`Conflict`](crate::Conflict) then says so).
+    /// [`Conflict`](crate::registry::Conflict) then says so).
     ///
     /// ```
     /// use breakerbox::{registry, tower::CircuitBreakerLayer, Config};

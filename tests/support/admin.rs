@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use breakerbox::admin::Admin;
-use breakerbox::{KeyedMetrics, Registry, Snapshot};
+use breakerbox::{keyed::KeyedMetrics, metrics::Snapshot, Registry};
 
 /// A secret long enough to build with.
 pub const OPS: &str = "ops-secret-0123456789";

@@ -10,7 +10,7 @@ use std::future::Future;
 use std::sync::LazyLock;
 use std::task::{Context, Poll, Waker};
 
-pub use breakerbox::{Breaker, ManualClock, Metrics, Registry, State};
+pub use breakerbox::{metrics::Metrics, Breaker, ManualClock, Registry, State};
 
 /// The clock of [`REG`].
 pub static CLOCK: LazyLock<ManualClock> = LazyLock::new(ManualClock::new);

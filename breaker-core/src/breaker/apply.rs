@@ -109,14 +109,14 @@ impl Inner {
         }
     }
 
-    /// [`Breaker::fleet_open`](super::Breaker::fleet_open): open for
+    /// [`FleetControl::fleet_open`](crate::fleet::FleetControl::fleet_open): open for
     /// `remaining` nanos in a new generation, unless forced by hand.
     #[cold]
     pub(super) fn fleet_open(&self, remaining: u64) -> bool {
         self.fleet_opens(remaining, Input::FleetOpen)
     }
 
-    /// [`Breaker::fleet_reopen`](super::Breaker::fleet_reopen): as
+    /// [`FleetControl::fleet_reopen`](crate::fleet::FleetControl::fleet_reopen): as
     /// [`fleet_open`](Self::fleet_open), unless closed.
     #[cold]
     pub(super) fn fleet_reopen(&self, remaining: u64) -> bool {
@@ -156,7 +156,7 @@ impl Inner {
         true
     }
 
-    /// [`Breaker::fleet_close`](super::Breaker::fleet_close): open or half-open
+    /// [`FleetControl::fleet_close`](crate::fleet::FleetControl::fleet_close): open or half-open
     /// to closed in a new generation.
     #[cold]
     pub(super) fn fleet_close(&self) -> bool {
@@ -168,7 +168,7 @@ impl Inner {
         closed
     }
 
-    /// [`Breaker::fleet_hold`](super::Breaker::fleet_hold): moves the end of
+    /// [`FleetControl::fleet_hold`](crate::fleet::FleetControl::fleet_hold): moves the end of
     /// the current open to `remaining` nanos from now, in the same generation.
     #[cold]
     pub(super) fn fleet_hold(&self, remaining: u64) -> bool {

@@ -83,7 +83,7 @@ impl Breaker {
     /// The bulkhead stands outside the breaker: take the slot first, then
     /// [`try_acquire`](Self::try_acquire), so a probe holds a place like any call.
     #[inline]
-    pub fn enter(&self) -> Result<BulkheadSlot<'_>, CircuitOpen> {
+    pub fn enter_bulkhead(&self) -> Result<BulkheadSlot<'_>, CircuitOpen> {
         let inner = &*self.inner;
         let Some(bulkhead) = &inner.guards.bulkhead else {
             return Ok(BulkheadSlot::free());
@@ -114,30 +114,30 @@ impl Breaker {
     /// let breaker = Breaker::new("files", Config::builder().max_concurrent(1).build()?);
     /// let inner = breaker.clone();
     /// let nested = breaker
-    ///     .call_guarded(|| {
+    ///     .call_in_bulkhead(|| {
     ///         // The one slot is held by this call: a second one is refused.
-    ///         Ok::<_, ()>(inner.call_guarded(|| Ok::<_, ()>(())))
+    ///         Ok::<_, ()>(inner.call_in_bulkhead(|| Ok::<_, ()>(())))
     ///     })
     ///     .unwrap();
     /// assert!(matches!(nested, Err(CallError::Open(o)) if o.reason() == OpenReason::BulkheadFull));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     #[inline]
-    pub fn call_guarded<T, E, F>(&self, f: F) -> Result<T, CallError<E>>
+    pub fn call_in_bulkhead<T, E, F>(&self, f: F) -> Result<T, CallError<E>>
     where
         F: FnOnce() -> Result<T, E>,
     {
-        self.call_guarded_with(&EveryError, f)
+        self.call_in_bulkhead_with(&EveryError, f)
     }
 
-    /// [`call_guarded`](Self::call_guarded) with a classifier.
+    /// [`call_in_bulkhead`](Self::call_in_bulkhead) with a classifier.
     #[inline]
-    pub fn call_guarded_with<T, E, C, F>(&self, classifier: &C, f: F) -> Result<T, CallError<E>>
+    pub fn call_in_bulkhead_with<T, E, C, F>(&self, classifier: &C, f: F) -> Result<T, CallError<E>>
     where
         C: Classifier<E> + ?Sized,
         F: FnOnce() -> Result<T, E>,
     {
-        let _slot = self.enter()?;
+        let _slot = self.enter_bulkhead()?;
         let permit = self.try_acquire()?;
         permit.record_owned(f(), classifier, CallError::Inner)
     }
@@ -156,7 +156,7 @@ impl Breaker {
     /// # use breaker_core as breakerbox;
     /// use std::future::{pending, ready, Ready};
     /// use std::time::Duration;
-    /// use breakerbox::{Breaker, CallError, Config, State, Timer};
+    /// use breakerbox::{Breaker, CallError, Config, State, timeout::Timer};
     ///
     /// struct AlreadyDue; // a timer whose every deadline has passed
     /// impl Timer for AlreadyDue {
@@ -201,7 +201,7 @@ impl Breaker {
         Tm: Timer + ?Sized,
         Fut: Future<Output = Result<T, E>>,
     {
-        let _slot = self.enter()?;
+        let _slot = self.enter_bulkhead()?;
         let permit = self.try_acquire()?;
         let Some(after) = self.inner.config().timeout() else {
             return permit.record_owned(future.await, classifier, CallError::Inner);

@@ -45,7 +45,7 @@ mod call_future;
 mod claim;
 mod handle;
 mod inner;
-mod permit;
+pub(crate) mod permit;
 mod reconfigure;
 mod settle;
 mod transition;
@@ -54,6 +54,7 @@ mod transition;
 mod loom_tests;
 
 pub use self::handle::Breaker;
-pub use self::permit::{Classifier, EveryError, OwnedPermit, Permit};
+pub(crate) use self::permit::Classifier;
+pub use self::permit::{OwnedPermit, Permit};
 pub(crate) use self::reconfigure::check_change;
 pub use self::reconfigure::PolicyChange;

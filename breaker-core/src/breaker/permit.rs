@@ -14,7 +14,7 @@ use crate::state::{State, Word};
 ///
 /// ```
 /// # use breaker_core as breakerbox;
-/// use breakerbox::Classifier;
+/// use breakerbox::classify::Classifier;
 ///
 /// #[derive(Debug)]
 /// enum ApiError { BadRequest, Unavailable }

@@ -233,7 +233,7 @@ mod tests {
         let breaker = registry.breaker("search", &with_threshold(3));
         for _ in 0..100 {
             let changed = registry
-                .layer(Arc::new(|_: &str, _: Option<&Config>| {
+                .apply_config(Arc::new(|_: &str, _: Option<&Config>| {
                     Ok(Resolution {
                         config: Config::builder()
                             .threshold(5)

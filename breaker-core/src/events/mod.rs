@@ -44,7 +44,7 @@ use crate::sync::{AtomicBool, AtomicU64, AtomicUsize, Mutex, Ordering::*};
 ///
 /// ```
 /// # use breaker_core as breakerbox;
-/// use breakerbox::{Config, Event, ManualClock, Registry, State, TransitionReason, TripCause};
+/// use breakerbox::{Config, events::Event, ManualClock, Registry, State, events::TransitionReason, events::TripCause};
 /// use std::sync::{Arc, Mutex};
 ///
 /// let registry = Registry::with_clock(ManualClock::new());
@@ -103,7 +103,7 @@ pub struct Transition {
     /// When it entered [`State::Open`]: the time until a probe may go, as of the
     /// transition (equal to `open_for`). `None` otherwise (a forced open has no end).
     /// After a [fleet open](TransitionReason::FleetOpen) the agent may still
-    /// move that moment ([`Breaker::fleet_hold`](crate::Breaker::fleet_hold)),
+    /// move that moment ([`FleetControl::fleet_hold`](crate::fleet::FleetControl::fleet_hold)),
     /// which is no transition.
     pub retry_after: Option<Duration>,
 }
@@ -121,7 +121,7 @@ pub struct Transition {
 ///
 /// ```
 /// # use breaker_core as breakerbox;
-/// use breakerbox::{Config, Event, ManualClock, Registry, State};
+/// use breakerbox::{Config, events::Event, ManualClock, Registry, State};
 /// use std::sync::{Arc, Mutex};
 ///
 /// let registry = Registry::with_clock(ManualClock::new());
@@ -178,12 +178,12 @@ pub enum TransitionReason {
     ForcedClosed,
     /// [`Breaker::reset`](crate::Breaker::reset).
     Reset,
-    /// [`Breaker::fleet_open`](crate::Breaker::fleet_open): another instance's
+    /// [`FleetControl::fleet_open`](crate::fleet::FleetControl::fleet_open): another instance's
     /// trip (or failed probe) reached this one through a fleet agent. Closed,
     /// open or half-open to open; `open_for` and `retry_after` are the time
     /// the fleet's open has left.
     FleetOpen,
-    /// [`Breaker::fleet_close`](crate::Breaker::fleet_close): a probe on another
+    /// [`FleetControl::fleet_close`](crate::fleet::FleetControl::fleet_close): a probe on another
     /// instance closed the circuit. Open or half-open to closed.
     FleetClose,
 }

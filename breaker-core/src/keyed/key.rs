@@ -26,7 +26,7 @@ use std::sync::Arc;
 ///
 /// ```
 /// # use breaker_core as breakerbox;
-/// use breakerbox::{AsKey, Config, KeyedGroup};
+/// use breakerbox::{AsKey, Config, keyed::KeyedGroup};
 ///
 /// #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 /// struct TenantId(u32);

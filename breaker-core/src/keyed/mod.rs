@@ -83,7 +83,7 @@ const RETIRE_BATCH: usize = 128;
 ///
 /// ```
 /// # use breaker_core as breakerbox;
-/// use breakerbox::{Config, KeyedGroup, State};
+/// use breakerbox::{Config, keyed::KeyedGroup, State};
 ///
 /// let hosts = KeyedGroup::<String>::new("upstream", Config::builder().threshold(1).build().unwrap(), 10_000);
 /// hosts.breaker("a.example").try_acquire().unwrap().failure();
@@ -212,7 +212,7 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
     /// The config the group was first declared with: what
     /// [`config`](Self::config) is unless a config
     /// [`configure`](crate::Registry::configure)d for the name, layered
-    /// configuration ([`Registry::layer`](crate::Registry::layer), a config
+    /// configuration ([`Registry::apply_config`](crate::Registry::apply_config), a config
     /// file) or [`reconfigure`](Self::reconfigure) replaced it.
     pub fn declared(&self) -> Config {
         self.shared.declared
@@ -230,7 +230,7 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
     ///
     /// ```
     /// # use breaker_core as breakerbox;
-    /// use breakerbox::{Config, KeyedGroup, State};
+    /// use breakerbox::{Config, keyed::KeyedGroup, State};
     ///
     /// let hosts = KeyedGroup::<String>::new("hosts", Config::builder().threshold(5).build().unwrap(), 100);
     /// hosts.breaker("a.example").try_acquire().unwrap().failure();
@@ -260,7 +260,7 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
     ///
     /// ```
     /// # use breaker_core as breakerbox;
-    /// use breakerbox::{CallError, Config, KeyedGroup};
+    /// use breakerbox::{CallError, Config, keyed::KeyedGroup};
     ///
     /// let tenants = KeyedGroup::<u64>::new("tenants", Config::default(), 1_000);
     /// let answer = tenants.breaker(&42).call(|| Ok::<_, std::io::Error>(7));
@@ -282,7 +282,7 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
     /// ```
     /// # use breaker_core as breakerbox;
     /// use std::net::{IpAddr, Ipv4Addr};
-    /// use breakerbox::{Config, KeyedGroup};
+    /// use breakerbox::{Config, keyed::KeyedGroup};
     ///
     /// let peers = KeyedGroup::<IpAddr>::new("peers", Config::default(), 1_000);
     /// let peer = IpAddr::V4(Ipv4Addr::LOCALHOST);

@@ -21,7 +21,7 @@ impl Registry {
     ///
     /// Configuration works as for an unkeyed group: a config
     /// [`configure`](Registry::configure)d for the name replaces the
-    /// declaration, and layered configuration ([`layer`](Registry::layer), a
+    /// declaration, and layered configuration ([`apply_config`](Registry::apply_config), a
     /// config file) applies over it, to the keys held and to new ones
     /// ([`KeyedGroup::config`] tells what they run).
     ///

@@ -3,12 +3,12 @@
 //! declarations.
 //!
 //! `Registry`'s methods are split by concern: this file finds, creates,
-//! inspects and controls groups; `layer` layers configuration over them;
+//! inspects and controls groups; `apply_config` layers configuration over them;
 //! `notes` says what a locked section left to say and keeps the subscribers;
 //! `keyed` holds the keyed groups. `reports` has the types they return.
 
+mod apply_config;
 mod keyed;
-mod layer;
 mod notes;
 mod reports;
 
@@ -21,7 +21,8 @@ use parking_lot::{Mutex, RwLock};
 
 use self::notes::Note;
 pub use self::reports::{
-    AlreadyCreated, LayerError, Overridden, Reconfigured, Resolution, Resolver, UnknownGroup,
+    AlreadyCreated, ApplyConfigError, DeclarationOverride, Reconfigured, Resolution, Resolver,
+    UnknownGroup,
 };
 use crate::breaker::Breaker;
 use crate::clock::{Clock, ClockSource};
@@ -58,7 +59,7 @@ pub fn registry() -> &'static Registry {
 /// [`breaker_or_default`](Registry::breaker_or_default) created with the defaults,
 /// when it asks for something else.
 ///
-/// **Layered configuration.** [`layer`](Registry::layer) hands the registry a
+/// **Layered configuration.** [`apply_config`](Registry::apply_config) hands the registry a
 /// [`Resolver`] (a configuration file and the environment, say) that turns a
 /// group's declaration into the config it runs with: applied at once to every
 /// live breaker, keeping its state, and to every group created later. The
@@ -74,7 +75,7 @@ pub struct Registry {
     conflicts: Mutex<Vec<Conflict>>,
     /// Told every transition of every breaker of this registry, and conflicts.
     subscribers: Arc<Subscribers>,
-    overrides: Mutex<Vec<Overridden>>,
+    overrides: Mutex<Vec<DeclarationOverride>>,
     /// Keyed groups (`Registry::keyed`, in `keyed`).
     keyed: crate::keyed::KeyedGroups,
 }
@@ -314,7 +315,7 @@ impl Registry {
                     resolution.config
                 }
                 Err(message) => {
-                    // A call site cannot fail here; `layer` checks the
+                    // A call site cannot fail here; `apply_config` checks the
                     // declarations it knows of beforehand, so this is one it
                     // could not see (a hand-made `breaker` call).
                     notes.push(Note::Refused(name, message));
@@ -326,7 +327,7 @@ impl Registry {
 
     /// Runs `create` (which finds or creates a keyed group declared with
     /// `declared`) under the groups' read lock, so a concurrent
-    /// [`layer`](Self::layer) either reconfigures the new group or builds it
+    /// [`apply_config`](Self::apply_config) either reconfigures the new group or builds it
     /// through its resolver. `create` gets what [`resolved`](Self::resolved)
     /// says for a name; what that has to say is announced once the lock is gone.
     pub(crate) fn creating_keyed<R>(

@@ -10,7 +10,7 @@ use crate::events::{Event, Subscription};
 /// released (see [`Registry::say`]).
 pub(super) enum Note {
     Conflict(Box<Conflict>),
-    Overridden(&'static str, String),
+    DeclarationOverride(&'static str, String),
     Refused(&'static str, String),
 }
 
@@ -21,7 +21,9 @@ impl Registry {
         for note in notes {
             match note {
                 Note::Conflict(conflict) => self.report(*conflict),
-                Note::Overridden(group, detail) => log::info!("breaker: group `{group}`: {detail}"),
+                Note::DeclarationOverride(group, detail) => {
+                    log::info!("breaker: group `{group}`: {detail}")
+                }
                 Note::Refused(group, message) => log::error!(
                     "breaker: group `{group}` keeps its declared config: \
                      the layered configuration refuses it: {message}"
@@ -61,7 +63,7 @@ impl Registry {
     ///
     /// ```
     /// # use breaker_core as breakerbox;
-    /// use breakerbox::{Config, Event, Registry};
+    /// use breakerbox::{Config, events::Event, Registry};
     /// use std::sync::{Arc, Mutex};
     ///
     /// let registry = Arc::new(Registry::new());
@@ -77,7 +79,7 @@ impl Registry {
     ///     })
     ///     .detach();
     /// registry.breaker("mail", &Config::default()).force_open();
-    /// assert_eq!(log.lock().unwrap()[..], ["closed -> forced-open (1 groups)"]);
+    /// assert_eq!(log.lock().unwrap()[..], ["closed -> forced_open (1 groups)"]);
     /// ```
     pub fn subscribe<F>(&self, subscriber: F) -> Subscription
     where
@@ -98,7 +100,7 @@ impl Registry {
     ///
     /// ```
     /// # use breaker_core as breakerbox;
-    /// use breakerbox::{Config, Event, Registry};
+    /// use breakerbox::{Config, events::Event, Registry};
     /// use std::sync::atomic::{AtomicUsize, Ordering};
     /// use std::sync::Arc;
     ///

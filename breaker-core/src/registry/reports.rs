@@ -25,23 +25,23 @@ pub struct Resolution {
 
 /// A value of a group's declaration that layered configuration took away.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Overridden {
+pub struct DeclarationOverride {
     /// The group.
     pub group: &'static str,
     /// What was overridden, and by what (from the [`Resolution`]).
     pub detail: String,
 }
 
-impl fmt::Display for Overridden {
+impl fmt::Display for DeclarationOverride {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "group `{}`: {}", self.group, self.detail)
     }
 }
 
-/// [`Registry::layer`](super::Registry::layer) refused a configuration; nothing of it was applied.
+/// [`Registry::apply_config`](super::Registry::apply_config) refused a configuration; nothing of it was applied.
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
-pub enum LayerError {
+pub enum ApplyConfigError {
     /// The resolver refused a live group's declaration.
     Refused {
         /// The group.
@@ -53,21 +53,21 @@ pub enum LayerError {
     PolicyChange(PolicyChange),
 }
 
-impl fmt::Display for LayerError {
+impl fmt::Display for ApplyConfigError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            LayerError::Refused { group, message } => {
+            ApplyConfigError::Refused { group, message } => {
                 write!(f, "group `{group}`: {message}; nothing was applied")
             }
-            LayerError::PolicyChange(change) => write!(f, "{change}; nothing was applied"),
+            ApplyConfigError::PolicyChange(change) => write!(f, "{change}; nothing was applied"),
         }
     }
 }
 
-impl std::error::Error for LayerError {}
+impl std::error::Error for ApplyConfigError {}
 
 /// A live breaker, or a keyed group (all its keys), whose config
-/// [`Registry::layer`](super::Registry::layer) replaced. A keyed and an unkeyed
+/// [`Registry::apply_config`](super::Registry::apply_config) replaced. A keyed and an unkeyed
 /// group of one name are listed once each.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Reconfigured {

@@ -20,15 +20,17 @@ pub enum State {
 }
 
 impl State {
-    /// A short lowercase label, for logs and metrics: `"closed"`, `"open"`,
-    /// `"half-open"`, `"forced-open"`, `"forced-closed"`.
+    /// A short snake_case label, the one spelling of the state in `Display`,
+    /// logs, events, admin JSON and metric labels: `"closed"`, `"open"`,
+    /// `"half_open"`, `"forced_open"`, `"forced_closed"` (resilience4j's
+    /// label values).
     pub const fn as_str(self) -> &'static str {
         match self {
             State::Closed => "closed",
             State::Open => "open",
-            State::HalfOpen => "half-open",
-            State::ForcedOpen => "forced-open",
-            State::ForcedClosed => "forced-closed",
+            State::HalfOpen => "half_open",
+            State::ForcedOpen => "forced_open",
+            State::ForcedClosed => "forced_closed",
         }
     }
 

@@ -4,7 +4,7 @@ use std::future::{pending, Future, Pending};
 use std::pin::Pin;
 use std::time::Duration;
 
-use breakerbox::{circuit_breaker, CallError, Timer};
+use breakerbox::{circuit_breaker, CallError, timeout::Timer};
 
 type R = Result<u32, CallError<()>>;
 

@@ -429,7 +429,7 @@ fn only_steps_that_change_generation_carry_a_transition() {
     }
 }
 
-// The fleet's inputs (`Breaker::fleet_open`, `fleet_close`, `fleet_hold`).
+// The fleet's inputs (`FleetControl::fleet_open`, `fleet_close`, `fleet_hold`).
 
 #[test]
 fn a_fleet_open_starts_a_new_open_generation_from_every_state_not_forced() {

@@ -1,10 +1,10 @@
-//! Layered configuration: [`Registry::layer`] and what it took away
+//! Layered configuration: [`Registry::apply_config`] and what it took away
 //! ([`Registry::overrides`]).
 
 use std::sync::Arc;
 
 use super::notes::Note;
-use super::{LayerError, Overridden, Reconfigured, Registry, Resolver};
+use super::{ApplyConfigError, DeclarationOverride, Reconfigured, Registry, Resolver};
 
 impl Registry {
     /// Records what layered configuration took from `group`'s declaration; the
@@ -17,11 +17,11 @@ impl Registry {
     ) {
         let mut overrides = self.overrides.lock();
         for detail in details {
-            overrides.push(Overridden {
+            overrides.push(DeclarationOverride {
                 group,
                 detail: detail.clone(),
             });
-            notes.push(Note::Overridden(group, detail));
+            notes.push(Note::DeclarationOverride(group, detail));
         }
     }
 
@@ -47,7 +47,7 @@ impl Registry {
     /// let search = registry.breaker("search", &declared);
     /// // Every group's open duration from elsewhere (a file, say).
     /// registry
-    ///     .layer(Arc::new(|_group: &str, declared: Option<&Config>| {
+    ///     .apply_config(Arc::new(|_group: &str, declared: Option<&Config>| {
     ///         let threshold = declared.map_or(5, Config::threshold);
     ///         let config = Config::builder().threshold(threshold).open_ms(5_000).build();
     ///         Ok(Resolution { config: config.map_err(|e| e.to_string())?, overrides: vec![] })
@@ -56,21 +56,24 @@ impl Registry {
     /// assert_eq!(search.config().open_duration().as_millis(), 5_000);
     /// assert_eq!(registry.breaker_or_default("later").config().open_duration().as_millis(), 5_000);
     /// ```
-    pub fn layer(&self, resolver: Arc<Resolver>) -> Result<Vec<Reconfigured>, LayerError> {
+    pub fn apply_config(
+        &self,
+        resolver: Arc<Resolver>,
+    ) -> Result<Vec<Reconfigured>, ApplyConfigError> {
         let mut groups = self.groups.write();
         let mut live: Vec<_> = groups.breakers.iter().collect();
         live.sort_unstable_by_key(|(name, _)| **name);
         let mut plan = Vec::with_capacity(live.len());
         for (&name, entry) in live {
             let base = groups.configured.get(name).or(entry.declared.as_ref());
-            let resolution = resolver(name, base).map_err(|message| LayerError::Refused {
+            let resolution = resolver(name, base).map_err(|message| ApplyConfigError::Refused {
                 group: name,
                 message,
             })?;
             entry
                 .breaker
                 .check_reconfigure(&resolution.config)
-                .map_err(LayerError::PolicyChange)?;
+                .map_err(ApplyConfigError::PolicyChange)?;
             plan.push((entry.breaker.clone(), resolution));
         }
         // Keyed groups are created under the groups' read lock (see
@@ -83,13 +86,13 @@ impl Registry {
                 .copied()
                 .unwrap_or(keyed.declared());
             let resolution =
-                resolver(name, Some(&base)).map_err(|message| LayerError::Refused {
+                resolver(name, Some(&base)).map_err(|message| ApplyConfigError::Refused {
                     group: name,
                     message,
                 })?;
             keyed
                 .check_reconfigure(&resolution.config)
-                .map_err(LayerError::PolicyChange)?;
+                .map_err(ApplyConfigError::PolicyChange)?;
             keyed_plan.push((name, keyed, resolution));
         }
         // Nothing can fail from here on: a keyed group reconfigured by hand
@@ -132,10 +135,10 @@ impl Registry {
         Ok(changed)
     }
 
-    /// Every declared value that layered configuration ([`layer`](Self::layer))
-    /// took away, with its source: for the live groups as of the last `layer`,
+    /// Every declared value that layered configuration ([`apply_config`](Self::apply_config))
+    /// took away, with its source: for the live groups as of the last `apply_config`,
     /// then for each group created since, in that order.
-    pub fn overrides(&self) -> Vec<Overridden> {
+    pub fn overrides(&self) -> Vec<DeclarationOverride> {
         self.overrides.lock().clone()
     }
 }
