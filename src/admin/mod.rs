@@ -81,7 +81,7 @@
 //! forced open, most opened first (then most failures, then most rejections,
 //! then by key, in the key type's order: text order for `String` keys;
 //! found in one pass that clones only the keys listed, as
-//! [`KeyedGroup::worst_keys`](crate::KeyedGroup::worst_keys)), each `{"key", "state", "times_opened", "failures",
+//! [`KeyedGroup::worst_keys`](crate::keyed::KeyedGroup::worst_keys)), each `{"key", "state", "times_opened", "failures",
 //! "rejected", "retry_after_ms"}`. A keyed group whose key type the app did not
 //! register has `"worst_keys": null`: the registry lists its keys only to code
 //! that knows their type. `worst_keys_limit` is the bound. A request that
