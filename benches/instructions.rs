@@ -12,7 +12,7 @@ use std::process::Command;
 use std::future::{pending, Pending};
 use std::time::Duration;
 
-use breakerbox::{circuit_breaker, timeout::Timer, Breaker, Config};
+use breakerbox::{circuit_breaker, timeout::Timer, Breaker, Config, Fallback};
 
 #[path = "fixtures.rs"]
 mod fixtures;
@@ -55,6 +55,48 @@ async fn guarded_keyed_async(x: u64) -> Result<u64, BenchError> {
 
 #[circuit_breaker(group = "ir-keyed-str", key = host, threshold = 3, open_ms = 3_600_000)]
 fn guarded_keyed_str(host: &str, x: u64) -> Result<u64, BenchError> {
+    work(x)
+}
+
+// Fallbacks: a failure fallback on the closed path (its cost is the difference
+// from `attribute`), and the answers to a forced-open group (from `forced_open`).
+#[inline(never)]
+fn stand_in(x: u64) -> Result<u64, BenchError> {
+    Ok(x + 1)
+}
+
+#[inline(never)]
+fn stand_in_why(x: u64, why: Fallback<BenchError>) -> Result<u64, BenchError> {
+    match why {
+        Fallback::Refused(_) => Ok(x + 1),
+        _ => Ok(x + 2),
+    }
+}
+
+#[circuit_breaker(
+    group = "ir-fallback-failure",
+    threshold = 3,
+    open_ms = 3_600_000,
+    fallback = stand_in_why(why),
+    fallback_on = "failure"
+)]
+fn guarded_fallback_failure(x: u64) -> Result<u64, BenchError> {
+    work(x)
+}
+
+#[circuit_breaker(group = "ir-fallback-open", threshold = 3, open_ms = 3_600_000, fallback = stand_in)]
+fn guarded_fallback_open(x: u64) -> Result<u64, BenchError> {
+    work(x)
+}
+
+#[circuit_breaker(
+    group = "ir-fallback-why-open",
+    threshold = 3,
+    open_ms = 3_600_000,
+    fallback = stand_in_why(why),
+    fallback_on = "failure"
+)]
+fn guarded_fallback_why_open(x: u64) -> Result<u64, BenchError> {
     work(x)
 }
 
@@ -118,6 +160,9 @@ const CASES: &[&str] = &[
     "attribute_keyed",
     "attribute_keyed_async",
     "attribute_keyed_str",
+    "fallback_failure",
+    "fallback_open",
+    "fallback_why_open",
     "force_reset",
     "force_reset_ring",
     "worst_keys",
@@ -171,6 +216,16 @@ fn run(case: &str, n: u64) {
     let _ = black_box(guarded_keyed(1));
     let _ = black_box(poll_now(guarded_keyed_async(1)));
     let _ = black_box(guarded_keyed_str("api.example.com", 1));
+    let _ = black_box(guarded_fallback_failure(1));
+    let _ = black_box(guarded_fallback_open(1));
+    let _ = black_box(guarded_fallback_why_open(1));
+    if case == "fallback_open" || case == "fallback_why_open" {
+        for group in ["ir-fallback-open", "ir-fallback-why-open"] {
+            breakerbox::registry()
+                .force_open(group)
+                .expect("the group was used");
+        }
+    }
     // Tokio's timer registers with the runtime of the current context.
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_time()
@@ -198,6 +253,9 @@ fn run(case: &str, n: u64) {
         "attribute_keyed_str" => repeat(n, || {
             guarded_keyed_str(black_box("api.example.com"), black_box(1))
         }),
+        "fallback_failure" => repeat(n, || guarded_fallback_failure(black_box(1))),
+        "fallback_open" => repeat(n, || guarded_fallback_open(black_box(1))),
+        "fallback_why_open" => repeat(n, || guarded_fallback_why_open(black_box(1))),
         "permit_async" => repeat(n, || {
             poll_now(async {
                 let permit = b.try_acquire()?;

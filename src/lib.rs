@@ -286,7 +286,8 @@
 /// | `timeout_ms` | integer (`u64`) | none | async fns only: a call still running after this is dropped, counts as a failure and returns `Err(TimedOut.into())` (see [`timeout`]) |
 /// | `max_concurrent` | integer (`u32`) | none | bulkhead: calls of the group in flight at once; one over the cap is refused like an open circuit, with [`OpenReason::BulkheadFull`] |
 /// | `latency_p99_ms` | integer (`u64`) | none | open when the window's p99 latency is above this, even if every call succeeds; needs a window |
-/// | `fallback` | path | none | fn called with the same arguments when the circuit refuses |
+/// | `fallback` | path, or `path(why)` | none | fn called with the same arguments when the circuit refuses (see [Fallbacks](#fallbacks)); `path(why)` passes a [`Fallback`] saying why as one more, last, argument |
+/// | `fallback_on` | `"refusal"` or `"failure"` | `"refusal"` | what the fallback answers: refusals only (open, half-open full, forced, bulkhead full), or also timeouts and the errors `is_failure` counts as failures (never an ignored error, never a panic); needs `fallback` |
 /// | `is_failure` | path to `fn(&E) -> bool` | every `Err` fails | which errors count as failures; the rest are ignored |
 /// | `registry` | expression of type `&Registry` | [`registry()`] | the registry to use, e.g. `&TEST_REGISTRY` with a [`ManualClock`]; a call site caches the breaker of the first registry it meets, and looks others up on every call |
 /// | `crate` | path | `::breakerbox` | where generated code finds this crate, for re-exporters |
@@ -321,14 +322,50 @@
 ///
 /// # When the circuit is open
 ///
-/// The body does not run. With `fallback = path` the fallback is called with the
-/// same arguments and its value is returned (awaited for an async fn). In a
-/// method it gets the receiver first, and a bare name means `Self::name`:
-/// `fallback = cached` calls `Self::cached(self, q)`; name a free fn by its path
-/// (`fallback = self::cached`). A fallback's result is never counted as a success or a
-/// probe. Without a fallback the fn must return `Result<_, E>` with
-/// `E: From<CircuitOpen>`, and returns `Err(CircuitOpen.into())`; [`CircuitOpen`]
-/// tells the group, the reason and `retry_after`.
+/// The body does not run. Without a fallback the fn must return `Result<_, E>`
+/// with `E: From<CircuitOpen>`, and returns `Err(CircuitOpen.into())`;
+/// [`CircuitOpen`] tells the group, the reason and `retry_after`. With a
+/// fallback, the fallback's value is returned.
+///
+/// # Fallbacks
+///
+/// A fallback is a fn called with the same arguments as the guarded fn (a
+/// method's gets the receiver first), whose value the guarded fn returns
+/// (awaited for an async fn). Two keys choose its form:
+///
+/// | attribute | called on | the fallback's parameters |
+/// |---|---|---|
+/// | `fallback = cached` | refusals | the fn's |
+/// | `fallback = cached(why)` | refusals | the fn's, then `why: Fallback<E>` |
+/// | `fallback = cached, fallback_on = "failure"` | refusals, timeouts, failures | the fn's |
+/// | `fallback = cached(why), fallback_on = "failure"` | refusals, timeouts, failures | the fn's, then `why: Fallback<E>` |
+///
+/// - **Refusals** are every claim the breaker refuses: open, half-open with
+///   every probe slot taken, forced open, and a full bulkhead (`max_concurrent`);
+///   [`Fallback::Refused`] carries the [`CircuitOpen`] and its
+///   [`reason`](CircuitOpen::reason).
+/// - **Failures** (`fallback_on = "failure"`) are a timeout (`timeout_ms`,
+///   [`Fallback::TimedOut`]) and an `Err` the classifier counts as a failure
+///   ([`Fallback::Failed`] with the error; every `Err` without `is_failure`). An
+///   error `is_failure` ignores is returned as it is, and so is a success.
+/// - **A panic** is recorded as a failure and goes on unwinding: no fallback
+///   answers it.
+/// - **Never counted.** The call's outcome (a failure, a timeout, a refusal) is
+///   recorded before the fallback runs; what the fallback returns is never an
+///   outcome of the breaker, in any form: not a success, not a probe's verdict.
+/// - **The arguments after the call.** A failure fallback gets the arguments
+///   the body ran with, so the body borrows the arguments instead of taking
+///   them: a body that moves an owned argument away is a compile error at the
+///   fallback path ("use of moved value"); take that argument by reference, or
+///   clone it in the body. A fn ending in `async move { .. }` hands its
+///   arguments to that block, so it answers refusals only.
+/// - **Where the name is looked up.** In a method, a bare name means
+///   `Self::name` (`fallback = cached` calls `Self::cached(self, ..)`); name a
+///   free fn by its path (`fallback = self::cached`), and it gets the receiver
+///   first too. A path may carry generics (`fallback = cache::get::<T>`).
+/// - **Keyed fns** answer as unkeyed ones: the refusal or failure is the key's.
+///
+/// Refusals, with the same arguments:
 ///
 /// ```
 /// use breakerbox::circuit_breaker;
@@ -348,17 +385,117 @@
 /// # assert_eq!(Catalog { cache: vec![] }.list(0), ["live page 0"]);
 /// ```
 ///
+/// Refusals, told why: a full bulkhead sheds load instead of serving stale data.
+///
+/// ```
+/// use breakerbox::{circuit_breaker, CallError, Fallback, OpenReason};
+///
+/// #[circuit_breaker(group = "prices", max_concurrent = 64, fallback = last_known(why))]
+/// fn price(sku: u32) -> Result<u64, CallError<String>> {
+///     Ok(u64::from(sku) * 100)
+/// }
+///
+/// fn last_known(sku: u32, why: Fallback<CallError<String>>) -> Result<u64, CallError<String>> {
+///     match why {
+///         Fallback::Refused(open) if open.reason() == OpenReason::BulkheadFull => Err(open.into()),
+///         _ => Ok(u64::from(sku) * 90),
+///     }
+/// }
+///
+/// assert_eq!(price(2).unwrap(), 200);
+/// breakerbox::registry().force_open("prices").unwrap();
+/// assert_eq!(price(2).unwrap(), 180); // forced open: the last known price
+/// ```
+///
+/// Failures too, with the same arguments:
+///
+/// ```
+/// use breakerbox::{circuit_breaker, CallError};
+///
+/// #[circuit_breaker(group = "avatars", fallback = placeholder, fallback_on = "failure")]
+/// fn avatar(user: &str) -> Result<String, CallError<String>> {
+///     if user.is_empty() { return Err(CallError::Inner("no such user".into())) }
+///     Ok(format!("https://img.example/{user}.png"))
+/// }
+///
+/// fn placeholder(_user: &str) -> Result<String, CallError<String>> {
+///     Ok("https://img.example/anonymous.png".into())
+/// }
+///
+/// assert_eq!(avatar("").unwrap(), "https://img.example/anonymous.png"); // failed, then answered
+/// assert_eq!(breakerbox::registry().get("avatars").unwrap().metrics().failures, 1);
+/// ```
+///
+/// Failures too, told why, on an async fn with a deadline and a classifier:
+///
+/// ```
+/// use breakerbox::{circuit_breaker, CircuitOpen, Fallback, TimedOut};
+///
+/// #[derive(Debug)]
+/// enum ApiError { NotFound, Unavailable, Open(CircuitOpen), Late(TimedOut) }
+/// impl From<CircuitOpen> for ApiError { fn from(e: CircuitOpen) -> Self { ApiError::Open(e) } }
+/// impl From<TimedOut> for ApiError { fn from(e: TimedOut) -> Self { ApiError::Late(e) } }
+///
+/// fn server_side(e: &ApiError) -> bool { !matches!(e, ApiError::NotFound) }
+///
+/// #[circuit_breaker(group = "profiles", is_failure = server_side,
+///                   fallback = cached(why), fallback_on = "failure")]
+/// async fn profile(id: u32) -> Result<String, ApiError> {
+///     match id {
+///         0 => Err(ApiError::NotFound),    // ignored: returned as it is
+///         1 => Err(ApiError::Unavailable), // a failure: answered by `cached`
+///         _ => Ok(format!("profile {id}")),
+///     }
+/// }
+///
+/// async fn cached(id: u32, why: Fallback<ApiError>) -> Result<String, ApiError> {
+///     match why {
+///         Fallback::Failed(ApiError::Unavailable) => Ok(format!("cached profile {id}")),
+///         Fallback::Refused(open) => Err(open.into()),
+///         Fallback::TimedOut(late) => Err(late.into()),
+///         Fallback::Failed(other) => Err(other),
+///         _ => Err(ApiError::Unavailable), // `Fallback` is `#[non_exhaustive]`
+///     }
+/// }
+///
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// assert!(matches!(profile(0).await, Err(ApiError::NotFound)));
+/// assert_eq!(profile(1).await.unwrap(), "cached profile 1");
+/// # });
+/// ```
+///
+/// **From resilience4j.** `@CircuitBreaker(name = "search", fallbackMethod =
+/// "cached")` with `List<String> cached(String q, Throwable t)` is
+/// `#[circuit_breaker(group = "search", fallback = cached(why), fallback_on =
+/// "failure")]` with `fn cached(q: &str, why: Fallback<E>) -> Result<Vec<String>, E>`:
+/// the same arguments, and the exception as `why`, where
+/// `CallNotPermittedException` is [`Fallback::Refused`], a `TimeLimiter`
+/// timeout [`Fallback::TimedOut`] and the method's own exception
+/// [`Fallback::Failed`]. Two differences: an error the classifier ignores
+/// (resilience4j's `ignoreExceptions`) is returned, not handed to the
+/// fallback, and the fallback's signature is checked when the crate compiles,
+/// not when it is first called. A fallback without `why` is a `fallbackMethod`
+/// that drops the exception parameter.
+///
 /// # Compile-time checks
 ///
 /// Unknown keys (with a suggestion), repeated keys, wrong literal types, values
 /// the builder refuses, a missing or empty `group`, use on anything but a fn with
 /// a body, `const fn`, `-> !`, variadic fns, `max_keys` without `key` or set to
 /// 0, a `key` whose type is no [`AsKey`] (on the key expression), a
-/// future-returning fn whose body the attribute cannot see into, a fallback on a fn returning `impl Trait`, and
-/// fallbacks with another arity, parameter type, return type or asyncness are all
-/// compile errors pointing at the offending tokens (fallback errors at the
-/// fallback path). A bad attribute still emits the fn unchanged, and every
-/// argument error of one attribute shows in one build.
+/// future-returning fn whose body the attribute cannot see into, a tuple key
+/// naming a borrowed parameter (`key = (host, port)` with `host: &str`: write
+/// `host.to_owned()`, or key by `host` alone), a fallback on a fn returning
+/// `impl Trait`, `fallback_on` without `fallback` or with another value, and
+/// `fallback_on = "failure"` on a fn not returning a `Result` are all compile
+/// errors pointing at the offending tokens. A fallback of another parameter
+/// type, return type or asyncness is one error at the fallback path that writes
+/// the expected signature out: ``fallback must be `fn(&str, u32) ->
+/// Result<Vec<String>, ApiError>` `` (one of another arity says "incorrect
+/// number of function parameters" and shows the two). A return type that cannot
+/// carry a refusal or a timeout says which `From` to add. A bad attribute still
+/// emits the fn unchanged, and every argument error of one attribute shows in
+/// one build.
 ///
 /// ```compile_fail
 /// #[breakerbox::circuit_breaker(group = "search", treshold = 3)] // did you mean `threshold`?
@@ -369,7 +506,7 @@ pub use breaker_macros::circuit_breaker;
 // What an application names: the runtime, its config, what a call returns,
 // the test clock, and what a keyed attribute's key implements.
 pub use breaker_core::{
-    registry, AsKey, Breaker, CallError, CircuitOpen, Config, ConfigBuilder, ConfigError,
+    registry, AsKey, Breaker, CallError, CircuitOpen, Config, ConfigBuilder, ConfigError, Fallback,
     ManualClock, OpenReason, Registry, State, TimedOut,
 };
 
@@ -461,8 +598,8 @@ pub mod tower;
 #[macro_export]
 macro_rules! declare_group {
     ($group:expr, $config:path $(,)?) => {
-        $crate::__private::inventory::submit! {
-            $crate::__private::Declaration {
+        $crate::__private_v01::inventory::submit! {
+            $crate::__private_v01::Declaration {
                 group: $group,
                 config: &$config,
                 module: ::core::module_path!(),
@@ -472,8 +609,8 @@ macro_rules! declare_group {
     };
     // `#[circuit_breaker]`'s own declaration (`@by true`).
     (@by $attribute:literal, $group:expr, $config:path) => {
-        $crate::__private::inventory::submit! {
-            $crate::__private::Declaration {
+        $crate::__private_v01::inventory::submit! {
+            $crate::__private_v01::Declaration {
                 group: $group,
                 config: &$config,
                 module: ::core::module_path!(),
@@ -496,26 +633,30 @@ macro_rules! declare_group {
     };
 }
 
-/// Every item code generated by `#[circuit_breaker]` names, and only those: the
-/// expansion writes each path as `::breakerbox::__private::Name` (with `crate = path`,
-/// `path::__private::Name`), never `breaker_core`, so a user depends on `breakerbox`
-/// alone. Not a public API: it may change in any release.
-///
-/// Names: the runtime's types keep their own. Each compile-time check is a
-/// wrapper named for what it holds (`Outcome`, `Classified`, `NotFuture`), the
-/// traits method lookup picks between, and a bound whose `on_unimplemented`
-/// message is the error the user reads (`FromOpen`, `NoClassifier`,
-/// `SeesIntoFuture`); the bounds are here too, so errors name them under this path.
 // The README's Rust blocks, compiled and run as doctests.
 #[doc = include_str!("../README.md")]
 #[cfg(doctest)]
 pub struct ReadmeDoctests;
 
+/// Every item code generated by `#[circuit_breaker]` names, and only those: the
+/// expansion writes each path as `::breakerbox::__private_v01::Name` (with `crate =
+/// path`, `path::__private_v01::Name`), never `breaker_core`, so a user depends on
+/// `breakerbox` alone. Not public API: it may change in any release, and the
+/// version in its name changes with it, so no code can lean on it by accident.
+///
+/// Names: the runtime's types keep their own. Each compile-time check is a
+/// wrapper named for what it holds (`Outcome`, `Classified`, `NotFuture`), the
+/// traits method lookup picks between, and a bound whose `on_unimplemented`
+/// message is the error the user reads (`OpenInto`, `NoClassifier`,
+/// `SeesIntoFuture`, `FallbackFn2`); the bounds are here too, so errors name them
+/// under this path.
 #[doc(hidden)]
-pub mod __private {
+// A fallback trait takes as many arguments as the fn it stands in for.
+#[allow(clippy::too_many_arguments)]
+pub mod __private_v01 {
     // The claim: a per-site cached breaker built from a `const` config.
     pub use breaker_core::__private::{CallSite, SiteBreaker};
-    pub use breaker_core::{CircuitOpen, Config, Registry};
+    pub use breaker_core::{CircuitOpen, Config, Fallback, Registry};
     // A keyed claim (`key = ..`): the per-fn cache of its group.
     pub use breaker_core::__private::KeyedSite;
     // The link-time list of declarations (`config_file::declarations`):
@@ -526,62 +667,580 @@ pub mod __private {
     pub use crate::declare_group as declare;
     #[cfg(feature = "config")]
     pub use inventory;
-    // `timeout_ms`: the race, its error, and the default timer.
+    // `timeout_ms`: the race, its record, its error, and the default timer.
     pub use crate::timeout::DefaultTimer;
+    pub use breaker_core::__private::timed_out;
     pub use breaker_core::timeout::within;
     pub use breaker_core::TimedOut;
-
-    /// The value a guarded fn with `timeout_ms` returns when its call timed out.
-    #[diagnostic::on_unimplemented(
-        message = "`#[circuit_breaker(timeout_ms = ..)]` needs the fn to return `Result<_, E>` with `E: From<TimedOut>`, not `{Self}`",
-        label = "return a `Result` whose error converts from `breakerbox::TimedOut` (a fallback answers refusals, not timeouts: the timed-out call consumed its arguments)"
-    )]
-    pub trait FromTimedOut: Sized {
-        /// `Err(From::from(late))`.
-        fn from_timed_out(late: TimedOut) -> Self;
-    }
-
-    impl<T, E: From<TimedOut>> FromTimedOut for Result<T, E> {
-        #[inline]
-        fn from_timed_out(late: TimedOut) -> Self {
-            Err(E::from(late))
-        }
-    }
-
-    /// `R::from_timed_out(late)`, with `R` inferred from the fn's return type.
-    #[inline]
-    pub fn from_timed_out<R: FromTimedOut>(late: TimedOut) -> R {
-        R::from_timed_out(late)
-    }
-    // The record: the body's value, through `is_failure` or not.
+    // The record: the body's value, through `is_failure` or not; with
+    // `fallback_on = "failure"`, the error a failure hands the fallback.
     pub use breaker_core::__private::{
-        AnyOutcome, Classified, ClassifiedAny, NoClassifier, Outcome,
+        Answered, AnsweredAny, AnyOutcome, Classified, ClassifiedAny, EveryError, NoClassifier,
+        NoFailure, Outcome,
     };
 
-    // An open circuit without `fallback`: `Err(CircuitOpen.into())`, or an error
-    // that says the return type cannot carry it.
+    // An answer without a fallback (an open circuit, a timeout):
+    // `Err(From::from(..))` into the fn's `Result`. Two bounds, so each
+    // mistake is reported with its own message: a return type that is no
+    // `Result` (`Answer`), and an error type without the `From` (`OpenInto`,
+    // `TimedOutInto`, whose self type is the error itself, so rustc reports
+    // them rather than the `From` beneath).
 
-    /// The value a guarded fn without `fallback` returns when its circuit is open.
+    /// A return type that can carry an error: `Result<T, E>`.
     #[diagnostic::on_unimplemented(
-        message = "`#[circuit_breaker]` without `fallback` needs the fn to return `Result<_, E>` with `E: From<CircuitOpen>`, not `{Self}`",
-        label = "return a `Result` whose error converts from `CircuitOpen`, or add `fallback = path`"
+        message = "`#[circuit_breaker]` answers a refusal without a fallback (and a timeout) with `Err(..)`, so the fn must return `Result<_, E>`, not `{Self}`",
+        label = "return a `Result` whose error converts from `CircuitOpen` (and `TimedOut`, with `timeout_ms`), or add `fallback = path`"
     )]
-    pub trait FromOpen: Sized {
-        /// `Err(From::from(open))`.
-        fn from_open(open: CircuitOpen) -> Self;
+    pub trait Answer {
+        /// The `E` of `Result<T, E>`.
+        type Error;
+        /// `Err(error)`.
+        fn err(error: Self::Error) -> Self;
     }
 
-    impl<T, E: From<CircuitOpen>> FromOpen for Result<T, E> {
-        #[inline]
-        fn from_open(open: CircuitOpen) -> Self {
-            Err(E::from(open))
+    impl<T, E> Answer for Result<T, E> {
+        type Error = E;
+        #[inline(always)]
+        fn err(error: E) -> Self {
+            Err(error)
         }
     }
 
-    /// `R::from_open(open)`, with `R` inferred from the fn's return type.
+    /// An error type a refusal converts into.
+    #[diagnostic::on_unimplemented(
+        message = "`{Self}` cannot carry an open circuit: `#[circuit_breaker]` without `fallback` returns `Err(CircuitOpen.into())`",
+        label = "add `impl From<CircuitOpen> for {Self}` (with thiserror, a variant `Open(#[from] CircuitOpen)`), or add `fallback = path`"
+    )]
+    pub trait OpenInto: Sized {
+        /// `From::from(open)`.
+        fn open_into(open: CircuitOpen) -> Self;
+    }
+
+    #[diagnostic::do_not_recommend]
+    impl<E: From<CircuitOpen>> OpenInto for E {
+        #[inline(always)]
+        fn open_into(open: CircuitOpen) -> Self {
+            E::from(open)
+        }
+    }
+
+    /// `Err(open.into())`, with the `Result` inferred from the fn's return type.
+    #[inline(always)]
+    pub fn from_open<R: Answer>(open: CircuitOpen) -> R
+    where
+        R::Error: OpenInto,
+    {
+        R::err(OpenInto::open_into(open))
+    }
+
+    /// An error type a timeout converts into.
+    #[diagnostic::on_unimplemented(
+        message = "`{Self}` cannot carry a timeout: `#[circuit_breaker(timeout_ms = ..)]` returns `Err(TimedOut.into())`",
+        label = "add `impl From<TimedOut> for {Self}` (with thiserror, a variant `TimedOut(#[from] TimedOut)`), or answer timeouts with a fallback: `fallback_on = \"failure\"`"
+    )]
+    pub trait TimedOutInto: Sized {
+        /// `From::from(late)`.
+        fn timed_out_into(late: TimedOut) -> Self;
+    }
+
+    #[diagnostic::do_not_recommend]
+    impl<E: From<TimedOut>> TimedOutInto for E {
+        #[inline(always)]
+        fn timed_out_into(late: TimedOut) -> Self {
+            E::from(late)
+        }
+    }
+
+    /// `Err(late.into())`, with the `Result` inferred from the fn's return type.
     #[inline]
-    pub fn from_open<R: FromOpen>(open: CircuitOpen) -> R {
-        R::from_open(open)
+    pub fn from_timed_out<R: Answer>(late: TimedOut) -> R
+    where
+        R::Error: TimedOutInto,
+    {
+        R::err(TimedOutInto::timed_out_into(late))
+    }
+
+    // The fallback: `FallbackFnN::call(fallback_fnN(path), args..)`. The path
+    // is first made a fn pointer of its own signature (`fallback_fnN`, which
+    // only fixes the number of parameters), then matched against the one the
+    // attribute expects (the trait's parameters, written out by the expansion),
+    // so a mismatch is one error that writes the expected signature out,
+    // instead of rustc's fix-its for a call (`cached.to_string()`). Written
+    // out for each arity (not by a macro), so an error's notes quote one line.
+
+    /// A fallback of the expected signature, with 0 parameters.
+    #[diagnostic::on_unimplemented(
+        message = "fallback must be `fn() -> {R}`",
+        label = "expected `fn() -> {R}`"
+    )]
+    pub trait FallbackFn0<R> {
+        /// Calls the fallback.
+        fn call(self) -> R;
+    }
+
+    #[diagnostic::do_not_recommend]
+    impl<R> FallbackFn0<R> for fn() -> R {
+        #[inline(always)]
+        fn call(self) -> R {
+            self()
+        }
+    }
+
+    /// An async fallback of the expected signature, with 0 parameters.
+    #[diagnostic::on_unimplemented(
+        message = "fallback must be `async fn() -> {R}`",
+        label = "expected `async fn() -> {R}`"
+    )]
+    pub trait AsyncFallbackFn0<R> {
+        /// Calls the fallback.
+        fn call(self) -> impl core::future::Future<Output = R>;
+    }
+
+    #[diagnostic::do_not_recommend]
+    impl<R, F: core::future::Future<Output = R>> AsyncFallbackFn0<R> for fn() -> F {
+        #[inline(always)]
+        fn call(self) -> impl core::future::Future<Output = R> {
+            self()
+        }
+    }
+
+    /// The fallback path as a fn pointer of its own signature.
+    #[inline(always)]
+    pub fn fallback_fn0<R>(f: fn() -> R) -> fn() -> R {
+        f
+    }
+
+    /// A fallback of the expected signature, with 1 parameter.
+    #[diagnostic::on_unimplemented(
+        message = "fallback must be `fn({A0}) -> {R}`",
+        label = "expected `fn({A0}) -> {R}`"
+    )]
+    pub trait FallbackFn1<A0, R> {
+        /// Calls the fallback.
+        fn call(self, a0: A0) -> R;
+    }
+
+    #[diagnostic::do_not_recommend]
+    impl<A0, R> FallbackFn1<A0, R> for fn(A0) -> R {
+        #[inline(always)]
+        fn call(self, a0: A0) -> R {
+            self(a0)
+        }
+    }
+
+    /// An async fallback of the expected signature, with 1 parameter.
+    #[diagnostic::on_unimplemented(
+        message = "fallback must be `async fn({A0}) -> {R}`",
+        label = "expected `async fn({A0}) -> {R}`"
+    )]
+    pub trait AsyncFallbackFn1<A0, R> {
+        /// Calls the fallback.
+        fn call(self, a0: A0) -> impl core::future::Future<Output = R>;
+    }
+
+    #[diagnostic::do_not_recommend]
+    impl<A0, R, F: core::future::Future<Output = R>> AsyncFallbackFn1<A0, R> for fn(A0) -> F {
+        #[inline(always)]
+        fn call(self, a0: A0) -> impl core::future::Future<Output = R> {
+            self(a0)
+        }
+    }
+
+    /// The fallback path as a fn pointer of its own signature.
+    #[inline(always)]
+    pub fn fallback_fn1<A0, R>(f: fn(A0) -> R) -> fn(A0) -> R {
+        f
+    }
+
+    /// A fallback of the expected signature, with 2 parameters.
+    #[diagnostic::on_unimplemented(
+        message = "fallback must be `fn({A0}, {A1}) -> {R}`",
+        label = "expected `fn({A0}, {A1}) -> {R}`"
+    )]
+    pub trait FallbackFn2<A0, A1, R> {
+        /// Calls the fallback.
+        fn call(self, a0: A0, a1: A1) -> R;
+    }
+
+    #[diagnostic::do_not_recommend]
+    impl<A0, A1, R> FallbackFn2<A0, A1, R> for fn(A0, A1) -> R {
+        #[inline(always)]
+        fn call(self, a0: A0, a1: A1) -> R {
+            self(a0, a1)
+        }
+    }
+
+    /// An async fallback of the expected signature, with 2 parameters.
+    #[diagnostic::on_unimplemented(
+        message = "fallback must be `async fn({A0}, {A1}) -> {R}`",
+        label = "expected `async fn({A0}, {A1}) -> {R}`"
+    )]
+    pub trait AsyncFallbackFn2<A0, A1, R> {
+        /// Calls the fallback.
+        fn call(self, a0: A0, a1: A1) -> impl core::future::Future<Output = R>;
+    }
+
+    #[diagnostic::do_not_recommend]
+    impl<A0, A1, R, F: core::future::Future<Output = R>> AsyncFallbackFn2<A0, A1, R>
+        for fn(A0, A1) -> F
+    {
+        #[inline(always)]
+        fn call(self, a0: A0, a1: A1) -> impl core::future::Future<Output = R> {
+            self(a0, a1)
+        }
+    }
+
+    /// The fallback path as a fn pointer of its own signature.
+    #[inline(always)]
+    pub fn fallback_fn2<A0, A1, R>(f: fn(A0, A1) -> R) -> fn(A0, A1) -> R {
+        f
+    }
+
+    /// A fallback of the expected signature, with 3 parameters.
+    #[diagnostic::on_unimplemented(
+        message = "fallback must be `fn({A0}, {A1}, {A2}) -> {R}`",
+        label = "expected `fn({A0}, {A1}, {A2}) -> {R}`"
+    )]
+    pub trait FallbackFn3<A0, A1, A2, R> {
+        /// Calls the fallback.
+        fn call(self, a0: A0, a1: A1, a2: A2) -> R;
+    }
+
+    #[diagnostic::do_not_recommend]
+    impl<A0, A1, A2, R> FallbackFn3<A0, A1, A2, R> for fn(A0, A1, A2) -> R {
+        #[inline(always)]
+        fn call(self, a0: A0, a1: A1, a2: A2) -> R {
+            self(a0, a1, a2)
+        }
+    }
+
+    /// An async fallback of the expected signature, with 3 parameters.
+    #[diagnostic::on_unimplemented(
+        message = "fallback must be `async fn({A0}, {A1}, {A2}) -> {R}`",
+        label = "expected `async fn({A0}, {A1}, {A2}) -> {R}`"
+    )]
+    pub trait AsyncFallbackFn3<A0, A1, A2, R> {
+        /// Calls the fallback.
+        fn call(self, a0: A0, a1: A1, a2: A2) -> impl core::future::Future<Output = R>;
+    }
+
+    #[diagnostic::do_not_recommend]
+    impl<A0, A1, A2, R, F: core::future::Future<Output = R>> AsyncFallbackFn3<A0, A1, A2, R>
+        for fn(A0, A1, A2) -> F
+    {
+        #[inline(always)]
+        fn call(self, a0: A0, a1: A1, a2: A2) -> impl core::future::Future<Output = R> {
+            self(a0, a1, a2)
+        }
+    }
+
+    /// The fallback path as a fn pointer of its own signature.
+    #[inline(always)]
+    pub fn fallback_fn3<A0, A1, A2, R>(f: fn(A0, A1, A2) -> R) -> fn(A0, A1, A2) -> R {
+        f
+    }
+
+    /// A fallback of the expected signature, with 4 parameters.
+    #[diagnostic::on_unimplemented(
+        message = "fallback must be `fn({A0}, {A1}, {A2}, {A3}) -> {R}`",
+        label = "expected `fn({A0}, {A1}, {A2}, {A3}) -> {R}`"
+    )]
+    pub trait FallbackFn4<A0, A1, A2, A3, R> {
+        /// Calls the fallback.
+        fn call(self, a0: A0, a1: A1, a2: A2, a3: A3) -> R;
+    }
+
+    #[diagnostic::do_not_recommend]
+    impl<A0, A1, A2, A3, R> FallbackFn4<A0, A1, A2, A3, R> for fn(A0, A1, A2, A3) -> R {
+        #[inline(always)]
+        fn call(self, a0: A0, a1: A1, a2: A2, a3: A3) -> R {
+            self(a0, a1, a2, a3)
+        }
+    }
+
+    /// An async fallback of the expected signature, with 4 parameters.
+    #[diagnostic::on_unimplemented(
+        message = "fallback must be `async fn({A0}, {A1}, {A2}, {A3}) -> {R}`",
+        label = "expected `async fn({A0}, {A1}, {A2}, {A3}) -> {R}`"
+    )]
+    pub trait AsyncFallbackFn4<A0, A1, A2, A3, R> {
+        /// Calls the fallback.
+        fn call(self, a0: A0, a1: A1, a2: A2, a3: A3) -> impl core::future::Future<Output = R>;
+    }
+
+    #[diagnostic::do_not_recommend]
+    impl<A0, A1, A2, A3, R, F: core::future::Future<Output = R>> AsyncFallbackFn4<A0, A1, A2, A3, R>
+        for fn(A0, A1, A2, A3) -> F
+    {
+        #[inline(always)]
+        fn call(self, a0: A0, a1: A1, a2: A2, a3: A3) -> impl core::future::Future<Output = R> {
+            self(a0, a1, a2, a3)
+        }
+    }
+
+    /// The fallback path as a fn pointer of its own signature.
+    #[inline(always)]
+    pub fn fallback_fn4<A0, A1, A2, A3, R>(f: fn(A0, A1, A2, A3) -> R) -> fn(A0, A1, A2, A3) -> R {
+        f
+    }
+
+    /// A fallback of the expected signature, with 5 parameters.
+    #[diagnostic::on_unimplemented(
+        message = "fallback must be `fn({A0}, {A1}, {A2}, {A3}, {A4}) -> {R}`",
+        label = "expected `fn({A0}, {A1}, {A2}, {A3}, {A4}) -> {R}`"
+    )]
+    pub trait FallbackFn5<A0, A1, A2, A3, A4, R> {
+        /// Calls the fallback.
+        fn call(self, a0: A0, a1: A1, a2: A2, a3: A3, a4: A4) -> R;
+    }
+
+    #[diagnostic::do_not_recommend]
+    impl<A0, A1, A2, A3, A4, R> FallbackFn5<A0, A1, A2, A3, A4, R> for fn(A0, A1, A2, A3, A4) -> R {
+        #[inline(always)]
+        fn call(self, a0: A0, a1: A1, a2: A2, a3: A3, a4: A4) -> R {
+            self(a0, a1, a2, a3, a4)
+        }
+    }
+
+    /// An async fallback of the expected signature, with 5 parameters.
+    #[diagnostic::on_unimplemented(
+        message = "fallback must be `async fn({A0}, {A1}, {A2}, {A3}, {A4}) -> {R}`",
+        label = "expected `async fn({A0}, {A1}, {A2}, {A3}, {A4}) -> {R}`"
+    )]
+    pub trait AsyncFallbackFn5<A0, A1, A2, A3, A4, R> {
+        /// Calls the fallback.
+        fn call(
+            self,
+            a0: A0,
+            a1: A1,
+            a2: A2,
+            a3: A3,
+            a4: A4,
+        ) -> impl core::future::Future<Output = R>;
+    }
+
+    #[diagnostic::do_not_recommend]
+    impl<A0, A1, A2, A3, A4, R, F: core::future::Future<Output = R>>
+        AsyncFallbackFn5<A0, A1, A2, A3, A4, R> for fn(A0, A1, A2, A3, A4) -> F
+    {
+        #[inline(always)]
+        fn call(
+            self,
+            a0: A0,
+            a1: A1,
+            a2: A2,
+            a3: A3,
+            a4: A4,
+        ) -> impl core::future::Future<Output = R> {
+            self(a0, a1, a2, a3, a4)
+        }
+    }
+
+    /// The fallback path as a fn pointer of its own signature.
+    #[inline(always)]
+    pub fn fallback_fn5<A0, A1, A2, A3, A4, R>(
+        f: fn(A0, A1, A2, A3, A4) -> R,
+    ) -> fn(A0, A1, A2, A3, A4) -> R {
+        f
+    }
+
+    /// A fallback of the expected signature, with 6 parameters.
+    #[diagnostic::on_unimplemented(
+        message = "fallback must be `fn({A0}, {A1}, {A2}, {A3}, {A4}, {A5}) -> {R}`",
+        label = "expected `fn({A0}, {A1}, {A2}, {A3}, {A4}, {A5}) -> {R}`"
+    )]
+    pub trait FallbackFn6<A0, A1, A2, A3, A4, A5, R> {
+        /// Calls the fallback.
+        fn call(self, a0: A0, a1: A1, a2: A2, a3: A3, a4: A4, a5: A5) -> R;
+    }
+
+    #[diagnostic::do_not_recommend]
+    impl<A0, A1, A2, A3, A4, A5, R> FallbackFn6<A0, A1, A2, A3, A4, A5, R>
+        for fn(A0, A1, A2, A3, A4, A5) -> R
+    {
+        #[inline(always)]
+        fn call(self, a0: A0, a1: A1, a2: A2, a3: A3, a4: A4, a5: A5) -> R {
+            self(a0, a1, a2, a3, a4, a5)
+        }
+    }
+
+    /// An async fallback of the expected signature, with 6 parameters.
+    #[diagnostic::on_unimplemented(
+        message = "fallback must be `async fn({A0}, {A1}, {A2}, {A3}, {A4}, {A5}) -> {R}`",
+        label = "expected `async fn({A0}, {A1}, {A2}, {A3}, {A4}, {A5}) -> {R}`"
+    )]
+    pub trait AsyncFallbackFn6<A0, A1, A2, A3, A4, A5, R> {
+        /// Calls the fallback.
+        fn call(
+            self,
+            a0: A0,
+            a1: A1,
+            a2: A2,
+            a3: A3,
+            a4: A4,
+            a5: A5,
+        ) -> impl core::future::Future<Output = R>;
+    }
+
+    #[diagnostic::do_not_recommend]
+    impl<A0, A1, A2, A3, A4, A5, R, F: core::future::Future<Output = R>>
+        AsyncFallbackFn6<A0, A1, A2, A3, A4, A5, R> for fn(A0, A1, A2, A3, A4, A5) -> F
+    {
+        #[inline(always)]
+        fn call(
+            self,
+            a0: A0,
+            a1: A1,
+            a2: A2,
+            a3: A3,
+            a4: A4,
+            a5: A5,
+        ) -> impl core::future::Future<Output = R> {
+            self(a0, a1, a2, a3, a4, a5)
+        }
+    }
+
+    /// The fallback path as a fn pointer of its own signature.
+    #[inline(always)]
+    pub fn fallback_fn6<A0, A1, A2, A3, A4, A5, R>(
+        f: fn(A0, A1, A2, A3, A4, A5) -> R,
+    ) -> fn(A0, A1, A2, A3, A4, A5) -> R {
+        f
+    }
+
+    /// A fallback of the expected signature, with 7 parameters.
+    #[diagnostic::on_unimplemented(
+        message = "fallback must be `fn({A0}, {A1}, {A2}, {A3}, {A4}, {A5}, {A6}) -> {R}`",
+        label = "expected `fn({A0}, {A1}, {A2}, {A3}, {A4}, {A5}, {A6}) -> {R}`"
+    )]
+    pub trait FallbackFn7<A0, A1, A2, A3, A4, A5, A6, R> {
+        /// Calls the fallback.
+        fn call(self, a0: A0, a1: A1, a2: A2, a3: A3, a4: A4, a5: A5, a6: A6) -> R;
+    }
+
+    #[diagnostic::do_not_recommend]
+    impl<A0, A1, A2, A3, A4, A5, A6, R> FallbackFn7<A0, A1, A2, A3, A4, A5, A6, R>
+        for fn(A0, A1, A2, A3, A4, A5, A6) -> R
+    {
+        #[inline(always)]
+        fn call(self, a0: A0, a1: A1, a2: A2, a3: A3, a4: A4, a5: A5, a6: A6) -> R {
+            self(a0, a1, a2, a3, a4, a5, a6)
+        }
+    }
+
+    /// An async fallback of the expected signature, with 7 parameters.
+    #[diagnostic::on_unimplemented(
+        message = "fallback must be `async fn({A0}, {A1}, {A2}, {A3}, {A4}, {A5}, {A6}) -> {R}`",
+        label = "expected `async fn({A0}, {A1}, {A2}, {A3}, {A4}, {A5}, {A6}) -> {R}`"
+    )]
+    pub trait AsyncFallbackFn7<A0, A1, A2, A3, A4, A5, A6, R> {
+        /// Calls the fallback.
+        fn call(
+            self,
+            a0: A0,
+            a1: A1,
+            a2: A2,
+            a3: A3,
+            a4: A4,
+            a5: A5,
+            a6: A6,
+        ) -> impl core::future::Future<Output = R>;
+    }
+
+    #[diagnostic::do_not_recommend]
+    impl<A0, A1, A2, A3, A4, A5, A6, R, F: core::future::Future<Output = R>>
+        AsyncFallbackFn7<A0, A1, A2, A3, A4, A5, A6, R> for fn(A0, A1, A2, A3, A4, A5, A6) -> F
+    {
+        #[inline(always)]
+        fn call(
+            self,
+            a0: A0,
+            a1: A1,
+            a2: A2,
+            a3: A3,
+            a4: A4,
+            a5: A5,
+            a6: A6,
+        ) -> impl core::future::Future<Output = R> {
+            self(a0, a1, a2, a3, a4, a5, a6)
+        }
+    }
+
+    /// The fallback path as a fn pointer of its own signature.
+    #[inline(always)]
+    pub fn fallback_fn7<A0, A1, A2, A3, A4, A5, A6, R>(
+        f: fn(A0, A1, A2, A3, A4, A5, A6) -> R,
+    ) -> fn(A0, A1, A2, A3, A4, A5, A6) -> R {
+        f
+    }
+
+    /// A fallback of the expected signature, with 8 parameters.
+    #[diagnostic::on_unimplemented(
+        message = "fallback must be `fn({A0}, {A1}, {A2}, {A3}, {A4}, {A5}, {A6}, {A7}) -> {R}`",
+        label = "expected `fn({A0}, {A1}, {A2}, {A3}, {A4}, {A5}, {A6}, {A7}) -> {R}`"
+    )]
+    pub trait FallbackFn8<A0, A1, A2, A3, A4, A5, A6, A7, R> {
+        /// Calls the fallback.
+        fn call(self, a0: A0, a1: A1, a2: A2, a3: A3, a4: A4, a5: A5, a6: A6, a7: A7) -> R;
+    }
+
+    #[diagnostic::do_not_recommend]
+    impl<A0, A1, A2, A3, A4, A5, A6, A7, R> FallbackFn8<A0, A1, A2, A3, A4, A5, A6, A7, R>
+        for fn(A0, A1, A2, A3, A4, A5, A6, A7) -> R
+    {
+        #[inline(always)]
+        fn call(self, a0: A0, a1: A1, a2: A2, a3: A3, a4: A4, a5: A5, a6: A6, a7: A7) -> R {
+            self(a0, a1, a2, a3, a4, a5, a6, a7)
+        }
+    }
+
+    /// An async fallback of the expected signature, with 8 parameters.
+    #[diagnostic::on_unimplemented(
+        message = "fallback must be `async fn({A0}, {A1}, {A2}, {A3}, {A4}, {A5}, {A6}, {A7}) -> {R}`",
+        label = "expected `async fn({A0}, {A1}, {A2}, {A3}, {A4}, {A5}, {A6}, {A7}) -> {R}`"
+    )]
+    pub trait AsyncFallbackFn8<A0, A1, A2, A3, A4, A5, A6, A7, R> {
+        /// Calls the fallback.
+        fn call(
+            self,
+            a0: A0,
+            a1: A1,
+            a2: A2,
+            a3: A3,
+            a4: A4,
+            a5: A5,
+            a6: A6,
+            a7: A7,
+        ) -> impl core::future::Future<Output = R>;
+    }
+
+    #[diagnostic::do_not_recommend]
+    impl<A0, A1, A2, A3, A4, A5, A6, A7, R, F: core::future::Future<Output = R>>
+        AsyncFallbackFn8<A0, A1, A2, A3, A4, A5, A6, A7, R>
+        for fn(A0, A1, A2, A3, A4, A5, A6, A7) -> F
+    {
+        #[inline(always)]
+        fn call(
+            self,
+            a0: A0,
+            a1: A1,
+            a2: A2,
+            a3: A3,
+            a4: A4,
+            a5: A5,
+            a6: A6,
+            a7: A7,
+        ) -> impl core::future::Future<Output = R> {
+            self(a0, a1, a2, a3, a4, a5, a6, a7)
+        }
+    }
+
+    /// The fallback path as a fn pointer of its own signature.
+    #[inline(always)]
+    pub fn fallback_fn8<A0, A1, A2, A3, A4, A5, A6, A7, R>(
+        f: fn(A0, A1, A2, A3, A4, A5, A6, A7) -> R,
+    ) -> fn(A0, A1, A2, A3, A4, A5, A6, A7) -> R {
+        f
     }
 
     // A sync fn's value is not a future the shape check could not see.

@@ -6,9 +6,10 @@ use std::collections::BTreeSet;
 use breakerbox::Config;
 
 /// The attribute keys that are not configuration keys.
-const OTHER_KEYS: [&str; 8] = [
+const OTHER_KEYS: [&str; 9] = [
     "group",
     "fallback",
+    "fallback_on",
     "is_failure",
     "registry",
     "crate",

@@ -10,7 +10,7 @@ use std::sync::Barrier;
 use std::time::{Duration, Instant};
 
 // `CallSite` is what the attribute's expansion names: the hand-written fns use it the same way.
-use breakerbox::__private::CallSite;
+use breakerbox::__private_v01::CallSite;
 use breakerbox::{circuit_breaker, Breaker, Config, ManualClock, Registry};
 use criterion::{BatchSize, Criterion};
 

@@ -149,9 +149,8 @@ impl From<CircuitOpen> for std::io::Error {
 /// admitted and ran, and the dependency is what was too slow.
 ///
 /// `#[circuit_breaker(timeout_ms = ..)]` needs the fn to return `Result<_, E>`
-/// with `E: From<TimedOut>`, even with a `fallback`: the fallback answers
-/// refusals, made before the body took its arguments, and a timed-out body has
-/// consumed them.
+/// with `E: From<TimedOut>`, unless its fallback answers failures
+/// (`fallback_on = "failure"`), timeouts among them.
 ///
 /// ```
 /// # use breaker_core as breakerbox;
@@ -203,6 +202,91 @@ impl std::error::Error for TimedOut {}
 impl From<TimedOut> for std::io::Error {
     fn from(late: TimedOut) -> Self {
         std::io::Error::new(std::io::ErrorKind::TimedOut, late)
+    }
+}
+
+/// Why a fallback was called: what `#[circuit_breaker(fallback = path(why))]`
+/// passes its fallback as the last argument.
+///
+/// `E` is the guarded fn's own error type. A fallback that answers refusals
+/// only (the default `fallback_on = "refusal"`) only ever sees
+/// [`Refused`](Fallback::Refused); with `fallback_on = "failure"` it also sees
+/// [`TimedOut`](Fallback::TimedOut) and [`Failed`](Fallback::Failed), never an
+/// error the classifier ignores. By the time a fallback runs, the breaker has
+/// recorded the call's outcome: what the fallback returns is never counted.
+///
+/// The `#[circuit_breaker]` page shows each form with the attribute; a
+/// fallback taking it decides by the variant:
+///
+/// ```
+/// # use breaker_core as breakerbox;
+/// use breakerbox::{Breaker, Config, Fallback, OpenReason};
+///
+/// fn cached(id: u32, why: Fallback<std::io::Error>) -> Result<String, std::io::Error> {
+///     match why {
+///         // A full bulkhead is load shedding: say so instead of serving stale data.
+///         Fallback::Refused(open) if open.reason() == OpenReason::BulkheadFull => Err(open.into()),
+///         Fallback::Refused(_) => Ok(format!("cached {id} (circuit open)")),
+///         Fallback::Failed(error) => Ok(format!("cached {id} (after: {error})")),
+///         _ => Ok(format!("cached {id}")),
+///     }
+/// }
+///
+/// let breaker = Breaker::new("docs-why", Config::default());
+/// breaker.force_open();
+/// let why = Fallback::Refused(breaker.try_acquire().unwrap_err());
+/// assert_eq!(cached(7, why).unwrap(), "cached 7 (circuit open)");
+/// let why = Fallback::Failed(std::io::Error::other("reset"));
+/// assert_eq!(cached(7, why).unwrap(), "cached 7 (after: reset)");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Fallback<E> {
+    /// The breaker (or the group's bulkhead) refused: the body did not run.
+    /// [`CircuitOpen::reason`] tells which refusal it was.
+    Refused(CircuitOpen),
+    /// The call ran past the group's `timeout_ms` and was dropped (async fns,
+    /// `fallback_on = "failure"` only).
+    TimedOut(TimedOut),
+    /// The call ran and returned an error its classifier counts as a failure
+    /// (`fallback_on = "failure"` only).
+    Failed(E),
+}
+
+impl<E> Fallback<E> {
+    /// Whether the body never ran: the breaker or the bulkhead refused.
+    pub fn is_refused(&self) -> bool {
+        matches!(self, Fallback::Refused(_))
+    }
+
+    /// The call's own error, if it ran and failed.
+    pub fn into_failed(self) -> Option<E> {
+        match self {
+            Fallback::Failed(error) => Some(error),
+            Fallback::Refused(_) | Fallback::TimedOut(_) => None,
+        }
+    }
+}
+
+/// A message of its own; the refusal, the timeout or the call's error is the
+/// [`source`](std::error::Error::source).
+impl<E> fmt::Display for Fallback<E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Fallback::Refused(_) => "the call was refused",
+            Fallback::TimedOut(_) => "the call timed out",
+            Fallback::Failed(_) => "the call failed",
+        })
+    }
+}
+
+impl<E: std::error::Error + 'static> std::error::Error for Fallback<E> {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Fallback::Refused(open) => Some(open),
+            Fallback::TimedOut(late) => Some(late),
+            Fallback::Failed(e) => Some(e),
+        }
     }
 }
 

@@ -159,7 +159,7 @@ pub use crate::classify::{Classifier, EveryError};
 pub use crate::clock::{Clock, ManualClock, MonotonicClock};
 pub use crate::config::{Config, ConfigBuilder, ConfigError, FailurePolicy, RateThresholds};
 pub use crate::conflict::{ConfigSource, Conflict};
-pub use crate::error::{CallError, CircuitOpen, OpenReason, TimedOut};
+pub use crate::error::{CallError, CircuitOpen, Fallback, OpenReason, TimedOut};
 pub use crate::events::{
     Event, KeyedTransition, Subscription, Transition, TransitionCounts, TransitionReason, TripCause,
 };

@@ -96,3 +96,57 @@ impl<R> ClassifiedAny<R> for Classified<R> {
     label = "this fn does not return a `Result`: remove `is_failure`"
 )]
 pub trait NoClassifier {}
+
+/// A body's value under a fallback that answers failures (`fallback_on =
+/// "failure"`): `Answered(value).failed(permit, &classifier)` records the
+/// outcome first, then gives back `Ok(value)` to return as it is (a success, or
+/// an error the classifier ignores) or `Err(error)` for the fallback to answer.
+/// A value that is not a `Result` finds [`AnsweredAny::failed`], which does
+/// not compile.
+pub struct Answered<R>(pub R);
+
+impl<T, E> Answered<Result<T, E>> {
+    /// Records the outcome, and hands a failure's error to the caller's fallback.
+    #[inline(always)]
+    pub fn failed<C: Classifier<E> + ?Sized>(
+        self,
+        permit: Permit<'_>,
+        classifier: &C,
+    ) -> Result<Result<T, E>, E> {
+        match self.0 {
+            Ok(value) => {
+                permit.success();
+                Ok(Ok(value))
+            }
+            Err(error) if classifier.is_failure(&error) => {
+                permit.failure();
+                Err(error)
+            }
+            Err(error) => {
+                permit.ignore();
+                Ok(Err(error))
+            }
+        }
+    }
+}
+
+/// The `failed` an [`Answered`] value that is not a `Result` finds: it never
+/// compiles, and fails with the message of [`NoFailure`].
+pub trait AnsweredAny<R> {
+    /// Never called: the bound has no implementations.
+    fn failed<C: NoFailure>(self, permit: Permit<'_>, classifier: &C) -> Result<R, R>;
+}
+
+impl<R> AnsweredAny<R> for Answered<R> {
+    fn failed<C: NoFailure>(self, permit: Permit<'_>, _: &C) -> Result<R, R> {
+        permit.success();
+        Ok(self.0)
+    }
+}
+
+/// Implemented by nothing: only a `Result` can fail without panicking.
+#[diagnostic::on_unimplemented(
+    message = "`fallback_on = \"failure\"` only applies to a fn returning `Result<_, E>`",
+    label = "this fn does not return a `Result`, so only a refusal can call its fallback: remove `fallback_on`"
+)]
+pub trait NoFailure {}

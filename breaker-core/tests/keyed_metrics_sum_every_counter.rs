@@ -117,7 +117,7 @@ fn exercise(group: &KeyedGroup<String>, clock: &ManualClock) {
     for _ in 0..2 {
         let permit = hangs.try_acquire().unwrap();
         clock.advance(TIMEOUT);
-        hangs.timed_out(permit, TIMEOUT);
+        breaker_core::__private::timed_out(&hangs, permit, TIMEOUT);
     }
     assert_eq!(hangs.state(), State::Open);
     clock.advance(OPEN);

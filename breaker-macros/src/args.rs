@@ -134,6 +134,7 @@ macro_rules! other_keys {
 other_keys! {
     "group" => group, like "\"search\"",
     "fallback" => fallback, like "cached_search",
+    "fallback_on" => fallback_on, like "\"failure\"",
     "is_failure" => is_failure, like "is_server_error",
     "registry" => registry, like "&REGISTRY",
     "crate" => krate, like "::my_reexport::breakerbox",
@@ -163,7 +164,9 @@ pub(crate) struct ConfigArg {
 pub(crate) struct Args {
     pub(crate) group: Option<LitStr>,
     pub(crate) config: Vec<ConfigArg>,
-    pub(crate) fallback: Option<Path>,
+    pub(crate) fallback: Option<FallbackArg>,
+    /// `fallback_on = "refusal" | "failure"`, as written.
+    pub(crate) fallback_on: Option<LitStr>,
     pub(crate) is_failure: Option<Path>,
     pub(crate) registry: Option<Expr>,
     pub(crate) krate: Option<Path>,
@@ -355,6 +358,46 @@ impl Value for Path {
     }
 }
 
+/// `fallback = path` or `fallback = path(why)` as written.
+pub(crate) struct FallbackArg {
+    pub(crate) path: Path,
+    /// `(why)` follows the path: the fallback gets why it was called as one
+    /// more, last, argument.
+    pub(crate) why: Option<Ident>,
+}
+
+impl Value for FallbackArg {
+    fn read(input: ParseStream<'_>, key: &Ident, example: &str) -> syn::Result<Self> {
+        let path = Path::read(input, key, example)?;
+        if !input.peek(syn::token::Paren) {
+            return Ok(FallbackArg { path, why: None });
+        }
+        let content;
+        let parens = syn::parenthesized!(content in input);
+        let why = match content.parse::<Ident>() {
+            Ok(why) if why == "why" && content.is_empty() => why,
+            _ => {
+                return Err(syn::Error::new(
+                    parens.span.join(),
+                    format!(
+                        "`{key} = path(why)` is the one form with parentheses: it passes why \
+                         the fallback was called (a `breakerbox::Fallback<E>`) as its last \
+                         argument; write `{key} = {}(why)`, or `{key} = {}` for the same \
+                         arguments alone",
+                        quote::ToTokens::to_token_stream(&path),
+                        quote::ToTokens::to_token_stream(&path),
+                    )
+                    .replace(" :: ", "::"),
+                ))
+            }
+        };
+        Ok(FallbackArg {
+            path,
+            why: Some(why),
+        })
+    }
+}
+
 /// `max_keys = N` as written: the key (for spans) and the value.
 pub(crate) struct MaxKeys {
     pub(crate) key: Ident,
@@ -392,7 +435,9 @@ fn suggest(name: &str) -> Option<&'static str> {
     all_keys()
         .map(|k| (edit_distance(name, k), k))
         .filter(|(d, k)| close(k, *d))
-        .min_by_key(|(d, _)| *d)
+        // A key the name contains (`fallback` in `fallback_fn`) before one a
+        // few edits away.
+        .min_by_key(|(d, k)| (!name.contains(k), *d))
         .map(|(_, k)| k)
 }
 

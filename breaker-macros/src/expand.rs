@@ -2,7 +2,7 @@
 //! decision was made in `validate`.
 //!
 //! Generated locals are `Span::mixed_site()` so they never meet the user's names;
-//! every path is absolute, under `#krate::__private`.
+//! every path is absolute, under `#krate::__private_v01`.
 
 use proc_macro2::{Span, TokenStream};
 use quote::{quote, quote_spanned, ToTokens};
@@ -11,7 +11,7 @@ use syn::visit_mut::VisitMut;
 use syn::{AttrStyle, Ident, ItemFn, ReturnType, Type};
 
 use crate::shape::{FutureTail, Shape};
-use crate::validate::{return_span, Attr, Keyed, Plan};
+use crate::validate::{return_span, Attr, Fallback, Keyed, Plan};
 
 /// The one list of lints allowed on generated statements (never around user code,
 /// except [`body_lints`] on the statement that holds the body). The `deny-warnings`
@@ -87,13 +87,16 @@ pub(crate) fn unchanged(item: TokenStream, err: &syn::Error) -> TokenStream {
 ///     /* the claim: see `claim`; an open circuit returns `Self::cached(self, q)` */
 ///     let __result = (move || -> Result<Hits, Error> { body })();
 ///     {
-///         use ::breakerbox::__private::{ViaAny as _, ViaFuture as _};
-///         (&::breakerbox::__private::NotFuture(&__result)).not_a_future(());
+///         use ::breakerbox::__private_v01::{ViaAny as _, ViaFuture as _};
+///         (&::breakerbox::__private_v01::NotFuture(&__result)).not_a_future(());
 ///     }
-///     ::breakerbox::__private::Outcome::new(&__result).record_every(__permit);
+///     ::breakerbox::__private_v01::Outcome::new(&__result).record_every(__permit);
 ///     __result
 /// }
 /// ```
+/// With `fallback_on = "failure"` the closure is not `move` (nor, in an async
+/// fn, the `async` block), so the arguments outlive the body for the fallback,
+/// and the record is [`record_or_answer`].
 /// The closure's return annotation is the declared type (with `impl Trait` as `_`),
 /// so a `return` or tail of the wrong type is reported on the user's tokens. The
 /// `not_a_future` block compiles to nothing, and fails to compile when the value
@@ -112,14 +115,17 @@ fn expand_sync(attr: &Attr, item: ItemFn) -> TokenStream {
     let body_lints = body_lints();
     let result = &l.result;
     let krate = &attr.krate;
+    // A fallback that answers failures gets the arguments after the body ran:
+    // the body borrows what it only reads, instead of taking every argument.
+    let capture = (!answers_failures(attr)).then(|| quote!(move));
     // A future under a name the shape check cannot read (a type alias, a
     // `JoinHandle`) would be recorded when it is created: refuse it, on the type.
     let ret_span = return_span(sig);
     let not_future = quote_spanned! {ret_span=>
         {
             #[allow(unused_imports)] // only one of the two is picked
-            use #krate::__private::{ViaAny as _, ViaFuture as _};
-            (&#krate::__private::NotFuture(&#result)).not_a_future(());
+            use #krate::__private_v01::{ViaAny as _, ViaFuture as _};
+            (&#krate::__private_v01::NotFuture(&#result)).not_a_future(());
         }
     };
     quote! {
@@ -128,7 +134,7 @@ fn expand_sync(attr: &Attr, item: ItemFn) -> TokenStream {
             #(#inner)*
             #claim
             #body_lints
-            let #result = (move || -> #ret #block)();
+            let #result = (#capture || -> #ret #block)();
             #not_future
             #record
         }
@@ -150,7 +156,7 @@ fn expand_sync(attr: &Attr, item: ItemFn) -> TokenStream {
 ///         { body }
 ///     }
 ///     .await;
-///     ::breakerbox::__private::Outcome::new(&__result).record_every(__permit);
+///     ::breakerbox::__private_v01::Outcome::new(&__result).record_every(__permit);
 ///     __result
 /// }
 /// ```
@@ -180,10 +186,11 @@ fn expand_async_fn(attr: &Attr, item: ItemFn) -> TokenStream {
         ReturnType::Default => TokenStream::new(),
     };
     let result = &l.result;
+    let capture = (!answers_failures(attr)).then(|| quote!(move));
     let run = run_async(
         attr,
         &l,
-        quote!(async move { #fake_return #block }),
+        quote!(async #capture { #fake_return #block }),
         return_span(sig),
     );
     quote! {
@@ -249,15 +256,19 @@ fn expand_future_tail(attr: &Attr, mut item: ItemFn, tail: Box<FutureTail>) -> T
 ///
 /// Input: `timeout_ms = 250`, no `timer`. Output:
 /// ```text
-/// match ::breakerbox::__private::within(
-///     &::breakerbox::__private::DefaultTimer,
+/// match ::breakerbox::__private_v01::within(
+///     &::breakerbox::__private_v01::DefaultTimer,
 ///     __breaker.config().timeout().unwrap_or(::core::time::Duration::from_millis(250)),
 ///     body,
 /// ).await {
 ///     Some(result) => result,
-///     None => return ::breakerbox::__private::from_timed_out(__breaker.timed_out(__permit, /* the deadline */)),
+///     None => return ::breakerbox::__private_v01::from_timed_out(
+///         ::breakerbox::__private_v01::timed_out(&__breaker, __permit, /* the deadline */),
+///     ),
 /// }
 /// ```
+/// With `fallback_on = "failure"` the timed-out call is answered by the
+/// fallback instead: `None => return /* fallback_call, why = Fallback::TimedOut(..) */`.
 /// The deadline is the group's effective config (a file may change it); the
 /// literal only stands in when that config has none. The body's future is
 /// dropped inside `within`, before the failure is recorded.
@@ -271,7 +282,7 @@ fn run_async(attr: &Attr, l: &Locals, body: TokenStream, ret_span: Span) -> Toke
     } = l;
     let timer = match &attr.timer {
         Some(path) => quote_spanned!(path.span()=> &#path),
-        None => quote!(&#krate::__private::DefaultTimer),
+        None => quote!(&#krate::__private_v01::DefaultTimer),
     };
     let after = Ident::new("__after", Span::mixed_site());
     // Spanned at the return type, as an open circuit's answer is, so a missing
@@ -280,8 +291,17 @@ fn run_async(attr: &Attr, l: &Locals, body: TokenStream, ret_span: Span) -> Toke
         true => respan(krate.to_token_stream(), ret_span),
         false => krate.to_token_stream(),
     };
-    let answer = quote_spanned! {ret_span=>
-        #answer_krate::__private::from_timed_out(#breaker.timed_out(#permit, #after))
+    let late = quote_spanned! {Span::mixed_site()=>
+        #krate::__private_v01::timed_out(&#breaker, #permit, #after)
+    };
+    let answer = match &attr.fallback {
+        Some(fallback) if fallback.on_failure => {
+            let why = quote_spanned!(Span::mixed_site()=> #krate::__private_v01::Fallback::TimedOut(#late));
+            fallback_call(attr, fallback, true, &why)
+        }
+        _ => quote_spanned! {ret_span=>
+            #answer_krate::__private_v01::from_timed_out(#late)
+        },
     };
     quote_spanned! {Span::mixed_site()=>
         {
@@ -289,7 +309,7 @@ fn run_async(attr: &Attr, l: &Locals, body: TokenStream, ret_span: Span) -> Toke
                 ::core::option::Option::Some(after) => after,
                 ::core::option::Option::None => ::core::time::Duration::from_millis(#literal),
             };
-            match #krate::__private::within(#timer, #after, #body).await {
+            match #krate::__private_v01::within(#timer, #after, #body).await {
                 ::core::option::Option::Some(result) => result,
                 ::core::option::Option::None => return #answer,
             }
@@ -301,7 +321,7 @@ fn run_async(attr: &Attr, l: &Locals, body: TokenStream, ret_span: Span) -> Toke
 /// after it (record the outcome, return the value): the same for every shape.
 fn guard(attr: &Attr, item: &ItemFn, l: &Locals, is_async: bool) -> (TokenStream, TokenStream) {
     let on_open = on_open(attr, item, l, is_async);
-    (claim(attr, l, on_open), record(attr, l))
+    (claim(attr, l, on_open), record(attr, l, is_async))
 }
 
 /// Claims a permit, or leaves the fn with `on_open` when the circuit refuses.
@@ -309,14 +329,14 @@ fn guard(attr: &Attr, item: &ItemFn, l: &Locals, is_async: bool) -> (TokenStream
 /// Input: `group = "search", threshold = 3`, no `registry`. Output:
 /// ```text
 /// let __breaker = {
-///     const __BREAKER_CONFIG: ::breakerbox::__private::Config =
-///         match ::breakerbox::__private::Config::builder().threshold(3).build() {
+///     const __BREAKER_CONFIG: ::breakerbox::__private_v01::Config =
+///         match ::breakerbox::__private_v01::Config::builder().threshold(3).build() {
 ///             Ok(config) => config,
 ///             Err(_) => panic!(..), // unreachable: checked when the attribute expanded
 ///         };
-///     ::breakerbox::__private::declare!(@by true, "search", __BREAKER_CONFIG); // `inventory`, feature `config`
-///     static __BREAKER_SITE: ::breakerbox::__private::CallSite =
-///         ::breakerbox::__private::CallSite::new();
+///     ::breakerbox::__private_v01::declare!(@by true, "search", __BREAKER_CONFIG); // `inventory`, feature `config`
+///     static __BREAKER_SITE: ::breakerbox::__private_v01::CallSite =
+///         ::breakerbox::__private_v01::CallSite::new();
 ///     __BREAKER_SITE.global("search", &__BREAKER_CONFIG)
 /// };
 /// let __permit = match __breaker.try_acquire() {
@@ -326,7 +346,7 @@ fn guard(attr: &Attr, item: &ItemFn, l: &Locals, is_async: bool) -> (TokenStream
 /// ```
 /// With `registry = &REG`, a binding comes first and the site looks up in it:
 /// ```text
-/// let __registry: &::breakerbox::__private::Registry = &REG;
+/// let __registry: &::breakerbox::__private_v01::Registry = &REG;
 /// let __breaker = { /* as above */ __BREAKER_SITE.breaker(__registry, "search", &__BREAKER_CONFIG) };
 /// ```
 /// With `key = host` (a keyed group; `max_keys = 500`, else the default 10 000),
@@ -337,10 +357,10 @@ fn guard(attr: &Attr, item: &ItemFn, l: &Locals, is_async: bool) -> (TokenStream
 /// let __breaker = {
 ///     let breaker_key = &(host);
 ///     let found = {
-///         const __BREAKER_CONFIG: ::breakerbox::__private::Config = /* as above */;
-///         ::breakerbox::__private::declare!(@by true, "search", __BREAKER_CONFIG);
-///         static __BREAKER_SITE: ::breakerbox::__private::KeyedSite =
-///             ::breakerbox::__private::KeyedSite::new();
+///         const __BREAKER_CONFIG: ::breakerbox::__private_v01::Config = /* as above */;
+///         ::breakerbox::__private_v01::declare!(@by true, "search", __BREAKER_CONFIG);
+///         static __BREAKER_SITE: ::breakerbox::__private_v01::KeyedSite =
+///             ::breakerbox::__private_v01::KeyedSite::new();
 ///         __BREAKER_SITE.global("search", &__BREAKER_CONFIG, 500, breaker_key)
 ///     };
 ///     found
@@ -392,7 +412,7 @@ fn claim(attr: &Attr, l: &Locals, on_open: TokenStream) -> TokenStream {
     let registry_binding = attr.registry.as_ref().map(|expr| {
         quote_spanned! {Span::mixed_site()=>
             #lints
-            let #registry: &#krate::__private::Registry = #expr;
+            let #registry: &#krate::__private_v01::Registry = #expr;
         }
     });
     let registry_arg = attr
@@ -429,8 +449,8 @@ fn claim(attr: &Attr, l: &Locals, on_open: TokenStream) -> TokenStream {
     let values = attr.config.iter().map(|(_, v)| v);
     let find = quote_spanned! {Span::mixed_site()=>
         {
-            const __BREAKER_CONFIG: #krate::__private::Config =
-                match #krate::__private::Config::builder() #(.#methods(#values))* .build() {
+            const __BREAKER_CONFIG: #krate::__private_v01::Config =
+                match #krate::__private_v01::Config::builder() #(.#methods(#values))* .build() {
                     ::core::result::Result::Ok(config) => config,
                     ::core::result::Result::Err(_) => {
                         ::core::panic!("#[circuit_breaker] checked this config when it expanded")
@@ -438,9 +458,9 @@ fn claim(attr: &Attr, l: &Locals, on_open: TokenStream) -> TokenStream {
                 };
             // The link-time group list (`config_file::declarations`); without
             // the `config` feature, a type check of the config and nothing more.
-            #krate::__private::declare!(@by true, #group, __BREAKER_CONFIG);
-            static __BREAKER_SITE: #krate::__private::#site_type =
-                #krate::__private::#site_type::new();
+            #krate::__private_v01::declare!(@by true, #group, __BREAKER_CONFIG);
+            static __BREAKER_SITE: #krate::__private_v01::#site_type =
+                #krate::__private_v01::#site_type::new();
             __BREAKER_SITE.#site_lookup
         }
     };
@@ -484,7 +504,7 @@ fn claim(attr: &Attr, l: &Locals, on_open: TokenStream) -> TokenStream {
 ///
 /// Input → output: `fallback = cached` in `fn f(&self, q: &str)` → `Self::cached(self, q)`
 /// (`.await`ed when async); `fallback = cache::get` in `fn f(q: &str)` →
-/// `cache::get(q)`; no fallback → `::breakerbox::__private::from_open(__open)`.
+/// `cache::get(q)`; no fallback → `::breakerbox::__private_v01::from_open(__open)`.
 fn on_open(attr: &Attr, item: &ItemFn, l: &Locals, is_async: bool) -> TokenStream {
     let krate = &attr.krate;
     let open = &l.open;
@@ -496,8 +516,39 @@ fn on_open(attr: &Attr, item: &ItemFn, l: &Locals, is_async: bool) -> TokenStrea
             true => respan(krate.to_token_stream(), span),
             false => krate.to_token_stream(),
         };
-        return quote_spanned!(span=> #krate::__private::from_open(#open));
+        return quote_spanned!(span=> #krate::__private_v01::from_open(#open));
     };
+    let why = quote_spanned!(Span::mixed_site()=> #krate::__private_v01::Fallback::Refused(#open));
+    fallback_call(attr, fallback, is_async, &why)
+}
+
+/// Whether the fn's fallback answers timeouts and failures too.
+fn answers_failures(attr: &Attr) -> bool {
+    attr.fallback.as_ref().is_some_and(|f| f.on_failure)
+}
+
+/// The fallback's call, `why` passed last for `fallback = path(why)`: through
+/// the facade's `FallbackFnN` (`AsyncFallbackFnN` for an async fn), whose
+/// parameters are the signature the attribute expects, so a fallback of
+/// another signature is one error at the path that writes the expected one out.
+/// Every token is spanned at the fallback path.
+///
+/// Input: `fallback = cached(why)` in `fn f(&self, q: &str) -> Result<Hits, Error>`.
+/// Output:
+/// ```text
+/// <_ as ::breakerbox::__private_v01::FallbackFn3<&Self, &str, _, Result<Hits, Error>>>::call(
+///     ::breakerbox::__private_v01::fallback_fn3(Self::cached),
+///     self, q, /* why */
+/// )
+/// ```
+/// (`.await`ed when async.)
+fn fallback_call(
+    attr: &Attr,
+    fallback: &Fallback,
+    is_async: bool,
+    why: &TokenStream,
+) -> TokenStream {
+    let krate = &attr.krate;
     let span = fallback.path.span();
     let path = &fallback.path;
     let prefix = fallback.self_prefix.then(|| quote_spanned!(span=> Self::));
@@ -506,15 +557,40 @@ fn on_open(attr: &Attr, item: &ItemFn, l: &Locals, is_async: bool) -> TokenStrea
         .args
         .iter()
         .map(|a| Ident::new(&a.to_string(), span));
+    let why = fallback.why.then_some(why);
+    let ret = &fallback.ret;
+    // `why`'s type: a refusal fallback's `E` is its own (nothing it is told
+    // names one); a failure fallback's is the fn's error type.
+    let why_type = fallback.why.then(|| match fallback.on_failure {
+        true => quote_spanned! {span=>
+            #krate::__private_v01::Fallback<<#ret as #krate::__private_v01::Answer>::Error>
+        },
+        false => quote_spanned!(span=> #krate::__private_v01::Fallback<_>),
+    });
+    let types = fallback.types.iter().chain(&why_type);
+    let n = fallback.types.len() + usize::from(fallback.why);
+    let check = Ident::new(
+        &match is_async {
+            true => format!("AsyncFallbackFn{n}"),
+            false => format!("FallbackFn{n}"),
+        },
+        span,
+    );
+    let reify = Ident::new(&format!("fallback_fn{n}"), span);
     let wait = is_async.then(|| quote_spanned!(span=> .await));
-    quote_spanned!(span=> #prefix #path(#receiver #(#args),*) #wait)
+    quote_spanned! {span=>
+        <_ as #krate::__private_v01::#check<#(#types,)* #ret>>::call(
+            #krate::__private_v01::#reify(#prefix #path),
+            #receiver #(#args,)* #why
+        ) #wait
+    }
 }
 
 /// Records the one outcome of a run body and returns its value.
 ///
 /// Input: no `is_failure`. Output:
 /// ```text
-/// ::breakerbox::__private::Outcome::new(&__result).record_every(__permit);
+/// ::breakerbox::__private_v01::Outcome::new(&__result).record_every(__permit);
 /// __result
 /// ```
 /// `record_every` is inherent on `Result` returns (`Err` is a failure) and
@@ -523,22 +599,25 @@ fn on_open(attr: &Attr, item: &ItemFn, l: &Locals, is_async: bool) -> TokenStrea
 /// Input: `is_failure = server_side`. Output:
 /// ```text
 /// {
-///     use ::breakerbox::__private::ClassifiedAny as _;
-///     ::breakerbox::__private::Classified(__result).record(__permit, &server_side)
+///     use ::breakerbox::__private_v01::ClassifiedAny as _;
+///     ::breakerbox::__private_v01::Classified(__result).record(__permit, &server_side)
 /// }
 /// ```
 /// `Classified::record` is inherent on `Result` returns and gives the value
 /// back; for any other type the trait's `record` is found, whose bound fails with
 /// "`is_failure` only applies to a fn returning `Result<_, E>`". By value, so
 /// no reference into the value keeps it off the fn's return slot.
-fn record(attr: &Attr, l: &Locals) -> TokenStream {
+fn record(attr: &Attr, l: &Locals, is_async: bool) -> TokenStream {
     let krate = &attr.krate;
     let Locals { permit, result, .. } = l;
     let lints = generated_lints();
+    if let Some(fallback) = attr.fallback.as_ref().filter(|f| f.on_failure) {
+        return record_or_answer(attr, l, fallback, is_async);
+    }
     match &attr.is_failure {
         None => quote_spanned! {Span::mixed_site()=>
             #lints
-            #krate::__private::Outcome::new(&#result).record_every(#permit);
+            #krate::__private_v01::Outcome::new(&#result).record_every(#permit);
             #result
         },
         Some(path) => {
@@ -546,10 +625,55 @@ fn record(attr: &Attr, l: &Locals) -> TokenStream {
             quote_spanned! {Span::mixed_site()=>
                 {
                     #[allow(unused_imports)] // only for a return type that is not a `Result`
-                    use #krate::__private::ClassifiedAny as _;
-                    #krate::__private::Classified(#result).#record
+                    use #krate::__private_v01::ClassifiedAny as _;
+                    #krate::__private_v01::Classified(#result).#record
                 }
             }
+        }
+    }
+}
+
+/// Records the one outcome of a run body, then answers a failure with the
+/// fallback (`fallback_on = "failure"`): the outcome is recorded before the
+/// fallback runs, so its value is never counted.
+///
+/// Input: `fallback = cached(why), fallback_on = "failure"`, no `is_failure`.
+/// Output:
+/// ```text
+/// match {
+///     use ::breakerbox::__private_v01::AnsweredAny as _;
+///     ::breakerbox::__private_v01::Answered(__result).failed(__permit, &::breakerbox::__private_v01::EveryError)
+/// } {
+///     Ok(value) => value, // a success, or an error `is_failure` ignores
+///     Err(error) => /* fallback_call: cached(q, Fallback::Failed(error)) */,
+/// }
+/// ```
+/// `Answered::failed` is inherent on `Result` returns; for any other type the
+/// trait's is found, whose bound fails with "`fallback_on = "failure"` only
+/// applies to a fn returning `Result<_, E>`".
+fn record_or_answer(attr: &Attr, l: &Locals, fallback: &Fallback, is_async: bool) -> TokenStream {
+    let krate = &attr.krate;
+    let Locals { permit, result, .. } = l;
+    let classifier = match &attr.is_failure {
+        Some(path) => quote_spanned!(path.span()=> &#path),
+        None => quote_spanned!(Span::mixed_site()=> &#krate::__private_v01::EveryError),
+    };
+    // Spanned at `"failure"`, where a fn not returning a `Result` is reported.
+    let failed = quote_spanned!(fallback.on_failure_span=> failed(#permit, #classifier));
+    let error = Ident::new("__error", Span::mixed_site());
+    let why = quote_spanned!(Span::mixed_site()=> #krate::__private_v01::Fallback::Failed(#error));
+    let answer = fallback_call(attr, fallback, is_async, &why);
+    let lints = generated_lints();
+    quote_spanned! {Span::mixed_site()=>
+        #lints
+        match {
+            #[allow(unused_imports)] // only for a return type that is not a `Result`
+            use #krate::__private_v01::AnsweredAny as _;
+            #krate::__private_v01::Answered(#result).#failed
+        } {
+            ::core::result::Result::Ok(value) => value,
+            #[allow(unused_variables)] // a fallback without `why` drops the error
+            ::core::result::Result::Err(#error) => #answer,
         }
     }
 }
@@ -580,7 +704,7 @@ fn split_attrs(item: &ItemFn) -> (Vec<&syn::Attribute>, Vec<&syn::Attribute>) {
 
 /// The declared return type with every `impl Trait` turned into `_`, for the
 /// closure's return annotation.
-fn erase_impl_trait(ty: &Type) -> TokenStream {
+pub(crate) fn erase_impl_trait(ty: &Type) -> TokenStream {
     struct Erase;
     impl VisitMut for Erase {
         fn visit_type_mut(&mut self, ty: &mut Type) {

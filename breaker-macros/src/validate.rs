@@ -6,7 +6,7 @@ use proc_macro2::{Literal, Span, TokenStream};
 use syn::spanned::Spanned;
 use syn::{Expr, FnArg, Ident, ItemFn, LitStr, Pat, Path, ReturnType, Signature, Type};
 
-use crate::args::{Args, ConfigArg, MaxKeys};
+use crate::args::{Args, ConfigArg, FallbackArg, MaxKeys};
 use crate::shape::{early_return, returns_future, take_shape, Shape};
 
 /// Everything the expansion needs, already checked.
@@ -52,7 +52,8 @@ pub(crate) struct Keyed {
 /// `breakerbox` crate's key table: change both together.
 pub(crate) const DEFAULT_MAX_KEYS: u64 = 10_000;
 
-/// The fallback call: `path(args)`, or `Self::name(self, args)` in a method.
+/// The fallback call: `path(args)`, or `Self::name(self, args)` in a method,
+/// with why it was called last for `fallback = path(why)`.
 pub(crate) struct Fallback {
     pub(crate) path: Path,
     /// `Self::` goes in front: the path is a bare name and the fn has a receiver.
@@ -61,7 +62,25 @@ pub(crate) struct Fallback {
     pub(crate) receiver: bool,
     /// The fn's parameters, in order.
     pub(crate) args: Vec<Ident>,
+    /// The type of each argument the fallback gets before `why` (the
+    /// receiver's first), as the expected signature, with every `impl Trait`
+    /// as `_`.
+    pub(crate) types: Vec<TokenStream>,
+    /// The type the fallback returns (the fn's value; `_` for a fn ending in a
+    /// future, whose output the signature does not spell).
+    pub(crate) ret: TokenStream,
+    /// `fallback = path(why)`: why it was called goes last.
+    pub(crate) why: bool,
+    /// `fallback_on = "failure"`: timeouts and failures call it too.
+    pub(crate) on_failure: bool,
+    /// Where `fallback_on = "failure"` was written, for the error when the fn
+    /// does not return a `Result`.
+    pub(crate) on_failure_span: Span,
 }
+
+/// The most arguments a fallback takes (the receiver and `why` included): the
+/// facade's `FallbackFn0` to `FallbackFn8`.
+const MAX_FALLBACK_ARGS: usize = 8;
 
 /// Checks `args` against `item` (the tokens the attribute sits on); every
 /// problem found is in the returned error.
@@ -76,6 +95,7 @@ pub(crate) fn validate(args: Args, item: TokenStream) -> Result<Plan, syn::Error
         group,
         config,
         fallback,
+        fallback_on,
         is_failure,
         registry,
         krate,
@@ -104,6 +124,9 @@ pub(crate) fn validate(args: Args, item: TokenStream) -> Result<Plan, syn::Error
         errors.push(err.clone());
     }
     let config = check_config(config, config_complete, &mut errors);
+    if let Some(key) = &key {
+        check_tuple_key(key, &item.sig, &mut errors);
+    }
     let keyed = check_keyed(key, max_keys, unreadable_key, &mut errors);
     check_signature(&item, &mut errors);
 
@@ -157,8 +180,25 @@ pub(crate) fn validate(args: Args, item: TokenStream) -> Result<Plan, syn::Error
     // The value the fn hands back is its declared return type (not a future's output).
     let returns_value = matches!(shape, Shape::Sync | Shape::AsyncFn);
     let impl_trait_value = returns_value && returns_impl && !opaque_future;
+    let on_failure_span = fallback_on
+        .as_ref()
+        .map_or_else(Span::call_site, LitStr::span);
+    let on_failure = check_fallback_on(
+        fallback_on,
+        fallback.is_some(),
+        unreadable_fallback,
+        &mut errors,
+    );
+    if let (true, Shape::FutureTail(_)) = (on_failure, &shape) {
+        errors.push(syn::Error::new(
+            ret_span,
+            "`fallback_on = \"failure\"` calls the fallback with the arguments after the call \
+             has run, and this fn's `async move` block takes them: make it an `async fn`, or \
+             answer refusals only (remove `fallback_on`)",
+        ));
+    }
     let fallback = match fallback {
-        Some(path) => {
+        Some(FallbackArg { path, why }) => {
             if impl_trait_value {
                 errors.push(syn::Error::new(
                     path.span(),
@@ -168,11 +208,34 @@ pub(crate) fn validate(args: Args, item: TokenStream) -> Result<Plan, syn::Error
             }
             let args = named_params(&item.sig, &mut errors);
             let self_prefix = receiver && path.leading_colon.is_none() && path.segments.len() == 1;
+            let types = param_types(&item.sig);
+            let count = types.len() + usize::from(why.is_some());
+            if count > MAX_FALLBACK_ARGS {
+                errors.push(syn::Error::new(
+                    path.span(),
+                    format!(
+                        "a fallback takes at most {MAX_FALLBACK_ARGS} arguments (the receiver \
+                         and `why` included), and this one would take {}: group the \
+                         parameters in a struct",
+                        count
+                    ),
+                ));
+            }
+            let ret = match (&shape, &item.sig.output) {
+                (Shape::FutureTail(_), _) => quote::quote!(_),
+                (_, ReturnType::Default) => quote::quote!(()),
+                (_, ReturnType::Type(_, ty)) => crate::expand::erase_impl_trait(ty),
+            };
             Some(Fallback {
                 path,
                 self_prefix,
                 receiver,
                 args,
+                types,
+                ret,
+                why: why.is_some(),
+                on_failure,
+                on_failure_span,
             })
         }
         None => {
@@ -229,6 +292,41 @@ fn check_group(group: Option<LitStr>) -> syn::Result<LitStr> {
     }
 }
 
+/// A tuple key names a parameter that is a reference (`key = (host, port)` with
+/// `host: &str`): a key is borrowed for the call only, and a tuple key must own
+/// its fields, so rustc would refuse the borrow over the whole attribute. Said
+/// here instead, at the field, with the two ways out.
+fn check_tuple_key(key: &Expr, sig: &Signature, errors: &mut Vec<syn::Error>) {
+    let Expr::Tuple(tuple) = key else { return };
+    let borrowed = |name: &Ident| {
+        sig.inputs.iter().find_map(|input| match input {
+            FnArg::Typed(pat) => match (&*pat.pat, &*pat.ty) {
+                (Pat::Ident(p), Type::Reference(ty)) if p.ident == *name => Some(ty),
+                _ => None,
+            },
+            FnArg::Receiver(_) => None,
+        })
+    };
+    for field in &tuple.elems {
+        let Expr::Path(path) = field else { continue };
+        let Some(name) = path.path.get_ident() else {
+            continue;
+        };
+        let Some(ty) = borrowed(name) else { continue };
+        let ty = quote::ToTokens::to_token_stream(ty)
+            .to_string()
+            .replace("& ", "&");
+        errors.push(syn::Error::new(
+            name.span(),
+            format!(
+                "a tuple key owns its fields, and `{name}` is a `{ty}` the call only borrows: \
+                 write `{name}.to_owned()` in the tuple, or key by `{name}` alone (a single \
+                 borrowed key is looked up without a copy)"
+            ),
+        ));
+    }
+}
+
 /// `key` and `max_keys`: a keyed group's call, or why not. `max_keys` without
 /// `key` is an error unless `key` was written but unreadable (it has its own).
 fn check_keyed(
@@ -265,6 +363,41 @@ fn check_keyed(
             None
         }
         (None, None) => None,
+    }
+}
+
+/// `fallback_on`: whether the fallback answers failures too (`"failure"`) or
+/// refusals only (`"refusal"`, the default).
+fn check_fallback_on(
+    fallback_on: Option<LitStr>,
+    has_fallback: bool,
+    unreadable_fallback: bool,
+    errors: &mut Vec<syn::Error>,
+) -> bool {
+    let Some(on) = fallback_on else {
+        return false;
+    };
+    if !has_fallback && !unreadable_fallback {
+        errors.push(syn::Error::new(
+            on.span(),
+            "`fallback_on` says when the fallback is called, and there is no `fallback`: add \
+             `fallback = path`, or remove `fallback_on`",
+        ));
+    }
+    match on.value().as_str() {
+        "failure" => true,
+        "refusal" => false,
+        other => {
+            errors.push(syn::Error::new(
+                on.span(),
+                format!(
+                    "`fallback_on = \"{other}\"` is not a choice: write `fallback_on = \
+                     \"refusal\"` (refusals only, the default) or `fallback_on = \"failure\"` \
+                     (refusals, timeouts and the errors the classifier counts as failures)"
+                ),
+            ));
+            false
+        }
     }
 }
 
@@ -364,6 +497,24 @@ fn named_params(sig: &Signature, errors: &mut Vec<syn::Error>) -> Vec<Ident> {
         }
     }
     args
+}
+
+/// The types of the arguments a fallback gets, the receiver's first: as
+/// written, with every `impl Trait` as `_` (it cannot be named in the body).
+fn param_types(sig: &Signature) -> Vec<TokenStream> {
+    sig.inputs
+        .iter()
+        .map(|input| match input {
+            FnArg::Receiver(receiver) => match &receiver.kind {
+                syn::ReceiverKind::Reference(_, lifetime, mutability) => {
+                    quote::quote!(&#lifetime #mutability Self)
+                }
+                syn::ReceiverKind::Typed(_, ty) => crate::expand::erase_impl_trait(ty),
+                _ => quote::quote!(Self),
+            },
+            FnArg::Typed(pat) => crate::expand::erase_impl_trait(&pat.ty),
+        })
+        .collect()
 }
 
 /// Where an error about the return type points: the type, or the fn's name.

@@ -635,7 +635,7 @@ mod tests {
         key.try_acquire().unwrap().success();
         // A timeout, a full bulkhead, an abandoned call, a transition by hand.
         let permit = key.try_acquire().unwrap();
-        key.timed_out(permit, Duration::from_millis(100));
+        crate::__private_v01::timed_out(&key, permit, Duration::from_millis(100));
         let slot = key.enter_bulkhead().unwrap();
         assert!(key.enter_bulkhead().is_err());
         drop(slot);

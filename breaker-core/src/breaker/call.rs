@@ -212,10 +212,10 @@ impl Breaker {
         }
     }
 
-    /// Records a call dropped at its deadline `after` and returns its error.
-    #[doc(hidden)]
+    /// Records a call dropped at its deadline `after` and returns its error
+    /// (the expansion reaches it through `__private::timed_out`).
     #[cold]
-    pub fn timed_out(&self, permit: Permit<'_>, after: std::time::Duration) -> TimedOut {
+    pub(crate) fn timed_out(&self, permit: Permit<'_>, after: std::time::Duration) -> TimedOut {
         let inner = &*self.inner;
         inner.counters.bump(Counter::Timeouts);
         permit.timed_out(u64::try_from(after.as_nanos()).unwrap_or(u64::MAX));
