@@ -12,7 +12,7 @@ use std::process::Command;
 use std::future::{pending, Pending};
 use std::time::Duration;
 
-use breakerbox::{circuit_breaker, timeout::Timer, Breaker, Config, Fallback};
+use breakerbox::{circuit_breaker, timeout::Timer, Breaker, Config, Fallback, ManualClock};
 
 #[path = "fixtures.rs"]
 mod fixtures;
@@ -149,6 +149,7 @@ const CASES: &[&str] = &[
     "forced_open",
     "count_window",
     "time_window",
+    "ramping",
     "tower_bare",
     "tower_layer",
     "recloser",
@@ -198,6 +199,25 @@ fn run(case: &str, n: u64) {
                 .build()
                 .unwrap(),
         ),
+        // Half way through an hour's ramp, on a clock that stands still: every
+        // claim takes the ramp's credit, and every other one is admitted.
+        "ramping" => {
+            let clock = ManualClock::new();
+            let config = Config::builder()
+                .threshold(3)
+                .open_ms(1_000)
+                .ramp(Duration::from_secs(3_600))
+                .build()
+                .unwrap();
+            let breaker = Breaker::with_clock("ir", config, clock.clone());
+            for _ in 0..3 {
+                let _ = breaker.call(|| fail(1));
+            }
+            clock.advance(Duration::from_secs(1));
+            let _ = breaker.call(|| work(1));
+            clock.advance(Duration::from_secs(1_800));
+            breaker
+        }
         _ => Breaker::new("ir", config()),
     };
     match case {
@@ -238,9 +258,8 @@ fn run(case: &str, n: u64) {
     let b = &breaker;
     match case {
         "bare" => repeat(n, || work(black_box(1))),
-        "permit" | "open" | "forced_open" | "count_window" | "time_window" | "latency_window" => {
-            repeat(n, || permit_call(b, black_box(1)))
-        }
+        "permit" | "open" | "forced_open" | "count_window" | "time_window" | "latency_window"
+        | "ramping" => repeat(n, || permit_call(b, black_box(1))),
         "call" => repeat(n, || b.call(|| work(black_box(1)))),
         "call_in_bulkhead" => repeat(n, || b.call_in_bulkhead(|| work(black_box(1)))),
         "bulkhead" => repeat(n, || guarded_bulkhead(black_box(1))),

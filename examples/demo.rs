@@ -3,7 +3,8 @@
 //! A real HTTP server on 127.0.0.1 is healthy, then fails, then heals. Two client
 //! functions call it, each guarded by the breaker of its group: `search` answers
 //! from a cache while its circuit is open, `profile` has no fallback and returns
-//! `CircuitOpen` through its own error type. The timeline shows every call, what
+//! `CircuitOpen` through its own error type; `search` also ramps its traffic back
+//! in after its circuit closes (`ramp_ms`). The timeline shows every call, what
 //! its breaker did, and the state after; the registry's table ends the run, and
 //! the same figures as Prometheus scrapes them from the server's `/metrics`, and
 //! the transitions a registry subscriber was told. The process exits non-zero if
@@ -43,7 +44,17 @@ use upstream::Upstream;
 
 /// Searches the upstream. Three consecutive failures open the circuit for
 /// 300 ms; while it is open, `cached` answers instead and the server is left alone.
-#[circuit_breaker(group = "search", threshold = 3, open_ms = 300, fallback = cached)]
+/// The search ramp: after its circuit closes, the share of calls let through
+/// rises from none to all over this many milliseconds.
+const SEARCH_RAMP_MS: u64 = 600;
+
+#[circuit_breaker(
+    group = "search",
+    threshold = 3,
+    open_ms = 300,
+    ramp_ms = 600,
+    fallback = cached
+)]
 async fn search(api: &Api, query: &str) -> Result<Results, HttpError> {
     let body = api.get(&format!("/search?q={query}")).await?;
     Ok(Results::live(query, &body))
@@ -266,7 +277,10 @@ async fn run() -> Result<(), String> {
     println!("server listening on {}", upstream.base_url());
     println!("breaker metrics at {}", upstream.metrics_url());
     println!();
-    println!("  search   threshold 3, open 300 ms, fallback `cached` (answers from a cache)");
+    println!("  search   threshold 3, open 300 ms, fallback `cached` (answers from a cache),");
+    println!(
+        "           ramp 600 ms (after a close, the share let through rises from none to all)"
+    );
     println!("  profile  threshold 3, open 300 ms, no fallback (callers get CircuitOpen);");
     println!("           a 404 is ignored: it says nothing about the server's health");
     println!();
@@ -274,6 +288,9 @@ async fn run() -> Result<(), String> {
     println!("               fallback = open: the call never left the process, `cached` answered");
     println!("               refused  = open: the call never left the process, the caller got CircuitOpen");
     println!("               probe    = half-open: this one call tests whether the server healed");
+    println!(
+        "               ramping  = closed, ramping: not this call's turn yet, `cached` answered"
+    );
 
     let mut t = Timeline::new(&upstream);
 
@@ -337,6 +354,32 @@ async fn run() -> Result<(), String> {
     t.call("search(\"serde\")", "search", search(&api, "serde"))
         .await;
     t.call("profile(1)", "profile", profile(&api, 1)).await;
+
+    t.phase(
+        "6. the ramp",
+        "`search` closed with a ramp: the share of its calls let through rises linearly from\n\
+         none at the close to all of them 600 ms later, so a server that has just come back\n\
+         is not handed the full load at once. A call whose turn has not come is answered by\n\
+         the fallback at once; which calls go is decided by a credit, not a random draw.",
+    );
+    for query in [
+        "rust", "tokio", "hyper", "axum", "serde", "tower", "mio", "bytes",
+    ] {
+        t.wait(
+            Duration::from_millis(SEARCH_RAMP_MS / 8),
+            "the ramp goes on",
+        )
+        .await;
+        let label = format!("search({query:?})");
+        t.call(&label, "search", search(&api, query)).await;
+    }
+    t.wait(
+        Duration::from_millis(SEARCH_RAMP_MS / 4),
+        "past the ramp's end",
+    )
+    .await;
+    t.call("search(\"rust\")", "search", search(&api, "rust"))
+        .await;
 
     Timeline::rule("the registry: breakerbox::registry().snapshot()");
     println!();
@@ -550,6 +593,21 @@ fn check(t: &Timeline<'_>, upstream: &Upstream) -> Result<(), String> {
             m.state == breakerbox::State::Closed,
             format!("ended {}, expected closed", m.state.as_str()),
         );
+        if group == "search" {
+            let ramped = steps().filter(|s| s.action == Action::Ramped).count() as u64;
+            expect(
+                ramped >= 1 && m.ramp_refused == ramped,
+                format!(
+                    "{ramped} calls shown as ramping, {} refused by the ramp: expected the \
+                     same, at least one (the call right after the close)",
+                    m.ramp_refused
+                ),
+            );
+            expect(
+                t.steps.last().is_some_and(|s| s.action == Action::Ran),
+                "the call after the ramp's end did not run".to_owned(),
+            );
+        }
         let leaked: u64 = steps()
             .filter(|s| !s.action.admitted())
             .map(|s| s.server_requests)
@@ -592,8 +650,9 @@ fn check(t: &Timeline<'_>, upstream: &Upstream) -> Result<(), String> {
     if failed.is_empty() {
         println!(
             "\nchecks passed: both circuits opened on the 3rd failure, kept the server out while\n\
-             open (search fell back, profile was refused), probed, and closed again; the\n\
-             server saw exactly the {admitted} calls the breakers let through."
+             open (search fell back, profile was refused), probed, and closed again; search\n\
+             ramped its traffic back in; the server saw exactly the {admitted} calls the\n\
+             breakers let through."
         );
         Ok(())
     } else {

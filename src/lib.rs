@@ -110,6 +110,76 @@
 //!   table of per-thread counters (one cache-padded cell per thread slot, up
 //!   to the highest slot that has counted in it).
 //!
+//! # The traffic ramp
+//!
+//! A probe's success closes the circuit, and every call then goes to a
+//! dependency that has just come back: cold caches, a fresh pool, half its
+//! replicas. It takes the full load at once, often falls over again, and the
+//! circuit flaps. With `ramp_ms`, the close admits a share of the calls that
+//! rises linearly from none (only the probes went while half-open) to every
+//! call at `ramp_ms`:
+//!
+//! ```text
+//!  share of calls admitted
+//!  1.0 |                    .------------- closed: every call
+//!      |                  .'
+//!  0.5 |              . '          share(t) = (t - closed_at) / ramp_ms
+//!      |          . '
+//!  0.0 |______. '_______________________ t
+//!      open  closed_at        closed_at + ramp_ms
+//! ```
+//!
+//! - **Exact, not random.** Each claim adds its share to a credit, and the claim
+//!   that carries the credit past a whole call is admitted: of any `n`
+//!   consecutive calls the number admitted is the curve's share of them to
+//!   within one call. One atomic add per claim, no lock, no random draw, so a
+//!   test on a [`ManualClock`] asserts exact counts.
+//! - **A refusal of its own.** A call not admitted is refused at once with
+//!   [`OpenReason::Ramping`], answered by the fallback like any refusal, and
+//!   counted in `rejected` and `ramp_refused`. Its `retry_after` is the moment a
+//!   call made then (with none between) would be admitted. The `tower` layer,
+//!   axum's `503` with `Retry-After` and the `reqwest` middleware carry it too.
+//! - **Judged as closed.** The state is [`State::Closed`] throughout, and the
+//!   failure policy judges the admitted calls as usual. A trip during the ramp
+//!   means the dependency did not recover: it reopens with the grown open
+//!   duration of a failed probe. A ramp that runs its length resets that
+//!   backoff: the next trip opens for `open_ms`.
+//! - **Seen.** The close's [`Transition`](events::Transition) carries the ramp's length
+//!   (`ramp`); [`Metrics::ramp`](metrics::Metrics::ramp) and [`Metrics::admitted_share`](metrics::Metrics::admitted_share) show it while it
+//!   runs, and the exporters publish `breaker_admitted_share`.
+//! - **Everywhere.** Each key of a keyed group ramps on its own; with a fleet
+//!   agent, every instance ramps from the fleet's close. A live change of
+//!   `ramp_ms` applies from the next close.
+//! - **Free when unused.** Without `ramp_ms` the closed path runs the same
+//!   instructions; during a ramp each claim reads the clock and takes the
+//!   credit (see `benches/README.md` for the figure).
+//!
+//! ```
+//! use std::time::Duration;
+//! use breakerbox::{Breaker, Config, ManualClock, OpenReason, State};
+//!
+//! let clock = ManualClock::new();
+//! let config = Config::builder()
+//!     .threshold(1)
+//!     .open_ms(1_000)
+//!     .ramp(Duration::from_secs(10))
+//!     .build()?;
+//! let breaker = Breaker::with_clock("inventory", config, clock.clone());
+//! breaker.try_acquire()?.failure(); // trips
+//! clock.advance(Duration::from_secs(1));
+//! breaker.try_acquire()?.success(); // the probe closes the circuit
+//! assert_eq!(breaker.state(), State::Closed);
+//!
+//! clock.advance(Duration::from_millis(2_500)); // a quarter of the way
+//! let admitted = (0..100).filter(|_| match breaker.try_acquire() {
+//!     Ok(permit) => { permit.success(); true }
+//!     Err(refused) => { assert_eq!(refused.reason(), OpenReason::Ramping); false }
+//! }).count();
+//! assert_eq!(admitted, 25);
+//! assert_eq!(breaker.metrics().admitted_share(), 0.25);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
 //! # Keyed breakers
 //!
 //! `key = expr` gives the group one breaker per value of `expr` (a host, a
@@ -286,6 +356,7 @@
 /// | `timeout_ms` | integer (`u64`) | none | async fns only: a call still running after this is dropped, counts as a failure and returns `Err(TimedOut.into())` (see [`timeout`]) |
 /// | `max_concurrent` | integer (`u32`) | none | bulkhead: calls of the group in flight at once; one over the cap is refused like an open circuit, with [`OpenReason::BulkheadFull`] |
 /// | `latency_p99_ms` | integer (`u64`) | none | open when the window's p99 latency is above this, even if every call succeeds; needs a window |
+/// | `ramp_ms` | integer (`u64`) | none | after a close, admit a share of calls that rises linearly from none to all over this; the others are refused at once with [`OpenReason::Ramping`] (see [The traffic ramp](crate#the-traffic-ramp)) |
 /// | `fallback` | path, or `path(why)` | none | fn called with the same arguments when the circuit refuses (see [Fallbacks](#fallbacks)); `path(why)` passes a [`Fallback`] saying why as one more, last, argument |
 /// | `fallback_on` | `"refusal"` or `"failure"` | `"refusal"` | what the fallback answers: refusals only (open, half-open full, forced, bulkhead full), or also timeouts and the errors `is_failure` counts as failures (never an ignored error, never a panic); needs `fallback` |
 /// | `is_failure` | path to `fn(&E) -> bool` | every `Err` fails | which errors count as failures; the rest are ignored |

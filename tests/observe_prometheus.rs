@@ -160,6 +160,8 @@ fn assert_group_equals(scraped: &Exposition, breakers: &Registry, m: &GroupMetri
     if let Some(p99) = m.latency_p99 {
         series("breaker_latency_p99_seconds", None, p99.as_secs_f64());
     }
+    series("breaker_admitted_share", None, m.admitted_share());
+    series("breaker_ramp_refused_total", None, m.ramp_refused as f64);
     series("breaker_generation", None, m.generation as f64);
     let consecutive = f64::from(m.consecutive_failures);
     series("breaker_consecutive_failures", None, consecutive);
@@ -349,10 +351,11 @@ fn group_names_that_are_not_plain_label_values_come_back_intact() {
         let closed = scraped.value("breaker_state", &[("name", name), ("state", "closed")]);
         assert_eq!(closed, Some(1.0), "{name:?}");
         // 19 series, the five transitions of the machine, the open duration,
-        // and the timeout, bulkhead-refusal and latency-trip counters.
-        assert_eq!(scraped.of_group(name).count(), 28, "{name:?}");
+        // the timeout, bulkhead-refusal, latency-trip and ramp-refusal
+        // counters, and the admitted share.
+        assert_eq!(scraped.of_group(name).count(), 30, "{name:?}");
     }
-    assert_eq!(scraped.samples.len(), 28 * names.len());
+    assert_eq!(scraped.samples.len(), 30 * names.len());
 }
 
 #[test]

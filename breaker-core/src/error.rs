@@ -25,12 +25,18 @@ pub enum OpenReason {
     /// flight. Not a failure of the dependency, and the breaker's state did not
     /// move; `retry_after` is `None` (a slot frees when a call ends).
     BulkheadFull,
+    /// The circuit closed a moment ago and ramps its traffic back in
+    /// (`ramp_ms`): the share of calls admitted has not reached this one yet.
+    /// Not a failure of the dependency. `retry_after` is the time until a call
+    /// made then, with none between, would be admitted (zero when the next
+    /// call would be); at most the time the ramp has left.
+    Ramping,
 }
 
 impl OpenReason {
     /// A short snake_case label, spelled as [`State::as_str`](crate::State::as_str)
     /// spells states: `"open"`, `"half_open_full"`, `"forced_open"`,
-    /// `"fleet_open"`, `"bulkhead_full"`.
+    /// `"fleet_open"`, `"bulkhead_full"`, `"ramping"`.
     pub const fn as_str(self) -> &'static str {
         match self {
             OpenReason::Open => "open",
@@ -38,6 +44,7 @@ impl OpenReason {
             OpenReason::ForcedOpen => "forced_open",
             OpenReason::Fleet => "fleet_open",
             OpenReason::BulkheadFull => "bulkhead_full",
+            OpenReason::Ramping => "ramping",
         }
     }
 }
@@ -105,6 +112,11 @@ impl fmt::Display for CircuitOpen {
                 self.group
             )?,
             OpenReason::Fleet => write!(f, "circuit `{}` is open across the fleet", self.group)?,
+            OpenReason::Ramping => write!(
+                f,
+                "circuit `{}` is ramping its traffic back in after closing",
+                self.group
+            )?,
             OpenReason::ForcedOpen => return write!(f, "circuit `{}` is forced open", self.group),
             OpenReason::BulkheadFull => {
                 return write!(

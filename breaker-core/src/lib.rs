@@ -147,6 +147,7 @@ pub mod metrics;
 mod names;
 mod outcome;
 mod policy;
+mod ramp;
 mod registry;
 mod site;
 mod state;
@@ -164,7 +165,7 @@ pub use crate::events::{
     Event, KeyedTransition, Subscription, Transition, TransitionCounts, TransitionReason, TripCause,
 };
 pub use crate::keyed::{AsKey, KeyedGroup, KeyedMetrics, WrongKeyType};
-pub use crate::metrics::{Metrics, Snapshot, WindowMetrics};
+pub use crate::metrics::{Metrics, RampMetrics, Snapshot, WindowMetrics};
 pub use crate::registry::{
     registry, AlreadyCreated, ApplyConfigError, DeclarationOverride, Reconfigured, Registry,
     Resolution, Resolver, UnknownGroup,

@@ -78,6 +78,59 @@ pub struct Metrics {
     /// bin that holds it (at most 12.5% above the true value from 16 µs up, 1 µs
     /// below that); `None` without `latency_p99_ms` or with an empty window.
     pub latency_p99: Option<Duration>,
+    /// Claims a traffic ramp (`ramp_ms`) refused (each also counted in
+    /// `rejected`).
+    pub ramp_refused: u64,
+    /// The traffic ramp while it runs: closed, admitting a share of calls
+    /// that rises to all of them; `None` otherwise (also once its length has
+    /// passed, before a claim ends it).
+    pub ramp: Option<RampMetrics>,
+}
+
+impl Metrics {
+    /// The share of calls a claim now is admitted at, in `[0, 1]`: 1 closed
+    /// or forced closed, the ramp's share while it ramps, 0 open, forced open
+    /// or half-open (where only probes go).
+    ///
+    /// ```
+    /// # use breaker_core as breakerbox;
+    /// use breakerbox::{Breaker, Config};
+    ///
+    /// let breaker = Breaker::new("maps", Config::default());
+    /// assert_eq!(breaker.metrics().admitted_share(), 1.0);
+    /// breaker.force_open();
+    /// assert_eq!(breaker.metrics().admitted_share(), 0.0);
+    /// ```
+    pub fn admitted_share(&self) -> f64 {
+        match (self.state, self.ramp) {
+            (State::Closed, Some(ramp)) => ramp.admitted_share(),
+            (State::Closed | State::ForcedClosed, None) => 1.0,
+            _ => 0.0,
+        }
+    }
+}
+
+/// A traffic ramp under way: the share of calls admitted rises linearly from
+/// none at the close to all of them at `length`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct RampMetrics {
+    /// How long the ramp runs (the config's `ramp_ms` at the close).
+    pub length: Duration,
+    /// How far it has come.
+    pub elapsed: Duration,
+}
+
+impl RampMetrics {
+    /// The share of calls admitted now: `elapsed / length`, in `[0, 1)`.
+    pub fn admitted_share(&self) -> f64 {
+        self.elapsed.as_secs_f64() / self.length.as_secs_f64()
+    }
+
+    /// The time until every call is admitted.
+    pub fn remaining(&self) -> Duration {
+        self.length.saturating_sub(self.elapsed)
+    }
 }
 
 /// What the window of a rate policy holds at one moment: outcomes (ignored errors

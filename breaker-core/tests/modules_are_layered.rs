@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 const LAYERS: &[&[&str]] = &[
     &["sync"],
     &[
-        "names", "clock", "state", "counters", "bulkhead", "timeout", "error", "fleet",
+        "names", "clock", "state", "counters", "bulkhead", "timeout", "error", "fleet", "ramp",
     ],
     &["config"],
     &["conflict", "policy"],

@@ -328,6 +328,46 @@ async fn one_probe_runs_fleet_wide_and_its_success_closes_every_instance() {
 }
 
 #[tokio::test(flavor = "current_thread")]
+async fn with_a_ramp_every_instance_ramps_from_the_fleets_close() {
+    let (clock, _store, mut fleet) = fleet(3, defaults()).await;
+    let ramp = Duration::from_secs(10);
+    for i in &fleet {
+        let ramped = Config::builder()
+            .threshold(3)
+            .open_ms(30_000)
+            .ramp(ramp)
+            .build()
+            .unwrap();
+        i.breaker.reconfigure(ramped).unwrap();
+    }
+    fleet[0].fail(3);
+    settle(&mut fleet).await;
+    clock.advance(OPEN);
+    tick_all(&mut fleet).await;
+    let prober = (0..3).find(|&k| !fleet[k].refuses()).expect("a prober");
+    assert!(fleet[prober].succeed());
+    settle(&mut fleet).await;
+    // Every instance closed, and every one ramps from that moment: half way
+    // through, each admits half its calls, the prober and the others alike.
+    clock.advance(ramp / 2);
+    for (k, i) in fleet.iter().enumerate() {
+        assert_eq!(i.breaker.state(), State::Closed, "instance {k}");
+        assert_eq!(i.breaker.metrics().ramp.map(|r| r.length), Some(ramp));
+        let mut admitted = 0;
+        for _ in 0..100 {
+            match i.breaker.try_acquire() {
+                Ok(permit) => {
+                    permit.success();
+                    admitted += 1;
+                }
+                Err(refused) => assert_eq!(refused.reason(), OpenReason::Ramping),
+            }
+        }
+        assert_eq!(admitted, 50, "instance {k}");
+    }
+}
+
+#[tokio::test(flavor = "current_thread")]
 async fn a_failed_fleet_probe_reopens_every_instance_in_a_new_epoch() {
     let (clock, store, mut fleet) = fleet(2, defaults()).await;
     fleet[0].fail(3);

@@ -66,6 +66,8 @@ pub enum ConfigError {
     ZeroLatencyP99,
     /// `latency_p99_ms` without a window to judge it over.
     LatencyP99WithoutWindow,
+    /// `ramp_ms` is 0.
+    ZeroRamp,
 }
 
 impl ConfigError {
@@ -104,6 +106,7 @@ impl ConfigError {
             ConfigError::ZeroTimeout => "timeout_ms",
             ConfigError::ZeroMaxConcurrent => "max_concurrent",
             ConfigError::ZeroLatencyP99 | ConfigError::LatencyP99WithoutWindow => "latency_p99_ms",
+            ConfigError::ZeroRamp => "ramp_ms",
         }
     }
 }
@@ -165,6 +168,9 @@ impl fmt::Display for ConfigError {
             ConfigError::ZeroLatencyP99 => "`latency_p99_ms` must be at least 1",
             ConfigError::LatencyP99WithoutWindow => {
                 "`latency_p99_ms` needs a window to judge p99 over: add `window_ms` or `window_calls` (and `min_calls`)"
+            }
+            ConfigError::ZeroRamp => {
+                "`ramp_ms` must be at least 1 (leave it out to close to every call at once)"
             }
         };
         f.write_str(msg)

@@ -124,6 +124,17 @@ macro_rules! config_keys {
             /// longer calls share the last bin. Each recorded call takes a short
             /// uncontended lock.
             latency_p99_ms: u64, Window;
+            /// After the circuit closes, ramp traffic back in over `ms` milliseconds
+            /// instead of admitting every call at once: the share of calls admitted
+            /// rises linearly from none (the half-open probes were all that went) to
+            /// every call at `ms`. A call the ramp does not admit is refused at once
+            /// with [`OpenReason::Ramping`](crate::OpenReason::Ramping) and the time
+            /// until a call would be admitted; admission is a deterministic credit, so
+            /// of any `n` consecutive calls the number admitted is within one of the
+            /// curve's share of them. A trip during the ramp reopens with the grown
+            /// open duration of a failed probe; a ramp that completes resets it.
+            /// Unset (the default): the circuit closes to every call at once.
+            ramp_ms: u64, Any;
         }
     };
 }

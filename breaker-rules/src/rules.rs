@@ -1,6 +1,8 @@
 //! [`check`]: the rules a configuration obeys, and the [`Checked`] configuration
 //! it makes of the [`Values`] set, with every default filled in.
 
+use std::num::NonZeroU64;
+
 use crate::error::ConfigError;
 use crate::keys::Values;
 use crate::policy::{FailurePolicy, RateThresholds};
@@ -57,6 +59,9 @@ pub struct Checked {
     pub max_concurrent: Option<u32>,
     /// The p99 latency above which the window trips, when latency is judged.
     pub latency_p99_ms: Option<u64>,
+    /// How long traffic ramps back in after the circuit closes, when it ramps
+    /// (never zero: a `NonZeroU64` keeps the field as small as a `u64`).
+    pub ramp_ms: Option<NonZeroU64>,
 }
 
 /// Judges `values` by every rule: the configuration they make, or the first
@@ -133,6 +138,13 @@ pub const fn check(values: &Values) -> Result<Checked, ConfigError> {
         }
         _ => {}
     }
+    let ramp_ms = match values.ramp_ms {
+        Some(ms) => match NonZeroU64::new(ms) {
+            Some(ms) => Some(ms),
+            None => return Err(ConfigError::ZeroRamp),
+        },
+        None => None,
+    };
     Ok(Checked {
         policy,
         open_ms,
@@ -144,6 +156,7 @@ pub const fn check(values: &Values) -> Result<Checked, ConfigError> {
         timeout_ms: values.timeout_ms,
         max_concurrent: values.max_concurrent,
         latency_p99_ms: values.latency_p99_ms,
+        ramp_ms,
     })
 }
 

@@ -24,6 +24,8 @@ pub enum Action {
     ProbeOk,
     /// Half-open: the call went through as a probe, and failed.
     ProbeFailed,
+    /// Closed and ramping: not this call's turn, the fallback answered.
+    Ramped,
 }
 
 impl Action {
@@ -35,12 +37,13 @@ impl Action {
             Action::Refused => "refused",
             Action::ProbeOk => "probe: ok",
             Action::ProbeFailed => "probe: failed",
+            Action::Ramped => "ramping",
         }
     }
 
     /// Whether the call was let through to the server.
     pub fn admitted(self) -> bool {
-        !matches!(self, Action::Fallback | Action::Refused)
+        !matches!(self, Action::Fallback | Action::Refused | Action::Ramped)
     }
 }
 
@@ -158,7 +161,9 @@ fn metrics(group: &str) -> Option<Metrics> {
 
 fn action(before: Option<&Metrics>, after: &Metrics, ok: bool) -> Action {
     let delta = |f: fn(&Metrics) -> u64| f(after) - before.map_or(0, f);
-    if delta(|m| m.rejected) > 0 {
+    if delta(|m| m.ramp_refused) > 0 {
+        Action::Ramped
+    } else if delta(|m| m.rejected) > 0 {
         if ok {
             Action::Fallback
         } else {
@@ -184,6 +189,10 @@ fn state_after(group: &str, m: &Metrics) -> String {
                 threshold(group)
             )
         }
+        State::Closed if m.ramp.is_some() => format!(
+            "closed, ramping ({:.0}% let through)",
+            100.0 * m.admitted_share()
+        ),
         State::Open => match m.retry_after {
             Some(left) => format!("open (probe in {} ms)", left.as_millis()),
             None => "open".to_owned(),
@@ -217,9 +226,13 @@ fn change(group: &str, before: Option<&Metrics>, after: &Metrics) -> Option<Stri
             "the probe failed: circuit reopened, backing off{}",
             open_for()
         )),
-        (State::Open | State::HalfOpen, State::Closed) => {
-            Some("the probe succeeded: circuit closed, traffic flows again".to_owned())
-        }
+        (State::Open | State::HalfOpen, State::Closed) => Some(match after.ramp {
+            Some(ramp) => format!(
+                "the probe succeeded: circuit closed, traffic ramps back in over {} ms",
+                ramp.length.as_millis()
+            ),
+            None => "the probe succeeded: circuit closed, traffic flows again".to_owned(),
+        }),
         _ => None,
     }
 }

@@ -97,6 +97,7 @@ pub(super) fn config_json(config: &Config) -> Value {
             "timeout_ms" => ms(config.timeout()),
             "max_concurrent" => config.max_concurrent().into(),
             "latency_p99_ms" => ms(config.latency_p99()),
+            "ramp_ms" => ms(config.ramp()),
             _ => Value::Null,
         };
         all.insert(

@@ -50,6 +50,7 @@
 //! | `timeout_ms` | integer (`u64`) |
 //! | `max_concurrent` | integer (`u32`) |
 //! | `latency_p99_ms` | integer (`u64`) |
+//! | `ramp_ms` | integer (`u64`) |
 //!
 //! `timeout_ms` and `max_concurrent` are taken for a `#[circuit_breaker]`
 //! group only when its attribute names the key: the attribute builds the

@@ -403,6 +403,7 @@ impl Patch {
                 "timeout_ms" => config.timeout().map(ms),
                 "max_concurrent" => config.max_concurrent().map(Value::U32),
                 "latency_p99_ms" => config.latency_p99().map(ms),
+                "ramp_ms" => config.ramp().map(ms),
                 _ => None,
             };
             if let (Some(index), Some(value)) = (key_index(key), value) {

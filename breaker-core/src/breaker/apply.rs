@@ -32,9 +32,17 @@ impl Inner {
     /// Closed -> open because `cause` tripped in `generation`, once per
     /// generation however many verdicts race here; returns whether this call
     /// opened it.
+    /// A trip during a traffic ramp reopens as a failed probe does, with the
+    /// open duration grown: the dependency did not recover. A trip after the
+    /// ramp ran its length opens for `open_ms`: the completed ramp reset it.
     #[cold]
     pub(super) fn trip(&self, generation: u64, cause: TripCause) -> bool {
-        let open_for = self.config().open_nanos();
+        let word = self.word();
+        let open_for = if word.is_ramping() && word.generation() == generation {
+            self.config().grown_open_nanos(self.open_for.load(Relaxed))
+        } else {
+            self.config().open_nanos()
+        };
         // Without the lock, failures and resets change only the count of a
         // closed word, never its generation: the open retries past them.
         self.open(Input::Trip { generation, cause }, open_for)
@@ -156,11 +164,37 @@ impl Inner {
         true
     }
 
+    /// A probe's end that may close the circuit: as [`drive`](Self::drive),
+    /// and when the config ramps, under the transition lock with the ramp
+    /// started first, so that the claims of the ramping word find it.
+    pub(super) fn drive_close(&self, word: Word, input: Input) -> (Word, Step) {
+        if self.config().ramp_nanos().is_none() {
+            return self.drive(word, input);
+        }
+        let guard = self.transition.lock();
+        self.start_ramp();
+        let driven = self.drive(self.word(), input);
+        drop(guard);
+        driven
+    }
+
+    /// Starts the ramp of a close about to be swapped in, now, for the
+    /// config's `ramp_ms` (nothing without one). Under the transition lock,
+    /// which every close that ramps takes: no two starts overlap. A close that
+    /// then does not happen leaves it unread: only a ramping word's claims read it.
+    fn start_ramp(&self) {
+        if let Some(length) = self.config().ramp_nanos() {
+            self.events.ramp().start(self.clock.now(), length);
+        }
+    }
+
     /// [`FleetControl::fleet_close`](crate::fleet::FleetControl::fleet_close): open or half-open
-    /// to closed in a new generation.
+    /// to closed in a new generation (ramping, when the config ramps: every
+    /// instance ramps from the fleet's close).
     #[cold]
     pub(super) fn fleet_close(&self) -> bool {
         let guard = self.transition.lock();
+        self.start_ramp();
         let (from, step) = self.drive(self.word(), Input::FleetClose);
         drop(guard);
         let closed = step.change(from).is_some();
@@ -218,6 +252,8 @@ impl Inner {
             // A claim counts its own; the rest count nothing.
             Act::Nothing
             | Act::Admit
+            | Act::Ramp
+            | Act::RampOver
             | Act::Probe { .. }
             | Act::Refuse { .. }
             | Act::Trip
@@ -261,6 +297,10 @@ impl Inner {
             generation: t.generation,
             open_for,
             retry_after: open_for,
+            ramp: t
+                .ramping
+                .then(|| self.events.ramp().length())
+                .map(Duration::from_nanos),
         });
         match reason {
             TransitionReason::Tripped(cause) => log::warn!(

@@ -2,10 +2,11 @@
 //! [`step`](super::transition::step) on a claim, swaps its word in, renews the probes' lease and counts.
 
 use super::inner::Inner;
-use super::transition::{self, Act, Input, Readings, Refusal};
+use super::transition::{self, Act, Input, Readings, Refusal, Step};
 use crate::clock::COARSE_LAG_MAX;
 use crate::counters::Counter;
 use crate::error::OpenReason;
+use crate::ramp::Admission;
 use crate::state::{Refusing, State, Word};
 use crate::sync::Ordering::*;
 
@@ -18,7 +19,7 @@ use crate::sync::Ordering::*;
 /// a word in a state no admitted permit has (open or forced open); its probe
 /// field says "half-open and full" (1) or "open by the fleet" (2), and its
 /// success field whether `retry_after` is there. Only this type reads or writes
-/// that code.
+/// that code. A ramp's refusal is kind 3.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) struct ClaimCode {
     code: Word,
@@ -52,6 +53,7 @@ impl ClaimCode {
             Refusal::Open => (State::Open, 0),
             Refusal::HalfOpenFull => (State::Open, 1),
             Refusal::Fleet => (State::Open, 2),
+            Refusal::Ramping => (State::Open, 3),
             Refusal::ForcedOpen => (State::ForcedOpen, 0),
         };
         ClaimCode {
@@ -73,7 +75,8 @@ impl ClaimCode {
                     (State::ForcedOpen, _) => OpenReason::ForcedOpen,
                     (_, 0) => OpenReason::Open,
                     (_, 1) => OpenReason::HalfOpenFull,
-                    (_, _) => OpenReason::Fleet,
+                    (_, 2) => OpenReason::Fleet,
+                    (_, _) => OpenReason::Ramping,
                 },
                 retry_after: code.code_flag().then_some(self.value),
             },
@@ -137,12 +140,22 @@ impl Inner {
     }
 
     /// The claims that admit, and may move the breaker: open to half-open,
-    /// probe slots. Reads the word afresh, apart from the refusals' frame.
+    /// probe slots, a ramp's credit. Reads the word afresh, apart from the
+    /// refusals' frame.
     #[inline(never)]
     fn acquire_moving(&self) -> ClaimCode {
         let mut word = self.word();
         loop {
             let step = transition::step(word, Input::Claim, self.config(), self);
+            if step.act == Act::Ramp {
+                match self.ramp_claim(word) {
+                    Ok(code) => return code,
+                    Err(seen) => {
+                        word = seen;
+                        continue;
+                    }
+                }
+            }
             let Some(next) = step.next else {
                 return match step.act {
                     Act::Refuse {
@@ -179,6 +192,35 @@ impl Inner {
         }
     }
 
+    /// A claim on a ramping word: admitted or refused by the ramp's credit, or,
+    /// once the ramp ran its length, admitted by the swap that ends it (`Err`:
+    /// the word that swap found instead, to claim on again).
+    #[cold]
+    fn ramp_claim(&self, word: Word) -> Result<ClaimCode, Word> {
+        let now = self.clock.now_coarse();
+        // The close that published the ramping word started the ramp first.
+        let admission = self.events.started_ramp().map(|ramp| ramp.admit(now));
+        let admitted = match admission {
+            Some(Admission::Admitted) => word,
+            Some(Admission::Refused { retry_after }) => {
+                self.counters.bump(Counter::RampRefused);
+                return Ok(self.refuse(Refusal::Ramping, Some(retry_after)));
+            }
+            Some(Admission::Over) | None => {
+                let Step { next, .. } = transition::ramp_over(word);
+                let next = next.unwrap_or(word);
+                self.cas(word, next)?;
+                log::info!(
+                    "circuit `{}`: ramp complete, every call admitted",
+                    self.name
+                );
+                next
+            }
+        };
+        let started = if word.is_timed() { self.clock.now() } else { 0 };
+        Ok(ClaimCode::admitted(admitted.marked(), started))
+    }
+
     /// Extends the probes' lease to `now + probe_timeout`. Never shortens it: a
     /// claim that read the clock, then lost the CPU, must not cut short the
     /// lease of a probe admitted after its read.
@@ -199,6 +241,7 @@ mod tests {
             Refusal::HalfOpenFull,
             Refusal::Fleet,
             Refusal::ForcedOpen,
+            Refusal::Ramping,
         ] {
             for retry_after in [None, Some(0), Some(7), Some(u64::MAX)] {
                 match ClaimCode::refused(refusal, retry_after).get() {

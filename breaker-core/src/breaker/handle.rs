@@ -209,7 +209,7 @@ impl Breaker {
     #[inline]
     pub fn would_admit(&self) -> bool {
         let word = self.inner.word();
-        matches!(word.state(), State::Closed | State::ForcedClosed) || self.inner.would_admit(word)
+        word.admits_outright() || self.inner.would_admit(word)
     }
 
     /// The refusal a claim made now would meet, without claiming: `None` when it
@@ -242,6 +242,15 @@ impl Breaker {
         let inner = &*self.inner;
         let word = inner.word();
         let (reason, until) = match word.state() {
+            State::Closed if word.is_ramping() => {
+                let now = inner.clock.now_coarse();
+                let retry_after = inner.events.started_ramp()?.refusal(now)?;
+                return Some(CircuitOpen::new(
+                    inner.name,
+                    OpenReason::Ramping,
+                    Some(retry_after),
+                ));
+            }
             State::Closed | State::ForcedClosed => return None,
             State::ForcedOpen => {
                 return Some(CircuitOpen::new(inner.name, OpenReason::ForcedOpen, None))

@@ -8,7 +8,7 @@ use crate::config::Config;
 use crate::counters::{Counter, Counters};
 use crate::events::Hub;
 use crate::guards::Guards;
-use crate::metrics::{Metrics, WindowMetrics};
+use crate::metrics::{Metrics, RampMetrics, WindowMetrics};
 use crate::policy::Policy;
 use crate::state::{State, Word};
 use crate::sync::{AtomicPtr, AtomicU64, Mutex, Ordering::*};
@@ -241,6 +241,10 @@ impl Inner {
     #[inline(never)]
     pub(super) fn would_admit(&self, word: Word) -> bool {
         match word.state() {
+            State::Closed if word.is_ramping() => self
+                .events
+                .started_ramp()
+                .is_none_or(|ramp| ramp.would_admit(self.clock.now_coarse())),
             State::Closed | State::ForcedClosed => true,
             State::ForcedOpen => false,
             // The reading a claim compares: see the crate docs, "The coarse reading".
@@ -284,6 +288,17 @@ impl Inner {
             }
             _ => None,
         };
+        // A ramp that ran its length is over, though no claim has ended it yet.
+        let ramp = self
+            .events
+            .started_ramp()
+            .filter(|_| word.is_ramping())
+            .map(|ramp| ramp.progress(now()))
+            .filter(|&(length, elapsed)| elapsed < length)
+            .map(|(length, elapsed)| RampMetrics {
+                length: Duration::from_nanos(length),
+                elapsed: Duration::from_nanos(elapsed),
+            });
         Metrics {
             group: self.name,
             state: word.state(),
@@ -328,6 +343,8 @@ impl Inner {
             bulkhead_rejected: totals.get(Counter::BulkheadRejected),
             bulkhead_in_flight: self.guards.bulkhead.as_ref().map(|b| b.in_flight()),
             latency_trips: totals.get(Counter::LatencyTrips),
+            ramp_refused: totals.get(Counter::RampRefused),
+            ramp,
             latency_p99: self
                 .guards
                 .latency

@@ -265,7 +265,11 @@ impl Inner {
                     generation,
                     verdict,
                 };
-                let (from, step) = self.drive(word, input);
+                let (from, step) = if verdict == Verdict::Success {
+                    self.drive_close(word, input)
+                } else {
+                    self.drive(word, input)
+                };
                 self.execute(from, step, None);
             }
             _ => self.settle_call(word, started, verdict),

@@ -89,6 +89,11 @@ pub(super) enum Act {
     Nothing,
     /// Admit a call on a closed (or forced-closed) word.
     Admit,
+    /// A claim on a ramping word: the ramp's credit decides (see `crate::ramp`).
+    Ramp,
+    /// The ramp ran its length: `next` is the word fully closed, in the same
+    /// generation. The claim that swaps it in is admitted.
+    RampOver,
     /// Admit a probe into the slot `next` holds and renew the lease from a
     /// precise reading no earlier than `coarse` (0: not read). `reclaimed`
     /// slots were taken back from probes that overran their lease.
@@ -123,6 +128,8 @@ pub(super) enum Refusal {
     Fleet,
     /// Forced open by hand.
     ForcedOpen,
+    /// Closed and ramping: the ramp's credit did not admit the claim.
+    Ramping,
 }
 
 impl Refusal {
@@ -134,6 +141,7 @@ impl Refusal {
             Refusal::HalfOpenFull => OpenReason::HalfOpenFull,
             Refusal::Fleet => OpenReason::Fleet,
             Refusal::ForcedOpen => OpenReason::ForcedOpen,
+            Refusal::Ramping => OpenReason::Ramping,
         }
     }
 }
@@ -167,6 +175,8 @@ pub(crate) struct Change {
     pub(crate) to: State,
     pub(crate) kind: ChangeKind,
     pub(crate) generation: u64,
+    /// The word it entered ramps (closed, with `ramp_ms`).
+    pub(crate) ramping: bool,
 }
 
 impl Step {
@@ -202,6 +212,7 @@ impl Step {
                 to: next.state(),
                 kind,
                 generation: next.generation(),
+                ramping: next.is_ramping(),
             }),
             _ => None,
         }
@@ -255,11 +266,9 @@ pub(super) fn step(word: Word, input: Input, config: &Config, at: &impl Readings
             State::Closed | State::ForcedOpen | State::ForcedClosed => Step::stay(Act::Nothing),
         },
         Input::FleetClose => match word.state() {
-            State::Open | State::HalfOpen => Step::to(
-                word.next(State::Closed),
-                Act::Nothing,
-                ChangeKind::FleetClose,
-            ),
+            State::Open | State::HalfOpen => {
+                Step::to(closed(word, config), Act::Nothing, ChangeKind::FleetClose)
+            }
             _ => Step::stay(Act::Nothing),
         },
         Input::FleetHold { now, deadline } => {
@@ -290,6 +299,7 @@ pub(super) const fn open_refusal(word: Word) -> Refusal {
 #[inline(always)]
 fn claim(word: Word, config: &Config, at: &impl Readings) -> Step {
     match word.state() {
+        State::Closed if word.is_ramping() => Step::stay(Act::Ramp),
         State::Closed | State::ForcedClosed => Step::stay(Act::Admit),
         State::ForcedOpen => refuse(Refusal::ForcedOpen, None),
         State::Open => {
@@ -350,7 +360,7 @@ fn probe_ended(word: Word, generation: u64, verdict: Verdict, config: &Config) -
         Verdict::Success => {
             let successes = word.successes() + 1;
             if successes >= config.successes_to_close() {
-                Step::to(word.next(State::Closed), act, ChangeKind::ProbesSucceeded)
+                Step::to(closed(word, config), act, ChangeKind::ProbesSucceeded)
             } else {
                 Step::write(word.with_successes(probes, successes), act)
             }
@@ -359,6 +369,21 @@ fn probe_ended(word: Word, generation: u64, verdict: Verdict, config: &Config) -
             Step::write(word.with_probes(probes), act)
         }
     }
+}
+
+/// The word of the next generation, closed: ramping when `config` has a ramp.
+const fn closed(word: Word, config: &Config) -> Word {
+    let next = word.next(State::Closed);
+    match config.ramp_nanos() {
+        Some(_) => next.ramping(),
+        None => next,
+    }
+}
+
+/// The ramping `word` once its ramp ran its length: the same generation, with
+/// its failure count, fully closed.
+pub(super) const fn ramp_over(word: Word) -> Step {
+    Step::write(word.ramp_done(), Act::RampOver)
 }
 
 /// Opens a `from` word of `generation`; stale when the breaker left it.

@@ -1,6 +1,8 @@
 //! [`ConfigBuilder`]: a `const` builder with one method per `#[circuit_breaker]`
 //! key, and the checks that turn it into a [`Config`] or a [`ConfigError`].
 
+use std::time::Duration;
+
 use breaker_rules::Values;
 
 use super::settings::Config;
@@ -104,6 +106,28 @@ impl ConfigBuilder {
         ConfigBuilder {
             values: Values::EMPTY,
         }
+    }
+
+    /// [`ramp_ms`](Self::ramp_ms) as a [`Duration`]: the time traffic takes to
+    /// ramp back in after the circuit closes, in whole milliseconds (a part of
+    /// a millisecond is dropped; a duration of more than `u64::MAX` ms is that).
+    ///
+    /// ```
+    /// # use breaker_core as breakerbox;
+    /// use std::time::Duration;
+    /// use breakerbox::Config;
+    ///
+    /// let config = Config::builder().ramp(Duration::from_secs(10)).build().unwrap();
+    /// assert_eq!(config.ramp(), Some(Duration::from_secs(10)));
+    /// assert_eq!(Config::DEFAULT.ramp(), None);
+    /// ```
+    pub const fn ramp(self, ramp: Duration) -> Self {
+        let ms = ramp.as_millis();
+        self.ramp_ms(if ms > u64::MAX as u128 {
+            u64::MAX
+        } else {
+            ms as u64
+        })
     }
 
     /// Validates and returns the config, by the rules the `#[circuit_breaker]`

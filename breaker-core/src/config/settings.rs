@@ -28,6 +28,7 @@ use crate::clock::millis_to_nanos;
 /// | `timeout_ms` | unset | deadline of one async call: a call that overruns it is dropped and fails |
 /// | `max_concurrent` | unset | bulkhead: calls of the group in flight at once; one over the cap is refused |
 /// | `latency_p99_ms` | unset | open when the window's p99 latency is above this (needs a window) |
+/// | `ramp_ms` | unset | after a close, the share of calls admitted rises linearly from none to all over this |
 ///
 /// ```
 /// # use breaker_core as breakerbox;
@@ -258,6 +259,24 @@ impl Config {
     pub const fn latency_p99(&self) -> Option<Duration> {
         match self.checked.latency_p99_ms {
             Some(ms) => Some(Duration::from_millis(ms)),
+            None => None,
+        }
+    }
+
+    /// How long traffic ramps back in after the circuit closes; `None` when
+    /// the circuit closes to every call at once. See
+    /// [`ConfigBuilder::ramp_ms`](super::ConfigBuilder::ramp_ms) for the curve.
+    pub const fn ramp(&self) -> Option<Duration> {
+        match self.checked.ramp_ms {
+            Some(ms) => Some(Duration::from_millis(ms.get())),
+            None => None,
+        }
+    }
+
+    /// The ramp in nanos; `None` without one.
+    pub(crate) const fn ramp_nanos(&self) -> Option<u64> {
+        match self.checked.ramp_ms {
+            Some(ms) => Some(millis_to_nanos(ms.get())),
             None => None,
         }
     }

@@ -60,9 +60,11 @@ pub(crate) enum Counter {
     BulkheadRejected,
     /// Trips of the latency window.
     LatencyTrips,
+    /// Claims a traffic ramp refused.
+    RampRefused,
 }
 
-const EVENTS: usize = Counter::LatencyTrips as usize + 1;
+const EVENTS: usize = Counter::RampRefused as usize + 1;
 // A cell of every count stays within its line pair.
 const _: () = assert!(EVENTS * 8 <= 128);
 /// Thread slots that own a cell in each breaker (a power of two): the threads

@@ -1,5 +1,6 @@
 //! One breaker's side of events: the queue that delivers its transitions in
-//! generation order, its own subscribers and its transition counts.
+//! generation order, its own subscribers and its transition counts; and, in
+//! the same box that only a breaker that has moved allocates, its traffic ramp.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
@@ -8,6 +9,7 @@ use super::{
     index, Callback, Event, KeyedTransition, Subscribers, Subscription, Transition,
     TransitionCounts, STATES,
 };
+use crate::ramp::Ramp;
 use crate::state::GEN_MASK;
 use crate::sync::{AtomicPtr, AtomicU64, Mutex, OnceLock, Ordering::*};
 
@@ -41,9 +43,12 @@ struct Keyed {
     subscribers: Arc<Subscribers>,
 }
 
-/// What a breaker that has moved or been subscribed to keeps for its events.
+/// What a breaker that has moved or been subscribed to keeps for its events,
+/// and the state of its traffic ramp (a ramp starts at a close, a move: an idle
+/// breaker carries none of it).
 struct Cold {
     own: Arc<Subscribers>,
+    ramp: Ramp,
     counts: [[AtomicU64; STATES.len()]; STATES.len()],
     order: Mutex<Order>,
 }
@@ -97,6 +102,7 @@ impl Hub {
         self.cold.get_or_init(|| {
             Box::new(Cold {
                 own: Arc::default(),
+                ramp: Ramp::default(),
                 counts: Default::default(),
                 order: Mutex::new(Order {
                     next: self.first,
@@ -105,6 +111,19 @@ impl Hub {
                 }),
             })
         })
+    }
+
+    /// The breaker's ramp, allocated with the rest on first use: what a close
+    /// that starts a ramp writes before it publishes the ramping word.
+    pub(crate) fn ramp(&self) -> &Ramp {
+        &self.cold().ramp
+    }
+
+    /// The breaker's ramp, if one was ever started: what the claims of a
+    /// ramping word read (the close that published the word allocated it).
+    #[inline]
+    pub(crate) fn started_ramp(&self) -> Option<&Ramp> {
+        self.cold.get().map(|cold| &cold.ramp)
     }
 
     pub(crate) fn subscribe(&self, callback: Callback) -> Subscription {
@@ -220,6 +239,7 @@ mod loom_tests {
             generation,
             open_for: None,
             retry_after: None,
+            ramp: None,
         }
     }
 

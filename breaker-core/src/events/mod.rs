@@ -94,7 +94,7 @@ pub struct Transition {
     /// Why.
     pub reason: TransitionReason,
     /// The generation it entered (every transition starts a new one; it wraps
-    /// after 2^38).
+    /// after 2^37).
     pub generation: u64,
     /// When it entered [`State::Open`]: how long it stays open this time (grown by
     /// `backoff` after failed probes; the fleet's time left after a
@@ -106,6 +106,11 @@ pub struct Transition {
     /// move that moment ([`FleetControl::fleet_hold`](crate::fleet::FleetControl::fleet_hold)),
     /// which is no transition.
     pub retry_after: Option<Duration>,
+    /// When it entered [`State::Closed`] with a traffic ramp (`ramp_ms`): how
+    /// long the ramp runs. The share of calls admitted rises from none now to
+    /// all of them then; the ramp's end is no transition of its own (the
+    /// generation stays), and a trip before it is. `None` otherwise.
+    pub ramp: Option<Duration>,
 }
 
 /// A transition of one key's breaker in a keyed group
@@ -273,6 +278,9 @@ impl Transition {
         )?;
         if let Some(open_for) = self.open_for {
             write!(f, ", open for {open_for:?}")?;
+        }
+        if let Some(ramp) = self.ramp {
+            write!(f, ", ramping over {ramp:?}")?;
         }
         Ok(())
     }

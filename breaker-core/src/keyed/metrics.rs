@@ -28,6 +28,7 @@ pub(super) struct Folded {
     timeouts: u64,
     bulkhead_rejected: u64,
     latency_trips: u64,
+    ramp_refused: u64,
     transitions: TransitionCounts,
 }
 
@@ -52,6 +53,7 @@ impl Folded {
             open_for: _,
             bulkhead_in_flight: _,
             latency_p99: _,
+            ramp: _,
             calls,
             successes,
             failures,
@@ -66,6 +68,7 @@ impl Folded {
             timeouts,
             bulkhead_rejected,
             latency_trips,
+            ramp_refused,
             transitions,
         } = m;
         for (sum, n) in [
@@ -83,6 +86,7 @@ impl Folded {
             (&mut self.timeouts, timeouts),
             (&mut self.bulkhead_rejected, bulkhead_rejected),
             (&mut self.latency_trips, latency_trips),
+            (&mut self.ramp_refused, ramp_refused),
         ] {
             *sum = sum.saturating_add(*n);
         }
@@ -139,6 +143,8 @@ pub struct KeyedMetrics {
     /// As [`Metrics::latency_trips`], summed likewise (each also in
     /// `times_opened`).
     pub latency_trips: u64,
+    /// As [`Metrics::ramp_refused`], summed likewise (each also in `rejected`).
+    pub ramp_refused: u64,
     /// As [`Metrics::transitions`], summed likewise, pair by pair.
     pub transitions: TransitionCounts,
 }
@@ -179,6 +185,7 @@ impl<K: Hash + Eq> Shared<K> {
             timeouts,
             bulkhead_rejected,
             latency_trips,
+            ramp_refused,
             transitions,
         } = sums;
         KeyedMetrics {
@@ -202,6 +209,7 @@ impl<K: Hash + Eq> Shared<K> {
             timeouts,
             bulkhead_rejected,
             latency_trips,
+            ramp_refused,
             transitions,
         }
     }

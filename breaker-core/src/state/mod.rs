@@ -1,6 +1,7 @@
 //! The breaker's states and the one atomic word that holds the state, its
 //! generation, the consecutive failures while closed, the probes in flight and
-//! probe successes of a half-open episode, and whether an open came from the fleet.
+//! probe successes of a half-open episode, whether an open came from the fleet,
+//! and whether a closed circuit still ramps its traffic back in.
 
 use std::fmt;
 
@@ -90,8 +91,12 @@ const PROBE_BITS: u32 = 10;
 const SUCCESS_BITS: u32 = 10;
 const PROBE_SHIFT: u32 = STATE_BITS + 3;
 const SUCCESS_SHIFT: u32 = PROBE_SHIFT + PROBE_BITS;
-const GEN_SHIFT: u32 = SUCCESS_SHIFT + SUCCESS_BITS;
-/// Generations count modulo 2^38: at one transition a millisecond that is 8.7 years
+/// Set in a closed word while the traffic ramp after the close runs (`ramp_ms`):
+/// claims leave the fast path to take the ramp's credit. Cleared, like every
+/// field, by the next generation, and by the claim that finds the ramp over.
+const RAMPING: u64 = 1 << (SUCCESS_SHIFT + SUCCESS_BITS);
+const GEN_SHIFT: u32 = SUCCESS_SHIFT + SUCCESS_BITS + 1;
+/// Generations count modulo 2^37: at one transition a millisecond that is 4.3 years
 /// before a number comes back, and a permit would have to outlive all of them.
 pub(crate) const GEN_MASK: u64 = (1 << (64 - GEN_SHIFT)) - 1;
 const FIELD_MASK: u64 = (1 << PROBE_BITS) - 1;
@@ -124,6 +129,7 @@ const _: () = {
         MARKED,
         PROBE_FIELD,
         SUCCESS_FIELD,
+        RAMPING,
         GEN_FIELD,
     ];
     let mut union = 0u64;
@@ -173,7 +179,8 @@ const _: () = {
 /// | 5 | only in a permit's copy: the claim did not find the word plain |
 /// | 6..16 | half-open: probes in flight; closed: consecutive failures, low bits; open: bit 6 says the fleet opened it |
 /// | 16..26 | half-open: probe successes; closed: consecutive failures, high bits |
-/// | 26..64 | generation |
+/// | 26 | closed: the traffic ramp after the close runs |
+/// | 27..64 | generation |
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Word(pub(crate) u64);
 
@@ -277,14 +284,42 @@ impl Word {
     /// reset. One test of one register.
     #[inline(always)]
     pub(crate) const fn is_plain(self) -> bool {
-        self.0 & (REFUSING_OR_PROBING | TIMED | WINDOWED | FAILURE_FIELD) == 0
+        self.0 & (REFUSING_OR_PROBING | TIMED | WINDOWED | FAILURE_FIELD | RAMPING) == 0
     }
 
     /// Whether this word admits a call without reading the clock: closed or
-    /// forced closed, and not timed. Its verdict may still need more than a count.
+    /// forced closed, not timed and not ramping. Its verdict may still need
+    /// more than a count.
     #[inline(always)]
     pub(crate) const fn admits_untimed(self) -> bool {
-        self.0 & (REFUSING_OR_PROBING | TIMED) == 0
+        self.0 & (REFUSING_OR_PROBING | TIMED | RAMPING) == 0
+    }
+
+    /// Whether a claim on this word would be admitted with no question to
+    /// ask: closed or forced closed, and not ramping.
+    #[inline(always)]
+    pub(crate) const fn admits_outright(self) -> bool {
+        self.0 & (REFUSING_OR_PROBING | RAMPING) == 0
+    }
+
+    /// Whether this is a closed word whose traffic ramp still runs.
+    #[inline(always)]
+    pub(crate) const fn is_ramping(self) -> bool {
+        self.0 & RAMPING != 0
+    }
+
+    /// This closed word, ramping (a debug build panics on any other state).
+    pub(crate) const fn ramping(self) -> Word {
+        debug_assert!(
+            matches!(self.state(), State::Closed),
+            "a ramp on a word that is not closed"
+        );
+        Word(self.0 | RAMPING)
+    }
+
+    /// This word with its ramp over: the same generation, fully closed.
+    pub(crate) const fn ramp_done(self) -> Word {
+        Word(self.0 & !RAMPING)
     }
 
     /// The copy of this word a permit keeps when its success needs more than a
@@ -369,7 +404,9 @@ impl fmt::Debug for Word {
             .field("generation", &self.generation());
         // Each state's view of the bits it shares with the others.
         match self.state() {
-            State::Closed => d.field("failures", &self.failures()),
+            State::Closed => d
+                .field("failures", &self.failures())
+                .field("ramping", &self.is_ramping()),
             State::HalfOpen => d
                 .field("probes", &self.probes())
                 .field("successes", &self.successes()),

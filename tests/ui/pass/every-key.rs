@@ -26,6 +26,7 @@ fn cached(_q: u32) -> Result<u32, Error> {
     backoff = 1.5,
     max_open_ms = 60_000,
     probe_timeout_ms = 5_000,
+    ramp_ms = 20_000,
     fallback = cached,
     is_failure = any_error,
     registry = breakerbox::registry(),
@@ -41,4 +42,5 @@ fn main() {
     assert_eq!(b.config().threshold(), 3);
     assert_eq!(b.config().half_open_probes(), 2);
     assert_eq!(b.config().backoff(), 1.5);
+    assert_eq!(b.config().ramp(), Some(std::time::Duration::from_secs(20)));
 }

@@ -142,6 +142,7 @@ fn an_open_word_refuses_until_its_deadline_and_then_admits_the_first_probe() {
                     to: State::HalfOpen,
                     kind: ChangeKind::OpenElapsed,
                     generation: 8,
+                    ramping: false,
                 }
             );
             assert_eq!(next.is_timed(), timed, "the flags stay");
@@ -361,6 +362,7 @@ fn trips_and_failed_probes_open_only_from_their_own_state_and_generation() {
                         to: State::Open,
                         kind,
                         generation: 8,
+                        ramping: false,
                     };
                     assert_eq!(t, opened);
                 } else {
@@ -385,7 +387,8 @@ fn forcing_moves_every_state_to_a_new_generation_of_the_forced_one() {
                     from,
                     to,
                     kind: ChangeKind::Forced,
-                    generation: 8
+                    generation: 8,
+                    ramping: false,
                 }
             );
         }
@@ -455,6 +458,7 @@ fn a_fleet_open_starts_a_new_open_generation_from_every_state_not_forced() {
                     to: State::Open,
                     kind: ChangeKind::FleetOpen,
                     generation: 8,
+                    ramping: false,
                 })
             );
             assert!(next.is_fleet_open() && next.failures() == 0);
@@ -686,4 +690,69 @@ fn a_fleet_hold_saturates_near_the_end_of_time() {
         &reads,
     );
     assert_eq!(s, Step::stay(Act::Hold), "no longer than it was: a no-op");
+}
+
+const RAMPED: Config = match Config::builder()
+    .threshold(3)
+    .ramp(std::time::Duration::from_millis(10_000))
+    .build()
+{
+    Ok(config) => config,
+    Err(_) => panic!("a valid config"),
+};
+
+#[test]
+fn a_close_under_a_ramp_enters_a_ramping_closed_word_and_without_one_a_plain_one() {
+    for (timed, windowed) in flags() {
+        let half_open = word(State::HalfOpen, timed, windowed).with_probes(1);
+        let ended = Input::ProbeEnded {
+            generation: 7,
+            verdict: Verdict::Success,
+        };
+        let ramped = step(half_open, ended, &RAMPED, &NO_READING);
+        let next = ramped.next.expect("closes");
+        assert_eq!(next, half_open.next(State::Closed).ramping());
+        assert!(next.is_ramping() && !next.is_plain() && !next.admits_untimed());
+        assert!(ramped.change(half_open).unwrap().ramping);
+        let plain = step(half_open, ended, &LIMITS, &NO_READING);
+        assert!(!plain.next.unwrap().is_ramping());
+        // The fleet's close ramps the same way.
+        for from in [State::Open, State::HalfOpen] {
+            let w = word(from, timed, windowed);
+            let closed = step(w, Input::FleetClose, &RAMPED, &NO_READING);
+            assert_eq!(closed.next, Some(w.next(State::Closed).ramping()));
+        }
+    }
+}
+
+#[test]
+fn a_claim_on_a_ramping_word_asks_the_ramp_and_keeps_its_failures_and_generation() {
+    let w = word(State::Closed, false, false).ramping();
+    assert_eq!(
+        step(w, Input::Claim, &RAMPED, &NO_READING),
+        Step::stay(Act::Ramp)
+    );
+    // A failure counts in the word and keeps it ramping; the ramp's end keeps
+    // the count and the generation.
+    let failed = step(w, Input::Failure { generation: 7 }, &RAMPED, &NO_READING);
+    let counted = failed.next.unwrap();
+    assert!(counted.is_ramping() && counted.failures() == 1);
+    let over = ramp_over(counted);
+    assert_eq!(over.act, Act::RampOver);
+    let done = over.next.unwrap();
+    assert!(!done.is_ramping());
+    assert_eq!((done.failures(), done.generation()), (1, 7));
+    assert_eq!(
+        over.change(counted),
+        None,
+        "no transition: the generation stays"
+    );
+    // A trip of the ramping word opens it, as any closed word's.
+    let trip = Input::Trip {
+        generation: 7,
+        cause: TripCause::ConsecutiveFailures,
+    };
+    let opened = step(counted, trip, &RAMPED, &NO_READING);
+    assert_eq!(opened.next, Some(w.next(State::Open)));
+    assert!(!opened.next.unwrap().is_ramping());
 }
