@@ -164,6 +164,9 @@ const CASES: &[&str] = &[
     "fallback_failure",
     "fallback_open",
     "fallback_why_open",
+    "force_reset",
+    "force_reset_ring",
+    "worst_keys",
 ];
 
 fn config() -> Config {
@@ -315,6 +318,51 @@ fn run(case: &str, n: u64) {
                 .build();
             let _ = black_box(rc.call(|| work(1)));
             repeat(n, || rc.call(|| work(black_box(1))))
+        }
+        // Two transitions by hand (forced open, reset) of a registry's
+        // breaker: with no subscriber, and with an admin router's event ring
+        // (256 events) taking each; the difference is the ring's cost.
+        "force_reset" | "force_reset_ring" => {
+            let registry = std::sync::Arc::new(breakerbox::Registry::new());
+            let rb = registry.breaker("ir-ring", &config());
+            let _admin = (case == "force_reset_ring").then(|| {
+                breakerbox::admin::Admin::builder(std::sync::Arc::clone(&registry))
+                    .read_only()
+                    .events(256)
+                    .build()
+                    .expect("a router")
+            });
+            rb.force_open();
+            rb.reset();
+            repeat(n, || {
+                rb.force_open();
+                rb.reset();
+                Ok::<_, ()>(())
+            })
+        }
+        // A keyed group of 100 keys, 10 of them open: its 10 worst keys by
+        // text, as the Prometheus exporter asks at each scrape.
+        "worst_keys" => {
+            let registry = breakerbox::Registry::new();
+            let trips = Config::builder()
+                .threshold(1)
+                .open_duration(Duration::from_millis(3_600_000))
+                .build()
+                .unwrap();
+            let group = registry.keyed::<u64>("ir-worst", &trips, 1_000).unwrap();
+            for key in 0..100u64 {
+                let breaker = group.breaker(&key);
+                let permit = breaker.try_acquire().unwrap();
+                if key % 10 == 0 {
+                    permit.failure();
+                } else {
+                    permit.success();
+                }
+            }
+            repeat(n, || {
+                black_box(registry.keyed_worst_keys("ir-worst", 10));
+                Ok::<_, ()>(())
+            })
         }
         other => panic!("unknown case {other}"),
     }

@@ -45,6 +45,21 @@
 //! | `tokio` | [`timeout::Tokio`], the timer `timeout_ms` uses by default | `timeout_ms` on tokio |
 //! | `admin` | [`admin`]: an axum router (or tower service) that lists, forces and resets breakers behind a bearer token, keeps a ring of recent events with a server-sent stream, and answers an opt-in `/health` | operators |
 //!
+//! # Operating breakers
+//!
+//! - **The admin router** (feature `admin`, [`admin`]): mount it in your
+//!   axum app to list every breaker as JSON, force or reset one behind a bearer
+//!   token, read recent events (also as a server-sent stream) and an opt-in `/health`.
+//! - **The status page** (`GET /` of the admin router): one self-contained HTML page,
+//!   no CDN, with each circuit's state, a timeline of the last minutes, the rejection
+//!   and probe success rates and flapping, live from the event stream.
+//! - **The dashboard** (`dashboards/breakerbox.json` in the repository): a Grafana
+//!   dashboard of the Prometheus series: a state timeline, the rejection and probe
+//!   success rates, flapping, p99 latency, and each keyed group's worst keys.
+//! - **The alerts** (`dashboards/alerts.yml`): Prometheus rules for a circuit open
+//!   too long, flapping, probes that mostly fail and a stale fleet store, with
+//!   `promtool test rules` unit tests beside them (`dashboards/alerts.test.yml`).
+//!
 //! Every feature builds on the crate's `rust-version` (1.85) with a lockfile
 //! resolved by cargo's MSRV-aware resolver (`resolver = "3"`, or
 //! `incompatible-rust-versions = "fallback"`). Without it, cargo picks the newest

@@ -333,11 +333,12 @@ async fn wrong_methods_and_unknown_routes_are_json_errors() {
         (Method::POST, "/health"),
         (Method::POST, "/events"),
         (Method::DELETE, "/events/stream"),
+        (Method::POST, "/"),
     ] {
         let request = (method, path, auth, FORCE_OPEN);
         refused(&registry, &url, request, 405, "method_not_allowed").await;
     }
-    for path in ["/", "/breakers/mail/open", "/breakers/mail/keys", "/admin"] {
+    for path in ["/breakers/mail/open", "/breakers/mail/keys", "/admin"] {
         refused(
             &registry,
             &url,

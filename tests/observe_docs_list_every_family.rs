@@ -19,9 +19,13 @@ mod exposition;
 #[path = "support/exporters.rs"]
 mod exporters;
 
-/// The first column of every row of the docs' series tables.
-fn documented() -> BTreeSet<String> {
-    include_str!("../src/observe/mod.rs")
+/// The first column of every row of the docs' series tables: those both
+/// exporters write (`false`), or those of the "Opt-in series" section (`true`).
+fn documented(opt_in: bool) -> BTreeSet<String> {
+    let docs = include_str!("../src/observe/mod.rs");
+    let (always, asked) = docs.split_once("//! # Opt-in series").unwrap();
+    let asked = asked.split("\n//! #").next().unwrap();
+    (if opt_in { asked } else { always })
         .lines()
         .filter_map(|line| line.strip_prefix("//! | `breaker_"))
         .map(|rest| format!("breaker_{}", &rest[..rest.find('`').unwrap()]))
@@ -55,7 +59,23 @@ fn the_docs_tables_list_every_family_the_prometheus_exporter_writes() {
         .into_keys()
         .map(|(name, _)| name)
         .collect();
-    assert_eq!(documented(), scraped);
+    assert_eq!(documented(false), scraped);
+}
+
+#[test]
+fn the_opt_in_table_lists_every_family_the_collector_writes_when_asked() {
+    let breakers = every_kind_of_group();
+    breakers
+        .keyed::<u64>("keyed", &Config::default(), 10)
+        .unwrap()
+        .breaker(&8)
+        .force_open();
+    let scraped: BTreeSet<String> = exporters::scraped_opt_in(&breakers)
+        .into_keys()
+        .map(|(name, _)| name)
+        .filter(|name| !documented(false).contains(name))
+        .collect();
+    assert_eq!(documented(true), scraped);
 }
 
 #[test]
@@ -64,5 +84,5 @@ fn the_docs_tables_list_every_family_the_metrics_exporter_publishes() {
         .into_keys()
         .map(|(name, _)| name)
         .collect();
-    assert_eq!(documented(), published);
+    assert_eq!(documented(false), published);
 }

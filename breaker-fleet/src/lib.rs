@@ -89,6 +89,8 @@
 mod agent;
 mod local;
 mod memory;
+#[cfg(feature = "prometheus")]
+mod prometheus;
 mod redis_store;
 mod server;
 mod store;
@@ -99,6 +101,8 @@ use std::thread::JoinHandle;
 pub use agent::{Agent, AgentConfig, AgentStats, Aggregation};
 pub use local::{LocalEvent, LocalEventKind, LocalSide, RegistrySide};
 pub use memory::MemoryStore;
+#[cfg(feature = "prometheus")]
+pub use prometheus::FleetCollector;
 pub use redis_store::RedisStore;
 pub use server::RedisServer;
 pub use store::{Cas, FleetState, FleetStore, GroupRecord, Notice, StoreError, Trip};

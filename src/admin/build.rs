@@ -8,7 +8,7 @@ use std::hash::Hash;
 use std::str::FromStr;
 use std::sync::Arc;
 
-use breaker_core::{Breaker, Registry, State, Subscription};
+use breaker_core::{Breaker, Metrics, Registry, Subscription};
 
 use super::auth::{Role, Token, Tokens, MAX_SECRET, MIN_SECRET};
 use super::ring::Ring;
@@ -36,13 +36,13 @@ impl std::ops::Deref for Source {
     }
 }
 
-/// The non-closed keys of a keyed group, named, with their breakers.
-type Troubled = Vec<(String, Breaker)>;
+/// The worst keys of a keyed group, named, with their metrics.
+type Troubled = Vec<(String, Metrics)>;
 
 /// A key of a keyed group, as the router finds it again from its text.
 pub(super) struct KeyedView {
-    /// The group's non-closed keys with their breakers (the caller bounds them).
-    pub(super) troubled: fn(&Registry, &str) -> Option<Troubled>,
+    /// The group's `limit` worst keys (see `KeyedGroup::worst_keys`).
+    pub(super) troubled: fn(&Registry, &str, usize) -> Option<Troubled>,
     /// The breaker of the key whose text is given, if the group holds it.
     /// `Err` when the text does not parse as a key.
     pub(super) find: fn(&Registry, &str, &str) -> Result<Option<Breaker>, String>,
@@ -50,16 +50,15 @@ pub(super) struct KeyedView {
     pub(super) config: fn(&Registry, &str) -> Option<breaker_core::Config>,
 }
 
-fn troubled<K>(registry: &Registry, group: &str) -> Option<Troubled>
+fn troubled<K>(registry: &Registry, group: &str, limit: usize) -> Option<Troubled>
 where
-    K: FromStr + Display + Clone + Hash + Eq + Send + Sync + 'static,
+    K: FromStr + Display + Clone + Ord + Hash + Eq + Send + Sync + 'static,
 {
     let keyed = registry.get_keyed::<K>(group).ok()??;
     let found = keyed
-        .keys()
+        .worst_keys(limit)
         .into_iter()
-        .filter(|(_, state)| matches!(state, State::Open | State::HalfOpen | State::ForcedOpen))
-        .filter_map(|(key, _)| keyed.get(&key).map(|breaker| (key.to_string(), breaker)))
+        .map(|(key, metrics)| (key.to_string(), metrics))
         .collect();
     Some(found)
 }
@@ -269,11 +268,12 @@ impl AdminBuilder {
     /// Lets the router read and act on the keys of the keyed group `group`,
     /// whose key type is `K`: its worst keys in listings, and the key routes,
     /// which find a key by parsing its path segment with `K::from_str` and name
-    /// it with `K::to_string`. A group of another key type is read as if not
+    /// it with `K::to_string`. Keys of equal rank among the worst are listed
+    /// in `K`'s order. A group of another key type is read as if not
     /// registered.
     pub fn keyed<K>(mut self, group: impl Into<String>) -> Self
     where
-        K: FromStr + Display + Clone + Hash + Eq + Send + Sync + 'static,
+        K: FromStr + Display + Clone + Ord + Hash + Eq + Send + Sync + 'static,
     {
         self.keyed.insert(
             group.into(),

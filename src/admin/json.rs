@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use breaker_core::{
-    Breaker, Config, Conflict, DeclarationOverride, Event, KeyedMetrics, Metrics, State, Transition,
+    Config, Conflict, DeclarationOverride, Event, KeyedMetrics, Metrics, State, Transition,
 };
 use serde_json::{json, Map, Value};
 
@@ -149,27 +149,6 @@ pub(super) fn keyed(
         "worst_keys": worst,
         "worst_keys_limit": limit,
     })
-}
-
-/// The `limit` worst of `keys`, most opened first, then most failures, then
-/// most rejections, then by key text.
-pub(super) fn worst(keys: Vec<(String, Breaker)>, limit: usize) -> Vec<(String, Metrics)> {
-    let mut all: Vec<(String, Metrics)> = keys
-        .into_iter()
-        .map(|(key, breaker)| (key, breaker.metrics()))
-        .collect();
-    let order = |(ka, a): &(String, Metrics), (kb, b): &(String, Metrics)| {
-        (b.times_opened, b.failures, b.rejected)
-            .cmp(&(a.times_opened, a.failures, a.rejected))
-            .then_with(|| ka.cmp(kb))
-    };
-    // The `limit` first, then only they are sorted: no full sort of many keys.
-    if all.len() > limit {
-        all.select_nth_unstable_by(limit, order);
-        all.truncate(limit);
-    }
-    all.sort_by(order);
-    all
 }
 
 fn transition(t: &Transition, key: Option<&str>) -> Map<String, Value> {

@@ -27,6 +27,7 @@
 //!
 //! | method and path | answers |
 //! |---|---|
+//! | `GET /` | the status page: one HTML document (see below) |
 //! | `GET /breakers` | `{"breakers": {name: breaker}, "keyed": {name: keyed}, "conflicts": [conflict]}` |
 //! | `GET /breakers/{group}` | `{"breaker": breaker}` and/or `{"keyed": keyed}`, whichever the name has; `404` if neither |
 //! | `GET /breakers/{group}/keys/{key}` | `{"group", "key", "breaker": breaker}`, for a keyed group registered with [`AdminBuilder::keyed`] |
@@ -35,6 +36,21 @@
 //! | `GET /events?limit=N` | `{"events": [event]}`, the last `N` (default: all the ring holds), oldest first |
 //! | `GET /events/stream` | the same events as they happen, as server-sent events (`text/event-stream`): `event:` the kind, `id:` the `seq`, `data:` the event's JSON |
 //! | `GET /health` | `{"status": "UP" \| "DOWN", "groups": {name: {"state", "ready"}}}`, `200` or `503` |
+//!
+//! **The status page** (`GET /`) is one self-contained HTML document, inline
+//! CSS and JS and nothing fetched from elsewhere (its `Content-Security-Policy`
+//! allows requests to its own origin only): every circuit's state now, a state
+//! timeline of the last 10 minutes, the rejection rate and probe success rate
+//! (since the process started), and flapping (transitions in the last 5
+//! minutes), live from `/events/stream`, with `/breakers` read again at each
+//! event and every 5 seconds; a keyed group shows its keys by state and its
+//! worst keys. It reads the routes beside it, so it works wherever the router
+//! is nested. The timelines start from the events the ring still holds (the
+//! router needs [`events`](AdminBuilder::events)), and the page serves without
+//! a credential but cannot read routes that
+//! [`protect_reads`](AdminBuilder::protect_reads) guards (a browser's event
+//! stream sends no `Authorization` header). The repository's
+//! `docs/status-page.png` shows it.
 //!
 //! Resilience4j's actuator (`/actuator/circuitbreakers`, `.../circuitbreakerevents`,
 //! the health indicator) is the model: a map by name, the state, the counts and
@@ -63,13 +79,16 @@
 //! `abandoned`, `stale`, `times_opened`, and `worst_keys`: at most
 //! [`worst_keys`](AdminBuilder::worst_keys) keys that are open, half-open or
 //! forced open, most opened first (then most failures, then most rejections,
-//! then by key text), each `{"key", "state", "times_opened", "failures",
+//! then by key, in the key type's order: text order for `String` keys;
+//! found in one pass that clones only the keys listed, as
+//! [`KeyedGroup::worst_keys`](crate::keyed::KeyedGroup::worst_keys)), each `{"key", "state", "times_opened", "failures",
 //! "rejected", "retry_after_ms"}`. A keyed group whose key type the app did not
 //! register has `"worst_keys": null`: the registry lists its keys only to code
 //! that knows their type. `worst_keys_limit` is the bound. A request that
 //! reads keyed groups walks their keys (the counts, as
 //! [`Registry::keyed_metrics`] does) and a registered group's keys once more
-//! (its worst); the answer never lists every key.
+//! (its worst, reading the metrics of the keys that are not closed only);
+//! the answer never lists every key.
 //!
 //! **event**: `seq` (from 1, one per event of this router), `unix_ms` (the
 //! wall clock when the ring took it), `kind`, and by kind:

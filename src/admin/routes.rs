@@ -32,6 +32,7 @@ type Shared = Arc<Inner>;
 
 pub(super) fn router(inner: Shared) -> Router {
     Router::new()
+        .route("/", get(page))
         .route("/breakers", get(list))
         .route("/breakers/{group}", get(group).post(act_on_group))
         .route("/breakers/{group}/keys/{key}", get(key).post(act_on_key))
@@ -124,9 +125,7 @@ impl Inner {
         let metrics = all.iter().find(|m| m.group == group)?;
         let view = self.keyed.get(group);
         let config = view.and_then(|v| (v.config)(&self.registry, group));
-        let worst = view
-            .and_then(|v| (v.troubled)(&self.registry, group))
-            .map(|keys| json::worst(keys, self.worst_keys));
+        let worst = view.and_then(|v| (v.troubled)(&self.registry, group, self.worst_keys));
         Some(json::keyed(
             metrics,
             config.as_ref(),
@@ -588,6 +587,31 @@ async fn health(State(inner): State<Shared>) -> Response {
         (StatusCode::SERVICE_UNAVAILABLE, "DOWN")
     };
     answer(status, &json!({"status": word, "groups": groups}))
+}
+
+/// The status page: one self-contained document (inline CSS and JS, nothing
+/// fetched from elsewhere) that reads `/breakers`, `/events` and
+/// `/events/stream` beside it.
+const PAGE: &str = include_str!("page.html");
+
+/// The policy the page runs under: its own inline script and style, requests
+/// to this origin only.
+const PAGE_POLICY: &str = "default-src 'none'; script-src 'unsafe-inline'; \
+    style-src 'unsafe-inline'; connect-src 'self'; base-uri 'none'; form-action 'none'";
+
+async fn page() -> Response {
+    let mut response = PAGE.into_response();
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/html; charset=utf-8"),
+    );
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    headers.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(PAGE_POLICY),
+    );
+    response
 }
 
 async fn not_found(uri: Uri) -> Response {

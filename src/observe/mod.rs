@@ -64,6 +64,26 @@
 //! Every counter family of a breaker has its keyed twin, whose value for a
 //! group of one key is the key's.
 //!
+//! # Opt-in series
+//!
+//! The Prometheus collector writes these only when asked
+//! (`BreakerCollector::flapping` and `BreakerCollector::worst_keys` in
+//! `observe::prometheus`);
+//! the `metrics` publisher does not write them. The dashboard and the alerts in
+//! the repository's `dashboards/` folder read both.
+//!
+//! | series | type | labels | value |
+//! |---|---|---|---|
+//! | `breaker_flapping_transitions` | gauge | `name` | transitions of an unkeyed group in the last flapping window (the `Duration` given to `flapping`; 5 minutes in the shipped dashboard), on the registry's clock, at most 1,000 |
+//! | `breaker_keyed_worst_key_state` | gauge | `name`, `key`, `state` | 1, for each of a keyed group's K worst keys (open, forced open or half-open; most opened first), `state` its state; at most K series per group, K at most 100 |
+//! | `breaker_keyed_worst_key_times_opened` | gauge | `name`, `key` | times that key opened (a gauge: a key leaves the list when it closes) |
+//! | `breaker_keyed_worst_key_retry_after_seconds` | gauge | `name`, `key` | time until that key lets a probe go; 0 once it may, or when no end is known (forced open) |
+//!
+//! The `key` label is the key's text as the registry's events tell it (a
+//! `String` key as it is, any other key as its `Debug` writes it, cut at 256
+//! bytes). A keyed group adds at most `3 * K` of these series, however many
+//! keys it holds, and none while all its keys are closed.
+//!
 //! The window series (`breaker_buffered_calls`, `breaker_slow_calls` and the two
 //! rates) exist only for breakers with a window policy. Counters only grow; the
 //! sum of `breaker_calls_total` over the kinds other than `not_permitted` is every

@@ -29,8 +29,22 @@ pub fn series(name: &str, labels: &[(&str, &str)]) -> Series {
 
 /// Every series a Prometheus scrape of `breakers` holds, and its value.
 pub fn scraped(breakers: &Arc<Registry>) -> BTreeMap<Series, f64> {
+    scrape(BreakerCollector::new(Arc::clone(breakers)))
+}
+
+/// As [`scraped`], with the opt-in series on: flapping over 5 minutes, and
+/// each keyed group's 10 worst keys.
+#[allow(dead_code)] // Read by one of the tests that include this file.
+pub fn scraped_opt_in(breakers: &Arc<Registry>) -> BTreeMap<Series, f64> {
+    let collector = BreakerCollector::new(Arc::clone(breakers))
+        .flapping(std::time::Duration::from_secs(300))
+        .worst_keys(10);
+    scrape(collector)
+}
+
+fn scrape(collector: BreakerCollector<Arc<Registry>>) -> BTreeMap<Series, f64> {
     let mut metrics = Metrics::default();
-    metrics.register_collector(Box::new(BreakerCollector::new(Arc::clone(breakers))));
+    metrics.register_collector(Box::new(collector));
     let mut text = String::new();
     prometheus_text::encode(&mut text, &metrics).unwrap();
     exposition::parse(&text)

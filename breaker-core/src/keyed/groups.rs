@@ -13,6 +13,7 @@ use parking_lot::Mutex;
 use super::{KeyedGroup, KeyedMetrics, Shared};
 use crate::breaker::PolicyChange;
 use crate::config::Config;
+use crate::metrics::Metrics;
 
 /// The keyed groups of one registry, by group name.
 #[derive(Default)]
@@ -38,6 +39,10 @@ pub(crate) trait Erased: Any + Send + Sync {
     fn reconfigure(&self, config: Config) -> Result<Config, PolicyChange>;
     /// Names every key for the registry's subscribers (see `Shared::name_keys`).
     fn name_keys(&self);
+    /// The `limit` worst keys (see `KeyedGroup::worst_keys`; equal ranks in
+    /// the order of the keys' places in the map), each by its text as subscribers are
+    /// told it; none for a group that cannot name its keys (a standalone one).
+    fn worst_keys(&self, limit: usize) -> Vec<(Arc<str>, Metrics)>;
 }
 
 impl<K: Hash + Eq + Send + Sync + 'static> Erased for Shared<K> {
@@ -63,6 +68,19 @@ impl<K: Hash + Eq + Send + Sync + 'static> Erased for Shared<K> {
 
     fn name_keys(&self) {
         Shared::name_keys(self)
+    }
+
+    fn worst_keys(&self, limit: usize) -> Vec<(Arc<str>, Metrics)> {
+        match &self.tell {
+            Some(tell) => {
+                // Keys of equal rank by where the map holds them: the same
+                // order at every reading while they are held, with no key's
+                // text made.
+                let tie = |a: &K, b: &K| std::ptr::from_ref(a).cmp(&std::ptr::from_ref(b));
+                Shared::worst_keys(self, limit, &tie, tell.name)
+            }
+            None => Vec::new(),
+        }
     }
 }
 
@@ -166,6 +184,14 @@ impl KeyedGroups {
             .iter()
             .map(|(_, group)| group.metrics())
             .collect()
+    }
+
+    /// The group `group`, of any key type.
+    pub(crate) fn erased(&self, group: &str) -> Option<Arc<dyn Erased>> {
+        self.0
+            .lock()
+            .get(group)
+            .map(|held| Arc::clone(&held.shared))
     }
 
     pub(crate) fn get<K: Hash + Eq + Send + Sync + 'static>(

@@ -53,6 +53,7 @@ mod reconfigure;
 mod sweep;
 #[cfg(all(test, not(loom)))]
 mod tests;
+mod worst;
 
 pub(crate) use self::groups::KeyedGroups;
 pub use self::groups::WrongKeyType;

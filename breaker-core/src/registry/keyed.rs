@@ -8,6 +8,7 @@ use std::sync::Arc;
 use super::Registry;
 use crate::config::Config;
 use crate::keyed::{key_text, KeyedGroup, KeyedMetrics, Tell, WrongKeyType};
+use crate::metrics::Metrics;
 
 impl Registry {
     /// The keyed group `group`: one breaker per key, all on one config, at most
@@ -138,6 +139,36 @@ impl Registry {
     /// ```
     pub fn keyed_metrics(&self) -> Vec<KeyedMetrics> {
         self.keyed_groups().metrics()
+    }
+
+    /// The `limit` worst keys of the keyed group `group`, worst first, each by
+    /// its text as the registry's subscribers are told it (a `String` key as
+    /// it is, any other as its `Debug` writes it, cut at 256 bytes): what an
+    /// exporter or an admin page lists without knowing the key type. `None`
+    /// when there is no such keyed group. Pure.
+    ///
+    /// The keys are ranked as [`KeyedGroup::worst_keys`] ranks them (open,
+    /// forced open or half-open keys only; most opened, then most failures,
+    /// then most refusals; keys of equal rank in an order that is the same at
+    /// every call for the group's life), in one pass that names only the keys
+    /// returned.
+    ///
+    /// ```
+    /// # use breaker_core as breakerbox;
+    /// use breakerbox::{Config, Registry, State};
+    ///
+    /// let registry = Registry::new();
+    /// let config = Config::builder().threshold(1).build().unwrap();
+    /// let shards = registry.keyed::<u32>("shards", &config, 100).unwrap();
+    /// shards.breaker(&7).try_acquire().unwrap().failure();
+    /// shards.breaker(&8).try_acquire().unwrap().success();
+    /// let worst = registry.keyed_worst_keys("shards", 5).unwrap();
+    /// assert_eq!(worst.len(), 1);
+    /// assert_eq!((&*worst[0].0, worst[0].1.state), ("7", State::Open));
+    /// assert!(registry.keyed_worst_keys("nothing", 5).is_none());
+    /// ```
+    pub fn keyed_worst_keys(&self, group: &str, limit: usize) -> Option<Vec<(Arc<str>, Metrics)>> {
+        Some(self.keyed_groups().erased(group)?.worst_keys(limit))
     }
 
     /// The names of the keyed groups, sorted (as [`groups`](Registry::groups)

@@ -120,4 +120,27 @@ impl Registry {
     {
         self.subscribers.add(Box::new(subscriber), false)
     }
+
+    /// The registry's clock now, in nanoseconds from the clock's origin: the
+    /// time its breakers read (the monotonic clock, or the [`Clock`] given to
+    /// [`with_clock`](Self::with_clock), a [`ManualClock`] in tests). For a
+    /// subscriber that keeps when events came on the breakers' own time. Pure.
+    ///
+    /// ```
+    /// # use breaker_core as breakerbox;
+    /// use breakerbox::{ManualClock, Registry};
+    /// use std::time::Duration;
+    ///
+    /// let clock = ManualClock::new();
+    /// let registry = Registry::with_clock(clock.clone());
+    /// let before = registry.clock_nanos();
+    /// clock.advance(Duration::from_secs(2));
+    /// assert_eq!(registry.clock_nanos() - before, 2_000_000_000);
+    /// ```
+    ///
+    /// [`Clock`]: crate::Clock
+    /// [`ManualClock`]: crate::ManualClock
+    pub fn clock_nanos(&self) -> u64 {
+        self.clock_source().now()
+    }
 }
