@@ -1,9 +1,10 @@
 //! The admin router's status page: one self-contained HTML document, and in a
 //! real browser (headless Chromium) it shows every circuit's state and
-//! timeline, including a circuit that trips while the page follows the event
-//! stream. Without Chromium the browser test says so and passes, except under
-//! CI (`CI` set), where a missing `chromium` fails it. A screenshot of the
-//! page is kept in `target/artifacts/status-page.png`.
+//! timeline, the share a ramping circuit admits, and a circuit that trips
+//! while the page follows the event stream. Without Chromium the browser test
+//! says so and passes, except under CI (`CI` set), where a missing `chromium`
+//! fails it. A screenshot of the page is kept in
+//! `target/artifacts/status-page.png`.
 
 #[path = "support/admin.rs"]
 mod support;
@@ -18,7 +19,7 @@ use axum::extract::Request;
 use axum::middleware::{self, Next};
 use axum::response::Response;
 use breakerbox::admin::Admin;
-use breakerbox::{Config, Registry};
+use breakerbox::{Config, ManualClock, Registry};
 use futures::StreamExt;
 use tokio::sync::Notify;
 
@@ -103,8 +104,23 @@ async fn headless_chromium_shows_the_open_circuit_and_its_timeline() {
     let Some(chromium) = chromium() else {
         return;
     };
-    let registry = Arc::new(Registry::new());
+    let clock = ManualClock::new();
+    let registry = Arc::new(Registry::with_clock(clock.clone()));
     let search = registry.breaker("search", &trips_at_once());
+    // Closed a quarter of the way into a 10 s ramp: the page draws the share.
+    let checkout = registry.breaker(
+        "checkout",
+        &Config::builder()
+            .threshold(1)
+            .open_duration(Duration::from_secs(1))
+            .ramp(Duration::from_secs(10))
+            .build()
+            .unwrap(),
+    );
+    checkout.try_acquire().unwrap().failure();
+    clock.advance(Duration::from_secs(1));
+    checkout.try_acquire().unwrap().success();
+    clock.advance(Duration::from_millis(2_500));
     registry.breaker("mail", &trips_at_once());
     let profile = registry.breaker("profile", &trips_at_once());
     let admin = Admin::builder(Arc::clone(&registry))
@@ -144,6 +160,17 @@ async fn headless_chromium_shows_the_open_circuit_and_its_timeline() {
         profile.try_acquire().unwrap().failure();
     });
 
+    let breakers = reqwest::get(format!("{url}/breakers"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let breakers: serde_json::Value = serde_json::from_str(&breakers).unwrap();
+    let ramping = &breakers["breakers"]["checkout"];
+    assert_eq!(ramping["state"], "closed");
+    assert_eq!(ramping["admitted_share"], 0.25, "{ramping}");
+
     let dom = {
         let (chromium, url) = (chromium.clone(), url.clone());
         tokio::task::spawn_blocking(move || headless(&chromium, &url, &["--dump-dom"]))
@@ -154,6 +181,9 @@ async fn headless_chromium_shows_the_open_circuit_and_its_timeline() {
         let row = format!(r#"<tr data-group="{group}" data-state="{state}">"#);
         assert!(dom.contains(&row), "no {row} in the page:\n{dom}");
     }
+    let row = r#"<tr data-group="checkout" data-state="closed" data-ramp="0.25">"#;
+    assert!(dom.contains(row), "no {row} in the page:\n{dom}");
+    assert!(dom.contains("closed, ramping 25%"), "{dom}");
     // search's timeline: closed, then open.
     let timeline = &dom[dom
         .find(r#"<div class="timeline" data-group="search">"#)

@@ -50,6 +50,8 @@ pub(super) fn breaker(
         "probes_reclaimed": m.probes_reclaimed,
         "probes_in_flight": m.probes_in_flight,
         "consecutive_failures": m.consecutive_failures,
+        "ramp_refused": m.ramp_refused,
+        "admitted_share": m.admitted_share(),
         "buffered_calls": window.map(|w| w.calls),
         "buffered_failures": window.map(|w| w.failures),
         "slow_calls": window.map(|w| w.slow_calls),

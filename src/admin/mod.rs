@@ -65,7 +65,9 @@
 //! `timeouts`, `bulkhead_rejected`, `bulkhead_in_flight`, `times_opened`,
 //! `latency_trips`, `latency_p99_ms`, `probes_succeeded`, `probes_failed`,
 //! `probes_reclaimed`, `probes_in_flight`, `consecutive_failures`,
-//! `buffered_calls`, `buffered_failures`, `slow_calls`, `failure_rate`,
+//! `ramp_refused` (calls the ramp after a close refused), `admitted_share` (the
+//! share of calls admitted now: 1 while closed and not ramping, below 1 during a
+//! ramp, 0 while open), `buffered_calls`, `buffered_failures`, `slow_calls`, `failure_rate`,
 //! `slow_call_rate` (0 to 1; `null` without a window or while it is empty),
 //! `retry_after_ms`, `open_for_ms`, `transitions` (a list of `{"from", "to",
 //! "count"}`), `config` (every key of [`Config::KEYS`](crate::Config::KEYS):
