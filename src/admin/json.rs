@@ -100,6 +100,7 @@ pub(super) fn config_json(config: &Config) -> Value {
             "max_concurrent" => config.max_concurrent().into(),
             "latency_p99_ms" => ms(config.latency_p99()),
             "ramp_ms" => ms(config.ramp()),
+            "jitter" => config.jitter().into(),
             _ => Value::Null,
         };
         all.insert(

@@ -428,6 +428,7 @@ impl Patch {
                 "max_concurrent" => config.max_concurrent().map(Value::U32),
                 "latency_p99_ms" => config.latency_p99().map(ms),
                 "ramp_ms" => config.ramp().map(ms),
+                "jitter" => Some(Value::F64(config.jitter())),
                 _ => None,
             };
             if let (Some(index), Some(value)) = (key_index(key), value) {
