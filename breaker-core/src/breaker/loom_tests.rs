@@ -13,6 +13,7 @@ use loom::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use loom::sync::Arc;
 use loom::thread;
 
+use crate::fleet::FleetControl;
 use crate::{Breaker, Config, ManualClock, OpenReason, State};
 
 /// Every model: all interleavings with at most `PREEMPTIONS` forced switches,
