@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Barrier, Mutex};
 use std::time::Duration;
 
+use breaker_core::fleet::FleetControl;
 use breaker_core::{
     Breaker, Clock, Config, ConfigError, Event, ManualClock, OpenReason, Registry, State,
     TransitionReason,
@@ -313,6 +314,62 @@ fn a_live_change_of_ramp_ms_applies_from_the_next_close() {
     clock.advance(ms(RAMP_MS));
     trip_and_heal(&breaker, &clock);
     assert_eq!(claim(&breaker, 100), 100);
+}
+
+#[test]
+fn a_trip_after_the_ramp_ran_its_length_opens_for_open_ms_with_no_claim_between() {
+    let (breaker, clock) = manual(ramped());
+    trip_and_heal(&breaker, &clock);
+    // Three calls admitted in the ramp's last tenth of a second...
+    clock.advance(ms(RAMP_MS - 100));
+    let mut late = Vec::new();
+    while late.len() < 3 {
+        if let Ok(permit) = breaker.try_acquire() {
+            late.push(permit);
+        }
+    }
+    // ...fail after it ended, before any claim could clear the ramping bit.
+    clock.advance(ms(200));
+    for permit in late {
+        permit.failure();
+    }
+    let m = breaker.metrics();
+    assert_eq!(m.state, State::Open);
+    assert_eq!(
+        m.open_for,
+        Some(ms(OPEN_MS)),
+        "the completed ramp reset the backoff"
+    );
+}
+
+#[test]
+fn a_fleet_close_while_the_ramp_runs_leaves_the_ramp_as_it_is() {
+    let (breaker, clock) = manual(ramped());
+    trip_and_heal(&breaker, &clock);
+    clock.advance(ms(5_000)); // half way
+    assert!(
+        !breaker.fleet_close(),
+        "a closed breaker has nothing to close"
+    );
+    assert_eq!(claim(&breaker, 100), 50, "the ramp did not start again");
+}
+
+#[test]
+fn a_keyed_sweep_keeps_a_key_whose_ramp_runs() {
+    let clock = ManualClock::new();
+    let registry = Registry::with_clock(clock.clone());
+    let hosts = registry.keyed::<String>("hosts", &ramped(), 2).unwrap();
+    let a = hosts.breaker("a.example");
+    trip_and_heal(&a, &clock);
+    drop(a);
+    // New keys past `max_keys` evict idle closed keys, the oldest first.
+    for host in ["b.example", "c.example", "d.example"] {
+        claim(&hosts.breaker(host), 1);
+    }
+    let a = hosts.breaker("a.example");
+    assert!(a.metrics().ramp.is_some(), "the ramping key was evicted");
+    clock.advance(ms(5_000));
+    assert_eq!(claim(&a, 100), 50);
 }
 
 #[test]

@@ -39,7 +39,7 @@ impl Inner {
     #[cold]
     pub(super) fn trip(&self, generation: u64, cause: TripCause) -> bool {
         let word = self.word();
-        let open_for = if word.is_ramping() && word.generation() == generation {
+        let open_for = if word.generation() == generation && self.ramp_running(word) {
             self.config().grown_open_nanos(self.open_for.load(Relaxed))
         } else {
             self.config().open_nanos()
@@ -182,17 +182,33 @@ impl Inner {
             return self.drive(word, input);
         }
         let guard = self.transition.lock();
-        self.start_ramp();
-        let driven = self.drive(self.word(), input);
+        let word = self.word();
+        self.start_ramp(word);
+        let driven = self.drive(word, input);
         drop(guard);
         driven
     }
 
-    /// Starts the ramp of a close about to be swapped in, now, for the
-    /// config's `ramp_ms` (nothing without one). Under the transition lock,
-    /// which every close that ramps takes: no two starts overlap. A close that
-    /// then does not happen leaves it unread: only a ramping word's claims read it.
-    fn start_ramp(&self) {
+    /// Whether `word` is a ramp still running: ramping, and the ramp has not
+    /// run its length (the bit is cleared only by the next claim after it).
+    pub(super) fn ramp_running(&self, word: Word) -> bool {
+        word.is_ramping()
+            && self
+                .events
+                .started_ramp()
+                .is_some_and(|ramp| ramp.share(self.clock.now()).is_some())
+    }
+
+    /// Starts the ramp of a close about to be swapped in from `word`, now, for
+    /// the config's `ramp_ms` (nothing without one, and nothing when `word` is
+    /// closed: no close can follow from it, and a ramp it runs stays as it is).
+    /// Under the transition lock, which every close that ramps takes: no two
+    /// starts overlap. A close that then does not happen leaves it unread: only
+    /// the claims of a ramping word read it.
+    fn start_ramp(&self, word: Word) {
+        if word.state() == State::Closed {
+            return;
+        }
         if let Some(length) = self.config().ramp_nanos() {
             self.events.ramp().start(self.clock.now(), length);
         }
@@ -204,8 +220,9 @@ impl Inner {
     #[cold]
     pub(super) fn fleet_close(&self) -> bool {
         let guard = self.transition.lock();
-        self.start_ramp();
-        let (from, step) = self.drive(self.word(), Input::FleetClose);
+        let word = self.word();
+        self.start_ramp(word);
+        let (from, step) = self.drive(word, Input::FleetClose);
         drop(guard);
         let closed = step.change(from).is_some();
         self.execute(from, step, None);

@@ -270,6 +270,13 @@ impl Breaker {
         (now < until).then(|| CircuitOpen::new(inner.name, reason, Some(until - now)))
     }
 
+    /// Whether the breaker is closed and ramping traffic back in, the ramp
+    /// not yet run its length: a keyed sweep keeps such a key, or its next
+    /// call would find it closed to every call, its grown backoff lost.
+    pub(crate) fn ramp_running(&self) -> bool {
+        self.inner.ramp_running(self.inner.word())
+    }
+
     /// Refusing or probing, with nothing to guard for a while: what a keyed
     /// group may evict besides a closed breaker, whose next call would only
     /// be a probe. Pure; reads the clock.

@@ -91,7 +91,7 @@ impl<K> Shared<K> {
 }
 
 impl Key {
-    /// Closed; or open or half-open with nothing to guard for a while (see
+    /// Closed and not ramping; or open or half-open with nothing to guard for a while (see
     /// `Breaker::idle_past_open`). Read by a sweep once it knows no handle but
     /// the map's exists and none can be taken (see `handshake`).
     ///
@@ -103,7 +103,7 @@ impl Key {
     /// pin the group's memory for ever.
     pub(super) fn state_evictable(&self) -> bool {
         match self.breaker.state() {
-            State::Closed => true,
+            State::Closed => !self.breaker.ramp_running(),
             State::Open | State::HalfOpen => self.breaker.idle_past_open(),
             State::ForcedOpen | State::ForcedClosed => false,
         }

@@ -65,7 +65,9 @@ impl<K: Hash + Eq + Send + Sync + 'static> Shared<K> {
         let map = self.map.pin();
         // The `limit` worst so far, the least bad on top: a key worse than it
         // takes its place. Closed keys are passed over on their state alone.
-        let mut kept: BinaryHeap<Reverse<Candidate<'_, K>>> = BinaryHeap::with_capacity(limit + 1);
+        // Sized by the keys there are, not by `limit`, which may be any `usize`.
+        let mut kept: BinaryHeap<Reverse<Candidate<'_, K>>> =
+            BinaryHeap::with_capacity(limit.min(map.len()).saturating_add(1));
         for (key, entry) in map.iter() {
             if matches!(entry.breaker.state(), State::Closed | State::ForcedClosed) {
                 continue;
@@ -159,6 +161,8 @@ mod tests {
             .iter()
             .all(|(_, m)| !matches!(m.state, State::Closed | State::ForcedClosed)));
         assert!(group.worst_keys(0).is_empty());
+        // Any limit is an answer, not an allocation of that size.
+        assert_eq!(group.worst_keys(usize::MAX).len(), 4);
         let named = registry.keyed_worst_keys("ranked", 1).unwrap();
         assert_eq!(&*named[0].0, "10");
         assert_eq!(named[0].1.times_opened, 3);
