@@ -57,8 +57,9 @@
 //!   dashboard of the Prometheus series: a state timeline, the rejection and probe
 //!   success rates, flapping, p99 latency, and each keyed group's worst keys.
 //! - **The alerts** (`dashboards/alerts.yml`): Prometheus rules for a circuit open
-//!   too long, flapping, probes that mostly fail and a stale fleet store, with
-//!   `promtool test rules` unit tests beside them (`dashboards/alerts.test.yml`).
+//!   too long, flapping, probes that mostly fail and a stale or never-reached
+//!   fleet store, with `promtool test rules` unit tests beside them
+//!   (`dashboards/alerts.test.yml`).
 //!
 //! Every feature builds on the crate's `rust-version` (1.85) with a lockfile
 //! resolved by cargo's MSRV-aware resolver (`resolver = "3"`, or

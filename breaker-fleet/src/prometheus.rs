@@ -30,7 +30,9 @@ use crate::{AgentStats, FleetAgent};
 ///
 /// The series carry no label of their own: Prometheus adds the target's
 /// `job` and `instance`. The `BreakerFleetStoreStale` alert in the
-/// repository's `dashboards/alerts.yml` reads `breaker_fleet_store_stale_seconds`.
+/// repository's `dashboards/alerts.yml` reads `breaker_fleet_store_stale_seconds`,
+/// and `BreakerFleetStoreNeverReached` reads `breaker_fleet_connected` for an
+/// agent that has not reached its store once.
 ///
 /// ```no_run
 /// use breakerbox::observe::prometheus::prometheus_client::registry::Registry;
