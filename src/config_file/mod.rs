@@ -234,6 +234,42 @@ impl Settings {
         file::parse(text, Arc::from(path.as_ref()))
     }
 
+    /// Reads the breaker tables (`defaults`, `templates`, `groups`) from any
+    /// self-describing serde format, naming the configuration `name` in
+    /// messages and sources (feature `serde`). The tables are checked as a
+    /// file's are, with the same keys, duration strings, templates and
+    /// messages, which name `name` without a line. Layer the variables over
+    /// the result with [`with_env`](Self::with_env).
+    ///
+    /// ```
+    /// use breakerbox::config_file::{ErrorKind, Settings};
+    ///
+    /// let json = r#"{ "groups": { "search": { "open_ms": "soon" } } }"#;
+    /// let mut de = serde_json::Deserializer::from_str(json);
+    /// let err = Settings::from_deserializer(&mut de, "config.json").unwrap_err();
+    /// assert_eq!(err.kind(), ErrorKind::WrongType);
+    /// assert!(err.to_string().starts_with("`config.json`: [groups.search] open_ms = \"soon\""));
+    /// ```
+    #[cfg(feature = "serde")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "serde")))]
+    pub fn from_deserializer<'de, D>(deserializer: D, name: impl AsRef<Path>) -> Result<Self, Error>
+    where
+        D: serde::Deserializer<'de>,
+    {
+        let name: Arc<Path> = Arc::from(name.as_ref());
+        let table =
+            <toml::Table as serde::Deserialize>::deserialize(deserializer).map_err(|e| {
+                Error::new(
+                    ErrorKind::Syntax,
+                    format!(
+                        "`{}` is not a table of breaker settings: {e}",
+                        name.display()
+                    ),
+                )
+            })?;
+        file::from_table(&table, name)
+    }
+
     /// Reads the TOML file at `path`: at most 1 MiB of it. A larger file (or
     /// something endless, `/dev/zero` say) is refused with
     /// [`ErrorKind::Io`] once 1 MiB has been read, as is a file that is not UTF-8.
@@ -368,5 +404,16 @@ impl Settings {
     /// The names of the file's `[groups.NAME]` tables.
     pub fn groups(&self) -> impl Iterator<Item = &str> {
         self.groups.keys().map(String::as_str)
+    }
+}
+
+/// The breaker tables inside an application's own configuration, in any
+/// self-describing serde format (feature `serde`); messages and sources name
+/// them `serde`. [`Settings::from_deserializer`] names them otherwise.
+#[cfg(feature = "serde")]
+#[cfg_attr(docsrs, doc(cfg(feature = "serde")))]
+impl<'de> serde::Deserialize<'de> for Settings {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Self::from_deserializer(deserializer, "serde").map_err(serde::de::Error::custom)
     }
 }
