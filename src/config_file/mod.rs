@@ -86,6 +86,47 @@
 //! attribute may set) are judged on each group's composed configuration by
 //! [`Settings::resolve`] and [`Settings::resolve_all`].
 //!
+//! # Inside the application's own configuration
+//!
+//! With feature `serde`, [`Settings`] deserializes from any self-describing
+//! serde format, so the same tables can live under a key of the app's own
+//! configuration (TOML, JSON, a figment or config-rs tree) instead of a file
+//! of their own. They are checked as a file is, with the same keys, durations,
+//! templates, rules and messages; a message names the configuration `serde`
+//! without a line ([`Settings::from_deserializer`] gives it a name of your
+//! choosing), and the format's own error says where the table stands. The
+//! variables layer on top with [`Settings::with_env`], as over a file.
+//!
+#![cfg_attr(feature = "serde", doc = "```")]
+#![cfg_attr(not(feature = "serde"), doc = "```ignore")]
+//! use breakerbox::config_file::{Patch, Settings};
+//! use serde::Deserialize;
+//!
+//! #[derive(Deserialize)]
+//! struct App {
+//!     listen: String,
+//!     breaker: Settings,
+//! }
+//!
+//! let app: App = toml::from_str(
+//!     r#"
+//!     listen = "0.0.0.0:8080"
+//!
+//!     [breaker.defaults]
+//!     open_ms = "10s"
+//!
+//!     [breaker.groups.search]
+//!     threshold = 3
+//!     "#,
+//! )?;
+//! assert_eq!(app.listen, "0.0.0.0:8080");
+//! let settings = app.breaker.with_env([("BREAKER_GROUPS__SEARCH__OPEN_MS", "30s")])?;
+//! let search = settings.resolve("search", &Patch::new())?.config;
+//! assert_eq!(search.threshold(), 3);
+//! assert_eq!(search.open_duration().as_secs(), 30);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
 //! # Precedence
 //!
 //! One rule, lowest first; each layer overrides the ones above it in this
@@ -248,7 +289,7 @@ impl Settings {
     /// let mut de = serde_json::Deserializer::from_str(json);
     /// let err = Settings::from_deserializer(&mut de, "config.json").unwrap_err();
     /// assert_eq!(err.kind(), ErrorKind::WrongType);
-    /// assert!(err.to_string().starts_with("`config.json`: [groups.search] open_ms = \"soon\""));
+    /// assert!(err.to_string().contains(": `config.json`: [groups.search] open_ms = \"soon\""));
     /// ```
     #[cfg(feature = "serde")]
     #[cfg_attr(docsrs, doc(cfg(feature = "serde")))]
