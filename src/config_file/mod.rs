@@ -93,7 +93,7 @@
 //! configuration (TOML, JSON, a figment or config-rs tree) instead of a file
 //! of their own. They are checked as a file is, with the same keys, durations,
 //! templates, rules and messages; a message names the configuration `serde`
-//! without a line ([`Settings::from_deserializer`] gives it a name of your
+//! without a line ([`Settings::from_deserializer`][from_deserializer] gives it a name of your
 //! choosing), and the format's own error says where the table stands. The
 //! variables layer on top with [`Settings::with_env`], as over a file.
 //!
@@ -126,6 +126,15 @@
 //! assert_eq!(search.open_duration().as_secs(), 30);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+//!
+#![cfg_attr(
+    feature = "serde",
+    doc = "[from_deserializer]: Settings::from_deserializer"
+)]
+#![cfg_attr(
+    not(feature = "serde"),
+    doc = "[from_deserializer]: https://docs.rs/breakerbox/latest/breakerbox/config_file/struct.Settings.html#method.from_deserializer"
+)]
 //!
 //! # Precedence
 //!
