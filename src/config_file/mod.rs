@@ -459,7 +459,9 @@ impl Settings {
 
 /// The breaker tables inside an application's own configuration, in any
 /// self-describing serde format (feature `serde`); messages and sources name
-/// them `serde`. [`Settings::from_deserializer`] names them otherwise.
+/// them `serde`. A refusal reaches the caller as the format's own error,
+/// carrying the message; [`Settings::from_deserializer`] names the tables
+/// otherwise and returns the [`Error`] itself, with its [`ErrorKind`].
 #[cfg(feature = "serde")]
 #[cfg_attr(docsrs, doc(cfg(feature = "serde")))]
 impl<'de> serde::Deserialize<'de> for Settings {
