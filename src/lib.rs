@@ -36,6 +36,7 @@
 //! | feature | adds | for |
 //! |---|---|---|
 //! | `config` | [`config_file`]: a TOML file and `BREAKER_` variables layered over the attributes, checked at start-up; [`declare_group!`] for groups made at run time | per-environment configuration |
+//! | `serde` | `config`, and [`config_file::Settings`] deserializes from any self-describing serde format, checked as the file is | breaker tables inside the app's own configuration |
 //! | `prometheus` | [`observe::prometheus`]: a `prometheus-client` collector of every breaker, read at scrape time | `/metrics` |
 //! | `metrics` | [`observe::metrics`]: the same series through the `metrics` facade | any `metrics` exporter |
 //! | `tracing` | [`observe::tracing`]: one structured `tracing` event per transition and conflict | logs |
@@ -258,6 +259,14 @@
 #![cfg_attr(
     not(feature = "config"),
     doc = "[`config_file`]: https://docs.rs/breakerbox/latest/breakerbox/config_file/"
+)]
+#![cfg_attr(
+    feature = "config",
+    doc = "[`config_file::Settings`]: crate::config_file::Settings"
+)]
+#![cfg_attr(
+    not(feature = "config"),
+    doc = "[`config_file::Settings`]: https://docs.rs/breakerbox/latest/breakerbox/config_file/struct.Settings.html"
 )]
 #![cfg_attr(
     feature = "prometheus",

@@ -23,6 +23,10 @@ const TABLES: [(&str, &str); 3] = [
 struct Doc<'a> {
     path: Arc<Path>,
     text: &'a str,
+    /// Whether the text is the user's own file. A table deserialized from
+    /// another format is walked as TOML rendered from it, whose lines the
+    /// user never wrote: its messages and sources name it without a line.
+    lines: bool,
 }
 
 impl Doc<'_> {
@@ -36,7 +40,27 @@ impl Doc<'_> {
     }
 
     fn at(&self, span: std::ops::Range<usize>) -> String {
-        format!("`{}` line {}", self.path.display(), self.line(span.start))
+        if self.lines {
+            format!("`{}` line {}", self.path.display(), self.line(span.start))
+        } else {
+            format!("`{}`", self.path.display())
+        }
+    }
+
+    /// Where a key of `table` at `offset` was written.
+    fn source(&self, table: &str, offset: usize) -> Source {
+        if self.lines {
+            Source::File {
+                path: self.path.clone(),
+                table: table.to_owned(),
+                line: self.line(offset),
+            }
+        } else {
+            Source::Serde {
+                name: self.path.clone(),
+                table: table.to_owned(),
+            }
+        }
     }
 
     fn error(&self, kind: ErrorKind, span: std::ops::Range<usize>, what: String) -> Error {
@@ -51,34 +75,58 @@ type Entry<'a> = (
 
 /// Parses `text`, the contents of the file `path`, into settings.
 pub(crate) fn parse(text: &str, path: Arc<Path>) -> Result<Settings, Error> {
-    let doc = Doc { path, text };
-    let root = DeTable::parse(text).map_err(|e| syntax_error(&doc, &e))?;
+    walk(&Doc {
+        path,
+        text,
+        lines: true,
+    })
+}
+
+/// Reads a table deserialized from any serde format, named `name` in
+/// messages and sources, by the same walk as a file: rendered as TOML, which
+/// only this walk reads.
+#[cfg(feature = "serde")]
+pub(crate) fn from_table(table: &toml::Table, name: Arc<Path>) -> Result<Settings, Error> {
+    let text = toml::to_string(table).map_err(|e| {
+        Error::new(
+            ErrorKind::WrongType,
+            format!(
+                "`{}`: a value cannot be read as configuration: {e}",
+                name.display()
+            ),
+        )
+    })?;
+    walk(&Doc {
+        path: name,
+        text: &text,
+        lines: false,
+    })
+}
+
+/// The tables of `doc`, each key checked.
+fn walk(doc: &Doc<'_>) -> Result<Settings, Error> {
+    let root = DeTable::parse(doc.text).map_err(|e| syntax_error(doc, &e))?;
     let mut settings = Settings {
-        file: Some(doc.path.clone()),
+        file: doc.lines.then(|| doc.path.clone()),
         ..Settings::default()
     };
     for (name, value) in root.get_ref().iter() {
         match name.get_ref().as_ref() {
             "defaults" => {
-                settings.defaults =
-                    patch(&doc, "defaults", table_of(&doc, (name, value))?, false)?.0
+                settings.defaults = patch(doc, "defaults", table_of(doc, (name, value))?, false)?.0
             }
             "templates" => {
-                for (t, _, body) in named_tables(&doc, (name, value))? {
+                for (t, _, body) in named_tables(doc, (name, value))? {
                     let table = format!("templates.{t}");
-                    let (p, _) = patch(&doc, &table, body, false)?;
+                    let (p, _) = patch(doc, &table, body, false)?;
                     settings.templates.insert(t.to_owned(), p);
                 }
             }
             "groups" => {
-                for (g, line, body) in named_tables(&doc, (name, value))? {
+                for (g, offset, body) in named_tables(doc, (name, value))? {
                     let table = format!("groups.{g}");
-                    let (p, template) = patch(&doc, &table, body, true)?;
-                    let source = Source::File {
-                        path: doc.path.clone(),
-                        table,
-                        line,
-                    };
+                    let (p, template) = patch(doc, &table, body, true)?;
+                    let source = doc.source(&table, offset);
                     settings.groups.insert(
                         g.to_owned(),
                         FileGroup {
@@ -122,7 +170,7 @@ pub(crate) fn parse(text: &str, path: Arc<Path>) -> Result<Settings, Error> {
             }
         }
     }
-    check_templates(&doc, &settings, &root)?;
+    check_templates(doc, &settings, &root)?;
     settings.check_tables()?;
     Ok(settings)
 }
@@ -182,7 +230,7 @@ fn table_of<'a>(doc: &Doc<'_>, (name, value): Entry<'a>) -> Result<&'a DeTable<'
     })
 }
 
-/// `[templates.NAME]` / `[groups.NAME]`: each NAME and its table.
+/// `[templates.NAME]` / `[groups.NAME]`: each NAME, where it stands and its table.
 fn named_tables<'a>(
     doc: &Doc<'_>,
     entry: Entry<'a>,
@@ -212,7 +260,7 @@ fn named_tables<'a>(
                     format!("`[{outer}.\"\"]` has an empty name"),
                 ));
             }
-            Ok((name.get_ref().as_ref(), doc.line(name.span().start), body))
+            Ok((name.get_ref().as_ref(), name.span().start, body))
         })
         .collect()
 }
@@ -304,12 +352,7 @@ fn patch(
                 format!("[{table}] {name} = {shown} is refused: {e}"),
             ));
         }
-        let source = Source::File {
-            path: doc.path.clone(),
-            table: table.to_owned(),
-            line: doc.line(key.span().start),
-        };
-        out.put(index, parsed, source);
+        out.put(index, parsed, doc.source(table, key.span().start));
     }
     Ok((out, template))
 }

@@ -86,6 +86,56 @@
 //! attribute may set) are judged on each group's composed configuration by
 //! [`Settings::resolve`] and [`Settings::resolve_all`].
 //!
+//! # Inside the application's own configuration
+//!
+//! With feature `serde`, [`Settings`] deserializes from any self-describing
+//! serde format, so the same tables can live under a key of the app's own
+//! configuration (TOML, JSON, a figment or config-rs tree) instead of a file
+//! of their own. They are checked as a file is, with the same keys, durations,
+//! templates, rules and messages; a message names the configuration `serde`
+//! without a line ([`Settings::from_deserializer`][from_deserializer] gives it a name of your
+//! choosing), and the format's own error says where the table stands. The
+//! variables layer on top with [`Settings::with_env`], as over a file.
+//!
+#![cfg_attr(feature = "serde", doc = "```")]
+#![cfg_attr(not(feature = "serde"), doc = "```ignore")]
+//! use breakerbox::config_file::{Patch, Settings};
+//! use serde::Deserialize;
+//!
+//! #[derive(Deserialize)]
+//! struct App {
+//!     listen: String,
+//!     breaker: Settings,
+//! }
+//!
+//! let app: App = toml::from_str(
+//!     r#"
+//!     listen = "0.0.0.0:8080"
+//!
+//!     [breaker.defaults]
+//!     open_ms = "10s"
+//!
+//!     [breaker.groups.search]
+//!     threshold = 3
+//!     "#,
+//! )?;
+//! assert_eq!(app.listen, "0.0.0.0:8080");
+//! let settings = app.breaker.with_env([("BREAKER_GROUPS__SEARCH__OPEN_MS", "30s")])?;
+//! let search = settings.resolve("search", &Patch::new())?.config;
+//! assert_eq!(search.threshold(), 3);
+//! assert_eq!(search.open_duration().as_secs(), 30);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+#![cfg_attr(
+    feature = "serde",
+    doc = "[from_deserializer]: Settings::from_deserializer"
+)]
+#![cfg_attr(
+    not(feature = "serde"),
+    doc = "[from_deserializer]: https://docs.rs/breakerbox/latest/breakerbox/config_file/struct.Settings.html#method.from_deserializer"
+)]
+//!
 //! # Precedence
 //!
 //! One rule, lowest first; each layer overrides the ones above it in this
@@ -234,6 +284,42 @@ impl Settings {
         file::parse(text, Arc::from(path.as_ref()))
     }
 
+    /// Reads the breaker tables (`defaults`, `templates`, `groups`) from any
+    /// self-describing serde format, naming the configuration `name` in
+    /// messages and sources (feature `serde`). The tables are checked as a
+    /// file's are, with the same keys, duration strings, templates and
+    /// messages, which name `name` without a line. Layer the variables over
+    /// the result with [`with_env`](Self::with_env).
+    ///
+    /// ```
+    /// use breakerbox::config_file::{ErrorKind, Settings};
+    ///
+    /// let json = r#"{ "groups": { "search": { "open_ms": "soon" } } }"#;
+    /// let mut de = serde_json::Deserializer::from_str(json);
+    /// let err = Settings::from_deserializer(&mut de, "config.json").unwrap_err();
+    /// assert_eq!(err.kind(), ErrorKind::WrongType);
+    /// assert!(err.to_string().contains(": `config.json`: [groups.search] open_ms = \"soon\""));
+    /// ```
+    #[cfg(feature = "serde")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "serde")))]
+    pub fn from_deserializer<'de, D>(deserializer: D, name: impl AsRef<Path>) -> Result<Self, Error>
+    where
+        D: serde::Deserializer<'de>,
+    {
+        let name: Arc<Path> = Arc::from(name.as_ref());
+        let table =
+            <toml::Table as serde::Deserialize>::deserialize(deserializer).map_err(|e| {
+                Error::new(
+                    ErrorKind::Syntax,
+                    format!(
+                        "`{}` is not a table of breaker settings: {e}",
+                        name.display()
+                    ),
+                )
+            })?;
+        file::from_table(&table, name)
+    }
+
     /// Reads the TOML file at `path`: at most 1 MiB of it. A larger file (or
     /// something endless, `/dev/zero` say) is refused with
     /// [`ErrorKind::Io`] once 1 MiB has been read, as is a file that is not UTF-8.
@@ -368,5 +454,18 @@ impl Settings {
     /// The names of the file's `[groups.NAME]` tables.
     pub fn groups(&self) -> impl Iterator<Item = &str> {
         self.groups.keys().map(String::as_str)
+    }
+}
+
+/// The breaker tables inside an application's own configuration, in any
+/// self-describing serde format (feature `serde`); messages and sources name
+/// them `serde`. A refusal reaches the caller as the format's own error,
+/// carrying the message; [`Settings::from_deserializer`] names the tables
+/// otherwise and returns the [`Error`] itself, with its [`ErrorKind`].
+#[cfg(feature = "serde")]
+#[cfg_attr(docsrs, doc(cfg(feature = "serde")))]
+impl<'de> serde::Deserialize<'de> for Settings {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Self::from_deserializer(deserializer, "serde").map_err(serde::de::Error::custom)
     }
 }

@@ -249,6 +249,16 @@ pub enum Source {
         /// The line of the key, from 1.
         line: usize,
     },
+    /// A key of a table deserialized with serde (feature `serde`), from a
+    /// format whose lines the loader does not see.
+    Serde {
+        /// The configuration, as it was named
+        /// ([`Settings::from_deserializer`](super::Settings) names it; the
+        /// `Deserialize` impl names it `serde`).
+        name: Arc<Path>,
+        /// The table: `defaults`, `templates.NAME` or `groups.NAME`.
+        table: String,
+    },
     /// An environment variable, by its name.
     Env {
         /// The variable, e.g. `BREAKER_GROUPS__SEARCH__OPEN_MS`.
@@ -264,6 +274,7 @@ impl fmt::Display for Source {
             Source::File { path, table, line } => {
                 write!(f, "`{}` line {line}, [{table}]", path.display())
             }
+            Source::Serde { name, table } => write!(f, "`{}`, [{table}]", name.display()),
             Source::Env { var } => write!(f, "variable `{var}`"),
             Source::Attribute => f.write_str("the attribute"),
         }
