@@ -54,6 +54,11 @@ impl Breaker {
     /// ```
     pub fn reconfigure(&self, config: Config) -> Result<(), PolicyChange> {
         self.check_reconfigure(&config)?;
+        // A reload that changes the mode applies it at once; one that keeps it
+        // leaves a mode switched live as it is.
+        if config.shadow() != self.config().shadow() {
+            self.set_shadow(config.shadow());
+        }
         self.inner.config.set(config);
         self.inner.hot.policy.retune(&config);
         if let Some(latency) = &self.inner.guards.latency {
