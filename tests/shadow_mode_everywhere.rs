@@ -26,8 +26,8 @@ use std::time::Duration;
 use breakerbox::admin::Admin;
 use breakerbox::config_file::{ErrorKind, Patch, Settings};
 use breakerbox::{circuit_breaker, CircuitOpen, Config, ManualClock, Registry, State};
-use serde_json::json;
 use exporters::{published, scraped, series};
+use serde_json::json;
 use support::{everything, json, serve, OPS};
 
 #[derive(Debug, PartialEq)]
@@ -106,7 +106,10 @@ fn a_file_and_a_variable_set_shadow_mode_and_a_reload_switches_it_live() {
     breaker.try_acquire().unwrap().failure();
     assert!(breaker.try_acquire().is_err());
     settings.apply(&registry).unwrap();
-    assert!(breaker.is_shadow(), "a reload that turns it on applies at once");
+    assert!(
+        breaker.is_shadow(),
+        "a reload that turns it on applies at once"
+    );
     assert!(breaker.try_acquire().is_ok());
     Settings::from_toml_str("[defaults]\nshadow = false\n", "app.toml")
         .unwrap()
@@ -126,7 +129,10 @@ fn a_shadow_value_that_is_not_a_boolean_is_refused() {
     let err = Settings::new()
         .with_env([("BREAKER_DEFAULTS__SHADOW", "yes")])
         .unwrap_err();
-    assert!(err.to_string().contains("BREAKER_DEFAULTS__SHADOW"), "{err}");
+    assert!(
+        err.to_string().contains("BREAKER_DEFAULTS__SHADOW"),
+        "{err}"
+    );
 }
 
 fn trips_at_once() -> Config {
@@ -176,7 +182,13 @@ async fn the_admin_router_switches_a_group_a_key_and_a_keyed_group_and_tells_it(
     assert!(mail.try_acquire().is_ok());
 
     let one_key = "/breakers/hosts/keys/a.example/shadow";
-    let (status, body) = post(&url, one_key, Some(OPS), r#"{"on": true, "reason": "tuning"}"#).await;
+    let (status, body) = post(
+        &url,
+        one_key,
+        Some(OPS),
+        r#"{"on": true, "reason": "tuning"}"#,
+    )
+    .await;
     assert_eq!((status, &body["shadow"]), (200, &json!(true)), "{body}");
     assert!(hosts.breaker("a.example").try_acquire().is_ok());
     assert!(hosts.breaker("b.example").try_acquire().is_err());
@@ -216,10 +228,34 @@ async fn the_admin_router_switches_a_group_a_key_and_a_keyed_group_and_tells_it(
     assert_eq!(
         admin,
         [
-            (json!("shadow_on"), json!("mail"), json!(null), json!("ops"), json!(null)),
-            (json!("shadow_on"), json!("hosts"), json!("a.example"), json!("ops"), json!("tuning")),
-            (json!("shadow_on"), json!("hosts"), json!(null), json!("ops"), json!(null)),
-            (json!("shadow_off"), json!("mail"), json!(null), json!("ops"), json!(null)),
+            (
+                json!("shadow_on"),
+                json!("mail"),
+                json!(null),
+                json!("ops"),
+                json!(null)
+            ),
+            (
+                json!("shadow_on"),
+                json!("hosts"),
+                json!("a.example"),
+                json!("ops"),
+                json!("tuning")
+            ),
+            (
+                json!("shadow_on"),
+                json!("hosts"),
+                json!(null),
+                json!("ops"),
+                json!(null)
+            ),
+            (
+                json!("shadow_off"),
+                json!("mail"),
+                json!(null),
+                json!("ops"),
+                json!(null)
+            ),
         ]
     );
 }
@@ -248,14 +284,56 @@ async fn a_shadow_switch_without_the_token_or_with_a_bad_body_changes_nothing() 
     let oversized = format!(r#"{{"on": true, "reason": "{}"}}"#, "x".repeat(100_000));
     let cases: [(&str, Option<&str>, &str, u16, &str); 9] = [
         ("/breakers/mail/shadow", None, on, 401, "unauthorized"),
-        ("/breakers/mail/shadow", Some("not-the-secret-0123456789"), on, 401, "unauthorized"),
+        (
+            "/breakers/mail/shadow",
+            Some("not-the-secret-0123456789"),
+            on,
+            401,
+            "unauthorized",
+        ),
         ("/breakers/hosts/shadow", None, on, 401, "unauthorized"),
-        ("/breakers/hosts/keys/a.example/shadow", None, on, 401, "unauthorized"),
-        ("/breakers/mail/shadow", Some(OPS), r#"{"on": "yes"}"#, 400, "bad_request"),
-        ("/breakers/mail/shadow", Some(OPS), r#"{"action": "force_open"}"#, 400, "bad_request"),
-        ("/breakers/mail/shadow", Some(OPS), &oversized, 413, "payload_too_large"),
-        ("/breakers/nothing/shadow", Some(OPS), on, 404, "unknown_group"),
-        ("/breakers/hosts/keys/z.example/shadow", Some(OPS), on, 404, "unknown_key"),
+        (
+            "/breakers/hosts/keys/a.example/shadow",
+            None,
+            on,
+            401,
+            "unauthorized",
+        ),
+        (
+            "/breakers/mail/shadow",
+            Some(OPS),
+            r#"{"on": "yes"}"#,
+            400,
+            "bad_request",
+        ),
+        (
+            "/breakers/mail/shadow",
+            Some(OPS),
+            r#"{"action": "force_open"}"#,
+            400,
+            "bad_request",
+        ),
+        (
+            "/breakers/mail/shadow",
+            Some(OPS),
+            &oversized,
+            413,
+            "payload_too_large",
+        ),
+        (
+            "/breakers/nothing/shadow",
+            Some(OPS),
+            on,
+            404,
+            "unknown_group",
+        ),
+        (
+            "/breakers/hosts/keys/z.example/shadow",
+            Some(OPS),
+            on,
+            404,
+            "unknown_key",
+        ),
     ];
     for (path, auth, body, status, code) in cases {
         let before = everything(&registry);
@@ -287,16 +365,26 @@ fn both_exporters_tell_the_mode_and_what_it_would_have_refused() {
     hosts.set_shadow(true);
     hosts.breaker("a").try_acquire().unwrap().success();
 
-    for (exporter, all) in [("prometheus", scraped(&registry)), ("metrics", published(&registry))] {
+    for (exporter, all) in [
+        ("prometheus", scraped(&registry)),
+        ("metrics", published(&registry)),
+    ] {
         let name = [("name", "search")];
-        assert_eq!(all.get(&series("breaker_shadow", &name)), Some(&1.0), "{exporter}");
+        assert_eq!(
+            all.get(&series("breaker_shadow", &name)),
+            Some(&1.0),
+            "{exporter}"
+        );
         assert_eq!(
             all.get(&series("breaker_shadow_refused_total", &name)),
             Some(&3.0),
             "{exporter}"
         );
         assert_eq!(
-            all.get(&series("breaker_keyed_shadow_refused_total", &[("name", "hosts")])),
+            all.get(&series(
+                "breaker_keyed_shadow_refused_total",
+                &[("name", "hosts")]
+            )),
             Some(&1.0),
             "{exporter}"
         );

@@ -145,7 +145,8 @@ impl Inner {
     /// call), and counted in `shadow_refused`. A forced open still refuses:
     /// forcing is an operator's order, not a threshold being tuned. The one
     /// place that decides what shadow mode admits; the refusal frame of
-    /// `acquire_contended` never sees a shadow word (see `Word::refusing`).
+    /// `acquire_contended` never sees a shadow word (see `Word::refusing`), and
+    /// a ramp's refusal comes here only in shadow mode, so neither pays for it.
     #[cold]
     #[inline(never)]
     fn refuse_unless_shadow(
@@ -155,9 +156,6 @@ impl Inner {
         retry_after: Option<u64>,
     ) -> ClaimCode {
         if !word.is_shadow() || refusal == Refusal::ForcedOpen {
-            if refusal == Refusal::Ramping {
-                self.counters.bump(Counter::RampRefused);
-            }
             return self.refuse(refusal, retry_after);
         }
         self.counters.bump(Counter::ShadowRefused);
@@ -233,8 +231,12 @@ impl Inner {
         let admission = self.events.started_ramp().map(|ramp| ramp.admit(now));
         let admitted = match admission {
             Some(Admission::Admitted) => word,
-            Some(Admission::Refused { retry_after }) => {
+            Some(Admission::Refused { retry_after }) if word.is_shadow() => {
                 return Ok(self.refuse_unless_shadow(word, Refusal::Ramping, Some(retry_after)));
+            }
+            Some(Admission::Refused { retry_after }) => {
+                self.counters.bump(Counter::RampRefused);
+                return Ok(self.refuse(Refusal::Ramping, Some(retry_after)));
             }
             Some(Admission::Over) | None => {
                 let Step { next, .. } = transition::ramp_over(word);
