@@ -675,14 +675,14 @@ mod loom_tests {
 
     const MS: u64 = 1_000_000;
 
-    fn window() -> Arc<LatencyWindow> {
+    fn window() -> Arc<Box<LatencyWindow>> {
         let config = Config::builder()
             .window_duration(Duration::from_millis(10))
             .min_calls(1)
             .latency_p99(Duration::from_millis(10))
             .build()
             .unwrap();
-        Arc::from(LatencyWindow::new(&config).unwrap())
+        Arc::new(LatencyWindow::new(&config).unwrap())
     }
 
     #[test]
