@@ -174,6 +174,12 @@ impl Inner {
     #[inline(never)]
     fn acquire_moving(&self) -> ClaimCode {
         let mut word = self.word();
+        if word.admits_outright() {
+            // Closed and timed (slow calls or latency judged): admitted with
+            // the clock's reading, marked so that its verdict takes the slow
+            // path, as the claim step would.
+            return ClaimCode::admitted(word.marked(), self.clock.now());
+        }
         loop {
             let step = transition::step(word, Input::Claim, self.config(), self);
             if step.act == Act::Ramp {
