@@ -20,6 +20,9 @@ pub const WINDOW_BUCKETS: u32 = 10;
 pub const MIN_WINDOW_MS: u64 = WINDOW_BUCKETS as u64;
 /// `failure_rate` of a window policy when none is set.
 pub const DEFAULT_FAILURE_RATE: f64 = 0.5;
+/// The largest `histogram_ms` accepted (a day): its buckets, 1, 2.5 and 5
+/// times each power of ten of milliseconds, end at 10^8 ms.
+pub const MAX_HISTOGRAM_MS: u64 = 86_400_000;
 /// `min_calls` of a time window when none is set (a count window defaults to
 /// its `window_calls`: it judges once full).
 pub const DEFAULT_MIN_CALLS: u32 = 10;
@@ -66,6 +69,9 @@ pub struct Checked {
     pub ramp_ms: Option<NonZeroU64>,
     /// Share by which each open duration is stretched or shortened at random.
     pub jitter: f64,
+    /// The longest call duration the call-duration histogram places in a
+    /// bucket of its own, when the group keeps one (never zero).
+    pub histogram_ms: Option<NonZeroU64>,
 }
 
 /// Judges `values` by every rule: the configuration they make, or the first
@@ -156,8 +162,14 @@ pub const fn check(values: &Values) -> Result<Checked, ConfigError> {
         Some(share) => share,
         None => 0.0,
     };
+    if let Some(ms) = values.histogram_ms {
+        if ms == 0 || ms > MAX_HISTOGRAM_MS {
+            return Err(ConfigError::HistogramOutOfRange);
+        }
+    }
     Ok(Checked {
         jitter,
+        histogram_ms: non_zero(values.histogram_ms),
         policy,
         open_ms,
         half_open_probes,

@@ -440,6 +440,7 @@ impl Patch {
                 "latency_p99_ms" => config.latency_p99().map(ms),
                 "ramp_ms" => config.ramp().map(ms),
                 "jitter" => Some(Value::F64(config.jitter())),
+                "histogram_ms" => config.histogram().map(ms),
                 _ => None,
             };
             if let (Some(index), Some(value)) = (key_index(key), value) {

@@ -6,6 +6,7 @@ use super::transition::{Act, Input, Verdict};
 use crate::config::FailurePolicy;
 use crate::counters::Counter;
 use crate::events::TripCause;
+use crate::histogram::Kind;
 use crate::policy::{Policy, Recorded};
 use crate::state::{State, Word};
 
@@ -52,6 +53,9 @@ impl Inner {
     #[cold]
     fn settle_failure_lasting(&self, admitted: Word, started: u64, after: u64) {
         let lasted = self.clock.now().saturating_sub(started).max(after);
+        if let Some(histogram) = self.guards.histogram() {
+            histogram.record(Kind::Failed, lasted);
+        }
         let word = self.word();
         let generation = admitted.generation();
         if word.generation() != generation {
@@ -92,11 +96,33 @@ impl Inner {
         }
     }
 
+    /// Counts a timed call that ended by `verdict` in the call-duration
+    /// histogram, if the group keeps one: from `started` to now. Stale
+    /// outcomes are counted too (the call ran); abandoned ones are not.
+    #[inline(never)]
+    fn time_call(&self, started: u64, verdict: Verdict) {
+        let Some(histogram) = self.guards.histogram() else {
+            return;
+        };
+        let kind = match verdict {
+            Verdict::Success => Kind::Successful,
+            Verdict::Failure => Kind::Failed,
+            Verdict::Ignored => Kind::Ignored,
+            Verdict::Abandoned => return,
+        };
+        histogram.record(kind, self.clock.now().saturating_sub(started));
+    }
+
     /// Every other verdict: failures, probes, windows, resets of the failure
     /// count, and outcomes that find the breaker moved on.
     #[cold]
     #[inline(never)]
     fn settle_slow(&self, admitted: Word, started: u64, verdict: Verdict) {
+        // Only timed words carry a start: a group with a histogram is timed,
+        // and an untimed one skips this with a bit test of a value at hand.
+        if admitted.is_timed() {
+            self.time_call(started, verdict);
+        }
         // A count window's closed call: its own small function, so that it
         // does not pay for the frame of everything else below. A group with a
         // latency window (`latency_p99_ms`) goes the general way, which feeds it.
@@ -149,7 +175,7 @@ impl Inner {
     fn closed_window_call(&self, admitted: Word, verdict: Verdict) -> Option<u64> {
         let word = self.word();
         (matches!(verdict, Verdict::Success | Verdict::Failure)
-            && self.guards.latency.is_none()
+            && self.guards.latency().is_none()
             && word.state() == State::Closed
             && admitted.state() == State::Closed
             && word.generation() == admitted.generation())
@@ -283,7 +309,7 @@ impl Inner {
     /// window's `record`, so that it is inlined here.
     #[inline(never)]
     fn latency_trips(&self, generation: u64, started: u64, at_least: u64) -> bool {
-        let Some(latency) = &self.guards.latency else {
+        let Some(latency) = self.guards.latency() else {
             return false;
         };
         let now = self.clock.now();

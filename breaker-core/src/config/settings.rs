@@ -34,6 +34,7 @@ use crate::clock::millis_to_nanos;
 /// | `latency_p99_ms` (`latency_p99`) | unset | open when the window's p99 latency is above this (needs a window) |
 /// | `ramp_ms` | unset | after a close, the share of calls admitted rises linearly from none to all over this |
 /// | `jitter` | 0.0 | share, in `[0, 1)`, by which each open is stretched or shortened at random |
+/// | `histogram_ms` (`histogram`) | unset | keep a call-duration histogram, buckets from 1 ms up to this, for the exporters |
 ///
 /// ```
 /// # use breaker_core as breakerbox;
@@ -132,6 +133,8 @@ impl Config {
     pub const WINDOW_BUCKETS: u32 = breaker_rules::WINDOW_BUCKETS;
     /// The shortest `window_ms` accepted: one millisecond per bucket.
     pub const MIN_WINDOW_MS: u64 = breaker_rules::MIN_WINDOW_MS;
+    /// The largest `histogram_ms` accepted (a day): its buckets end at 10^8 ms.
+    pub const MAX_HISTOGRAM_MS: u64 = breaker_rules::MAX_HISTOGRAM_MS;
     /// `failure_rate` of a window policy when the builder sets none.
     pub const DEFAULT_FAILURE_RATE: f64 = breaker_rules::DEFAULT_FAILURE_RATE;
     /// `min_calls` of a time window when the builder sets none (a count window
@@ -292,6 +295,15 @@ impl Config {
     /// (0.0: never).
     pub const fn jitter(&self) -> f64 {
         self.checked.jitter
+    }
+
+    /// The longest call duration the call-duration histogram gives a bucket
+    /// of its own; `None` when the group keeps no histogram.
+    pub const fn histogram(&self) -> Option<Duration> {
+        match self.checked.histogram_ms {
+            Some(ms) => Some(Duration::from_millis(ms.get())),
+            None => None,
+        }
     }
 
     pub(crate) const fn open_nanos(&self) -> u64 {

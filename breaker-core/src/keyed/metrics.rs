@@ -6,6 +6,7 @@ use std::sync::atomic::Ordering::Relaxed;
 
 use super::Shared;
 use crate::events::TransitionCounts;
+use crate::metrics::CallDurations;
 use crate::metrics::Metrics;
 use crate::state::State;
 
@@ -54,6 +55,8 @@ impl Folded {
             bulkhead_in_flight: _,
             latency_p99: _,
             ramp: _,
+            // The group's own, read once by `metrics`.
+            call_durations: _,
             calls,
             successes,
             failures,
@@ -147,6 +150,9 @@ pub struct KeyedMetrics {
     pub ramp_refused: u64,
     /// As [`Metrics::transitions`], summed likewise, pair by pair.
     pub transitions: TransitionCounts,
+    /// The group's call-duration histogram (`histogram_ms`), which all its
+    /// keys count in (evicted ones included); `None` without it.
+    pub call_durations: Option<CallDurations>,
 }
 
 impl<K: Hash + Eq> Shared<K> {
@@ -211,6 +217,7 @@ impl<K: Hash + Eq> Shared<K> {
             latency_trips,
             ramp_refused,
             transitions,
+            call_durations: shared.histogram.as_ref().map(|h| h.read()),
         }
     }
 }

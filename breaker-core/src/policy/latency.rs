@@ -121,7 +121,7 @@ pub(crate) struct LatencyCounts {
 
 impl LatencyWindow {
     /// The window `config` asks for; `None` without `latency_p99_ms`.
-    pub(crate) fn new(config: &Config) -> Option<Box<Self>> {
+    pub(crate) fn new(config: &Config) -> Option<Self> {
         let bound = config.latency_p99()?;
         let (span, min_calls) = match config.policy() {
             FailurePolicy::TimeWindow { window_ms, rates } => (
@@ -138,7 +138,7 @@ impl LatencyWindow {
             // The builder refuses `latency_p99_ms` without a window.
             _ => return None,
         };
-        Some(Box::new(LatencyWindow {
+        Some(LatencyWindow {
             bound_nanos: AtomicU64::new(duration_to_nanos(bound)),
             min_calls: AtomicU64::new(u64::from(min_calls)),
             span,
@@ -147,7 +147,7 @@ impl LatencyWindow {
                 seq: 0,
                 buckets: [EMPTY; SLOTS],
             })),
-        }))
+        })
     }
 
     /// Takes `config`'s bound and `min_calls` from the next call on; what the
