@@ -39,6 +39,12 @@ impl Guards {
         }
     }
 
+    /// Whether the group has neither a latency window nor a histogram.
+    #[inline(always)]
+    pub(crate) fn untimed(&self) -> bool {
+        self.timing.is_none()
+    }
+
     /// The latency window (`latency_p99_ms`).
     #[inline(always)]
     pub(crate) fn latency(&self) -> Option<&LatencyWindow> {

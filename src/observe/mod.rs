@@ -227,7 +227,9 @@ pub(crate) struct Family<M: 'static> {
 pub(crate) struct Histograms {
     /// The family's name, ending in `_seconds`.
     pub(crate) name: &'static str,
-    /// The names of its `_bucket`, `_sum` and `_count` series.
+    /// The names of its `_bucket`, `_sum` and `_count` series (the
+    /// Prometheus collector lets `prometheus-client` make them).
+    #[cfg_attr(not(feature = "metrics"), allow(dead_code))]
     pub(crate) series: [&'static str; 3],
     pub(crate) help: &'static str,
 }

@@ -118,14 +118,9 @@ impl Inner {
     #[cold]
     #[inline(never)]
     fn settle_slow(&self, admitted: Word, started: u64, verdict: Verdict) {
-        // Only timed words carry a start: a group with a histogram is timed,
-        // and an untimed one skips this with a bit test of a value at hand.
-        if admitted.is_timed() {
-            self.time_call(started, verdict);
-        }
         // A count window's closed call: its own small function, so that it
         // does not pay for the frame of everything else below. A group with a
-        // latency window (`latency_p99_ms`) goes the general way, which feeds it.
+        // latency window or a histogram goes the general way, which feeds them.
         if let Policy::CountWindow(_) = &self.hot.policy {
             if let Some(generation) = self.closed_window_call(admitted, verdict) {
                 return self.settle_count_window(generation, started, verdict);
@@ -170,12 +165,13 @@ impl Inner {
 
     /// The generation of a window's call that was claimed closed, settles
     /// closed in the same generation and is a success or a failure, in a
-    /// group without a latency window; `None` for any other verdict.
+    /// group without a latency window or a histogram; `None` for any other
+    /// verdict.
     #[inline(always)]
     fn closed_window_call(&self, admitted: Word, verdict: Verdict) -> Option<u64> {
         let word = self.word();
         (matches!(verdict, Verdict::Success | Verdict::Failure)
-            && self.guards.latency().is_none()
+            && self.guards.untimed()
             && word.state() == State::Closed
             && admitted.state() == State::Closed
             && word.generation() == admitted.generation())
@@ -277,8 +273,15 @@ impl Inner {
         }
     }
 
+    /// Every verdict of a group with a latency window or a histogram comes
+    /// here (`closed_window_call` sends none of them the window's own way).
     #[inline(never)]
     fn settle_rest(&self, admitted: Word, started: u64, verdict: Verdict) {
+        // Only timed words carry a start: a group with a histogram is timed,
+        // and an untimed one skips this with a bit test of a value at hand.
+        if admitted.is_timed() {
+            self.time_call(started, verdict);
+        }
         let word = self.word();
         let generation = admitted.generation();
         if word.generation() != generation {
