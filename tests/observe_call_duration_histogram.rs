@@ -17,6 +17,7 @@ use breakerbox::observe::prometheus::BreakerCollector;
 use breakerbox::{circuit_breaker, Config, ManualClock, Registry};
 use support::{AppError, CLOCK, REG};
 
+#[allow(dead_code)]
 #[path = "support/exposition.rs"]
 mod exposition;
 

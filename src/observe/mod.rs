@@ -257,9 +257,9 @@ pub(crate) const KEYED_CALLS_SECONDS: Histograms = Histograms {
 };
 
 /// The groups of `readings` that keep a histogram, with it.
-pub(crate) fn histograms<'a, M>(
-    readings: &'a [M],
-) -> impl Iterator<Item = (&'static str, &'a crate::metrics::CallDurations)>
+pub(crate) fn histograms<M>(
+    readings: &[M],
+) -> impl Iterator<Item = (&'static str, &crate::metrics::CallDurations)>
 where
     M: Grouped + HasDurations,
 {
