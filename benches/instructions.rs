@@ -159,6 +159,7 @@ const CASES: &[&str] = &[
     "timeout_race",
     "timeout_async",
     "latency_window",
+    "histogram",
     "attribute_keyed",
     "attribute_keyed_async",
     "attribute_keyed_str",
@@ -203,6 +204,17 @@ fn run(case: &str, n: u64) {
             Config::builder()
                 .window_calls(100)
                 .latency_p99(Duration::from_secs(1))
+                .build()
+                .unwrap(),
+        ),
+        // `permit`'s group with a call-duration histogram: its cost is the
+        // difference from `permit` (two clock reads and the record).
+        "histogram" => Breaker::new(
+            "ir",
+            Config::builder()
+                .threshold(3)
+                .open_duration(Duration::from_secs(3600))
+                .histogram(Duration::from_secs(10))
                 .build()
                 .unwrap(),
         ),
@@ -274,7 +286,7 @@ fn run(case: &str, n: u64) {
     match case {
         "bare" => repeat(n, || work(black_box(1))),
         "permit" | "open" | "forced_open" | "shadow_open" | "count_window" | "time_window"
-        | "latency_window" | "ramping" => repeat(n, || permit_call(b, black_box(1))),
+        | "latency_window" | "histogram" | "ramping" => repeat(n, || permit_call(b, black_box(1))),
         "call" => repeat(n, || b.call(|| work(black_box(1)))),
         "call_in_bulkhead" => repeat(n, || b.call_in_bulkhead(|| work(black_box(1)))),
         "bulkhead" => repeat(n, || guarded_bulkhead(black_box(1))),

@@ -11,6 +11,11 @@
 //! the breakers did not open, fall back, refuse, probe and close as they should,
 //! if `/metrics` disagrees with the registry, or if the transitions told are not
 //! the expected sequence.
+//!
+//! The admin router's live status page is served on 127.0.0.1 while the story
+//! runs (its address is the first line printed); the demo checks it is served
+//! and lists both circuits, and ends with its story unless `DEMO_HOLD_SECS=N`
+//! keeps the page up N seconds more for a person to open it.
 
 use std::fmt;
 use std::process::ExitCode;
@@ -30,6 +35,8 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 
+#[path = "demo/status.rs"]
+mod status;
 #[path = "demo/timeline.rs"]
 mod timeline;
 #[path = "demo/upstream.rs"]
@@ -243,8 +250,44 @@ async fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     }
+    // The admin router's live status page, served while the story runs.
+    let hold = match status::StatusPage::hold() {
+        Ok(hold) => hold,
+        Err(refused) => {
+            eprintln!("demo refused to start: {refused}");
+            return ExitCode::from(2);
+        }
+    };
+    let page = match status::StatusPage::start().await {
+        Ok(page) => page,
+        Err(failed) => {
+            eprintln!("demo FAILED: {failed}");
+            return ExitCode::FAILURE;
+        }
+    };
+    println!(
+        "status page at {}/ (set {}=60 to keep it up after the story)",
+        page.url(),
+        status::HOLD_VAR
+    );
     match tokio::time::timeout(Duration::from_secs(30), run()).await {
-        Ok(Ok(())) => ExitCode::SUCCESS,
+        Ok(Ok(())) => match check_status_page(&page).await {
+            Ok(()) if hold.is_zero() => ExitCode::SUCCESS,
+            Ok(()) => {
+                println!(
+                    "\nthe status page stays up at {}/ for {} s ({})",
+                    page.url(),
+                    hold.as_secs(),
+                    status::HOLD_VAR
+                );
+                tokio::time::sleep(hold).await;
+                ExitCode::SUCCESS
+            }
+            Err(failed) => {
+                eprintln!("\ndemo FAILED: {failed}");
+                ExitCode::FAILURE
+            }
+        },
         Ok(Err(failed)) => {
             eprintln!("\ndemo FAILED: {failed}");
             ExitCode::FAILURE
@@ -254,6 +297,24 @@ async fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// Proves the status page is served and lists both groups, as its JSON says.
+async fn check_status_page(page: &status::StatusPage) -> Result<(), String> {
+    let api = Api::new(page.url().to_owned());
+    let html = (api.get("/").await).map_err(|e| format!("could not load the status page: {e}"))?;
+    if !html.starts_with("<!doctype html>") {
+        return Err("the status page is not an HTML document".to_owned());
+    }
+    let listed = (api.get("/breakers").await)
+        .map_err(|e| format!("could not read the status page's /breakers: {e}"))?;
+    for group in ["\"search\"", "\"profile\""] {
+        if !listed.contains(group) {
+            return Err(format!("the status page's /breakers does not list {group}"));
+        }
+    }
+    println!("the status page is served and lists both circuits.");
+    Ok(())
 }
 
 async fn run() -> Result<(), String> {

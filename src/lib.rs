@@ -416,6 +416,7 @@
 /// | `ramp_ms` | integer (`u64`) | none | after a close, admit a share of calls that rises linearly from none to all over this; the others are refused at once with [`OpenReason::Ramping`] (see [The traffic ramp](crate#the-traffic-ramp)) |
 /// | `jitter` | number (`f64`) | 0.0 | share, in `[0, 1)`, by which each open is stretched or shortened at random: `0.2` opens for 80% to 120% of the duration |
 /// | `shadow` | `true` or `false` | `false` | shadow mode: the fn's body runs on every call, the fallback never; what the breaker would have refused is counted in `shadow_refused` (see [Shadow mode](crate#shadow-mode)) |
+/// | `histogram_ms` | integer (`u64`) | none | keep a call-duration histogram by outcome, buckets at 1, 2.5 and 5 times each power of ten of milliseconds up to this (`10_000`: 1 ms to 10 s), exported as `breaker_calls_seconds`; fixed for the breaker's life |
 /// | `fallback` | path, or `path(why)` | none | fn called with the same arguments when the circuit refuses (see [Fallbacks](#fallbacks)); `path(why)` passes a [`Fallback`] saying why as one more, last, argument |
 /// | `fallback_on` | `"refusal"` or `"failure"` | `"refusal"` | what the fallback answers: refusals only (open, half-open full, forced, bulkhead full), or also timeouts and the errors `is_failure` counts as failures (never an ignored error, never a panic); needs `fallback` |
 /// | `is_failure` | path to `fn(&E) -> bool` | every `Err` fails | which errors count as failures; the rest are ignored |

@@ -41,14 +41,17 @@ fn every_kind_of_group() -> Arc<Registry> {
         .slow_call(Duration::from_secs(1))
         .latency_p99(Duration::from_secs(1))
         .max_concurrent(4)
+        .histogram(Duration::from_secs(1))
         .build()
         .unwrap();
     let b = breakers.breaker("window", &window);
     b.try_acquire().unwrap().success();
     breakers.breaker("consecutive", &Config::default());
-    let keyed = breakers
-        .keyed::<u64>("keyed", &Config::default(), 10)
+    let timed = Config::builder()
+        .histogram(Duration::from_secs(1))
+        .build()
         .unwrap();
+    let keyed = breakers.keyed::<u64>("keyed", &timed, 10).unwrap();
     keyed.breaker(&7).try_acquire().unwrap().success();
     breakers
 }
@@ -65,8 +68,12 @@ fn the_docs_tables_list_every_family_the_prometheus_exporter_writes() {
 #[test]
 fn the_opt_in_table_lists_every_family_the_collector_writes_when_asked() {
     let breakers = every_kind_of_group();
+    let timed = Config::builder()
+        .histogram(Duration::from_secs(1))
+        .build()
+        .unwrap();
     breakers
-        .keyed::<u64>("keyed", &Config::default(), 10)
+        .keyed::<u64>("keyed", &timed, 10)
         .unwrap()
         .breaker(&8)
         .force_open();

@@ -41,6 +41,7 @@ fn publish_gives_a_recorder_what_prometheus_scrapes() {
         .window_calls(10)
         .min_calls(3)
         .slow_call(Duration::from_millis(100))
+        .histogram(Duration::from_secs(1))
         .build()
         .unwrap();
     let geo = breakers.breaker("geo \"eu\"", &windowed);

@@ -144,6 +144,7 @@ mod error;
 pub mod events;
 pub mod fleet;
 mod guards;
+mod histogram;
 pub mod keyed;
 pub mod metrics;
 mod names;
@@ -167,7 +168,9 @@ pub use crate::events::{
     Event, KeyedTransition, Subscription, Transition, TransitionCounts, TransitionReason, TripCause,
 };
 pub use crate::keyed::{AsKey, KeyedGroup, KeyedMetrics, WrongKeyType};
-pub use crate::metrics::{Metrics, RampMetrics, Snapshot, WindowMetrics};
+pub use crate::metrics::{
+    CallDurations, DurationCounts, Metrics, RampMetrics, Snapshot, WindowMetrics,
+};
 pub use crate::registry::{
     registry, AlreadyCreated, ApplyConfigError, DeclarationOverride, Reconfigured, Registry,
     Resolution, Resolver, UnknownGroup,

@@ -6,6 +6,7 @@ use std::ops::Deref;
 use std::time::Duration;
 
 use crate::events::TransitionCounts;
+pub use crate::histogram::{CallDurations, DurationCounts};
 use crate::policy::Counts;
 use crate::state::State;
 
@@ -93,6 +94,10 @@ pub struct Metrics {
     /// that rises to all of them; `None` otherwise (also once its length has
     /// passed, before a claim ends it).
     pub ramp: Option<RampMetrics>,
+    /// The call-duration histogram (`histogram_ms`); `None` without it, and
+    /// for a key of a keyed group, whose keys count in one histogram that
+    /// [`KeyedMetrics::call_durations`](crate::KeyedMetrics::call_durations) reads.
+    pub call_durations: Option<CallDurations>,
 }
 
 impl Metrics {

@@ -16,7 +16,7 @@ const LAYERS: &[&[&str]] = &[
         "names", "clock", "state", "counters", "bulkhead", "timeout", "error", "fleet", "ramp",
     ],
     &["config"],
-    &["conflict", "policy"],
+    &["conflict", "policy", "histogram"],
     &["guards", "events"],
     &["metrics"],
     &["breaker"],

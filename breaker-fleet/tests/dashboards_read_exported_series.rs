@@ -80,6 +80,7 @@ fn exported() -> BTreeSet<String> {
         .slow_call(Duration::from_millis(1_000))
         .latency_p99(Duration::from_millis(1_000))
         .max_concurrent(4)
+        .histogram(Duration::from_millis(1_000))
         .build()
         .unwrap();
     registry
@@ -87,8 +88,12 @@ fn exported() -> BTreeSet<String> {
         .try_acquire()
         .unwrap()
         .success();
+    let timed = Config::builder()
+        .histogram(Duration::from_millis(1_000))
+        .build()
+        .unwrap();
     let keyed = registry
-        .keyed::<u64>("dashboard-keyed", &Config::default(), 10)
+        .keyed::<u64>("dashboard-keyed", &timed, 10)
         .unwrap();
     keyed.breaker(&7).force_open();
     let agent = FleetAgent::spawn(
@@ -135,6 +140,7 @@ fn every_series_the_dashboard_and_alerts_read_is_exported() {
         "breaker_probes_total",
         "breaker_flapping_transitions",
         "breaker_latency_p99_seconds",
+        "breaker_calls_seconds_bucket",
         "breaker_keyed_worst_key_state",
     ] {
         assert!(

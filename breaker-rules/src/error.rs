@@ -73,6 +73,8 @@ pub enum ConfigError {
     NotWholeMillis(&'static str),
     /// `jitter` was not in `[0, 1)` (or was NaN).
     JitterOutOfRange,
+    /// `histogram_ms` was 0 or above [`MAX_HISTOGRAM_MS`](crate::MAX_HISTOGRAM_MS).
+    HistogramOutOfRange,
 }
 
 impl ConfigError {
@@ -116,6 +118,7 @@ impl ConfigError {
             ConfigError::ZeroRamp => "ramp_ms",
             ConfigError::NotWholeMillis(key) => key,
             ConfigError::JitterOutOfRange => "jitter",
+            ConfigError::HistogramOutOfRange => "histogram_ms",
         }
     }
 }
@@ -183,6 +186,9 @@ impl fmt::Display for ConfigError {
             }
             ConfigError::LatencyP99WithoutWindow => {
                 "`latency_p99_ms` needs a window to judge p99 over: add `window_ms` or `window_calls` (and `min_calls`)"
+            }
+            ConfigError::HistogramOutOfRange => {
+                "`histogram_ms` must be 1 to 86400000 (a day): the longest call duration with a bucket of its own, 10000 for 1 ms to 10 s"
             }
             ConfigError::ZeroRamp => {
                 "`ramp_ms` must be at least 1 (leave it out to close to every call at once)"

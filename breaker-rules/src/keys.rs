@@ -187,6 +187,30 @@ macro_rules! config_keys {
             /// assert_eq!(breaker.state(), State::Open, "and moves nothing");
             /// ```
             shadow: bool, Any;
+            /// Keep a call-duration histogram of the group (key `histogram_ms`), by
+            /// outcome (successful, failed, ignored), for the exporters'
+            /// `breaker_calls_seconds`: buckets at 1, 2.5 and 5 times each power of ten
+            /// of milliseconds, from 1 ms up to the first at or above `max` (1 ms to
+            /// [`Config::MAX_HISTOGRAM_MS`]), and one for every longer call. `10_000`
+            /// gives the 14 buckets from 1 ms to 10 s.
+            ///
+            /// Durations run from claim to verdict on the breaker's clock, as slow-call
+            /// judging reads them (a call dropped at `timeout_ms` lasted at least its
+            /// deadline). A keyed group keeps one histogram for all its keys. The
+            /// group's claims read the clock, and each verdict adds to two relaxed
+            /// atomics; a group without the key pays nothing. Fixed when the breaker is
+            /// built: a live reconfiguration that sets, clears or changes it is refused.
+            ///
+            /// ```
+            /// # use breaker_core as breakerbox;
+            /// use std::time::Duration;
+            /// use breakerbox::Config;
+            ///
+            /// let config = Config::builder().histogram(Duration::from_secs(10)).build().unwrap();
+            /// assert_eq!(config.histogram(), Some(Duration::from_secs(10)));
+            /// assert_eq!(Config::DEFAULT.histogram(), None);
+            /// ```
+            histogram_ms: u64 as histogram, Any;
         }
     };
 }
@@ -388,7 +412,10 @@ mod tests {
         );
         let latency = NAMES.iter().position(|k| *k == "latency_p99_ms").unwrap();
         assert!(set.contains_index(2) && set.contains_index(latency));
-        assert!(!set.contains_index(KEY_COUNT - 1), "`shadow` is not set");
+        assert!(
+            !set.contains_index(KEY_COUNT - 1),
+            "the last key is not set"
+        );
         assert!(!set.contains("threshold"));
         assert_eq!(Values::EMPTY.set_keys(), KeySet::EMPTY);
     }

@@ -26,6 +26,6 @@ pub use crate::error::ConfigError;
 pub use crate::keys::{KeyInfo, KeySet, Role, Ty, Values, KEYS, KEY_COUNT, NAMES};
 pub use crate::policy::{FailurePolicy, RateThresholds};
 pub use crate::rules::{
-    check, Checked, DEFAULT_FAILURE_RATE, DEFAULT_MIN_CALLS, MAX_PROBES, MAX_THRESHOLD,
-    MAX_WINDOW_CALLS, MIN_WINDOW_MS, WINDOW_BUCKETS,
+    check, Checked, DEFAULT_FAILURE_RATE, DEFAULT_MIN_CALLS, MAX_HISTOGRAM_MS, MAX_PROBES,
+    MAX_THRESHOLD, MAX_WINDOW_CALLS, MIN_WINDOW_MS, WINDOW_BUCKETS,
 };

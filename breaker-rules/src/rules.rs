@@ -1,7 +1,7 @@
 //! [`check`]: the rules a configuration obeys, and the [`Checked`] configuration
 //! it makes of the [`Values`] set, with every default filled in.
 
-use std::num::NonZeroU64;
+use std::num::{NonZeroU32, NonZeroU64};
 
 use crate::error::ConfigError;
 use crate::keys::Values;
@@ -20,6 +20,9 @@ pub const WINDOW_BUCKETS: u32 = 10;
 pub const MIN_WINDOW_MS: u64 = WINDOW_BUCKETS as u64;
 /// `failure_rate` of a window policy when none is set.
 pub const DEFAULT_FAILURE_RATE: f64 = 0.5;
+/// The largest `histogram_ms` accepted (a day): its buckets, 1, 2.5 and 5
+/// times each power of ten of milliseconds, end at 10^8 ms.
+pub const MAX_HISTOGRAM_MS: u64 = 86_400_000;
 /// `min_calls` of a time window when none is set (a count window defaults to
 /// its `window_calls`: it judges once full).
 pub const DEFAULT_MIN_CALLS: u32 = 10;
@@ -56,8 +59,9 @@ pub struct Checked {
     /// Deadline of one async call, when calls are timed out (never zero, so the
     /// field is as small as a `u64`).
     pub timeout_ms: Option<NonZeroU64>,
-    /// The bulkhead's cap, when calls are capped.
-    pub max_concurrent: Option<u32>,
+    /// The bulkhead's cap, when calls are capped (never zero: the option
+    /// is as small as a `u32`, which keeps a breaker's config in its layout).
+    pub max_concurrent: Option<NonZeroU32>,
     /// The p99 latency above which the window trips, when latency is judged
     /// (never zero).
     pub latency_p99_ms: Option<NonZeroU64>,
@@ -68,6 +72,9 @@ pub struct Checked {
     pub jitter: f64,
     /// Whether the breaker starts in shadow mode: admitting what it would refuse.
     pub shadow: bool,
+    /// The longest call duration the call-duration histogram places in a
+    /// bucket of its own, when the group keeps one (never zero).
+    pub histogram_ms: Option<NonZeroU64>,
 }
 
 /// Judges `values` by every rule: the configuration they make, or the first
@@ -158,8 +165,14 @@ pub const fn check(values: &Values) -> Result<Checked, ConfigError> {
         Some(share) => share,
         None => 0.0,
     };
+    if let Some(ms) = values.histogram_ms {
+        if ms == 0 || ms > MAX_HISTOGRAM_MS {
+            return Err(ConfigError::HistogramOutOfRange);
+        }
+    }
     Ok(Checked {
         jitter,
+        histogram_ms: non_zero(values.histogram_ms),
         policy,
         open_ms,
         half_open_probes,
@@ -168,7 +181,10 @@ pub const fn check(values: &Values) -> Result<Checked, ConfigError> {
         max_open_ms,
         probe_timeout_ms,
         timeout_ms: non_zero(values.timeout_ms),
-        max_concurrent: values.max_concurrent,
+        max_concurrent: match values.max_concurrent {
+            Some(cap) => NonZeroU32::new(cap),
+            None => None,
+        },
         latency_p99_ms: non_zero(values.latency_p99_ms),
         ramp_ms,
         // Any value is a mode: nothing to refuse.

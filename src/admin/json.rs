@@ -103,6 +103,7 @@ pub(super) fn config_json(config: &Config) -> Value {
             "latency_p99_ms" => ms(config.latency_p99()),
             "ramp_ms" => ms(config.ramp()),
             "jitter" => config.jitter().into(),
+            "histogram_ms" => ms(config.histogram()),
             _ => Value::Null,
         };
         all.insert(

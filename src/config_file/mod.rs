@@ -62,6 +62,7 @@
 //! | `ramp_ms` | integer (`u64`) |
 //! | `jitter` | number (`f64`) |
 //! | `shadow` | `true` or `false` (a variable: the text `true` or `false`) |
+//! | `histogram_ms` | duration (`"10s"`) or integer milliseconds (`u64`) |
 //!
 //! `timeout_ms` and `max_concurrent` are taken for a `#[circuit_breaker]`
 //! group only when its attribute names the key: the attribute builds the

@@ -464,6 +464,7 @@ impl Patch {
                 "ramp_ms" => config.ramp().map(ms),
                 "jitter" => Some(Value::F64(config.jitter())),
                 "shadow" => Some(Value::Bool(config.shadow())),
+                "histogram_ms" => config.histogram().map(ms),
                 _ => None,
             };
             if let (Some(index), Some(value)) = (key_index(key), value) {

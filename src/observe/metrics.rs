@@ -18,7 +18,11 @@
 
 use metrics::{Label as MetricLabel, Unit};
 
-use super::{readings, Family, Grouped, Labels, Type, Value, FAMILIES, KEYED_FAMILIES};
+use super::{
+    histograms, readings, Family, Grouped, Histograms, Labels, Type, Value, CALLS_SECONDS,
+    FAMILIES, KEYED_CALLS_SECONDS, KEYED_FAMILIES,
+};
+use crate::metrics::CallDurations;
 use crate::Registry;
 
 /// Describes every figure and sets it, for every breaker in `breakers` and every
@@ -31,11 +35,37 @@ use crate::Registry;
 /// than `min_calls` outcomes is -1, as with the Prometheus exporter.
 pub fn publish(breakers: &Registry) {
     describe();
-    for m in &readings(breakers) {
+    let readings = readings(breakers);
+    for m in &readings {
         publish_group(FAMILIES, m);
     }
-    for m in &breakers.keyed_metrics() {
+    for (group, durations) in histograms(&readings) {
+        publish_histogram(&CALLS_SECONDS, group, durations);
+    }
+    let keyed = breakers.keyed_metrics();
+    for m in &keyed {
         publish_group(KEYED_FAMILIES, m);
+    }
+    for (group, durations) in histograms(&keyed) {
+        publish_histogram(&KEYED_CALLS_SECONDS, group, durations);
+    }
+}
+
+/// Sets one group's call-duration histogram as the three families a
+/// Prometheus histogram is scraped as: `_bucket` counters by `le`
+/// (cumulative), a `_count` counter and a `_sum` gauge in seconds. The facade's
+/// own histograms take samples one at a time and summarise them as the
+/// exporter chooses, so they cannot carry counts already bucketed.
+fn publish_histogram(family: &Histograms, group: &'static str, durations: &CallDurations) {
+    let names = family.series;
+    for (kind, counts) in durations.by_kind() {
+        for (le, count) in durations.bucket_labels().zip(counts.cumulative()) {
+            let labels = with_name(group, &[("kind", kind), ("le", le)]);
+            metrics::counter!(names[0], labels).absolute(count);
+        }
+        let labels = with_name(group, &[("kind", kind)]);
+        metrics::gauge!(names[1], labels.clone()).set(counts.sum.as_secs_f64());
+        metrics::counter!(names[2], labels).absolute(counts.count);
     }
 }
 
@@ -74,6 +104,12 @@ pub fn describe() {
             Type::Counter => metrics::describe_counter!(name, unit, help),
             Type::Gauge => metrics::describe_gauge!(name, unit, help),
         }
+    }
+    for family in [&CALLS_SECONDS, &KEYED_CALLS_SECONDS] {
+        let [bucket, sum, count] = family.series;
+        metrics::describe_counter!(bucket, Unit::Count, family.help);
+        metrics::describe_gauge!(sum, Unit::Seconds, family.help);
+        metrics::describe_counter!(count, Unit::Count, family.help);
     }
 }
 

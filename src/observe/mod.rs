@@ -35,6 +35,9 @@
 //! | `breaker_bulkhead_in_flight` | gauge | `name` | calls holding a bulkhead slot now; only groups with `max_concurrent` | `resilience4j_bulkhead_available_concurrent_calls` (its complement) |
 //! | `breaker_latency_trips_total` | counter | `name` | trips made by the p99 latency rule (`latency_p99_ms`) alone | none |
 //! | `breaker_latency_p99_seconds` | gauge | `name` | the window's p99 latency (upper bound of its histogram bin); only groups with `latency_p99_ms` and calls in the window | none |
+//! | `breaker_calls_seconds_bucket` | histogram | `name`, `kind`, `le` | calls by how they ended (`successful`, `failed`, `ignored`; a timed-out call is `failed`) that lasted at most `le` seconds from claim to verdict on the breaker's clock; only groups with `histogram_ms`, whose buckets are 1, 2.5 and 5 times each power of ten of milliseconds up to it, then `+Inf` | `resilience4j_circuitbreaker_calls_seconds_bucket` (with its histogram buckets turned on): same kinds |
+//! | `breaker_calls_seconds_sum` | histogram | `name`, `kind` | the durations of those calls added up, in seconds | `resilience4j_circuitbreaker_calls_seconds_sum`: same |
+//! | `breaker_calls_seconds_count` | histogram | `name`, `kind` | how many calls the histogram holds (the `+Inf` bucket) | `resilience4j_circuitbreaker_calls_seconds_count`: same (where `breaker_calls_total` counts every group) |
 //! | `breaker_admitted_share` | gauge | `name` | the share of calls a claim is admitted at now, from 0 to 1: 1 closed, the ramp's share while the traffic ramp after a close (`ramp_ms`) runs, 0 open or half-open | none |
 //! | `breaker_ramp_refused_total` | counter | `name` | claims the traffic ramp (`ramp_ms`) refused, each also `not_permitted` | none |
 //! | `breaker_shadow` | gauge | `name` | 1 while the breaker is in shadow mode (`shadow`: refusing nothing but a forced open), 0 otherwise | none (resilience4j's `metrics_only` is a state there) |
@@ -63,9 +66,21 @@
 //! | `breaker_keyed_ramp_refused_total` | counter | `name` | as `breaker_ramp_refused_total`, summed likewise (each key ramps on its own) |
 //! | `breaker_keyed_shadow_refused_total` | counter | `name` | as `breaker_shadow_refused_total`, summed likewise |
 //! | `breaker_keyed_transitions_total` | counter | `name`, `from`, `to` | as `breaker_transitions_total`, summed likewise |
+//! | `breaker_keyed_calls_seconds_bucket` | histogram | `name`, `kind`, `le` | as `breaker_calls_seconds_bucket`, one histogram for every key of the group (evicted ones included): the series do not grow with the keys |
+//! | `breaker_keyed_calls_seconds_sum` | histogram | `name`, `kind` | as `breaker_calls_seconds_sum`, likewise |
+//! | `breaker_keyed_calls_seconds_count` | histogram | `name`, `kind` | as `breaker_calls_seconds_count`, likewise |
 //!
 //! Every counter family of a breaker has its keyed twin, whose value for a
 //! group of one key is the key's.
+//!
+//! The call-duration histograms cost a group nothing unless it sets
+//! `histogram_ms`; with it, each claim reads the clock and each verdict adds
+//! to two relaxed atomics (no lock), and a group adds at most 3 kinds times 28
+//! series (26 buckets, the sum and the count), whatever its traffic or its
+//! keys. The `metrics` publisher writes
+//! them as the same three families (`_bucket` and `_count` counters, `_sum` a
+//! gauge in seconds), since the facade's histograms cannot take counts that
+//! are already bucketed.
 //!
 //! # Opt-in series
 //!
@@ -206,6 +221,71 @@ pub(crate) struct Family<M: 'static> {
     /// series' labels besides `name`. A family with more labels (transitions by
     /// `from` and `to`, say) is one more entry in [`FAMILIES`].
     pub(crate) samples: Samples<M>,
+}
+
+/// The call-duration histograms: `breaker_calls_seconds` for the groups that
+/// keep one (`histogram_ms`), `breaker_keyed_calls_seconds` for keyed groups.
+/// Their `_bucket`, `_sum` and `_count` series are written by each exporter in
+/// its own way (a histogram is neither a counter nor a gauge).
+pub(crate) struct Histograms {
+    /// The family's name, ending in `_seconds`.
+    pub(crate) name: &'static str,
+    /// The names of its `_bucket`, `_sum` and `_count` series (the
+    /// Prometheus collector lets `prometheus-client` make them).
+    #[cfg_attr(not(feature = "metrics"), allow(dead_code))]
+    pub(crate) series: [&'static str; 3],
+    pub(crate) help: &'static str,
+}
+
+/// The histogram of unkeyed groups.
+pub(crate) const CALLS_SECONDS: Histograms = Histograms {
+    name: "breaker_calls_seconds",
+    series: [
+        "breaker_calls_seconds_bucket",
+        "breaker_calls_seconds_sum",
+        "breaker_calls_seconds_count",
+    ],
+    help: "Durations of calls from claim to verdict, by how they ended (successful, failed, ignored); groups with histogram_ms only.",
+};
+
+/// The histogram of keyed groups, all keys of a group in one.
+pub(crate) const KEYED_CALLS_SECONDS: Histograms = Histograms {
+    name: "breaker_keyed_calls_seconds",
+    series: [
+        "breaker_keyed_calls_seconds_bucket",
+        "breaker_keyed_calls_seconds_sum",
+        "breaker_keyed_calls_seconds_count",
+    ],
+    help: "As breaker_calls_seconds, for every key of a keyed group together.",
+};
+
+/// The groups of `readings` that keep a histogram, with it.
+pub(crate) fn histograms<M>(
+    readings: &[M],
+) -> impl Iterator<Item = (&'static str, &crate::metrics::CallDurations)>
+where
+    M: Grouped + HasDurations,
+{
+    readings
+        .iter()
+        .filter_map(|m| Some((m.group(), m.call_durations()?)))
+}
+
+/// What carries a group's call-duration histogram.
+pub(crate) trait HasDurations {
+    fn call_durations(&self) -> Option<&crate::metrics::CallDurations>;
+}
+
+impl HasDurations for Reading {
+    fn call_durations(&self) -> Option<&crate::metrics::CallDurations> {
+        self.metrics.call_durations.as_ref()
+    }
+}
+
+impl HasDurations for KeyedMetrics {
+    fn call_durations(&self) -> Option<&crate::metrics::CallDurations> {
+        self.call_durations.as_ref()
+    }
 }
 
 /// The `kind` label of a call count, in the order of the counts beside it:

@@ -32,8 +32,12 @@ use prometheus_client::encoding::{DescriptorEncoder, MetricEncoder, NoLabelSet};
 use prometheus_client::metrics::MetricType;
 use prometheus_client::registry::Unit;
 
-use super::{readings, Family, Grouped, Labels, Type, Value, FAMILIES, KEYED_FAMILIES};
+use super::{
+    histograms, readings, Family, Grouped, Histograms, Labels, Type, Value, CALLS_SECONDS,
+    FAMILIES, KEYED_CALLS_SECONDS, KEYED_FAMILIES,
+};
 use crate::events::{Event, Subscription};
+use crate::metrics::CallDurations;
 use crate::metrics::Metrics;
 use crate::Registry;
 
@@ -189,6 +193,7 @@ where
         for family in FAMILIES {
             encode_family(&mut encoder, family, &readings)?;
         }
+        encode_histograms(&mut encoder, &CALLS_SECONDS, histograms(&readings))?;
         if let Some(flapping) = &self.flapping {
             let now = registry.clock_nanos();
             let mut metric = encoder.encode_descriptor(
@@ -208,6 +213,7 @@ where
         for family in KEYED_FAMILIES {
             encode_family(&mut encoder, family, &keyed)?;
         }
+        encode_histograms(&mut encoder, &KEYED_CALLS_SECONDS, histograms(&keyed))?;
         if self.worst_keys > 0 && !keyed.is_empty() {
             let worst: Vec<_> = keyed
                 .iter()
@@ -275,6 +281,49 @@ fn encode_worst_keys(encoder: &mut DescriptorEncoder, worst: &Worst) -> fmt::Res
                     Value::Float(level) => series.encode_gauge(&level)?,
                 }
             }
+        }
+    }
+    Ok(())
+}
+
+/// Writes a call-duration histogram family: for each group that keeps one, a
+/// histogram per `kind`; nothing when no group does.
+fn encode_histograms<'a>(
+    encoder: &mut DescriptorEncoder,
+    family: &Histograms,
+    groups: impl Iterator<Item = (&'static str, &'a CallDurations)>,
+) -> fmt::Result {
+    let mut groups = groups.peekable();
+    if groups.peek().is_none() {
+        return Ok(());
+    }
+    // prometheus-client appends the unit.
+    let stem = family.name.strip_suffix("_seconds").unwrap_or(family.name);
+    let mut metric = encoder.encode_descriptor(
+        stem,
+        family.help,
+        Some(&Unit::Seconds),
+        MetricType::Histogram,
+    )?;
+    for (group, durations) in groups {
+        for (kind, counts) in durations.by_kind() {
+            // Per bucket, not cumulative: the encoder adds them up.
+            let buckets: Vec<(f64, u64)> = durations
+                .bounds()
+                .iter()
+                .map(Duration::as_secs_f64)
+                .chain([f64::INFINITY])
+                .zip(counts.buckets.iter().copied())
+                .collect();
+            let labels = [("name", group), ("kind", kind)];
+            metric
+                .encode_family(&labels)?
+                .encode_histogram::<NoLabelSet>(
+                    counts.sum.as_secs_f64(),
+                    counts.count,
+                    &buckets,
+                    None,
+                )?;
         }
     }
     Ok(())

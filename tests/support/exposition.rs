@@ -98,10 +98,23 @@ pub fn parse(text: &str) -> Result<Exposition, String> {
             continue;
         } else {
             let sample = sample(line).map_err(|why| fail(&why))?;
-            if !out.types.contains_key(&sample.name) {
+            // A histogram's series are its name and a suffix.
+            let histogram = ["_bucket", "_sum", "_count"]
+                .iter()
+                .filter_map(|suffix| sample.name.strip_suffix(suffix))
+                .find(|family| out.types.get(*family).map(String::as_str) == Some("histogram"));
+            let family = histogram.unwrap_or(&sample.name).to_owned();
+            if !out.types.contains_key(&family) {
                 return Err(fail("sample of an undeclared family"));
             }
-            enter(&sample.name)?;
+            if histogram.is_some() && sample.name.ends_with("_bucket") {
+                if !sample.labels.contains_key("le") {
+                    return Err(fail("a bucket without `le`"));
+                }
+            } else if sample.labels.contains_key("le") && histogram.is_some() {
+                return Err(fail("`le` on a histogram's sum or count"));
+            }
+            enter(&family)?;
             if !series.insert(sample.key()) {
                 return Err(fail("series repeated"));
             }

@@ -13,6 +13,7 @@ use crate::config::Config;
 use crate::error::{CircuitOpen, OpenReason};
 use crate::events::{Event, Hub, Subscribers, Subscription};
 use crate::guards::Guards;
+use crate::histogram::CallHistogram;
 use crate::metrics::Metrics;
 use crate::policy::Policy;
 use crate::state::{State, Word};
@@ -79,9 +80,23 @@ impl Breaker {
         clock: ClockSource,
         inherited: Option<Arc<Subscribers>>,
     ) -> Self {
+        Self::from_parts_sharing(name, config, clock, inherited, None)
+    }
+
+    /// A breaker that counts its call durations in `histogram` when given (a
+    /// keyed group's key), else in one of its own if `config` asks for one.
+    pub(crate) fn from_parts_sharing(
+        name: &'static str,
+        config: Config,
+        clock: ClockSource,
+        inherited: Option<Arc<Subscribers>>,
+        histogram: Option<Arc<CallHistogram>>,
+    ) -> Self {
         let policy = Policy::new(&config);
-        // A latency window times every call, as slow-call judging does.
-        let timed = policy.needs_clock() || config.latency_p99().is_some();
+        // A latency window and a histogram time every call, as slow-call
+        // judging does.
+        let timed =
+            policy.needs_clock() || config.latency_p99().is_some() || config.histogram().is_some();
         let word = Word::initial(timed, policy.is_window()).with_shadow(config.shadow());
         Breaker {
             inner: Arc::new(Inner::new(
@@ -94,7 +109,7 @@ impl Breaker {
                 clock,
                 config.open_nanos(),
                 Hub::new(word.generation(), inherited),
-                Guards::new(&config),
+                Guards::new(&config, histogram),
             )),
         }
     }

@@ -52,8 +52,9 @@ pub(super) struct Inner {
     pub(super) lease_until: AtomicU64,
     /// Subscribers, transition counts and the order of delivery.
     pub(super) events: Hub,
-    /// The bulkhead, latency window and their counters; touched only by groups
-    /// that set `max_concurrent`, `timeout_ms` or `latency_p99_ms`.
+    /// The bulkhead, latency window, call-duration histogram and their
+    /// counters; touched only by groups that set `max_concurrent`,
+    /// `timeout_ms`, `latency_p99_ms` or `histogram_ms`.
     pub(super) guards: Guards,
 }
 
@@ -370,9 +371,11 @@ impl Inner {
             ramp,
             latency_p99: self
                 .guards
-                .latency
-                .as_ref()
+                .latency()
                 .and_then(|window| window.counts(word.generation(), self.clock.now()).p99),
+            call_durations: (self.guards.histogram())
+                .filter(|h| !h.keyed)
+                .map(|h| h.read()),
         }
     }
 }

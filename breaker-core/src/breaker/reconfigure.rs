@@ -31,10 +31,11 @@ impl Breaker {
     /// (claims time calls, and the latency window exists, only for a group that
     /// has them). Such a change takes a restart (or a new group).
     ///
-    /// Refused as well: any change of `max_concurrent` or `timeout_ms`. The
-    /// bulkhead and whether calls are timed out are built with the breaker; a
-    /// reload that changed them would report success while the breaker kept
-    /// the old ones.
+    /// Refused as well: any change of `max_concurrent`, `timeout_ms` or
+    /// `histogram_ms`. The bulkhead, whether calls are timed out and the
+    /// histogram's buckets (and whether claims read the clock for it) are built
+    /// with the breaker; a reload that changed them would report success while
+    /// the breaker kept the old ones.
     ///
     /// ```
     /// # use breaker_core as breakerbox;
@@ -66,7 +67,7 @@ impl Breaker {
         }
         self.inner.config.set(config);
         self.inner.hot.policy.retune(&config);
-        if let Some(latency) = &self.inner.guards.latency {
+        if let Some(latency) = self.inner.guards.latency() {
             latency.retune(&config);
         }
         Ok(())
@@ -141,6 +142,13 @@ pub(crate) fn check_change(
             millis(config.timeout()),
         ),
         ("latency_p99_ms", was_p99, asked_p99),
+        // Claims time calls, and the buckets are laid out, for the
+        // breaker's life.
+        (
+            "histogram_ms",
+            millis(now.histogram()),
+            millis(config.histogram()),
+        ),
     ];
     match fixed.into_iter().find(|(_, was, asked)| was != asked) {
         None => Ok(()),
@@ -154,7 +162,8 @@ pub(crate) fn check_change(
 
 /// [`Breaker::reconfigure`] was asked to change the failure policy of a live
 /// breaker in a way that would drop what it has counted, or a key fixed when
-/// the breaker was built (`max_concurrent`, `timeout_ms`, whether `latency_p99_ms` is set).
+/// the breaker was built (`max_concurrent`, `timeout_ms`, whether `latency_p99_ms` is set,
+/// `histogram_ms`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct PolicyChange {
     group: &'static str,
@@ -189,7 +198,8 @@ impl PolicyChange {
     }
 
     /// The key fixed at construction that was asked to change
-    /// (`"max_concurrent"`, `"timeout_ms"` or `"latency_p99_ms"`); `None` when
+    /// (`"max_concurrent"`, `"timeout_ms"`, `"latency_p99_ms"` or
+    /// `"histogram_ms"`); `None` when
     /// the failure policy was what was refused.
     pub fn key(&self) -> Option<&'static str> {
         self.fixed.as_ref().map(|fixed| fixed.key)
@@ -206,8 +216,8 @@ impl std::fmt::Display for PolicyChange {
             return write!(
                 f,
                 "group `{}` is live with `{}` {}; a live reconfiguration cannot \
-                 change it to {} (the bulkhead, latency window and call timing are \
-                 built with the breaker): restart to apply it",
+                 change it to {} (the bulkhead, latency window, call-duration histogram \
+                 and call timing are built with the breaker): restart to apply it",
                 self.group,
                 fixed.key,
                 show(fixed.was),

@@ -6,6 +6,7 @@ use super::transition::{Act, Input, Verdict};
 use crate::config::FailurePolicy;
 use crate::counters::Counter;
 use crate::events::TripCause;
+use crate::histogram::Kind;
 use crate::policy::{Policy, Recorded};
 use crate::state::{State, Word};
 
@@ -52,6 +53,9 @@ impl Inner {
     #[cold]
     fn settle_failure_lasting(&self, admitted: Word, started: u64, after: u64) {
         let lasted = self.clock.now().saturating_sub(started).max(after);
+        if let Some(histogram) = self.guards.histogram() {
+            histogram.record(Kind::Failed, lasted);
+        }
         let word = self.word();
         let generation = admitted.generation();
         if word.generation() != generation {
@@ -92,6 +96,23 @@ impl Inner {
         }
     }
 
+    /// Counts a timed call that ended by `verdict` in the call-duration
+    /// histogram, if the group keeps one: from `started` to now. Stale
+    /// outcomes are counted too (the call ran); abandoned ones are not.
+    #[inline(never)]
+    fn time_call(&self, started: u64, verdict: Verdict) {
+        let Some(histogram) = self.guards.histogram() else {
+            return;
+        };
+        let kind = match verdict {
+            Verdict::Success => Kind::Successful,
+            Verdict::Failure => Kind::Failed,
+            Verdict::Ignored => Kind::Ignored,
+            Verdict::Abandoned => return,
+        };
+        histogram.record(kind, self.clock.now().saturating_sub(started));
+    }
+
     /// Every other verdict: failures, probes, windows, resets of the failure
     /// count, and outcomes that find the breaker moved on.
     #[cold]
@@ -99,7 +120,7 @@ impl Inner {
     fn settle_slow(&self, admitted: Word, started: u64, verdict: Verdict) {
         // A count window's closed call: its own small function, so that it
         // does not pay for the frame of everything else below. A group with a
-        // latency window (`latency_p99_ms`) goes the general way, which feeds it.
+        // latency window or a histogram goes the general way, which feeds them.
         if let Policy::CountWindow(_) = &self.hot.policy {
             if let Some(generation) = self.closed_window_call(admitted, verdict) {
                 return self.settle_count_window(generation, started, verdict);
@@ -119,7 +140,7 @@ impl Inner {
                 return self.settle_time_window(generation, started, verdict);
             }
         }
-        if self.guards.latency.is_some() {
+        if self.guards.latency().is_some() {
             if let Some(generation) = self.closed_latency_call(admitted, verdict) {
                 return self.settle_latency_window(generation, started, verdict);
             }
@@ -142,8 +163,8 @@ impl Inner {
 
     /// A closed call of a group with a latency window (`latency_p99_ms`):
     /// what `settle_call` does for it, with one reading of the clock for both
-    /// windows (the call is timed: its claim read the clock too), and a count
-    /// window's success on its short way.
+    /// windows and the histogram (the call is timed: its claim read the clock
+    /// too), and a count window's success on its short way.
     #[inline(never)]
     fn settle_latency_window(&self, generation: u64, started: u64, verdict: Verdict) {
         let failed = verdict == Verdict::Failure;
@@ -153,6 +174,14 @@ impl Inner {
             Counter::Successes
         });
         let now = self.clock.now();
+        if let Some(histogram) = self.guards.histogram() {
+            let kind = if failed {
+                Kind::Failed
+            } else {
+                Kind::Successful
+            };
+            histogram.record(kind, now.saturating_sub(started));
+        }
         let tripped = match &self.hot.policy {
             Policy::Consecutive => false,
             Policy::TimeWindow(window) => {
@@ -175,7 +204,7 @@ impl Inner {
         if tripped {
             return self.trip_cold(generation);
         }
-        let Some(latency) = &self.guards.latency else {
+        let Some(latency) = self.guards.latency() else {
             return;
         };
         // Counted when it opens the breaker (see `settle_call`).
@@ -208,12 +237,13 @@ impl Inner {
 
     /// The generation of a window's call that was claimed closed, settles
     /// closed in the same generation and is a success or a failure, in a
-    /// group without a latency window; `None` for any other verdict.
+    /// group without a latency window or a histogram; `None` for any other
+    /// verdict.
     #[inline(always)]
     fn closed_window_call(&self, admitted: Word, verdict: Verdict) -> Option<u64> {
         let word = self.word();
         (matches!(verdict, Verdict::Success | Verdict::Failure)
-            && self.guards.latency.is_none()
+            && self.guards.untimed()
             && word.state() == State::Closed
             && admitted.state() == State::Closed
             && word.generation() == admitted.generation())
@@ -315,8 +345,16 @@ impl Inner {
         }
     }
 
+    /// Every verdict of a group with a latency window or a histogram comes
+    /// here (`closed_window_call` sends none of them the window's own way),
+    /// but a latency window's closed calls (`settle_latency_window`).
     #[inline(never)]
     fn settle_rest(&self, admitted: Word, started: u64, verdict: Verdict) {
+        // Only timed words carry a start: a group with a histogram is timed,
+        // and an untimed one skips this with a bit test of a value at hand.
+        if admitted.is_timed() {
+            self.time_call(started, verdict);
+        }
         let word = self.word();
         let generation = admitted.generation();
         if word.generation() != generation {
@@ -347,7 +385,7 @@ impl Inner {
     /// window's `record`, so that it is inlined here.
     #[inline(never)]
     fn latency_trips(&self, generation: u64, started: u64, at_least: u64) -> bool {
-        let Some(latency) = &self.guards.latency else {
+        let Some(latency) = self.guards.latency() else {
             return false;
         };
         let now = self.clock.now();

@@ -35,6 +35,7 @@ use crate::clock::millis_to_nanos;
 /// | `ramp_ms` | unset | after a close, the share of calls admitted rises linearly from none to all over this |
 /// | `jitter` | 0.0 | share, in `[0, 1)`, by which each open is stretched or shortened at random |
 /// | `shadow` | false | shadow mode: refuse nothing, count what would have been refused (switched live) |
+/// | `histogram_ms` (`histogram`) | unset | keep a call-duration histogram, buckets from 1 ms up to this, for the exporters |
 ///
 /// ```
 /// # use breaker_core as breakerbox;
@@ -133,6 +134,8 @@ impl Config {
     pub const WINDOW_BUCKETS: u32 = breaker_rules::WINDOW_BUCKETS;
     /// The shortest `window_ms` accepted: one millisecond per bucket.
     pub const MIN_WINDOW_MS: u64 = breaker_rules::MIN_WINDOW_MS;
+    /// The largest `histogram_ms` accepted (a day): its buckets end at 10^8 ms.
+    pub const MAX_HISTOGRAM_MS: u64 = breaker_rules::MAX_HISTOGRAM_MS;
     /// `failure_rate` of a window policy when the builder sets none.
     pub const DEFAULT_FAILURE_RATE: f64 = breaker_rules::DEFAULT_FAILURE_RATE;
     /// `min_calls` of a time window when the builder sets none (a count window
@@ -260,7 +263,10 @@ impl Config {
 
     /// The bulkhead's cap: calls of the group in flight at once; `None` when uncapped.
     pub const fn max_concurrent(&self) -> Option<u32> {
-        self.checked.max_concurrent
+        match self.checked.max_concurrent {
+            Some(cap) => Some(cap.get()),
+            None => None,
+        }
     }
 
     /// The p99 latency above which the window trips; `None` when latency is not judged.
@@ -306,6 +312,15 @@ impl Config {
     pub(crate) const fn with_shadow(mut self, on: bool) -> Config {
         self.checked.shadow = on;
         self
+    }
+
+    /// The longest call duration the call-duration histogram gives a bucket
+    /// of its own; `None` when the group keeps no histogram.
+    pub const fn histogram(&self) -> Option<Duration> {
+        match self.checked.histogram_ms {
+            Some(ms) => Some(Duration::from_millis(ms.get())),
+            None => None,
+        }
     }
 
     pub(crate) const fn open_nanos(&self) -> u64 {

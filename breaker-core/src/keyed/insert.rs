@@ -21,7 +21,17 @@ use papaya::Guard;
 use super::handshake::Mark;
 use super::{Key, KeyedGroup, Shared};
 use crate::breaker::Breaker;
+use crate::config::Config;
 use crate::events::Subscribers;
+
+impl<K> Shared<K> {
+    /// A breaker for a new key, running `config`, counting its call durations
+    /// in the group's histogram.
+    fn new_breaker(&self, config: Config) -> Breaker {
+        let histogram = self.histogram.clone();
+        Breaker::from_parts_sharing(self.group, config, self.clock.clone(), None, histogram)
+    }
+}
 
 /// A registry's subscribers, and how its keyed group writes a key for them.
 pub(crate) struct Tell<K> {
@@ -45,7 +55,7 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
         // takes in turn: only the map's work is done under it.
         let owned = owned(key);
         let mut config = *shared.config.lock();
-        let mut breaker = Breaker::from_parts(shared.group, config, shared.clock.clone());
+        let mut breaker = shared.new_breaker(config);
         loop {
             // Named with no lock held: the key's text is the user's `Debug`.
             shared.name_key(&breaker, &owned);
@@ -60,7 +70,7 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
             if now != config {
                 // Reconfigured since: build it as the other keys now run.
                 config = now;
-                breaker = Breaker::from_parts(shared.group, now, shared.clock.clone());
+                breaker = shared.new_breaker(now);
             }
             if shared.must_name(&breaker) {
                 // A subscriber came since (or the breaker is new): name it

@@ -6,6 +6,7 @@ use std::sync::atomic::Ordering::Relaxed;
 
 use super::Shared;
 use crate::events::TransitionCounts;
+use crate::metrics::CallDurations;
 use crate::metrics::Metrics;
 use crate::state::State;
 
@@ -56,6 +57,8 @@ impl Folded {
             latency_p99: _,
             ramp: _,
             shadow: _,
+            // The group's own, read once by `metrics`.
+            call_durations: _,
             calls,
             successes,
             failures,
@@ -153,6 +156,9 @@ pub struct KeyedMetrics {
     pub shadow_refused: u64,
     /// As [`Metrics::transitions`], summed likewise, pair by pair.
     pub transitions: TransitionCounts,
+    /// The group's call-duration histogram (`histogram_ms`), which all its
+    /// keys count in (evicted ones included); `None` without it.
+    pub call_durations: Option<CallDurations>,
 }
 
 impl<K: Hash + Eq> Shared<K> {
@@ -219,6 +225,7 @@ impl<K: Hash + Eq> Shared<K> {
             ramp_refused,
             shadow_refused,
             transitions,
+            call_durations: shared.histogram.as_ref().map(|h| h.read()),
         }
     }
 }

@@ -41,6 +41,7 @@ use parking_lot::Mutex;
 use crate::breaker::{Breaker, PolicyChange};
 use crate::clock::ClockSource;
 use crate::config::Config;
+use crate::histogram::CallHistogram;
 use crate::state::State;
 
 mod groups;
@@ -139,6 +140,9 @@ struct Shared<K> {
     /// named for its subscribers as `insert` says; until one wants keys, no
     /// key's text is made.
     tell: Option<Tell<K>>,
+    /// The call-duration histogram every key counts in, when the group keeps
+    /// one (`histogram_ms` is fixed for the group's life).
+    histogram: Option<Arc<CallHistogram>>,
 }
 
 /// A key's breaker.
@@ -194,6 +198,7 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
                 evictions: AtomicU64::new(0),
                 evicted: Mutex::new(Folded::default()),
                 tell,
+                histogram: CallHistogram::new(&config, true).map(Arc::new),
             }),
         }
     }

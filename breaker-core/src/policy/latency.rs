@@ -225,7 +225,7 @@ pub(crate) struct LatencyCounts {
 
 impl LatencyWindow {
     /// The window `config` asks for; `None` without `latency_p99_ms`.
-    pub(crate) fn new(config: &Config) -> Option<Box<Self>> {
+    pub(crate) fn new(config: &Config) -> Option<Self> {
         let bound = config.latency_p99()?;
         let (span, min_calls) = match config.policy() {
             FailurePolicy::TimeWindow { window_ms, rates } => (
@@ -242,7 +242,7 @@ impl LatencyWindow {
             // The builder refuses `latency_p99_ms` without a window.
             _ => return None,
         };
-        Some(Box::new(LatencyWindow {
+        Some(LatencyWindow {
             bound_nanos: AtomicU64::new(duration_to_nanos(bound)),
             min_calls: AtomicU64::new(u64::from(min_calls)),
             span,
@@ -250,7 +250,7 @@ impl LatencyWindow {
             bad_until: AtomicU64::new(0),
             seq: CachePadded::new(AtomicU64::new(0)),
             buckets: Box::new(std::array::from_fn(|_| CachePadded::new(Bucket::new()))),
-        }))
+        })
     }
 
     /// Takes `config`'s bound and `min_calls` from the next call on; what the
@@ -559,7 +559,7 @@ mod tests {
 
     const MS: u64 = 1_000_000;
 
-    fn count_window(window_calls: u32, min_calls: u32) -> Box<LatencyWindow> {
+    fn count_window(window_calls: u32, min_calls: u32) -> LatencyWindow {
         let config = Config::builder()
             .window_calls(window_calls)
             .min_calls(min_calls)
@@ -675,7 +675,7 @@ mod loom_tests {
 
     const MS: u64 = 1_000_000;
 
-    fn window() -> Arc<Box<LatencyWindow>> {
+    fn window() -> Arc<LatencyWindow> {
         let config = Config::builder()
             .window_duration(Duration::from_millis(10))
             .min_calls(1)
