@@ -616,6 +616,15 @@ pub mod registry {
 
 pub mod timeout;
 
+// The feature-gated step between an attribute's site and its registry.
+mod testing_hook;
+
+/// A testkit for code behind `#[circuit_breaker]` (feature `testing`): a
+/// registry and clock of a test's own for the attributes its code reaches.
+#[cfg(feature = "testing")]
+#[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
+pub mod testing;
+
 // Configuration per environment: a TOML file and `BREAKER_` variables over the
 // attributes (feature `config`); its own docs open the module.
 #[cfg(feature = "config")]
@@ -742,6 +751,9 @@ pub mod __private_v01 {
     pub use breaker_core::{CircuitOpen, Config, Fallback, Registry};
     // A keyed claim (`key = ..`): the per-fn cache of its group.
     pub use breaker_core::__private::KeyedSite;
+    // The claim of an attribute without `registry = ..`: the site's cached
+    // process-wide breaker, or (feature `testing`) the installed test registry's.
+    pub use crate::testing_hook::{keyed_site, site};
     // The link-time list of declarations (`config_file::declarations`):
     // `declare!(group, CONFIG)` submits one with the `config` feature and
     // only type-checks without it.
