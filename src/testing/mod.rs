@@ -69,7 +69,9 @@
 
 mod assert;
 mod clock;
+mod replay;
 mod script;
+pub mod trace;
 
 use std::cell::RefCell;
 use std::future::Future;
@@ -85,6 +87,7 @@ use breaker_core::{Breaker, ManualClock, Registry, State, Subscription};
 
 pub use self::assert::Step;
 pub use self::clock::TokioClock;
+pub use self::replay::{replay, Timeline};
 pub use self::script::Script;
 
 thread_local! {
@@ -368,6 +371,18 @@ impl TestKit {
             }
             _ => false,
         }
+    }
+
+    /// A [`Recorder`](trace::Recorder) of `group` in the kit's registry, on
+    /// the kit's clock, keeping at most `capacity` samples.
+    pub fn recorder(&self, group: &str, capacity: usize) -> trace::Recorder {
+        let weak = Arc::downgrade(&self.shared);
+        trace::Recorder::on(
+            &self.shared.registry,
+            group,
+            capacity,
+            Arc::new(move || weak.upgrade().map_or(0, |k| k.registry.clock_nanos())),
+        )
     }
 
     /// Every transition `group`'s breaker went through in the kit's registry,
