@@ -77,6 +77,9 @@ fn load(path: &Path) -> Result<Config, Box<dyn std::error::Error>> {
         .config)
 }
 
+/// One cell of the table, from a timeline.
+type Cell<'a> = &'a dyn Fn(&Timeline) -> String;
+
 fn table(trace: &Trace, runs: &[(&str, &Timeline)]) -> String {
     let trips = |t: &Timeline| {
         t.changes
@@ -90,7 +93,7 @@ fn table(trace: &Trace, runs: &[(&str, &Timeline)]) -> String {
             |c| format!("{:.1}s", c.at.as_secs_f64()),
         )
     };
-    let rows: [(&str, &dyn Fn(&Timeline) -> String); 5] = [
+    let rows: [(&str, Cell); 5] = [
         ("transitions", &|t| t.changes.len().to_string()),
         ("times opened", &|t| trips(t).to_string()),
         ("calls refused", &|t| {

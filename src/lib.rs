@@ -45,6 +45,7 @@
 //! | `reqwest` | [`reqwest`]: a `reqwest-middleware` middleware, a breaker per group or per host (turns on `tower`) | outgoing HTTP |
 //! | `tokio` | [`timeout::Tokio`], the timer `timeout_ms` uses by default | `timeout_ms` on tokio |
 //! | `admin` | [`admin`]: an axum router (or tower service) that lists, forces and resets breakers behind a bearer token, keeps a ring of recent events with a server-sent stream, and answers an opt-in `/health` | operators |
+//! | `testing` | [`testing`]: a registry and clock of a test's own for the attributes its code reaches, tokio's paused clock, forcing, scripted outcomes, transition assertions, replay of recorded traces | tests (`[dev-dependencies]`) |
 //!
 //! # Operating breakers
 //!

@@ -53,9 +53,10 @@
 //! # Cost
 //!
 //! Without feature `testing` the check does not exist: the attribute's claim
-//! compiles to the call site's cached lookup alone. With it, a call with no kit
-//! installed pays one thread-local read; a call under a kit looks its group up
-//! in the kit's registry (a read lock and a hash). Enable the feature for tests
+//! compiles to the call site's cached lookup alone. With it, a call while no
+//! kit is installed on any thread pays one relaxed atomic load and a branch;
+//! while one is installed somewhere, a thread-local read; a call under a kit
+//! looks its group up in the kit's registry (a read lock and a hash). Enable the feature for tests
 //! only (`[dev-dependencies] breakerbox = { version = "..", features =
 //! ["testing"] }`): dev-dependency features do not reach a production build.
 //!
@@ -77,7 +78,7 @@ use std::cell::RefCell;
 use std::future::Future;
 use std::marker::PhantomData;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -94,15 +95,28 @@ thread_local! {
     static INSTALLED: RefCell<Option<Arc<Shared>>> = const { RefCell::new(None) };
 }
 
+/// How many kits are installed on any thread: while none is, a claim skips
+/// the thread-local.
+static ANYWHERE: AtomicUsize = AtomicUsize::new(0);
+
 /// The kit installed on this thread, if any: what the attribute's claim asks.
 #[inline]
 pub(crate) fn installed() -> Option<Arc<Shared>> {
+    if ANYWHERE.load(Ordering::Relaxed) == 0 {
+        return None;
+    }
     INSTALLED.with_borrow(|kit| kit.clone())
 }
 
-/// Puts `kit` in the thread's slot and returns what was there.
-fn swap_installed(kit: Option<Arc<Shared>>) -> Option<Arc<Shared>> {
-    INSTALLED.with_borrow_mut(|slot| std::mem::replace(slot, kit))
+/// Puts `kit` in the thread's slot for as long as the guard lives.
+fn install(kit: Arc<Shared>) -> Installed<'static> {
+    // Counted before the slot is filled, so a claim on this thread that
+    // sees the slot filled also sees the count.
+    ANYWHERE.fetch_add(1, Ordering::Relaxed);
+    Installed {
+        previous: INSTALLED.with_borrow_mut(|slot| slot.replace(kit)),
+        _kit: PhantomData,
+    }
 }
 
 /// A registry and clock of a test's own, with what it saw.
@@ -227,10 +241,7 @@ impl TestKit {
     /// installed before (if any) comes back then. The guard stays on its
     /// thread (it is not `Send`).
     pub fn install(&self) -> Installed<'_> {
-        Installed {
-            previous: swap_installed(Some(self.shared.clone())),
-            _kit: PhantomData,
-        }
+        install(self.shared.clone())
     }
 
     /// Runs `f` with the kit installed on this thread.
@@ -461,7 +472,12 @@ pub struct Installed<'k> {
 
 impl Drop for Installed<'_> {
     fn drop(&mut self) {
-        swap_installed(self.previous.take());
+        let previous = self.previous.take();
+        // The thread's slot is taken by a guard of its own thread; after
+        // the thread-local is gone (a guard dropped in a thread's exit) there
+        // is nothing to restore.
+        let _ = INSTALLED.try_with(|slot| *slot.borrow_mut() = previous);
+        ANYWHERE.fetch_sub(1, Ordering::Relaxed);
     }
 }
 
@@ -482,10 +498,7 @@ impl<F: Future> Future for Scoped<F> {
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
         let this = self.project();
         // Restored by the guard, also when the poll panics.
-        let _installed = Installed {
-            previous: swap_installed(Some(this.kit.clone())),
-            _kit: PhantomData,
-        };
+        let _installed = install(this.kit.clone());
         this.future.poll(cx)
     }
 }

@@ -66,7 +66,7 @@ pub struct Timeline {
 /// ```
 pub fn replay(trace: &Trace, config: &Config) -> Timeline {
     let clock = ManualClock::new();
-    let seen: Arc<Mutex<Vec<(u64, Option<String>, Transition)>>> = Arc::default();
+    let seen: Arc<Mutex<Vec<Told>>> = Arc::default();
     let mut breakers: HashMap<Option<String>, (Breaker, Subscription)> = HashMap::new();
     let mut last_known: HashMap<Option<String>, Outcome> = HashMap::new();
     // Calls in flight, by the time their outcome comes (then by order).
@@ -106,7 +106,11 @@ pub fn replay(trace: &Trace, config: &Config) -> Timeline {
             let (sink, key, now) = (seen.clone(), sample.key.clone(), clock.clone());
             let subscription = breaker.subscribe(move |event: &Event| {
                 if let Event::Transition(t) = event {
-                    lock(&sink).push((now.now_nanos(), key.clone(), *t));
+                    lock(&sink).push(Told {
+                        at: now.now_nanos(),
+                        key: key.clone(),
+                        transition: *t,
+                    });
                 }
             });
             (breaker, subscription)
@@ -136,7 +140,12 @@ pub fn replay(trace: &Trace, config: &Config) -> Timeline {
     let seen = std::mem::take(&mut *lock(&seen));
     let mut opened: HashMap<Option<String>, u64> = HashMap::new();
     let mut open = 0u64;
-    for (at, key, t) in seen {
+    for Told {
+        at,
+        key,
+        transition: t,
+    } in seen
+    {
         let refusing = |s: State| matches!(s, State::Open | State::ForcedOpen);
         if refusing(t.from) {
             if let Some(since) = opened.remove(&key) {
@@ -158,6 +167,13 @@ pub fn replay(trace: &Trace, config: &Config) -> Timeline {
     timeline.time_open = Duration::from_nanos(open);
     timeline.end = Duration::from_nanos(end);
     timeline
+}
+
+/// A transition a replayed breaker told, when, and of which key.
+struct Told {
+    at: u64,
+    key: Option<String>,
+    transition: Transition,
 }
 
 fn nanos(d: Duration) -> u64 {
