@@ -620,8 +620,8 @@ pub mod timeout;
 // The feature-gated step between an attribute's site and its registry.
 mod testing_hook;
 
-/// A testkit for code behind `#[circuit_breaker]` (feature `testing`): a
-/// registry and clock of a test's own for the attributes its code reaches.
+// A test's own registry and clock for the attributes its code reaches
+// (feature `testing`); its own docs open the module.
 #[cfg(feature = "testing")]
 #[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
 pub mod testing;

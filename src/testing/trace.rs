@@ -25,7 +25,7 @@
 //! `failure`, `ignored` (an error the classifier ignores: neither), or
 //! `refused` (the breaker refused the call, so the dependency's answer is
 //! unknown). A `transition` is written `from -> to (reason)` as
-//! [`Step`](super::Step) writes it. Unknown fields are ignored.
+//! [`Step`] writes it. Unknown fields are ignored.
 
 use std::fmt;
 use std::io::{self, BufRead, Write};
