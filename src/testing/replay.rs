@@ -61,7 +61,7 @@ pub struct Timeline {
 /// assert_eq!(timeline.changes[0].step, "closed -> open (tripped by consecutive_failures)");
 /// assert_eq!(timeline.changes[0].at, Duration::from_millis(11));
 /// assert_eq!(timeline.refused, 3);
-/// assert_eq!(timeline.time_open, Duration::from_millis(30)); // from 11 ms to the end, 41 ms
+/// assert_eq!(timeline.time_open, Duration::from_millis(29)); // from 11 ms to the last call, at 40 ms
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn replay(trace: &Trace, config: &Config) -> Timeline {
