@@ -147,6 +147,7 @@ const CASES: &[&str] = &[
     "attribute_async",
     "open",
     "forced_open",
+    "shadow_open",
     "count_window",
     "time_window",
     "ramping",
@@ -232,6 +233,14 @@ fn run(case: &str, n: u64) {
                 let _ = breaker.call(|| fail(1));
             }
         }
+        // Open for an hour in shadow mode: every claim is one it would refuse,
+        // admitted as a call whose success is counted.
+        "shadow_open" => {
+            for _ in 0..3 {
+                let _ = breaker.call(|| fail(1));
+            }
+            breaker.set_shadow(true);
+        }
         "forced_open" => breaker.force_open(),
         _ => {}
     }
@@ -264,8 +273,8 @@ fn run(case: &str, n: u64) {
     let b = &breaker;
     match case {
         "bare" => repeat(n, || work(black_box(1))),
-        "permit" | "open" | "forced_open" | "count_window" | "time_window" | "latency_window"
-        | "ramping" => repeat(n, || permit_call(b, black_box(1))),
+        "permit" | "open" | "forced_open" | "shadow_open" | "count_window" | "time_window"
+        | "latency_window" | "ramping" => repeat(n, || permit_call(b, black_box(1))),
         "call" => repeat(n, || b.call(|| work(black_box(1)))),
         "call_in_bulkhead" => repeat(n, || b.call_in_bulkhead(|| work(black_box(1)))),
         "bulkhead" => repeat(n, || guarded_bulkhead(black_box(1))),

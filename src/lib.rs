@@ -183,6 +183,53 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
+//! # Shadow mode
+//!
+//! A threshold chosen at a desk is a guess. Shadow mode (`shadow = true`) lets
+//! a group run its real policy against production traffic without refusing
+//! anything: it counts, trips, probes, closes, tells its events and exports
+//! as usual, but every claim it would refuse (open, half-open with every probe
+//! slot taken, held back by a ramp) runs as an ordinary call and is counted in
+//! [`Metrics::shadow_refused`](metrics::Metrics::shadow_refused). Read that
+//! count and the transitions for a while, adjust the thresholds, then switch
+//! shadow mode off, live, and the same breaker enforces. (Resilience4j's
+//! `METRICS_ONLY` state and Envoy's `enforcing_*` percentages serve the same
+//! purpose.)
+//!
+//! - **The call runs.** The fn's body runs on every call and its outcome is
+//!   counted; the fallback is never called for it. A call admitted in place of
+//!   a refusal never moves the breaker: it is not a probe, and while open its
+//!   failure does not reopen anything (a ramp's call is judged as any closed
+//!   call).
+//! - **Two refusals stay.** A full bulkhead (`max_concurrent`) still refuses:
+//!   it protects this process, not the dependency. A forced open still
+//!   refuses: it is an operator's order, not a threshold being tuned.
+//! - **Switched live**, keeping state and counts: [`Breaker::set_shadow`],
+//!   [`KeyedGroup::set_shadow`](keyed::KeyedGroup::set_shadow) (every key and
+//!   the keys to come), the admin router's `POST /breakers/{group}/shadow`
+//!   (feature `admin`), or a config reload that changes `shadow`.
+//! - **Free when off.** The mode is a bit of the breaker's state word that no
+//!   test of the closed path reads and that takes a shadow breaker's open word
+//!   off the refusal's fast frame: the closed and open paths run the same
+//!   instructions with it off (see `benches/README.md`, `shadow_open`, for
+//!   the cost of a shadow call while open).
+//!
+//! ```
+//! use breakerbox::{Breaker, Config, State};
+//!
+//! let config = Config::builder().threshold(2).shadow(true).build()?;
+//! let breaker = Breaker::new("recommendations", config);
+//! for _ in 0..2 {
+//!     breaker.try_acquire()?.failure();
+//! }
+//! assert_eq!(breaker.state(), State::Open); // it would refuse now...
+//! breaker.try_acquire()?.success(); // ...and admits instead
+//! assert_eq!(breaker.metrics().shadow_refused, 1);
+//! breaker.set_shadow(false); // enforce
+//! assert!(breaker.try_acquire().is_err());
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
 //! # Keyed breakers
 //!
 //! `key = expr` gives the group one breaker per value of `expr` (a host, a
@@ -369,6 +416,7 @@
 /// | `latency_p99_ms` | integer (`u64`) | none | open when the window's p99 latency is above this, even if every call succeeds; needs a window |
 /// | `ramp_ms` | integer (`u64`) | none | after a close, admit a share of calls that rises linearly from none to all over this; the others are refused at once with [`OpenReason::Ramping`] (see [The traffic ramp](crate#the-traffic-ramp)) |
 /// | `jitter` | number (`f64`) | 0.0 | share, in `[0, 1)`, by which each open is stretched or shortened at random: `0.2` opens for 80% to 120% of the duration |
+/// | `shadow` | `true` or `false` | `false` | shadow mode: the fn's body runs on every call, the fallback never; what the breaker would have refused is counted in `shadow_refused` (see [Shadow mode](crate#shadow-mode)) |
 /// | `fallback` | path, or `path(why)` | none | fn called with the same arguments when the circuit refuses (see [Fallbacks](#fallbacks)); `path(why)` passes a [`Fallback`] saying why as one more, last, argument |
 /// | `fallback_on` | `"refusal"` or `"failure"` | `"refusal"` | what the fallback answers: refusals only (open, half-open full, forced, bulkhead full), or also timeouts and the errors `is_failure` counts as failures (never an ignored error, never a panic); needs `fallback` |
 /// | `is_failure` | path to `fn(&E) -> bool` | every `Err` fails | which errors count as failures; the rest are ignored |

@@ -33,7 +33,7 @@ fn an_unknown_key_lists_the_allowed_keys_and_suggests_the_nearest() {
             "allowed keys: `threshold`, `window_ms`, `window_calls`, `failure_rate`, `min_calls`, \
              `slow_call_ms`, `slow_call_rate`, `open_ms`, `half_open_probes`, \
              `successes_to_close`, `backoff`, `max_open_ms`, `probe_timeout_ms`, `timeout_ms`, \
-             `max_concurrent`, `latency_p99_ms`, `ramp_ms`, `jitter`, and `template`",
+             `max_concurrent`, `latency_p99_ms`, `ramp_ms`, `jitter`, `shadow`, and `template`",
         ],
     );
 }

@@ -82,6 +82,13 @@ pub struct Metrics {
     /// Claims a traffic ramp (`ramp_ms`) refused (each also counted in
     /// `rejected`).
     pub ramp_refused: u64,
+    /// Whether the breaker is in shadow mode now (refusing nothing but a
+    /// forced open).
+    pub shadow: bool,
+    /// Claims the breaker would have refused and admitted because it was in
+    /// shadow mode (never counted in `rejected`; a ramp's in `ramp_refused`
+    /// neither).
+    pub shadow_refused: u64,
     /// The traffic ramp while it runs: closed, admitting a share of calls
     /// that rises to all of them; `None` otherwise (also once its length has
     /// passed, before a claim ends it).

@@ -7,8 +7,8 @@ use syn::ext::IdentExt;
 use syn::parse::{Parse, ParseStream};
 use syn::{Expr, Ident, Lit, LitStr, Path, Token};
 
-/// A number a config key takes, named by its Rust type (the type of the builder
-/// method's parameter).
+/// A number (or, for a switch, a `bool`) a config key takes, named by its Rust
+/// type (the type of the builder method's parameter).
 pub(crate) trait Number: Copy + std::str::FromStr<Err: std::fmt::Display> {
     /// The type's name, which is also the one literal suffix accepted.
     const TYPE: &'static str;
@@ -18,9 +18,11 @@ pub(crate) trait Number: Copy + std::str::FromStr<Err: std::fmt::Display> {
     const EXAMPLE: &'static str;
     /// Whether a float literal (`2.5`) is one.
     const FLOAT: bool = false;
+    /// Whether a `true`/`false` literal is one (and nothing else is).
+    const BOOL: bool = false;
     /// The value written as the expansion emits it: unsuffixed, so the builder
     /// method's parameter types it and no literal-style lint fires on it.
-    fn unsuffixed(self) -> Literal;
+    fn unsuffixed(self) -> TokenTree;
     /// Whether `self` is a value at all (a float literal can overflow to infinity).
     fn is_finite(self) -> bool {
         true
@@ -31,8 +33,8 @@ impl Number for u32 {
     const TYPE: &'static str = "u32";
     const WHAT: &'static str = "an integer (u32)";
     const EXAMPLE: &'static str = "3";
-    fn unsuffixed(self) -> Literal {
-        Literal::u32_unsuffixed(self)
+    fn unsuffixed(self) -> TokenTree {
+        Literal::u32_unsuffixed(self).into()
     }
 }
 
@@ -40,8 +42,8 @@ impl Number for u64 {
     const TYPE: &'static str = "u64";
     const WHAT: &'static str = "an integer (u64)";
     const EXAMPLE: &'static str = "30000";
-    fn unsuffixed(self) -> Literal {
-        Literal::u64_unsuffixed(self)
+    fn unsuffixed(self) -> TokenTree {
+        Literal::u64_unsuffixed(self).into()
     }
 }
 
@@ -50,18 +52,28 @@ impl Number for f64 {
     const WHAT: &'static str = "a number (f64)";
     const EXAMPLE: &'static str = "2.0";
     const FLOAT: bool = true;
-    fn unsuffixed(self) -> Literal {
-        Literal::f64_unsuffixed(self)
+    fn unsuffixed(self) -> TokenTree {
+        Literal::f64_unsuffixed(self).into()
     }
     fn is_finite(self) -> bool {
         f64::is_finite(self)
     }
 }
 
+impl Number for bool {
+    const TYPE: &'static str = "bool";
+    const WHAT: &'static str = "a boolean (bool)";
+    const EXAMPLE: &'static str = "true";
+    const BOOL: bool = true;
+    fn unsuffixed(self) -> TokenTree {
+        Ident::new(if self { "true" } else { "false" }, Span::call_site()).into()
+    }
+}
+
 /// A config key's value, ready for both of its uses.
 pub(crate) struct ConfigValue {
     /// The value as the expansion writes it, spanned at the user's literal.
-    pub(crate) literal: Literal,
+    pub(crate) literal: TokenTree,
     /// The builder method of a duration key (`open_ms` is `open_duration`),
     /// which takes the milliseconds as a `Duration`; `None` for a number key,
     /// whose method is the key.
@@ -579,6 +591,8 @@ fn read_number<N: Number>(
     let lit: Lit = input.parse().map_err(|_| wrong(input.span()))?;
     let span = lit.span();
     let (digits, found) = match &lit {
+        Lit::Bool(b) if N::BOOL => (if b.value { "true" } else { "false" }, ""),
+        _ if N::BOOL => return Err(wrong(span)),
         Lit::Int(i) => (i.base10_digits(), i.suffix()),
         Lit::Float(f) if N::FLOAT => (f.base10_digits(), f.suffix()),
         _ => return Err(wrong(span)),

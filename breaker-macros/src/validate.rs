@@ -2,7 +2,7 @@
 //! them into a [`Plan`] that expansion follows without checking anything again.
 
 use breaker_rules::Values;
-use proc_macro2::{Literal, Span, TokenStream};
+use proc_macro2::{Literal, Span, TokenStream, TokenTree};
 use syn::spanned::Spanned;
 use syn::{Expr, FnArg, Ident, ItemFn, LitStr, Pat, Path, ReturnType, Signature, Type};
 
@@ -32,7 +32,7 @@ pub(crate) struct Attr {
     pub(crate) registry: Option<Expr>,
     /// `timeout_ms = ..` was written (on an async fn): its literal, the deadline
     /// when the group's effective config has none.
-    pub(crate) timeout: Option<Literal>,
+    pub(crate) timeout: Option<TokenTree>,
     /// The timer the deadline races: `timer = path`, or the crate's default.
     pub(crate) timer: Option<Path>,
     /// `max_concurrent = ..` was written: the expansion takes a bulkhead slot.

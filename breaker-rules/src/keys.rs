@@ -158,6 +158,35 @@ macro_rules! config_keys {
             /// [`Clock::jitter_seed`](crate::Clock::jitter_seed), so tests are
             /// repeatable); `retry_after` tells the drawn time.
             jitter: f64, Any;
+            /// Shadow mode (default `false`): the breaker counts, transitions,
+            /// tells events and exports as usual but never refuses a call. A
+            /// claim it would have refused (open, half-open with every probe slot
+            /// taken, held back by a ramp) runs as an ordinary call, whose outcome
+            /// is counted and never moves the breaker (a ramp's: as any closed
+            /// call's), and is counted in `shadow_refused`; a fallback is never
+            /// called for it. A full bulkhead and a forced open still refuse: the
+            /// one protects the process, the other is an operator's order.
+            ///
+            /// The way to tune thresholds in production before enforcing them:
+            /// run a new group in shadow mode, read how often it would have
+            /// refused, then switch it off, live, from the admin router,
+            /// [`Breaker::set_shadow`](crate::Breaker::set_shadow) or a config
+            /// reload. The switch costs the closed and open paths nothing.
+            ///
+            /// ```
+            /// # use breaker_core as breakerbox;
+            /// use breakerbox::{Breaker, Config, State};
+            ///
+            /// let config = Config::builder().threshold(1).shadow(true).build().unwrap();
+            /// let breaker = Breaker::new("search", config);
+            /// breaker.try_acquire().unwrap().failure();
+            /// assert_eq!(breaker.state(), State::Open);
+            /// let call = breaker.try_acquire().expect("shadow mode refuses nothing");
+            /// call.success();
+            /// assert_eq!(breaker.metrics().shadow_refused, 1);
+            /// assert_eq!(breaker.state(), State::Open, "and moves nothing");
+            /// ```
+            shadow: bool, Any;
         }
     };
 }
@@ -172,6 +201,8 @@ pub enum Ty {
     U64,
     /// `f64`: rates and factors (`failure_rate`, `slow_call_rate`, `backoff`).
     F64,
+    /// `bool`: switches (`shadow`).
+    Bool,
 }
 
 /// How a key takes part in choosing the failure policy.
@@ -226,6 +257,10 @@ impl TyOf for u64 {
 
 impl TyOf for f64 {
     const TY: Ty = Ty::F64;
+}
+
+impl TyOf for bool {
+    const TY: Ty = Ty::Bool;
 }
 
 macro_rules! define {
@@ -353,7 +388,7 @@ mod tests {
         );
         let latency = NAMES.iter().position(|k| *k == "latency_p99_ms").unwrap();
         assert!(set.contains_index(2) && set.contains_index(latency));
-        assert!(!set.contains_index(KEY_COUNT - 1), "`jitter` is not set");
+        assert!(!set.contains_index(KEY_COUNT - 1), "`shadow` is not set");
         assert!(!set.contains("threshold"));
         assert_eq!(Values::EMPTY.set_keys(), KeySet::EMPTY);
     }

@@ -66,6 +66,8 @@ pub struct Checked {
     pub ramp_ms: Option<NonZeroU64>,
     /// Share by which each open duration is stretched or shortened at random.
     pub jitter: f64,
+    /// Whether the breaker starts in shadow mode: admitting what it would refuse.
+    pub shadow: bool,
 }
 
 /// Judges `values` by every rule: the configuration they make, or the first
@@ -169,6 +171,8 @@ pub const fn check(values: &Values) -> Result<Checked, ConfigError> {
         max_concurrent: values.max_concurrent,
         latency_p99_ms: non_zero(values.latency_p99_ms),
         ramp_ms,
+        // Any value is a mode: nothing to refuse.
+        shadow: matches!(values.shadow, Some(true)),
     })
 }
 

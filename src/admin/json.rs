@@ -51,6 +51,8 @@ pub(super) fn breaker(
         "probes_in_flight": m.probes_in_flight,
         "consecutive_failures": m.consecutive_failures,
         "ramp_refused": m.ramp_refused,
+        "shadow": m.shadow,
+        "shadow_refused": m.shadow_refused,
         "admitted_share": m.admitted_share(),
         "buffered_calls": window.map(|w| w.calls),
         "buffered_failures": window.map(|w| w.failures),
@@ -148,6 +150,8 @@ pub(super) fn keyed(
         "abandoned": m.abandoned,
         "stale": m.stale,
         "times_opened": m.times_opened,
+        "shadow": config.map(Config::shadow),
+        "shadow_refused": m.shadow_refused,
         "config": config.map(config_json),
         "worst_keys": worst,
         "worst_keys_limit": limit,
@@ -200,7 +204,7 @@ pub(super) fn action(
     key: Option<&str>,
     token: &str,
     reason: Option<&str>,
-    after: State,
+    after: Option<State>,
 ) -> Map<String, Value> {
     let mut map = Map::new();
     map.insert("kind".into(), "admin".into());
@@ -209,6 +213,6 @@ pub(super) fn action(
     map.insert("key".into(), key.into());
     map.insert("token".into(), token.into());
     map.insert("reason".into(), reason.into());
-    map.insert("state".into(), after.as_str().into());
+    map.insert("state".into(), after.map(State::as_str).into());
     map
 }

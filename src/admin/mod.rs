@@ -33,6 +33,8 @@
 //! | `GET /breakers/{group}/keys/{key}` | `{"group", "key", "breaker": breaker}`, for a keyed group registered with [`AdminBuilder::keyed`] |
 //! | `POST /breakers/{group}` | body `{"action": "force_open" \| "force_closed" \| "reset", "reason"?: text}`; answers `{"applied", "group", "key": null, "state"}` |
 //! | `POST /breakers/{group}/keys/{key}` | the same for one key the group holds (a key is never created) |
+//! | `POST /breakers/{group}/shadow` | body `{"on": true \| false, "reason"?: text}`: shadow mode on or off, live, for the unkeyed group and for every key of the keyed group of that name (and the keys it creates); answers `{"applied": "shadow_on" \| "shadow_off", "group", "key": null, "shadow", "state"}`, `state` `null` for a keyed group alone |
+//! | `POST /breakers/{group}/keys/{key}/shadow` | the same for one key the group holds |
 //! | `GET /events?limit=N` | `{"events": [event]}`, the last `N` (default: all the ring holds), oldest first |
 //! | `GET /events/stream` | the same events as they happen, as server-sent events (`text/event-stream`): `event:` the kind, `id:` the `seq`, `data:` the event's JSON |
 //! | `GET /health` | `{"status": "UP" \| "DOWN", "groups": {name: {"state", "ready"}}}`, `200` or `503` |
@@ -65,7 +67,9 @@
 //! `timeouts`, `bulkhead_rejected`, `bulkhead_in_flight`, `times_opened`,
 //! `latency_trips`, `latency_p99_ms`, `probes_succeeded`, `probes_failed`,
 //! `probes_reclaimed`, `probes_in_flight`, `consecutive_failures`,
-//! `ramp_refused` (calls the ramp after a close refused), `admitted_share` (the
+//! `ramp_refused` (calls the ramp after a close refused), `shadow` (whether the
+//! breaker is in shadow mode now), `shadow_refused` (claims shadow mode admitted
+//! that it would have refused), `admitted_share` (the
 //! share of calls admitted now: 1 while closed and not ramping, below 1 during a
 //! ramp, 0 while open), `buffered_calls`, `buffered_failures`, `slow_calls`, `failure_rate`,
 //! `slow_call_rate` (0 to 1; `null` without a window or while it is empty),
@@ -78,7 +82,9 @@
 //! **keyed** (one keyed group): `group`, `keys`, `max_keys`, `closed`, `open`,
 //! `half_open` (keys held by state; forced open counts as open), `evictions`,
 //! the summed `calls`, `successes`, `failures`, `ignored`, `rejected`,
-//! `abandoned`, `stale`, `times_opened`, and `worst_keys`: at most
+//! `abandoned`, `stale`, `times_opened`, `shadow_refused`, `shadow` (the mode
+//! the group's new keys start in; `null` for a group whose key type the app
+//! did not register), and `worst_keys`: at most
 //! [`worst_keys`](AdminBuilder::worst_keys) keys that are open, half-open or
 //! forced open, most opened first (then most failures, then most rejections,
 //! then by key, in the key type's order: text order for `String` keys;
@@ -98,7 +104,9 @@
 //! `reason`, `cause`: the rule that tripped or `null`, `generation`,
 //! `open_for_ms`, `retry_after_ms`), `conflict` (`group`, `message`) and
 //! `admin` (`action`, `group`, `key`, `token`: the name of the token used,
-//! `reason`: the body's text or `null`, `state`: the state after it).
+//! `reason`: the body's text or `null`, `state`: the state after it, `null`
+//! after a keyed group's shadow switch; `action` is one of `force_open`,
+//! `force_closed`, `reset`, `shadow_on`, `shadow_off`).
 //!
 //! **error** (every `4xx` and `5xx` this router makes): `{"error": code,
 //! "message": text}`, with `code` one of `unauthorized` (401), `forbidden`

@@ -12,7 +12,7 @@ use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, State};
 use axum::response::sse::{Event as SseEvent, Sse};
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
+use axum::routing::{get, post};
 use axum::Router;
 use breaker_core::{Breaker, KeyedMetrics, State as BreakerState};
 use http::{header, HeaderMap, HeaderValue, Method, StatusCode, Uri};
@@ -36,6 +36,8 @@ pub(super) fn router(inner: Shared) -> Router {
         .route("/breakers", get(list))
         .route("/breakers/{group}", get(group).post(act_on_group))
         .route("/breakers/{group}/keys/{key}", get(key).post(act_on_key))
+        .route("/breakers/{group}/shadow", post(shadow_group))
+        .route("/breakers/{group}/keys/{key}/shadow", post(shadow_key))
         .route("/events", get(events))
         .route("/events/stream", get(stream))
         .route("/health", get(health))
@@ -150,7 +152,7 @@ impl Inner {
         group: &str,
         key: Option<&str>,
         caller: &Caller,
-        after: BreakerState,
+        after: Option<BreakerState>,
     ) {
         let act = asked.action;
         log::info!(
@@ -165,7 +167,7 @@ impl Inner {
                 .as_deref()
                 .map(|r| format!(" ({})", r.escape_debug()))
                 .unwrap_or_default(),
-            after.as_str(),
+            after.map_or("unchanged", BreakerState::as_str),
         );
         if let Some(ring) = &self.ring {
             ring.push(json::action(
@@ -326,9 +328,12 @@ enum Action {
     ForceOpen,
     ForceClosed,
     Reset,
+    /// Shadow mode on (`true`) or off: the `.../shadow` routes' one action.
+    Shadow(bool),
 }
 
 impl Action {
+    /// The actions `POST /breakers/{group}` takes by name.
     const ALL: [Action; 3] = [Action::ForceOpen, Action::ForceClosed, Action::Reset];
 
     fn as_str(self) -> &'static str {
@@ -336,6 +341,8 @@ impl Action {
             Action::ForceOpen => "force_open",
             Action::ForceClosed => "force_closed",
             Action::Reset => "reset",
+            Action::Shadow(true) => "shadow_on",
+            Action::Shadow(false) => "shadow_off",
         }
     }
 
@@ -344,10 +351,16 @@ impl Action {
             Action::ForceOpen => breaker.force_open(),
             Action::ForceClosed => breaker.force_closed(),
             Action::Reset => breaker.reset(),
+            Action::Shadow(on) => {
+                breaker.set_shadow(on);
+            }
         }
         breaker.state()
     }
 }
+
+/// The body a `.../shadow` route takes.
+const SHADOW_BODY: &str = "expected {\"on\": true | false, \"reason\"?: text}";
 
 /// An action's parsed body.
 struct Asked {
@@ -355,8 +368,20 @@ struct Asked {
     reason: Option<String>,
 }
 
-/// Reads and parses an action's body, within the router's bound.
+/// Reads and parses an action's body (`{"action", "reason"?}`), within the
+/// router's bound.
 async fn read_body(inner: &Inner, body: axum::body::Body) -> Result<Asked, Response> {
+    read_asked(inner, body, false).await
+}
+
+/// Reads and parses an action's body within the router's bound: a
+/// `.../shadow` route's (`{"on", "reason"?}`) when `shadow`, else one that
+/// names its action.
+async fn read_asked(
+    inner: &Inner,
+    body: axum::body::Body,
+    shadow: bool,
+) -> Result<Asked, Response> {
     let bytes = axum::body::to_bytes(body, inner.max_body)
         .await
         .map_err(|_| {
@@ -370,8 +395,12 @@ async fn read_body(inner: &Inner, body: axum::body::Body) -> Result<Asked, Respo
             )
         })?;
     let bad = |message: String| refuse(StatusCode::BAD_REQUEST, "bad_request", message);
-    let expected =
-        "expected {\"action\": \"force_open\" | \"force_closed\" | \"reset\", \"reason\"?: text}";
+    let expected = if shadow {
+        SHADOW_BODY
+    } else {
+        "expected {\"action\": \"force_open\" | \"force_closed\" | \"reset\", \"reason\"?: text}"
+    };
+    let field = if shadow { "on" } else { "action" };
     let value: Value = serde_json::from_slice(&bytes)
         .map_err(|e| bad(format!("the body is not JSON ({e}); {expected}")))?;
     let Value::Object(fields) = value else {
@@ -379,14 +408,16 @@ async fn read_body(inner: &Inner, body: axum::body::Body) -> Result<Asked, Respo
     };
     if let Some(unknown) = fields
         .keys()
-        .find(|k| !matches!(k.as_str(), "action" | "reason"))
+        .find(|k| k.as_str() != field && k.as_str() != "reason")
     {
         return Err(bad(format!(
             "unknown field `{}`; {expected}",
             unknown.escape_debug()
         )));
     }
-    let action = match fields.get("action") {
+    let action = match fields.get(field) {
+        Some(&Value::Bool(on)) if shadow => Action::Shadow(on),
+        Some(_) if shadow => return Err(bad(format!("`on` is not true or false; {expected}"))),
         Some(Value::String(name)) => Action::ALL
             .into_iter()
             .find(|a| a.as_str() == name)
@@ -440,7 +471,7 @@ async fn act_on_group(
         return unknown_group(&name);
     };
     let after = asked.action.apply(&breaker);
-    inner.tell(&asked, &name, None, &caller, after);
+    inner.tell(&asked, &name, None, &caller, Some(after));
     answer(
         StatusCode::OK,
         &json!({
@@ -476,13 +507,99 @@ async fn act_on_key(
         Err(refused) => return refused,
     };
     let after = asked.action.apply(&breaker);
-    inner.tell(&asked, &group, Some(&key), &caller, after);
+    inner.tell(&asked, &group, Some(&key), &caller, Some(after));
     answer(
         StatusCode::OK,
         &json!({
             "applied": asked.action.as_str(),
             "group": group,
             "key": key,
+            "state": after.as_str(),
+        }),
+    )
+}
+
+/// `POST /breakers/{group}/shadow`: shadow mode on or off for an unkeyed
+/// group, and for every key of a keyed group of that name and the keys it
+/// creates from now on.
+async fn shadow_group(
+    State(inner): State<Shared>,
+    headers: HeaderMap,
+    uri: Uri,
+    path: Result<Path<String>, PathRejection>,
+    body: axum::body::Body,
+) -> Response {
+    let caller = match inner.may_mutate(&headers, &uri) {
+        Ok(caller) => caller,
+        Err(refused) => return refused,
+    };
+    let name = match segments(path, |g: &String| short(g)) {
+        Ok(name) => name,
+        Err(refused) => return refused,
+    };
+    let asked = match read_asked(&inner, body, true).await {
+        Ok(body) => body,
+        Err(refused) => return refused,
+    };
+    let Action::Shadow(on) = asked.action else {
+        unreachable!("a shadow body asks for shadow mode")
+    };
+    let breaker = inner.registry.get(&name);
+    let keyed = inner.registry.keyed_names().contains(&name.as_str());
+    if breaker.is_none() && !keyed {
+        return unknown_group(&name);
+    }
+    let after = breaker.map(|breaker| asked.action.apply(&breaker));
+    if keyed {
+        inner.registry.set_keyed_shadow(&name, on);
+    }
+    inner.tell(&asked, &name, None, &caller, after);
+    answer(
+        StatusCode::OK,
+        &json!({
+            "applied": asked.action.as_str(),
+            "group": name,
+            "key": null,
+            "shadow": on,
+            "state": after.map(BreakerState::as_str),
+        }),
+    )
+}
+
+/// `POST /breakers/{group}/keys/{key}/shadow`: shadow mode on or off for one
+/// key the group holds.
+async fn shadow_key(
+    State(inner): State<Shared>,
+    headers: HeaderMap,
+    uri: Uri,
+    path: Result<Path<(String, String)>, PathRejection>,
+    body: axum::body::Body,
+) -> Response {
+    let caller = match inner.may_mutate(&headers, &uri) {
+        Ok(caller) => caller,
+        Err(refused) => return refused,
+    };
+    let (group, key) = match segments(path, |(g, k): &(String, String)| short(g) && short(k)) {
+        Ok(both) => both,
+        Err(refused) => return refused,
+    };
+    let asked = match read_asked(&inner, body, true).await {
+        Ok(body) => body,
+        Err(refused) => return refused,
+    };
+    let breaker = match find_key(&inner, &group, &key) {
+        Ok(breaker) => breaker,
+        Err(refused) => return refused,
+    };
+    let after = asked.action.apply(&breaker);
+    inner.tell(&asked, &group, Some(&key), &caller, Some(after));
+    answer(
+        StatusCode::OK,
+        &json!({
+            "applied": asked.action.as_str(),
+            "group": group,
+            "key": key,
+            "shadow": breaker.is_shadow(),
             "state": after.as_str(),
         }),
     )

@@ -317,6 +317,7 @@ fn patch(
                 .ok()
                 .and_then(|v| Value::from_integer(ty, v)),
             DeValue::Float(f) if ty == Ty::F64 => f.as_str().parse().ok().map(Value::F64),
+            DeValue::Boolean(b) if ty == Ty::Bool => Some(Value::Bool(*b)),
             _ => None,
         };
         let parsed = match (parsed, value.get_ref()) {

@@ -61,6 +61,7 @@
 //! | `latency_p99_ms` | duration (`"30s"`, `"1m30s"`) or integer milliseconds (`u64`) |
 //! | `ramp_ms` | integer (`u64`) |
 //! | `jitter` | number (`f64`) |
+//! | `shadow` | `true` or `false` (a variable: the text `true` or `false`) |
 //!
 //! `timeout_ms` and `max_concurrent` are taken for a `#[circuit_breaker]`
 //! group only when its attribute names the key: the attribute builds the

@@ -104,6 +104,7 @@ pub(crate) fn takes(index: usize) -> String {
             Ty::U32 => Value::U32(u32::try_from(v).unwrap_or(u32::MAX)),
             Ty::U64 => Value::U64(v),
             Ty::F64 => Value::F64(v as f64),
+            Ty::Bool => Value::Bool(v != 0),
         };
         check_alone(index, value).is_ok()
     };
@@ -111,6 +112,7 @@ pub(crate) fn takes(index: usize) -> String {
         Ty::U32 => (u64::from(u32::MAX), "u32"),
         Ty::U64 => (u64::MAX, "u64"),
         Ty::F64 => return "a number (f64), like 0.5 or 2".to_owned(),
+        Ty::Bool => return "a boolean, `true` or `false`".to_owned(),
     };
     let duration = KEYS[index].ty == Ty::U64;
     // The values the rules accept alone are one range: find its ends.
@@ -149,6 +151,8 @@ pub enum Value {
     U64(u64),
     /// An `f64` key (`failure_rate`, `slow_call_rate`, `backoff`).
     F64(f64),
+    /// A `bool` key (`shadow`).
+    Bool(bool),
 }
 
 /// Reads a [`Value`] as its key's type; the key table pairs each key with it.
@@ -187,6 +191,16 @@ impl FromValue for f64 {
     }
 }
 
+impl FromValue for bool {
+    const TY: Ty = Ty::Bool;
+    fn from_value(value: Value) -> Self {
+        match value {
+            Value::Bool(v) => v,
+            _ => unreachable!("a Patch holds each value as its key's type"),
+        }
+    }
+}
+
 impl Value {
     fn get<T: FromValue>(self) -> T {
         T::from_value(self)
@@ -197,12 +211,14 @@ impl Value {
             Value::U32(_) => Ty::U32,
             Value::U64(_) => Ty::U64,
             Value::F64(_) => Ty::F64,
+            Value::Bool(_) => Ty::Bool,
         }
     }
 
     /// Reads `text` as a value of `ty`: decimal digits for counts (`_`
     /// between digits allowed, as in TOML), a duration (`"30s"`, `"1m30s"`)
-    /// or whole milliseconds for the `*_ms` keys, any `f64` literal for numbers.
+    /// or whole milliseconds for the `*_ms` keys, any `f64` literal for
+    /// numbers, `true` or `false` for a switch.
     pub(crate) fn parse(ty: Ty, text: &str) -> Option<Value> {
         let text = text.trim();
         let digits = || {
@@ -213,6 +229,11 @@ impl Value {
             Ty::U32 => digits()?.parse().ok().map(Value::U32),
             Ty::U64 => parse_millis(text).ok().map(Value::U64),
             Ty::F64 => text.parse().ok().map(Value::F64),
+            Ty::Bool => match text {
+                "true" => Some(Value::Bool(true)),
+                "false" => Some(Value::Bool(false)),
+                _ => None,
+            },
         }
     }
 
@@ -222,6 +243,7 @@ impl Value {
             Ty::U32 => u32::try_from(v).ok().map(Value::U32),
             Ty::U64 => u64::try_from(v).ok().map(Value::U64),
             Ty::F64 => Some(Value::F64(v as f64)),
+            Ty::Bool => None,
         }
     }
 }
@@ -232,6 +254,7 @@ impl fmt::Display for Value {
             Value::U32(v) => write!(f, "{v}"),
             Value::U64(v) => write!(f, "{v}"),
             Value::F64(v) => write!(f, "{v:?}"),
+            Value::Bool(v) => write!(f, "{v}"),
         }
     }
 }
@@ -440,6 +463,7 @@ impl Patch {
                 "latency_p99_ms" => config.latency_p99().map(ms),
                 "ramp_ms" => config.ramp().map(ms),
                 "jitter" => Some(Value::F64(config.jitter())),
+                "shadow" => Some(Value::Bool(config.shadow())),
                 _ => None,
             };
             if let (Some(index), Some(value)) = (key_index(key), value) {
@@ -470,6 +494,7 @@ mod tests {
             Ty::U32 => [Value::U32(20), Value::U32(7)],
             Ty::U64 => [Value::U64(20), Value::U64(7)],
             Ty::F64 => [Value::F64(0.25), Value::F64(3.0)],
+            Ty::Bool => [Value::Bool(true), Value::Bool(false)],
         };
         for value in candidates {
             for base in ALONE {

@@ -139,12 +139,47 @@ impl Inner {
         ClaimCode::refused(refusal, retry_after)
     }
 
+    /// A refusal the state machine decided on `word`, unless the breaker is in
+    /// shadow mode: then the claim is admitted, as a call whose outcome counts
+    /// and never moves the breaker (a ramp's refusal: as the ramp's ordinary
+    /// call), and counted in `shadow_refused`. A forced open still refuses:
+    /// forcing is an operator's order, not a threshold being tuned. The one
+    /// place that decides what shadow mode admits; the refusal frame of
+    /// `acquire_contended` never sees a shadow word (see `Word::refusing`), and
+    /// a ramp's refusal comes here only in shadow mode, so neither pays for it.
+    #[cold]
+    #[inline(never)]
+    fn refuse_unless_shadow(
+        &self,
+        word: Word,
+        refusal: Refusal,
+        retry_after: Option<u64>,
+    ) -> ClaimCode {
+        if !word.is_shadow() || refusal == Refusal::ForcedOpen {
+            return self.refuse(refusal, retry_after);
+        }
+        self.counters.bump(Counter::ShadowRefused);
+        let admitted = if refusal == Refusal::Ramping {
+            word.marked()
+        } else {
+            word.shadow_call()
+        };
+        let started = if word.is_timed() { self.clock.now() } else { 0 };
+        ClaimCode::admitted(admitted, started)
+    }
+
     /// The claims that admit, and may move the breaker: open to half-open,
     /// probe slots, a ramp's credit. Reads the word afresh, apart from the
     /// refusals' frame.
     #[inline(never)]
     fn acquire_moving(&self) -> ClaimCode {
         let mut word = self.word();
+        if word.admits_outright() {
+            // Closed and timed (slow calls or latency judged): admitted with
+            // the clock's reading, marked so that its verdict takes the slow
+            // path, as the claim step would.
+            return ClaimCode::admitted(word.marked(), self.clock.now());
+        }
         loop {
             let step = transition::step(word, Input::Claim, self.config(), self);
             if step.act == Act::Ramp {
@@ -161,7 +196,7 @@ impl Inner {
                     Act::Refuse {
                         refusal,
                         retry_after,
-                    } => self.refuse(refusal, retry_after),
+                    } => self.refuse_unless_shadow(word, refusal, retry_after),
                     // The word admits a call: timed, or it turned closed while
                     // this claim retried. Marked either way, so its success
                     // takes the slow path.
@@ -202,6 +237,9 @@ impl Inner {
         let admission = self.events.started_ramp().map(|ramp| ramp.admit(now));
         let admitted = match admission {
             Some(Admission::Admitted) => word,
+            Some(Admission::Refused { retry_after }) if word.is_shadow() => {
+                return Ok(self.refuse_unless_shadow(word, Refusal::Ramping, Some(retry_after)));
+            }
             Some(Admission::Refused { retry_after }) => {
                 self.counters.bump(Counter::RampRefused);
                 return Ok(self.refuse(Refusal::Ramping, Some(retry_after)));

@@ -82,7 +82,7 @@ impl Breaker {
         let policy = Policy::new(&config);
         // A latency window times every call, as slow-call judging does.
         let timed = policy.needs_clock() || config.latency_p99().is_some();
-        let word = Word::initial(timed, policy.is_window());
+        let word = Word::initial(timed, policy.is_window()).with_shadow(config.shadow());
         Breaker {
             inner: Arc::new(Inner::new(
                 Hot {
@@ -241,6 +241,10 @@ impl Breaker {
     pub fn refusal(&self) -> Option<CircuitOpen> {
         let inner = &*self.inner;
         let word = inner.word();
+        if word.is_shadow() && word.state() != State::ForcedOpen {
+            // Shadow mode admits every claim a forced open does not refuse.
+            return None;
+        }
         let (reason, until) = match word.state() {
             State::Closed if word.is_ramping() => {
                 let now = inner.clock.now_coarse();
@@ -327,6 +331,37 @@ impl Breaker {
     /// Back to closed with a fresh policy and the base open duration.
     pub fn reset(&self) {
         self.inner.force(State::Closed);
+    }
+
+    /// Switches shadow mode on or off, live, from the next claim on: in shadow
+    /// mode the breaker refuses nothing but a forced open, and counts each
+    /// claim it would have refused in
+    /// [`Metrics::shadow_refused`](crate::Metrics::shadow_refused) (see
+    /// [`ConfigBuilder::shadow`](crate::ConfigBuilder::shadow)). State,
+    /// generation and counts are kept; calls in flight settle as they were
+    /// admitted. Returns whether the mode was `on` already.
+    ///
+    /// ```
+    /// # use breaker_core as breakerbox;
+    /// use breakerbox::{Breaker, Config};
+    ///
+    /// let breaker = Breaker::new("search", Config::builder().threshold(1).build().unwrap());
+    /// breaker.try_acquire().unwrap().failure();
+    /// assert!(breaker.try_acquire().is_err());
+    /// breaker.set_shadow(true);
+    /// breaker.try_acquire().expect("shadow mode").success();
+    /// breaker.set_shadow(false);
+    /// assert!(breaker.try_acquire().is_err());
+    /// let metrics = breaker.metrics();
+    /// assert_eq!((metrics.rejected, metrics.shadow_refused), (2, 1));
+    /// ```
+    pub fn set_shadow(&self, on: bool) -> bool {
+        self.inner.set_shadow(on)
+    }
+
+    /// Whether the breaker is in shadow mode now.
+    pub fn is_shadow(&self) -> bool {
+        self.inner.word().is_shadow()
     }
 }
 

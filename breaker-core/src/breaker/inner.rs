@@ -242,6 +242,9 @@ impl Inner {
     /// not closed.
     #[inline(never)]
     pub(super) fn would_admit(&self, word: Word) -> bool {
+        if word.is_shadow() && word.state() != State::ForcedOpen {
+            return true;
+        }
         match word.state() {
             State::Closed if word.is_ramping() => self
                 .events
@@ -254,6 +257,22 @@ impl Inner {
             State::HalfOpen => {
                 word.probes() < self.config().half_open_probes()
                     || self.clock.reached(self.lease_until.load(Acquire))
+            }
+        }
+    }
+
+    /// Sets the word's shadow bit to `on`, whatever the word does meanwhile;
+    /// returns whether it was set already.
+    #[cold]
+    pub(super) fn set_shadow(&self, on: bool) -> bool {
+        let mut word = self.word();
+        loop {
+            if word.is_shadow() == on {
+                return on;
+            }
+            match self.cas(word, word.with_shadow(on)) {
+                Ok(()) => return !on,
+                Err(seen) => word = seen,
             }
         }
     }
@@ -346,6 +365,8 @@ impl Inner {
             bulkhead_in_flight: self.guards.bulkhead.as_ref().map(|b| b.in_flight()),
             latency_trips: totals.get(Counter::LatencyTrips),
             ramp_refused: totals.get(Counter::RampRefused),
+            shadow: word.is_shadow(),
+            shadow_refused: totals.get(Counter::ShadowRefused),
             ramp,
             latency_p99: self
                 .guards

@@ -59,6 +59,11 @@ impl Breaker {
         // config that stays. (The check needs no lock: what it compares is
         // fixed for the breaker's life.)
         let _one_at_a_time = self.inner.transition.lock();
+        // A reload that changes the mode applies it at once; one that keeps it
+        // leaves a mode switched live as it is.
+        if config.shadow() != self.config().shadow() {
+            self.set_shadow(config.shadow());
+        }
         self.inner.config.set(config);
         self.inner.hot.policy.retune(&config);
         if let Some(latency) = &self.inner.guards.latency {

@@ -119,7 +119,71 @@ impl Inner {
                 return self.settle_time_window(generation, started, verdict);
             }
         }
+        if self.guards.latency.is_some() {
+            if let Some(generation) = self.closed_latency_call(admitted, verdict) {
+                return self.settle_latency_window(generation, started, verdict);
+            }
+        }
         self.settle_rest(admitted, started, verdict);
+    }
+
+    /// The generation of a closed call, as
+    /// [`closed_window_call`](Self::closed_window_call) says, in a group with
+    /// a latency window.
+    #[inline(always)]
+    fn closed_latency_call(&self, admitted: Word, verdict: Verdict) -> Option<u64> {
+        let word = self.word();
+        (matches!(verdict, Verdict::Success | Verdict::Failure)
+            && word.state() == State::Closed
+            && admitted.state() == State::Closed
+            && word.generation() == admitted.generation())
+        .then(|| word.generation())
+    }
+
+    /// A closed call of a group with a latency window (`latency_p99_ms`):
+    /// what `settle_call` does for it, with one reading of the clock for both
+    /// windows (the call is timed: its claim read the clock too), and a count
+    /// window's success on its short way.
+    #[inline(never)]
+    fn settle_latency_window(&self, generation: u64, started: u64, verdict: Verdict) {
+        let failed = verdict == Verdict::Failure;
+        self.counters.bump(if failed {
+            Counter::Failures
+        } else {
+            Counter::Successes
+        });
+        let now = self.clock.now();
+        let tripped = match &self.hot.policy {
+            Policy::Consecutive => false,
+            Policy::TimeWindow(window) => {
+                window.record(generation, now, window.rule().outcome(failed, started, now))
+            }
+            Policy::CountWindow(window) => {
+                let outcome = window.rule().outcome(failed, started, now);
+                if outcome.failed || outcome.slow {
+                    window.record(generation, outcome)
+                } else {
+                    match window.record_success(generation) {
+                        Recorded::Held => false,
+                        Recorded::Judge { calls, tally } => window.judge(calls, tally),
+                        Recorded::Claimed { at, calls } => window.success_at(generation, at, calls),
+                        Recorded::Retry => window.record(generation, outcome),
+                    }
+                }
+            }
+        };
+        if tripped {
+            return self.trip_cold(generation);
+        }
+        let Some(latency) = &self.guards.latency else {
+            return;
+        };
+        // Counted when it opens the breaker (see `settle_call`).
+        if latency.record(generation, now, now.saturating_sub(started))
+            && self.trip(generation, TripCause::LatencyP99)
+        {
+            self.counters.bump(Counter::LatencyTrips);
+        }
     }
 
     /// A count window's closed call (see "The frames of the call paths" in

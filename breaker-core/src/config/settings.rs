@@ -34,6 +34,7 @@ use crate::clock::millis_to_nanos;
 /// | `latency_p99_ms` (`latency_p99`) | unset | open when the window's p99 latency is above this (needs a window) |
 /// | `ramp_ms` | unset | after a close, the share of calls admitted rises linearly from none to all over this |
 /// | `jitter` | 0.0 | share, in `[0, 1)`, by which each open is stretched or shortened at random |
+/// | `shadow` | false | shadow mode: refuse nothing, count what would have been refused (switched live) |
 ///
 /// ```
 /// # use breaker_core as breakerbox;
@@ -292,6 +293,19 @@ impl Config {
     /// (0.0: never).
     pub const fn jitter(&self) -> f64 {
         self.checked.jitter
+    }
+
+    /// Whether a breaker of this config starts in shadow mode (see
+    /// [`ConfigBuilder::shadow`](super::ConfigBuilder::shadow)); a running
+    /// breaker tells its live mode in [`Metrics::shadow`](crate::Metrics::shadow).
+    pub const fn shadow(&self) -> bool {
+        self.checked.shadow
+    }
+
+    /// This config with shadow mode `on`, every other key as it is.
+    pub(crate) const fn with_shadow(mut self, on: bool) -> Config {
+        self.checked.shadow = on;
+        self
     }
 
     pub(crate) const fn open_nanos(&self) -> u64 {

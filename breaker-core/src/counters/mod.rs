@@ -62,9 +62,11 @@ pub(crate) enum Counter {
     LatencyTrips,
     /// Claims a traffic ramp refused.
     RampRefused,
+    /// Claims shadow mode admitted that the breaker would have refused.
+    ShadowRefused,
 }
 
-const EVENTS: usize = Counter::RampRefused as usize + 1;
+const EVENTS: usize = Counter::ShadowRefused as usize + 1;
 // A cell of every count stays within its line pair.
 const _: () = assert!(EVENTS * 8 <= 128);
 /// Thread slots that own a cell in each breaker (a power of two): the threads

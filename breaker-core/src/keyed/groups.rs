@@ -37,6 +37,8 @@ pub(crate) trait Erased: Any + Send + Sync {
     fn declared(&self) -> Config;
     fn check_reconfigure(&self, config: &Config) -> Result<(), PolicyChange>;
     fn reconfigure(&self, config: Config) -> Result<Config, PolicyChange>;
+    /// See [`KeyedGroup::set_shadow`].
+    fn set_shadow(&self, on: bool);
     /// Names every key for the registry's subscribers (see `Shared::name_keys`).
     fn name_keys(&self);
     /// The `limit` worst keys (see `KeyedGroup::worst_keys`; equal ranks in
@@ -64,6 +66,10 @@ impl<K: Hash + Eq + Send + Sync + 'static> Erased for Shared<K> {
 
     fn reconfigure(&self, config: Config) -> Result<Config, PolicyChange> {
         Shared::reconfigure(self, config)
+    }
+
+    fn set_shadow(&self, on: bool) {
+        Shared::set_shadow(self, on)
     }
 
     fn name_keys(&self) {

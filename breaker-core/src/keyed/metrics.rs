@@ -29,6 +29,7 @@ pub(super) struct Folded {
     bulkhead_rejected: u64,
     latency_trips: u64,
     ramp_refused: u64,
+    shadow_refused: u64,
     transitions: TransitionCounts,
 }
 
@@ -54,6 +55,7 @@ impl Folded {
             bulkhead_in_flight: _,
             latency_p99: _,
             ramp: _,
+            shadow: _,
             calls,
             successes,
             failures,
@@ -69,6 +71,7 @@ impl Folded {
             bulkhead_rejected,
             latency_trips,
             ramp_refused,
+            shadow_refused,
             transitions,
         } = m;
         for (sum, n) in [
@@ -87,6 +90,7 @@ impl Folded {
             (&mut self.bulkhead_rejected, bulkhead_rejected),
             (&mut self.latency_trips, latency_trips),
             (&mut self.ramp_refused, ramp_refused),
+            (&mut self.shadow_refused, shadow_refused),
         ] {
             *sum = sum.saturating_add(*n);
         }
@@ -145,6 +149,8 @@ pub struct KeyedMetrics {
     pub latency_trips: u64,
     /// As [`Metrics::ramp_refused`], summed likewise (each also in `rejected`).
     pub ramp_refused: u64,
+    /// As [`Metrics::shadow_refused`], summed likewise (none in `rejected`).
+    pub shadow_refused: u64,
     /// As [`Metrics::transitions`], summed likewise, pair by pair.
     pub transitions: TransitionCounts,
 }
@@ -186,6 +192,7 @@ impl<K: Hash + Eq> Shared<K> {
             bulkhead_rejected,
             latency_trips,
             ramp_refused,
+            shadow_refused,
             transitions,
         } = sums;
         KeyedMetrics {
@@ -210,6 +217,7 @@ impl<K: Hash + Eq> Shared<K> {
             bulkhead_rejected,
             latency_trips,
             ramp_refused,
+            shadow_refused,
             transitions,
         }
     }

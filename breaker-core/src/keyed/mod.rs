@@ -249,6 +249,26 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
         self.shared.check_reconfigure(config)
     }
 
+    /// Switches shadow mode on or off, live, for every key the group holds
+    /// and every key it creates from now on (as [`Breaker::set_shadow`]); one
+    /// key alone switches with its own breaker's `set_shadow`. The group's
+    /// [`config`](Self::config) says the mode new keys start in.
+    ///
+    /// ```
+    /// # use breaker_core as breakerbox;
+    /// use breakerbox::{Config, keyed::KeyedGroup};
+    ///
+    /// let hosts = KeyedGroup::<String>::new("hosts", Config::builder().threshold(1).build().unwrap(), 100);
+    /// hosts.breaker("a.example").try_acquire().unwrap().failure();
+    /// hosts.set_shadow(true);
+    /// assert!(hosts.breaker("a.example").try_acquire().is_ok());
+    /// assert!(hosts.breaker("b.example").is_shadow());
+    /// assert_eq!(hosts.metrics().shadow_refused, 1);
+    /// ```
+    pub fn set_shadow(&self, on: bool) {
+        self.shared.set_shadow(on);
+    }
+
     /// The most idle keys the group holds.
     pub fn max_keys(&self) -> usize {
         self.shared.max_keys

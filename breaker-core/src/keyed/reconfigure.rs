@@ -28,4 +28,16 @@ impl<K: Hash + Eq> Shared<K> {
         // Last: the group's config changes once every key runs it.
         Ok(std::mem::replace(&mut *self.config.lock(), config))
     }
+
+    /// See [`KeyedGroup::set_shadow`](crate::KeyedGroup::set_shadow). Under
+    /// the writer lock, as a reconfiguration: no key is created meanwhile, and
+    /// the keys to come start in the mode set.
+    pub(super) fn set_shadow(&self, on: bool) {
+        let _writer = self.writer.lock();
+        for (_, entry) in self.map.pin().iter() {
+            entry.breaker.set_shadow(on);
+        }
+        let mut config = self.config.lock();
+        *config = config.with_shadow(on);
+    }
 }

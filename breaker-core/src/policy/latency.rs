@@ -5,16 +5,17 @@
 //! It rides on the failure policy's window: a time window's buckets are a tenth
 //! of `window_ms`, a count window's a tenth of `window_calls` calls (so the view
 //! moves a tenth at a time, and holds between `window_calls` calls and a tenth
-//! more). Nothing is allocated per call; each bucket is about
-//! 1 KiB, taken once when the breaker is made.
+//! more). Nothing is allocated per call and nothing is locked; each bucket is
+//! about 1 KiB, taken once when the breaker is made.
 
 use std::time::Duration;
 
-use parking_lot::Mutex;
+use crossbeam_utils::CachePadded;
 
+use super::rule::is_later_generation;
 use crate::clock::{duration_to_nanos, millis_to_nanos};
 use crate::config::{Config, FailurePolicy};
-use crate::sync::{AtomicU64, Ordering::Relaxed};
+use crate::sync::{AtomicU32, AtomicU64, Ordering::*};
 
 /// Buckets in the window, as the failure policy's time window has.
 const BUCKETS: usize = Config::WINDOW_BUCKETS as usize;
@@ -57,29 +58,99 @@ fn bin_end_micros(index: usize) -> u64 {
     (1u64 << exp) + (sub + 1) * width
 }
 
-#[derive(Clone, Copy)]
-struct Bucket {
-    /// Its position plus one (time since the epoch in buckets, or calls in
-    /// buckets); 0: never written.
-    stamp: u64,
-    calls: u32,
-    /// Calls that took longer than the bound.
-    over: u32,
-    bins: [u32; BINS],
+/// Stamp bits that hold a bucket's position (wrapping: at ten calls a
+/// bucket, 2^48 positions are 2.8 * 10^15 calls; at 1 ms a bucket, 8,900
+/// years of clock).
+const POS_BITS: u32 = 48;
+const POS_MASK: u64 = (1 << POS_BITS) - 1;
+/// Generation bits a stamp carries above its position: a tag, so that a
+/// claim's compare-and-swap cannot succeed on a bucket another generation
+/// re-stamped with the same position meanwhile. The top bit stays clear, so no
+/// stamp is [`RESETTING`] or [`NEVER`].
+const TAG_MASK: u64 = (1 << (63 - POS_BITS)) - 1;
+/// A bucket being emptied: its counts are not to be touched.
+const RESETTING: u64 = u64::MAX;
+/// A bucket never written.
+const NEVER: u64 = u64::MAX - 1;
+/// Calls in the high 32 bits of a tally, calls over the bound in the low 32.
+const CALL: u64 = 1 << 32;
+/// A bucket stops counting at 2^31 calls, far from the 2^32 that would carry
+/// out of the tally, whatever the number of adds in flight.
+const BUCKET_CAP: u64 = 1 << 31;
+/// Words of a bucket's bitmap of bins that may hold a count.
+const TOUCHED_WORDS: usize = BINS.div_ceil(64);
+
+fn stamp(position: u64, generation: u64) -> u64 {
+    ((generation & TAG_MASK) << POS_BITS) | position
 }
 
-const EMPTY: Bucket = Bucket {
-    stamp: 0,
-    calls: 0,
-    over: 0,
-    bins: [0; BINS],
-};
+fn position_of(stamp: u64) -> u64 {
+    stamp & POS_MASK
+}
 
-struct Ring {
-    generation: u64,
-    /// Calls recorded in this generation (count windows place by it).
-    seq: u64,
-    buckets: [Bucket; SLOTS],
+/// Whether position `a` is later than `b`, positions wrapping at [`POS_BITS`].
+fn is_later_position(a: u64, b: u64) -> bool {
+    let ahead = a.wrapping_sub(b) & POS_MASK;
+    ahead != 0 && ahead <= POS_MASK / 2
+}
+
+/// How far position `newer` is past `older` (0 when it is not past it).
+fn distance(newer: u64, older: u64) -> u64 {
+    if is_later_position(newer, older) {
+        newer.wrapping_sub(older) & POS_MASK
+    } else {
+        0
+    }
+}
+
+/// One bucket's counts, alone on its cache lines: the calls of the current
+/// position are added here by every thread, the older buckets only read.
+struct Bucket {
+    /// [`stamp`] of the counts below, [`RESETTING`] or [`NEVER`].
+    stamp: AtomicU64,
+    /// The generation the counts belong to, whole: written while the stamp
+    /// reads [`RESETTING`], published by the stamp's store.
+    generation: AtomicU64,
+    /// Calls and calls over the bound: one add records both.
+    tally: AtomicU64,
+    /// A bit per bin that may hold a count: set by the add that finds its bin
+    /// empty, so that emptying the bucket zeroes only the bins a call took.
+    touched: [AtomicU64; TOUCHED_WORDS],
+    /// The latency histogram of the bucket's calls.
+    bins: [AtomicU32; BINS],
+}
+
+impl Bucket {
+    fn new() -> Self {
+        Bucket {
+            stamp: AtomicU64::new(NEVER),
+            generation: AtomicU64::new(0),
+            tally: AtomicU64::new(0),
+            touched: std::array::from_fn(|_| AtomicU64::new(0)),
+            bins: std::array::from_fn(|_| AtomicU32::new(0)),
+        }
+    }
+
+    /// Adds a call to bin `bin`, noting the bin when it was empty.
+    #[inline]
+    fn add_to_bin(&self, bin: usize) {
+        if self.bins[bin].fetch_add(1, Relaxed) == 0 {
+            self.touched[bin / 64].fetch_or(1 << (bin % 64), Relaxed);
+        }
+    }
+
+    /// Zeroes every bin a call took; the caller holds the bucket
+    /// ([`RESETTING`]).
+    fn empty_bins(&self) {
+        for (word, touched) in self.touched.iter().enumerate() {
+            let mut bits = touched.swap(0, Relaxed);
+            while bits != 0 {
+                let bit = bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                self.bins[word * 64 + bit].store(0, Relaxed);
+            }
+        }
+    }
 }
 
 /// How a bucket's position is read.
@@ -91,13 +162,46 @@ enum Span {
     Calls(u64),
 }
 
-/// The latency window of one breaker.
+/// The latency window of one breaker: no lock, a call is a few relaxed atomic
+/// adds to its bucket.
+///
+/// A bucket's position is the time since the clock's origin in bucket widths,
+/// or, for a count window, the calls recorded in bucket widths (a counter of
+/// every call the window took, in any generation). Position `p` lives in bucket
+/// `p % SLOTS`; at position `p` a bucket counts when its generation is the
+/// current one and its position is one of the `depth` up to `p` (a later one
+/// is the clock stepping back: it counts, as current). The first call of a new
+/// position in a bucket finds an older stamp, claims the bucket by swapping in
+/// [`RESETTING`], zeroes the bins a call took, writes its own call and
+/// publishes the new stamp; calls racing with it wait for those stores. A call
+/// of an earlier generation than its bucket's is dropped.
+///
+/// As in the time window, a thread stalled between reading a bucket's stamp
+/// and adding to it, for as long as the bucket takes to be claimed for a new
+/// position, adds its call there (and the bins may then hold one call fewer or
+/// more than the tally; the p99 is ranked among the bins' own calls).
+///
+/// The verdict: the window's p99 by nearest rank (the `ceil(0.99 n)`-th
+/// smallest latency) is above the bound exactly when more than `n / 100` calls
+/// are, so only the counts of calls and of calls over the bound are summed,
+/// and only when a call could trip: a call over the bound, or any call while a
+/// bucket the window counts holds one ([`bad_until`](Self::bad_until)). A
+/// call under the bound in a window without one can only keep it under.
 pub(crate) struct LatencyWindow {
     /// Tunable live ([`retune`](Self::retune)): relaxed, read per record.
     bound_nanos: AtomicU64,
     min_calls: AtomicU64,
     span: Span,
-    ring: Mutex<Box<Ring>>,
+    /// The latest generation a call was recorded for: calls of an older one
+    /// are dropped. Written once a generation.
+    generation: AtomicU64,
+    /// The first position at which no bucket holding a call over the bound
+    /// counts any more (the latest such bucket's position plus the depth).
+    /// Only grows; written only by calls over the bound.
+    bad_until: AtomicU64,
+    /// Calls recorded, for a count window's positions.
+    seq: CachePadded<AtomicU64>,
+    buckets: Box<[CachePadded<Bucket>; SLOTS]>,
 }
 
 impl std::fmt::Debug for LatencyWindow {
@@ -132,7 +236,7 @@ impl LatencyWindow {
                 window_calls,
                 rates,
             } => (
-                Span::Calls(u64::from(window_calls).div_ceil(BUCKETS as u64)),
+                Span::Calls(u64::from(window_calls).div_ceil(BUCKETS as u64).max(1)),
                 rates.min_calls,
             ),
             // The builder refuses `latency_p99_ms` without a window.
@@ -142,11 +246,10 @@ impl LatencyWindow {
             bound_nanos: AtomicU64::new(duration_to_nanos(bound)),
             min_calls: AtomicU64::new(u64::from(min_calls)),
             span,
-            ring: Mutex::new(Box::new(Ring {
-                generation: 0,
-                seq: 0,
-                buckets: [EMPTY; SLOTS],
-            })),
+            generation: AtomicU64::new(0),
+            bad_until: AtomicU64::new(0),
+            seq: CachePadded::new(AtomicU64::new(0)),
+            buckets: Box::new(std::array::from_fn(|_| CachePadded::new(Bucket::new()))),
         }))
     }
 
@@ -172,66 +275,223 @@ impl LatencyWindow {
 
     /// Records a call of `generation` that took `nanos`, settled at `now`;
     /// returns whether the window's p99 is now above the bound.
+    ///
+    /// The common call, under the bound, into the bucket of its position and
+    /// generation while no bucket the window counts holds a call over the
+    /// bound, is two adds here; every other goes to
+    /// [`record_judged`](Self::record_judged).
+    #[inline(always)]
     pub(crate) fn record(&self, generation: u64, now: u64, nanos: u64) -> bool {
-        let mut ring = self.ring.lock();
-        if generation < ring.generation {
-            return false;
-        }
-        if generation > ring.generation {
-            ring.generation = generation;
-            ring.seq = 0;
-            ring.buckets = [EMPTY; SLOTS];
-        }
         let position = match self.span {
             Span::Time(width) => now / width,
-            Span::Calls(width) => ring.seq / width,
-        };
-        ring.seq += 1;
-        let bucket = &mut ring.buckets[(position % SLOTS as u64) as usize];
-        if bucket.stamp != position + 1 {
-            *bucket = EMPTY;
-            bucket.stamp = position + 1;
+            Span::Calls(width) => self.seq.fetch_add(1, Relaxed) / width,
+        } & POS_MASK;
+        let slot = (position % SLOTS as u64) as usize;
+        let bucket = &self.buckets[slot];
+        if nanos <= self.bound_nanos.load(Relaxed)
+            && bucket.stamp.load(Acquire) == stamp(position, generation)
+            && bucket.generation.load(Relaxed) == generation
+            && !is_later_position(self.bad_until.load(Relaxed), position)
+        {
+            // A call of a generation older than the window's latest may add
+            // here too: its bucket is one no later generation counts.
+            if bucket.tally.fetch_add(CALL, Relaxed) >> 32 >= BUCKET_CAP {
+                bucket.tally.fetch_sub(CALL, Relaxed);
+            } else {
+                bucket.add_to_bin(bin(nanos));
+            }
+            return false;
         }
-        bucket.calls = bucket.calls.saturating_add(1);
-        bucket.over = bucket
-            .over
-            .saturating_add(u32::from(nanos > self.bound_nanos.load(Relaxed)));
-        let slot = &mut bucket.bins[bin(nanos)];
-        *slot = slot.saturating_add(1);
-        let (calls, over) = live(&ring, position, self.depth()).fold((0u64, 0u64), |(c, o), b| {
-            (c + u64::from(b.calls), o + u64::from(b.over))
-        });
+        self.record_judged(generation, position, slot, nanos)
+    }
+
+    /// [`record`](Self::record) of a call the window must judge, or whose
+    /// bucket must be claimed first.
+    #[inline(never)]
+    fn record_judged(&self, generation: u64, position: u64, slot: usize, nanos: u64) -> bool {
+        let latest = self.generation.load(Relaxed);
+        if latest != generation && !self.enter(generation, latest) {
+            return false;
+        }
+        let over = nanos > self.bound_nanos.load(Relaxed);
+        let Some(current) = self.add(slot, generation, position, over, bin(nanos)) else {
+            return false;
+        };
+        if !over && !is_later_position(self.bad_until.load(Relaxed), position) {
+            // No bucket the window counts holds a call over the bound.
+            return false;
+        }
+        self.judge(generation, position, slot, current)
+    }
+
+    /// Whether a call of `generation` counts, the window's latest being
+    /// `latest`: not when it is older; a later one becomes the latest.
+    #[cold]
+    #[inline(never)]
+    fn enter(&self, generation: u64, mut latest: u64) -> bool {
+        while is_later_generation(generation, latest) {
+            match self
+                .generation
+                .compare_exchange_weak(latest, generation, Relaxed, Relaxed)
+            {
+                Ok(_) => return true,
+                Err(seen) => latest = seen,
+            }
+        }
+        latest == generation
+    }
+
+    /// The verdict of a call that could trip: the window's calls and calls
+    /// over the bound, `current` (the tally of bucket `slot`) and the others.
+    fn judge(&self, generation: u64, position: u64, slot: usize, current: u64) -> bool {
+        let (mut calls, mut over) = (current >> 32, current & (CALL - 1));
+        for (i, bucket) in self.buckets.iter().enumerate() {
+            if i == slot {
+                continue;
+            }
+            if let Some(tally) = self.live_tally(bucket, generation, position) {
+                calls += tally >> 32;
+                over += tally & (CALL - 1);
+            }
+        }
         // Nearest rank: p99 is the ceil(0.99 n)-th smallest latency, which is
         // above the bound exactly when more than n / 100 calls are.
         calls >= self.min_calls.load(Relaxed) && over.saturating_mul(100) > calls
     }
 
+    /// The tally of `bucket` when the window at `position` counts it for
+    /// `generation`.
+    fn live_tally(&self, bucket: &Bucket, generation: u64, position: u64) -> Option<u64> {
+        let seen = bucket.stamp.load(Acquire);
+        if seen == RESETTING || seen == NEVER {
+            return None;
+        }
+        // Expired: `depth` positions or more before this one. A later
+        // position is the clock stepping back, and counts.
+        if distance(position, position_of(seen)) >= self.depth() {
+            return None;
+        }
+        if bucket.generation.load(Relaxed) != generation {
+            return None;
+        }
+        Some(bucket.tally.load(Relaxed))
+    }
+
+    /// Adds a call (`over` the bound or not, latency in bin `bin`) to bucket
+    /// `slot` at `position`; returns the bucket's tally with it, `None` when
+    /// the call was too old to count.
+    fn add(
+        &self,
+        slot: usize,
+        generation: u64,
+        position: u64,
+        over: bool,
+        bin: usize,
+    ) -> Option<u64> {
+        let bucket = &self.buckets[slot];
+        let mine = stamp(position, generation);
+        let delta = CALL | u64::from(over);
+        let mut spins = 0u32;
+        loop {
+            let seen = bucket.stamp.load(Acquire);
+            let theirs = bucket.generation.load(Relaxed);
+            // The bucket of this position, or, the clock having stepped back,
+            // of a later one: add here.
+            if theirs == generation
+                && (seen == mine
+                    || (seen != RESETTING
+                        && seen != NEVER
+                        && is_later_position(position_of(seen), position)))
+            {
+                let tally = bucket.tally.fetch_add(delta, Relaxed);
+                if tally >> 32 >= BUCKET_CAP {
+                    bucket.tally.fetch_sub(delta, Relaxed);
+                    return Some(tally);
+                }
+                bucket.add_to_bin(bin);
+                if over {
+                    self.mark_bad(position_of(seen));
+                }
+                return Some(tally + delta);
+            }
+            if seen == RESETTING {
+                // Another call is emptying this bucket: a few stores away.
+                spins += 1;
+                if spins < 64 && !cfg!(loom) {
+                    std::hint::spin_loop();
+                } else {
+                    yield_now();
+                }
+                continue;
+            }
+            // An earlier position of this generation, or an earlier
+            // generation: claim the bucket. A later generation's bucket: this
+            // call is stale, drop it.
+            if seen != NEVER && theirs != generation && !is_later_generation(generation, theirs) {
+                return None;
+            }
+            if bucket
+                .stamp
+                .compare_exchange(seen, RESETTING, Acquire, Relaxed)
+                .is_ok()
+            {
+                bucket.empty_bins();
+                bucket.tally.store(delta, Relaxed);
+                bucket.add_to_bin(bin);
+                bucket.generation.store(generation, Relaxed);
+                bucket.stamp.store(mine, Release);
+                if over {
+                    self.mark_bad(position);
+                }
+                return Some(delta);
+            }
+        }
+    }
+
+    /// Notes a call over the bound in the bucket of `position`: every call is
+    /// judged while that bucket counts.
+    fn mark_bad(&self, position: u64) {
+        let until = position.wrapping_add(self.depth()) & POS_MASK;
+        let mut seen = self.bad_until.load(Relaxed);
+        while is_later_position(until, seen) {
+            match self
+                .bad_until
+                .compare_exchange_weak(seen, until, Relaxed, Relaxed)
+            {
+                Ok(_) => return,
+                Err(now) => seen = now,
+            }
+        }
+    }
+
     /// What the window holds for `generation` at `now`. Pure.
     pub(crate) fn counts(&self, generation: u64, now: u64) -> LatencyCounts {
-        let ring = self.ring.lock();
+        let position = match self.span {
+            Span::Time(width) => now / width,
+            // The newest bucket: the one the last call went to.
+            Span::Calls(width) => self.seq.load(Relaxed).saturating_sub(1) / width,
+        } & POS_MASK;
         let mut counts = LatencyCounts {
             calls: 0,
             over: 0,
             p99: None,
         };
-        if ring.generation != generation {
-            return counts;
-        }
-        let position = match self.span {
-            Span::Time(width) => now / width,
-            // The newest bucket: the one the last call went to.
-            Span::Calls(width) => ring.seq.saturating_sub(1) / width,
-        };
         let mut bins = [0u64; BINS];
-        for bucket in live(&ring, position, self.depth()) {
-            counts.calls += u64::from(bucket.calls);
-            counts.over += u64::from(bucket.over);
+        for bucket in self.buckets.iter() {
+            let Some(tally) = self.live_tally(bucket, generation, position) else {
+                continue;
+            };
+            counts.calls += tally >> 32;
+            counts.over += tally & (CALL - 1);
             for (sum, n) in bins.iter_mut().zip(bucket.bins.iter()) {
-                *sum += u64::from(*n);
+                *sum += u64::from(n.load(Relaxed));
             }
         }
-        if counts.calls > 0 {
-            let rank = (counts.calls * 99).div_ceil(100);
+        // Ranked among the bins' own calls: a call racing a bucket's claim
+        // may be in one and not the other.
+        let binned: u64 = bins.iter().sum();
+        if counts.calls > 0 && binned > 0 {
+            let rank = (binned * 99).div_ceil(100);
             let mut seen = 0;
             let index = bins
                 .iter()
@@ -246,11 +506,13 @@ impl LatencyWindow {
     }
 }
 
-/// The buckets of the window ending at `position`, `depth` buckets deep.
-fn live(ring: &Ring, position: u64, depth: u64) -> impl Iterator<Item = &Bucket> {
-    ring.buckets.iter().filter(move |b| {
-        b.stamp != 0 && b.stamp - 1 <= position && position - (b.stamp - 1) < depth
-    })
+/// Gives the thread emptying a bucket the processor (and, under loom, lets the
+/// model schedule it).
+fn yield_now() {
+    #[cfg(loom)]
+    loom::thread::yield_now();
+    #[cfg(not(loom))]
+    std::thread::yield_now();
 }
 
 #[cfg(test)]
@@ -293,5 +555,170 @@ mod tests {
         let later = 1_000 * ms;
         assert_eq!(window.counts(0, later).calls, 0, "a whole window later");
         assert!(!window.record(0, later, ms));
+    }
+
+    const MS: u64 = 1_000_000;
+
+    fn count_window(window_calls: u32, min_calls: u32) -> Box<LatencyWindow> {
+        let config = Config::builder()
+            .window_calls(window_calls)
+            .min_calls(min_calls)
+            .latency_p99(Duration::from_millis(10))
+            .build()
+            .unwrap();
+        LatencyWindow::new(&config).unwrap()
+    }
+
+    #[test]
+    fn the_fast_call_that_completes_min_calls_among_slow_ones_trips() {
+        let window = count_window(100, 4);
+        assert!(!window.record(0, 0, 20 * MS), "one call of four");
+        assert!(!window.record(0, 0, MS));
+        assert!(!window.record(0, 0, MS), "three calls, under min_calls");
+        assert!(
+            window.record(0, 0, MS),
+            "the fourth, under the bound, judges one slow call in four"
+        );
+    }
+
+    #[test]
+    fn fast_calls_in_a_window_without_slow_ones_never_trip_and_are_all_counted() {
+        let window = count_window(100, 1);
+        for _ in 0..1_000 {
+            assert!(!window.record(0, 0, MS));
+        }
+        let counts = window.counts(0, 0);
+        assert_eq!(
+            (counts.over, counts.p99),
+            (0, Some(Duration::from_micros(1_024)))
+        );
+        assert!(
+            (100..=110).contains(&counts.calls),
+            "the last 100 to 110 calls: {}",
+            counts.calls
+        );
+    }
+
+    #[test]
+    fn a_bucket_taken_for_a_new_position_forgets_its_old_bins() {
+        // Buckets of 10 calls: the 11 buckets hold 110 calls, and call 110
+        // takes the first bucket again.
+        let window = count_window(100, 100);
+        for _ in 0..10 {
+            window.record(0, 0, 5_000 * MS);
+        }
+        for _ in 0..110 {
+            window.record(0, 0, MS);
+        }
+        let counts = window.counts(0, 0);
+        assert_eq!((counts.calls, counts.over), (110, 0));
+        assert_eq!(
+            counts.p99,
+            Some(Duration::from_micros(1_024)),
+            "the slow calls' bins are empty"
+        );
+    }
+
+    #[test]
+    fn a_later_generation_starts_empty_and_an_older_ones_calls_are_dropped() {
+        let window = count_window(10, 1);
+        assert!(window.record(3, 0, 20 * MS));
+        assert_eq!(window.counts(4, 0).calls, 0, "a new generation is empty");
+        assert!(!window.record(4, 0, MS));
+        assert!(!window.record(3, 0, 20 * MS), "a stale call counts nowhere");
+        let counts = window.counts(4, 0);
+        assert_eq!((counts.calls, counts.over), (1, 0));
+    }
+
+    #[test]
+    fn racing_threads_lose_no_call() {
+        // A time window of 10 s: every call at one instant lands in one bucket.
+        let config = Config::builder()
+            .window_duration(Duration::from_secs(10))
+            .min_calls(1)
+            .latency_p99(Duration::from_millis(10))
+            .build()
+            .unwrap();
+        let window = LatencyWindow::new(&config).unwrap();
+        const THREADS: u64 = 4;
+        const CALLS: u64 = 20_000;
+        let halfway = std::sync::Barrier::new(THREADS as usize);
+        std::thread::scope(|s| {
+            for t in 0..THREADS {
+                let (window, halfway) = (&window, &halfway);
+                s.spawn(move || {
+                    // Half way the threads move on together to epoch 11, whose
+                    // bucket is epoch 0's: they race to empty it and to add.
+                    for n in 0..CALLS {
+                        if n == CALLS / 2 {
+                            halfway.wait();
+                        }
+                        let now = if n < CALLS / 2 { 0 } else { 11_000 * MS };
+                        window.record(0, now, if n % 2 == t % 2 { MS } else { 2 * MS });
+                    }
+                });
+            }
+        });
+        let counts = window.counts(0, 11_000 * MS);
+        assert_eq!(counts.calls, THREADS * CALLS / 2);
+        assert_eq!(counts.over, 0);
+        assert_eq!(counts.p99, Some(Duration::from_micros(2_048)));
+    }
+}
+
+/// The bucket protocol under loom's model checker.
+/// Run with `RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test -p breaker-core --release --lib loom_`.
+#[cfg(all(test, loom))]
+mod loom_tests {
+    use super::*;
+    use loom::sync::Arc;
+
+    const MS: u64 = 1_000_000;
+
+    fn window() -> Arc<Box<LatencyWindow>> {
+        let config = Config::builder()
+            .window_duration(Duration::from_millis(10))
+            .min_calls(1)
+            .latency_p99(Duration::from_millis(10))
+            .build()
+            .unwrap();
+        Arc::new(LatencyWindow::new(&config).unwrap())
+    }
+
+    #[test]
+    fn loom_two_calls_racing_a_bucket_rollover_are_both_kept_and_old_bins_go() {
+        loom::model(|| {
+            let w = window();
+            // Position 0 holds a slow call; both threads record at position 11,
+            // which lives in the same bucket and must empty it first.
+            assert!(w.record(0, 0, 20 * MS));
+            let handles: Vec<_> = (0..2)
+                .map(|i| {
+                    let w = Arc::clone(&w);
+                    loom::thread::spawn(move || w.record(0, 11 * MS, (1 + i) * MS))
+                })
+                .collect();
+            for h in handles {
+                h.join().unwrap();
+            }
+            let c = w.counts(0, 11 * MS);
+            assert_eq!((c.calls, c.over), (2, 0));
+            assert_eq!(c.p99, Some(Duration::from_micros(2_048)));
+        });
+    }
+
+    #[test]
+    fn loom_a_stale_generation_racing_a_new_one_never_mixes_in() {
+        loom::model(|| {
+            let w = window();
+            let old = {
+                let w = Arc::clone(&w);
+                loom::thread::spawn(move || w.record(4, MS, 20 * MS))
+            };
+            w.record(5, MS, MS);
+            old.join().unwrap();
+            let c = w.counts(5, MS);
+            assert_eq!((c.calls, c.over), (1, 0));
+        });
     }
 }

@@ -171,6 +171,31 @@ impl Registry {
         Some(self.keyed_groups().erased(group)?.worst_keys(limit))
     }
 
+    /// Switches shadow mode on or off for every key of the keyed group
+    /// `group` and the keys it creates from now on (as
+    /// [`KeyedGroup::set_shadow`]), without knowing its key type: what an
+    /// admin endpoint calls. `false` when there is no such keyed group.
+    ///
+    /// ```
+    /// # use breaker_core as breakerbox;
+    /// use breakerbox::{Config, Registry};
+    ///
+    /// let registry = Registry::new();
+    /// let shards = registry.keyed::<u32>("shards", &Config::default(), 100).unwrap();
+    /// assert!(registry.set_keyed_shadow("shards", true));
+    /// assert!(shards.breaker(&7).is_shadow());
+    /// assert!(!registry.set_keyed_shadow("nothing", true));
+    /// ```
+    pub fn set_keyed_shadow(&self, group: &str, on: bool) -> bool {
+        match self.keyed_groups().erased(group) {
+            Some(keyed) => {
+                keyed.set_shadow(on);
+                true
+            }
+            None => false,
+        }
+    }
+
     /// The names of the keyed groups, sorted (as [`groups`](Registry::groups)
     /// lists the unkeyed ones). Reads no key.
     ///

@@ -82,7 +82,7 @@ const REFUSING_OR_PROBING: u64 = 0b011;
 const TIMED: u64 = 1 << STATE_BITS;
 /// Set for the breaker's life when verdicts feed a window policy.
 const WINDOWED: u64 = 1 << (STATE_BITS + 1);
-const FLAGS: u64 = TIMED | WINDOWED;
+const FLAGS: u64 = TIMED | WINDOWED | SHADOW;
 /// Never set in the breaker's word: set in a permit's copy of it unless the claim
 /// found the word plain, so a success that may need more than a count (and
 /// rarely one that does not) never takes the verdict's fast path.
@@ -95,8 +95,14 @@ const SUCCESS_SHIFT: u32 = PROBE_SHIFT + PROBE_BITS;
 /// claims leave the fast path to take the ramp's credit. Cleared, like every
 /// field, by the next generation, and by the claim that finds the ramp over.
 const RAMPING: u64 = 1 << (SUCCESS_SHIFT + SUCCESS_BITS);
-const GEN_SHIFT: u32 = SUCCESS_SHIFT + SUCCESS_BITS + 1;
-/// Generations count modulo 2^37: at one transition a millisecond that is 4.3 years
+/// Set while the breaker is in shadow mode (`shadow`), in every state: a claim
+/// it would refuse is admitted and counted. Kept by every transition and
+/// switched live by a compare-and-swap; no test of the closed path reads it, and
+/// it takes an open word off the claim's refusal frame, so a breaker without it
+/// refuses as fast as ever.
+const SHADOW: u64 = 1 << (SUCCESS_SHIFT + SUCCESS_BITS + 1);
+const GEN_SHIFT: u32 = SUCCESS_SHIFT + SUCCESS_BITS + 2;
+/// Generations count modulo 2^36: at one transition a millisecond that is 2.2 years
 /// before a number comes back, and a permit would have to outlive all of them.
 pub(crate) const GEN_MASK: u64 = (1 << (64 - GEN_SHIFT)) - 1;
 const FIELD_MASK: u64 = (1 << PROBE_BITS) - 1;
@@ -130,6 +136,7 @@ const _: () = {
         PROBE_FIELD,
         SUCCESS_FIELD,
         RAMPING,
+        SHADOW,
         GEN_FIELD,
     ];
     let mut union = 0u64;
@@ -180,7 +187,8 @@ const _: () = {
 /// | 6..16 | half-open: probes in flight; closed: consecutive failures, low bits; open: bit 6 says the fleet opened it |
 /// | 16..26 | half-open: probe successes; closed: consecutive failures, high bits |
 /// | 26 | closed: the traffic ramp after the close runs |
-/// | 27..64 | generation |
+/// | 27 | shadow mode: refusals are admitted and counted (switched live) |
+/// | 28..64 | generation |
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Word(pub(crate) u64);
 
@@ -329,16 +337,42 @@ impl Word {
         Word(self.0 | MARKED)
     }
 
+    /// Whether the breaker is in shadow mode.
+    #[inline(always)]
+    pub(crate) const fn is_shadow(self) -> bool {
+        self.0 & SHADOW != 0
+    }
+
+    /// This word in shadow mode (`on`) or out of it, every other field kept.
+    pub(crate) const fn with_shadow(self, on: bool) -> Word {
+        if on {
+            Word(self.0 | SHADOW)
+        } else {
+            Word(self.0 & !SHADOW)
+        }
+    }
+
+    /// The copy of this word a call admitted by shadow mode in place of a
+    /// refusal keeps: a forced-closed word of the same generation, so its
+    /// outcome is counted, as a forced-closed breaker's are, and never moves
+    /// the breaker (never a probe, never fed to the failure policy). Marked,
+    /// so it never takes a verdict's fast path.
+    pub(crate) const fn shadow_call(self) -> Word {
+        self.flagged(Word::new(State::ForcedClosed, self.generation(), 0, 0))
+            .marked()
+    }
+
     /// The word of the next generation, open because the fleet says so.
     pub(crate) const fn next_fleet_open(self) -> Word {
         Word(self.next(State::Open).0 | FLEET)
     }
 
     /// What the claim's refusal frame must tell apart, from one mask of the
-    /// state bits and the fleet bit.
+    /// state bits, the fleet bit and the shadow bit (a shadow word is `Other`:
+    /// the claim step decides, and the shadow helper admits what it refuses).
     #[inline(always)]
     pub(crate) const fn refusing(self) -> Refusing {
-        match self.0 & (STATE_FIELD | FLEET) {
+        match self.0 & (STATE_FIELD | FLEET | SHADOW) {
             OPEN_BITS => Refusing::LocallyOpen,
             FORCED_OPEN_BITS => Refusing::ForcedOpen,
             _ => Refusing::Other,
@@ -416,6 +450,7 @@ impl fmt::Debug for Word {
         d.field("timed", &self.is_timed())
             .field("windowed", &(self.0 & WINDOWED != 0))
             .field("marked", &(self.0 & MARKED != 0))
+            .field("shadow", &self.is_shadow())
             .finish()
     }
 }

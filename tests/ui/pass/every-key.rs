@@ -27,6 +27,7 @@ fn cached(_q: u32) -> Result<u32, Error> {
     max_open_ms = 60_000,
     probe_timeout_ms = 5_000,
     ramp_ms = 20_000,
+    shadow = false,
     fallback = cached,
     is_failure = any_error,
     registry = breakerbox::registry(),
