@@ -45,6 +45,7 @@
 //! | `reqwest` | [`reqwest`]: a `reqwest-middleware` middleware, a breaker per group or per host (turns on `tower`) | outgoing HTTP |
 //! | `tokio` | [`timeout::Tokio`], the timer `timeout_ms` uses by default | `timeout_ms` on tokio |
 //! | `admin` | [`admin`]: an axum router (or tower service) that lists, forces and resets breakers behind a bearer token, keeps a ring of recent events with a server-sent stream, and answers an opt-in `/health` | operators |
+//! | `testing` | [`testing`]: a registry and clock of a test's own for the attributes its code reaches, tokio's paused clock, forcing, scripted outcomes, transition assertions, replay of recorded traces | tests (`[dev-dependencies]`) |
 //!
 //! # Operating breakers
 //!
@@ -665,6 +666,15 @@ pub mod registry {
 
 pub mod timeout;
 
+// The feature-gated step between an attribute's site and its registry.
+mod testing_hook;
+
+// A test's own registry and clock for the attributes its code reaches
+// (feature `testing`); its own docs open the module.
+#[cfg(feature = "testing")]
+#[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
+pub mod testing;
+
 // Configuration per environment: a TOML file and `BREAKER_` variables over the
 // attributes (feature `config`); its own docs open the module.
 #[cfg(feature = "config")]
@@ -791,6 +801,9 @@ pub mod __private_v01 {
     pub use breaker_core::{CircuitOpen, Config, Fallback, Registry};
     // A keyed claim (`key = ..`): the per-fn cache of its group.
     pub use breaker_core::__private::KeyedSite;
+    // The claim of an attribute without `registry = ..`: the site's cached
+    // process-wide breaker, or (feature `testing`) the installed test registry's.
+    pub use crate::testing_hook::{keyed_site, site};
     // The link-time list of declarations (`config_file::declarations`):
     // `declare!(group, CONFIG)` submits one with the `config` feature and
     // only type-checks without it.

@@ -337,7 +337,8 @@ fn guard(attr: &Attr, item: &ItemFn, l: &Locals, is_async: bool) -> (TokenStream
 ///     ::breakerbox::__private_v01::declare!(@by true, "search", __BREAKER_CONFIG); // `inventory`, feature `config`
 ///     static __BREAKER_SITE: ::breakerbox::__private_v01::CallSite =
 ///         ::breakerbox::__private_v01::CallSite::new();
-///     __BREAKER_SITE.global("search", &__BREAKER_CONFIG)
+///     // `__BREAKER_SITE.global(..)`, or with feature `testing` the test's registry
+///     ::breakerbox::__private_v01::site(&__BREAKER_SITE, "search", &__BREAKER_CONFIG)
 /// };
 /// let __permit = match __breaker.try_acquire() {
 ///     Ok(permit) => permit,
@@ -361,7 +362,7 @@ fn guard(attr: &Attr, item: &ItemFn, l: &Locals, is_async: bool) -> (TokenStream
 ///         ::breakerbox::__private_v01::declare!(@by true, "search", __BREAKER_CONFIG);
 ///         static __BREAKER_SITE: ::breakerbox::__private_v01::KeyedSite =
 ///             ::breakerbox::__private_v01::KeyedSite::new();
-///         __BREAKER_SITE.global("search", &__BREAKER_CONFIG, 500, breaker_key)
+///         ::breakerbox::__private_v01::keyed_site(&__BREAKER_SITE, "search", &__BREAKER_CONFIG, 500, breaker_key)
 ///     };
 ///     found
 /// };
@@ -419,9 +420,14 @@ fn claim(attr: &Attr, l: &Locals, on_open: TokenStream) -> TokenStream {
         .registry
         .as_ref()
         .map(|_| quote_spanned!(Span::mixed_site()=> #registry,));
-    let lookup_name = match &attr.registry {
-        Some(_) => quote_spanned!(Span::mixed_site()=> breaker),
-        None => quote_spanned!(Span::mixed_site()=> global),
+    // Without `registry`, the facade's `site` (or `keyed_site`) asks the site
+    // for the process-wide breaker: the place where feature `testing` puts a
+    // test's own registry, compiled in by the facade's feature, not this crate's.
+    let lookup = |site_fn: TokenStream, args: TokenStream| match &attr.registry {
+        Some(_) => quote_spanned!(Span::mixed_site()=> __BREAKER_SITE.breaker(#registry_arg #args)),
+        None => quote_spanned! {Span::mixed_site()=>
+            #krate::__private_v01::#site_fn(&__BREAKER_SITE, #args)
+        },
     };
     // A keyed site caches its group and looks its key up on every call; the
     // key is borrowed, spanned at the user's expression so a key type that is
@@ -429,9 +435,10 @@ fn claim(attr: &Attr, l: &Locals, on_open: TokenStream) -> TokenStream {
     let (site_type, site_lookup) = match &attr.keyed {
         None => (
             quote_spanned!(Span::mixed_site()=> CallSite),
-            quote_spanned! {Span::mixed_site()=>
-                #lookup_name(#registry_arg #group, &__BREAKER_CONFIG)
-            },
+            lookup(
+                quote_spanned!(Span::mixed_site()=> site),
+                quote_spanned!(Span::mixed_site()=> #group, &__BREAKER_CONFIG),
+            ),
         ),
         Some(Keyed { key, max_keys }) => {
             // Hygienic, but located at the user's expression, where a key type
@@ -439,9 +446,10 @@ fn claim(attr: &Attr, l: &Locals, on_open: TokenStream) -> TokenStream {
             let key = Ident::new("breaker_key", Span::mixed_site().located_at(key.span()));
             (
                 quote_spanned!(Span::mixed_site()=> KeyedSite),
-                quote_spanned! {Span::mixed_site()=>
-                    #lookup_name(#registry_arg #group, &__BREAKER_CONFIG, #max_keys, #key)
-                },
+                lookup(
+                    quote_spanned!(Span::mixed_site()=> keyed_site),
+                    quote_spanned!(Span::mixed_site()=> #group, &__BREAKER_CONFIG, #max_keys, #key),
+                ),
             )
         }
     };
@@ -461,7 +469,7 @@ fn claim(attr: &Attr, l: &Locals, on_open: TokenStream) -> TokenStream {
             #krate::__private_v01::declare!(@by true, #group, __BREAKER_CONFIG);
             static __BREAKER_SITE: #krate::__private_v01::#site_type =
                 #krate::__private_v01::#site_type::new();
-            __BREAKER_SITE.#site_lookup
+            #site_lookup
         }
     };
     // A keyed claim borrows the user's key expression in a statement of its own,

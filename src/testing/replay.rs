@@ -1,0 +1,181 @@
+//! [`replay`]: a trace's calls run again through the breaker's own state
+//! machine, under any config, on a manual clock.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use breaker_core::clock::Clock;
+use breaker_core::events::{Event, Transition};
+use breaker_core::{Breaker, Config, ManualClock, OwnedPermit, State, Subscription};
+
+use super::trace::{Change, Outcome, Trace};
+use super::{lock, Step};
+
+/// What a config did with a trace's calls ([`replay`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Timeline {
+    /// Every transition, in order.
+    pub changes: Vec<Change>,
+    /// The calls of the trace.
+    pub calls: u64,
+    /// Calls the breaker refused.
+    pub refused: u64,
+    /// Time spent open (refusing every call: open or forced open), summed
+    /// over the keys of a keyed group.
+    pub time_open: Duration,
+    /// When the last call ended: the timeline's length.
+    pub end: Duration,
+}
+
+/// Runs `trace`'s calls through breakers made from `config` on a
+/// [`ManualClock`], and returns what they did: each call is claimed at its
+/// `at` and given its outcome after its `latency` (so calls overlap as they
+/// did), each key of a keyed group on a breaker of its own. A call the
+/// recording refused has no outcome of its own: where this config admits it,
+/// it takes the last known outcome of its key (a success when there is none).
+///
+/// The breakers are the live ones, so a trace replayed under the config that
+/// recorded it reproduces its transitions, at the same times.
+///
+/// ```
+/// use breakerbox::testing::replay;
+/// use breakerbox::testing::trace::{Outcome, Sample, Trace};
+/// use breakerbox::Config;
+/// use std::time::Duration;
+///
+/// let failure = |ms| Sample {
+///     at: Duration::from_millis(ms),
+///     outcome: Outcome::Failure,
+///     latency: Duration::from_millis(1),
+///     key: None,
+/// };
+/// let trace = Trace {
+///     group: "db".into(),
+///     samples: (0..5).map(|i| failure(i * 10)).collect(),
+///     changes: Vec::new(),
+/// };
+/// let strict = Config::builder().threshold(2).open_duration(Duration::from_millis(100)).build()?;
+/// let timeline = replay(&trace, &strict);
+/// assert_eq!(timeline.changes[0].step, "closed -> open (tripped by consecutive_failures)");
+/// assert_eq!(timeline.changes[0].at, Duration::from_millis(11));
+/// assert_eq!(timeline.refused, 3);
+/// assert_eq!(timeline.time_open, Duration::from_millis(29)); // from 11 ms to the last call, at 40 ms
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn replay(trace: &Trace, config: &Config) -> Timeline {
+    let clock = ManualClock::new();
+    let seen: Arc<Mutex<Vec<Told>>> = Arc::default();
+    let mut breakers: HashMap<Option<String>, (Breaker, Subscription)> = HashMap::new();
+    let mut last_known: HashMap<Option<String>, Outcome> = HashMap::new();
+    // Calls in flight, by the time their outcome comes (then by order).
+    let mut due: BinaryHeap<Reverse<(u64, usize)>> = BinaryHeap::new();
+    let mut in_flight: Vec<Option<(OwnedPermit, Outcome)>> = Vec::new();
+    let mut timeline = Timeline::default();
+    let mut end = 0u64;
+
+    let settle = |until: u64,
+                  due: &mut BinaryHeap<Reverse<(u64, usize)>>,
+                  in_flight: &mut Vec<Option<(OwnedPermit, Outcome)>>| {
+        while let Some(&Reverse((at, n))) = due.peek() {
+            if at > until {
+                break;
+            }
+            due.pop();
+            clock.set_nanos(at);
+            if let Some((permit, outcome)) = in_flight[n].take() {
+                match outcome {
+                    Outcome::Success | Outcome::Refused => permit.success(),
+                    Outcome::Failure => permit.failure(),
+                    Outcome::Ignored => permit.ignore(),
+                }
+            }
+        }
+    };
+
+    let mut samples: Vec<_> = trace.samples.iter().collect();
+    samples.sort_by_key(|s| s.at);
+    for sample in samples {
+        let at = nanos(sample.at);
+        settle(at, &mut due, &mut in_flight);
+        clock.set_nanos(at);
+        timeline.calls += 1;
+        let (breaker, _) = breakers.entry(sample.key.clone()).or_insert_with(|| {
+            let breaker = Breaker::with_clock(&trace.group, *config, clock.clone());
+            let (sink, key, now) = (seen.clone(), sample.key.clone(), clock.clone());
+            let subscription = breaker.subscribe(move |event: &Event| {
+                if let Event::Transition(t) = event {
+                    lock(&sink).push(Told {
+                        at: now.now_nanos(),
+                        key: key.clone(),
+                        transition: *t,
+                    });
+                }
+            });
+            (breaker, subscription)
+        });
+        let outcome = match sample.outcome {
+            Outcome::Refused => *last_known.get(&sample.key).unwrap_or(&Outcome::Success),
+            known => {
+                last_known.insert(sample.key.clone(), known);
+                known
+            }
+        };
+        match breaker.try_acquire_owned() {
+            Err(_) => {
+                timeline.refused += 1;
+                end = end.max(at);
+            }
+            Ok(permit) => {
+                let done = at.saturating_add(nanos(sample.latency));
+                end = end.max(done);
+                due.push(Reverse((done, in_flight.len())));
+                in_flight.push(Some((permit, outcome)));
+            }
+        }
+    }
+    settle(u64::MAX, &mut due, &mut in_flight);
+
+    let seen = std::mem::take(&mut *lock(&seen));
+    let mut opened: HashMap<Option<String>, u64> = HashMap::new();
+    let mut open = 0u64;
+    for Told {
+        at,
+        key,
+        transition: t,
+    } in seen
+    {
+        let refusing = |s: State| matches!(s, State::Open | State::ForcedOpen);
+        if refusing(t.from) {
+            if let Some(since) = opened.remove(&key) {
+                open = open.saturating_add(at.saturating_sub(since));
+            }
+        }
+        if refusing(t.to) {
+            opened.insert(key.clone(), at);
+        }
+        timeline.changes.push(Change {
+            at: Duration::from_nanos(at),
+            step: Step(t).to_string(),
+            key,
+        });
+    }
+    for since in opened.into_values() {
+        open = open.saturating_add(end.saturating_sub(since));
+    }
+    timeline.time_open = Duration::from_nanos(open);
+    timeline.end = Duration::from_nanos(end);
+    timeline
+}
+
+/// A transition a replayed breaker told, when, and of which key.
+struct Told {
+    at: u64,
+    key: Option<String>,
+    transition: Transition,
+}
+
+fn nanos(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}

@@ -1,0 +1,67 @@
+//! Where an attribute without `registry = ..` finds its breaker: the call
+//! site's cache of the process-wide registry, or, with feature `testing`, the
+//! registry a test installed ([`testing`](crate::testing)). Without the
+//! feature each fn is the site's own lookup, inlined: the claim is the same
+//! instructions as a direct `CallSite::global` call.
+
+use breaker_core::__private::{CallSite, KeyedSite};
+use breaker_core::{AsKey, Breaker, Config};
+
+/// The breaker of `group` for an attribute without `registry = ..`. Not public
+/// API.
+#[cfg(not(feature = "testing"))]
+#[inline(always)]
+pub fn site<'s>(site: &'s CallSite, group: &str, config: &Config) -> &'s Breaker {
+    site.global(group, config)
+}
+
+/// The breaker of `group` for an attribute without `registry = ..`: in the
+/// test registry installed on this thread if there is one, else the
+/// process-wide registry's. Not public API.
+#[cfg(feature = "testing")]
+#[inline]
+pub fn site<'s>(
+    site: &'s CallSite,
+    group: &str,
+    config: &Config,
+) -> breaker_core::__private::SiteBreaker<'s> {
+    match crate::testing::installed() {
+        None => breaker_core::__private::SiteBreaker::Cached(site.global(group, config)),
+        Some(kit) => {
+            let breaker = site.breaker(kit.registry(), group, config);
+            kit.reached(&breaker);
+            breaker
+        }
+    }
+}
+
+/// The breaker of `key` in the keyed group `group`, for an attribute without
+/// `registry = ..`. Not public API.
+#[cfg(not(feature = "testing"))]
+#[inline(always)]
+pub fn keyed_site<A: AsKey + ?Sized>(
+    site: &KeyedSite,
+    group: &str,
+    config: &Config,
+    max_keys: usize,
+    key: &A,
+) -> Breaker {
+    site.global(group, config, max_keys, key)
+}
+
+/// The breaker of `key` in the keyed group `group`, in the installed test
+/// registry if there is one. Not public API.
+#[cfg(feature = "testing")]
+#[inline]
+pub fn keyed_site<A: AsKey + ?Sized>(
+    site: &KeyedSite,
+    group: &str,
+    config: &Config,
+    max_keys: usize,
+    key: &A,
+) -> Breaker {
+    match crate::testing::installed() {
+        None => site.global(group, config, max_keys, key),
+        Some(kit) => site.breaker(kit.registry(), group, config, max_keys, key),
+    }
+}
