@@ -86,6 +86,12 @@ pub struct Metrics {
     /// that rises to all of them; `None` otherwise (also once its length has
     /// passed, before a claim ends it).
     pub ramp: Option<RampMetrics>,
+    /// Retries made through a [`Retry`](crate::Retry): attempts after a
+    /// call's first, each also one outcome among `calls`.
+    pub retries: u64,
+    /// Retries a [`Retry`](crate::Retry)'s budget refused: each call ended
+    /// at once with its own last error.
+    pub retries_budget_exhausted: u64,
 }
 
 impl Metrics {

@@ -345,6 +345,8 @@ impl Inner {
             bulkhead_in_flight: self.guards.bulkhead.as_ref().map(|b| b.in_flight()),
             latency_trips: totals.get(Counter::LatencyTrips),
             ramp_refused: totals.get(Counter::RampRefused),
+            retries: totals.get(Counter::Retries),
+            retries_budget_exhausted: totals.get(Counter::RetriesBudgetExhausted),
             ramp,
             latency_p99: self
                 .guards

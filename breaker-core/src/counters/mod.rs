@@ -62,9 +62,13 @@ pub(crate) enum Counter {
     LatencyTrips,
     /// Claims a traffic ramp refused.
     RampRefused,
+    /// Retries made (attempts after a call's first).
+    Retries,
+    /// Retries the retry budget refused.
+    RetriesBudgetExhausted,
 }
 
-const EVENTS: usize = Counter::RampRefused as usize + 1;
+const EVENTS: usize = Counter::RetriesBudgetExhausted as usize + 1;
 // A cell of every count stays within its line pair.
 const _: () = assert!(EVENTS * 8 <= 128);
 /// Thread slots that own a cell in each breaker (a power of two): the threads

@@ -185,6 +185,18 @@ impl Hub {
         }
     }
 
+    /// Delivers `event`, no transition, to this breaker's subscribers and the
+    /// ones it inherits, at once. The caller holds no lock.
+    #[cold]
+    pub(crate) fn tell_other(&self, event: &Event) {
+        if let Some(cold) = self.cold.get() {
+            cold.own.deliver(event);
+        }
+        if let Some(inherited) = &self.inherited {
+            inherited.deliver(event);
+        }
+    }
+
     fn deliver(&self, t: Transition) {
         let event = Event::Transition(t);
         if let Some(cold) = self.cold.get() {

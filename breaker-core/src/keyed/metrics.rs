@@ -29,6 +29,8 @@ pub(super) struct Folded {
     bulkhead_rejected: u64,
     latency_trips: u64,
     ramp_refused: u64,
+    retries: u64,
+    retries_budget_exhausted: u64,
     transitions: TransitionCounts,
 }
 
@@ -69,6 +71,8 @@ impl Folded {
             bulkhead_rejected,
             latency_trips,
             ramp_refused,
+            retries,
+            retries_budget_exhausted,
             transitions,
         } = m;
         for (sum, n) in [
@@ -87,6 +91,8 @@ impl Folded {
             (&mut self.bulkhead_rejected, bulkhead_rejected),
             (&mut self.latency_trips, latency_trips),
             (&mut self.ramp_refused, ramp_refused),
+            (&mut self.retries, retries),
+            (&mut self.retries_budget_exhausted, retries_budget_exhausted),
         ] {
             *sum = sum.saturating_add(*n);
         }
@@ -145,6 +151,11 @@ pub struct KeyedMetrics {
     pub latency_trips: u64,
     /// As [`Metrics::ramp_refused`], summed likewise (each also in `rejected`).
     pub ramp_refused: u64,
+    /// As [`Metrics::retries`], summed likewise.
+    pub retries: u64,
+    /// As [`Metrics::retries_budget_exhausted`], summed likewise (the keys
+    /// of one `Retry` share its budget).
+    pub retries_budget_exhausted: u64,
     /// As [`Metrics::transitions`], summed likewise, pair by pair.
     pub transitions: TransitionCounts,
 }
@@ -186,6 +197,8 @@ impl<K: Hash + Eq> Shared<K> {
             bulkhead_rejected,
             latency_trips,
             ramp_refused,
+            retries,
+            retries_budget_exhausted,
             transitions,
         } = sums;
         KeyedMetrics {
@@ -210,6 +223,8 @@ impl<K: Hash + Eq> Shared<K> {
             bulkhead_rejected,
             latency_trips,
             ramp_refused,
+            retries,
+            retries_budget_exhausted,
             transitions,
         }
     }
