@@ -210,8 +210,7 @@ pub struct Retry {
 }
 
 impl Retry {
-    /// `policy` with a full budget of nothing banked: before any first attempt,
-    /// only the floor's retries per second are allowed.
+    /// `policy` with its budget holding one second of its floor.
     #[cfg(not(loom))]
     pub const fn new(policy: RetryPolicy) -> Self {
         let (ratio, floor) = match policy.budget {
@@ -225,7 +224,8 @@ impl Retry {
         }
     }
 
-    /// `policy` with a full budget of nothing banked (loom's atomics are not const).
+    /// `policy` with its budget holding one second of its floor (loom's
+    /// atomics are not const).
     #[cfg(loom)]
     pub fn new(policy: RetryPolicy) -> Self {
         let (ratio, floor) = policy.budget.unwrap_or((0.0, 0));
@@ -272,9 +272,11 @@ impl Retry {
 /// Balances are held in units of a nanotoken, so the floor's refill
 /// (`floor` units per nanosecond of the clock) and a first attempt's deposit
 /// (`ratio × 10^9` units) are exact integers, and a retry costs 10^9. The bucket
-/// starts empty and holds at most ten seconds of the floor plus 100 retries,
-/// so a quiet spell cannot bank an unbounded burst. Hence over any run
-/// `retries ≤ ratio × first attempts + floor × seconds elapsed`.
+/// starts with one second of the floor (so the first calls of a process may
+/// retry too), earns the floor from the first retry asked for on, and holds at
+/// most ten seconds of the floor plus 100 retries, so a quiet spell cannot
+/// bank an unbounded burst. Hence over any run
+/// `retries ≤ ratio × first attempts + floor × (1 + seconds elapsed)`.
 /// Lock-free: a deposit is one compare-and-swap loop; a withdrawal is the
 /// refill's swap of the refill time, then one loop.
 #[derive(Debug)]
@@ -299,7 +301,7 @@ impl RetryBudget {
     const fn new(ratio: f64, floor: u32) -> Self {
         let floor = floor as u64;
         RetryBudget {
-            balance: AtomicU64::new(0),
+            balance: AtomicU64::new(floor.saturating_mul(TOKEN)),
             refilled_at: AtomicU64::new(NEVER),
             deposit: (ratio * TOKEN as f64) as u64,
             floor,
@@ -311,7 +313,7 @@ impl RetryBudget {
     fn new(ratio: f64, floor: u32) -> Self {
         let floor = floor as u64;
         RetryBudget {
-            balance: AtomicU64::new(0),
+            balance: AtomicU64::new(floor.saturating_mul(TOKEN)),
             refilled_at: AtomicU64::new(NEVER),
             deposit: (ratio * TOKEN as f64) as u64,
             floor,
@@ -409,7 +411,10 @@ mod tests {
     #[test]
     fn the_floor_pays_exactly_its_rate_from_the_first_withdrawal() {
         let retry = Retry::new(RetryPolicy::new(3).budget(0.0, 10));
-        assert!(!retry.withdraw(5 * SEC), "the bucket starts empty");
+        for _ in 0..10 {
+            assert!(retry.withdraw(5 * SEC), "one second of the floor to start");
+        }
+        assert!(!retry.withdraw(5 * SEC), "ten, not eleven");
         assert!(
             !retry.withdraw(5 * SEC + SEC / 10 - 1),
             "a hair short of one token"
@@ -424,6 +429,7 @@ mod tests {
     #[test]
     fn the_bucket_banks_at_most_ten_seconds_of_floor_and_a_hundred() {
         let retry = Retry::new(RetryPolicy::new(3).budget(1.0, 1));
+        assert!(retry.withdraw(0));
         assert!(!retry.withdraw(0));
         for _ in 0..1_000 {
             retry.deposit();
