@@ -164,7 +164,7 @@ impl ManualClock {
     ///
     /// ```
     /// # use breaker_core as breakerbox;
-    /// use breakerbox::{Clock, ManualClock};
+    /// use breakerbox::{clock::Clock, ManualClock};
     ///
     /// assert_eq!(ManualClock::new().jitter_seed(), Some(0));
     /// assert_eq!(ManualClock::new().with_jitter_seed(7).jitter_seed(), Some(7));

@@ -176,3 +176,50 @@ fn a_window_of_another_size_or_kind_still_needs_a_restart() {
     }
     assert_eq!(breaker.config(), &count_window(0.5, 10));
 }
+
+#[test]
+fn racing_reconfigurations_leave_the_window_judging_by_the_config_that_won() {
+    // Two threads tune one breaker at once, one to a rate of 0.2, one to 0.8;
+    // whichever config stays, the window must judge by it. Five successes and
+    // five failures (a rate of 0.5) then trip the circuit exactly when the
+    // config that won asks for 0.5 or less.
+    let tuned = |rate: f64| {
+        Config::builder()
+            .window_calls(10)
+            .failure_rate(rate)
+            .min_calls(10)
+            .build()
+            .unwrap()
+    };
+    let (low, high) = (tuned(0.2), tuned(0.8));
+    let mut mismatches = 0;
+    for round in 0..8_000 {
+        let breaker = Breaker::with_clock("raced", tuned(0.5), ManualClock::new());
+        let start = Barrier::new(2);
+        std::thread::scope(|s| {
+            for config in [low, high] {
+                let (breaker, start) = (&breaker, &start);
+                s.spawn(move || {
+                    start.wait();
+                    breaker.reconfigure(config).unwrap();
+                });
+            }
+        });
+        for _ in 0..5 {
+            breaker.try_acquire().unwrap().success();
+        }
+        for _ in 0..5 {
+            breaker.try_acquire().unwrap().failure();
+        }
+        let won = breaker.config().failure_rate().expect("a window");
+        let tripped = breaker.state() == State::Open;
+        if tripped != (won <= 0.5) {
+            mismatches += 1;
+            eprintln!("round {round}: config says {won}, tripped: {tripped}");
+        }
+    }
+    assert_eq!(
+        mismatches, 0,
+        "the window judged by a config that lost the race"
+    );
+}

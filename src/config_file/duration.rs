@@ -2,13 +2,14 @@
 //! or a whole number of milliseconds, read into the milliseconds the `*_ms`
 //! keys hold.
 
-/// The units a duration may use, longest name first where one is a prefix of
-/// another (`ms` before `m`), with their length in microseconds.
+/// The units a duration may use, with their length in microseconds. Parts are
+/// written from the longest unit down, each unit once, so a length in
+/// microseconds also orders them.
 const UNITS: [(&str, u128); 5] = [
     ("h", 3_600_000_000),
-    ("ms", 1_000),
     ("m", 60_000_000),
     ("s", 1_000_000),
+    ("ms", 1_000),
     ("us", 1),
 ];
 
@@ -18,9 +19,11 @@ const UNIT_LIST: &str = "`h`, `m`, `s`, `ms`, `us`";
 /// Reads `text` as a duration in whole milliseconds: whole milliseconds as
 /// digits (`250`, `30_000`), or one or more parts of a number and a unit
 /// (`30s`, `1m30s`, `1.5s`, `250ms`), units `h`, `m`, `s`, `ms` and `us`, each
-/// number with an optional decimal fraction. Refused, with the reason, when it
-/// is empty, has a part without a unit or with another unit, overflows a `u64`
-/// of milliseconds, or is not a whole number of milliseconds (`1.5ms`).
+/// number with an optional decimal fraction, the parts from the longest unit
+/// down and each unit once. Refused, with the reason, when it is empty, has a
+/// part without a unit or with another unit, repeats a unit or puts a shorter
+/// one first (`1s1s`, `30s1m`: a slip more often than a meaning), overflows a
+/// `u64` of milliseconds, or is not a whole number of milliseconds (`1.5ms`).
 ///
 /// The reason is written to follow "`text` is refused: ".
 pub(crate) fn parse_millis(text: &str) -> Result<u64, String> {
@@ -37,6 +40,8 @@ pub(crate) fn parse_millis(text: &str) -> Result<u64, String> {
     }
     // Counted exactly, in microseconds: `0.1s` is 100 ms.
     let mut micros: u128 = 0;
+    // The previous part's unit: each next one must be shorter.
+    let mut last: Option<(&str, u128)> = None;
     let mut rest = text;
     while !rest.is_empty() {
         let digits = rest
@@ -61,6 +66,15 @@ pub(crate) fn parse_millis(text: &str) -> Result<u64, String> {
         let Some(&(_, per)) = UNITS.iter().find(|(name, _)| *name == unit) else {
             return Err(format!("unknown unit `{unit}`; the units are {UNIT_LIST}"));
         };
+        if let Some((before, longer)) = last {
+            if per >= longer {
+                return Err(format!(
+                    "`{unit}` comes after `{before}`; write each unit once, from the longest \
+                     down, like \"1h30m\" or \"1m30s\""
+                ));
+            }
+        }
+        last = Some((unit, per));
         let part = match scaled(number, per) {
             Ok(part) => part,
             Err(Bad::Overflow) => return Err(too_long()),
@@ -188,6 +202,9 @@ mod tests {
         refused("1.5ms", "not a whole number of milliseconds");
         refused("1500us", "not a whole number of milliseconds");
         refused("0.0001s", "not a whole number of milliseconds");
+        refused("1s1s", "`s` comes after `s`; write each unit once");
+        refused("30s1m", "`m` comes after `s`");
+        refused("1ms1s", "`s` comes after `ms`");
         refused("1.s", "is not a number of s");
         refused("1..5s", "is not a number of s");
         refused("18446744073709551616", "longer than the longest duration");

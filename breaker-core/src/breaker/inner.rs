@@ -34,7 +34,8 @@ pub(super) struct Inner {
     pub(super) counters: Counters,
     pub(super) name: &'static str,
     pub(super) clock: ClockSource,
-    /// Serialises the transitions that write more than the word.
+    /// Serialises the transitions that write more than the word, and live
+    /// reconfigurations (the config and the window's tuning change as one).
     pub(super) transition: Mutex<()>,
     _line: LineBreak,
     /// Read on the slow paths only (trips, probes, half-open claims): the

@@ -206,8 +206,8 @@ impl<'a> Permit<'a> {
 /// reference count, which a `Permit` does not.
 ///
 /// ```
-/// # use breaker_core as breakerbox;
-/// use breakerbox::{Breaker, Config, OwnedPermit};
+/// # mod breakerbox { pub use breaker_core::*; pub mod breaker { pub use breaker_core::OwnedPermit; } }
+/// use breakerbox::{breaker::OwnedPermit, Breaker, Config};
 ///
 /// fn claim(breaker: Breaker) -> OwnedPermit {
 ///     breaker.try_acquire_owned().expect("a new breaker is closed")

@@ -54,6 +54,11 @@ impl Breaker {
     /// ```
     pub fn reconfigure(&self, config: Config) -> Result<(), PolicyChange> {
         self.check_reconfigure(&config)?;
+        // The transition lock makes the config and the window's tuning one
+        // change: of two reconfigurations at once, the window judges by the
+        // config that stays. (The check needs no lock: what it compares is
+        // fixed for the breaker's life.)
+        let _one_at_a_time = self.inner.transition.lock();
         self.inner.config.set(config);
         self.inner.hot.policy.retune(&config);
         if let Some(latency) = &self.inner.guards.latency {

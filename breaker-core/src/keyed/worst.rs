@@ -105,7 +105,7 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
     ///
     /// ```
     /// # use breaker_core as breakerbox;
-    /// use breakerbox::{Config, KeyedGroup, State};
+    /// use breakerbox::{keyed::KeyedGroup, Config, State};
     ///
     /// let hosts = KeyedGroup::<String>::new("upstream", Config::builder().threshold(1).build().unwrap(), 100);
     /// hosts.breaker("up.example").try_acquire().unwrap().success();

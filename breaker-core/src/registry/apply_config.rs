@@ -38,10 +38,10 @@ impl Registry {
     /// config changed, sorted by group.
     ///
     /// ```
-    /// # use breaker_core as breakerbox;
+    /// # mod breakerbox { pub use breaker_core::*; pub mod registry { pub use breaker_core::Resolution; } }
     /// use std::time::Duration;
     /// use std::sync::Arc;
-    /// use breakerbox::{Config, Registry, Resolution};
+    /// use breakerbox::{registry::Resolution, Config, Registry};
     ///
     /// let registry = Registry::new();
     /// let declared = Config::builder().threshold(3).build().unwrap();
