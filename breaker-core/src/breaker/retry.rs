@@ -39,7 +39,7 @@ impl Breaker {
     ///
     /// ```
     /// # use breaker_core as breakerbox;
-    /// use breakerbox::{Breaker, Clock, Config, ManualClock, Retry, RetryPolicy};
+    /// use breakerbox::{clock::Clock, Breaker, Config, ManualClock, Retry, RetryPolicy};
     ///
     /// static FLAKY: Retry = Retry::new(RetryPolicy::new(2).no_budget());
     /// let clock = ManualClock::new();
