@@ -41,6 +41,19 @@ fn guarded_bulkhead(x: u64) -> Result<u64, BenchError> {
     work(x)
 }
 
+// Retry set, the first attempt succeeding: the cost of the retry loop around
+// an otherwise identical group (the difference from `attribute`).
+#[circuit_breaker(
+    group = "ir-retry",
+    threshold = 3,
+    open_ms = 3_600_000,
+    retry = 2,
+    idempotent = true
+)]
+fn guarded_retry(x: u64) -> Result<u64, BenchError> {
+    work(x)
+}
+
 // Keyed: one breaker per key of the group, found by the key on every
 // call. The same key each call: the cost of a key the group holds.
 #[circuit_breaker(group = "ir-keyed", key = x, threshold = 3, open_ms = 3_600_000)]
@@ -169,6 +182,7 @@ const CASES: &[&str] = &[
     "force_reset",
     "force_reset_ring",
     "worst_keys",
+    "retry_first_attempt_ok",
 ];
 
 fn config() -> Config {
@@ -266,6 +280,7 @@ fn run(case: &str, n: u64) {
     let _ = black_box(guarded_fallback_failure(1));
     let _ = black_box(guarded_fallback_open(1));
     let _ = black_box(guarded_fallback_why_open(1));
+    let _ = black_box(guarded_retry(1));
     if case == "fallback_open" || case == "fallback_why_open" {
         for group in ["ir-fallback-open", "ir-fallback-why-open"] {
             breakerbox::registry()
@@ -293,6 +308,7 @@ fn run(case: &str, n: u64) {
         "timeout_race" => repeat(n, || poll_now(guarded_timeout_race(black_box(1)))),
         "timeout_async" => repeat(n, || poll_now(guarded_timeout_tokio(black_box(1)))),
         "attribute" => repeat(n, || guarded(black_box(1))),
+        "retry_first_attempt_ok" => repeat(n, || guarded_retry(black_box(1))),
         "attribute_async" => repeat(n, || poll_now(guarded_async(black_box(1)))),
         "attribute_keyed" => repeat(n, || guarded_keyed(black_box(1))),
         "attribute_keyed_async" => repeat(n, || poll_now(guarded_keyed_async(black_box(1)))),

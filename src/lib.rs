@@ -426,10 +426,52 @@
 /// | `timer` | path to a value implementing [`timeout::Timer`] | `breakerbox::timeout::Tokio` (feature `tokio`) | the timer `timeout_ms` races the call against, for runtimes other than tokio |
 /// | `key` | expression of the fn's arguments, of a type implementing [`AsKey`] | none | one breaker per value of the expression, all on the group's config (see [Keyed breakers](crate#keyed-breakers)) |
 /// | `max_keys` | integer | 10 000 (with `key`) | the most idle keys the group keeps; needs `key` |
+/// | `retry` | integer | none | up to this many more attempts after a failure the classifier counts, each one claim and one outcome; needs `idempotent = true` (see [Retries](#retries)) |
+/// | `idempotent` | `true` or `false` | none | the promise `retry` needs: the call is safe to repeat; `retry` without it, or with `false`, is a compile error |
+/// | `retry_backoff_ms` | integer | 50 | the first retry waits a uniformly random share of this ("full jitter"), each later one of twice the one before; needs `retry` |
+/// | `retry_cap_ms` | integer | 2 000 | cap on a retry's backed-off bound (an error's [`RetryAfterHint`] may still ask for longer); needs `retry` |
+/// | `retry_deadline_ms` | integer | none | no wait that would end later than this after the first attempt: the last error is returned instead; needs `retry` |
 ///
 /// `threshold` selects the consecutive-failure policy; `window_ms` or
 /// `window_calls` (not both) selects a rate window instead, and `threshold` may
 /// then not be set. The builder's rules between keys are checked the same way.
+///
+/// # Retries
+///
+/// `retry = N` (with `idempotent = true`) runs the body again after a failure,
+/// up to `N` times, in this order, outermost first: the bulkhead (one place
+/// for the whole call) > the retries > the breaker (one claim and one outcome
+/// per attempt, so each attempt counts in the window) > `timeout_ms` (per
+/// attempt; a timed-out attempt is retried like a failure) > the body. A
+/// refusal is never retried: it is answered at once, by the fallback or
+/// `Err(CircuitOpen.into())`; no retry starts once a failure opened the
+/// circuit; an error `is_failure` ignores is returned at once. A fallback runs
+/// once, after the last attempt. The wait is on the breaker's clock in a sync
+/// fn ([`Clock::sleep`](clock::Clock::sleep): a [`ManualClock`] advances by it
+/// and returns at once) and on `timer` in an async fn; an error implementing
+/// [`RetryAfterHint`] sets the next wait's floor. Retries of the fn share one
+/// budget, all keys of a keyed fn included: at most 20% of its first attempts
+/// plus 10 per second ([`RetryPolicy`]); past it the call ends with its own
+/// error, counted in `retries_budget_exhausted`. The body runs once per
+/// attempt and borrows the arguments, so it may not move one out. Code
+/// retries a call by hand with [`Breaker::call_retrying`].
+///
+/// ```
+/// use breakerbox::{circuit_breaker, CircuitOpen};
+///
+/// #[derive(Debug)]
+/// enum Error { Busy, Open(CircuitOpen) }
+/// impl From<CircuitOpen> for Error {
+///     fn from(open: CircuitOpen) -> Self { Error::Open(open) }
+/// }
+///
+/// #[circuit_breaker(group = "inventory", retry = 2, idempotent = true, retry_backoff_ms = 1)]
+/// fn stock(sku: &str) -> Result<u32, Error> {
+///     # let _ = Error::Busy;
+///     Ok(sku.len() as u32)
+/// }
+/// assert_eq!(stock("A-1").unwrap(), 3);
+/// ```
 ///
 /// # What is recorded
 ///
@@ -639,11 +681,11 @@ pub use breaker_macros::circuit_breaker;
 // the test clock, and what a keyed attribute's key implements.
 pub use breaker_core::{
     registry, AsKey, Breaker, CallError, CircuitOpen, Config, ConfigBuilder, ConfigError, Fallback,
-    ManualClock, OpenReason, Registry, State, TimedOut,
+    ManualClock, OpenReason, Registry, Retry, RetryAfterHint, RetryPolicy, State, TimedOut,
 };
 
 // Everything else lives in its module.
-pub use breaker_core::{classify, clock, config, events, fleet, keyed, metrics};
+pub use breaker_core::{classify, clock, config, events, fleet, keyed, metrics, retry};
 
 pub mod breaker {
     //! What a call through a [`Breaker`] holds: the [`Permit`] a claim returns
@@ -817,6 +859,12 @@ pub mod __private_v01 {
     pub use breaker_core::__private::timed_out;
     pub use breaker_core::timeout::within;
     pub use breaker_core::TimedOut;
+    // `retry = N`: the loop's policy and steps, the waits, and each error's
+    // `RetryAfterHint` (or none) by method lookup.
+    pub use breaker_core::__private::{
+        retry_failed, retry_sleep, retry_start, retry_timed_out, retry_verdict, retry_wait, Hint,
+        Retry, RetryPolicy, RetryVerdict, ViaHint, ViaNoHint,
+    };
     // The record: the body's value, through `is_failure` or not; with
     // `fallback_on = "failure"`, the error a failure hands the fallback.
     pub use breaker_core::__private::{

@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 use breakerbox::Config;
 
 /// The attribute keys that are not configuration keys.
-const OTHER_KEYS: [&str; 9] = [
+const OTHER_KEYS: [&str; 14] = [
     "group",
     "fallback",
     "fallback_on",
@@ -16,6 +16,11 @@ const OTHER_KEYS: [&str; 9] = [
     "timer",
     "key",
     "max_keys",
+    "retry",
+    "idempotent",
+    "retry_backoff_ms",
+    "retry_cap_ms",
+    "retry_deadline_ms",
 ];
 
 /// The first column of every row of the markdown table that follows `header`

@@ -162,6 +162,9 @@ fn assert_group_equals(scraped: &Exposition, breakers: &Registry, m: &GroupMetri
     }
     series("breaker_admitted_share", None, m.admitted_share());
     series("breaker_ramp_refused_total", None, m.ramp_refused as f64);
+    series("breaker_retries_total", None, m.retries as f64);
+    let exhausted = m.retries_budget_exhausted as f64;
+    series("breaker_retries_budget_exhausted_total", None, exhausted);
     series("breaker_generation", None, m.generation as f64);
     let consecutive = f64::from(m.consecutive_failures);
     series("breaker_consecutive_failures", None, consecutive);
@@ -351,11 +354,11 @@ fn group_names_that_are_not_plain_label_values_come_back_intact() {
         let closed = scraped.value("breaker_state", &[("name", name), ("state", "closed")]);
         assert_eq!(closed, Some(1.0), "{name:?}");
         // 19 series, the five transitions of the machine, the open duration,
-        // the timeout, bulkhead-refusal, latency-trip and ramp-refusal
-        // counters, and the admitted share.
-        assert_eq!(scraped.of_group(name).count(), 30, "{name:?}");
+        // the timeout, bulkhead-refusal, latency-trip, ramp-refusal, retry
+        // and spent-budget counters, and the admitted share.
+        assert_eq!(scraped.of_group(name).count(), 32, "{name:?}");
     }
-    assert_eq!(scraped.samples.len(), 30 * names.len());
+    assert_eq!(scraped.samples.len(), 32 * names.len());
 }
 
 #[test]

@@ -179,3 +179,24 @@ fn a_keyed_groups_transitions_carry_the_key() {
     assert_eq!(seen[1].field("key"), Some("held.example"));
     assert_eq!(seen[1].field("to"), Some("forced_open"));
 }
+
+#[test]
+fn a_spent_retry_budget_is_one_warning_with_the_group_and_the_retry() {
+    use breakerbox::{Retry, RetryPolicy};
+
+    let collect = Collect::default();
+    let registry = Registry::with_clock(ManualClock::new());
+    let _traced = breakerbox::observe::tracing::subscribe(&registry);
+    tracing::subscriber::with_default(collect.clone(), || {
+        let api = registry.breaker("api", &Config::default());
+        // No floor and a 10% share: a lone first attempt earns no retry.
+        let retry = Retry::new(RetryPolicy::new(2).budget(0.1, 0));
+        let _ = api.call_retrying(&retry, || Err::<(), _>(String::from("busy")));
+    });
+    let seen = collect.0.lock().unwrap();
+    assert_eq!(seen.len(), 1, "{seen:?}");
+    assert_eq!(seen[0].level, Level::WARN);
+    assert_eq!(seen[0].field("group"), Some("api"));
+    assert_eq!(seen[0].field("retry"), Some("1"));
+    assert!(seen[0].field("message").unwrap().contains("retry budget"));
+}

@@ -19,3 +19,105 @@ pub use crate::site::{CallSite, KeyedSite, SiteBreaker};
 pub fn timed_out(breaker: &Breaker, permit: Permit<'_>, after: Duration) -> TimedOut {
     breaker.timed_out(permit, after)
 }
+
+// `retry = N`: the loop's steps, each attempt's hint, and the split of a
+// failure fallback's error.
+pub use crate::breaker::{RetryAttempts, RetryVerdict};
+pub use crate::retry::{Retry, RetryPolicy};
+
+/// The start of a retried call: reads the clock only for a policy with a
+/// deadline. Not public API.
+#[inline]
+pub fn retry_start(breaker: &Breaker, retry: &Retry) -> RetryAttempts {
+    breaker.first_attempt(retry)
+}
+
+/// Records one attempt's `result` and says whether to wait and go again or
+/// to end with it. Not public API.
+#[inline]
+pub fn retry_verdict<T, E, C>(
+    breaker: &Breaker,
+    retry: &Retry,
+    attempts: &mut RetryAttempts,
+    permit: Permit<'_>,
+    result: Result<T, E>,
+    classifier: &C,
+    hint: Option<Duration>,
+) -> RetryVerdict<Result<T, E>>
+where
+    C: crate::Classifier<E> + ?Sized,
+{
+    breaker.verdict(retry, attempts, permit, result, classifier, hint)
+}
+
+/// A timed-out attempt (recorded as a failure): the wait before the next one,
+/// or the error to answer with. Not public API.
+#[cold]
+pub fn retry_timed_out(
+    breaker: &Breaker,
+    retry: &Retry,
+    attempts: &mut RetryAttempts,
+    permit: Permit<'_>,
+    after: Duration,
+) -> Result<Duration, TimedOut> {
+    let timed_out = breaker.timed_out(permit, after);
+    match breaker.retry_delay(retry, attempts, None) {
+        Some(delay) => Ok(delay),
+        None => Err(timed_out),
+    }
+}
+
+/// Waits `delay` on the breaker's clock, between two sync attempts. Not public API.
+#[cold]
+pub fn retry_sleep(breaker: &Breaker, delay: Duration) {
+    breaker.sleep(delay);
+}
+
+/// A retried call's last result, for `fallback_on = "failure"`: `Ok` with the
+/// value to return (a success, or an error the classifier ignores), `Err` with
+/// a failure for the fallback. Not public API.
+#[inline]
+pub fn retry_failed<T, E, C>(result: Result<T, E>, classifier: &C) -> Result<Result<T, E>, E>
+where
+    C: crate::Classifier<E> + ?Sized,
+{
+    match result {
+        Err(error) if classifier.is_failure(&error) => Err(error),
+        other => Ok(other),
+    }
+}
+
+/// An attempt's error, asked for a [`RetryAfterHint`](crate::RetryAfterHint)
+/// by method lookup: `(&Hint(error)).hint()` is the error's own when its type
+/// implements the trait ([`ViaHint`]), `None` otherwise ([`ViaNoHint`]). Not
+/// public API.
+pub struct Hint<'a, E>(pub &'a E);
+
+/// The hint of an error that implements [`RetryAfterHint`](crate::RetryAfterHint).
+pub trait ViaHint {
+    /// The error's delay.
+    fn hint(&self) -> Option<Duration>;
+}
+
+impl<E: crate::RetryAfterHint> ViaHint for Hint<'_, E> {
+    #[inline]
+    fn hint(&self) -> Option<Duration> {
+        self.0.retry_after()
+    }
+}
+
+/// The hint of any other error: none.
+pub trait ViaNoHint {
+    /// No delay.
+    fn hint(&self) -> Option<Duration> {
+        None
+    }
+}
+
+impl<T> ViaNoHint for &T {}
+
+/// The wait between two async attempts, on `timer`. Not public API.
+#[cold]
+pub fn retry_wait<T: crate::Timer + ?Sized>(timer: &T, delay: Duration) -> T::Sleep {
+    timer.sleep(delay)
+}

@@ -42,6 +42,14 @@ pub trait Clock: Send + Sync + 'static {
     fn jitter_seed(&self) -> Option<u64> {
         None
     }
+
+    /// Waits `d` of this clock's time: a retry's backoff on the sync path
+    /// ([`Breaker::call_retrying`](crate::Breaker::call_retrying)). The
+    /// default blocks the thread for `d`; [`ManualClock`] advances itself by
+    /// `d` and returns at once, so a test's retries wait no real time.
+    fn sleep(&self, d: Duration) {
+        std::thread::sleep(d);
+    }
 }
 
 /// The default clock. On Linux, `CLOCK_MONOTONIC` (what [`Instant`] reads there)
@@ -192,6 +200,11 @@ impl Clock for ManualClock {
     fn jitter_seed(&self) -> Option<u64> {
         Some(self.seed)
     }
+
+    /// Advances this clock by `d`: the wait takes no real time.
+    fn sleep(&self, d: Duration) {
+        self.advance(d);
+    }
 }
 
 /// The clock a breaker holds: the monotonic default without dynamic dispatch, or
@@ -219,6 +232,15 @@ impl ClockSource {
         match self {
             ClockSource::Monotonic => MonotonicClock.now_nanos(),
             ClockSource::Custom(clock) => clock.now_nanos(),
+        }
+    }
+
+    /// The clock's [`Clock::sleep`].
+    #[cold]
+    pub(crate) fn sleep(&self, d: Duration) {
+        match self {
+            ClockSource::Monotonic => MonotonicClock.sleep(d),
+            ClockSource::Custom(clock) => clock.sleep(d),
         }
     }
 

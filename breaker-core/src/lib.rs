@@ -152,6 +152,7 @@ mod outcome;
 mod policy;
 mod ramp;
 mod registry;
+pub mod retry;
 mod site;
 mod state;
 mod sync;
@@ -165,7 +166,8 @@ pub use crate::config::{Config, ConfigBuilder, ConfigError, FailurePolicy, RateT
 pub use crate::conflict::{ConfigSource, Conflict};
 pub use crate::error::{CallError, CircuitOpen, Fallback, OpenReason, TimedOut};
 pub use crate::events::{
-    Event, KeyedTransition, Subscription, Transition, TransitionCounts, TransitionReason, TripCause,
+    Event, KeyedTransition, RetryBudgetExhausted, Subscription, Transition, TransitionCounts,
+    TransitionReason, TripCause,
 };
 pub use crate::keyed::{AsKey, KeyedGroup, KeyedMetrics, WrongKeyType};
 pub use crate::metrics::{
@@ -175,5 +177,6 @@ pub use crate::registry::{
     registry, AlreadyCreated, ApplyConfigError, DeclarationOverride, Reconfigured, Registry,
     Resolution, Resolver, UnknownGroup,
 };
+pub use crate::retry::{Retry, RetryAfterHint, RetryBudget, RetryPolicy};
 pub use crate::state::State;
 pub use crate::timeout::Timer;

@@ -98,6 +98,12 @@ pub struct Metrics {
     /// for a key of a keyed group, whose keys count in one histogram that
     /// [`KeyedMetrics::call_durations`](crate::KeyedMetrics::call_durations) reads.
     pub call_durations: Option<CallDurations>,
+    /// Retries made through a [`Retry`](crate::Retry): attempts after a
+    /// call's first, each also one outcome among `calls`.
+    pub retries: u64,
+    /// Retries a [`Retry`](crate::Retry)'s budget refused: each call ended
+    /// at once with its own last error.
+    pub retries_budget_exhausted: u64,
 }
 
 impl Metrics {

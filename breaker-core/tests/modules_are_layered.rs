@@ -14,6 +14,7 @@ const LAYERS: &[&[&str]] = &[
     &["sync"],
     &[
         "names", "clock", "state", "counters", "bulkhead", "timeout", "error", "fleet", "ramp",
+        "retry",
     ],
     &["config"],
     &["conflict", "policy", "histogram"],

@@ -171,6 +171,11 @@ other_keys! {
     "timer" => timer, like "MY_TIMER",
     "key" => key, like "host",
     "max_keys" => max_keys, like "10000",
+    "retry" => retry, like "2",
+    "idempotent" => idempotent, like "true",
+    "retry_backoff_ms" => retry_backoff_ms, like "50",
+    "retry_cap_ms" => retry_cap_ms, like "2000",
+    "retry_deadline_ms" => retry_deadline_ms, like "5000",
 }
 
 /// Every key, in the order the error message lists them.
@@ -204,6 +209,16 @@ pub(crate) struct Args {
     /// `key = expr`: one breaker per value of `expr`.
     pub(crate) key: Option<Expr>,
     pub(crate) max_keys: Option<MaxKeys>,
+    /// `retry = N`: up to N more attempts after a failure.
+    pub(crate) retry: Option<MaxKeys>,
+    /// `idempotent = true`: the promise `retry` needs.
+    pub(crate) idempotent: Option<syn::LitBool>,
+    /// `retry_backoff_ms`: the first retry's delay bound.
+    pub(crate) retry_backoff_ms: Option<MaxKeys>,
+    /// `retry_cap_ms`: the cap on a backed-off delay.
+    pub(crate) retry_cap_ms: Option<MaxKeys>,
+    /// `retry_deadline_ms`: no wait past this, from the first attempt.
+    pub(crate) retry_deadline_ms: Option<MaxKeys>,
     /// Keys read so far, for "set at most once".
     seen: Vec<Ident>,
     /// Keys written whose `= value` could not be read.
@@ -428,7 +443,24 @@ impl Value for FallbackArg {
     }
 }
 
-/// `max_keys = N` as written: the key (for spans) and the value.
+impl Value for syn::LitBool {
+    fn read(input: ParseStream<'_>, key: &Ident, example: &str) -> syn::Result<Self> {
+        match input.parse::<Lit>() {
+            Ok(Lit::Bool(b)) => Ok(b),
+            Ok(other) => Err(syn::Error::new(
+                other.span(),
+                format!("`{key}` takes `true` or `false`, like `{key} = {example}`"),
+            )),
+            Err(_) => Err(syn::Error::new(
+                input.span(),
+                format!("`{key}` takes `true` or `false`, like `{key} = {example}`"),
+            )),
+        }
+    }
+}
+
+/// `max_keys = N` (and the other whole-number keys that are no builder
+/// method: `retry`, `retry_*_ms`) as written: the key (for spans) and the value.
 pub(crate) struct MaxKeys {
     pub(crate) key: Ident,
     pub(crate) value: u64,

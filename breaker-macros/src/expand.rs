@@ -11,7 +11,7 @@ use syn::visit_mut::VisitMut;
 use syn::{AttrStyle, Ident, ItemFn, ReturnType, Type};
 
 use crate::shape::{FutureTail, Shape};
-use crate::validate::{return_span, Attr, Fallback, Keyed, Plan};
+use crate::validate::{return_span, Attr, Fallback, Keyed, Plan, RetryPlan};
 
 /// The one list of lints allowed on generated statements (never around user code,
 /// except [`body_lints`] on the statement that holds the body). The `deny-warnings`
@@ -62,6 +62,9 @@ impl Locals {
 /// Expands one guarded fn as its [`Shape`] says.
 pub(crate) fn expand(plan: Plan) -> TokenStream {
     let Plan { attr, item, shape } = plan;
+    if let Some(retry) = &attr.retry {
+        return expand_retry(&attr, item, retry, matches!(shape, Shape::AsyncFn));
+    }
     match shape {
         Shape::Sync => expand_sync(&attr, item),
         Shape::AsyncFn => expand_async_fn(&attr, item),
@@ -729,4 +732,272 @@ pub(crate) fn erase_impl_trait(ty: &Type) -> TokenStream {
     let mut ty = ty.clone();
     Erase.visit_type_mut(&mut ty);
     ty.into_token_stream()
+}
+
+/// A retried fn (`retry = N`, sync or async): the breaker found (and the
+/// bulkhead slot taken) once for the call, then one claim, one run of the
+/// body and one verdict per attempt.
+///
+/// Input:
+/// ```text
+/// #[circuit_breaker(group = "search", retry = 2, idempotent = true)]
+/// fn search(q: &str) -> Result<Hits, Error> { body }
+/// ```
+/// Output:
+/// ```text
+/// fn search(q: &str) -> Result<Hits, Error> {
+///     /* the claim, as in `claim`: the first attempt's permit */
+///     static __BREAKER_RETRY: ::breakerbox::__private_v01::Retry =
+///         ::breakerbox::__private_v01::Retry::new(::breakerbox::__private_v01::RetryPolicy::new(2));
+///     let mut __attempts = ::breakerbox::__private_v01::retry_start(&__breaker, &__BREAKER_RETRY);
+///     let mut __permit = __permit;
+///     let __result = loop {
+///         let __result = (|| -> Result<Hits, Error> { body })();
+///         let __hint = match &__result {
+///             Err(error) => (&::breakerbox::__private_v01::Hint(error)).hint(),
+///             Ok(_) => None,
+///         };
+///         match ::breakerbox::__private_v01::retry_verdict(
+///             &__breaker, &__BREAKER_RETRY, &mut __attempts, __permit, __result,
+///             &::breakerbox::__private_v01::EveryError, __hint,
+///         ) {
+///             RetryVerdict::Done(result) => break result,
+///             RetryVerdict::Again(delay) => ::breakerbox::__private_v01::retry_sleep(&__breaker, delay),
+///         }
+///         __permit = match __breaker.try_acquire() {
+///             Ok(permit) => permit,
+///             Err(__open) => return /* on_open: the fallback runs once */,
+///         };
+///     };
+///     __result
+/// }
+/// ```
+/// `retry_backoff_ms`, `retry_cap_ms` and `retry_deadline_ms` add
+/// `.backoff(..)`, `.cap(..)` and `.deadline(..)` to the policy. In an
+/// `async fn` the body is `async { body }.await` (raced against `timeout_ms`
+/// when set: a timed-out attempt is retried as a failure, through
+/// `retry_timed_out`) and the wait is the timer's (`timer`, or the default).
+/// With `fallback_on = "failure"` the last result goes through
+/// `retry_failed`, whose `Err` is the failure the fallback answers. The
+/// closure and the async block are not `move`: each attempt borrows the
+/// arguments, so a body that moves one out does not compile.
+fn expand_retry(attr: &Attr, item: ItemFn, retry: &RetryPlan, is_async: bool) -> TokenStream {
+    let l = Locals::new();
+    let krate = &attr.krate;
+    let (outer, inner) = split_attrs(&item);
+    let ItemFn {
+        vis, sig, block, ..
+    } = &item;
+    let on_open = on_open(attr, &item, &l, is_async);
+    // The first attempt's claim is the fn's claim as without `retry`; each
+    // retry claims again at the bottom of the loop.
+    let first = claim(attr, &l, on_open.clone());
+    let Locals {
+        breaker,
+        permit,
+        open,
+        result,
+        ..
+    } = &l;
+    let lints = generated_lints();
+    let ret_span = return_span(sig);
+    let attempts = Ident::new("__attempts", Span::mixed_site());
+    let hint = Ident::new("__hint", Span::mixed_site());
+    let site = Ident::new("__BREAKER_RETRY", Span::mixed_site());
+    let policy = retry_policy(attr, retry);
+    let classifier = match &attr.is_failure {
+        Some(path) => quote_spanned!(path.span()=> &#path),
+        None => quote_spanned!(Span::mixed_site()=> &#krate::__private_v01::EveryError),
+    };
+    let timer = match &attr.timer {
+        Some(path) => quote_spanned!(path.span()=> &#path),
+        None => quote!(&#krate::__private_v01::DefaultTimer),
+    };
+    // Each retry's claim, refused like the first.
+    let reclaim = quote_spanned! {Span::mixed_site()=>
+        #permit = match #breaker.try_acquire() {
+            ::core::result::Result::Ok(permit) => permit,
+            ::core::result::Result::Err(#open) => return #on_open,
+        };
+    };
+    let run = if is_async {
+        let wait = RetryWait {
+            attempts: &attempts,
+            site: &site,
+            timer: &timer,
+            reclaim: &reclaim,
+        };
+        retry_attempt_async(attr, &l, &wait, &item, ret_span)
+    } else {
+        let ret = match &sig.output {
+            ReturnType::Default => quote!(()),
+            ReturnType::Type(_, ty) => erase_impl_trait(ty),
+        };
+        let body_lints = body_lints();
+        quote! {
+            #body_lints
+            let #result = (|| -> #ret #block)();
+        }
+    };
+    let delay = Ident::new("__delay", Span::mixed_site());
+    let again = if is_async {
+        quote_spanned!(Span::mixed_site()=> #krate::__private_v01::retry_wait(#timer, #delay).await)
+    } else {
+        quote_spanned!(Span::mixed_site()=> #krate::__private_v01::retry_sleep(&#breaker, #delay))
+    };
+    // Spanned at the return type: a fn that returns no `Result` is told there.
+    let hint_of = quote_spanned! {ret_span=>
+        match &#result {
+            ::core::result::Result::Err(error) => {
+                #[allow(unused_imports)] // only one of the two is picked
+                use #krate::__private_v01::{ViaHint as _, ViaNoHint as _};
+                (&#krate::__private_v01::Hint(error)).hint()
+            }
+            ::core::result::Result::Ok(_) => ::core::option::Option::None,
+        }
+    };
+    let answer = match attr.fallback.as_ref().filter(|f| f.on_failure) {
+        None => quote_spanned!(Span::mixed_site()=> #result),
+        Some(fallback) => {
+            let error = Ident::new("__error", Span::mixed_site());
+            let why = quote_spanned!(Span::mixed_site()=> #krate::__private_v01::Fallback::Failed(#error));
+            let call = fallback_call(attr, fallback, is_async, &why);
+            quote_spanned! {Span::mixed_site()=>
+                match #krate::__private_v01::retry_failed(#result, #classifier) {
+                    ::core::result::Result::Ok(value) => value,
+                    #[allow(unused_variables)] // a fallback without `why` drops the error
+                    ::core::result::Result::Err(#error) => #call,
+                }
+            }
+        }
+    };
+    quote! {
+        #(#outer)*
+        #vis #sig {
+            #(#inner)*
+            #first
+            #lints
+            static #site: #krate::__private_v01::Retry = #krate::__private_v01::Retry::new(#policy);
+            #lints
+            let mut #attempts = #krate::__private_v01::retry_start(&#breaker, &#site);
+            #lints
+            let mut #permit = #permit;
+            #[allow(unused_braces)]
+            let #result = loop {
+                #run
+                let #hint = #hint_of;
+                match #krate::__private_v01::retry_verdict(
+                    &#breaker, &#site, &mut #attempts, #permit, #result, #classifier, #hint,
+                ) {
+                    #krate::__private_v01::RetryVerdict::Done(#result) => break #result,
+                    #krate::__private_v01::RetryVerdict::Again(#delay) => #again,
+                }
+                #reclaim
+            };
+            #answer
+        }
+    }
+}
+
+/// The `RetryPolicy` a retried fn's keys make, as a `const` expression.
+fn retry_policy(attr: &Attr, retry: &RetryPlan) -> TokenStream {
+    let krate = &attr.krate;
+    let retries = &retry.retries;
+    let millis = |method: &str, value: &Option<proc_macro2::Literal>| {
+        value.as_ref().map(|ms| {
+            let method = Ident::new(method, ms.span());
+            quote!(.#method(::core::time::Duration::from_millis(#ms)))
+        })
+    };
+    let backoff = millis("backoff", &retry.backoff_ms);
+    let cap = millis("cap", &retry.cap_ms);
+    let deadline = millis("deadline", &retry.deadline_ms);
+    quote!(#krate::__private_v01::RetryPolicy::new(#retries) #backoff #cap #deadline)
+}
+
+/// What the wait after a timed-out attempt names: the loop's state, the
+/// policy's static, the timer and the next claim.
+struct RetryWait<'a> {
+    attempts: &'a Ident,
+    site: &'a Ident,
+    timer: &'a TokenStream,
+    reclaim: &'a TokenStream,
+}
+
+/// One attempt of a retried `async fn`: the body awaited in an async block
+/// that borrows the arguments, raced against `timeout_ms` when set.
+fn retry_attempt_async(
+    attr: &Attr,
+    l: &Locals,
+    wait: &RetryWait<'_>,
+    item: &ItemFn,
+    ret_span: Span,
+) -> TokenStream {
+    let RetryWait {
+        attempts,
+        site,
+        timer,
+        reclaim,
+    } = wait;
+    let krate = &attr.krate;
+    let Locals {
+        breaker,
+        permit,
+        result,
+        ..
+    } = l;
+    let fake_return = match &item.sig.output {
+        ReturnType::Type(_, ty) => {
+            let ty = erase_impl_trait(ty);
+            let lints = generated_lints();
+            let fake = Ident::new("__fake_return", Span::mixed_site());
+            quote! {
+                #lints
+                if false {
+                    let #fake: #ty = loop {};
+                    return #fake;
+                }
+            }
+        }
+        ReturnType::Default => TokenStream::new(),
+    };
+    let block = &item.block;
+    let body = quote!(async { #fake_return #block });
+    let Some(literal) = &attr.timeout else {
+        return quote!(let #result = #body.await;);
+    };
+    let after = Ident::new("__after", Span::mixed_site());
+    let late = Ident::new("__late", Span::mixed_site());
+    let answer_krate = match attr.krate_is_default {
+        true => respan(krate.to_token_stream(), ret_span),
+        false => krate.to_token_stream(),
+    };
+    let answer = match &attr.fallback {
+        Some(fallback) if fallback.on_failure => {
+            let why = quote_spanned!(Span::mixed_site()=> #krate::__private_v01::Fallback::TimedOut(#late));
+            fallback_call(attr, fallback, true, &why)
+        }
+        _ => quote_spanned! {ret_span=>
+            #answer_krate::__private_v01::from_timed_out(#late)
+        },
+    };
+    quote_spanned! {Span::mixed_site()=>
+        let #after = match #breaker.config().timeout() {
+            ::core::option::Option::Some(after) => after,
+            ::core::option::Option::None => ::core::time::Duration::from_millis(#literal),
+        };
+        let #result = match #krate::__private_v01::within(#timer, #after, #body).await {
+            ::core::option::Option::Some(result) => result,
+            ::core::option::Option::None => {
+                match #krate::__private_v01::retry_timed_out(&#breaker, &#site, &mut #attempts, #permit, #after) {
+                    ::core::result::Result::Ok(delay) => {
+                        #krate::__private_v01::retry_wait(#timer, delay).await;
+                        #reclaim
+                        continue;
+                    }
+                    ::core::result::Result::Err(#late) => return #answer,
+                }
+            }
+        };
+    }
 }

@@ -39,6 +39,19 @@ pub(crate) struct Attr {
     pub(crate) bulkhead: bool,
     /// `key = ..` was written: one breaker per key.
     pub(crate) keyed: Option<Keyed>,
+    /// `retry = N` was written (with `idempotent = true`): the body runs in
+    /// a retry loop.
+    pub(crate) retry: Option<RetryPlan>,
+}
+
+/// A retried fn's policy, as the literals the attribute wrote.
+pub(crate) struct RetryPlan {
+    /// `retry = N`.
+    pub(crate) retries: Literal,
+    /// `retry_backoff_ms`, `retry_cap_ms`, `retry_deadline_ms`.
+    pub(crate) backoff_ms: Option<Literal>,
+    pub(crate) cap_ms: Option<Literal>,
+    pub(crate) deadline_ms: Option<Literal>,
 }
 
 /// A keyed group's call: which key, and how many idle keys the group holds.
@@ -103,6 +116,11 @@ pub(crate) fn validate(args: Args, item: TokenStream) -> Result<Plan, syn::Error
         timer,
         key,
         max_keys,
+        retry,
+        idempotent,
+        retry_backoff_ms,
+        retry_cap_ms,
+        retry_deadline_ms,
         mut errors,
         ..
     } = args;
@@ -177,6 +195,18 @@ pub(crate) fn validate(args: Args, item: TokenStream) -> Result<Plan, syn::Error
              remove `timer`",
         ));
     }
+
+    let retry = check_retry(
+        RetryArgs {
+            retry,
+            idempotent,
+            backoff: retry_backoff_ms,
+            cap: retry_cap_ms,
+            deadline: retry_deadline_ms,
+        },
+        &shape,
+        &mut errors,
+    );
 
     // The value the fn hands back is its declared return type (not a future's output).
     let returns_value = matches!(shape, Shape::Sync | Shape::AsyncFn);
@@ -271,9 +301,83 @@ pub(crate) fn validate(args: Args, item: TokenStream) -> Result<Plan, syn::Error
             timer,
             bulkhead,
             keyed,
+            retry,
         },
         item,
         shape,
+    })
+}
+
+/// The retry keys as written.
+struct RetryArgs {
+    retry: Option<MaxKeys>,
+    idempotent: Option<syn::LitBool>,
+    backoff: Option<MaxKeys>,
+    cap: Option<MaxKeys>,
+    deadline: Option<MaxKeys>,
+}
+
+/// `retry = N` and its keys: a fn is retried only when it says its call is
+/// safe to repeat (`idempotent = true`), by an `async fn` or a sync one.
+fn check_retry(args: RetryArgs, shape: &Shape, errors: &mut Vec<syn::Error>) -> Option<RetryPlan> {
+    let RetryArgs {
+        retry,
+        idempotent,
+        backoff,
+        cap,
+        deadline,
+    } = args;
+    let Some(retry) = retry else {
+        if let Some(flag) = &idempotent {
+            errors.push(syn::Error::new(
+                flag.span(),
+                "`idempotent` is the promise `retry` needs, and this fn has no `retry`: add \
+                 `retry = N` (up to N more attempts after a failure), or remove `idempotent`",
+            ));
+        }
+        for key in [&backoff, &cap, &deadline].into_iter().flatten() {
+            errors.push(syn::Error::new(
+                key.key.span(),
+                format!(
+                    "`{}` tunes `retry`, which is not set: add `retry = N`, or remove `{}`",
+                    key.key, key.key
+                ),
+            ));
+        }
+        return None;
+    };
+    match &idempotent {
+        Some(flag) if flag.value => {}
+        Some(flag) => errors.push(syn::Error::new(
+            flag.span(),
+            "`retry` repeats the call, and `idempotent = false` says it is not safe to repeat: \
+             remove `retry`, or make the call idempotent and write `idempotent = true`",
+        )),
+        None => errors.push(syn::Error::new(
+            retry.key.span(),
+            "`retry` repeats the call, which is safe only for an idempotent operation: say so \
+             with `idempotent = true` beside `retry`, or remove `retry`",
+        )),
+    }
+    if retry.value == 0 || retry.value > u64::from(u32::MAX) {
+        errors.push(syn::Error::new(
+            retry.literal.span(),
+            "`retry` is the most attempts after the first, from 1 to 4294967295: write \
+             `retry = 2`, or remove `retry` for none",
+        ));
+    }
+    if let Shape::FutureTail(_) = shape {
+        errors.push(syn::Error::new(
+            retry.key.span(),
+            "`retry` runs the body again for each attempt, and a fn ending in `async move { .. }` \
+             hands back one future: make it an `async fn`",
+        ));
+    }
+    Some(RetryPlan {
+        retries: retry.literal,
+        backoff_ms: backoff.map(|k| k.literal),
+        cap_ms: cap.map(|k| k.literal),
+        deadline_ms: deadline.map(|k| k.literal),
     })
 }
 

@@ -42,6 +42,8 @@
 //! | `breaker_ramp_refused_total` | counter | `name` | claims the traffic ramp (`ramp_ms`) refused, each also `not_permitted` | none |
 //! | `breaker_shadow` | gauge | `name` | 1 while the breaker is in shadow mode (`shadow`: refusing nothing but a forced open), 0 otherwise | none (resilience4j's `metrics_only` is a state there) |
 //! | `breaker_shadow_refused_total` | counter | `name` | claims shadow mode admitted that the breaker would have refused (never `not_permitted`) | none |
+//! | `breaker_retries_total` | counter | `name` | retries made (attempts after a call's first, `retry`), each also one of `breaker_calls_total` | `resilience4j_retry_calls` (by outcome, a separate module there) |
+//! | `breaker_retries_budget_exhausted_total` | counter | `name` | retries the retry budget refused: each call ended with its own error | none |
 //! | `breaker_transitions_total` | counter | `name`, `from`, `to` | transitions by the state left and the state entered (`from`/`to` spelled as `state`'s values); the five the state machine makes itself (`closed`->`open`, `open`->`half_open`, `half_open`->`open`, `half_open`->`closed`, `half_open`->`half_open` on a lease reclaim) are listed from the start, the ones made by hand (forcing, reset) once they happened | `resilience4j_circuitbreaker_state` transitions are events there, not a metric; closest is counting its `CircuitBreakerOnStateTransitionEvent`s |
 //! | `breaker_open_duration_seconds` | gauge | `name` | the open duration of the current episode while open or half-open (grows by `backoff` after each failed probe); 0 otherwise | none (resilience4j's wait duration is fixed config) |
 //! | `breaker_generation` | gauge | `name` | the breaker's generation: each transition starts a new one | none |
@@ -65,6 +67,8 @@
 //! | `breaker_keyed_latency_trips_total` | counter | `name` | as `breaker_latency_trips_total`, summed likewise |
 //! | `breaker_keyed_ramp_refused_total` | counter | `name` | as `breaker_ramp_refused_total`, summed likewise (each key ramps on its own) |
 //! | `breaker_keyed_shadow_refused_total` | counter | `name` | as `breaker_shadow_refused_total`, summed likewise |
+//! | `breaker_keyed_retries_total` | counter | `name` | as `breaker_retries_total`, summed likewise |
+//! | `breaker_keyed_retries_budget_exhausted_total` | counter | `name` | as `breaker_retries_budget_exhausted_total`, summed likewise (the keys share one budget) |
 //! | `breaker_keyed_transitions_total` | counter | `name`, `from`, `to` | as `breaker_transitions_total`, summed likewise |
 //! | `breaker_keyed_calls_seconds_bucket` | histogram | `name`, `kind`, `le` | as `breaker_calls_seconds_bucket`, one histogram for every key of the group (evicted ones included): the series do not grow with the keys |
 //! | `breaker_keyed_calls_seconds_sum` | histogram | `name`, `kind` | as `breaker_calls_seconds_sum`, likewise |
@@ -480,6 +484,20 @@ pub(crate) const FAMILIES: &[Family<Reading>] = &[
         samples: |m, sample| sample(&[], Value::Int(m.shadow_refused)),
     },
     Family {
+        name: "breaker_retries_total",
+        help: "Retries made: attempts after a call's first (each also counted in breaker_calls_total).",
+        ty: Type::Counter,
+        seconds: false,
+        samples: |m, sample| sample(&[], Value::Int(m.retries)),
+    },
+    Family {
+        name: "breaker_retries_budget_exhausted_total",
+        help: "Retries the retry budget refused: each call ended with its own error.",
+        ty: Type::Counter,
+        seconds: false,
+        samples: |m, sample| sample(&[], Value::Int(m.retries_budget_exhausted)),
+    },
+    Family {
         name: "breaker_transitions_total",
         help: "Transitions by the state left (from) and the state entered (to).",
         ty: Type::Counter,
@@ -611,6 +629,20 @@ pub(crate) const KEYED_FAMILIES: &[Family<KeyedMetrics>] = &[
         ty: Type::Counter,
         seconds: false,
         samples: |m, sample| sample(&[], Value::Int(m.shadow_refused)),
+    },
+    Family {
+        name: "breaker_keyed_retries_total",
+        help: "Retries made by any key of a keyed group (evicted keys included).",
+        ty: Type::Counter,
+        seconds: false,
+        samples: |m, sample| sample(&[], Value::Int(m.retries)),
+    },
+    Family {
+        name: "breaker_keyed_retries_budget_exhausted_total",
+        help: "Retries of any key of a keyed group (evicted keys included) the retry budget refused.",
+        ty: Type::Counter,
+        seconds: false,
+        samples: |m, sample| sample(&[], Value::Int(m.retries_budget_exhausted)),
     },
     Family {
         name: "breaker_keyed_transitions_total",

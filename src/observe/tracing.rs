@@ -1,4 +1,4 @@
-//! Transitions and conflicts as structured [`tracing`] events (feature `tracing`).
+//! Transitions, conflicts and spent retry budgets as structured [`tracing`] events (feature `tracing`).
 //!
 //! ```
 //! // With a `tracing` subscriber installed (tracing-subscriber's `fmt()`, say):
@@ -22,7 +22,9 @@
 //!
 //! Entering `open` or `forced_open` and reclaiming a lease are `WARN`; the other
 //! transitions `INFO`. A [`Conflict`](crate::registry::Conflict) is a `WARN` event with
-//! `group`, `source` and the conflict as its message.
+//! `group`, `source` and the conflict as its message. A retry its budget
+//! refused ([`Event::RetryBudgetExhausted`]) is a `WARN` event with `group` and
+//! `retry` (1 for a call's first retry).
 //!
 //! The events come from a registry subscriber, on the slow paths that change a
 //! breaker's generation, after its locks are released; nothing here runs on the
@@ -59,6 +61,14 @@ pub fn emit(event: &Event) {
                 ConfigSource::Default => "default",
             },
             "{c}"
+        ),
+        Event::RetryBudgetExhausted(e) => warn!(
+            target: "breakerbox",
+            group = e.group,
+            retry = e.retry,
+            "retry budget of {} spent: retry {} not made, the call returned its own error",
+            e.group,
+            e.retry
         ),
         // `Event` is non-exhaustive: kinds added later are not traced here yet.
         _ => {}

@@ -368,6 +368,8 @@ impl Inner {
             ramp_refused: totals.get(Counter::RampRefused),
             shadow: word.is_shadow(),
             shadow_refused: totals.get(Counter::ShadowRefused),
+            retries: self.events.retries(),
+            retries_budget_exhausted: self.events.retries_budget_exhausted(),
             ramp,
             latency_p99: self
                 .guards

@@ -41,6 +41,23 @@ pub(super) fn apply(
     )
 }
 
+/// A retry's delay: uniform in `[0, ceiling]` ("full jitter"), the `draw`-th
+/// of the breaker `name` on `clock`, keyed as [`apply`]'s draws are (and apart
+/// from them, so a retry never draws what a trip did).
+pub(super) fn full(ceiling: u64, name: &str, clock: &ClockSource, draw: u64) -> u64 {
+    let key = match clock.jitter_seed() {
+        Some(seed) => seed,
+        None => process_key(),
+    } ^ fnv1a(name)
+        ^ RETRY_SALT;
+    let bits = mix(key.wrapping_add(draw.wrapping_mul(STEP)));
+    // The high half of `bits × (ceiling + 1)`: uniform in `[0, ceiling]`.
+    ((u128::from(bits) * (u128::from(ceiling) + 1)) >> 64) as u64
+}
+
+/// Mixed into the key of retry draws.
+const RETRY_SALT: u64 = 0x5245_5452_5921_0001;
+
 /// A random key, the same for the whole process.
 fn process_key() -> u64 {
     static KEY: OnceLock<u64> = OnceLock::new();

@@ -48,6 +48,7 @@ mod inner;
 mod jitter;
 pub(crate) mod permit;
 mod reconfigure;
+mod retry;
 mod settle;
 mod transition;
 
@@ -59,3 +60,4 @@ pub(crate) use self::permit::Classifier;
 pub use self::permit::{OwnedPermit, Permit};
 pub(crate) use self::reconfigure::check_change;
 pub use self::reconfigure::PolicyChange;
+pub use self::retry::{RetryAttempts, RetryVerdict};

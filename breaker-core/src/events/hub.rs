@@ -50,6 +50,9 @@ struct Cold {
     own: Arc<Subscribers>,
     ramp: Ramp,
     counts: [[AtomicU64; STATES.len()]; STATES.len()],
+    /// Retries made, and retries a retry budget refused: counted here, on
+    /// the retry path, not in the per-thread cells every call writes.
+    retries: [AtomicU64; 2],
     order: Mutex<Order>,
 }
 
@@ -104,6 +107,7 @@ impl Hub {
                 own: Arc::default(),
                 ramp: Ramp::default(),
                 counts: Default::default(),
+                retries: Default::default(),
                 order: Mutex::new(Order {
                     next: self.first,
                     waiting: Vec::new(),
@@ -182,6 +186,39 @@ impl Hub {
             // log backend, so the queue is never left marked as draining.
             let _ = catch_unwind(AssertUnwindSafe(|| self.deliver(t)));
             order = cold.order.lock();
+        }
+    }
+
+    /// Delivers `event`, no transition, to this breaker's subscribers and the
+    /// ones it inherits, at once. The caller holds no lock.
+    #[cold]
+    /// Counts a retry made (`true`) or one a retry budget refused (`false`).
+    /// The first allocates the breaker's cold part, once in its life, if no
+    /// subscriber, ramp or transition did.
+    pub(crate) fn count_retry(&self, made: bool) {
+        self.cold().retries[usize::from(!made)].fetch_add(1, Relaxed);
+    }
+
+    /// Retries made through a `Retry` on this breaker.
+    pub(crate) fn retries(&self) -> u64 {
+        self.cold
+            .get()
+            .map_or(0, |cold| cold.retries[0].load(Relaxed))
+    }
+
+    /// Retries a retry budget refused on this breaker.
+    pub(crate) fn retries_budget_exhausted(&self) -> u64 {
+        self.cold
+            .get()
+            .map_or(0, |cold| cold.retries[1].load(Relaxed))
+    }
+
+    pub(crate) fn tell_other(&self, event: &Event) {
+        if let Some(cold) = self.cold.get() {
+            cold.own.deliver(event);
+        }
+        if let Some(inherited) = &self.inherited {
+            inherited.deliver(event);
         }
     }
 

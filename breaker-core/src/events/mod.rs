@@ -79,6 +79,20 @@ pub enum Event {
     /// Two call sites declared different configs for one group (registry
     /// subscribers only). Boxed: a config is large, and conflicts are rare.
     Conflict(Box<Conflict>),
+    /// A retry was not made because its [`Retry`](crate::Retry)'s budget was
+    /// spent: the call ended with its own last error. Told to the breaker's own
+    /// subscribers and its registry's.
+    RetryBudgetExhausted(RetryBudgetExhausted),
+}
+
+/// A retry its budget refused ([`Event::RetryBudgetExhausted`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct RetryBudgetExhausted {
+    /// The group of the breaker the call went through.
+    pub group: &'static str,
+    /// The retry that was refused: 1 for the call's first retry.
+    pub retry: u32,
 }
 
 /// One change of generation of one breaker.

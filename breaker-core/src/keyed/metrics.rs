@@ -31,6 +31,8 @@ pub(super) struct Folded {
     latency_trips: u64,
     ramp_refused: u64,
     shadow_refused: u64,
+    retries: u64,
+    retries_budget_exhausted: u64,
     transitions: TransitionCounts,
 }
 
@@ -75,6 +77,8 @@ impl Folded {
             latency_trips,
             ramp_refused,
             shadow_refused,
+            retries,
+            retries_budget_exhausted,
             transitions,
         } = m;
         for (sum, n) in [
@@ -94,6 +98,8 @@ impl Folded {
             (&mut self.latency_trips, latency_trips),
             (&mut self.ramp_refused, ramp_refused),
             (&mut self.shadow_refused, shadow_refused),
+            (&mut self.retries, retries),
+            (&mut self.retries_budget_exhausted, retries_budget_exhausted),
         ] {
             *sum = sum.saturating_add(*n);
         }
@@ -154,6 +160,11 @@ pub struct KeyedMetrics {
     pub ramp_refused: u64,
     /// As [`Metrics::shadow_refused`], summed likewise (none in `rejected`).
     pub shadow_refused: u64,
+    /// As [`Metrics::retries`], summed likewise.
+    pub retries: u64,
+    /// As [`Metrics::retries_budget_exhausted`], summed likewise (the keys
+    /// of one `Retry` share its budget).
+    pub retries_budget_exhausted: u64,
     /// As [`Metrics::transitions`], summed likewise, pair by pair.
     pub transitions: TransitionCounts,
     /// The group's call-duration histogram (`histogram_ms`), which all its
@@ -199,6 +210,8 @@ impl<K: Hash + Eq> Shared<K> {
             latency_trips,
             ramp_refused,
             shadow_refused,
+            retries,
+            retries_budget_exhausted,
             transitions,
         } = sums;
         KeyedMetrics {
@@ -224,6 +237,8 @@ impl<K: Hash + Eq> Shared<K> {
             latency_trips,
             ramp_refused,
             shadow_refused,
+            retries,
+            retries_budget_exhausted,
             transitions,
             call_durations: shared.histogram.as_ref().map(|h| h.read()),
         }

@@ -1,0 +1,281 @@
+//! The retry helpers of [`Breaker`]: a closure or a future factory run under
+//! one permit per attempt, retried as a [`Retry`] says, and the steps of that
+//! loop, which `#[circuit_breaker(retry = ..)]` runs around its body too.
+
+use std::future::Future;
+use std::time::Duration;
+
+use super::handle::Breaker;
+use super::jitter;
+use super::permit::{Classifier, EveryError, Permit};
+use crate::error::CallError;
+use crate::events::{Event, RetryBudgetExhausted};
+use crate::retry::{Retry, RetryAfterHint};
+use crate::timeout::{within, Timer};
+
+/// Where a retried call stands: when its first attempt started (read only
+/// for a policy with a deadline) and which retry the next attempt would be.
+#[derive(Clone, Copy, Debug)]
+pub struct RetryAttempts {
+    started: u64,
+    next_retry: u32,
+}
+
+/// What follows an attempt: the call ends with this result (recorded), or
+/// the next attempt goes after the wait.
+#[derive(Debug)]
+pub enum RetryVerdict<R> {
+    /// The call's answer.
+    Done(R),
+    /// Wait this long, then claim and attempt again.
+    Again(Duration),
+}
+
+impl Breaker {
+    /// Runs `f` under the breaker, retrying a failure as `retry` says, every
+    /// `Err` counted as a failure; see
+    /// [`call_retrying_with`](Self::call_retrying_with).
+    ///
+    /// ```
+    /// # use breaker_core as breakerbox;
+    /// use breakerbox::{clock::Clock, Breaker, Config, ManualClock, Retry, RetryPolicy};
+    ///
+    /// static FLAKY: Retry = Retry::new(RetryPolicy::new(2).no_budget());
+    /// let clock = ManualClock::new();
+    /// let breaker = Breaker::with_clock("flaky", Config::default(), clock.clone());
+    /// let mut attempts = 0;
+    /// let answer = breaker.call_retrying(&FLAKY, || {
+    ///     attempts += 1;
+    ///     if attempts < 2 { Err("busy") } else { Ok(attempts) }
+    /// });
+    /// assert_eq!(answer.unwrap(), 2);
+    /// assert_eq!(breaker.metrics().retries, 1);
+    /// assert!(clock.now_nanos() <= 50_000_000); // one backoff, waited on the clock
+    /// ```
+    pub fn call_retrying<T, E, F>(&self, retry: &Retry, f: F) -> Result<T, CallError<E>>
+    where
+        E: RetryAfterHint,
+        F: FnMut() -> Result<T, E>,
+    {
+        self.call_retrying_with(retry, &EveryError, f)
+    }
+
+    /// Runs `f` under the breaker, one permit and one outcome per attempt,
+    /// and repeats it after a failure as `retry` says; `classifier` decides
+    /// which errors count as failures, and only those are retried (an ignored
+    /// error is returned at once).
+    ///
+    /// The operation must be safe to repeat: choosing this helper is the
+    /// caller's promise that it is. Between attempts the thread waits on the
+    /// breaker's clock ([`Clock::sleep`](crate::Clock::sleep)). A retry is not
+    /// made, and the last error is returned at once, when: the policy's
+    /// retries are used up; the breaker no longer admits (the failure opened
+    /// it, or it is open or full: no wait, no claim); the delay would end past
+    /// the policy's deadline; or the budget is spent (counted in
+    /// `retries_budget_exhausted` and told as [`Event::RetryBudgetExhausted`]).
+    /// A refusal, of the first attempt or of a retry claimed after its wait,
+    /// ends the call at once with [`CallError::Open`] and is never retried.
+    /// The error's [`RetryAfterHint`] is the next delay's floor.
+    pub fn call_retrying_with<T, E, C, F>(
+        &self,
+        retry: &Retry,
+        classifier: &C,
+        mut f: F,
+    ) -> Result<T, CallError<E>>
+    where
+        E: RetryAfterHint,
+        C: Classifier<E> + ?Sized,
+        F: FnMut() -> Result<T, E>,
+    {
+        let mut attempts = self.first_attempt(retry);
+        loop {
+            let permit = self.try_acquire()?;
+            let result = f();
+            let hint = result.as_ref().err().and_then(E::retry_after);
+            match self.verdict(retry, &mut attempts, permit, result, classifier, hint) {
+                RetryVerdict::Done(result) => return result.map_err(CallError::Inner),
+                RetryVerdict::Again(delay) => self.sleep(delay),
+            }
+        }
+    }
+
+    /// Awaits the future `make` returns under the breaker, retrying a failure
+    /// as `retry` says, every `Err` counted as a failure; see
+    /// [`call_async_retrying_with`](Self::call_async_retrying_with).
+    pub async fn call_async_retrying<T, E, Tm, Fut, F>(
+        &self,
+        retry: &Retry,
+        timer: &Tm,
+        make: F,
+    ) -> Result<T, CallError<E>>
+    where
+        E: RetryAfterHint,
+        Tm: Timer + ?Sized,
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, E>>,
+    {
+        self.call_async_retrying_with(retry, timer, &EveryError, make)
+            .await
+    }
+
+    /// [`call_retrying_with`](Self::call_retrying_with) for async calls: each
+    /// attempt awaits a new future from `make`, raced against the group's
+    /// `timeout_ms` when it has one (a timed-out attempt is a failure, retried
+    /// like any other; a last one is answered with [`CallError::TimedOut`]);
+    /// the waits between attempts are `timer`'s. Dropping the returned future
+    /// ends the call: an attempt in flight is abandoned, a wait cancelled.
+    pub async fn call_async_retrying_with<T, E, C, Tm, Fut, F>(
+        &self,
+        retry: &Retry,
+        timer: &Tm,
+        classifier: &C,
+        mut make: F,
+    ) -> Result<T, CallError<E>>
+    where
+        E: RetryAfterHint,
+        C: Classifier<E> + ?Sized,
+        Tm: Timer + ?Sized,
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, E>>,
+    {
+        let mut attempts = self.first_attempt(retry);
+        loop {
+            let permit = self.try_acquire()?;
+            let result = match self.inner.config().timeout() {
+                None => make().await,
+                Some(after) => match within(timer, after, make()).await {
+                    Some(result) => result,
+                    None => {
+                        let timed_out = self.timed_out(permit, after);
+                        attempts.deposit_first(retry);
+                        match self.retry_delay(retry, &mut attempts, None) {
+                            Some(delay) => {
+                                timer.sleep(delay).await;
+                                continue;
+                            }
+                            None => return Err(CallError::TimedOut(timed_out)),
+                        }
+                    }
+                },
+            };
+            let hint = result.as_ref().err().and_then(E::retry_after);
+            match self.verdict(retry, &mut attempts, permit, result, classifier, hint) {
+                RetryVerdict::Done(result) => return result.map_err(CallError::Inner),
+                RetryVerdict::Again(delay) => timer.sleep(delay).await,
+            }
+        }
+    }
+
+    /// The loop's start: the clock is read only for a policy with a deadline.
+    #[inline]
+    pub(crate) fn first_attempt(&self, retry: &Retry) -> RetryAttempts {
+        let started = match retry.policy().overall_deadline() {
+            Some(_) => self.inner.clock.now(),
+            None => 0,
+        };
+        RetryAttempts {
+            started,
+            next_retry: 1,
+        }
+    }
+
+    /// Records one attempt's `result` under `permit` (as `classifier` judges
+    /// it) and says what follows: the answer, or a wait and another attempt.
+    #[inline]
+    pub(crate) fn verdict<T, E, C>(
+        &self,
+        retry: &Retry,
+        attempts: &mut RetryAttempts,
+        permit: Permit<'_>,
+        result: Result<T, E>,
+        classifier: &C,
+        hint: Option<Duration>,
+    ) -> RetryVerdict<Result<T, E>>
+    where
+        C: Classifier<E> + ?Sized,
+    {
+        attempts.deposit_first(retry);
+        let error = match result {
+            Ok(value) => {
+                permit.success();
+                return RetryVerdict::Done(Ok(value));
+            }
+            Err(error) => error,
+        };
+        if !classifier.is_failure(&error) {
+            permit.ignore();
+            return RetryVerdict::Done(Err(error));
+        }
+        permit.failure();
+        match self.retry_delay(retry, attempts, hint) {
+            Some(delay) => RetryVerdict::Again(delay),
+            None => RetryVerdict::Done(Err(error)),
+        }
+    }
+
+    /// Waits `delay` on the breaker's clock.
+    #[cold]
+    pub(crate) fn sleep(&self, delay: Duration) {
+        self.inner.clock.sleep(delay);
+    }
+
+    /// After a failed attempt: the wait before the next one, or `None` when no
+    /// retry is to be made (see [`call_retrying_with`](Self::call_retrying_with)).
+    /// A retry allowed is counted, and `attempts` moves on.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn retry_delay(
+        &self,
+        retry: &Retry,
+        attempts: &mut RetryAttempts,
+        hint: Option<Duration>,
+    ) -> Option<Duration> {
+        let inner = &*self.inner;
+        let policy = retry.policy();
+        let number = attempts.next_retry;
+        if number > policy.retries() || !self.would_admit() {
+            return None;
+        }
+        let drawn = jitter::full(
+            policy.ceiling(number),
+            inner.name,
+            &inner.clock,
+            retry.next_draw(),
+        );
+        let delay = Duration::from_nanos(drawn).max(hint.unwrap_or(Duration::ZERO));
+        let now = inner.clock.now();
+        if let Some(deadline) = policy.overall_deadline() {
+            let end = attempts
+                .started
+                .saturating_add(crate::clock::duration_to_nanos(deadline));
+            if now.saturating_add(crate::clock::duration_to_nanos(delay)) > end {
+                return None;
+            }
+        }
+        if !retry.withdraw(now) {
+            inner.events.count_retry(false);
+            inner
+                .events
+                .tell_other(&Event::RetryBudgetExhausted(RetryBudgetExhausted {
+                    group: inner.name,
+                    retry: number,
+                }));
+            return None;
+        }
+        inner.events.count_retry(true);
+        attempts.next_retry = number.saturating_add(1);
+        Some(delay)
+    }
+}
+
+impl RetryAttempts {
+    /// The first attempt's verdict earns the budget its share: once per call
+    /// (only that verdict finds no retry made yet, as every later one follows
+    /// a retry allowed).
+    #[inline]
+    fn deposit_first(&mut self, retry: &Retry) {
+        if self.next_retry == 1 {
+            retry.deposit();
+        }
+    }
+}

@@ -1,0 +1,192 @@
+//! `#[circuit_breaker(retry = N, idempotent = true)]`: the body runs once per
+//! attempt, each attempt one outcome; the wait is the breaker's clock (sync)
+//! or the timer (async); a refusal is answered at once, and a fallback runs
+//! once, after the last attempt.
+
+use std::sync::atomic::{AtomicU32, Ordering::SeqCst};
+use std::sync::LazyLock;
+use std::time::Duration;
+
+use breakerbox::{
+    circuit_breaker, clock::Clock, CircuitOpen, Fallback, ManualClock, Registry, RetryAfterHint,
+    TimedOut,
+};
+
+#[derive(Debug, PartialEq)]
+enum Error {
+    Busy,
+    Limited(Duration),
+    Open,
+}
+
+impl From<CircuitOpen> for Error {
+    fn from(_: CircuitOpen) -> Self {
+        Error::Open
+    }
+}
+
+impl From<TimedOut> for Error {
+    fn from(_: TimedOut) -> Self {
+        Error::Busy
+    }
+}
+
+impl RetryAfterHint for Error {
+    fn retry_after(&self) -> Option<Duration> {
+        match self {
+            Error::Limited(wait) => Some(*wait),
+            _ => None,
+        }
+    }
+}
+
+/// One registry on its own manual clock per test, so no test moves another's time.
+struct Site {
+    clock: ManualClock,
+    registry: Registry,
+}
+
+fn site() -> Site {
+    let clock = ManualClock::new();
+    Site {
+        registry: Registry::with_clock(clock.clone()),
+        clock,
+    }
+}
+
+static ONCE: LazyLock<Site> = LazyLock::new(site);
+static ONCE_CALLS: AtomicU32 = AtomicU32::new(0);
+
+#[circuit_breaker(group = "retry-once", registry = &ONCE.registry, retry = 2, idempotent = true,
+    retry_backoff_ms = 100)]
+fn fails_once(name: &str) -> Result<String, Error> {
+    if ONCE_CALLS.fetch_add(1, SeqCst) == 0 {
+        return Err(Error::Busy);
+    }
+    Ok(name.to_uppercase())
+}
+
+#[test]
+fn a_failure_is_retried_and_the_second_attempt_answers() {
+    assert_eq!(fails_once("db").as_deref(), Ok("DB"));
+    assert_eq!(ONCE_CALLS.load(SeqCst), 2);
+    let m = ONCE.registry.get("retry-once").unwrap().metrics();
+    assert_eq!((m.calls, m.failures, m.successes, m.retries), (2, 1, 1, 1));
+    assert!(
+        ONCE.clock.now_nanos() <= 100_000_000,
+        "one wait of at most the backoff"
+    );
+}
+
+static HINT: LazyLock<Site> = LazyLock::new(site);
+static HINT_CALLS: AtomicU32 = AtomicU32::new(0);
+
+#[circuit_breaker(group = "retry-hint", registry = &HINT.registry, retry = 3, idempotent = true)]
+fn rate_limited() -> Result<u32, Error> {
+    match HINT_CALLS.fetch_add(1, SeqCst) {
+        0 | 1 => Err(Error::Limited(Duration::from_secs(2))),
+        n => Ok(n),
+    }
+}
+
+#[test]
+fn the_errors_retry_after_is_waited_before_each_retry() {
+    assert_eq!(rate_limited(), Ok(2));
+    assert_eq!(HINT.clock.now_nanos(), 4_000_000_000);
+}
+
+static SPENT: LazyLock<Site> = LazyLock::new(site);
+static SPENT_CALLS: AtomicU32 = AtomicU32::new(0);
+static ANSWERED: AtomicU32 = AtomicU32::new(0);
+
+fn stand_in(why: Fallback<Error>) -> Result<u32, Error> {
+    ANSWERED.fetch_add(1, SeqCst);
+    match why {
+        Fallback::Failed(Error::Busy) => Ok(0),
+        _ => Ok(1),
+    }
+}
+
+#[circuit_breaker(group = "retry-spent", registry = &SPENT.registry, threshold = 100,
+    retry = 3, idempotent = true, fallback = stand_in(why), fallback_on = "failure")]
+fn always_busy() -> Result<u32, Error> {
+    SPENT_CALLS.fetch_add(1, SeqCst);
+    Err(Error::Busy)
+}
+
+#[test]
+fn the_fallback_answers_once_after_the_last_attempt() {
+    // The default budget starts with a second of its floor: ten retries.
+    assert_eq!(always_busy(), Ok(0));
+    assert_eq!(
+        SPENT_CALLS.load(SeqCst),
+        4,
+        "the first attempt and three retries"
+    );
+    assert_eq!(ANSWERED.load(SeqCst), 1);
+}
+
+static OPEN: LazyLock<Site> = LazyLock::new(site);
+static OPEN_CALLS: AtomicU32 = AtomicU32::new(0);
+
+#[circuit_breaker(group = "retry-open", registry = &OPEN.registry, threshold = 2, retry = 5,
+    idempotent = true)]
+fn down() -> Result<u32, Error> {
+    OPEN_CALLS.fetch_add(1, SeqCst);
+    Err(Error::Busy)
+}
+
+#[test]
+fn the_trip_ends_the_retries_and_the_open_circuit_answers_at_once() {
+    assert_eq!(down(), Err(Error::Busy));
+    assert_eq!(
+        OPEN_CALLS.load(SeqCst),
+        2,
+        "the second failure trips: no third attempt"
+    );
+    assert_eq!(down(), Err(Error::Open));
+    assert_eq!(OPEN_CALLS.load(SeqCst), 2, "a refusal runs nothing");
+    assert_eq!(
+        OPEN.registry.get("retry-open").unwrap().metrics().retries,
+        1
+    );
+}
+
+static ASYNC: LazyLock<Site> = LazyLock::new(site);
+static ASYNC_CALLS: AtomicU32 = AtomicU32::new(0);
+
+#[circuit_breaker(group = "retry-async", registry = &ASYNC.registry, retry = 2, idempotent = true)]
+async fn async_fails_once(name: &str) -> Result<String, Error> {
+    tokio::task::yield_now().await;
+    if ASYNC_CALLS.fetch_add(1, SeqCst) == 0 {
+        return Err(Error::Limited(Duration::from_millis(1_500)));
+    }
+    Ok(name.to_owned())
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_async_fn_waits_on_the_timer_between_attempts() {
+    let start = tokio::time::Instant::now();
+    assert_eq!(async_fails_once("x").await.as_deref(), Ok("x"));
+    assert_eq!(start.elapsed(), Duration::from_millis(1_500));
+    assert_eq!(ASYNC_CALLS.load(SeqCst), 2);
+}
+
+static TIMED: LazyLock<Site> = LazyLock::new(site);
+static TIMED_CALLS: AtomicU32 = AtomicU32::new(0);
+
+#[circuit_breaker(group = "retry-timed", registry = &TIMED.registry, retry = 1, idempotent = true,
+    timeout_ms = 100, retry_backoff_ms = 1)]
+async fn hangs_once() -> Result<u32, Error> {
+    if TIMED_CALLS.fetch_add(1, SeqCst) == 0 {
+        std::future::pending::<()>().await;
+    }
+    Ok(7)
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_timed_out_attempt_is_retried_like_a_failure() {
+    assert_eq!(hangs_once().await, Ok(7));
+    let m = TIMED.registry.get("retry-timed").unwrap().metrics();
+    assert_eq!((m.timeouts, m.retries, m.successes), (1, 1, 1));
+}
