@@ -17,7 +17,7 @@
 //!
 //! The admin router's live status page is served on 127.0.0.1 while the story
 //! runs (its address is the first line printed); the demo checks it is served
-//! and lists both circuits, and ends with its story unless `DEMO_HOLD_SECS=N`
+//! and lists every circuit, and ends with its story unless `DEMO_HOLD_SECS=N`
 //! keeps the page up N seconds more for a person to open it.
 
 use std::fmt;
@@ -352,7 +352,7 @@ async fn main() -> ExitCode {
     }
 }
 
-/// Proves the status page is served and lists both groups, as its JSON says.
+/// Proves the status page is served and lists every group, as its JSON says.
 async fn check_status_page(page: &status::StatusPage) -> Result<(), String> {
     let api = Api::new(page.url().to_owned());
     let html = (api.get("/").await).map_err(|e| format!("could not load the status page: {e}"))?;
@@ -361,12 +361,12 @@ async fn check_status_page(page: &status::StatusPage) -> Result<(), String> {
     }
     let listed = (api.get("/breakers").await)
         .map_err(|e| format!("could not read the status page's /breakers: {e}"))?;
-    for group in ["\"search\"", "\"profile\""] {
+    for group in ["\"search\"", "\"profile\"", "\"price\"", "\"stock\""] {
         if !listed.contains(group) {
             return Err(format!("the status page's /breakers does not list {group}"));
         }
     }
-    println!("the status page is served and lists both circuits.");
+    println!("the status page is served and lists every circuit.");
     Ok(())
 }
 
