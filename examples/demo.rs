@@ -776,7 +776,7 @@ fn check(t: &Timeline<'_>, upstream: &Upstream, burst: &Burst) -> Result<(), Str
                 ),
             );
             expect(
-                steps().last().is_some_and(|s| s.action == Action::Ran),
+                steps().next_back().is_some_and(|s| s.action == Action::Ran),
                 "the call after the ramp's end did not run".to_owned(),
             );
         }
