@@ -4,23 +4,26 @@
 //! functions call it, each guarded by the breaker of its group: `search` answers
 //! from a cache while its circuit is open, `profile` has no fallback and returns
 //! `CircuitOpen` through its own error type; `search` also ramps its traffic back
-//! in after its circuit closes (`ramp_ms`). The timeline shows every call, what
+//! in after its circuit closes (`ramp_ms`). Two more retry their GETs: `price`
+//! rides out a one-request blip on its retry, and a burst of `stock` calls
+//! against the failing server spends its retry budget, so the calls past it end
+//! at once with their own error. The timeline shows every call, what
 //! its breaker did, and the state after; the registry's table ends the run, and
 //! the same figures as Prometheus scrapes them from the server's `/metrics`, and
 //! the transitions a registry subscriber was told. The process exits non-zero if
-//! the breakers did not open, fall back, refuse, probe and close as they should,
+//! the breakers did not open, fall back, refuse, probe, close and retry as they should,
 //! if `/metrics` disagrees with the registry, or if the transitions told are not
 //! the expected sequence.
 //!
 //! The admin router's live status page is served on 127.0.0.1 while the story
 //! runs (its address is the first line printed); the demo checks it is served
-//! and lists both circuits, and ends with its story unless `DEMO_HOLD_SECS=N`
+//! and lists every circuit, and ends with its story unless `DEMO_HOLD_SECS=N`
 //! keeps the page up N seconds more for a person to open it.
 
 use std::fmt;
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use breakerbox::observe::prometheus::prometheus_client::registry::Registry as Metrics;
 use breakerbox::observe::prometheus::BreakerCollector;
@@ -42,11 +45,11 @@ mod timeline;
 #[path = "demo/upstream.rs"]
 mod upstream;
 
-use timeline::{Action, Timeline};
+use timeline::{Action, Burst, Timeline};
 use upstream::Upstream;
 
 // ---------------------------------------------------------------------------
-// The client: two protected functions.
+// The client: four protected functions.
 // ---------------------------------------------------------------------------
 
 /// Searches the upstream. Three consecutive failures open the circuit for
@@ -83,6 +86,46 @@ async fn profile(api: &Api, id: u32) -> Result<Profile, ProfileError> {
     Ok(Profile { id, name })
 }
 
+/// Reads a price. A GET is safe to repeat, so a failure is tried once more
+/// after a wait drawn from 0 to 20 ms; each attempt is one outcome.
+#[circuit_breaker(
+    group = "price",
+    threshold = 3,
+    open_ms = 300,
+    retry = 1,
+    idempotent = true,
+    retry_backoff_ms = 20
+)]
+async fn price(api: &Api, sku: &str) -> Result<String, HttpError> {
+    let cents: u64 = api
+        .get(&format!("/prices/{sku}"))
+        .await?
+        .trim()
+        .parse()
+        .unwrap_or(0);
+    Ok(format!("{sku} costs {}.{:02}", cents / 100, cents % 100))
+}
+
+/// Reads a stock level, retried like `price`. Its retries share the group's
+/// budget: at most 20% of first attempts plus 10 a second. Its threshold is
+/// high enough that a burst leaves the circuit closed, so the budget alone
+/// bounds the load its retries add.
+#[circuit_breaker(
+    group = "stock",
+    threshold = 100,
+    open_ms = 300,
+    retry = 1,
+    idempotent = true,
+    retry_backoff_ms = 5
+)]
+async fn stock(api: &Api, sku: &str) -> Result<String, HttpError> {
+    let left = api.get(&format!("/stock/{sku}")).await?;
+    Ok(format!("{} left of {sku}", left.trim()))
+}
+
+/// Calls in the burst against the failing server.
+const BURST: u64 = 20;
+
 /// Which `profile` errors count against the breaker.
 fn server_fault(error: &ProfileError) -> bool {
     !matches!(error, ProfileError::NotFound)
@@ -103,6 +146,15 @@ struct Api {
 enum HttpError {
     Status(StatusCode),
     Transport(String),
+    /// The breaker refused: the request was never sent.
+    Refused(CircuitOpen),
+}
+
+/// What lets the attribute hand a refusal to a caller of `price` or `stock`.
+impl From<CircuitOpen> for HttpError {
+    fn from(open: CircuitOpen) -> Self {
+        HttpError::Refused(open)
+    }
 }
 
 impl Api {
@@ -140,6 +192,7 @@ impl fmt::Display for HttpError {
         match self {
             HttpError::Status(status) => write!(f, "HTTP {status}"),
             HttpError::Transport(why) => write!(f, "transport: {why}"),
+            HttpError::Refused(open) => write!(f, "CircuitOpen: {open}"),
         }
     }
 }
@@ -299,7 +352,7 @@ async fn main() -> ExitCode {
     }
 }
 
-/// Proves the status page is served and lists both groups, as its JSON says.
+/// Proves the status page is served and lists every group, as its JSON says.
 async fn check_status_page(page: &status::StatusPage) -> Result<(), String> {
     let api = Api::new(page.url().to_owned());
     let html = (api.get("/").await).map_err(|e| format!("could not load the status page: {e}"))?;
@@ -308,12 +361,12 @@ async fn check_status_page(page: &status::StatusPage) -> Result<(), String> {
     }
     let listed = (api.get("/breakers").await)
         .map_err(|e| format!("could not read the status page's /breakers: {e}"))?;
-    for group in ["\"search\"", "\"profile\""] {
+    for group in ["\"search\"", "\"profile\"", "\"price\"", "\"stock\""] {
         if !listed.contains(group) {
             return Err(format!("the status page's /breakers does not list {group}"));
         }
     }
-    println!("the status page is served and lists both circuits.");
+    println!("the status page is served and lists every circuit.");
     Ok(())
 }
 
@@ -334,7 +387,7 @@ async fn run() -> Result<(), String> {
         .map_err(|e| format!("could not start the server: {e}"))?;
     let api = Api::new(upstream.base_url());
 
-    println!("breaker demo: a real HTTP server, two protected client functions, one timeline");
+    println!("breaker demo: a real HTTP server, four protected client functions, one timeline");
     println!("server listening on {}", upstream.base_url());
     println!("breaker metrics at {}", upstream.metrics_url());
     println!();
@@ -344,6 +397,9 @@ async fn run() -> Result<(), String> {
     );
     println!("  profile  threshold 3, open 300 ms, no fallback (callers get CircuitOpen);");
     println!("           a 404 is ignored: it says nothing about the server's health");
+    println!("  price    threshold 3, retry 1 (a GET, idempotent), waiting 0 to 20 ms first");
+    println!("  stock    threshold 100, retry 1 (idempotent); retries share a budget of 20% of");
+    println!("           first attempts + 10 a second (it starts with 10)");
     println!();
     println!("  breaker did: ran      = closed: the call went to the server");
     println!("               fallback = open: the call never left the process, `cached` answered");
@@ -352,6 +408,9 @@ async fn run() -> Result<(), String> {
     println!(
         "               ramping  = closed, ramping: not this call's turn yet, `cached` answered"
     );
+    println!("               retried  = closed: the call failed, and was tried again");
+    println!("               budget spent = closed: the call failed, the retry budget allowed no");
+    println!("                          retry, and the call ended at once with its own error");
 
     let mut t = Timeline::new(&upstream);
 
@@ -442,11 +501,55 @@ async fn run() -> Result<(), String> {
     t.call("search(\"rust\")", "search", search(&api, "rust"))
         .await;
 
+    t.phase(
+        "7. a blip, ridden out by a retry",
+        "The server fails the next request only. `price`'s first attempt gets the 500, its\n\
+         retry (after a jittered wait) succeeds: the caller sees the price, the breaker\n\
+         counted one failure and one success.",
+    );
+    upstream.fail_next(1);
+    t.note("the server fails its next request, then heals");
+    t.call("price(\"A-1\")", "price", price(&api, "A-1")).await;
+
+    t.phase(
+        "8. a burst against a failing server: the retry budget runs out",
+        "The server fails every request again, and 20 `stock` calls arrive at once. Each\n\
+         failure asks for its retry, and the budget holds 10 + 20% of 20 first attempts:\n\
+         14 get it, the other 6 end at once with their own error. The server receives\n\
+         34 requests instead of the 40 that retries without a budget would send.",
+    );
+    upstream.set_failing(true);
+    let started = Instant::now();
+    let client = &api;
+    let calls = (1..=BURST)
+        .map(|n| {
+            let sku = format!("sku-{n:02}");
+            (
+                format!("/stock/{sku}"),
+                async move { stock(client, &sku).await },
+            )
+        })
+        .collect();
+    let burst = t
+        .burst("20 x stock(\"sku-NN\") at once", "stock", calls)
+        .await;
+    let burst_took = started.elapsed();
+    upstream.set_failing(false);
+    t.note("the server is healthy again");
+    let stock_metrics = breakerbox::registry().get("stock").map(|b| b.metrics());
+    if let Some(m) = &stock_metrics {
+        println!(
+            "\n   stock's metrics: retries {}, retries_budget_exhausted {}; the server received\n   \
+             {} requests for {BURST} calls",
+            m.retries, m.retries_budget_exhausted, burst.server_requests
+        );
+    }
+
     Timeline::rule("the registry: breakerbox::registry().snapshot()");
     println!();
     print!("{}", breakerbox::registry().snapshot());
 
-    Timeline::rule("the same, scraped: GET /metrics (state, calls, probes, openings)");
+    Timeline::rule("the same, scraped: GET /metrics (state, calls, probes, openings, retries)");
     println!();
     let exposition = api
         .get("/metrics")
@@ -463,7 +566,8 @@ async fn run() -> Result<(), String> {
         println!("{transition}");
     }
 
-    check(&t, &upstream)?;
+    check(&t, &upstream, &burst)?;
+    check_retries(&t, &burst, burst_took)?;
     check_exposition(&exposition)?;
     check_transitions(&told)
 }
@@ -518,13 +622,15 @@ fn check_transitions(told: &[Transition]) -> Result<(), String> {
 }
 
 /// The exposition lines the demo prints: the state each breaker is in, its calls,
-/// probes and openings (the full exposition has a dozen families).
+/// probes, openings and retries (the full exposition has a dozen families).
 fn shown(line: &str) -> bool {
     (line.starts_with("breaker_state{") && line.ends_with(" 1"))
         || [
             "breaker_calls_total{",
             "breaker_probes_total{",
             "breaker_opened_total{",
+            "breaker_retries_total{",
+            "breaker_retries_budget_exhausted_total{",
         ]
         .iter()
         .any(|family| line.starts_with(family))
@@ -563,6 +669,11 @@ fn check_exposition(exposition: &str) -> Result<(), String> {
                 m.probes_failed
             ),
             format!("breaker_opened_total{{name=\"{name}\"}} {}", m.times_opened),
+            format!("breaker_retries_total{{name=\"{name}\"}} {}", m.retries),
+            format!(
+                "breaker_retries_budget_exhausted_total{{name=\"{name}\"}} {}",
+                m.retries_budget_exhausted
+            ),
         ];
         missing.extend(
             expected
@@ -610,7 +721,7 @@ fn consecutive_failures_before_opening(steps: &[&timeline::Step]) -> Option<usiz
 }
 
 /// Proves the run showed what it claims, from the breakers' own metrics.
-fn check(t: &Timeline<'_>, upstream: &Upstream) -> Result<(), String> {
+fn check(t: &Timeline<'_>, upstream: &Upstream, burst: &Burst) -> Result<(), String> {
     let snapshot = breakerbox::registry().snapshot();
     let mut failed = Vec::new();
     for (group, refusal) in [("search", Action::Fallback), ("profile", Action::Refused)] {
@@ -665,10 +776,15 @@ fn check(t: &Timeline<'_>, upstream: &Upstream) -> Result<(), String> {
                 ),
             );
             expect(
-                t.steps.last().is_some_and(|s| s.action == Action::Ran),
+                steps().next_back().is_some_and(|s| s.action == Action::Ran),
                 "the call after the ramp's end did not run".to_owned(),
             );
         }
+        let repeated = steps().filter(|s| s.server_requests > 1).count();
+        expect(
+            repeated == 0,
+            format!("{repeated} calls sent more than one request, but `{group}` does not retry"),
+        );
         let leaked: u64 = steps()
             .filter(|s| !s.action.admitted())
             .map(|s| s.server_requests)
@@ -702,9 +818,10 @@ fn check(t: &Timeline<'_>, upstream: &Upstream) -> Result<(), String> {
         );
     }
     let admitted = t.steps.iter().filter(|s| s.action.admitted()).count() as u64;
-    if upstream.requests() != admitted {
+    let attempts = t.steps.iter().map(|s| s.attempts).sum::<u64>() + burst.attempts;
+    if upstream.requests() != attempts {
         failed.push(format!(
-            "the server saw {} requests, but the breakers let {admitted} calls through",
+            "the server saw {} requests, but the breakers let {attempts} attempts through",
             upstream.requests()
         ));
     }
@@ -712,13 +829,125 @@ fn check(t: &Timeline<'_>, upstream: &Upstream) -> Result<(), String> {
         println!(
             "\nchecks passed: both circuits opened on the 3rd failure, kept the server out while\n\
              open (search fell back, profile was refused), probed, and closed again; search\n\
-             ramped its traffic back in; the server saw exactly the {admitted} calls the\n\
-             breakers let through."
+             ramped its traffic back in; the server saw exactly the {attempts} attempts the\n\
+             breakers let through ({admitted} calls one by one, then a burst)."
         );
         Ok(())
     } else {
         Err(format!(
             "the breakers did not behave as expected:\n  - {}",
+            failed.join("\n  - ")
+        ))
+    }
+}
+
+/// Proves the retries did what the timeline says, from the breakers' metrics
+/// and the server's counts: `price`'s blip was ridden out by one retry, and the
+/// burst's retries stayed within the budget, the calls past it ending with
+/// their own error after one request.
+fn check_retries(t: &Timeline<'_>, burst: &Burst, took: Duration) -> Result<(), String> {
+    let snapshot = breakerbox::registry().snapshot();
+    let mut failed = Vec::new();
+    let mut expect = |ok: bool, what: String| {
+        if !ok {
+            failed.push(what);
+        }
+    };
+    let blip: Vec<_> = t.steps.iter().filter(|s| s.group == "price").collect();
+    expect(
+        matches!(blip[..], [s] if s.action == Action::Retried && s.ok
+            && s.server_requests == 2 && s.attempts == 2),
+        format!("`price` was not answered by its retry, after 2 requests: {blip:?}"),
+    );
+    match snapshot.group("price") {
+        Some(m) => expect(
+            (
+                m.retries,
+                m.failures,
+                m.successes,
+                m.retries_budget_exhausted,
+            ) == (1, 1, 1, 0),
+            format!(
+                "`price` counted {} retries, {} failures, {} successes, {} retries refused; \
+                 expected 1, 1, 1, 0",
+                m.retries, m.failures, m.successes, m.retries_budget_exhausted
+            ),
+        ),
+        None => expect(false, "`price` has no breaker in the registry".to_owned()),
+    }
+    // Every call failed and asked for exactly one retry: made, or refused.
+    expect(
+        burst.retries + burst.budget_exhausted == BURST,
+        format!(
+            "{} retries made and {} refused, for {BURST} failed calls that each asked for one",
+            burst.retries, burst.budget_exhausted
+        ),
+    );
+    // The budget's bound: 10 a second from the first retry asked for (and one
+    // second's worth to start with), plus 20% of the first attempts.
+    let bound = (BURST as f64 * 0.2 + 10.0 * (1.0 + took.as_secs_f64())).floor() as u64;
+    expect(
+        burst.retries <= bound && burst.budget_exhausted >= 1,
+        format!(
+            "{} retries in a burst of {BURST} that took {} ms: expected at most {bound}, and \
+             the budget spent",
+            burst.retries,
+            took.as_millis()
+        ),
+    );
+    let once = burst
+        .ends
+        .iter()
+        .filter(|(requests, _)| *requests == 1)
+        .count() as u64;
+    let twice = burst
+        .ends
+        .iter()
+        .filter(|(requests, _)| *requests == 2)
+        .count() as u64;
+    expect(
+        once == burst.budget_exhausted && twice == burst.retries && once + twice == BURST,
+        format!(
+            "the server saw {once} calls once and {twice} twice, but the breaker made {} \
+             retries and refused {}",
+            burst.retries, burst.budget_exhausted
+        ),
+    );
+    expect(
+        burst.ends.iter().all(|(_, ok)| !ok),
+        "a call of the burst succeeded against a failing server".to_owned(),
+    );
+    expect(
+        burst.server_requests == BURST + burst.retries && burst.attempts == burst.server_requests,
+        format!(
+            "the server saw {} requests and the breaker {} attempts, for {BURST} calls and {} \
+             retries",
+            burst.server_requests, burst.attempts, burst.retries
+        ),
+    );
+    match snapshot.group("stock") {
+        Some(m) => expect(
+            m.state == State::Closed && m.rejected == 0,
+            format!(
+                "`stock` ended {} with {} refusals: expected closed, none, so that the budget \
+                 alone bounded the retries",
+                m.state.as_str(),
+                m.rejected
+            ),
+        ),
+        None => expect(false, "`stock` has no breaker in the registry".to_owned()),
+    }
+    if failed.is_empty() {
+        println!(
+            "\nretries checked: `price`'s retry answered after its first attempt failed; the\n\
+             burst's {} retries stayed within the budget and {} calls ended with their own\n\
+             error after one request.",
+            burst.retries, burst.budget_exhausted
+        );
+        Ok(())
+    } else {
+        Err(format!(
+            "the retries did not behave as expected:\n  - {}",
             failed.join("\n  - ")
         ))
     }

@@ -428,7 +428,7 @@
 /// | `is_failure` | path to `fn(&E) -> bool` | every `Err` fails | which errors count as failures; the rest are ignored |
 /// | `registry` | expression of type `&Registry` | [`registry()`] | the registry to use, e.g. `&TEST_REGISTRY` with a [`ManualClock`]; a call site caches the breaker of the first registry it meets, and looks others up on every call |
 /// | `crate` | path | `::breakerbox` | where generated code finds this crate, for re-exporters |
-/// | `timer` | path to a value implementing [`timeout::Timer`] | `breakerbox::timeout::Tokio` (feature `tokio`) | the timer `timeout_ms` races the call against, for runtimes other than tokio |
+/// | `timer` | path to a value implementing [`timeout::Timer`] | `breakerbox::timeout::Tokio` (feature `tokio`) | the timer `timeout_ms` races the call against and an async fn's `retry` waits on, for runtimes other than tokio |
 /// | `key` | expression of the fn's arguments, of a type implementing [`AsKey`] | none | one breaker per value of the expression, all on the group's config (see [Keyed breakers](crate#keyed-breakers)) |
 /// | `max_keys` | integer | 10 000 (with `key`) | the most idle keys the group keeps; needs `key` |
 /// | `retry` | integer | none | up to this many more attempts after a failure the classifier counts, each one claim and one outcome; needs `idempotent = true` (see [Retries](#retries)) |

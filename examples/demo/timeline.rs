@@ -26,6 +26,12 @@ pub enum Action {
     ProbeFailed,
     /// Closed and ramping: not this call's turn, the fallback answered.
     Ramped,
+    /// Closed: the call failed, was retried, and its last attempt's result
+    /// is the answer.
+    Retried,
+    /// Closed: the call failed and the retry budget was spent, so no retry
+    /// was made and the call ended at once with its own error.
+    BudgetSpent,
 }
 
 impl Action {
@@ -38,6 +44,8 @@ impl Action {
             Action::ProbeOk => "probe: ok",
             Action::ProbeFailed => "probe: failed",
             Action::Ramped => "ramping",
+            Action::Retried => "retried",
+            Action::BudgetSpent => "budget spent",
         }
     }
 
@@ -54,10 +62,29 @@ pub struct Step {
     pub action: Action,
     /// Requests the server received during the call.
     pub server_requests: u64,
+    /// Attempts the breaker recorded for the call (its `calls` moved by this).
+    pub attempts: u64,
     /// Whether the caller got `Ok`.
     pub ok: bool,
     /// The breaker's state after the call.
     pub state: State,
+}
+
+/// What a burst of calls ([`Timeline::burst`]) did, as the server and the
+/// breaker's metrics tell.
+#[derive(Clone, Debug)]
+pub struct Burst {
+    /// Requests the server received during the burst.
+    pub server_requests: u64,
+    /// Attempts the breaker recorded (its `calls` moved by this).
+    pub attempts: u64,
+    /// Retries made (`retries` moved by this).
+    pub retries: u64,
+    /// Retries the budget refused (`retries_budget_exhausted` moved by this).
+    pub budget_exhausted: u64,
+    /// Per call, in the order given: the requests its path received, and
+    /// whether the caller got `Ok`.
+    pub ends: Vec<(u64, bool)>,
 }
 
 /// The timeline being printed.
@@ -121,6 +148,7 @@ impl<'u> Timeline<'u> {
         let server_requests = self.upstream.requests() - requests_before;
         let after = metrics(group).expect("the call created its group's breaker");
         let action = action(before.as_ref(), &after, result.is_ok());
+        let attempts = after.calls - before.as_ref().map_or(0, |m| m.calls);
         let outcome = match &result {
             Ok(value) => format!("ok   {value}"),
             Err(error) => format!("err  {error}"),
@@ -145,9 +173,75 @@ impl<'u> Timeline<'u> {
             group,
             action,
             server_requests,
+            attempts,
             ok: result.is_ok(),
             state: after.state,
         });
+    }
+
+    /// Runs `calls` of `group` all at once, each `(path, call)` sending one
+    /// request to `path` per attempt, and prints one row per kind of ending:
+    /// how many calls ended so, the requests the server got from each, and
+    /// their result. A burst is of failing calls that each ask for a retry, so
+    /// a call the server saw once is shown as `budget spent` (the caller checks
+    /// those against the breaker's `retries_budget_exhausted`, in the result).
+    pub async fn burst<T: Display, E: Display, F: Future<Output = Result<T, E>>>(
+        &mut self,
+        label: &str,
+        group: &'static str,
+        calls: Vec<(String, F)>,
+    ) -> Burst {
+        let before = metrics(group);
+        let requests_before = self.upstream.requests();
+        let (paths, futures): (Vec<String>, Vec<F>) = calls.into_iter().unzip();
+        let results = futures_util::future::join_all(futures).await;
+        let after = metrics(group).expect("the burst created its group's breaker");
+        let delta = |f: fn(&Metrics) -> u64| f(&after) - before.as_ref().map_or(0, f);
+        let burst = Burst {
+            server_requests: self.upstream.requests() - requests_before,
+            attempts: delta(|m| m.calls),
+            retries: delta(|m| m.retries),
+            budget_exhausted: delta(|m| m.retries_budget_exhausted),
+            ends: paths
+                .iter()
+                .zip(&results)
+                .map(|(path, result)| (self.upstream.requests_to(path), result.is_ok()))
+                .collect(),
+        };
+        println!("  {:>5}  {label}", self.elapsed_ms());
+        // One row per (requests, result), fewest requests first.
+        let mut kinds: Vec<(u64, String, usize)> = Vec::new();
+        for ((requests, _), result) in burst.ends.iter().zip(&results) {
+            let outcome = match result {
+                Ok(value) => format!("ok   {value}"),
+                Err(error) => format!("err  {error}"),
+            };
+            match kinds
+                .iter_mut()
+                .find(|k| k.0 == *requests && k.1 == outcome)
+            {
+                Some(kind) => kind.2 += 1,
+                None => kinds.push((*requests, outcome, 1)),
+            }
+        }
+        kinds.sort();
+        for (requests, outcome, count) in kinds {
+            let did = if requests > 1 {
+                Action::Retried
+            } else {
+                Action::BudgetSpent
+            };
+            println!(
+                "  {:>5}  {:<17}  {:<13}  {:>6}  {}",
+                "",
+                format!("{count} of them"),
+                did.label(),
+                format!("{requests} req"),
+                clip(&outcome, 36),
+            );
+        }
+        println!("{:>44}=> {}", "", state_after(group, &after));
+        burst
     }
 
     fn elapsed_ms(&self) -> u128 {
@@ -161,7 +255,11 @@ fn metrics(group: &str) -> Option<Metrics> {
 
 fn action(before: Option<&Metrics>, after: &Metrics, ok: bool) -> Action {
     let delta = |f: fn(&Metrics) -> u64| f(after) - before.map_or(0, f);
-    if delta(|m| m.ramp_refused) > 0 {
+    if delta(|m| m.retries_budget_exhausted) > 0 {
+        Action::BudgetSpent
+    } else if delta(|m| m.retries) > 0 {
+        Action::Retried
+    } else if delta(|m| m.ramp_refused) > 0 {
         Action::Ramped
     } else if delta(|m| m.rejected) > 0 {
         if ok {

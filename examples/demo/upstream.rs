@@ -1,12 +1,14 @@
 //! The upstream the demo calls: a small HTTP server on an ephemeral port of
-//! 127.0.0.1 whose health the script switches, and which counts every request.
+//! 127.0.0.1 whose health the script switches (for good, or for the next few
+//! requests), and which counts every request, in all and per path.
 //! It also serves the breakers' metrics at `GET /metrics`, in the Prometheus text
 //! format; a scrape is neither counted nor failed.
 
+use std::collections::HashMap;
 use std::convert::Infallible;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use breakerbox::observe::prometheus::prometheus_client::encoding::prometheus_text;
@@ -28,7 +30,11 @@ pub struct Upstream {
 
 struct Shared {
     failing: AtomicBool,
+    /// Requests still to fail before the server answers normally again.
+    fail_next: AtomicU64,
     requests: AtomicU64,
+    /// Requests received, per path.
+    per_path: Mutex<HashMap<String, u64>>,
     /// What `GET /metrics` encodes at every scrape.
     metrics: Metrics,
 }
@@ -41,7 +47,9 @@ impl Upstream {
         let addr = listener.local_addr()?;
         let shared = Arc::new(Shared {
             failing: AtomicBool::new(false),
+            fail_next: AtomicU64::new(0),
             requests: AtomicU64::new(0),
+            per_path: Mutex::new(HashMap::new()),
             metrics,
         });
         tokio::spawn(accept(listener, Arc::clone(&shared)));
@@ -58,6 +66,12 @@ impl Upstream {
         self.shared.failing.store(failing, SeqCst);
     }
 
+    /// The next `n` requests get a 500, then the server answers as before
+    /// (a blip: a restart, a failover).
+    pub fn fail_next(&self, n: u64) {
+        self.shared.fail_next.store(n, SeqCst);
+    }
+
     /// `http://127.0.0.1:PORT/metrics`.
     pub fn metrics_url(&self) -> String {
         format!("{}/metrics", self.base_url())
@@ -66,6 +80,12 @@ impl Upstream {
     /// Requests received so far, scrapes of `/metrics` left out.
     pub fn requests(&self) -> u64 {
         self.shared.requests.load(SeqCst)
+    }
+
+    /// Requests received so far for `path` (without its query).
+    pub fn requests_to(&self, path: &str) -> u64 {
+        let per_path = self.shared.per_path.lock().unwrap();
+        per_path.get(path).copied().unwrap_or(0)
     }
 }
 
@@ -93,22 +113,40 @@ async fn accept(listener: TcpListener, shared: Arc<Shared>) {
     }
 }
 
-/// `GET /search?q=WORD` and `GET /users/ID`; a 500 for everything while failing.
+/// `GET /search?q=WORD`, `GET /users/ID`, `GET /prices/SKU` and
+/// `GET /stock/SKU`; a 500 for everything while failing (or still to fail).
 /// `GET /metrics` is the exposition, whatever the upstream's health.
 fn respond(shared: &Shared, request: &Request<Incoming>) -> Response<Full<Bytes>> {
     if request.method() == Method::GET && request.uri().path() == "/metrics" {
         return exposition(&shared.metrics);
     }
+    let path = request.uri().path();
     shared.requests.fetch_add(1, SeqCst);
-    if shared.failing.load(SeqCst) {
+    *shared
+        .per_path
+        .lock()
+        .unwrap()
+        .entry(path.to_owned())
+        .or_default() += 1;
+    let blip = shared
+        .fail_next
+        .fetch_update(SeqCst, SeqCst, |n| n.checked_sub(1))
+        .is_ok();
+    if blip || shared.failing.load(SeqCst) {
         return reply(StatusCode::INTERNAL_SERVER_ERROR, "database unreachable");
     }
-    let path = request.uri().path();
     if path == "/search" {
         let query = request.uri().query().unwrap_or("");
         let word = query.strip_prefix("q=").unwrap_or("");
         let hits = 3 + word.len() % 5;
         return reply(StatusCode::OK, &hits.to_string());
+    }
+    if let Some(sku) = path.strip_prefix("/prices/") {
+        let cents = 100 * (1 + sku.len() as u64) + 99;
+        return reply(StatusCode::OK, &cents.to_string());
+    }
+    if let Some(sku) = path.strip_prefix("/stock/") {
+        return reply(StatusCode::OK, &(sku.len() * 4).to_string());
     }
     match path.strip_prefix("/users/") {
         Some("1") => reply(StatusCode::OK, "Ada Lovelace"),
