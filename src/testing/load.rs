@@ -1,66 +1,6 @@
 //! [`FallbackLoad`]: drives a call (a fallback behind an open circuit) from
 //! many threads or tokio tasks at once and reports its throughput and latency
 //! percentiles ([`LoadReport`]), read from the wall clock.
-//!
-//! # Recipe: the fallback is not the next bottleneck
-//!
-//! Force the group open with a [`TestKit`], drive the annotated fn at the
-//! concurrency production sees, and assert the p99 under the bound the
-//! service can afford. Run it as a release-mode test (`cargo test --release`)
-//! or in a bench: in a debug build the figures say little.
-//!
-//! ```no_run
-//! use breakerbox::testing::{FallbackLoad, TestKit};
-//! use breakerbox::{circuit_breaker, CircuitOpen};
-//! use std::time::Duration;
-//!
-//! #[derive(Debug)]
-//! struct Unavailable;
-//! impl From<CircuitOpen> for Unavailable {
-//!     fn from(_: CircuitOpen) -> Self { Unavailable }
-//! }
-//!
-//! fn cached_price(_sku: u32) -> Result<u64, Unavailable> { Ok(999) }
-//!
-//! #[circuit_breaker(group = "pricing", fallback = cached_price)]
-//! fn price(sku: u32) -> Result<u64, Unavailable> {
-//!     Ok(u64::from(sku) * 100) // the real lookup, never reached while forced open
-//! }
-//!
-//! let kit = TestKit::new();
-//! kit.force_open("pricing");
-//! let report = FallbackLoad::new(64, 100_000).kit(&kit).run(|| price(7));
-//! println!("{report}");
-//! assert_eq!(report.calls, 100_000);
-//! assert!(report.p99 < Duration::from_millis(2), "the fallback is slow: {report}");
-//! ```
-//!
-//! An `async fn` is driven the same way with [`FallbackLoad::run_async`], as
-//! tokio tasks on the runtime the test runs on.
-//!
-//! # Measured here
-//!
-//! `breakerbox`'s own refusal and fallback path: `#[circuit_breaker]` fns with
-//! `fallback = ..`, their groups forced open, measured by `cargo run --release
-//! --example fallback_load --features testing` (three runs, low to high) on a
-//! 2-core KVM guest shared with other engineers' builds, so the spread is wide
-//! and the max is the scheduler's. Each latency includes the two
-//! `Instant::now()` reads around the call (about 20 ns here); the 10,000-task
-//! load's throughput is mostly the spawning of its tasks.
-//!
-//! | drive | registry | concurrency | calls | calls/s | p50 | p99 |
-//! |---|---|---:|---:|---:|---:|---:|
-//! | tokio tasks, 2 workers, `async fn` | process-wide | 10,000 | 10,000 | 0.43–0.54 M | 50 ns | 280–370 ns |
-//! | tokio tasks, 2 workers, `async fn` | process-wide | 10,000 | 1,000,000 | 6.1–9.3 M | 40–50 ns | 70 ns |
-//! | OS threads, sync fn | process-wide | 2 | 1,000,000 | 9.6–14.2 M | 31–40 ns | 41–50 ns |
-//! | OS threads, sync fn | process-wide | 64 | 1,000,000 | 10.1–11.9 M | 31–40 ns | 50–60 ns |
-//! | tokio tasks, 2 workers, `async fn` | a [`TestKit`]'s | 10,000 | 1,000,000 | 6.6–7.7 M | 50–60 ns | 90–221 ns |
-//! | OS threads, sync fn | a [`TestKit`]'s | 64 | 1,000,000 | 9.8–11.8 M | 40 ns | 200–251 ns |
-//!
-//! The refusal answered by a fallback allocates nothing after a call site's
-//! first call, on one thread and on each thread of a concurrent load:
-//! `tests/testing_fallback_under_load.rs` counts it with a counting global
-//! allocator.
 
 use std::future::Future;
 use std::sync::{Arc, Barrier};
@@ -70,7 +10,7 @@ use super::TestKit;
 
 /// Drives a call `calls` times from `concurrency` threads or tasks at once,
 /// with a [`TestKit`] installed in each if one is given, and reports what it
-/// measured. See [the module docs](self) for the recipe.
+/// measured.
 ///
 /// ```
 /// use breakerbox::testing::{FallbackLoad, TestKit};
@@ -91,6 +31,66 @@ use super::TestKit;
 /// // Every call was refused and answered by the fallback.
 /// assert_eq!(kit.registry().get("profile").unwrap().metrics().rejected, 1_000);
 /// ```
+///
+/// # Recipe: the fallback is not the next bottleneck
+///
+/// Force the group open with a [`TestKit`], drive the annotated fn at the
+/// concurrency production sees, and assert the p99 under the bound the
+/// service can afford. Run it as a release-mode test (`cargo test --release`)
+/// or in a bench: in a debug build the figures say little.
+///
+/// ```no_run
+/// use breakerbox::testing::{FallbackLoad, TestKit};
+/// use breakerbox::{circuit_breaker, CircuitOpen};
+/// use std::time::Duration;
+///
+/// #[derive(Debug)]
+/// struct Unavailable;
+/// impl From<CircuitOpen> for Unavailable {
+///     fn from(_: CircuitOpen) -> Self { Unavailable }
+/// }
+///
+/// fn cached_price(_sku: u32) -> Result<u64, Unavailable> { Ok(999) }
+///
+/// #[circuit_breaker(group = "pricing", fallback = cached_price)]
+/// fn price(sku: u32) -> Result<u64, Unavailable> {
+///     Ok(u64::from(sku) * 100) // the real lookup, never reached while forced open
+/// }
+///
+/// let kit = TestKit::new();
+/// kit.force_open("pricing");
+/// let report = FallbackLoad::new(64, 100_000).kit(&kit).run(|| price(7));
+/// println!("{report}");
+/// assert_eq!(report.calls, 100_000);
+/// assert!(report.p99 < Duration::from_millis(2), "the fallback is slow: {report}");
+/// ```
+///
+/// An `async fn` is driven the same way with [`run_async`](Self::run_async), as
+/// tokio tasks on the runtime the test runs on.
+///
+/// # Measured here
+///
+/// `breakerbox`'s own refusal and fallback path: `#[circuit_breaker]` fns with
+/// `fallback = ..`, their groups forced open, measured by `cargo run --release
+/// --example fallback_load --features testing` (three runs, low to high) on a
+/// 2-core KVM guest shared with other engineers' builds, so the spread is wide
+/// and the max is the scheduler's. Each latency includes the two
+/// `Instant::now()` reads around the call (about 20 ns here); the 10,000-task
+/// load's throughput is mostly the spawning of its tasks.
+///
+/// | drive | registry | concurrency | calls | calls/s | p50 | p99 |
+/// |---|---|---:|---:|---:|---:|---:|
+/// | tokio tasks, 2 workers, `async fn` | process-wide | 10,000 | 10,000 | 0.43–0.54 M | 50 ns | 280–370 ns |
+/// | tokio tasks, 2 workers, `async fn` | process-wide | 10,000 | 1,000,000 | 6.1–9.3 M | 40–50 ns | 70 ns |
+/// | OS threads, sync fn | process-wide | 2 | 1,000,000 | 9.6–14.2 M | 31–40 ns | 41–50 ns |
+/// | OS threads, sync fn | process-wide | 64 | 1,000,000 | 10.1–11.9 M | 31–40 ns | 50–60 ns |
+/// | tokio tasks, 2 workers, `async fn` | a [`TestKit`]'s | 10,000 | 1,000,000 | 6.6–7.7 M | 50–60 ns | 90–221 ns |
+/// | OS threads, sync fn | a [`TestKit`]'s | 64 | 1,000,000 | 9.8–11.8 M | 40 ns | 200–251 ns |
+///
+/// The refusal answered by a fallback allocates nothing after a call site's
+/// first call, on one thread and on each thread of a concurrent load:
+/// `tests/testing_fallback_under_load.rs` counts it with a counting global
+/// allocator.
 #[derive(Clone, Debug)]
 pub struct FallbackLoad {
     concurrency: usize,
