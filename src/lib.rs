@@ -365,6 +365,11 @@
     not(feature = "admin"),
     doc = "[`admin`]: https://docs.rs/breakerbox/latest/breakerbox/admin/"
 )]
+#![cfg_attr(feature = "testing", doc = "[`testing`]: crate::testing")]
+#![cfg_attr(
+    not(feature = "testing"),
+    doc = "[`testing`]: https://docs.rs/breakerbox/latest/breakerbox/testing/"
+)]
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 // docs.rs builds with `--cfg docsrs` (nightly): each gated item's page says

@@ -162,6 +162,12 @@ fn assert_group_equals(scraped: &Exposition, breakers: &Registry, m: &GroupMetri
     }
     series("breaker_admitted_share", None, m.admitted_share());
     series("breaker_ramp_refused_total", None, m.ramp_refused as f64);
+    series("breaker_shadow", None, f64::from(u8::from(m.shadow)));
+    series(
+        "breaker_shadow_refused_total",
+        None,
+        m.shadow_refused as f64,
+    );
     series("breaker_retries_total", None, m.retries as f64);
     let exhausted = m.retries_budget_exhausted as f64;
     series("breaker_retries_budget_exhausted_total", None, exhausted);
@@ -355,10 +361,11 @@ fn group_names_that_are_not_plain_label_values_come_back_intact() {
         assert_eq!(closed, Some(1.0), "{name:?}");
         // 19 series, the five transitions of the machine, the open duration,
         // the timeout, bulkhead-refusal, latency-trip, ramp-refusal, retry
-        // and spent-budget counters, and the admitted share.
-        assert_eq!(scraped.of_group(name).count(), 32, "{name:?}");
+        // and spent-budget counters, the admitted share, and shadow mode's
+        // gauge and counter.
+        assert_eq!(scraped.of_group(name).count(), 34, "{name:?}");
     }
-    assert_eq!(scraped.samples.len(), 32 * names.len());
+    assert_eq!(scraped.samples.len(), 34 * names.len());
 }
 
 #[test]
