@@ -67,9 +67,16 @@
 //! instead: in a test with paused time (`#[tokio::test(start_paused = true)]`),
 //! `timeout_ms`, open durations, backoff and ramps all pass in virtual time, as
 //! tokio's timers do, and [`TestKit::advance_tokio`] moves both at once.
+//!
+//! # Load
+//!
+//! [`FallbackLoad`] drives a fallback at a given concurrency while its group
+//! is forced open and reports throughput and p50/p99 latency ([`LoadReport`]),
+//! so a test can show the fallback is not the next bottleneck.
 
 mod assert;
 mod clock;
+mod load;
 mod replay;
 mod script;
 pub mod trace;
@@ -88,6 +95,7 @@ use breaker_core::{Breaker, ManualClock, Registry, State, Subscription};
 
 pub use self::assert::Step;
 pub use self::clock::TokioClock;
+pub use self::load::{FallbackLoad, LoadReport};
 pub use self::replay::{replay, Timeline};
 pub use self::script::Script;
 
