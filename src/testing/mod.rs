@@ -441,14 +441,16 @@ impl Shared {
 
     #[cold]
     fn reached_pending(&self, breaker: &Breaker) {
+        // Forced with the list locked and before the flag clears, so that a
+        // call racing this one either waits here or, past the flag, finds
+        // the breaker forced: no call of the group runs before its force.
         let mut pending = lock(&self.pending);
         if let Some(at) = pending.iter().position(|(g, _)| g == breaker.group()) {
             let (_, force) = pending.remove(at);
+            apply(breaker, force);
             if pending.is_empty() {
                 self.has_pending.store(false, Ordering::Release);
             }
-            drop(pending);
-            apply(breaker, force);
         }
     }
 }
