@@ -277,3 +277,22 @@ fn a_keyed_group_switches_every_key_and_the_keys_to_come_and_one_key_alone() {
     let m = hosts.metrics();
     assert_eq!((m.shadow_refused, m.rejected), (4, 2));
 }
+
+#[test]
+fn a_keyed_groups_live_switch_and_a_later_reload_move_every_key_together() {
+    let declared = Config::builder().threshold(1).build().unwrap();
+    let hosts = KeyedGroup::<String>::new("hosts-reload", declared, 100);
+    let before = hosts.breaker("before.example");
+    hosts.set_shadow(true);
+    let after = hosts.breaker("after.example");
+    assert!(before.is_shadow() && after.is_shadow());
+    // A reload that changes the threshold, its mode the declared one (off).
+    let reloaded = Config::builder().threshold(2).build().unwrap();
+    hosts.reconfigure(reloaded).unwrap();
+    assert!(
+        !before.is_shadow() && !after.is_shadow(),
+        "a key held before the switch and one made after it leave shadow mode together"
+    );
+    assert!(!hosts.config().shadow());
+    assert!(!hosts.breaker("later.example").is_shadow());
+}

@@ -257,7 +257,9 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
     /// Switches shadow mode on or off, live, for every key the group holds
     /// and every key it creates from now on (as [`Breaker::set_shadow`]); one
     /// key alone switches with its own breaker's `set_shadow`. The group's
-    /// [`config`](Self::config) says the mode new keys start in.
+    /// [`config`](Self::config) and its keys' say the mode set, so the next
+    /// reconfiguration of the group (a reload) that names another mode
+    /// switches every key together.
     ///
     /// ```
     /// # use breaker_core as breakerbox;

@@ -31,11 +31,17 @@ impl<K: Hash + Eq> Shared<K> {
 
     /// See [`KeyedGroup::set_shadow`](crate::KeyedGroup::set_shadow). Under
     /// the writer lock, as a reconfiguration: no key is created meanwhile, and
-    /// the keys to come start in the mode set.
+    /// the keys to come start in the mode set. Each key's config says the
+    /// mode too, as the group's does, so that a later reconfiguration of the
+    /// group finds every key in one mode and moves them together.
     pub(super) fn set_shadow(&self, on: bool) {
         let _writer = self.writer.lock();
         for (_, entry) in self.map.pin().iter() {
-            entry.breaker.set_shadow(on);
+            let config = entry.breaker.config().with_shadow(on);
+            entry
+                .breaker
+                .reconfigure(config)
+                .expect("a key's own config with another mode changes no fixed key");
         }
         let mut config = self.config.lock();
         *config = config.with_shadow(on);
