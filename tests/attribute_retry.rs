@@ -190,3 +190,31 @@ async fn a_timed_out_attempt_is_retried_like_a_failure() {
     let m = TIMED.registry.get("retry-timed").unwrap().metrics();
     assert_eq!((m.timeouts, m.retries, m.successes), (1, 1, 1));
 }
+
+static HUNG: LazyLock<Site> = LazyLock::new(site);
+
+#[circuit_breaker(group = "retry-hung", registry = &HUNG.registry, threshold = 1000, retry = 1,
+    idempotent = true, timeout_ms = 10, retry_backoff_ms = 1)]
+async fn always_hangs() -> Result<u32, Error> {
+    std::future::pending::<()>().await;
+    Ok(0)
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_first_attempt_that_times_out_pays_into_the_budget() {
+    // The breaker's clock stands still, so the budget earns nothing by the
+    // second: it starts with its floor's 10 tokens and each first attempt
+    // adds 20% of one. Thirty calls whose every attempt times out retry 16
+    // times (10 + 0.2 x 30, less the share the last calls earn after their
+    // retry was refused), not only the 10 the floor gave.
+    for _ in 0..30 {
+        assert_eq!(always_hangs().await, Err(Error::Busy));
+    }
+    let m = HUNG.registry.get("retry-hung").unwrap().metrics();
+    assert_eq!(m.retries + m.retries_budget_exhausted, 30);
+    assert!(
+        m.retries >= 15,
+        "{} retries: first attempts paid nothing",
+        m.retries
+    );
+}

@@ -273,7 +273,7 @@ impl RetryAttempts {
     /// (only that verdict finds no retry made yet, as every later one follows
     /// a retry allowed).
     #[inline]
-    fn deposit_first(&mut self, retry: &Retry) {
+    pub(crate) fn deposit_first(&mut self, retry: &Retry) {
         if self.next_retry == 1 {
             retry.deposit();
         }

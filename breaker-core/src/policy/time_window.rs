@@ -74,7 +74,7 @@ impl Stamps {
 
 /// Whether generation `a` is later than `b`. Generations are the state word's,
 /// which wraps at [`GEN_MASK`]: of two less than half that range apart, the one
-/// ahead is the later (2^37 transitions: centuries at a million a second).
+/// ahead is the later (2^35 transitions apart: a year at a thousand a second).
 fn is_later(a: u64, b: u64) -> bool {
     let ahead = a.wrapping_sub(b) & GEN_MASK;
     ahead != 0 && ahead <= GEN_MASK / 2
