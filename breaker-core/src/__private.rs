@@ -60,13 +60,7 @@ pub fn retry_timed_out(
     permit: Permit<'_>,
     after: Duration,
 ) -> Result<Duration, TimedOut> {
-    let timed_out = breaker.timed_out(permit, after);
-    // A first attempt that timed out pays into the budget, as every first does.
-    attempts.deposit_first(retry);
-    match breaker.retry_delay(retry, attempts, None) {
-        Some(delay) => Ok(delay),
-        None => Err(timed_out),
-    }
+    breaker.retry_timed_out(retry, attempts, permit, after)
 }
 
 /// Waits `delay` on the breaker's clock, between two sync attempts. Not public API.

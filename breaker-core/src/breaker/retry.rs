@@ -8,7 +8,7 @@ use std::time::Duration;
 use super::handle::Breaker;
 use super::jitter;
 use super::permit::{Classifier, EveryError, Permit};
-use crate::error::CallError;
+use crate::error::{CallError, TimedOut};
 use crate::events::{Event, RetryBudgetExhausted};
 use crate::retry::{Retry, RetryAfterHint};
 use crate::timeout::{within, Timer};
@@ -145,17 +145,13 @@ impl Breaker {
                 None => make().await,
                 Some(after) => match within(timer, after, make()).await {
                     Some(result) => result,
-                    None => {
-                        let timed_out = self.timed_out(permit, after);
-                        attempts.deposit_first(retry);
-                        match self.retry_delay(retry, &mut attempts, None) {
-                            Some(delay) => {
-                                timer.sleep(delay).await;
-                                continue;
-                            }
-                            None => return Err(CallError::TimedOut(timed_out)),
+                    None => match self.retry_timed_out(retry, &mut attempts, permit, after) {
+                        Ok(delay) => {
+                            timer.sleep(delay).await;
+                            continue;
                         }
-                    }
+                        Err(timed_out) => return Err(CallError::TimedOut(timed_out)),
+                    },
                 },
             };
             let hint = result.as_ref().err().and_then(E::retry_after);
@@ -177,6 +173,22 @@ impl Breaker {
             started,
             next_retry: 1,
         }
+    }
+
+    /// An attempt that timed out `after` its deadline, recorded as a failure
+    /// (a first attempt pays into the budget, as every first does): the wait
+    /// before the next attempt, or the error to answer with.
+    #[cold]
+    pub(crate) fn retry_timed_out(
+        &self,
+        retry: &Retry,
+        attempts: &mut RetryAttempts,
+        permit: Permit<'_>,
+        after: Duration,
+    ) -> Result<Duration, TimedOut> {
+        let timed_out = self.timed_out(permit, after);
+        attempts.deposit_first(retry);
+        self.retry_delay(retry, attempts, None).ok_or(timed_out)
     }
 
     /// Records one attempt's `result` under `permit` (as `classifier` judges
@@ -273,7 +285,7 @@ impl RetryAttempts {
     /// (only that verdict finds no retry made yet, as every later one follows
     /// a retry allowed).
     #[inline]
-    pub(crate) fn deposit_first(&mut self, retry: &Retry) {
+    fn deposit_first(&mut self, retry: &Retry) {
         if self.next_retry == 1 {
             retry.deposit();
         }
