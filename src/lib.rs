@@ -697,6 +697,19 @@ pub mod breaker {
     //! (or the [`OwnedPermit`] that holds its breaker), the [`BulkheadSlot`] of
     //! `max_concurrent`, and the [`PolicyChange`] a live reconfiguration refuses.
     pub use breaker_core::{Breaker, BulkheadSlot, OwnedPermit, Permit, PolicyChange};
+
+    // The names `#[circuit_breaker]`'s compile errors mention. rustc names an
+    // item by its bare name only when a path outside every hidden module
+    // reaches it, and by its full path (`__private_v01::..`) otherwise: these
+    // paths are that, and no part of the API.
+    #[doc(hidden)]
+    pub use crate::__private_v01::{
+        keyed_site, Answer, AnsweredAny, AsyncFallbackFn0, AsyncFallbackFn1, AsyncFallbackFn2,
+        AsyncFallbackFn3, AsyncFallbackFn4, AsyncFallbackFn5, AsyncFallbackFn6, AsyncFallbackFn7,
+        AsyncFallbackFn8, Classified, ClassifiedAny, FallbackFn0, FallbackFn1, FallbackFn2,
+        FallbackFn3, FallbackFn4, FallbackFn5, FallbackFn6, FallbackFn7, FallbackFn8, NoClassifier,
+        NoFailure, OpenInto, SeesIntoFuture, TimedOutInto, ViaFuture,
+    };
 }
 
 pub mod registry {
@@ -843,6 +856,9 @@ pub struct ReadmeDoctests;
 // A fallback trait takes as many arguments as the fn it stands in for.
 #[allow(clippy::too_many_arguments)]
 pub mod __private_v01 {
+    use core::future::Future;
+    use core::marker::PhantomData;
+
     // The claim: a per-site cached breaker built from a `const` config.
     pub use breaker_core::__private::{CallSite, SiteBreaker};
     pub use breaker_core::{CircuitOpen, Config, Fallback, Registry};
@@ -878,11 +894,13 @@ pub mod __private_v01 {
     };
 
     // An answer without a fallback (an open circuit, a timeout):
-    // `Err(From::from(..))` into the fn's `Result`. Two bounds, so each
-    // mistake is reported with its own message: a return type that is no
-    // `Result` (`Answer`), and an error type without the `From` (`OpenInto`,
-    // `TimedOutInto`, whose self type is the error itself, so rustc reports
-    // them rather than the `From` beneath).
+    // `Answer::err(OpenInto::open_into(open))`, `Err(From::from(..))` into the
+    // fn's `Result`. Two traits, so each mistake is reported with its own
+    // message: a return type that is no `Result` (`Answer`), and an error type
+    // without the `From` (`OpenInto`, `TimedOutInto`, whose self type is the
+    // error itself, so rustc reports them rather than the `From` beneath).
+    // Called by their trait paths, not through a generic fn, so no error adds
+    // "required by a bound in" a fn of this module.
 
     /// A return type that can carry an error: `Result<T, E>`.
     #[diagnostic::on_unimplemented(
@@ -922,15 +940,6 @@ pub mod __private_v01 {
         }
     }
 
-    /// `Err(open.into())`, with the `Result` inferred from the fn's return type.
-    #[inline(always)]
-    pub fn from_open<R: Answer>(open: CircuitOpen) -> R
-    where
-        R::Error: OpenInto,
-    {
-        R::err(OpenInto::open_into(open))
-    }
-
     /// An error type a timeout converts into.
     #[diagnostic::on_unimplemented(
         message = "`{Self}` cannot carry a timeout: `#[circuit_breaker(timeout_ms = ..)]` returns `Err(TimedOut.into())`",
@@ -949,22 +958,92 @@ pub mod __private_v01 {
         }
     }
 
-    /// `Err(late.into())`, with the `Result` inferred from the fn's return type.
-    #[inline]
-    pub fn from_timed_out<R: Answer>(late: TimedOut) -> R
-    where
-        R::Error: TimedOutInto,
-    {
-        R::err(TimedOutInto::timed_out_into(late))
+    // The fallback: `FallbackFnN::call(path.fallback(), args..)`, every token at
+    // the fallback path. `Pick::new(path).fallback()` (by method lookup, like
+    // `NotFuture`) is `Checked(path)` when the path has the signature the
+    // attribute expects (the `Pick`'s parameters, written out by the
+    // expansion) and the path itself otherwise; `FallbackFnN` is implemented
+    // for `Checked` alone, so any mismatch (of arity, a parameter, the return
+    // type or asyncness) is one error, `fallback must be fn(..) -> ..`, that
+    // names the fallback's own signature and suggests nothing. A bound on
+    // `Fn` checked directly would be reported by rustc as its own closure
+    // errors, and a fn pointer made of the path first rejects another arity
+    // as a type mismatch.
+
+    /// The fallback path and the signature the attribute expects of it
+    /// (`Args` a tuple of its parameters).
+    pub struct Pick<F, Args, R>(F, PhantomData<fn(Args) -> R>);
+
+    impl<F, Args, R> Pick<F, Args, R> {
+        /// Holds `fallback` for method lookup to check.
+        #[inline(always)]
+        pub fn new(fallback: F) -> Self {
+            Pick(fallback, PhantomData)
+        }
     }
 
-    // The fallback: `FallbackFnN::call(fallback_fnN(path), args..)`. The path
-    // is first made a fn pointer of its own signature (`fallback_fnN`, which
-    // only fixes the number of parameters), then matched against the one the
-    // attribute expects (the trait's parameters, written out by the expansion),
-    // so a mismatch is one error that writes the expected signature out,
-    // instead of rustc's fix-its for a call (`cached.to_string()`). Written
-    // out for each arity (not by a macro), so an error's notes quote one line.
+    /// An async fn's fallback and the signature the attribute expects of it,
+    /// `Fut` its future.
+    pub struct AsyncPick<F, Fut, Args, R>(F, PhantomData<fn(Args) -> (Fut, R)>);
+
+    impl<F, Fut, Args, R> AsyncPick<F, Fut, Args, R> {
+        /// Holds `fallback` for method lookup to check.
+        #[inline(always)]
+        pub fn new(fallback: F) -> Self {
+            AsyncPick(fallback, PhantomData)
+        }
+    }
+
+    /// A fallback of the signature the attribute expects.
+    pub struct Checked<F>(F);
+
+    /// An async fallback of the signature the attribute expects.
+    pub struct AsyncChecked<F, Fut>(F, PhantomData<fn() -> Fut>);
+
+    /// Picked when the fallback has the expected signature.
+    pub trait ViaSignature {
+        /// `Checked` or `AsyncChecked`.
+        type Checked;
+        /// The fallback, checked.
+        fn fallback(&self) -> Self::Checked;
+    }
+
+    /// Picked, one autoref later, for a fallback of any other signature: its
+    /// `FallbackFnN` bound fails with the expected signature.
+    pub trait ViaAnySignature<F> {
+        /// The fallback, unchecked.
+        fn fallback(&self) -> F;
+    }
+
+    impl<F: Copy, Args, R> ViaAnySignature<F> for &Pick<F, Args, R> {
+        #[inline(always)]
+        fn fallback(&self) -> F {
+            self.0
+        }
+    }
+
+    impl<F: Copy, Fut, Args, R> ViaAnySignature<F> for &AsyncPick<F, Fut, Args, R> {
+        #[inline(always)]
+        fn fallback(&self) -> F {
+            self.0
+        }
+    }
+
+    impl<F: Copy + Fn() -> R, R> ViaSignature for Pick<F, (), R> {
+        type Checked = Checked<F>;
+        #[inline(always)]
+        fn fallback(&self) -> Checked<F> {
+            Checked(self.0)
+        }
+    }
+
+    impl<F: Copy + Fn() -> Fut, Fut: Future<Output = R>, R> ViaSignature for AsyncPick<F, Fut, (), R> {
+        type Checked = AsyncChecked<F, Fut>;
+        #[inline(always)]
+        fn fallback(&self) -> AsyncChecked<F, Fut> {
+            AsyncChecked(self.0, PhantomData)
+        }
+    }
 
     /// A fallback of the expected signature, with 0 parameters.
     #[diagnostic::on_unimplemented(
@@ -977,10 +1056,10 @@ pub mod __private_v01 {
     }
 
     #[diagnostic::do_not_recommend]
-    impl<R> FallbackFn0<R> for fn() -> R {
+    impl<F: FnOnce() -> R, R> FallbackFn0<R> for Checked<F> {
         #[inline(always)]
         fn call(self) -> R {
-            self()
+            (self.0)()
         }
     }
 
@@ -991,21 +1070,33 @@ pub mod __private_v01 {
     )]
     pub trait AsyncFallbackFn0<R> {
         /// Calls the fallback.
-        fn call(self) -> impl core::future::Future<Output = R>;
+        fn call(self) -> impl Future<Output = R>;
     }
 
     #[diagnostic::do_not_recommend]
-    impl<R, F: core::future::Future<Output = R>> AsyncFallbackFn0<R> for fn() -> F {
+    impl<F: FnOnce() -> Fut, Fut: Future<Output = R>, R> AsyncFallbackFn0<R> for AsyncChecked<F, Fut> {
         #[inline(always)]
-        fn call(self) -> impl core::future::Future<Output = R> {
-            self()
+        fn call(self) -> impl Future<Output = R> {
+            (self.0)()
         }
     }
 
-    /// The fallback path as a fn pointer of its own signature.
-    #[inline(always)]
-    pub fn fallback_fn0<R>(f: fn() -> R) -> fn() -> R {
-        f
+    impl<F: Copy + Fn(A0) -> R, A0, R> ViaSignature for Pick<F, (A0,), R> {
+        type Checked = Checked<F>;
+        #[inline(always)]
+        fn fallback(&self) -> Checked<F> {
+            Checked(self.0)
+        }
+    }
+
+    impl<F: Copy + Fn(A0) -> Fut, Fut: Future<Output = R>, A0, R> ViaSignature
+        for AsyncPick<F, Fut, (A0,), R>
+    {
+        type Checked = AsyncChecked<F, Fut>;
+        #[inline(always)]
+        fn fallback(&self) -> AsyncChecked<F, Fut> {
+            AsyncChecked(self.0, PhantomData)
+        }
     }
 
     /// A fallback of the expected signature, with 1 parameter.
@@ -1019,10 +1110,10 @@ pub mod __private_v01 {
     }
 
     #[diagnostic::do_not_recommend]
-    impl<A0, R> FallbackFn1<A0, R> for fn(A0) -> R {
+    impl<F: FnOnce(A0) -> R, A0, R> FallbackFn1<A0, R> for Checked<F> {
         #[inline(always)]
         fn call(self, a0: A0) -> R {
-            self(a0)
+            (self.0)(a0)
         }
     }
 
@@ -1033,21 +1124,35 @@ pub mod __private_v01 {
     )]
     pub trait AsyncFallbackFn1<A0, R> {
         /// Calls the fallback.
-        fn call(self, a0: A0) -> impl core::future::Future<Output = R>;
+        fn call(self, a0: A0) -> impl Future<Output = R>;
     }
 
     #[diagnostic::do_not_recommend]
-    impl<A0, R, F: core::future::Future<Output = R>> AsyncFallbackFn1<A0, R> for fn(A0) -> F {
+    impl<F: FnOnce(A0) -> Fut, Fut: Future<Output = R>, A0, R> AsyncFallbackFn1<A0, R>
+        for AsyncChecked<F, Fut>
+    {
         #[inline(always)]
-        fn call(self, a0: A0) -> impl core::future::Future<Output = R> {
-            self(a0)
+        fn call(self, a0: A0) -> impl Future<Output = R> {
+            (self.0)(a0)
         }
     }
 
-    /// The fallback path as a fn pointer of its own signature.
-    #[inline(always)]
-    pub fn fallback_fn1<A0, R>(f: fn(A0) -> R) -> fn(A0) -> R {
-        f
+    impl<F: Copy + Fn(A0, A1) -> R, A0, A1, R> ViaSignature for Pick<F, (A0, A1), R> {
+        type Checked = Checked<F>;
+        #[inline(always)]
+        fn fallback(&self) -> Checked<F> {
+            Checked(self.0)
+        }
+    }
+
+    impl<F: Copy + Fn(A0, A1) -> Fut, Fut: Future<Output = R>, A0, A1, R> ViaSignature
+        for AsyncPick<F, Fut, (A0, A1), R>
+    {
+        type Checked = AsyncChecked<F, Fut>;
+        #[inline(always)]
+        fn fallback(&self) -> AsyncChecked<F, Fut> {
+            AsyncChecked(self.0, PhantomData)
+        }
     }
 
     /// A fallback of the expected signature, with 2 parameters.
@@ -1061,10 +1166,10 @@ pub mod __private_v01 {
     }
 
     #[diagnostic::do_not_recommend]
-    impl<A0, A1, R> FallbackFn2<A0, A1, R> for fn(A0, A1) -> R {
+    impl<F: FnOnce(A0, A1) -> R, A0, A1, R> FallbackFn2<A0, A1, R> for Checked<F> {
         #[inline(always)]
         fn call(self, a0: A0, a1: A1) -> R {
-            self(a0, a1)
+            (self.0)(a0, a1)
         }
     }
 
@@ -1075,23 +1180,35 @@ pub mod __private_v01 {
     )]
     pub trait AsyncFallbackFn2<A0, A1, R> {
         /// Calls the fallback.
-        fn call(self, a0: A0, a1: A1) -> impl core::future::Future<Output = R>;
+        fn call(self, a0: A0, a1: A1) -> impl Future<Output = R>;
     }
 
     #[diagnostic::do_not_recommend]
-    impl<A0, A1, R, F: core::future::Future<Output = R>> AsyncFallbackFn2<A0, A1, R>
-        for fn(A0, A1) -> F
+    impl<F: FnOnce(A0, A1) -> Fut, Fut: Future<Output = R>, A0, A1, R> AsyncFallbackFn2<A0, A1, R>
+        for AsyncChecked<F, Fut>
     {
         #[inline(always)]
-        fn call(self, a0: A0, a1: A1) -> impl core::future::Future<Output = R> {
-            self(a0, a1)
+        fn call(self, a0: A0, a1: A1) -> impl Future<Output = R> {
+            (self.0)(a0, a1)
         }
     }
 
-    /// The fallback path as a fn pointer of its own signature.
-    #[inline(always)]
-    pub fn fallback_fn2<A0, A1, R>(f: fn(A0, A1) -> R) -> fn(A0, A1) -> R {
-        f
+    impl<F: Copy + Fn(A0, A1, A2) -> R, A0, A1, A2, R> ViaSignature for Pick<F, (A0, A1, A2), R> {
+        type Checked = Checked<F>;
+        #[inline(always)]
+        fn fallback(&self) -> Checked<F> {
+            Checked(self.0)
+        }
+    }
+
+    impl<F: Copy + Fn(A0, A1, A2) -> Fut, Fut: Future<Output = R>, A0, A1, A2, R> ViaSignature
+        for AsyncPick<F, Fut, (A0, A1, A2), R>
+    {
+        type Checked = AsyncChecked<F, Fut>;
+        #[inline(always)]
+        fn fallback(&self) -> AsyncChecked<F, Fut> {
+            AsyncChecked(self.0, PhantomData)
+        }
     }
 
     /// A fallback of the expected signature, with 3 parameters.
@@ -1105,10 +1222,10 @@ pub mod __private_v01 {
     }
 
     #[diagnostic::do_not_recommend]
-    impl<A0, A1, A2, R> FallbackFn3<A0, A1, A2, R> for fn(A0, A1, A2) -> R {
+    impl<F: FnOnce(A0, A1, A2) -> R, A0, A1, A2, R> FallbackFn3<A0, A1, A2, R> for Checked<F> {
         #[inline(always)]
         fn call(self, a0: A0, a1: A1, a2: A2) -> R {
-            self(a0, a1, a2)
+            (self.0)(a0, a1, a2)
         }
     }
 
@@ -1119,23 +1236,37 @@ pub mod __private_v01 {
     )]
     pub trait AsyncFallbackFn3<A0, A1, A2, R> {
         /// Calls the fallback.
-        fn call(self, a0: A0, a1: A1, a2: A2) -> impl core::future::Future<Output = R>;
+        fn call(self, a0: A0, a1: A1, a2: A2) -> impl Future<Output = R>;
     }
 
     #[diagnostic::do_not_recommend]
-    impl<A0, A1, A2, R, F: core::future::Future<Output = R>> AsyncFallbackFn3<A0, A1, A2, R>
-        for fn(A0, A1, A2) -> F
+    impl<F: FnOnce(A0, A1, A2) -> Fut, Fut: Future<Output = R>, A0, A1, A2, R>
+        AsyncFallbackFn3<A0, A1, A2, R> for AsyncChecked<F, Fut>
     {
         #[inline(always)]
-        fn call(self, a0: A0, a1: A1, a2: A2) -> impl core::future::Future<Output = R> {
-            self(a0, a1, a2)
+        fn call(self, a0: A0, a1: A1, a2: A2) -> impl Future<Output = R> {
+            (self.0)(a0, a1, a2)
         }
     }
 
-    /// The fallback path as a fn pointer of its own signature.
-    #[inline(always)]
-    pub fn fallback_fn3<A0, A1, A2, R>(f: fn(A0, A1, A2) -> R) -> fn(A0, A1, A2) -> R {
-        f
+    impl<F: Copy + Fn(A0, A1, A2, A3) -> R, A0, A1, A2, A3, R> ViaSignature
+        for Pick<F, (A0, A1, A2, A3), R>
+    {
+        type Checked = Checked<F>;
+        #[inline(always)]
+        fn fallback(&self) -> Checked<F> {
+            Checked(self.0)
+        }
+    }
+
+    impl<F: Copy + Fn(A0, A1, A2, A3) -> Fut, Fut: Future<Output = R>, A0, A1, A2, A3, R>
+        ViaSignature for AsyncPick<F, Fut, (A0, A1, A2, A3), R>
+    {
+        type Checked = AsyncChecked<F, Fut>;
+        #[inline(always)]
+        fn fallback(&self) -> AsyncChecked<F, Fut> {
+            AsyncChecked(self.0, PhantomData)
+        }
     }
 
     /// A fallback of the expected signature, with 4 parameters.
@@ -1149,10 +1280,12 @@ pub mod __private_v01 {
     }
 
     #[diagnostic::do_not_recommend]
-    impl<A0, A1, A2, A3, R> FallbackFn4<A0, A1, A2, A3, R> for fn(A0, A1, A2, A3) -> R {
+    impl<F: FnOnce(A0, A1, A2, A3) -> R, A0, A1, A2, A3, R> FallbackFn4<A0, A1, A2, A3, R>
+        for Checked<F>
+    {
         #[inline(always)]
         fn call(self, a0: A0, a1: A1, a2: A2, a3: A3) -> R {
-            self(a0, a1, a2, a3)
+            (self.0)(a0, a1, a2, a3)
         }
     }
 
@@ -1163,23 +1296,45 @@ pub mod __private_v01 {
     )]
     pub trait AsyncFallbackFn4<A0, A1, A2, A3, R> {
         /// Calls the fallback.
-        fn call(self, a0: A0, a1: A1, a2: A2, a3: A3) -> impl core::future::Future<Output = R>;
+        fn call(self, a0: A0, a1: A1, a2: A2, a3: A3) -> impl Future<Output = R>;
     }
 
     #[diagnostic::do_not_recommend]
-    impl<A0, A1, A2, A3, R, F: core::future::Future<Output = R>> AsyncFallbackFn4<A0, A1, A2, A3, R>
-        for fn(A0, A1, A2, A3) -> F
+    impl<F: FnOnce(A0, A1, A2, A3) -> Fut, Fut: Future<Output = R>, A0, A1, A2, A3, R>
+        AsyncFallbackFn4<A0, A1, A2, A3, R> for AsyncChecked<F, Fut>
     {
         #[inline(always)]
-        fn call(self, a0: A0, a1: A1, a2: A2, a3: A3) -> impl core::future::Future<Output = R> {
-            self(a0, a1, a2, a3)
+        fn call(self, a0: A0, a1: A1, a2: A2, a3: A3) -> impl Future<Output = R> {
+            (self.0)(a0, a1, a2, a3)
         }
     }
 
-    /// The fallback path as a fn pointer of its own signature.
-    #[inline(always)]
-    pub fn fallback_fn4<A0, A1, A2, A3, R>(f: fn(A0, A1, A2, A3) -> R) -> fn(A0, A1, A2, A3) -> R {
-        f
+    impl<F: Copy + Fn(A0, A1, A2, A3, A4) -> R, A0, A1, A2, A3, A4, R> ViaSignature
+        for Pick<F, (A0, A1, A2, A3, A4), R>
+    {
+        type Checked = Checked<F>;
+        #[inline(always)]
+        fn fallback(&self) -> Checked<F> {
+            Checked(self.0)
+        }
+    }
+
+    impl<
+            F: Copy + Fn(A0, A1, A2, A3, A4) -> Fut,
+            Fut: Future<Output = R>,
+            A0,
+            A1,
+            A2,
+            A3,
+            A4,
+            R,
+        > ViaSignature for AsyncPick<F, Fut, (A0, A1, A2, A3, A4), R>
+    {
+        type Checked = AsyncChecked<F, Fut>;
+        #[inline(always)]
+        fn fallback(&self) -> AsyncChecked<F, Fut> {
+            AsyncChecked(self.0, PhantomData)
+        }
     }
 
     /// A fallback of the expected signature, with 5 parameters.
@@ -1193,10 +1348,12 @@ pub mod __private_v01 {
     }
 
     #[diagnostic::do_not_recommend]
-    impl<A0, A1, A2, A3, A4, R> FallbackFn5<A0, A1, A2, A3, A4, R> for fn(A0, A1, A2, A3, A4) -> R {
+    impl<F: FnOnce(A0, A1, A2, A3, A4) -> R, A0, A1, A2, A3, A4, R>
+        FallbackFn5<A0, A1, A2, A3, A4, R> for Checked<F>
+    {
         #[inline(always)]
         fn call(self, a0: A0, a1: A1, a2: A2, a3: A3, a4: A4) -> R {
-            self(a0, a1, a2, a3, a4)
+            (self.0)(a0, a1, a2, a3, a4)
         }
     }
 
@@ -1207,39 +1364,46 @@ pub mod __private_v01 {
     )]
     pub trait AsyncFallbackFn5<A0, A1, A2, A3, A4, R> {
         /// Calls the fallback.
-        fn call(
-            self,
-            a0: A0,
-            a1: A1,
-            a2: A2,
-            a3: A3,
-            a4: A4,
-        ) -> impl core::future::Future<Output = R>;
+        fn call(self, a0: A0, a1: A1, a2: A2, a3: A3, a4: A4) -> impl Future<Output = R>;
     }
 
     #[diagnostic::do_not_recommend]
-    impl<A0, A1, A2, A3, A4, R, F: core::future::Future<Output = R>>
-        AsyncFallbackFn5<A0, A1, A2, A3, A4, R> for fn(A0, A1, A2, A3, A4) -> F
+    impl<F: FnOnce(A0, A1, A2, A3, A4) -> Fut, Fut: Future<Output = R>, A0, A1, A2, A3, A4, R>
+        AsyncFallbackFn5<A0, A1, A2, A3, A4, R> for AsyncChecked<F, Fut>
     {
         #[inline(always)]
-        fn call(
-            self,
-            a0: A0,
-            a1: A1,
-            a2: A2,
-            a3: A3,
-            a4: A4,
-        ) -> impl core::future::Future<Output = R> {
-            self(a0, a1, a2, a3, a4)
+        fn call(self, a0: A0, a1: A1, a2: A2, a3: A3, a4: A4) -> impl Future<Output = R> {
+            (self.0)(a0, a1, a2, a3, a4)
         }
     }
 
-    /// The fallback path as a fn pointer of its own signature.
-    #[inline(always)]
-    pub fn fallback_fn5<A0, A1, A2, A3, A4, R>(
-        f: fn(A0, A1, A2, A3, A4) -> R,
-    ) -> fn(A0, A1, A2, A3, A4) -> R {
-        f
+    impl<F: Copy + Fn(A0, A1, A2, A3, A4, A5) -> R, A0, A1, A2, A3, A4, A5, R> ViaSignature
+        for Pick<F, (A0, A1, A2, A3, A4, A5), R>
+    {
+        type Checked = Checked<F>;
+        #[inline(always)]
+        fn fallback(&self) -> Checked<F> {
+            Checked(self.0)
+        }
+    }
+
+    impl<
+            F: Copy + Fn(A0, A1, A2, A3, A4, A5) -> Fut,
+            Fut: Future<Output = R>,
+            A0,
+            A1,
+            A2,
+            A3,
+            A4,
+            A5,
+            R,
+        > ViaSignature for AsyncPick<F, Fut, (A0, A1, A2, A3, A4, A5), R>
+    {
+        type Checked = AsyncChecked<F, Fut>;
+        #[inline(always)]
+        fn fallback(&self) -> AsyncChecked<F, Fut> {
+            AsyncChecked(self.0, PhantomData)
+        }
     }
 
     /// A fallback of the expected signature, with 6 parameters.
@@ -1253,12 +1417,12 @@ pub mod __private_v01 {
     }
 
     #[diagnostic::do_not_recommend]
-    impl<A0, A1, A2, A3, A4, A5, R> FallbackFn6<A0, A1, A2, A3, A4, A5, R>
-        for fn(A0, A1, A2, A3, A4, A5) -> R
+    impl<F: FnOnce(A0, A1, A2, A3, A4, A5) -> R, A0, A1, A2, A3, A4, A5, R>
+        FallbackFn6<A0, A1, A2, A3, A4, A5, R> for Checked<F>
     {
         #[inline(always)]
         fn call(self, a0: A0, a1: A1, a2: A2, a3: A3, a4: A4, a5: A5) -> R {
-            self(a0, a1, a2, a3, a4, a5)
+            (self.0)(a0, a1, a2, a3, a4, a5)
         }
     }
 
@@ -1269,41 +1433,56 @@ pub mod __private_v01 {
     )]
     pub trait AsyncFallbackFn6<A0, A1, A2, A3, A4, A5, R> {
         /// Calls the fallback.
-        fn call(
-            self,
-            a0: A0,
-            a1: A1,
-            a2: A2,
-            a3: A3,
-            a4: A4,
-            a5: A5,
-        ) -> impl core::future::Future<Output = R>;
+        fn call(self, a0: A0, a1: A1, a2: A2, a3: A3, a4: A4, a5: A5) -> impl Future<Output = R>;
     }
 
     #[diagnostic::do_not_recommend]
-    impl<A0, A1, A2, A3, A4, A5, R, F: core::future::Future<Output = R>>
-        AsyncFallbackFn6<A0, A1, A2, A3, A4, A5, R> for fn(A0, A1, A2, A3, A4, A5) -> F
+    impl<
+            F: FnOnce(A0, A1, A2, A3, A4, A5) -> Fut,
+            Fut: Future<Output = R>,
+            A0,
+            A1,
+            A2,
+            A3,
+            A4,
+            A5,
+            R,
+        > AsyncFallbackFn6<A0, A1, A2, A3, A4, A5, R> for AsyncChecked<F, Fut>
     {
         #[inline(always)]
-        fn call(
-            self,
-            a0: A0,
-            a1: A1,
-            a2: A2,
-            a3: A3,
-            a4: A4,
-            a5: A5,
-        ) -> impl core::future::Future<Output = R> {
-            self(a0, a1, a2, a3, a4, a5)
+        fn call(self, a0: A0, a1: A1, a2: A2, a3: A3, a4: A4, a5: A5) -> impl Future<Output = R> {
+            (self.0)(a0, a1, a2, a3, a4, a5)
         }
     }
 
-    /// The fallback path as a fn pointer of its own signature.
-    #[inline(always)]
-    pub fn fallback_fn6<A0, A1, A2, A3, A4, A5, R>(
-        f: fn(A0, A1, A2, A3, A4, A5) -> R,
-    ) -> fn(A0, A1, A2, A3, A4, A5) -> R {
-        f
+    impl<F: Copy + Fn(A0, A1, A2, A3, A4, A5, A6) -> R, A0, A1, A2, A3, A4, A5, A6, R> ViaSignature
+        for Pick<F, (A0, A1, A2, A3, A4, A5, A6), R>
+    {
+        type Checked = Checked<F>;
+        #[inline(always)]
+        fn fallback(&self) -> Checked<F> {
+            Checked(self.0)
+        }
+    }
+
+    impl<
+            F: Copy + Fn(A0, A1, A2, A3, A4, A5, A6) -> Fut,
+            Fut: Future<Output = R>,
+            A0,
+            A1,
+            A2,
+            A3,
+            A4,
+            A5,
+            A6,
+            R,
+        > ViaSignature for AsyncPick<F, Fut, (A0, A1, A2, A3, A4, A5, A6), R>
+    {
+        type Checked = AsyncChecked<F, Fut>;
+        #[inline(always)]
+        fn fallback(&self) -> AsyncChecked<F, Fut> {
+            AsyncChecked(self.0, PhantomData)
+        }
     }
 
     /// A fallback of the expected signature, with 7 parameters.
@@ -1317,12 +1496,12 @@ pub mod __private_v01 {
     }
 
     #[diagnostic::do_not_recommend]
-    impl<A0, A1, A2, A3, A4, A5, A6, R> FallbackFn7<A0, A1, A2, A3, A4, A5, A6, R>
-        for fn(A0, A1, A2, A3, A4, A5, A6) -> R
+    impl<F: FnOnce(A0, A1, A2, A3, A4, A5, A6) -> R, A0, A1, A2, A3, A4, A5, A6, R>
+        FallbackFn7<A0, A1, A2, A3, A4, A5, A6, R> for Checked<F>
     {
         #[inline(always)]
         fn call(self, a0: A0, a1: A1, a2: A2, a3: A3, a4: A4, a5: A5, a6: A6) -> R {
-            self(a0, a1, a2, a3, a4, a5, a6)
+            (self.0)(a0, a1, a2, a3, a4, a5, a6)
         }
     }
 
@@ -1342,12 +1521,22 @@ pub mod __private_v01 {
             a4: A4,
             a5: A5,
             a6: A6,
-        ) -> impl core::future::Future<Output = R>;
+        ) -> impl Future<Output = R>;
     }
 
     #[diagnostic::do_not_recommend]
-    impl<A0, A1, A2, A3, A4, A5, A6, R, F: core::future::Future<Output = R>>
-        AsyncFallbackFn7<A0, A1, A2, A3, A4, A5, A6, R> for fn(A0, A1, A2, A3, A4, A5, A6) -> F
+    impl<
+            F: FnOnce(A0, A1, A2, A3, A4, A5, A6) -> Fut,
+            Fut: Future<Output = R>,
+            A0,
+            A1,
+            A2,
+            A3,
+            A4,
+            A5,
+            A6,
+            R,
+        > AsyncFallbackFn7<A0, A1, A2, A3, A4, A5, A6, R> for AsyncChecked<F, Fut>
     {
         #[inline(always)]
         fn call(
@@ -1359,17 +1548,40 @@ pub mod __private_v01 {
             a4: A4,
             a5: A5,
             a6: A6,
-        ) -> impl core::future::Future<Output = R> {
-            self(a0, a1, a2, a3, a4, a5, a6)
+        ) -> impl Future<Output = R> {
+            (self.0)(a0, a1, a2, a3, a4, a5, a6)
         }
     }
 
-    /// The fallback path as a fn pointer of its own signature.
-    #[inline(always)]
-    pub fn fallback_fn7<A0, A1, A2, A3, A4, A5, A6, R>(
-        f: fn(A0, A1, A2, A3, A4, A5, A6) -> R,
-    ) -> fn(A0, A1, A2, A3, A4, A5, A6) -> R {
-        f
+    impl<F: Copy + Fn(A0, A1, A2, A3, A4, A5, A6, A7) -> R, A0, A1, A2, A3, A4, A5, A6, A7, R>
+        ViaSignature for Pick<F, (A0, A1, A2, A3, A4, A5, A6, A7), R>
+    {
+        type Checked = Checked<F>;
+        #[inline(always)]
+        fn fallback(&self) -> Checked<F> {
+            Checked(self.0)
+        }
+    }
+
+    impl<
+            F: Copy + Fn(A0, A1, A2, A3, A4, A5, A6, A7) -> Fut,
+            Fut: Future<Output = R>,
+            A0,
+            A1,
+            A2,
+            A3,
+            A4,
+            A5,
+            A6,
+            A7,
+            R,
+        > ViaSignature for AsyncPick<F, Fut, (A0, A1, A2, A3, A4, A5, A6, A7), R>
+    {
+        type Checked = AsyncChecked<F, Fut>;
+        #[inline(always)]
+        fn fallback(&self) -> AsyncChecked<F, Fut> {
+            AsyncChecked(self.0, PhantomData)
+        }
     }
 
     /// A fallback of the expected signature, with 8 parameters.
@@ -1383,12 +1595,12 @@ pub mod __private_v01 {
     }
 
     #[diagnostic::do_not_recommend]
-    impl<A0, A1, A2, A3, A4, A5, A6, A7, R> FallbackFn8<A0, A1, A2, A3, A4, A5, A6, A7, R>
-        for fn(A0, A1, A2, A3, A4, A5, A6, A7) -> R
+    impl<F: FnOnce(A0, A1, A2, A3, A4, A5, A6, A7) -> R, A0, A1, A2, A3, A4, A5, A6, A7, R>
+        FallbackFn8<A0, A1, A2, A3, A4, A5, A6, A7, R> for Checked<F>
     {
         #[inline(always)]
         fn call(self, a0: A0, a1: A1, a2: A2, a3: A3, a4: A4, a5: A5, a6: A6, a7: A7) -> R {
-            self(a0, a1, a2, a3, a4, a5, a6, a7)
+            (self.0)(a0, a1, a2, a3, a4, a5, a6, a7)
         }
     }
 
@@ -1409,13 +1621,23 @@ pub mod __private_v01 {
             a5: A5,
             a6: A6,
             a7: A7,
-        ) -> impl core::future::Future<Output = R>;
+        ) -> impl Future<Output = R>;
     }
 
     #[diagnostic::do_not_recommend]
-    impl<A0, A1, A2, A3, A4, A5, A6, A7, R, F: core::future::Future<Output = R>>
-        AsyncFallbackFn8<A0, A1, A2, A3, A4, A5, A6, A7, R>
-        for fn(A0, A1, A2, A3, A4, A5, A6, A7) -> F
+    impl<
+            F: FnOnce(A0, A1, A2, A3, A4, A5, A6, A7) -> Fut,
+            Fut: Future<Output = R>,
+            A0,
+            A1,
+            A2,
+            A3,
+            A4,
+            A5,
+            A6,
+            A7,
+            R,
+        > AsyncFallbackFn8<A0, A1, A2, A3, A4, A5, A6, A7, R> for AsyncChecked<F, Fut>
     {
         #[inline(always)]
         fn call(
@@ -1428,18 +1650,14 @@ pub mod __private_v01 {
             a5: A5,
             a6: A6,
             a7: A7,
-        ) -> impl core::future::Future<Output = R> {
-            self(a0, a1, a2, a3, a4, a5, a6, a7)
+        ) -> impl Future<Output = R> {
+            (self.0)(a0, a1, a2, a3, a4, a5, a6, a7)
         }
     }
 
-    /// The fallback path as a fn pointer of its own signature.
-    #[inline(always)]
-    pub fn fallback_fn8<A0, A1, A2, A3, A4, A5, A6, A7, R>(
-        f: fn(A0, A1, A2, A3, A4, A5, A6, A7) -> R,
-    ) -> fn(A0, A1, A2, A3, A4, A5, A6, A7) -> R {
-        f
-    }
+    /// What a bare fallback name in a method is when the module has no item
+    /// of that name (see the expansion's `bare_fallback_name`).
+    pub struct NotInModule;
 
     // A sync fn's value is not a future the shape check could not see.
 

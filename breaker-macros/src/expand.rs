@@ -265,8 +265,10 @@ fn expand_future_tail(attr: &Attr, mut item: ItemFn, tail: Box<FutureTail>) -> T
 ///     body,
 /// ).await {
 ///     Some(result) => result,
-///     None => return ::breakerbox::__private_v01::from_timed_out(
-///         ::breakerbox::__private_v01::timed_out(&__breaker, __permit, /* the deadline */),
+///     None => return ::breakerbox::__private_v01::Answer::err(
+///         ::breakerbox::__private_v01::TimedOutInto::timed_out_into(
+///             ::breakerbox::__private_v01::timed_out(&__breaker, __permit, /* the deadline */),
+///         ),
 ///     ),
 /// }
 /// ```
@@ -303,7 +305,9 @@ fn run_async(attr: &Attr, l: &Locals, body: TokenStream, ret_span: Span) -> Toke
             fallback_call(attr, fallback, true, &why)
         }
         _ => quote_spanned! {ret_span=>
-            #answer_krate::__private_v01::from_timed_out(#late)
+            #answer_krate::__private_v01::Answer::err(
+                #answer_krate::__private_v01::TimedOutInto::timed_out_into(#late),
+            )
         },
     };
     quote_spanned! {Span::mixed_site()=>
@@ -497,7 +501,9 @@ fn claim(attr: &Attr, l: &Locals, on_open: TokenStream) -> TokenStream {
             }
         }
     };
+    let bare_name = bare_fallback_name(attr);
     quote_spanned! {Span::mixed_site()=>
+        #bare_name
         #registry_binding
         #find_breaker
         #bulkhead
@@ -509,13 +515,69 @@ fn claim(attr: &Attr, l: &Locals, on_open: TokenStream) -> TokenStream {
     }
 }
 
+/// For a bare fallback name in a method (`fallback = cached`, which calls
+/// `Self::cached`): a check, compiled to nothing, that the module has no
+/// `cached` of its own, so a fallback meant as the module's fn is told to be
+/// written `self::cached`, and one that could be either is written out.
+///
+/// Input: `fallback = cached` in `fn f(&self, q: &str)`. Output:
+/// ```text
+/// fn fallback_name() {
+///     #[diagnostic::on_unimplemented(message = "..", label = "write `fallback = self::cached` ..")]
+///     trait BareFallbackName { fn check(&self) {} }
+///     impl BareFallbackName for ::breakerbox::__private_v01::NotInModule {}
+///     const cached: ::breakerbox::__private_v01::NotInModule = ::breakerbox::__private_v01::NotInModule;
+///     {
+///         use self::*; // the module's `cached`, if it has one, before the `const`
+///         <_ as BareFallbackName>::check(&cached);
+///     }
+/// }
+/// ```
+/// The fn is never called. In the block, a glob import of the module is
+/// found before the items of the fn around it, so `cached` is the module's
+/// when there is one (which implements no `BareFallbackName`: the error), and
+/// the `const` otherwise.
+fn bare_fallback_name(attr: &Attr) -> Option<TokenStream> {
+    let fallback = attr.fallback.as_ref().filter(|f| f.self_prefix)?;
+    let krate = &attr.krate;
+    let name = &fallback.path.segments.first()?.ident;
+    let span = name.span();
+    let message = format!(
+        "`fallback = {name}` in a method calls `Self::{name}`, and this module has a `{name}` \
+         of its own"
+    );
+    let label = format!(
+        "write `fallback = self::{name}` to call the module's `{name}`, or \
+         `fallback = Self::{name}` to call the associated fn"
+    );
+    let marker = quote_spanned!(span=> #krate::__private_v01::NotInModule);
+    Some(quote_spanned! {span=>
+        #[allow(dead_code, clippy::items_after_statements)] // never called
+        fn fallback_name() {
+            #[diagnostic::on_unimplemented(message = #message, label = #label)]
+            trait BareFallbackName {
+                fn check(&self) {}
+            }
+            impl BareFallbackName for #marker {}
+            #[allow(non_upper_case_globals)] // the fallback's name
+            const #name: #marker = #marker;
+            {
+                #[allow(unused_imports)] // used only when the module has the name
+                use self::*;
+                <_ as BareFallbackName>::check(&#name);
+            }
+        }
+    })
+}
+
 /// What the fn returns when the circuit refuses: the fallback's value, spanned at the
 /// fallback path so every mismatch points there, or `Err(From::from(open))`,
 /// spanned at the return type.
 ///
 /// Input → output: `fallback = cached` in `fn f(&self, q: &str)` → `Self::cached(self, q)`
 /// (`.await`ed when async); `fallback = cache::get` in `fn f(q: &str)` →
-/// `cache::get(q)`; no fallback → `::breakerbox::__private_v01::from_open(__open)`.
+/// `cache::get(q)`; no fallback →
+/// `::breakerbox::__private_v01::Answer::err(::breakerbox::__private_v01::OpenInto::open_into(__open))`.
 fn on_open(attr: &Attr, item: &ItemFn, l: &Locals, is_async: bool) -> TokenStream {
     let krate = &attr.krate;
     let open = &l.open;
@@ -527,7 +589,9 @@ fn on_open(attr: &Attr, item: &ItemFn, l: &Locals, is_async: bool) -> TokenStrea
             true => respan(krate.to_token_stream(), span),
             false => krate.to_token_stream(),
         };
-        return quote_spanned!(span=> #krate::__private_v01::from_open(#open));
+        return quote_spanned! {span=>
+            #krate::__private_v01::Answer::err(#krate::__private_v01::OpenInto::open_into(#open))
+        };
     };
     let why = quote_spanned!(Span::mixed_site()=> #krate::__private_v01::Fallback::Refused(#open));
     fallback_call(attr, fallback, is_async, &why)
@@ -541,18 +605,26 @@ fn answers_failures(attr: &Attr) -> bool {
 /// The fallback's call, `why` passed last for `fallback = path(why)`: through
 /// the facade's `FallbackFnN` (`AsyncFallbackFnN` for an async fn), whose
 /// parameters are the signature the attribute expects, so a fallback of
-/// another signature is one error at the path that writes the expected one out.
-/// Every token is spanned at the fallback path.
+/// another signature (another arity included) is one error at the path that
+/// writes the expected one out. Every token is spanned at the fallback path.
 ///
 /// Input: `fallback = cached(why)` in `fn f(&self, q: &str) -> Result<Hits, Error>`.
 /// Output:
 /// ```text
 /// <_ as ::breakerbox::__private_v01::FallbackFn3<&Self, &str, _, Result<Hits, Error>>>::call(
-///     ::breakerbox::__private_v01::fallback_fn3(Self::cached),
+///     {
+///         use ::breakerbox::__private_v01::{ViaAnySignature as _, ViaSignature as _};
+///         (&::breakerbox::__private_v01::Pick::<_, (&Self, &str, _,), Result<Hits, Error>>::new(
+///             Self::cached,
+///         ))
+///         .fallback()
+///     },
 ///     self, q, /* why */
 /// )
 /// ```
-/// (`.await`ed when async.)
+/// `.fallback()` is the path checked (`Checked`) when it has that signature,
+/// else the path itself, which implements no `FallbackFn3`: the error. In an
+/// async fn, `AsyncPick::<_, _, (..), ..>` and `AsyncFallbackFn3`, `.await`ed.
 fn fallback_call(
     attr: &Attr,
     fallback: &Fallback,
@@ -587,11 +659,23 @@ fn fallback_call(
         },
         span,
     );
-    let reify = Ident::new(&format!("fallback_fn{n}"), span);
+    let types: Vec<_> = types.collect();
+    let pick = match is_async {
+        true => quote_spanned!(span=> AsyncPick::<_, _, (#(#types,)*), #ret>),
+        false => quote_spanned!(span=> Pick::<_, (#(#types,)*), #ret>),
+    };
     let wait = is_async.then(|| quote_spanned!(span=> .await));
+    // A mismatch is reported at the `_`: the fallback's name (`cached_hits`
+    // in `Self::cached_hits`).
+    let at_name = path.segments.last().map_or(span, |s| s.ident.span());
+    let infer = quote_spanned!(at_name=> _);
     quote_spanned! {span=>
-        <_ as #krate::__private_v01::#check<#(#types,)* #ret>>::call(
-            #krate::__private_v01::#reify(#prefix #path),
+        <#infer as #krate::__private_v01::#check<#(#types,)* #ret>>::call(
+            {
+                #[allow(unused_imports)] // only one of the two is picked
+                use #krate::__private_v01::{ViaAnySignature as _, ViaSignature as _};
+                (&#krate::__private_v01::#pick::new(#prefix #path)).fallback()
+            },
             #receiver #(#args,)* #why
         ) #wait
     }
@@ -978,7 +1062,9 @@ fn retry_attempt_async(
             fallback_call(attr, fallback, true, &why)
         }
         _ => quote_spanned! {ret_span=>
-            #answer_krate::__private_v01::from_timed_out(#late)
+            #answer_krate::__private_v01::Answer::err(
+                #answer_krate::__private_v01::TimedOutInto::timed_out_into(#late),
+            )
         },
     };
     quote_spanned! {Span::mixed_site()=>
