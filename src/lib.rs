@@ -541,7 +541,11 @@
 /// - **Where the name is looked up.** In a method, a bare name means
 ///   `Self::name` (`fallback = cached` calls `Self::cached(self, ..)`); name a
 ///   free fn by its path (`fallback = self::cached`), and it gets the receiver
-///   first too. A path may carry generics (`fallback = cache::get::<T>`).
+///   first too. A bare name in a method that is also a fn of the module with
+///   the fallback's signature is a compile error at the name asking for
+///   `self::name` or `Self::name`, so a fallback meant as the module's fn is
+///   told how to write it. A path
+///   may carry generics (`fallback = cache::get::<T>`).
 /// - **Keyed fns** answer as unkeyed ones: the refusal or failure is the key's.
 ///
 /// Refusals, with the same arguments:
@@ -667,11 +671,11 @@
 /// `host.to_owned()`, or key by `host` alone), a fallback on a fn returning
 /// `impl Trait`, `fallback_on` without `fallback` or with another value, and
 /// `fallback_on = "failure"` on a fn not returning a `Result` are all compile
-/// errors pointing at the offending tokens. A fallback of another parameter
-/// type, return type or asyncness is one error at the fallback path that writes
-/// the expected signature out: ``fallback must be `fn(&str, u32) ->
-/// Result<Vec<String>, ApiError>` `` (one of another arity says "incorrect
-/// number of function parameters" and shows the two). A return type that cannot
+/// errors pointing at the offending tokens. A fallback of another arity,
+/// parameter type, return type or asyncness is one error at the fallback's
+/// name that writes the expected signature out, ``fallback must be `fn(&str,
+/// u32) -> Result<Vec<String>, ApiError>` ``, and names the fallback's own
+/// signature; it suggests no edit. A return type that cannot
 /// carry a refusal or a timeout says which `From` to add. A bad attribute still
 /// emits the fn unchanged, and every argument error of one attribute shows in
 /// one build.
@@ -708,7 +712,8 @@ pub mod breaker {
         AsyncFallbackFn3, AsyncFallbackFn4, AsyncFallbackFn5, AsyncFallbackFn6, AsyncFallbackFn7,
         AsyncFallbackFn8, Classified, ClassifiedAny, FallbackFn0, FallbackFn1, FallbackFn2,
         FallbackFn3, FallbackFn4, FallbackFn5, FallbackFn6, FallbackFn7, FallbackFn8, NoClassifier,
-        NoFailure, OpenInto, SeesIntoFuture, TimedOutInto, ViaFuture,
+        NoFailure, OpenInto, OtherSignature, SameSignature, SeesIntoFuture, TimedOutInto,
+        ViaFuture,
     };
 }
 
@@ -1022,7 +1027,8 @@ pub mod __private_v01 {
         }
     }
 
-    impl<F: Copy, Fut, Args, R> ViaAnySignature<F> for &AsyncPick<F, Fut, Args, R> {
+    // The future is `()`: no type is left for inference to find.
+    impl<F: Copy, Args, R> ViaAnySignature<F> for &AsyncPick<F, (), Args, R> {
         #[inline(always)]
         fn fallback(&self) -> F {
             self.0
@@ -1655,9 +1661,52 @@ pub mod __private_v01 {
         }
     }
 
+    // A bare fallback name in a method: whether the module has a fn of that
+    // name and the fallback's signature too (see the expansion's
+    // `bare_fallback_name`).
+
     /// What a bare fallback name in a method is when the module has no item
-    /// of that name (see the expansion's `bare_fallback_name`).
+    /// of that name.
+    #[derive(Clone, Copy)]
     pub struct NotInModule;
+
+    /// The module's item of a bare fallback name, as `Pick::fallback` gave it.
+    pub struct Signature<T>(pub T);
+
+    /// The module's item has the fallback's signature.
+    pub struct SameSignature;
+
+    /// The module's item has another signature, or there is none.
+    pub struct OtherSignature;
+
+    /// Implemented by `OtherSignature` alone: what a bare name's check asks.
+    pub trait IsOtherSignature {}
+
+    impl IsOtherSignature for OtherSignature {}
+
+    /// Picked for a fn of the fallback's signature.
+    pub trait ViaSameSignature {
+        /// `SameSignature`.
+        #[inline(always)]
+        fn signature(&self) -> SameSignature {
+            SameSignature
+        }
+    }
+
+    impl<F> ViaSameSignature for Signature<Checked<F>> {}
+
+    impl<F, Fut> ViaSameSignature for Signature<AsyncChecked<F, Fut>> {}
+
+    /// Picked, one autoref later, for everything else.
+    pub trait ViaOtherSignature {
+        /// `OtherSignature`.
+        #[inline(always)]
+        fn signature(&self) -> OtherSignature {
+            OtherSignature
+        }
+    }
+
+    impl<T> ViaOtherSignature for &Signature<T> {}
 
     // A sync fn's value is not a future the shape check could not see.
 

@@ -328,7 +328,7 @@ fn run_async(attr: &Attr, l: &Locals, body: TokenStream, ret_span: Span) -> Toke
 /// after it (record the outcome, return the value): the same for every shape.
 fn guard(attr: &Attr, item: &ItemFn, l: &Locals, is_async: bool) -> (TokenStream, TokenStream) {
     let on_open = on_open(attr, item, l, is_async);
-    (claim(attr, l, on_open), record(attr, l, is_async))
+    (claim(attr, l, on_open, is_async), record(attr, l, is_async))
 }
 
 /// Claims a permit, or leaves the fn with `on_open` when the circuit refuses.
@@ -391,7 +391,7 @@ fn guard(attr: &Attr, item: &ItemFn, l: &Locals, is_async: bool) -> (TokenStream
 /// The items sit in their own block so they can never shadow a name the body uses;
 /// each generated statement carries the [`generated_lints`] allow-list, and no
 /// user expression sits under it.
-fn claim(attr: &Attr, l: &Locals, on_open: TokenStream) -> TokenStream {
+fn claim(attr: &Attr, l: &Locals, on_open: TokenStream, is_async: bool) -> TokenStream {
     let krate = &attr.krate;
     let Locals {
         registry,
@@ -501,7 +501,7 @@ fn claim(attr: &Attr, l: &Locals, on_open: TokenStream) -> TokenStream {
             }
         }
     };
-    let bare_name = bare_fallback_name(attr);
+    let bare_name = bare_fallback_name(attr, is_async);
     quote_spanned! {Span::mixed_site()=>
         #bare_name
         #registry_binding
@@ -516,55 +516,70 @@ fn claim(attr: &Attr, l: &Locals, on_open: TokenStream) -> TokenStream {
 }
 
 /// For a bare fallback name in a method (`fallback = cached`, which calls
-/// `Self::cached`): a check, compiled to nothing, that the module has no
-/// `cached` of its own, so a fallback meant as the module's fn is told to be
-/// written `self::cached`, and one that could be either is written out.
+/// `Self::cached`): a check, compiled to nothing, that the module has no fn
+/// `cached` of the very signature the fallback must have. Such a fn is the
+/// fallback meant (or one a reader could take for it): the error asks for
+/// `self::cached` or `Self::cached`. A module item of that name and another
+/// signature (or none) is no error.
 ///
-/// Input: `fallback = cached` in `fn f(&self, q: &str)`. Output:
+/// Input: `fallback = cached` in `fn f(&self, q: &str) -> u32`. Output:
 /// ```text
-/// fn fallback_name() {
+/// if false {
 ///     #[diagnostic::on_unimplemented(message = "..", label = "write `fallback = self::cached` ..")]
 ///     trait BareFallbackName { fn check(&self) {} }
-///     impl BareFallbackName for ::breakerbox::__private_v01::NotInModule {}
+///     impl<T: ::breakerbox::__private_v01::IsOtherSignature> BareFallbackName for T {}
 ///     const cached: ::breakerbox::__private_v01::NotInModule = ::breakerbox::__private_v01::NotInModule;
 ///     {
 ///         use self::*; // the module's `cached`, if it has one, before the `const`
-///         <_ as BareFallbackName>::check(&cached);
+///         use ::breakerbox::__private_v01::{ViaAnySignature as _, ViaSignature as _, ..};
+///         let found = (&::breakerbox::__private_v01::Pick::<_, (&Self, &str,), u32>::new(cached)).fallback();
+///         <_ as BareFallbackName>::check(&(&::breakerbox::__private_v01::Signature(found)).signature());
 ///     }
 /// }
 /// ```
-/// The fn is never called. In the block, a glob import of the module is
-/// found before the items of the fn around it, so `cached` is the module's
-/// when there is one (which implements no `BareFallbackName`: the error), and
-/// the `const` otherwise.
-fn bare_fallback_name(attr: &Attr) -> Option<TokenStream> {
+/// In the inner block, the glob import of the module is found before the
+/// `const` of the block around it, so `cached` is the module's when it has
+/// one. `.signature()` is `SameSignature` for a fn of the expected signature
+/// (which implements no `BareFallbackName`: the error) and `OtherSignature`
+/// for anything else.
+fn bare_fallback_name(attr: &Attr, is_async: bool) -> Option<TokenStream> {
     let fallback = attr.fallback.as_ref().filter(|f| f.self_prefix)?;
     let krate = &attr.krate;
     let name = &fallback.path.segments.first()?.ident;
     let span = name.span();
     let message = format!(
-        "`fallback = {name}` in a method calls `Self::{name}`, and this module has a `{name}` \
-         of its own"
+        "`fallback = {name}` in a method calls `Self::{name}`, and this module has a fn \
+         `{name}` of the fallback's signature too"
     );
     let label = format!(
-        "write `fallback = self::{name}` to call the module's `{name}`, or \
-         `fallback = Self::{name}` to call the associated fn"
+        "write `fallback = self::{name}` to call the module's fn, or `fallback = Self::{name}` \
+         to call the associated one"
     );
-    let marker = quote_spanned!(span=> #krate::__private_v01::NotInModule);
+    let (_, _, pick) = expected_signature(attr, fallback, is_async);
+    let lints = generated_lints();
     Some(quote_spanned! {span=>
-        #[allow(dead_code, clippy::items_after_statements)] // never called
-        fn fallback_name() {
+        #lints
+        if false {
             #[diagnostic::on_unimplemented(message = #message, label = #label)]
             trait BareFallbackName {
                 fn check(&self) {}
             }
-            impl BareFallbackName for #marker {}
+            #[diagnostic::do_not_recommend]
+            impl<T: #krate::__private_v01::IsOtherSignature> BareFallbackName for T {}
             #[allow(non_upper_case_globals)] // the fallback's name
-            const #name: #marker = #marker;
+            const #name: #krate::__private_v01::NotInModule = #krate::__private_v01::NotInModule;
             {
-                #[allow(unused_imports)] // used only when the module has the name
+                #[allow(unused_imports)] // the module's: used when it has the name
                 use self::*;
-                <_ as BareFallbackName>::check(&#name);
+                #[allow(unused_imports)] // only two of the four are picked
+                use #krate::__private_v01::{
+                    ViaAnySignature as _, ViaOtherSignature as _, ViaSameSignature as _,
+                    ViaSignature as _,
+                };
+                let found = (&#krate::__private_v01::#pick::new(#name)).fallback();
+                <_ as BareFallbackName>::check(
+                    &(&#krate::__private_v01::Signature(found)).signature(),
+                );
             }
         }
     })
@@ -600,6 +615,40 @@ fn on_open(attr: &Attr, item: &ItemFn, l: &Locals, is_async: bool) -> TokenStrea
 /// Whether the fn's fallback answers timeouts and failures too.
 fn answers_failures(attr: &Attr) -> bool {
     attr.fallback.as_ref().is_some_and(|f| f.on_failure)
+}
+
+/// The signature the attribute expects of the fallback: the `FallbackFnN`
+/// (or `AsyncFallbackFnN`) trait's name, its parameter types (`why`'s last),
+/// and the `Pick` (`AsyncPick`) type that checks a path against them.
+fn expected_signature(
+    attr: &Attr,
+    fallback: &Fallback,
+    is_async: bool,
+) -> (Ident, Vec<TokenStream>, TokenStream) {
+    let krate = &attr.krate;
+    let span = fallback.path.span();
+    let ret = &fallback.ret;
+    // `why`'s type: a refusal fallback's `E` is its own (nothing it is told
+    // names one); a failure fallback's is the fn's error type.
+    let why_type = fallback.why.then(|| match fallback.on_failure {
+        true => quote_spanned! {span=>
+            #krate::__private_v01::Fallback<<#ret as #krate::__private_v01::Answer>::Error>
+        },
+        false => quote_spanned!(span=> #krate::__private_v01::Fallback<_>),
+    });
+    let types: Vec<_> = fallback.types.iter().cloned().chain(why_type).collect();
+    let check = Ident::new(
+        &match is_async {
+            true => format!("AsyncFallbackFn{}", types.len()),
+            false => format!("FallbackFn{}", types.len()),
+        },
+        span,
+    );
+    let pick = match is_async {
+        true => quote_spanned!(span=> AsyncPick::<_, _, (#(#types,)*), #ret>),
+        false => quote_spanned!(span=> Pick::<_, (#(#types,)*), #ret>),
+    };
+    (check, types, pick)
 }
 
 /// The fallback's call, `why` passed last for `fallback = path(why)`: through
@@ -642,28 +691,7 @@ fn fallback_call(
         .map(|a| Ident::new(&a.to_string(), span));
     let why = fallback.why.then_some(why);
     let ret = &fallback.ret;
-    // `why`'s type: a refusal fallback's `E` is its own (nothing it is told
-    // names one); a failure fallback's is the fn's error type.
-    let why_type = fallback.why.then(|| match fallback.on_failure {
-        true => quote_spanned! {span=>
-            #krate::__private_v01::Fallback<<#ret as #krate::__private_v01::Answer>::Error>
-        },
-        false => quote_spanned!(span=> #krate::__private_v01::Fallback<_>),
-    });
-    let types = fallback.types.iter().chain(&why_type);
-    let n = fallback.types.len() + usize::from(fallback.why);
-    let check = Ident::new(
-        &match is_async {
-            true => format!("AsyncFallbackFn{n}"),
-            false => format!("FallbackFn{n}"),
-        },
-        span,
-    );
-    let types: Vec<_> = types.collect();
-    let pick = match is_async {
-        true => quote_spanned!(span=> AsyncPick::<_, _, (#(#types,)*), #ret>),
-        false => quote_spanned!(span=> Pick::<_, (#(#types,)*), #ret>),
-    };
+    let (check, types, pick) = expected_signature(attr, fallback, is_async);
     let wait = is_async.then(|| quote_spanned!(span=> .await));
     // A mismatch is reported at the `_`: the fallback's name (`cached_hits`
     // in `Self::cached_hits`).
@@ -749,9 +777,17 @@ fn record(attr: &Attr, l: &Locals, is_async: bool) -> TokenStream {
 fn record_or_answer(attr: &Attr, l: &Locals, fallback: &Fallback, is_async: bool) -> TokenStream {
     let krate = &attr.krate;
     let Locals { permit, result, .. } = l;
-    let classifier = match &attr.is_failure {
-        Some(path) => quote_spanned!(path.span()=> &#path),
-        None => quote_spanned!(Span::mixed_site()=> &#krate::__private_v01::EveryError),
+    // Without `is_failure`, the default classifier is spanned at `"failure"`
+    // too: the bound that refuses a fn not returning a `Result` is on it, and
+    // rustc reports it where the argument is.
+    let span = fallback.on_failure_span;
+    let classifier = match (&attr.is_failure, attr.krate_is_default) {
+        (Some(path), _) => quote_spanned!(path.span()=> &#path),
+        (None, true) => {
+            let krate = respan(krate.to_token_stream(), span);
+            quote_spanned!(span=> &#krate::__private_v01::EveryError)
+        }
+        (None, false) => quote_spanned!(Span::mixed_site()=> &#krate::__private_v01::EveryError),
     };
     // Spanned at `"failure"`, where a fn not returning a `Result` is reported.
     let failed = quote_spanned!(fallback.on_failure_span=> failed(#permit, #classifier));
@@ -875,7 +911,7 @@ fn expand_retry(attr: &Attr, item: ItemFn, retry: &RetryPlan, is_async: bool) ->
     let on_open = on_open(attr, &item, &l, is_async);
     // The first attempt's claim is the fn's claim as without `retry`; each
     // retry claims again at the bottom of the loop.
-    let first = claim(attr, &l, on_open.clone());
+    let first = claim(attr, &l, on_open.clone(), is_async);
     let Locals {
         breaker,
         permit,
