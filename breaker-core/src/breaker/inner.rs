@@ -64,6 +64,7 @@ pub(super) struct Inner {
 
 // The layout the doc above promises, where the word's line pair is 128 bytes.
 #[cfg(all(not(loom), target_arch = "x86_64"))]
+const _: () = assert!(size_of::<Inner>() == 384 && std::mem::offset_of!(Inner, config) == 128);
 
 /// A field of no size that starts the next one on a new line pair (the
 /// alignment `crossbeam_utils::CachePadded` uses on x86-64 and aarch64, where the prefetcher
