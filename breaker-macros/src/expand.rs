@@ -556,6 +556,11 @@ fn bare_fallback_name(attr: &Attr, is_async: bool) -> Option<TokenStream> {
          to call the associated one"
     );
     let (_, _, pick) = expected_signature(attr, fallback, is_async);
+    // A `_` in the expected signature (an `impl Trait` parameter, the `E` of a
+    // refusal's `why`, a future's output) would be left to infer when the
+    // module's item does not match: the check reads it as `()`, and so finds
+    // no match where the signature is not written out.
+    let pick = infer_as_unit(pick);
     let lints = generated_lints();
     Some(quote_spanned! {span=>
         #lints
@@ -566,7 +571,8 @@ fn bare_fallback_name(attr: &Attr, is_async: bool) -> Option<TokenStream> {
             }
             #[diagnostic::do_not_recommend]
             impl<T: #krate::__private_v01::IsOtherSignature> BareFallbackName for T {}
-            #[allow(non_upper_case_globals)] // the fallback's name
+            // Named as the fallback; unused when the module has the name.
+            #[allow(non_upper_case_globals, dead_code)]
             const #name: #krate::__private_v01::NotInModule = #krate::__private_v01::NotInModule;
             {
                 #[allow(unused_imports)] // the module's: used when it has the name
@@ -583,6 +589,51 @@ fn bare_fallback_name(attr: &Attr, is_async: bool) -> Option<TokenStream> {
             }
         }
     })
+}
+
+/// `tokens` with every `_` (outside the turbofish's own leading ones: those
+/// are the `Pick`'s fallback and future) replaced by `()`.
+fn infer_as_unit(tokens: TokenStream) -> TokenStream {
+    fn replace(tokens: TokenStream) -> TokenStream {
+        tokens
+            .into_iter()
+            .map(|tt| match tt {
+                proc_macro2::TokenTree::Ident(i) if i == "_" => {
+                    let unit = proc_macro2::Group::new(
+                        proc_macro2::Delimiter::Parenthesis,
+                        TokenStream::new(),
+                    );
+                    proc_macro2::TokenTree::Group(unit)
+                }
+                proc_macro2::TokenTree::Group(g) => {
+                    let mut group = proc_macro2::Group::new(g.delimiter(), replace(g.stream()));
+                    group.set_span(g.span());
+                    proc_macro2::TokenTree::Group(group)
+                }
+                other => other,
+            })
+            .collect()
+    }
+    // `Pick::<_, (..), R>` / `AsyncPick::<_, _, (..), R>`: keep the leading
+    // `_`s, which the path and its future fill in.
+    let mut out = TokenStream::new();
+    let mut leading = true;
+    for tt in tokens {
+        match &tt {
+            proc_macro2::TokenTree::Ident(i) if i == "_" && leading => out.extend([tt]),
+            proc_macro2::TokenTree::Punct(p)
+                if leading && matches!(p.as_char(), ',' | '<' | ':') =>
+            {
+                out.extend([tt])
+            }
+            proc_macro2::TokenTree::Ident(_) if leading && out.is_empty() => out.extend([tt]),
+            _ => {
+                leading = false;
+                out.extend(replace(TokenStream::from(tt)));
+            }
+        }
+    }
+    out
 }
 
 /// What the fn returns when the circuit refuses: the fallback's value, spanned at the

@@ -1,3 +1,5 @@
+#![deny(warnings)]
+
 use breakerbox::circuit_breaker;
 
 struct Repo;
