@@ -143,6 +143,35 @@ impl RetryPolicy {
         self
     }
 
+    /// The budget's share of first attempts that may be retried (in `[0, 1]`,
+    /// clamped), its floor as it is (or [`DEFAULT_BUDGET_FLOOR`] after
+    /// [`no_budget`](Self::no_budget)).
+    ///
+    /// ```
+    /// # use breaker_core as breakerbox;
+    /// use breakerbox::RetryPolicy;
+    ///
+    /// let policy = RetryPolicy::new(2).budget_ratio(0.1).budget_floor(5);
+    /// assert_eq!(policy.budget_limits(), Some((0.1, 5)));
+    /// ```
+    pub const fn budget_ratio(self, ratio: f64) -> Self {
+        let floor = match self.budget {
+            Some((_, floor)) => floor,
+            None => DEFAULT_BUDGET_FLOOR,
+        };
+        self.budget(ratio, floor)
+    }
+
+    /// The budget's retries a second allowed whatever the traffic, its ratio
+    /// as it is (or [`DEFAULT_BUDGET_RATIO`] after [`no_budget`](Self::no_budget)).
+    pub const fn budget_floor(self, floor: u32) -> Self {
+        let ratio = match self.budget {
+            Some((ratio, _)) => ratio,
+            None => DEFAULT_BUDGET_RATIO,
+        };
+        self.budget(ratio, floor)
+    }
+
     /// No budget: every retry the policy allows is made. Use only where the
     /// dependency cannot be overloaded by the callers' retries.
     pub const fn no_budget(mut self) -> Self {

@@ -774,8 +774,10 @@ pub(crate) fn erase_impl_trait(ty: &Type) -> TokenStream {
 ///     __result
 /// }
 /// ```
-/// `retry_backoff_ms`, `retry_cap_ms` and `retry_deadline_ms` add
-/// `.backoff(..)`, `.cap(..)` and `.deadline(..)` to the policy. In an
+/// `retry_backoff_ms`, `retry_cap_ms`, `retry_deadline_ms`,
+/// `retry_budget_ratio` and `retry_budget_floor` add `.backoff(..)`,
+/// `.cap(..)`, `.deadline(..)`, `.budget_ratio(..)` and `.budget_floor(..)` to
+/// the policy. In an
 /// `async fn` the body is `async { body }.await` (raced against `timeout_ms`
 /// when set: a timed-out attempt is retried as a failure, through
 /// `retry_timed_out`) and the wait is the timer's (`timer`, or the default).
@@ -917,7 +919,15 @@ fn retry_policy(attr: &Attr, retry: &RetryPlan) -> TokenStream {
     let backoff = millis("backoff", &retry.backoff_ms);
     let cap = millis("cap", &retry.cap_ms);
     let deadline = millis("deadline", &retry.deadline_ms);
-    quote!(#krate::__private_v01::RetryPolicy::new(#retries) #backoff #cap #deadline)
+    let ratio = retry
+        .budget_ratio
+        .as_ref()
+        .map(|ratio| quote_spanned!(ratio.span()=> .budget_ratio(#ratio)));
+    let floor = retry
+        .budget_floor
+        .as_ref()
+        .map(|floor| quote_spanned!(floor.span()=> .budget_floor(#floor)));
+    quote!(#krate::__private_v01::RetryPolicy::new(#retries) #backoff #cap #deadline #ratio #floor)
 }
 
 /// What the wait after a timed-out attempt names: the loop's state, the
