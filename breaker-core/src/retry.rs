@@ -408,7 +408,8 @@ pub struct RetryBudget {
 /// One retry, in nanotokens.
 const TOKEN: u64 = 1_000_000_000;
 /// A balance above this is capped at the next deposit: half the range, so
-/// no run of deposits between two withdrawals can wrap it.
+/// no run of deposits between two withdrawals can wrap it (the other half
+/// is room for 9 × 10^9 deposits racing the cap).
 const UNCAPPED_LIMIT: u64 = u64::MAX / 2;
 /// What the bucket starts from, as the time of the last refill.
 const NEVER: u64 = u64::MAX;
@@ -455,9 +456,12 @@ impl RetryBudget {
         }
     }
 
+    /// Caps the balance now, and at most at half the range: a floor so large
+    /// that its ten seconds pass that (some 900 million retries a second) is
+    /// held to it, never wrapped.
     #[cold]
     fn cap_now(&self) {
-        let capacity = self.capacity;
+        let capacity = self.capacity.min(UNCAPPED_LIMIT);
         let _ = self
             .balance
             .fetch_update(Relaxed, Relaxed, |b| Some(b.min(capacity)));
@@ -569,6 +573,16 @@ mod tests {
             made += 1;
         }
         assert_eq!(made, 110);
+    }
+
+    #[test]
+    fn a_deposit_past_half_the_range_brings_the_balance_back_to_the_cap() {
+        let retry = Retry::new(RetryPolicy::new(3).budget(0.5, 2));
+        let budget = retry.budget();
+        budget.balance.store(UNCAPPED_LIMIT + 1, Relaxed);
+        retry.deposit();
+        assert_eq!(budget.balance.load(Relaxed), budget.capacity);
+        assert_eq!(budget.available(), 2 * 10 + 100);
     }
 
     #[test]
