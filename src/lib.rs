@@ -436,6 +436,8 @@
 /// | `retry_backoff_ms` | integer | 50 | the first retry waits a uniformly random share of this ("full jitter"), each later one of twice the one before; needs `retry` |
 /// | `retry_cap_ms` | integer | 2 000 | cap on a retry's backed-off bound (an error's [`RetryAfterHint`] may still ask for longer); needs `retry` |
 /// | `retry_deadline_ms` | integer | none | no wait that would end later than this after the first attempt: the last error is returned instead; needs `retry` |
+/// | `retry_budget_ratio` | number in `[0, 1]` | 0.2 | the share of the group's first attempts its retry budget lets retry; needs `retry` |
+/// | `retry_budget_floor` | integer | 10 | retries a second the group's budget allows whatever the traffic; needs `retry` |
 ///
 /// `threshold` selects the consecutive-failure policy; `window_ms` or
 /// `window_calls` (not both) selects a rate window instead, and `threshold` may
@@ -454,10 +456,15 @@
 /// once, after the last attempt. The wait is on the breaker's clock in a sync
 /// fn ([`Clock::sleep`](clock::Clock::sleep): a [`ManualClock`] advances by it
 /// and returns at once) and on `timer` in an async fn; an error implementing
-/// [`RetryAfterHint`] sets the next wait's floor. Retries of the fn share one
-/// budget, all keys of a keyed fn included: at most 20% of its first attempts
-/// plus 10 per second ([`RetryPolicy`]); past it the call ends with its own
-/// error, counted in `retries_budget_exhausted`. The body runs once per
+/// [`RetryAfterHint`] sets the next wait's floor. Retries of the group share
+/// one budget, kept with the group ([`Breaker::group_retry`]): every fn of the
+/// group, every key of a keyed group and every integration retrying for it:
+/// at most `retry_budget_ratio` (20%) of the group's first attempts plus
+/// `retry_budget_floor` (10) per second ([`RetryPolicy`]); past it the call
+/// ends with its own error, counted in `retries_budget_exhausted`. The first
+/// retried call of the group makes the budget from its fn's keys; a fn of the
+/// group declaring other retry keys is logged once at `warn`, and the first
+/// declaration holds. The body runs once per
 /// attempt and borrows the arguments, so it may not move one out. Code
 /// retries a call by hand with [`Breaker::call_retrying`].
 ///
@@ -888,8 +895,8 @@ pub mod __private_v01 {
     // `retry = N`: the loop's policy and steps, the waits, and each error's
     // `RetryAfterHint` (or none) by method lookup.
     pub use breaker_core::__private::{
-        retry_failed, retry_sleep, retry_start, retry_timed_out, retry_verdict, retry_wait, Hint,
-        Retry, RetryPolicy, RetryVerdict, ViaHint, ViaNoHint,
+        group_retry, retry_failed, retry_sleep, retry_start, retry_timed_out, retry_verdict,
+        retry_wait, Hint, Retry, RetryPolicy, RetryVerdict, ViaHint, ViaNoHint,
     };
     // The record: the body's value, through `is_failure` or not; with
     // `fallback_on = "failure"`, the error a failure hands the fallback.

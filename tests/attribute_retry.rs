@@ -218,3 +218,58 @@ async fn a_first_attempt_that_times_out_pays_into_the_budget() {
         m.retries
     );
 }
+
+/// A timer that records each wait asked of it and ends it at once.
+struct Recording;
+
+static WAITS: std::sync::Mutex<Vec<Duration>> = std::sync::Mutex::new(Vec::new());
+
+impl breakerbox::timeout::Timer for Recording {
+    type Sleep = std::future::Ready<()>;
+    fn sleep(&self, after: Duration) -> Self::Sleep {
+        WAITS.lock().unwrap().push(after);
+        std::future::ready(())
+    }
+}
+
+static OWN_TIMER: LazyLock<Site> = LazyLock::new(site);
+static OWN_TIMER_CALLS: AtomicU32 = AtomicU32::new(0);
+
+#[circuit_breaker(group = "retry-own-timer", registry = &OWN_TIMER.registry, retry = 1,
+    idempotent = true, timer = Recording)]
+async fn limited_once() -> Result<u32, Error> {
+    if OWN_TIMER_CALLS.fetch_add(1, SeqCst) == 0 {
+        return Err(Error::Limited(Duration::from_millis(250)));
+    }
+    Ok(3)
+}
+
+#[tokio::test]
+async fn a_retried_async_fn_waits_on_the_timer_it_names_without_a_deadline() {
+    assert_eq!(limited_once().await, Ok(3));
+    assert_eq!(OWN_TIMER_CALLS.load(SeqCst), 2);
+    assert_eq!(WAITS.lock().unwrap()[..], [Duration::from_millis(250)]);
+}
+
+static THIN: LazyLock<Site> = LazyLock::new(site);
+
+#[circuit_breaker(group = "retry-thin-budget", registry = &THIN.registry, threshold = 1000,
+    retry = 1, idempotent = true, retry_backoff_ms = 1, retry_budget_ratio = 0.5,
+    retry_budget_floor = 1)]
+fn thin() -> Result<u32, Error> {
+    Err(Error::Busy)
+}
+
+#[test]
+fn the_budget_keys_set_the_groups_ratio_and_floor() {
+    // One retry from the floor's first second, then one per two first
+    // attempts; the clock stands still, so the floor pays no more.
+    for _ in 0..7 {
+        assert_eq!(thin(), Err(Error::Busy));
+    }
+    let breaker = THIN.registry.get("retry-thin-budget").unwrap();
+    let m = breaker.metrics();
+    assert_eq!((m.retries, m.retries_budget_exhausted), (4, 3));
+    let limits = breaker.made_group_retry().unwrap().policy().budget_limits();
+    assert_eq!(limits, Some((0.5, 1)));
+}

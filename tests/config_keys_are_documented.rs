@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 use breakerbox::Config;
 
 /// The attribute keys that are not configuration keys.
-const OTHER_KEYS: [&str; 14] = [
+const OTHER_KEYS: [&str; 16] = [
     "group",
     "fallback",
     "fallback_on",
@@ -21,6 +21,8 @@ const OTHER_KEYS: [&str; 14] = [
     "retry_backoff_ms",
     "retry_cap_ms",
     "retry_deadline_ms",
+    "retry_budget_ratio",
+    "retry_budget_floor",
 ];
 
 /// The first column of every row of the markdown table that follows `header`

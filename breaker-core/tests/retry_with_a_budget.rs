@@ -223,6 +223,28 @@ fn the_budget_allows_exactly_its_share_then_returns_the_error_and_tells() {
 }
 
 #[test]
+fn a_keys_spent_budget_is_told_to_the_registrys_subscribers() {
+    let registry = Registry::with_clock(ManualClock::new());
+    let told = Arc::new(Mutex::new(Vec::new()));
+    let sink = told.clone();
+    let _subscription = registry.subscribe(move |event: &Event| {
+        if let Event::RetryBudgetExhausted(e) = event {
+            sink.lock().unwrap().push((e.group, e.retry));
+        }
+    });
+    let hosts = registry
+        .keyed::<String>("hosts-budget", &never_trips(), 100)
+        .unwrap();
+    static SPENT: RetryPolicy = RetryPolicy::new(2).budget(0.0, 0);
+    let retry = hosts.group_retry(&SPENT);
+    let out = hosts
+        .breaker("a.example")
+        .call_retrying(retry, || Err::<(), _>(Busy(None)));
+    assert_eq!(out, Err(CallError::Inner(Busy(None))));
+    assert_eq!(told.lock().unwrap()[..], [("hosts-budget", 1)]);
+}
+
+#[test]
 fn the_keys_of_a_keyed_group_share_one_budget() {
     let registry = Registry::with_clock(ManualClock::new());
     let group = registry

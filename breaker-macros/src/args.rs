@@ -176,6 +176,8 @@ other_keys! {
     "retry_backoff_ms" => retry_backoff_ms, like "50",
     "retry_cap_ms" => retry_cap_ms, like "2000",
     "retry_deadline_ms" => retry_deadline_ms, like "5000",
+    "retry_budget_ratio" => retry_budget_ratio, like "0.1",
+    "retry_budget_floor" => retry_budget_floor, like "5",
 }
 
 /// Every key, in the order the error message lists them.
@@ -219,6 +221,12 @@ pub(crate) struct Args {
     pub(crate) retry_cap_ms: Option<MaxKeys>,
     /// `retry_deadline_ms`: no wait past this, from the first attempt.
     pub(crate) retry_deadline_ms: Option<MaxKeys>,
+    /// `retry_budget_ratio`: the share of first attempts the group's budget
+    /// lets retry.
+    pub(crate) retry_budget_ratio: Option<RatioKey>,
+    /// `retry_budget_floor`: the retries a second the budget allows whatever
+    /// the traffic.
+    pub(crate) retry_budget_floor: Option<MaxKeys>,
     /// Keys read so far, for "set at most once".
     seen: Vec<Ident>,
     /// Keys written whose `= value` could not be read.
@@ -475,6 +483,27 @@ impl Value for MaxKeys {
         let mut literal = Literal::u64_unsuffixed(value);
         literal.set_span(span);
         Ok(MaxKeys {
+            key: key.clone(),
+            value,
+            literal,
+        })
+    }
+}
+
+/// `retry_budget_ratio = 0.1` as written: the key (for spans) and the value.
+pub(crate) struct RatioKey {
+    pub(crate) key: Ident,
+    pub(crate) value: f64,
+    /// The value as the expansion writes it, spanned at the user's literal.
+    pub(crate) literal: Literal,
+}
+
+impl Value for RatioKey {
+    fn read(input: ParseStream<'_>, key: &Ident, example: &str) -> syn::Result<Self> {
+        let (value, span) = read_number::<f64>(input, key, example)?;
+        let mut literal = Literal::f64_unsuffixed(value);
+        literal.set_span(span);
+        Ok(RatioKey {
             key: key.clone(),
             value,
             literal,

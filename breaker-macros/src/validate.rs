@@ -6,7 +6,7 @@ use proc_macro2::{Literal, Span, TokenStream, TokenTree};
 use syn::spanned::Spanned;
 use syn::{Expr, FnArg, Ident, ItemFn, LitStr, Pat, Path, ReturnType, Signature, Type};
 
-use crate::args::{Args, ConfigArg, FallbackArg, MaxKeys};
+use crate::args::{Args, ConfigArg, FallbackArg, MaxKeys, RatioKey};
 use crate::shape::{early_return, returns_future, take_shape, Shape};
 
 /// Everything the expansion needs, already checked.
@@ -52,6 +52,9 @@ pub(crate) struct RetryPlan {
     pub(crate) backoff_ms: Option<Literal>,
     pub(crate) cap_ms: Option<Literal>,
     pub(crate) deadline_ms: Option<Literal>,
+    /// `retry_budget_ratio`, `retry_budget_floor`.
+    pub(crate) budget_ratio: Option<Literal>,
+    pub(crate) budget_floor: Option<Literal>,
 }
 
 /// A keyed group's call: which key, and how many idle keys the group holds.
@@ -121,6 +124,8 @@ pub(crate) fn validate(args: Args, item: TokenStream) -> Result<Plan, syn::Error
         retry_backoff_ms,
         retry_cap_ms,
         retry_deadline_ms,
+        retry_budget_ratio,
+        retry_budget_floor,
         mut errors,
         ..
     } = args;
@@ -188,12 +193,19 @@ pub(crate) fn validate(args: Args, item: TokenStream) -> Result<Plan, syn::Error
              the blocking call itself (a socket or client timeout)",
         ));
     }
-    if let (Some(path), None) = (&timer, &timeout_key) {
-        errors.push(syn::Error::new(
-            path.span(),
-            "`timer` is the clock of `timeout_ms`, which is not set: add `timeout_ms = ..` or \
-             remove `timer`",
-        ));
+    // A retried async fn waits its backoff on the timer, with or without a deadline.
+    let async_retry = retry.is_some() && matches!(shape, Shape::AsyncFn);
+    if let (Some(path), None, false) = (&timer, &timeout_key, async_retry) {
+        let message = if retry.is_some() {
+            "`timer` is the clock of `timeout_ms` and of an async fn's `retry` waits, and a \
+             sync fn's retries wait on the breaker's clock: remove `timer`, or make the fn \
+             `async`"
+        } else {
+            "`timer` is the clock of `timeout_ms` and of an async fn's `retry` waits, and \
+             neither is set: add `timeout_ms = ..` (or, on an async fn, `retry = N`), or \
+             remove `timer`"
+        };
+        errors.push(syn::Error::new(path.span(), message));
     }
 
     let retry = check_retry(
@@ -203,6 +215,8 @@ pub(crate) fn validate(args: Args, item: TokenStream) -> Result<Plan, syn::Error
             backoff: retry_backoff_ms,
             cap: retry_cap_ms,
             deadline: retry_deadline_ms,
+            ratio: retry_budget_ratio,
+            floor: retry_budget_floor,
         },
         &shape,
         &mut errors,
@@ -315,6 +329,8 @@ struct RetryArgs {
     backoff: Option<MaxKeys>,
     cap: Option<MaxKeys>,
     deadline: Option<MaxKeys>,
+    ratio: Option<RatioKey>,
+    floor: Option<MaxKeys>,
 }
 
 /// `retry = N` and its keys: a fn is retried only when it says its call is
@@ -326,6 +342,8 @@ fn check_retry(args: RetryArgs, shape: &Shape, errors: &mut Vec<syn::Error>) -> 
         backoff,
         cap,
         deadline,
+        ratio,
+        floor,
     } = args;
     let Some(retry) = retry else {
         if let Some(flag) = &idempotent {
@@ -335,12 +353,13 @@ fn check_retry(args: RetryArgs, shape: &Shape, errors: &mut Vec<syn::Error>) -> 
                  `retry = N` (up to N more attempts after a failure), or remove `idempotent`",
             ));
         }
-        for key in [&backoff, &cap, &deadline].into_iter().flatten() {
+        let ratio_key = ratio.as_ref().map(|r| &r.key);
+        let keys = [&backoff, &cap, &deadline, &floor].into_iter().flatten();
+        for key in keys.map(|k| &k.key).chain(ratio_key) {
             errors.push(syn::Error::new(
-                key.key.span(),
+                key.span(),
                 format!(
-                    "`{}` tunes `retry`, which is not set: add `retry = N`, or remove `{}`",
-                    key.key, key.key
+                    "`{key}` tunes `retry`, which is not set: add `retry = N`, or remove `{key}`"
                 ),
             ));
         }
@@ -373,7 +392,27 @@ fn check_retry(args: RetryArgs, shape: &Shape, errors: &mut Vec<syn::Error>) -> 
              hands back one future: make it an `async fn`",
         ));
     }
+    if let Some(ratio) = &ratio {
+        if !(0.0..=1.0).contains(&ratio.value) {
+            errors.push(syn::Error::new(
+                ratio.literal.span(),
+                "`retry_budget_ratio` is the share of first attempts that may be retried, from \
+                 0.0 to 1.0: write `retry_budget_ratio = 0.1` for one retry per ten calls",
+            ));
+        }
+    }
+    if let Some(floor) = &floor {
+        if floor.value > u64::from(u32::MAX) {
+            errors.push(syn::Error::new(
+                floor.literal.span(),
+                "`retry_budget_floor` is the retries a second allowed whatever the traffic, \
+                 from 0 to 4294967295: write `retry_budget_floor = 5`",
+            ));
+        }
+    }
     Some(RetryPlan {
+        budget_ratio: ratio.map(|k| k.literal),
+        budget_floor: floor.map(|k| k.literal),
         retries: retry.literal,
         backoff_ms: backoff.map(|k| k.literal),
         cap_ms: cap.map(|k| k.literal),

@@ -16,6 +16,7 @@ use crate::guards::Guards;
 use crate::histogram::CallHistogram;
 use crate::metrics::Metrics;
 use crate::policy::Policy;
+use crate::retry::RetrySlot;
 use crate::state::{State, Word};
 use crate::sync::{AtomicU64, Ordering::*};
 
@@ -80,18 +81,21 @@ impl Breaker {
         clock: ClockSource,
         inherited: Option<Arc<Subscribers>>,
     ) -> Self {
-        Self::from_parts_sharing(name, config, clock, inherited, None, 0)
+        Self::from_parts_sharing(name, config, clock, inherited, None, None, 0)
     }
 
     /// A breaker that counts its call durations in `histogram` when given (a
     /// keyed group's key), else in one of its own if `config` asks for one,
-    /// and mixes `jitter_salt` into its jitter's draws (a key's hash).
+    /// retries in `retry`'s budget when given (a keyed group's key), else in
+    /// one its first retried call makes, and mixes `jitter_salt` into its
+    /// jitter's draws (a key's hash).
     pub(crate) fn from_parts_sharing(
         name: &'static str,
         config: Config,
         clock: ClockSource,
         inherited: Option<Arc<Subscribers>>,
         histogram: Option<Arc<CallHistogram>>,
+        retry: Option<Arc<RetrySlot>>,
         jitter_salt: u32,
     ) -> Self {
         let policy = Policy::new(&config);
@@ -112,7 +116,7 @@ impl Breaker {
                 clock,
                 config.open_nanos(),
                 Hub::new(word.generation(), inherited),
-                Guards::new(&config, histogram),
+                Guards::new(&config, histogram, retry),
             )),
         }
     }

@@ -189,9 +189,6 @@ impl Hub {
         }
     }
 
-    /// Delivers `event`, no transition, to this breaker's subscribers and the
-    /// ones it inherits, at once. The caller holds no lock.
-    #[cold]
     /// Counts a retry made (`true`) or one a retry budget refused (`false`).
     /// The first allocates the breaker's cold part, once in its life, if no
     /// subscriber, ramp or transition did.
@@ -213,6 +210,10 @@ impl Hub {
             .map_or(0, |cold| cold.retries[1].load(Relaxed))
     }
 
+    /// Delivers `event`, no transition, to this breaker's subscribers and its
+    /// registry's (a keyed breaker's, once it is named for them), at once. The
+    /// caller holds no lock.
+    #[cold]
     pub(crate) fn tell_other(&self, event: &Event) {
         if let Some(cold) = self.cold.get() {
             cold.own.deliver(event);
@@ -220,6 +221,17 @@ impl Hub {
         if let Some(inherited) = &self.inherited {
             inherited.deliver(event);
         }
+        if let Some(keyed) = self.keyed() {
+            keyed.subscribers.deliver(event);
+        }
+    }
+
+    /// A keyed breaker's key and registry subscribers, once it is named.
+    fn keyed(&self) -> Option<&Keyed> {
+        let keyed = self.keyed.load(Acquire);
+        // SAFETY: published once from `Box::into_raw` (`name_key`), freed
+        // only by `drop`, which `&self` outlives.
+        (!keyed.is_null()).then(|| unsafe { &*keyed })
     }
 
     fn deliver(&self, t: Transition) {
@@ -230,11 +242,7 @@ impl Hub {
         if let Some(inherited) = &self.inherited {
             inherited.deliver(&event);
         }
-        let keyed = self.keyed.load(Acquire);
-        if !keyed.is_null() {
-            // SAFETY: published once from `Box::into_raw` (`name_key`), freed
-            // only by `drop`, which `&self` outlives.
-            let keyed = unsafe { &*keyed };
+        if let Some(keyed) = self.keyed() {
             if keyed.subscribers.wants_keys() {
                 keyed
                     .subscribers

@@ -81,7 +81,8 @@ pub enum Event {
     Conflict(Box<Conflict>),
     /// A retry was not made because its [`Retry`](crate::Retry)'s budget was
     /// spent: the call ended with its own last error. Told to the breaker's own
-    /// subscribers and its registry's.
+    /// subscribers and its registry's (for a keyed group's key, those of
+    /// [`Registry::subscribe`](crate::Registry::subscribe), as its transitions are).
     RetryBudgetExhausted(RetryBudgetExhausted),
 }
 

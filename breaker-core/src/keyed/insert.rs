@@ -27,15 +27,18 @@ use crate::events::Subscribers;
 
 impl<K> Shared<K> {
     /// A breaker for a new key whose hash is `salt`, running `config`,
-    /// counting its call durations in the group's histogram.
+    /// counting its call durations in the group's histogram and its retries
+    /// in the group's budget.
     fn new_breaker(&self, config: Config, salt: u32) -> Breaker {
         let histogram = self.histogram.clone();
+        let retry = Some(Arc::clone(&self.retry));
         Breaker::from_parts_sharing(
             self.group,
             config,
             self.clock.clone(),
             None,
             histogram,
+            retry,
             salt,
         )
     }

@@ -7,4 +7,10 @@ async fn untimed() -> Result<(), CallError<()>> {
     Ok(())
 }
 
+// A sync fn's retries wait on the breaker's clock: no timer to name.
+#[circuit_breaker(group = "fail-sync-retry", retry = 1, idempotent = true, timer = MyTimer)]
+fn sync_retry() -> Result<(), CallError<()>> {
+    Ok(())
+}
+
 fn main() {}
