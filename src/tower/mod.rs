@@ -62,6 +62,8 @@
 
 mod classify;
 mod future;
+mod retry;
+mod retry_after;
 
 use std::fmt;
 use std::sync::{Mutex, PoisonError};
@@ -73,6 +75,10 @@ use tower_service::Service;
 
 pub use self::classify::{status_verdict, Classify, Errors, HttpResponses, Verdict};
 pub use self::future::ResponseFuture;
+pub use self::retry::{Cloned, IdempotentHttp, Replay, RetryFuture, Retrying, RetryingLayer};
+#[cfg(feature = "reqwest")]
+pub(crate) use self::retry::{group_retry, is_idempotent, next_attempt};
+pub use self::retry_after::{retry_after, MAX_RETRY_AFTER};
 
 /// The type-erased error tower stacks use: `Box<dyn Error + Send + Sync>`.
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
