@@ -867,8 +867,8 @@ pub mod __private_v01 {
     // `retry = N`: the loop's policy and steps, the waits, and each error's
     // `RetryAfterHint` (or none) by method lookup.
     pub use breaker_core::__private::{
-        retry_failed, retry_sleep, retry_start, retry_timed_out, retry_verdict, retry_wait, Hint,
-        Retry, RetryPolicy, RetryVerdict, ViaHint, ViaNoHint,
+        group_retry, retry_failed, retry_sleep, retry_start, retry_timed_out, retry_verdict,
+        retry_wait, Hint, Retry, RetryPolicy, RetryVerdict, ViaHint, ViaNoHint,
     };
     // The record: the body's value, through `is_failure` or not; with
     // `fallback_on = "failure"`, the error a failure hands the fallback.

@@ -25,6 +25,13 @@ pub fn timed_out(breaker: &Breaker, permit: Permit<'_>, after: Duration) -> Time
 pub use crate::breaker::{RetryAttempts, RetryVerdict};
 pub use crate::retry::{Retry, RetryPolicy};
 
+/// The group's one budget, made from `declared` by the group's first retried
+/// call ([`Breaker::group_retry`]). Not public API.
+#[inline]
+pub fn group_retry<'a>(breaker: &'a Breaker, declared: &RetryPolicy) -> &'a Retry {
+    breaker.group_retry(declared)
+}
+
 /// The start of a retried call: reads the clock only for a policy with a
 /// deadline. Not public API.
 #[inline]

@@ -5,17 +5,20 @@
 //! permit, so probes count against the cap like any call, and a refusal here
 //! never reaches the breaker's state.
 
+use std::num::NonZeroU32;
 use std::sync::atomic::{AtomicU32, Ordering::*};
 
 /// The slots of one group.
 #[derive(Debug)]
 pub(crate) struct Bulkhead {
     in_flight: AtomicU32,
-    cap: u32,
+    /// Never zero (the rules refuse it), so an `Option<Bulkhead>` is as small
+    /// as a `Bulkhead`.
+    cap: NonZeroU32,
 }
 
 impl Bulkhead {
-    pub(crate) fn new(cap: u32) -> Self {
+    pub(crate) fn new(cap: NonZeroU32) -> Self {
         Bulkhead {
             in_flight: AtomicU32::new(0),
             cap,
@@ -29,7 +32,7 @@ impl Bulkhead {
     pub(crate) fn try_enter(&self) -> Option<BulkheadSlot<'_>> {
         let mut current = self.in_flight.load(Relaxed);
         loop {
-            if current >= self.cap {
+            if current >= self.cap.get() {
                 return None;
             }
             match self

@@ -1,7 +1,7 @@
 //! What a breaker keeps for the keys around it: the bulkhead, the latency
-//! window and the call-duration histogram (their counts are per-thread
-//! counters, with the others). A group without these keys has a `Guards` that
-//! no call touches.
+//! window, the call-duration histogram (their counts are per-thread
+//! counters, with the others) and the group's retry budget. A group without
+//! these keys has a `Guards` that no call touches.
 
 use std::sync::Arc;
 
@@ -9,6 +9,8 @@ use crate::bulkhead::Bulkhead;
 use crate::config::Config;
 use crate::histogram::CallHistogram;
 use crate::policy::latency::LatencyWindow;
+use crate::retry::RetrySlot;
+use crate::sync::{AtomicPtr, Ordering::*};
 
 #[derive(Debug)]
 pub(crate) struct Guards {
@@ -16,6 +18,11 @@ pub(crate) struct Guards {
     /// `None` unless the group sets `latency_p99_ms` or `histogram_ms`: one
     /// box for both keeps the breaker's layout.
     timing: Option<Box<Timing>>,
+    /// The group's retry slot: null until the group's first retried call (a
+    /// group that never retries allocates nothing), or from the start a keyed
+    /// group's, shared by its keys. Non-null, it is one strong count of an
+    /// `Arc<RetrySlot>` (`Arc::into_raw`), given back on drop.
+    retry: AtomicPtr<RetrySlot>,
 }
 
 /// What times a group's calls besides its failure policy.
@@ -29,14 +36,66 @@ struct Timing {
 impl Guards {
     /// The guards `config` asks for; the histogram is `histogram` when given
     /// (a keyed group's, for one of its keys).
-    pub(crate) fn new(config: &Config, histogram: Option<Arc<CallHistogram>>) -> Self {
+    ///
+    /// `retry` is a keyed group's retry slot, for one of its keys: the keys
+    /// then draw on one budget.
+    pub(crate) fn new(
+        config: &Config,
+        histogram: Option<Arc<CallHistogram>>,
+        retry: Option<Arc<RetrySlot>>,
+    ) -> Self {
         let latency = LatencyWindow::new(config);
         let histogram = histogram.or_else(|| CallHistogram::new(config, false).map(Arc::new));
         Guards {
-            bulkhead: config.max_concurrent().map(Bulkhead::new),
+            bulkhead: config
+                .max_concurrent()
+                .and_then(std::num::NonZeroU32::new)
+                .map(Bulkhead::new),
             timing: (latency.is_some() || histogram.is_some())
                 .then(|| Box::new(Timing { latency, histogram })),
+            retry: AtomicPtr::new(
+                retry.map_or(std::ptr::null_mut(), |slot| Arc::into_raw(slot).cast_mut()),
+            ),
         }
+    }
+
+    /// The group's retry slot, made by the first call that asks.
+    #[inline]
+    pub(crate) fn retry_slot(&self) -> &RetrySlot {
+        let slot = self.retry.load(Acquire);
+        if slot.is_null() {
+            return self.first_retry_slot();
+        }
+        // SAFETY: a non-null pointer here came from `Arc::into_raw` and holds
+        // one strong count that only `drop` gives back, which `&self` outlives.
+        unsafe { &*slot }
+    }
+
+    /// Makes the slot, or finds the one a racing call made.
+    #[cold]
+    #[inline(never)]
+    fn first_retry_slot(&self) -> &RetrySlot {
+        let made = Arc::into_raw(Arc::new(RetrySlot::default())).cast_mut();
+        let slot = match self
+            .retry
+            .compare_exchange(std::ptr::null_mut(), made, AcqRel, Acquire)
+        {
+            Ok(_) => made,
+            Err(theirs) => {
+                // SAFETY: `made` is from `Arc::into_raw` above and was not published.
+                drop(unsafe { Arc::from_raw(made) });
+                theirs
+            }
+        };
+        // SAFETY: as in `retry_slot`: published once, freed only by `drop`.
+        unsafe { &*slot }
+    }
+
+    /// The group's retry slot if one was made.
+    pub(crate) fn made_retry_slot(&self) -> Option<&RetrySlot> {
+        let slot = self.retry.load(Acquire);
+        // SAFETY: as in `retry_slot`.
+        (!slot.is_null()).then(|| unsafe { &*slot })
     }
 
     /// Whether the group has neither a latency window nor a histogram.
@@ -55,5 +114,17 @@ impl Guards {
     #[inline(always)]
     pub(crate) fn histogram(&self) -> Option<&CallHistogram> {
         self.timing.as_deref()?.histogram.as_deref()
+    }
+}
+
+impl Drop for Guards {
+    fn drop(&mut self) {
+        // Exclusive here (`&mut self`): no other access to order against.
+        let slot = self.retry.load(Relaxed);
+        if !slot.is_null() {
+            // SAFETY: from `Arc::into_raw` (`new` or `first_retry_slot`), the
+            // one strong count this `Guards` holds; no `&self` outlives `&mut self`.
+            drop(unsafe { Arc::from_raw(slot) });
+        }
     }
 }

@@ -11,7 +11,7 @@
 
 use std::time::Duration;
 
-use crate::sync::{AtomicU64, Ordering::*};
+use crate::sync::{AtomicBool, AtomicU64, OnceLock, Ordering::*};
 
 /// An error that may say how long to wait before the call is repeated (an
 /// HTTP `Retry-After`, a rate limiter's reset): the next attempt waits at
@@ -198,15 +198,26 @@ const fn nanos(d: Duration) -> u64 {
 }
 
 /// A [`RetryPolicy`] with the state it runs with: the budget's token bucket
-/// and the counter of the jitter generator. One `Retry` is one budget: keep it
-/// in a `static` (as `#[circuit_breaker(retry = ..)]` does for its fn, all of a
-/// keyed group's keys included) and share it across the breakers whose
-/// retries it limits.
+/// and the counter of the jitter generator. One `Retry` is one budget.
+///
+/// A group keeps one of its own, made by its first retried call
+/// ([`Breaker::group_retry`](crate::Breaker::group_retry),
+/// [`KeyedGroup::group_retry`](crate::KeyedGroup::group_retry)): every fn of
+/// the group, every key of a keyed group and every integration that retries
+/// for the group draw on it, as `#[circuit_breaker(retry = ..)]` does. A
+/// `Retry` made with [`new`](Self::new) (kept in a `static`) is a budget of
+/// its own, for the breakers it is handed to.
 #[derive(Debug)]
 pub struct Retry {
     policy: RetryPolicy,
     budget: RetryBudget,
     draws: AtomicU64,
+    /// The address of the declaration a group's `Retry` was made from (0 for
+    /// one made with `new`): a later call with that same declaration skips
+    /// comparing the policies.
+    declared_at: usize,
+    /// Whether a conflicting declaration was reported.
+    conflict_told: AtomicBool,
 }
 
 impl Retry {
@@ -221,6 +232,8 @@ impl Retry {
             policy,
             budget: RetryBudget::new(ratio, floor),
             draws: AtomicU64::new(0),
+            declared_at: 0,
+            conflict_told: AtomicBool::new(false),
         }
     }
 
@@ -233,6 +246,36 @@ impl Retry {
             policy,
             budget: RetryBudget::new(ratio, floor),
             draws: AtomicU64::new(0),
+            declared_at: 0,
+            conflict_told: AtomicBool::new(false),
+        }
+    }
+
+    /// A group's `Retry`, made from the declaration at `declared`.
+    fn declared(declared: &RetryPolicy) -> Self {
+        Retry {
+            declared_at: address(declared),
+            ..Retry::new(*declared)
+        }
+    }
+
+    /// Whether `declared` is the declaration this `Retry` runs, or equal to it.
+    #[inline]
+    fn runs(&self, declared: &RetryPolicy) -> bool {
+        self.declared_at == address(declared) || self.policy == *declared
+    }
+
+    /// A declaration of `group` that differs from the one this `Retry` runs:
+    /// logged once, at `warn`; the first declaration holds.
+    #[cold]
+    #[inline(never)]
+    fn conflict(&self, group: &str, ignored: &RetryPolicy) {
+        if !self.conflict_told.swap(true, Relaxed) {
+            log::warn!(
+                "breaker: group `{group}` declared with two retry policies; the group's \
+                 budget keeps {:?} (first declaration); ignored {ignored:?}",
+                self.policy
+            );
         }
     }
 
@@ -266,6 +309,48 @@ impl Retry {
     }
 }
 
+/// Where a group keeps its [`Retry`]: empty until the group's first retried
+/// call, which makes it from its declaration; shared by a keyed group's keys.
+#[derive(Debug)]
+pub(crate) struct RetrySlot {
+    retry: OnceLock<Retry>,
+}
+
+impl Default for RetrySlot {
+    fn default() -> Self {
+        RetrySlot {
+            retry: OnceLock::new(),
+        }
+    }
+}
+
+impl RetrySlot {
+    /// The group's `Retry`, made from `declared` by the first call. A later
+    /// declaration that differs is reported once (see [`Retry::conflict`]) and
+    /// draws on the first one's budget, under the first one's policy.
+    #[inline]
+    pub(crate) fn retry(&self, group: &str, declared: &RetryPolicy) -> &Retry {
+        let retry = match self.retry.get() {
+            Some(retry) => retry,
+            None => self.retry.get_or_init(|| Retry::declared(declared)),
+        };
+        if !retry.runs(declared) {
+            retry.conflict(group, declared);
+        }
+        retry
+    }
+
+    /// The group's `Retry`, if a retried call made it.
+    pub(crate) fn made(&self) -> Option<&Retry> {
+        self.retry.get()
+    }
+}
+
+/// Where `policy` is, to tell one declaration from another.
+fn address(policy: &RetryPolicy) -> usize {
+    policy as *const RetryPolicy as usize
+}
+
 /// A token bucket that limits retries to a share of first attempts plus a
 /// floor per second (Finagle's and Envoy's retry budget).
 ///
@@ -277,8 +362,8 @@ impl Retry {
 /// most ten seconds of the floor plus 100 retries, so a quiet spell cannot
 /// bank an unbounded burst. Hence over any run
 /// `retries ≤ ratio × first attempts + floor × (1 + seconds elapsed)`.
-/// Lock-free: a deposit is one compare-and-swap loop; a withdrawal is the
-/// refill's swap of the refill time, then one loop.
+/// Lock-free: a deposit is one add; a withdrawal is the refill's swap of the
+/// refill time, then one compare-and-swap loop.
 #[derive(Debug)]
 pub struct RetryBudget {
     /// The balance, in nanotokens.
@@ -293,6 +378,9 @@ pub struct RetryBudget {
 
 /// One retry, in nanotokens.
 const TOKEN: u64 = 1_000_000_000;
+/// A balance above this is capped at the next deposit: half the range, so
+/// no run of deposits between two withdrawals can wrap it.
+const UNCAPPED_LIMIT: u64 = u64::MAX / 2;
 /// What the bucket starts from, as the time of the last refill.
 const NEVER: u64 = u64::MAX;
 
@@ -323,21 +411,34 @@ impl RetryBudget {
 
     /// Whole retries the bucket holds now (before the floor's refill due).
     pub fn available(&self) -> u64 {
-        self.balance.load(Relaxed) / TOKEN
+        self.balance.load(Relaxed).min(self.capacity) / TOKEN
     }
 
+    /// One add, the cap applied when the balance is next read: adding first
+    /// and capping later caps exactly as capping each add would (`min(cap,
+    /// min(cap, b) + d) == min(cap, b + d)` for `d >= 0`). A balance that no
+    /// withdrawal has capped for half the range is capped here, so it never wraps.
+    #[inline]
     fn deposit(&self) {
-        let (deposit, capacity) = (self.deposit, self.capacity);
-        // Never fails: the closure always returns `Some`.
-        let _ = self.balance.fetch_update(Relaxed, Relaxed, |b| {
-            Some(b.saturating_add(deposit).min(capacity))
-        });
+        let before = self.balance.fetch_add(self.deposit, Relaxed);
+        if before > UNCAPPED_LIMIT {
+            self.cap_now();
+        }
+    }
+
+    #[cold]
+    fn cap_now(&self) {
+        let capacity = self.capacity;
+        let _ = self
+            .balance
+            .fetch_update(Relaxed, Relaxed, |b| Some(b.min(capacity)));
     }
 
     fn try_withdraw(&self, now: u64) -> bool {
         self.refill(now);
+        let capacity = self.capacity;
         self.balance
-            .fetch_update(AcqRel, Relaxed, |b| b.checked_sub(TOKEN))
+            .fetch_update(AcqRel, Relaxed, |b| b.min(capacity).checked_sub(TOKEN))
             .is_ok()
     }
 
@@ -371,7 +472,7 @@ impl RetryBudget {
         let earned = self.floor.saturating_mul(now - last);
         let capacity = self.capacity;
         let _ = self.balance.fetch_update(AcqRel, Relaxed, |b| {
-            Some(b.saturating_add(earned).min(capacity))
+            Some(b.min(capacity).saturating_add(earned).min(capacity))
         });
     }
 }

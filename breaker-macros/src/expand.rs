@@ -747,9 +747,11 @@ pub(crate) fn erase_impl_trait(ty: &Type) -> TokenStream {
 /// ```text
 /// fn search(q: &str) -> Result<Hits, Error> {
 ///     /* the claim, as in `claim`: the first attempt's permit */
-///     static __BREAKER_RETRY: ::breakerbox::__private_v01::Retry =
-///         ::breakerbox::__private_v01::Retry::new(::breakerbox::__private_v01::RetryPolicy::new(2));
-///     let mut __attempts = ::breakerbox::__private_v01::retry_start(&__breaker, &__BREAKER_RETRY);
+///     static __BREAKER_RETRY: ::breakerbox::__private_v01::RetryPolicy =
+///         ::breakerbox::__private_v01::RetryPolicy::new(2);
+///     // The group's one budget, made by its first retried call.
+///     let __retry = ::breakerbox::__private_v01::group_retry(&__breaker, &__BREAKER_RETRY);
+///     let mut __attempts = ::breakerbox::__private_v01::retry_start(&__breaker, __retry);
 ///     let mut __permit = __permit;
 ///     let __result = loop {
 ///         let __result = (|| -> Result<Hits, Error> { body })();
@@ -758,7 +760,7 @@ pub(crate) fn erase_impl_trait(ty: &Type) -> TokenStream {
 ///             Ok(_) => None,
 ///         };
 ///         match ::breakerbox::__private_v01::retry_verdict(
-///             &__breaker, &__BREAKER_RETRY, &mut __attempts, __permit, __result,
+///             &__breaker, __retry, &mut __attempts, __permit, __result,
 ///             &::breakerbox::__private_v01::EveryError, __hint,
 ///         ) {
 ///             RetryVerdict::Done(result) => break result,
@@ -803,7 +805,8 @@ fn expand_retry(attr: &Attr, item: ItemFn, retry: &RetryPlan, is_async: bool) ->
     let ret_span = return_span(sig);
     let attempts = Ident::new("__attempts", Span::mixed_site());
     let hint = Ident::new("__hint", Span::mixed_site());
-    let site = Ident::new("__BREAKER_RETRY", Span::mixed_site());
+    let site = Ident::new("__retry", Span::mixed_site());
+    let declared = Ident::new("__BREAKER_RETRY", Span::mixed_site());
     let policy = retry_policy(attr, retry);
     let classifier = match &attr.is_failure {
         Some(path) => quote_spanned!(path.span()=> &#path),
@@ -877,9 +880,11 @@ fn expand_retry(attr: &Attr, item: ItemFn, retry: &RetryPlan, is_async: bool) ->
             #(#inner)*
             #first
             #lints
-            static #site: #krate::__private_v01::Retry = #krate::__private_v01::Retry::new(#policy);
+            static #declared: #krate::__private_v01::RetryPolicy = #policy;
             #lints
-            let mut #attempts = #krate::__private_v01::retry_start(&#breaker, &#site);
+            let #site = #krate::__private_v01::group_retry(&#breaker, &#declared);
+            #lints
+            let mut #attempts = #krate::__private_v01::retry_start(&#breaker, #site);
             #lints
             let mut #permit = #permit;
             #[allow(unused_braces)]
@@ -887,7 +892,7 @@ fn expand_retry(attr: &Attr, item: ItemFn, retry: &RetryPlan, is_async: bool) ->
                 #run
                 let #hint = #hint_of;
                 match #krate::__private_v01::retry_verdict(
-                    &#breaker, &#site, &mut #attempts, #permit, #result, #classifier, #hint,
+                    &#breaker, #site, &mut #attempts, #permit, #result, #classifier, #hint,
                 ) {
                     #krate::__private_v01::RetryVerdict::Done(#result) => break #result,
                     #krate::__private_v01::RetryVerdict::Again(#delay) => #again,
@@ -916,7 +921,7 @@ fn retry_policy(attr: &Attr, retry: &RetryPlan) -> TokenStream {
 }
 
 /// What the wait after a timed-out attempt names: the loop's state, the
-/// policy's static, the timer and the next claim.
+/// group's `Retry`, the timer and the next claim.
 struct RetryWait<'a> {
     attempts: &'a Ident,
     site: &'a Ident,
@@ -989,7 +994,7 @@ fn retry_attempt_async(
         let #result = match #krate::__private_v01::within(#timer, #after, #body).await {
             ::core::option::Option::Some(result) => result,
             ::core::option::Option::None => {
-                match #krate::__private_v01::retry_timed_out(&#breaker, &#site, &mut #attempts, #permit, #after) {
+                match #krate::__private_v01::retry_timed_out(&#breaker, #site, &mut #attempts, #permit, #after) {
                     ::core::result::Result::Ok(delay) => {
                         #krate::__private_v01::retry_wait(#timer, delay).await;
                         #reclaim

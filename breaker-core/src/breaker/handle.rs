@@ -16,6 +16,7 @@ use crate::guards::Guards;
 use crate::histogram::CallHistogram;
 use crate::metrics::Metrics;
 use crate::policy::Policy;
+use crate::retry::RetrySlot;
 use crate::state::{State, Word};
 use crate::sync::{AtomicU64, Ordering::*};
 
@@ -80,17 +81,20 @@ impl Breaker {
         clock: ClockSource,
         inherited: Option<Arc<Subscribers>>,
     ) -> Self {
-        Self::from_parts_sharing(name, config, clock, inherited, None)
+        Self::from_parts_sharing(name, config, clock, inherited, None, None)
     }
 
     /// A breaker that counts its call durations in `histogram` when given (a
-    /// keyed group's key), else in one of its own if `config` asks for one.
+    /// keyed group's key), else in one of its own if `config` asks for one,
+    /// and retries in `retry`'s budget when given (a keyed group's key), else
+    /// in one its first retried call makes.
     pub(crate) fn from_parts_sharing(
         name: &'static str,
         config: Config,
         clock: ClockSource,
         inherited: Option<Arc<Subscribers>>,
         histogram: Option<Arc<CallHistogram>>,
+        retry: Option<Arc<RetrySlot>>,
     ) -> Self {
         let policy = Policy::new(&config);
         // A latency window and a histogram time every call, as slow-call
@@ -109,7 +113,7 @@ impl Breaker {
                 clock,
                 config.open_nanos(),
                 Hub::new(word.generation(), inherited),
-                Guards::new(&config, histogram),
+                Guards::new(&config, histogram, retry),
             )),
         }
     }

@@ -10,7 +10,7 @@ use super::jitter;
 use super::permit::{Classifier, EveryError, Permit};
 use crate::error::{CallError, TimedOut};
 use crate::events::{Event, RetryBudgetExhausted};
-use crate::retry::{Retry, RetryAfterHint};
+use crate::retry::{Retry, RetryAfterHint, RetryPolicy};
 use crate::timeout::{within, Timer};
 
 /// Where a retried call stands: when its first attempt started (read only
@@ -32,6 +32,42 @@ pub enum RetryVerdict<R> {
 }
 
 impl Breaker {
+    /// The group's [`Retry`]: one budget for every fn of the group, every key
+    /// of a keyed group and every integration that retries for the group.
+    /// The first call that asks makes it from `declared` (so a group that
+    /// never retries allocates nothing); every later call gets that one.
+    ///
+    /// Two declarations of one group with different policies are a conflict:
+    /// the first declaration holds (its policy and its budget serve both),
+    /// and the other is logged once at `warn`. Asking with the declaration
+    /// the `Retry` was made from (the same `static`) costs one comparison;
+    /// another declaration is compared by value.
+    ///
+    /// ```
+    /// # use breaker_core as breakerbox;
+    /// use breakerbox::{Breaker, Config, RetryPolicy};
+    ///
+    /// static POLICY: RetryPolicy = RetryPolicy::new(2);
+    /// let search = Breaker::new("search", Config::default());
+    /// let retry = search.group_retry(&POLICY);
+    /// let answer = search.call_retrying(retry, || Ok::<_, &str>(7));
+    /// assert_eq!(answer.unwrap(), 7);
+    /// assert!(std::ptr::eq(search.clone().group_retry(&POLICY), retry));
+    /// ```
+    #[inline]
+    pub fn group_retry(&self, declared: &RetryPolicy) -> &Retry {
+        self.inner
+            .guards
+            .retry_slot()
+            .retry(self.inner.name, declared)
+    }
+
+    /// The group's [`Retry`] if a retried call made it (see
+    /// [`group_retry`](Self::group_retry)).
+    pub fn made_group_retry(&self) -> Option<&Retry> {
+        self.inner.guards.made_retry_slot()?.made()
+    }
+
     /// Runs `f` under the breaker, retrying a failure as `retry` says, every
     /// `Err` counted as a failure; see
     /// [`call_retrying_with`](Self::call_retrying_with).

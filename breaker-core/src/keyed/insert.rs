@@ -26,10 +26,18 @@ use crate::events::Subscribers;
 
 impl<K> Shared<K> {
     /// A breaker for a new key, running `config`, counting its call durations
-    /// in the group's histogram.
+    /// in the group's histogram and its retries in the group's budget.
     fn new_breaker(&self, config: Config) -> Breaker {
         let histogram = self.histogram.clone();
-        Breaker::from_parts_sharing(self.group, config, self.clock.clone(), None, histogram)
+        let retry = Some(Arc::clone(&self.retry));
+        Breaker::from_parts_sharing(
+            self.group,
+            config,
+            self.clock.clone(),
+            None,
+            histogram,
+            retry,
+        )
     }
 }
 

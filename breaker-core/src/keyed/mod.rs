@@ -42,6 +42,7 @@ use crate::breaker::{Breaker, PolicyChange};
 use crate::clock::ClockSource;
 use crate::config::Config;
 use crate::histogram::CallHistogram;
+use crate::retry::{Retry, RetryPolicy, RetrySlot};
 use crate::state::State;
 
 mod groups;
@@ -143,6 +144,9 @@ struct Shared<K> {
     /// The call-duration histogram every key counts in, when the group keeps
     /// one (`histogram_ms` is fixed for the group's life).
     histogram: Option<Arc<CallHistogram>>,
+    /// The group's retry budget, which every key draws on: made by the
+    /// group's first retried call, in a slot every key holds from its start.
+    retry: Arc<RetrySlot>,
 }
 
 /// A key's breaker.
@@ -199,6 +203,7 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
                 evicted: Mutex::new(Folded::default()),
                 tell,
                 histogram: CallHistogram::new(&config, true).map(Arc::new),
+                retry: Arc::default(),
             }),
         }
     }
@@ -206,6 +211,26 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
     /// The group.
     pub fn group(&self) -> &'static str {
         self.shared.group
+    }
+
+    /// The group's [`Retry`], one budget for all its keys: made from
+    /// `declared` by the first call that asks (for any key, through
+    /// [`Breaker::group_retry`] on a key's breaker too), and returned as made
+    /// to every later one. A later `declared` that differs is logged once at
+    /// `warn`, and the first one holds (see [`Breaker::group_retry`]).
+    ///
+    /// ```
+    /// # use breaker_core as breakerbox;
+    /// use breakerbox::{keyed::KeyedGroup, Config, RetryPolicy};
+    ///
+    /// static POLICY: RetryPolicy = RetryPolicy::new(2);
+    /// let hosts = KeyedGroup::<String>::new("hosts", Config::default(), 100);
+    /// let retry = hosts.group_retry(&POLICY);
+    /// let a = hosts.breaker("a.example");
+    /// assert!(std::ptr::eq(a.group_retry(&POLICY), retry), "one budget for every key");
+    /// ```
+    pub fn group_retry(&self, declared: &RetryPolicy) -> &Retry {
+        self.shared.retry.retry(self.shared.group, declared)
     }
 
     /// The config every key's breaker runs with (and new keys are built
