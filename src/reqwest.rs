@@ -62,7 +62,7 @@ use reqwest::{Request, Response, Url};
 use reqwest_middleware::{Error, Middleware, Next};
 
 use crate::tower::{
-    forever, group_retry, is_idempotent, next_attempt, Classify, HttpResponses, Verdict,
+    forever, is_idempotent, next_attempt, Classify, HttpResponses, Verdict,
 };
 
 /// A `reqwest-middleware` middleware that claims a breaker before each request
@@ -71,8 +71,9 @@ use crate::tower::{
 pub struct CircuitBreakerMiddleware<C = HttpResponses> {
     target: Target,
     classifier: C,
-    /// `None`: each request is sent once.
-    retry: Option<Arc<Retry>>,
+    /// `None`: each request is sent once. The group's budget is asked for
+    /// with it (one comparison of its address).
+    retry: Option<RetryPolicy>,
     wait: Wait,
 }
 
@@ -213,11 +214,7 @@ impl<C> CircuitBreakerMiddleware<C> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn retry(mut self, policy: RetryPolicy) -> Self {
-        let group = match &self.target {
-            Target::Group(breaker) => breaker.group(),
-            Target::PerHost(hosts) => hosts.group(),
-        };
-        self.retry = Some(group_retry(group, policy));
+        self.retry = Some(policy);
         self
     }
 
@@ -233,10 +230,14 @@ impl<C> CircuitBreakerMiddleware<C> {
         self
     }
 
-    /// The retry policy and the budget its retries draw on, if the middleware
-    /// retries.
+    /// The group's retry policy and the budget its retries draw on, if the
+    /// middleware retries (see [`retry`](Self::retry)).
     pub fn retry_budget(&self) -> Option<&Retry> {
-        self.retry.as_deref()
+        let policy = self.retry.as_ref()?;
+        Some(match &self.target {
+            Target::Group(breaker) => breaker.group_retry(policy),
+            Target::PerHost(hosts) => hosts.group_retry(policy),
+        })
     }
 
     /// The breaker a request to `url` goes through (created on first use per
@@ -285,7 +286,7 @@ impl<C: fmt::Debug> fmt::Debug for CircuitBreakerMiddleware<C> {
             Target::PerHost(hosts) => d.field("per_host", &hosts.group()),
         };
         d.field("classifier", &self.classifier)
-            .field("retry", &self.retry.as_ref().map(|retry| retry.policy()))
+            .field("retry", &self.retry)
             .finish_non_exhaustive()
     }
 }
@@ -313,10 +314,10 @@ where
             },
         };
         let retry = match &self.retry {
-            Some(retry)
+            Some(policy)
                 if is_idempotent(request.method()) || extensions.get::<SafeToRetry>().is_some() =>
             {
-                retry
+                breaker.group_retry(policy)
             }
             _ => return self.once(breaker, request, extensions, next).await,
         };

@@ -337,3 +337,49 @@ async fn the_budget_holds_the_server_s_load_near_the_calls_and_without_it_retrie
     println!("reqwest middleware without it: {without} requests for {CALLS} calls");
     assert_eq!(without, CALLS * u64::from(RETRIES + 1));
 }
+
+#[tokio::test(flavor = "current_thread")]
+async fn the_layer_and_the_middleware_of_a_group_draw_on_its_one_budget() {
+    use breakerbox::tower::CircuitBreakerLayer;
+    use tower::{Layer, ServiceExt};
+
+    let clock = ManualClock::new();
+    let breaker = Breaker::with_clock("mw-shared-budget", config(100), clock.clone());
+    // No first attempts' share, and one retry of floor to start with.
+    let policy = RetryPolicy::new(1).budget(0.0, 1);
+    let (client, _) = client(&breaker, &clock, policy);
+    let (url, upstream) = serve(vec![(503, NONE)]).await;
+
+    let layer = CircuitBreakerLayer::for_breaker(&breaker)
+        .retry(policy)
+        .timer(ClockTimer::new(&clock));
+    let failing = tower::service_fn(|_: ()| async {
+        Ok::<_, std::convert::Infallible>(http::Response::builder().status(503).body(()).unwrap())
+    });
+    let response = layer.layer(failing).oneshot(()).await.unwrap();
+    assert_eq!(response.status(), 503);
+    assert_eq!(breaker.metrics().retries, 1, "the layer's retry took the one token");
+
+    assert_eq!(client.get(&url).send().await.unwrap().status(), 503);
+    assert_eq!(upstream.hits(), 1, "the middleware found the group's budget spent");
+    assert_eq!(breaker.metrics().retries_budget_exhausted, 1);
+}
+
+#[breakerbox::circuit_breaker(group = "mw-attribute-budget", retry = 2, idempotent = true)]
+fn lookup() -> Result<u32, breakerbox::CallError<std::io::Error>> {
+    Ok(7)
+}
+
+#[test]
+fn the_attribute_s_fns_and_the_integrations_of_a_group_share_its_retry() {
+    use breakerbox::tower::CircuitBreakerLayer;
+
+    assert_eq!(lookup().unwrap(), 7);
+    let group = breakerbox::registry().get("mw-attribute-budget").unwrap();
+    let made = group.made_group_retry().expect("the fn's call made it");
+    let layer = CircuitBreakerLayer::new("mw-attribute-budget").retry(RetryPolicy::new(5));
+    assert!(std::ptr::eq(layer.retry_budget(), made));
+    assert_eq!(made.policy().retries(), 2, "the first declaration holds");
+    let middleware = CircuitBreakerMiddleware::group("mw-attribute-budget").retry(RetryPolicy::new(5));
+    assert!(std::ptr::eq(middleware.retry_budget().unwrap(), made));
+}

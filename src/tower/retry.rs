@@ -5,7 +5,6 @@
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
 use std::task::{ready, Context, Poll};
 use std::time::Duration;
 
@@ -117,12 +116,6 @@ pub(crate) fn is_idempotent(method: &http::Method) -> bool {
     .contains(method)
 }
 
-/// The budget the retries of `group` draw on, for a layer or a middleware
-/// built with `policy`.
-pub(crate) fn group_retry(_group: &str, policy: RetryPolicy) -> Arc<Retry> {
-    Arc::new(Retry::new(policy))
-}
-
 /// After an attempt whose outcome is recorded as `verdict`: the wait before
 /// the next attempt, or `None` when the call ends with this one. A failure is
 /// retried; an ignored answer only when the server asked for it again with a
@@ -159,7 +152,7 @@ pub(crate) fn next_attempt(
 pub struct RetryingLayer<C = HttpResponses, P = Cloned, Tm = DefaultTimer> {
     breaker: &'static Breaker,
     classifier: C,
-    retry: Arc<Retry>,
+    retry: &'static Retry,
     replay: P,
     timer: Tm,
 }
@@ -215,7 +208,7 @@ impl<C> CircuitBreakerLayer<C> {
     /// ```
     pub fn retry(self, policy: RetryPolicy) -> RetryingLayer<C> {
         RetryingLayer {
-            retry: group_retry(self.breaker.group(), policy),
+            retry: self.breaker.group_retry(&policy),
             breaker: self.breaker,
             classifier: self.classifier,
             replay: Cloned,
@@ -285,7 +278,7 @@ impl<C, P, Tm> RetryingLayer<C, P, Tm> {
 
     /// The retry policy and the budget its retries draw on.
     pub fn retry_budget(&self) -> &Retry {
-        &self.retry
+        self.retry
     }
 }
 
@@ -311,7 +304,7 @@ impl<S, C: Clone, P: Clone, Tm: Clone> Layer<S> for RetryingLayer<C, P, Tm> {
                 classifier: self.classifier.clone(),
                 refusal: None,
             },
-            retry: self.retry.clone(),
+            retry: self.retry,
             replay: self.replay.clone(),
             timer: self.timer.clone(),
         }
@@ -321,7 +314,7 @@ impl<S, C: Clone, P: Clone, Tm: Clone> Layer<S> for RetryingLayer<C, P, Tm> {
 /// A service behind a circuit breaker that retries; made by [`RetryingLayer`].
 pub struct Retrying<S, C = HttpResponses, P = Cloned, Tm = DefaultTimer> {
     guard: CircuitBreaker<S, C>,
-    retry: Arc<Retry>,
+    retry: &'static Retry,
     replay: P,
     timer: Tm,
 }
@@ -348,7 +341,7 @@ impl<S: Clone, C: Clone, P: Clone, Tm: Clone> Clone for Retrying<S, C, P, Tm> {
     fn clone(&self) -> Self {
         Retrying {
             guard: self.guard.clone(),
-            retry: self.retry.clone(),
+            retry: self.retry,
             replay: self.replay.clone(),
             timer: self.timer.clone(),
         }
@@ -395,7 +388,7 @@ where
             let future = self.guard.inner.call(request);
             return RetryFuture::once(ResponseFuture::called(future, permit, classifier));
         };
-        let attempts = retry_start(breaker, &self.retry);
+        let attempts = retry_start(breaker, self.retry);
         let future = self.guard.inner.call(request);
         RetryFuture {
             step: Step::Calling {
@@ -407,7 +400,7 @@ where
                 spare: Some(spare),
                 breaker,
                 classifier,
-                retry: self.retry.clone(),
+                retry: self.retry,
                 replay: self.replay.clone(),
                 timer: self.timer.clone(),
                 attempts,
@@ -467,7 +460,7 @@ struct Again<S, Req, C, P, Tm> {
     spare: Option<Req>,
     breaker: &'static Breaker,
     classifier: C,
-    retry: Arc<Retry>,
+    retry: &'static Retry,
     replay: P,
     timer: Tm,
     attempts: RetryAttempts,
@@ -571,7 +564,7 @@ impl<S, Req, C, P, Tm> Again<S, Req, C, P, Tm> {
         }
         next_attempt(
             self.breaker,
-            &self.retry,
+            self.retry,
             &mut self.attempts,
             verdict,
             hint,
