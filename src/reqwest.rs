@@ -44,6 +44,32 @@
 //! of a successful response costs a few allocations (the wrapper, and reqwest's
 //! boxing of the rebuilt response and its URL); a network request makes many
 //! more.
+//!
+//! # Retries
+//!
+//! [`CircuitBreakerMiddleware::retry`] repeats a failed request as a
+//! [`RetryPolicy`] says, each attempt one claim and one outcome in the
+//! request's breaker (its host's, per host), on the group's budget (shared by
+//! every host of a per-host group and by the group's `#[circuit_breaker]` fns):
+//!
+//! - Only idempotent methods are retried: `GET`, `HEAD`, `OPTIONS`, `TRACE`,
+//!   `PUT`, `DELETE`. Any other request is sent once unless it carries the
+//!   [`SafeToRetry`] extension (a `POST` with an idempotency key).
+//! - A request whose body is a stream (`Request::try_clone` gives `None`) is
+//!   sent once.
+//! - A failure is retried (a 5xx, a 408, a transport error); a refusal never:
+//!   the call ends with it at once, also when a retry is refused after its
+//!   wait. No retry waits once a failure opened the circuit.
+//! - A `429` or `503` with `Retry-After` (whole seconds, or an HTTP date
+//!   measured from the answer's `Date`) makes the next wait at least that
+//!   long; the backoff's full-jitter draw is the wait of an answer without
+//!   one. A `429` is retried only when it says when, and counts as ignored in
+//!   the breaker as always. A header that is neither form is ignored. A server
+//!   asking for longer than [`MAX_RETRY_AFTER`](crate::tower::MAX_RETRY_AFTER)
+//!   (60 s) is not retried: its answer comes back at once, header and all.
+//! - The waits are tokio's (or a [`Timer`]'s, with
+//!   [`retry_timer`](CircuitBreakerMiddleware::retry_timer)); a failed
+//!   attempt's response is dropped before the wait.
 
 use std::fmt;
 use std::future::Future;
@@ -61,9 +87,7 @@ use http::Extensions;
 use reqwest::{Request, Response, Url};
 use reqwest_middleware::{Error, Middleware, Next};
 
-use crate::tower::{
-    forever, is_idempotent, next_attempt, Classify, HttpResponses, Verdict,
-};
+use crate::tower::{forever, is_idempotent, next_attempt, Classify, HttpResponses, Verdict};
 
 /// A `reqwest-middleware` middleware that claims a breaker before each request
 /// and records the outcome when the error, a failing head or the end of a

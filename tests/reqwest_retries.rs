@@ -46,9 +46,7 @@ async fn answer(AxumState(upstream): AxumState<Upstream>) -> Response {
         .unwrap()
         .into_response();
     for (name, value) in headers {
-        response
-            .headers_mut()
-            .insert(*name, value.parse().unwrap());
+        response.headers_mut().insert(*name, value.parse().unwrap());
     }
     response
 }
@@ -108,7 +106,11 @@ fn config(threshold: u32) -> Config {
 
 /// A client whose middleware guards with `breaker` and retries as `policy`
 /// says, waiting on `breaker`'s `clock`.
-fn client(breaker: &Breaker, clock: &ManualClock, policy: RetryPolicy) -> (ClientWithMiddleware, ClockTimer) {
+fn client(
+    breaker: &Breaker,
+    clock: &ManualClock,
+    policy: RetryPolicy,
+) -> (ClientWithMiddleware, ClockTimer) {
     let timer = ClockTimer::new(clock);
     let middleware = CircuitBreakerMiddleware::for_breaker(breaker)
         .retry(policy)
@@ -139,7 +141,11 @@ async fn a_get_is_retried_and_each_attempt_is_one_outcome() {
     let (url, upstream) = serve(vec![(503, NONE)]).await;
     let response = client.delete(&url).send().await.unwrap();
     assert_eq!(response.status(), 503);
-    assert_eq!(upstream.hits(), 4, "DELETE is idempotent: one attempt and three retries");
+    assert_eq!(
+        upstream.hits(),
+        4,
+        "DELETE is idempotent: one attempt and three retries"
+    );
 }
 
 #[tokio::test(flavor = "current_thread")]
@@ -156,7 +162,11 @@ async fn a_429_with_retry_after_2_waits_2_seconds_and_is_not_a_failure() {
     assert!(clock.now_nanos() >= 2_000_000_000);
     let m = breaker.metrics();
     assert_eq!((m.ignored, m.failures, m.successes), (1, 0, 1));
-    assert_eq!(breaker.state(), State::Closed, "threshold 1: a 429 never counted");
+    assert_eq!(
+        breaker.state(),
+        State::Closed,
+        "threshold 1: a 429 never counted"
+    );
 }
 
 #[tokio::test(flavor = "current_thread")]
@@ -199,11 +209,18 @@ async fn a_bad_retry_after_is_ignored_and_a_huge_one_is_not_waited_for() {
     let (url, upstream) = serve(vec![(503, &[("retry-after", "soon")]), (200, NONE)]).await;
     assert_eq!(client.get(&url).send().await.unwrap().status(), 200);
     assert_eq!(upstream.hits(), 2);
-    assert!(timer.waits()[0] <= Duration::from_millis(10), "the backoff's draw alone");
+    assert!(
+        timer.waits()[0] <= Duration::from_millis(10),
+        "the backoff's draw alone"
+    );
 
     let (url, upstream) = serve(vec![(503, &[("retry-after", "86400")]), (200, NONE)]).await;
     let response = client.get(&url).send().await.unwrap();
-    assert_eq!(response.status(), 503, "a day's wait is the caller's to decide");
+    assert_eq!(
+        response.status(),
+        503,
+        "a day's wait is the caller's to decide"
+    );
     assert_eq!(upstream.hits(), 1);
     assert_eq!(timer.waits().len(), 1);
 }
@@ -219,7 +236,11 @@ async fn a_post_is_sent_once_unless_it_is_marked_safe_to_retry() {
     assert_eq!(response.status(), 502);
     assert_eq!(upstream.hits(), 1, "POST is not idempotent");
     let response = client.patch(&url).body("{}").send().await.unwrap();
-    assert_eq!(response.status(), 200, "PATCH was sent once, and got the script's second answer");
+    assert_eq!(
+        response.status(),
+        200,
+        "PATCH was sent once, and got the script's second answer"
+    );
 
     let (url, upstream) = serve(vec![(502, NONE), (200, NONE)]).await;
     let response = client
@@ -249,7 +270,10 @@ async fn a_streaming_body_is_sent_once() {
     let response = client.put(&url).body("{\"qty\": 1}").send().await.unwrap();
     assert_eq!(response.status(), 200);
     assert_eq!(upstream.hits(), 2);
-    assert!(timer.waits().is_empty(), "the second PUT's first attempt succeeded");
+    assert!(
+        timer.waits().is_empty(),
+        "the second PUT's first attempt succeeded"
+    );
     assert_eq!(breaker.metrics().failures, 1);
 }
 
@@ -294,7 +318,11 @@ async fn each_host_s_attempts_are_outcomes_in_that_host_s_breaker() {
     let hosts = registry
         .keyed::<String>("mw-hosts", &config(10), 100)
         .unwrap();
-    let key = |url: &str| url.trim_start_matches("http://").trim_end_matches('/').to_owned();
+    let key = |url: &str| {
+        url.trim_start_matches("http://")
+            .trim_end_matches('/')
+            .to_owned()
+    };
     let bad_m = hosts.get(&key(&bad)).unwrap().metrics();
     let good_m = hosts.get(&key(&good)).unwrap().metrics();
     assert_eq!((bad_m.calls, bad_m.failures, bad_m.retries), (3, 3, 2));
@@ -328,7 +356,10 @@ async fn the_budget_holds_the_server_s_load_near_the_calls_and_without_it_retrie
     println!("reqwest middleware with the budget: {with_budget} requests for {CALLS} calls (bound {bound:.1})");
     assert!(with_budget as f64 <= bound, "{with_budget} > {bound}");
     let m = budgeted.metrics();
-    assert_eq!(m.calls, with_budget, "each request is one attempt, one outcome");
+    assert_eq!(
+        m.calls, with_budget,
+        "each request is one attempt, one outcome"
+    );
     assert!(m.retries_budget_exhausted > 0, "the budget stopped retries");
 
     let clock = ManualClock::new();
@@ -358,10 +389,18 @@ async fn the_layer_and_the_middleware_of_a_group_draw_on_its_one_budget() {
     });
     let response = layer.layer(failing).oneshot(()).await.unwrap();
     assert_eq!(response.status(), 503);
-    assert_eq!(breaker.metrics().retries, 1, "the layer's retry took the one token");
+    assert_eq!(
+        breaker.metrics().retries,
+        1,
+        "the layer's retry took the one token"
+    );
 
     assert_eq!(client.get(&url).send().await.unwrap().status(), 503);
-    assert_eq!(upstream.hits(), 1, "the middleware found the group's budget spent");
+    assert_eq!(
+        upstream.hits(),
+        1,
+        "the middleware found the group's budget spent"
+    );
     assert_eq!(breaker.metrics().retries_budget_exhausted, 1);
 }
 
@@ -380,6 +419,7 @@ fn the_attribute_s_fns_and_the_integrations_of_a_group_share_its_retry() {
     let layer = CircuitBreakerLayer::new("mw-attribute-budget").retry(RetryPolicy::new(5));
     assert!(std::ptr::eq(layer.retry_budget(), made));
     assert_eq!(made.policy().retries(), 2, "the first declaration holds");
-    let middleware = CircuitBreakerMiddleware::group("mw-attribute-budget").retry(RetryPolicy::new(5));
+    let middleware =
+        CircuitBreakerMiddleware::group("mw-attribute-budget").retry(RetryPolicy::new(5));
     assert!(std::ptr::eq(middleware.retry_budget().unwrap(), made));
 }

@@ -48,9 +48,7 @@ async fn answer(AxumState(upstream): AxumState<Upstream>) -> Response {
         .unwrap()
         .into_response();
     for (name, value) in headers {
-        response
-            .headers_mut()
-            .insert(*name, value.parse().unwrap());
+        response.headers_mut().insert(*name, value.parse().unwrap());
     }
     response
 }
@@ -147,7 +145,12 @@ async fn attempts_stop_at_the_policy_s_retries_with_the_last_answer() {
     let clock = ManualClock::new();
     let breaker = breaker("layer-retry-spent", 10, &clock);
     let upstream = Upstream::new(vec![(503, NONE)]);
-    let (addr, timer) = serve((&breaker, &clock), RetryPolicy::new(2).no_budget(), &upstream).await;
+    let (addr, timer) = serve(
+        (&breaker, &clock),
+        RetryPolicy::new(2).no_budget(),
+        &upstream,
+    )
+    .await;
 
     let response = reqwest::get(format!("http://{addr}/")).await.unwrap();
     assert_eq!(response.status(), 503);
@@ -161,11 +164,20 @@ async fn a_503_with_retry_after_makes_the_next_wait_at_least_that_long() {
     let clock = ManualClock::new();
     let breaker = breaker("layer-retry-after", 10, &clock);
     let upstream = Upstream::new(vec![(503, &[("retry-after", "2")]), (200, NONE)]);
-    let (addr, timer) = serve((&breaker, &clock), RetryPolicy::new(1).no_budget(), &upstream).await;
+    let (addr, timer) = serve(
+        (&breaker, &clock),
+        RetryPolicy::new(1).no_budget(),
+        &upstream,
+    )
+    .await;
 
     let response = reqwest::get(format!("http://{addr}/")).await.unwrap();
     assert_eq!(response.status(), 200);
-    assert_eq!(timer.waits(), [Duration::from_secs(2)], "the floor, not a jitter below it");
+    assert_eq!(
+        timer.waits(),
+        [Duration::from_secs(2)],
+        "the floor, not a jitter below it"
+    );
     assert_eq!(clock.now_nanos(), 2_000_000_000);
 }
 
@@ -173,15 +185,28 @@ async fn a_503_with_retry_after_makes_the_next_wait_at_least_that_long() {
 async fn a_429_is_retried_only_when_it_says_when_and_is_never_a_failure() {
     let clock = ManualClock::new();
     let breaker = breaker("layer-429", 1, &clock);
-    let upstream = Upstream::new(vec![(429, &[("retry-after", "3")]), (429, NONE), (200, NONE)]);
-    let (addr, timer) = serve((&breaker, &clock), RetryPolicy::new(3).no_budget(), &upstream).await;
+    let upstream = Upstream::new(vec![
+        (429, &[("retry-after", "3")]),
+        (429, NONE),
+        (200, NONE),
+    ]);
+    let (addr, timer) = serve(
+        (&breaker, &clock),
+        RetryPolicy::new(3).no_budget(),
+        &upstream,
+    )
+    .await;
 
     let response = reqwest::get(format!("http://{addr}/")).await.unwrap();
     assert_eq!(response.status(), 429, "the second 429 has no Retry-After");
     assert_eq!(upstream.hits(), 2);
     assert_eq!(timer.waits(), [Duration::from_secs(3)]);
     let m = breaker.metrics();
-    assert_eq!((m.ignored, m.failures), (2, 0), "threshold 1, and still closed");
+    assert_eq!(
+        (m.ignored, m.failures),
+        (2, 0),
+        "threshold 1, and still closed"
+    );
     assert_eq!(breaker.state(), breakerbox::State::Closed);
 }
 
@@ -190,11 +215,20 @@ async fn a_retry_after_longer_than_the_limit_returns_the_answer_at_once() {
     let clock = ManualClock::new();
     let breaker = breaker("layer-retry-after-huge", 10, &clock);
     let upstream = Upstream::new(vec![(503, &[("retry-after", "3600")]), (200, NONE)]);
-    let (addr, timer) = serve((&breaker, &clock), RetryPolicy::new(3).no_budget(), &upstream).await;
+    let (addr, timer) = serve(
+        (&breaker, &clock),
+        RetryPolicy::new(3).no_budget(),
+        &upstream,
+    )
+    .await;
 
     let response = reqwest::get(format!("http://{addr}/")).await.unwrap();
     assert_eq!(response.status(), 503);
-    assert_eq!(response.headers()["retry-after"], "3600", "for the caller to honour");
+    assert_eq!(
+        response.headers()["retry-after"],
+        "3600",
+        "for the caller to honour"
+    );
     assert_eq!(upstream.hits(), 1);
     assert!(timer.waits().is_empty());
     assert_eq!(breaker.metrics().retries, 0);
@@ -205,7 +239,12 @@ async fn a_post_or_a_request_with_a_body_is_sent_once() {
     let clock = ManualClock::new();
     let breaker = breaker("layer-post", 10, &clock);
     let upstream = Upstream::new(vec![(502, NONE), (200, NONE)]);
-    let (addr, timer) = serve((&breaker, &clock), RetryPolicy::new(3).no_budget(), &upstream).await;
+    let (addr, timer) = serve(
+        (&breaker, &clock),
+        RetryPolicy::new(3).no_budget(),
+        &upstream,
+    )
+    .await;
     let client = reqwest::Client::new();
 
     let post = client.post(format!("http://{addr}/")).send().await.unwrap();
@@ -217,7 +256,11 @@ async fn a_post_or_a_request_with_a_body_is_sent_once() {
         .send()
         .await
         .unwrap();
-    assert_eq!(put.status(), 200, "the script's second answer: PUT was sent once");
+    assert_eq!(
+        put.status(),
+        200,
+        "the script's second answer: PUT was sent once"
+    );
     assert_eq!(upstream.hits(), 2);
     assert!(timer.waits().is_empty());
 }
@@ -227,13 +270,22 @@ async fn a_refusal_is_never_retried_and_no_retry_follows_the_failure_that_opens(
     let clock = ManualClock::new();
     let breaker = breaker("layer-opens", 2, &clock);
     let upstream = Upstream::new(vec![(502, NONE)]);
-    let (addr, timer) = serve((&breaker, &clock), RetryPolicy::new(5).no_budget(), &upstream).await;
+    let (addr, timer) = serve(
+        (&breaker, &clock),
+        RetryPolicy::new(5).no_budget(),
+        &upstream,
+    )
+    .await;
 
     // Two failures trip the breaker: the call ends with the second.
     let response = reqwest::get(format!("http://{addr}/")).await.unwrap();
     assert_eq!(response.status(), 502);
     assert_eq!(upstream.hits(), 2);
-    assert_eq!(timer.waits().len(), 1, "no wait after the failure that opened");
+    assert_eq!(
+        timer.waits().len(),
+        1,
+        "no wait after the failure that opened"
+    );
     assert_eq!(breaker.state(), breakerbox::State::Open);
 
     // Open: refused at once, never retried, the handler not run.
@@ -292,7 +344,9 @@ async fn the_default_timer_waits_the_servers_delay_on_tokio_s_clock() {
         let n = seen.fetch_add(1, SeqCst);
         async move {
             let response = match n {
-                0 => http::Response::builder().status(503).header("retry-after", "2"),
+                0 => http::Response::builder()
+                    .status(503)
+                    .header("retry-after", "2"),
                 _ => http::Response::builder().status(200),
             };
             Ok::<_, std::convert::Infallible>(response.body(()).unwrap())
@@ -320,7 +374,9 @@ const RETRIES: u32 = 3;
 /// the requests it received and the seconds the breaker's clock moved.
 async fn offer(breaker: &Breaker, clock: &ManualClock, policy: RetryPolicy) -> (u64, f64) {
     let upstream = Upstream::new(vec![(503, NONE)]);
-    let app = Router::new().route("/", any(answer)).with_state(upstream.clone());
+    let app = Router::new()
+        .route("/", any(answer))
+        .with_state(upstream.clone());
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
@@ -331,7 +387,12 @@ async fn offer(breaker: &Breaker, clock: &ManualClock, policy: RetryPolicy) -> (
         let request = client.get(&url).send();
         async move {
             let answer = request.await?;
-            Ok::<_, reqwest::Error>(http::Response::builder().status(answer.status()).body(()).unwrap())
+            Ok::<_, reqwest::Error>(
+                http::Response::builder()
+                    .status(answer.status())
+                    .body(())
+                    .unwrap(),
+            )
         }
     });
     let layer = CircuitBreakerLayer::for_breaker(breaker)
@@ -354,10 +415,15 @@ async fn the_budget_holds_the_upstream_s_load_near_the_calls_and_without_it_retr
     let (with_budget, seconds) = offer(&budgeted, &clock, policy).await;
     let bound = (1.0 + DEFAULT_BUDGET_RATIO) * CALLS as f64
         + f64::from(DEFAULT_BUDGET_FLOOR) * (1.0 + seconds);
-    println!("tower layer with the budget: {with_budget} requests for {CALLS} calls (bound {bound:.1})");
+    println!(
+        "tower layer with the budget: {with_budget} requests for {CALLS} calls (bound {bound:.1})"
+    );
     assert!(with_budget as f64 <= bound, "{with_budget} > {bound}");
     let m = budgeted.metrics();
-    assert_eq!(m.calls, with_budget, "each request is one attempt, one outcome");
+    assert_eq!(
+        m.calls, with_budget,
+        "each request is one attempt, one outcome"
+    );
     assert!(m.retries_budget_exhausted > 0, "the budget stopped retries");
 
     let clock = ManualClock::new();
@@ -365,4 +431,39 @@ async fn the_budget_holds_the_upstream_s_load_near_the_calls_and_without_it_retr
     let (without, _) = offer(&unbudgeted, &clock, policy.no_budget()).await;
     println!("tower layer without it: {without} requests for {CALLS} calls");
     assert_eq!(without, CALLS * u64::from(RETRIES + 1));
+}
+
+/// A request that cannot be cloned: a one-shot channel's sender, say.
+struct Ticket(#[allow(dead_code)] tokio::sync::oneshot::Sender<()>);
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_request_the_replay_declines_is_sent_once() {
+    let clock = ManualClock::new();
+    let breaker = breaker("layer-declined", 10, &clock);
+    let attempts = Arc::new(AtomicUsize::new(0));
+    let seen = attempts.clone();
+    let service = service_fn(move |_: Ticket| {
+        seen.fetch_add(1, SeqCst);
+        async { Err::<(), _>(std::io::Error::other("reset")) }
+    });
+    let timer = ClockTimer::new(&clock);
+    let layer = CircuitBreakerLayer::for_breaker(&breaker)
+        .classify(breakerbox::tower::Errors(breakerbox::classify::EveryError))
+        .retry(RetryPolicy::new(3).no_budget())
+        .replay(|_: &Ticket| None)
+        .timer(timer.clone());
+    let (sender, _receiver) = tokio::sync::oneshot::channel();
+    let error = layer
+        .layer(service)
+        .oneshot(Ticket(sender))
+        .await
+        .unwrap_err();
+    assert!(
+        error.into_inner().is_some(),
+        "the inner error, not a refusal"
+    );
+    assert_eq!(attempts.load(SeqCst), 1);
+    assert!(timer.waits().is_empty());
+    let m = breaker.metrics();
+    assert_eq!((m.failures, m.retries), (1, 0));
 }

@@ -551,7 +551,11 @@ where
 
 impl<S, Req, C, P, Tm> Again<S, Req, C, P, Tm> {
     /// Records an attempt's outcome: the wait before the next, or `None`.
-    fn settle<Res, E>(&mut self, permit: Permit<'static>, result: Result<&Res, &E>) -> Option<Duration>
+    fn settle<Res, E>(
+        &mut self,
+        permit: Permit<'static>,
+        result: Result<&Res, &E>,
+    ) -> Option<Duration>
     where
         C: Classify<Res, E>,
     {

@@ -86,12 +86,21 @@ mod tests {
     #[test]
     fn a_date_is_measured_from_the_answers_date_and_a_past_one_is_no_delay() {
         let date = "Sun, 06 Nov 1994 08:49:37 GMT";
-        let later = headers(&[("date", date), ("retry-after", "Sun, 06 Nov 1994 08:50:00 GMT")]);
+        let later = headers(&[
+            ("date", date),
+            ("retry-after", "Sun, 06 Nov 1994 08:50:00 GMT"),
+        ]);
         assert_eq!(retry_after(503, &later), Some(Duration::from_secs(23)));
         // The obsolete RFC 850 and asctime forms are HTTP dates too.
-        let rfc850 = headers(&[("date", date), ("retry-after", "Sunday, 06-Nov-94 08:49:40 GMT")]);
+        let rfc850 = headers(&[
+            ("date", date),
+            ("retry-after", "Sunday, 06-Nov-94 08:49:40 GMT"),
+        ]);
         assert_eq!(retry_after(503, &rfc850), Some(Duration::from_secs(3)));
-        let past = headers(&[("date", date), ("retry-after", "Sun, 06 Nov 1994 08:00:00 GMT")]);
+        let past = headers(&[
+            ("date", date),
+            ("retry-after", "Sun, 06 Nov 1994 08:00:00 GMT"),
+        ]);
         assert_eq!(retry_after(429, &past), Some(Duration::ZERO));
         // Without a `Date`, a date in 1994 is long past by this machine's clock.
         let no_date = headers(&[("retry-after", "Sun, 06 Nov 1994 08:50:00 GMT")]);
