@@ -20,16 +20,18 @@ use breakerbox::tower::{CircuitBreakerLayer, IdempotentHttp};
 use breakerbox::{Breaker, Config, ManualClock, RetryPolicy};
 use tower::{service_fn, Layer, ServiceBuilder, ServiceExt};
 
+type Headers = &'static [(&'static str, &'static str)];
+
 /// An upstream that answers from a script, one entry per request (the last
 /// entry again once the script is spent), and counts what it receives.
 #[derive(Clone)]
 struct Upstream {
-    script: Arc<Vec<(u16, &'static [(&'static str, &'static str)])>>,
+    script: Arc<Vec<(u16, Headers)>>,
     hits: Arc<AtomicUsize>,
 }
 
 impl Upstream {
-    fn new(script: Vec<(u16, &'static [(&'static str, &'static str)])>) -> Self {
+    fn new(script: Vec<(u16, Headers)>) -> Self {
         Upstream {
             script: Arc::new(script),
             hits: Arc::default(),
@@ -118,7 +120,7 @@ async fn serve(
     (addr, timer)
 }
 
-const NONE: &[(&str, &str)] = &[];
+const NONE: Headers = &[];
 
 #[tokio::test(flavor = "current_thread")]
 async fn a_failed_attempt_is_retried_and_each_attempt_is_one_outcome() {
