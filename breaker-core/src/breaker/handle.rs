@@ -81,13 +81,14 @@ impl Breaker {
         clock: ClockSource,
         inherited: Option<Arc<Subscribers>>,
     ) -> Self {
-        Self::from_parts_sharing(name, config, clock, inherited, None, None)
+        Self::from_parts_sharing(name, config, clock, inherited, None, None, 0)
     }
 
     /// A breaker that counts its call durations in `histogram` when given (a
     /// keyed group's key), else in one of its own if `config` asks for one,
-    /// and retries in `retry`'s budget when given (a keyed group's key), else
-    /// in one its first retried call makes.
+    /// retries in `retry`'s budget when given (a keyed group's key), else
+    /// in one its first retried call makes, and mixes `jitter_salt` into its
+    /// jitter's draws (a key's hash).
     pub(crate) fn from_parts_sharing(
         name: &'static str,
         config: Config,
@@ -95,6 +96,7 @@ impl Breaker {
         inherited: Option<Arc<Subscribers>>,
         histogram: Option<Arc<CallHistogram>>,
         retry: Option<Arc<RetrySlot>>,
+        jitter_salt: u32,
     ) -> Self {
         let policy = Policy::new(&config);
         // A latency window and a histogram time every call, as slow-call
@@ -109,6 +111,7 @@ impl Breaker {
                     policy,
                 },
                 name,
+                jitter_salt,
                 config,
                 clock,
                 config.open_nanos(),
