@@ -40,9 +40,9 @@
 //! | `prometheus` | [`observe::prometheus`]: a `prometheus-client` collector of every breaker, read at scrape time | `/metrics` |
 //! | `metrics` | [`observe::metrics`]: the same series through the `metrics` facade | any `metrics` exporter |
 //! | `tracing` | [`observe::tracing`]: one structured `tracing` event per transition and conflict | logs |
-//! | `tower` | [`tower`]: `CircuitBreakerLayer` for any tower service, HTTP response classification | tower and hyper servers and clients |
+//! | `tower` | [`tower`]: `CircuitBreakerLayer` for any tower service, HTTP response classification, retries on the group's budget | tower and hyper servers and clients |
 //! | `axum` | [`axum`]: an open circuit answers `503` with `Retry-After` (turns on `tower`) | axum routes |
-//! | `reqwest` | [`reqwest`]: a `reqwest-middleware` middleware, a breaker per group or per host (turns on `tower`) | outgoing HTTP |
+//! | `reqwest` | [`reqwest`]: a `reqwest-middleware` middleware, a breaker per group or per host, retries of idempotent requests (turns on `tower` and `tokio`) | outgoing HTTP |
 //! | `tokio` | [`timeout::Tokio`], the timer `timeout_ms` uses by default | `timeout_ms` on tokio |
 //! | `admin` | [`admin`]: an axum router (or tower service) that lists, forces and resets breakers behind a bearer token, keeps a ring of recent events with a server-sent stream, and answers an opt-in `/health` | operators |
 //! | `testing` | [`testing`]: a registry and clock of a test's own for the attributes its code reaches, tokio's paused clock, forcing, scripted outcomes, transition assertions, replay of recorded traces | tests (`[dev-dependencies]`) |

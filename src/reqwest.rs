@@ -44,16 +44,50 @@
 //! of a successful response costs a few allocations (the wrapper, and reqwest's
 //! boxing of the rebuilt response and its URL); a network request makes many
 //! more.
+//!
+//! # Retries
+//!
+//! [`CircuitBreakerMiddleware::retry`] repeats a failed request as a
+//! [`RetryPolicy`] says, each attempt one claim and one outcome in the
+//! request's breaker (its host's, per host), on the group's budget (shared by
+//! every host of a per-host group and by the group's `#[circuit_breaker]` fns):
+//!
+//! - Only idempotent methods are retried: `GET`, `HEAD`, `OPTIONS`, `TRACE`,
+//!   `PUT`, `DELETE`. Any other request is sent once unless it carries the
+//!   [`SafeToRetry`] extension (a `POST` with an idempotency key).
+//! - A request whose body is a stream (`Request::try_clone` gives `None`) is
+//!   sent once.
+//! - A failure is retried (a 5xx, a 408, a transport error); a refusal never:
+//!   the call ends with it at once, also when a retry is refused after its
+//!   wait. No retry waits once a failure opened the circuit.
+//! - A `429` or `503` with `Retry-After` (whole seconds, or an HTTP date
+//!   measured from the answer's `Date`) makes the next wait at least that
+//!   long; the backoff's full-jitter draw is the wait of an answer without
+//!   one. A `429` is retried only when it says when, and counts as ignored in
+//!   the breaker as always. A header that is neither form is ignored. A server
+//!   asking for longer than [`MAX_RETRY_AFTER`](crate::tower::MAX_RETRY_AFTER)
+//!   (60 s) is not retried: its answer comes back at once, header and all.
+//! - The waits are tokio's (or a [`Timer`]'s, with
+//!   [`retry_timer`](CircuitBreakerMiddleware::retry_timer)); a failed
+//!   attempt's response is dropped before the wait.
 
 use std::fmt;
+use std::future::Future;
 use std::io::Write as _;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
 
-use breaker_core::{Breaker, CircuitOpen, Config, KeyedGroup, OwnedPermit, Registry, WrongKeyType};
+use breaker_core::__private::retry_start;
+use breaker_core::{
+    Breaker, CircuitOpen, Config, KeyedGroup, OwnedPermit, Registry, Retry, RetryPolicy, Timer,
+    WrongKeyType,
+};
 use http::Extensions;
 use reqwest::{Request, Response, Url};
 use reqwest_middleware::{Error, Middleware, Next};
 
-use crate::tower::{forever, Classify, HttpResponses, Verdict};
+use crate::tower::{forever, is_idempotent, next_attempt, Classify, HttpResponses, Verdict};
 
 /// A `reqwest-middleware` middleware that claims a breaker before each request
 /// and records the outcome when the error, a failing head or the end of a
@@ -61,7 +95,40 @@ use crate::tower::{forever, Classify, HttpResponses, Verdict};
 pub struct CircuitBreakerMiddleware<C = HttpResponses> {
     target: Target,
     classifier: C,
+    /// `None`: each request is sent once. The group's budget is asked for
+    /// with it (one comparison of its address).
+    retry: Option<RetryPolicy>,
+    wait: Wait,
 }
+
+/// The wait between two attempts.
+type Wait = Arc<dyn Fn(Duration) -> Pin<Box<dyn Future<Output = ()> + Send>> + Send + Sync>;
+
+/// tokio's timer.
+fn tokio_wait() -> Wait {
+    Arc::new(|after| Box::pin(tokio::time::sleep(after)))
+}
+
+/// Put in a request's extensions, it says that the request is safe to send
+/// again although its method is not idempotent (a `POST` with an idempotency
+/// key, say): a [retrying](CircuitBreakerMiddleware::retry) middleware then
+/// retries it too.
+///
+/// ```no_run
+/// use breakerbox::reqwest::SafeToRetry;
+///
+/// # async fn run(client: reqwest_middleware::ClientWithMiddleware) -> reqwest_middleware::Result<()> {
+/// client
+///     .post("http://127.0.0.1:8080/payments")
+///     .header("idempotency-key", "order-7")
+///     .body("{}")
+///     .with_extension(SafeToRetry)
+///     .send()
+///     .await?;
+/// # Ok(()) }
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SafeToRetry;
 
 enum Target {
     Group(&'static Breaker),
@@ -94,6 +161,8 @@ impl CircuitBreakerMiddleware {
         CircuitBreakerMiddleware {
             target: Target::Group(forever(breaker)),
             classifier: HttpResponses,
+            retry: None,
+            wait: tokio_wait(),
         }
     }
 
@@ -131,6 +200,8 @@ impl CircuitBreakerMiddleware {
         Ok(CircuitBreakerMiddleware {
             target: Target::PerHost(registry.keyed::<String>(group, config, max_hosts)?),
             classifier: HttpResponses,
+            retry: None,
+            wait: tokio_wait(),
         })
     }
 }
@@ -142,7 +213,55 @@ impl<C> CircuitBreakerMiddleware<C> {
         CircuitBreakerMiddleware {
             target: self.target,
             classifier,
+            retry: self.retry,
+            wait: self.wait,
         }
+    }
+
+    /// The same middleware, retrying a request as `policy` says: up to
+    /// `policy.retries()` more attempts after a failure, each one claim and
+    /// one outcome in the request's breaker (its host's, per host), after a
+    /// backoff with full jitter, within the policy's deadline and the group's
+    /// budget. See [the module docs](self#retries) for which requests are
+    /// retried and how `Retry-After` is honoured.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use breakerbox::reqwest::CircuitBreakerMiddleware;
+    /// use breakerbox::{Config, RetryPolicy};
+    /// use reqwest_middleware::ClientBuilder;
+    ///
+    /// let retry = RetryPolicy::new(2).backoff(Duration::from_millis(100)).deadline(Duration::from_secs(5));
+    /// let client = ClientBuilder::new(reqwest::Client::new())
+    ///     .with(CircuitBreakerMiddleware::per_host("docs-retry", &Config::default(), 1_000)?.retry(retry))
+    ///     .build();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn retry(mut self, policy: RetryPolicy) -> Self {
+        self.retry = Some(policy);
+        self
+    }
+
+    /// The same middleware, waiting between attempts on `timer` instead of
+    /// tokio's (a test's clock, say). Each wait is boxed: a retry costs one
+    /// allocation more.
+    pub fn retry_timer<T>(mut self, timer: T) -> Self
+    where
+        T: Timer + Send + Sync + 'static,
+        T::Sleep: Send + 'static,
+    {
+        self.wait = Arc::new(move |after| Box::pin(timer.sleep(after)));
+        self
+    }
+
+    /// The group's retry policy and the budget its retries draw on, if the
+    /// middleware retries (see [`retry`](Self::retry)).
+    pub fn retry_budget(&self) -> Option<&Retry> {
+        let policy = self.retry.as_ref()?;
+        Some(match &self.target {
+            Target::Group(breaker) => breaker.group_retry(policy),
+            Target::PerHost(hosts) => hosts.group_retry(policy),
+        })
     }
 
     /// The breaker a request to `url` goes through (created on first use per
@@ -190,7 +309,9 @@ impl<C: fmt::Debug> fmt::Debug for CircuitBreakerMiddleware<C> {
             Target::Group(breaker) => d.field("group", &breaker.group()),
             Target::PerHost(hosts) => d.field("per_host", &hosts.group()),
         };
-        d.field("classifier", &self.classifier).finish()
+        d.field("classifier", &self.classifier)
+            .field("retry", &self.retry)
+            .finish_non_exhaustive()
     }
 }
 
@@ -216,23 +337,80 @@ where
                 None => return next.run(request, extensions).await,
             },
         };
+        let retry = match &self.retry {
+            Some(policy)
+                if is_idempotent(request.method()) || extensions.get::<SafeToRetry>().is_some() =>
+            {
+                breaker.group_retry(policy)
+            }
+            _ => return self.once(breaker, request, extensions, next).await,
+        };
+        // A body that is a stream cannot be sent again: the request goes once.
+        let mut spare = request.try_clone();
+        if spare.is_none() {
+            return self.once(breaker, request, extensions, next).await;
+        }
+        let mut attempts = retry_start(breaker, retry);
+        let mut request = request;
+        loop {
+            let permit = breaker.try_acquire_owned().map_err(Error::middleware)?;
+            let result = next.clone().run(request, extensions).await;
+            let verdict = self.classifier.classify(result.as_ref());
+            let hint = self.classifier.retry_after(result.as_ref());
+            let result = record(verdict, result, permit);
+            let replayable = spare.is_some();
+            match next_attempt(breaker, retry, &mut attempts, verdict, hint, replayable) {
+                None => return result,
+                Some(delay) => {
+                    drop(result);
+                    (self.wait)(delay).await;
+                    request = spare.take().expect("a retry has its request");
+                    spare = request.try_clone();
+                }
+            }
+        }
+    }
+}
+
+impl<C> CircuitBreakerMiddleware<C>
+where
+    C: Classify<Response, Error>,
+{
+    /// One attempt, its outcome recorded under `breaker`.
+    async fn once(
+        &self,
+        breaker: &Breaker,
+        request: Request,
+        extensions: &mut Extensions,
+        next: Next<'_>,
+    ) -> reqwest_middleware::Result<Response> {
         let permit = breaker.try_acquire_owned().map_err(Error::middleware)?;
         // Dropped with this future if the request is cancelled: abandoned.
         let result = next.run(request, extensions).await;
-        match (self.classifier.classify(result.as_ref()), result) {
-            (Verdict::Success, Ok(response)) => Ok(record_at_end_of_body(response, permit)),
-            (Verdict::Success, result) => {
-                permit.success();
-                result
-            }
-            (Verdict::Failure, result) => {
-                permit.failure();
-                result
-            }
-            (Verdict::Ignored, result) => {
-                permit.ignore();
-                result
-            }
+        record(self.classifier.classify(result.as_ref()), result, permit)
+    }
+}
+
+/// Records `result` under `permit` as `verdict` says: a successful response
+/// when its body ends, anything else now.
+fn record(
+    verdict: Verdict,
+    result: reqwest_middleware::Result<Response>,
+    permit: OwnedPermit,
+) -> reqwest_middleware::Result<Response> {
+    match (verdict, result) {
+        (Verdict::Success, Ok(response)) => Ok(record_at_end_of_body(response, permit)),
+        (Verdict::Success, result) => {
+            permit.success();
+            result
+        }
+        (Verdict::Failure, result) => {
+            permit.failure();
+            result
+        }
+        (Verdict::Ignored, result) => {
+            permit.ignore();
+            result
         }
     }
 }
@@ -342,6 +520,12 @@ impl Classify<Response, Error> for HttpResponses {
             Err(Error::Middleware(_)) => Verdict::Ignored,
             Err(_) => Verdict::Failure,
         }
+    }
+
+    /// `Retry-After` on a `429` or `503` ([`retry_after`](crate::tower::retry_after())).
+    fn retry_after(&self, result: Result<&Response, &Error>) -> Option<Duration> {
+        let response = result.ok()?;
+        crate::tower::retry_after(response.status().as_u16(), response.headers())
     }
 }
 

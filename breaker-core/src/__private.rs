@@ -70,6 +70,26 @@ pub fn retry_timed_out(
     breaker.retry_timed_out(retry, attempts, permit, after)
 }
 
+/// After an attempt whose outcome the caller recorded on its permit itself
+/// (the tower layer, the reqwest middleware): the wait before the next
+/// attempt, or `None` when the call ends with it. Not public API.
+#[cold]
+pub fn retry_recorded(
+    breaker: &Breaker,
+    retry: &Retry,
+    attempts: &mut RetryAttempts,
+    hint: Option<Duration>,
+) -> Option<Duration> {
+    breaker.retry_recorded(retry, attempts, hint)
+}
+
+/// A retried call ends with an attempt its caller recorded itself, with no
+/// retry asked for. Not public API.
+#[inline]
+pub fn retry_settled(retry: &Retry, attempts: &mut RetryAttempts) {
+    attempts.settle(retry);
+}
+
 /// Waits `delay` on the breaker's clock, between two sync attempts. Not public API.
 #[cold]
 pub fn retry_sleep(breaker: &Breaker, delay: Duration) {

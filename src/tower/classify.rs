@@ -39,6 +39,17 @@ pub enum Verdict {
 pub trait Classify<Res, E> {
     /// The verdict on one call's response (`Ok`) or error (`Err`).
     fn classify(&self, result: Result<&Res, &E>) -> Verdict;
+
+    /// The least delay before another attempt that the response or error asks
+    /// for, read by a retrying layer or middleware only: the next wait's floor
+    /// after a failure, and what makes an ignored answer worth repeating at
+    /// all (a `429 Too Many Requests` with `Retry-After`). None by default;
+    /// [`HttpResponses`] reads [`retry_after`](super::retry_after()).
+    #[inline]
+    fn retry_after(&self, result: Result<&Res, &E>) -> Option<std::time::Duration> {
+        let _ = result;
+        None
+    }
 }
 
 impl<Res, E, F> Classify<Res, E> for F
@@ -103,6 +114,12 @@ impl<B, E> Classify<http::Response<B>, E> for HttpResponses {
             Ok(response) => status_verdict(response.status().as_u16()),
             Err(_) => Verdict::Failure,
         }
+    }
+
+    /// `Retry-After` on a `429` or `503` ([`retry_after`](super::retry_after())).
+    fn retry_after(&self, result: Result<&http::Response<B>, &E>) -> Option<std::time::Duration> {
+        let response = result.ok()?;
+        super::retry_after(response.status().as_u16(), response.headers())
     }
 }
 

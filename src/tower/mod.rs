@@ -51,6 +51,37 @@
 //! `BoxError`, which no `Error` impl can cover. (Boxing allocates, as every
 //! `BoxError` does; `BreakerError` itself does not.)
 //!
+//! # Retries
+//!
+//! [`CircuitBreakerLayer::retry`] makes a [`RetryingLayer`]: a failed attempt
+//! is repeated as a [`RetryPolicy`](crate::RetryPolicy) says, on the group's
+//! budget (the one its `#[circuit_breaker(retry = ..)]` fns draw on). A call
+//! runs, outermost first: a bulkhead above the layer (one place for all of a
+//! call's attempts), the retry, the breaker (one claim and one outcome per
+//! attempt), the layers below (a timeout per attempt), the service. A refusal
+//! is never retried; a `Retry-After` on a `429` or `503` is the next wait's
+//! floor ([`retry_after`]). The request is copied for each retry by a
+//! [`Replay`]; a request it cannot copy (an HTTP body that is a stream) is
+//! sent once. The plain layer stays as it is: without `retry`, no retry code
+//! runs and no bound is added.
+//!
+//! ```
+//! use std::time::Duration;
+//! use breakerbox::tower::{CircuitBreakerLayer, IdempotentHttp};
+//! use breakerbox::RetryPolicy;
+//! use tower::ServiceBuilder;
+//!
+//! let stack = ServiceBuilder::new()
+//!     // A bulkhead goes here (tower's `ConcurrencyLimitLayer`), above the retry.
+//!     .layer(
+//!         CircuitBreakerLayer::new("docs-stack")
+//!             .retry(RetryPolicy::new(2).deadline(Duration::from_secs(2)))
+//!             .replay(IdempotentHttp),
+//!     )
+//!     .timeout(Duration::from_millis(500));
+//! # let _ = stack;
+//! ```
+//!
 //! # Which breaker
 //!
 //! [`CircuitBreakerLayer::new`] takes the group's breaker from the process-wide
@@ -62,6 +93,8 @@
 
 mod classify;
 mod future;
+mod retry;
+mod retry_after;
 
 use std::fmt;
 use std::sync::{Mutex, PoisonError};
@@ -73,6 +106,10 @@ use tower_service::Service;
 
 pub use self::classify::{status_verdict, Classify, Errors, HttpResponses, Verdict};
 pub use self::future::ResponseFuture;
+#[cfg(feature = "reqwest")]
+pub(crate) use self::retry::{is_idempotent, next_attempt};
+pub use self::retry::{Cloned, IdempotentHttp, Replay, RetryFuture, Retrying, RetryingLayer};
+pub use self::retry_after::{retry_after, MAX_RETRY_AFTER};
 
 /// The type-erased error tower stacks use: `Box<dyn Error + Send + Sync>`.
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;

@@ -261,6 +261,24 @@ impl Breaker {
         }
     }
 
+    /// After an attempt whose outcome the caller recorded itself (an
+    /// integration that judges responses, or records a success only when a
+    /// body ends): the first attempt earns the budget its share, and the
+    /// wait before the next attempt is returned, or `None` when no retry is to
+    /// be made (as [`call_retrying_with`](Self::call_retrying_with) decides).
+    /// Call it after the outcome is recorded, so that a failure which opened
+    /// the circuit is seen.
+    #[cold]
+    pub(crate) fn retry_recorded(
+        &self,
+        retry: &Retry,
+        attempts: &mut RetryAttempts,
+        hint: Option<Duration>,
+    ) -> Option<Duration> {
+        attempts.deposit_first(retry);
+        self.retry_delay(retry, attempts, hint)
+    }
+
     /// Waits `delay` on the breaker's clock.
     #[cold]
     pub(crate) fn sleep(&self, delay: Duration) {
@@ -317,6 +335,13 @@ impl Breaker {
 }
 
 impl RetryAttempts {
+    /// The call ends with an attempt its caller recorded itself: the first
+    /// attempt earns the budget its share, as every first one does.
+    #[inline]
+    pub(crate) fn settle(&mut self, retry: &Retry) {
+        self.deposit_first(retry);
+    }
+
     /// The first attempt's verdict earns the budget its share: once per call
     /// (only that verdict finds no retry made yet, as every later one follows
     /// a retry allowed).
