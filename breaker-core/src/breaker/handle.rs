@@ -92,7 +92,7 @@ impl Breaker {
         inherited: Option<Arc<Subscribers>>,
         histogram: Option<Arc<CallHistogram>>,
     ) -> Self {
-        let policy = Policy::new(&config);
+        let policy = Policy::new(&config, &clock);
         // A latency window and a histogram time every call, as slow-call
         // judging does.
         let timed =

@@ -3,11 +3,12 @@
 
 use super::inner::Inner;
 use super::transition::{Act, Input, Verdict};
+use crate::clock::monotonic_coarse;
 use crate::config::FailurePolicy;
 use crate::counters::Counter;
 use crate::events::TripCause;
 use crate::histogram::Kind;
-use crate::policy::{Policy, Recorded};
+use crate::policy::{Policy, Recorded, TimeWindow};
 use crate::state::{State, Word};
 
 impl Inner {
@@ -135,9 +136,19 @@ impl Inner {
     /// `settle_rest`'s frame, which the time window's calls do not pay.
     #[inline(never)]
     fn settle_other(&self, admitted: Word, started: u64, verdict: Verdict) {
-        if let Policy::TimeWindow(_) = &self.hot.policy {
+        if let Policy::TimeWindow(window) = &self.hot.policy {
+            // The common verdict: a success of a window that places by the
+            // coarse clock, on the word as the claim found it.
+            if verdict == Verdict::Success
+                && window.is_coarse()
+                && self.guards.untimed()
+                && self.word().marked() == admitted
+                && admitted.state() == State::Closed
+            {
+                return self.time_window_success(window, admitted.generation());
+            }
             if let Some(generation) = self.closed_window_call(admitted, verdict) {
-                return self.settle_time_window(generation, started, verdict);
+                return self.settle_time_window(window, generation, started, verdict);
             }
         }
         if self.guards.latency().is_some() {
@@ -242,27 +253,43 @@ impl Inner {
     #[inline(always)]
     fn closed_window_call(&self, admitted: Word, verdict: Verdict) -> Option<u64> {
         let word = self.word();
-        (matches!(verdict, Verdict::Success | Verdict::Failure)
-            && self.guards.untimed()
-            && word.state() == State::Closed
-            && admitted.state() == State::Closed
-            && word.generation() == admitted.generation())
-        .then(|| word.generation())
+        // The common case in one compare: the word as the claim found it.
+        let closed = (word.marked() == admitted && admitted.state() == State::Closed)
+            || (word.state() == State::Closed
+                && admitted.state() == State::Closed
+                && word.generation() == admitted.generation());
+        (matches!(verdict, Verdict::Success | Verdict::Failure) && self.guards.untimed() && closed)
+            .then(|| admitted.generation())
+    }
+
+    /// A time window's closed success, when the window places by the coarse
+    /// clock (so judges no slowness): counted, and added to its bucket.
+    #[inline(never)]
+    fn time_window_success(&self, window: &TimeWindow, generation: u64) {
+        self.counters.bump(Counter::Successes);
+        // The caller found the window coarse: it reads the default clock's
+        // coarse reading.
+        if window.record_success(generation, monotonic_coarse()) {
+            self.trip_cold(generation);
+        }
     }
 
     /// A time window's closed call: what `settle_call` does for it, without
     /// the frame of the other policies and the latency window.
     #[inline(never)]
-    fn settle_time_window(&self, generation: u64, started: u64, verdict: Verdict) {
+    fn settle_time_window(
+        &self,
+        window: &TimeWindow,
+        generation: u64,
+        started: u64,
+        verdict: Verdict,
+    ) {
         let failed = verdict == Verdict::Failure;
         self.counters.bump(if failed {
             Counter::Failures
         } else {
             Counter::Successes
         });
-        let Policy::TimeWindow(window) = &self.hot.policy else {
-            return;
-        };
         let now = window.now(&self.clock);
         if window.record(generation, now, window.rule().outcome(failed, started, now)) {
             self.trip_cold(generation);
