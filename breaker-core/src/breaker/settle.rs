@@ -8,6 +8,7 @@ use crate::config::FailurePolicy;
 use crate::counters::Counter;
 use crate::events::TripCause;
 use crate::histogram::Kind;
+use crate::policy::latency::LatencyWindow;
 use crate::policy::{Policy, Recorded, TimeWindow};
 use crate::state::{State, Word};
 
@@ -126,6 +127,12 @@ impl Inner {
             if let Some(generation) = self.closed_window_call(admitted, verdict) {
                 return self.settle_count_window(generation, started, verdict);
             }
+            // A count window's closed call in a group with a latency window.
+            if let Some(latency) = self.guards.latency() {
+                if let Some(generation) = self.closed_latency_call(admitted, verdict) {
+                    return self.settle_latency_window(latency, generation, started, verdict);
+                }
+            }
         }
         self.settle_other(admitted, started, verdict);
     }
@@ -139,8 +146,8 @@ impl Inner {
         if let Policy::TimeWindow(window) = &self.hot.policy {
             // The common verdict: a success of a window that places by the
             // coarse clock, on the word as the claim found it.
-            if verdict == Verdict::Success
-                && window.is_coarse()
+            if window.is_coarse()
+                && verdict == Verdict::Success
                 && self.guards.untimed()
                 && self.word().marked() == admitted
                 && admitted.state() == State::Closed
@@ -151,9 +158,9 @@ impl Inner {
                 return self.settle_time_window(window, generation, started, verdict);
             }
         }
-        if self.guards.latency().is_some() {
+        if let Some(latency) = self.guards.latency() {
             if let Some(generation) = self.closed_latency_call(admitted, verdict) {
-                return self.settle_latency_window(generation, started, verdict);
+                return self.settle_latency_window(latency, generation, started, verdict);
             }
         }
         self.settle_rest(admitted, started, verdict);
@@ -164,12 +171,9 @@ impl Inner {
     /// a latency window.
     #[inline(always)]
     fn closed_latency_call(&self, admitted: Word, verdict: Verdict) -> Option<u64> {
-        let word = self.word();
         (matches!(verdict, Verdict::Success | Verdict::Failure)
-            && word.state() == State::Closed
-            && admitted.state() == State::Closed
-            && word.generation() == admitted.generation())
-        .then(|| word.generation())
+            && self.closed_since_claim(admitted))
+        .then(|| admitted.generation())
     }
 
     /// A closed call of a group with a latency window (`latency_p99_ms`):
@@ -177,7 +181,13 @@ impl Inner {
     /// windows and the histogram (the call is timed: its claim read the clock
     /// too), and a count window's success on its short way.
     #[inline(never)]
-    fn settle_latency_window(&self, generation: u64, started: u64, verdict: Verdict) {
+    fn settle_latency_window(
+        &self,
+        latency: &LatencyWindow,
+        generation: u64,
+        started: u64,
+        verdict: Verdict,
+    ) {
         let failed = verdict == Verdict::Failure;
         self.counters.bump(if failed {
             Counter::Failures
@@ -215,9 +225,6 @@ impl Inner {
         if tripped {
             return self.trip_cold(generation);
         }
-        let Some(latency) = self.guards.latency() else {
-            return;
-        };
         // Counted when it opens the breaker (see `settle_call`).
         if latency.record(generation, now, now.saturating_sub(started))
             && self.trip(generation, TripCause::LatencyP99)
@@ -252,14 +259,22 @@ impl Inner {
     /// verdict.
     #[inline(always)]
     fn closed_window_call(&self, admitted: Word, verdict: Verdict) -> Option<u64> {
+        (matches!(verdict, Verdict::Success | Verdict::Failure)
+            && self.guards.untimed()
+            && self.closed_since_claim(admitted))
+        .then(|| admitted.generation())
+    }
+
+    /// Whether a call claimed closed on `admitted` finds the breaker closed in
+    /// the same generation; the common case in one compare: the word as the
+    /// claim found it.
+    #[inline(always)]
+    fn closed_since_claim(&self, admitted: Word) -> bool {
         let word = self.word();
-        // The common case in one compare: the word as the claim found it.
-        let closed = (word.marked() == admitted && admitted.state() == State::Closed)
+        (word.marked() == admitted && admitted.state() == State::Closed)
             || (word.state() == State::Closed
                 && admitted.state() == State::Closed
-                && word.generation() == admitted.generation());
-        (matches!(verdict, Verdict::Success | Verdict::Failure) && self.guards.untimed() && closed)
-            .then(|| admitted.generation())
+                && word.generation() == admitted.generation())
     }
 
     /// A time window's closed success, when the window places by the coarse
