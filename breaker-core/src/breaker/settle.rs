@@ -130,7 +130,7 @@ impl Inner {
             // A count window's closed call in a group with a latency window.
             if let Some(latency) = self.guards.latency() {
                 if let Some(generation) = self.closed_latency_call(admitted, verdict) {
-                    return self.settle_latency_window(latency, generation, started, verdict);
+                    return self.settle_latency_window(generation, started, verdict, latency);
                 }
             }
         }
@@ -152,15 +152,15 @@ impl Inner {
                 && self.word().marked() == admitted
                 && admitted.state() == State::Closed
             {
-                return self.time_window_success(window, admitted.generation());
+                return self.time_window_success(admitted.generation(), window);
             }
             if let Some(generation) = self.closed_window_call(admitted, verdict) {
-                return self.settle_time_window(window, generation, started, verdict);
+                return self.settle_time_window(generation, started, verdict, window);
             }
         }
         if let Some(latency) = self.guards.latency() {
             if let Some(generation) = self.closed_latency_call(admitted, verdict) {
-                return self.settle_latency_window(latency, generation, started, verdict);
+                return self.settle_latency_window(generation, started, verdict, latency);
             }
         }
         self.settle_rest(admitted, started, verdict);
@@ -183,10 +183,10 @@ impl Inner {
     #[inline(never)]
     fn settle_latency_window(
         &self,
-        latency: &LatencyWindow,
         generation: u64,
         started: u64,
         verdict: Verdict,
+        latency: &LatencyWindow,
     ) {
         let failed = verdict == Verdict::Failure;
         self.counters.bump(if failed {
@@ -280,7 +280,7 @@ impl Inner {
     /// A time window's closed success, when the window places by the coarse
     /// clock (so judges no slowness): counted, and added to its bucket.
     #[inline(never)]
-    fn time_window_success(&self, window: &TimeWindow, generation: u64) {
+    fn time_window_success(&self, generation: u64, window: &TimeWindow) {
         self.counters.bump(Counter::Successes);
         // The caller found the window coarse: it reads the default clock's
         // coarse reading.
@@ -294,10 +294,10 @@ impl Inner {
     #[inline(never)]
     fn settle_time_window(
         &self,
-        window: &TimeWindow,
         generation: u64,
         started: u64,
         verdict: Verdict,
+        window: &TimeWindow,
     ) {
         let failed = verdict == Verdict::Failure;
         self.counters.bump(if failed {
