@@ -366,6 +366,27 @@ fn threads(c: &mut Criterion) {
                 })
             })
         });
+        let timed = Breaker::new(
+            "bench-threads-time-window",
+            Config::builder()
+                .window_duration(Duration::from_secs(10))
+                .failure_rate(0.5)
+                .open_duration(Duration::from_millis(FAR))
+                .build()
+                .expect("valid window config"),
+        );
+        g.bench_function(format!("breakerbox: time window x{n}{sfx}"), |b| {
+            b.iter_custom(|iters| {
+                aggregate(n, iters, clocking, |_| {
+                    let breaker = timed.clone();
+                    move |k: u64| {
+                        for _ in 0..k {
+                            black_box(permit_call(&breaker, black_box(1)).is_ok());
+                        }
+                    }
+                })
+            })
+        });
         let keyed = breakerbox::keyed::KeyedGroup::<u64>::new("bench-threads-keyed", CONFIG, 1_000);
         g.bench_function(
             format!("breakerbox: keyed group, 64 existing keys x{n}{sfx}"),

@@ -91,14 +91,13 @@ mod sys {
 
     #[inline]
     fn read(clock: libc::clockid_t) -> Option<u64> {
-        let mut ts = libc::timespec {
-            tv_sec: 0,
-            tv_nsec: 0,
-        };
-        // SAFETY: `ts` is a valid, writable timespec for the duration of the call.
-        if unsafe { libc::clock_gettime(clock, &mut ts) } != 0 {
+        let mut ts = std::mem::MaybeUninit::<libc::timespec>::uninit();
+        // SAFETY: `ts` is valid for writes of a timespec for the duration of the call.
+        if unsafe { libc::clock_gettime(clock, ts.as_mut_ptr()) } != 0 {
             return None;
         }
+        // SAFETY: `clock_gettime` returned 0, so it wrote the whole timespec.
+        let ts = unsafe { ts.assume_init() };
         // Monotonic seconds are never negative, and `tv_nsec` is below 10^9; the
         // multiplication saturates (after 584 years of uptime).
         let secs = ts.tv_sec as u64;
@@ -263,6 +262,12 @@ impl ClockSource {
         }
     }
 
+    /// Whether this is the default monotonic clock, which has a coarse reading
+    /// of its own ([`monotonic_coarse`]).
+    pub(crate) fn is_monotonic(&self) -> bool {
+        matches!(self, ClockSource::Monotonic)
+    }
+
     /// `coarse`, a [`now_coarse`](Self::now_coarse) reading short of `deadline`,
     /// confirmed: when it is within [`COARSE_LAG_MAX`] of the deadline, the
     /// precise reading (no earlier than `coarse`), which may have reached it.
@@ -296,6 +301,14 @@ impl std::fmt::Debug for ClockSource {
             ClockSource::Custom(_) => f.write_str("Custom"),
         }
     }
+}
+
+/// The coarse reading of the default monotonic clock: what
+/// [`ClockSource::now_coarse`] reads for [`ClockSource::Monotonic`], for a
+/// caller that knows its clock is that one.
+#[inline]
+pub(crate) fn monotonic_coarse() -> u64 {
+    sys::coarse()
 }
 
 /// How far the coarse reading may lag the precise one: a kernel tick is at most

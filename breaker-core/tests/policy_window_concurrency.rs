@@ -1,6 +1,7 @@
 //! Window policies under real threads: no outcome is lost or counted twice, also
-//! while buckets roll over under the racing threads, and a storm of failures
-//! trips once.
+//! while buckets roll over under the racing threads (with failures, and with
+//! successes only, which take the time window's shortest way), and a storm of
+//! failures trips once.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Barrier;
@@ -109,6 +110,71 @@ fn time_window_counts_stay_exact_while_buckets_roll_over_under_the_threads() {
     assert_eq!(w.failures, failures);
     // Calls that straddled a clock step may be slow; never more than all calls.
     assert!(w.slow_calls <= w.calls);
+}
+
+/// A window of successes only, with no slow-call rule, that never trips: its
+/// successes take the window's shortest way (one add to the current bucket).
+fn counting_successes(window: Duration) -> Config {
+    Config::builder()
+        .window_duration(window)
+        .failure_rate(1.0)
+        .min_calls(u32::MAX)
+        .build()
+        .unwrap()
+}
+
+/// Every thread records `per_thread` successes; returns them all.
+fn race_successes(breaker: &Breaker, per_thread: u64, during: impl FnOnce() + Send) -> u64 {
+    let start = Barrier::new(THREADS as usize + 1);
+    std::thread::scope(|s| {
+        for _ in 0..THREADS {
+            s.spawn(|| {
+                start.wait();
+                for _ in 0..per_thread {
+                    breaker.try_acquire().expect("never trips").success();
+                }
+            });
+        }
+        start.wait();
+        during();
+    });
+    THREADS * per_thread
+}
+
+#[test]
+fn time_window_successes_on_the_default_clock_are_all_counted() {
+    // One minute, so a bucket counts for 54 s at the least: every success of
+    // the race is in the window when it is read. The default clock places
+    // them by its coarse reading.
+    let breaker = Breaker::new(
+        "racing-successes",
+        counting_successes(Duration::from_secs(60)),
+    );
+    let recorded = race_successes(&breaker, PER_THREAD, || {});
+    let w = breaker.metrics().window.unwrap();
+    assert_eq!((w.calls, w.failures), (recorded, 0));
+}
+
+#[test]
+fn time_window_successes_stay_counted_while_buckets_roll_over_under_the_threads() {
+    let clock = ManualClock::new();
+    let breaker = Breaker::with_clock(
+        "racing-rollover",
+        counting_successes(Duration::from_secs(10)),
+        clock.clone(),
+    );
+    // Eight of the ten 1 s buckets start while the threads record; nothing
+    // recorded is a whole window old at the end.
+    let recorded = race_successes(&breaker, PER_THREAD * 5, || {
+        for _ in 0..80 {
+            for _ in 0..10 {
+                std::thread::yield_now();
+            }
+            clock.advance(Duration::from_millis(100));
+        }
+    });
+    let w = breaker.metrics().window.unwrap();
+    assert_eq!((w.calls, w.failures), (recorded, 0));
 }
 
 #[test]

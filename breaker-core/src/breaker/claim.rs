@@ -173,13 +173,21 @@ impl Inner {
     /// refusals' frame.
     #[inline(never)]
     fn acquire_moving(&self) -> ClaimCode {
-        let mut word = self.word();
+        let word = self.word();
         if word.admits_outright() {
             // Closed and timed (slow calls or latency judged): admitted with
             // the clock's reading, marked so that its verdict takes the slow
             // path, as the claim step would.
             return ClaimCode::admitted(word.marked(), self.clock.now());
         }
+        self.acquire_stepping(word)
+    }
+
+    /// [`acquire_moving`](Self::acquire_moving) of a word that does not admit
+    /// outright: the claim step, in a frame of its own, so that the timed
+    /// claims of a closed breaker do not pay for it.
+    #[inline(never)]
+    fn acquire_stepping(&self, mut word: Word) -> ClaimCode {
         loop {
             let step = transition::step(word, Input::Claim, self.config(), self);
             if step.act == Act::Ramp {

@@ -98,7 +98,7 @@ impl Breaker {
         retry: Option<Arc<RetrySlot>>,
         jitter_salt: u32,
     ) -> Self {
-        let policy = Policy::new(&config);
+        let policy = Policy::new(&config, &clock);
         // A latency window and a histogram time every call, as slow-call
         // judging does.
         let timed =

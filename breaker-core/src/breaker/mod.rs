@@ -35,6 +35,11 @@
 //!   `settle_count_window`, whose common success makes only tail calls and
 //!   so needs no frame; each other case (a failure, a judgement, a trip) has
 //!   a frame of its own (`count_window`).
+//! - **Time window.** A closed success of a time window that places by the
+//!   coarse clock runs in `time_window_success`: the count, the coarse
+//!   reading, and one add to the bucket the window's `hot` word names, with
+//!   no division of the clock; every other closed verdict of a time window
+//!   runs in `settle_time_window`.
 //! - **Transitions.** Trips, probes' ends, fleet input and manual control
 //!   (`apply`) are cold and out of line: they pay for the lock, the events
 //!   and the log, and no call path carries their frame.

@@ -3,11 +3,13 @@
 
 use super::inner::Inner;
 use super::transition::{Act, Input, Verdict};
+use crate::clock::monotonic_coarse;
 use crate::config::FailurePolicy;
 use crate::counters::Counter;
 use crate::events::TripCause;
 use crate::histogram::Kind;
-use crate::policy::{Policy, Recorded};
+use crate::policy::latency::LatencyWindow;
+use crate::policy::{Policy, Recorded, TimeWindow};
 use crate::state::{State, Word};
 
 impl Inner {
@@ -125,6 +127,12 @@ impl Inner {
             if let Some(generation) = self.closed_window_call(admitted, verdict) {
                 return self.settle_count_window(generation, started, verdict);
             }
+            // A count window's closed call in a group with a latency window.
+            if let Some(latency) = self.guards.latency() {
+                if let Some(generation) = self.closed_latency_call(admitted, verdict) {
+                    return self.settle_latency_window(generation, started, verdict, latency);
+                }
+            }
         }
         self.settle_other(admitted, started, verdict);
     }
@@ -135,14 +143,24 @@ impl Inner {
     /// `settle_rest`'s frame, which the time window's calls do not pay.
     #[inline(never)]
     fn settle_other(&self, admitted: Word, started: u64, verdict: Verdict) {
-        if let Policy::TimeWindow(_) = &self.hot.policy {
+        if let Policy::TimeWindow(window) = &self.hot.policy {
+            // The common verdict: a success of a window that places by the
+            // coarse clock, on the word as the claim found it.
+            if window.is_coarse()
+                && verdict == Verdict::Success
+                && self.guards.untimed()
+                && self.word().marked() == admitted
+                && admitted.state() == State::Closed
+            {
+                return self.time_window_success(admitted.generation(), window);
+            }
             if let Some(generation) = self.closed_window_call(admitted, verdict) {
-                return self.settle_time_window(generation, started, verdict);
+                return self.settle_time_window(generation, started, verdict, window);
             }
         }
-        if self.guards.latency().is_some() {
+        if let Some(latency) = self.guards.latency() {
             if let Some(generation) = self.closed_latency_call(admitted, verdict) {
-                return self.settle_latency_window(generation, started, verdict);
+                return self.settle_latency_window(generation, started, verdict, latency);
             }
         }
         self.settle_rest(admitted, started, verdict);
@@ -153,12 +171,9 @@ impl Inner {
     /// a latency window.
     #[inline(always)]
     fn closed_latency_call(&self, admitted: Word, verdict: Verdict) -> Option<u64> {
-        let word = self.word();
         (matches!(verdict, Verdict::Success | Verdict::Failure)
-            && word.state() == State::Closed
-            && admitted.state() == State::Closed
-            && word.generation() == admitted.generation())
-        .then(|| word.generation())
+            && self.closed_since_claim(admitted))
+        .then(|| admitted.generation())
     }
 
     /// A closed call of a group with a latency window (`latency_p99_ms`):
@@ -166,7 +181,13 @@ impl Inner {
     /// windows and the histogram (the call is timed: its claim read the clock
     /// too), and a count window's success on its short way.
     #[inline(never)]
-    fn settle_latency_window(&self, generation: u64, started: u64, verdict: Verdict) {
+    fn settle_latency_window(
+        &self,
+        generation: u64,
+        started: u64,
+        verdict: Verdict,
+        latency: &LatencyWindow,
+    ) {
         let failed = verdict == Verdict::Failure;
         self.counters.bump(if failed {
             Counter::Failures
@@ -204,9 +225,6 @@ impl Inner {
         if tripped {
             return self.trip_cold(generation);
         }
-        let Some(latency) = self.guards.latency() else {
-            return;
-        };
         // Counted when it opens the breaker (see `settle_call`).
         if latency.record(generation, now, now.saturating_sub(started))
             && self.trip(generation, TripCause::LatencyP99)
@@ -241,28 +259,52 @@ impl Inner {
     /// verdict.
     #[inline(always)]
     fn closed_window_call(&self, admitted: Word, verdict: Verdict) -> Option<u64> {
-        let word = self.word();
         (matches!(verdict, Verdict::Success | Verdict::Failure)
             && self.guards.untimed()
-            && word.state() == State::Closed
-            && admitted.state() == State::Closed
-            && word.generation() == admitted.generation())
-        .then(|| word.generation())
+            && self.closed_since_claim(admitted))
+        .then(|| admitted.generation())
+    }
+
+    /// Whether a call claimed closed on `admitted` finds the breaker closed in
+    /// the same generation; the common case in one compare: the word as the
+    /// claim found it.
+    #[inline(always)]
+    fn closed_since_claim(&self, admitted: Word) -> bool {
+        let word = self.word();
+        (word.marked() == admitted && admitted.state() == State::Closed)
+            || (word.state() == State::Closed
+                && admitted.state() == State::Closed
+                && word.generation() == admitted.generation())
+    }
+
+    /// A time window's closed success, when the window places by the coarse
+    /// clock (so judges no slowness): counted, and added to its bucket.
+    #[inline(never)]
+    fn time_window_success(&self, generation: u64, window: &TimeWindow) {
+        self.counters.bump(Counter::Successes);
+        // The caller found the window coarse: it reads the default clock's
+        // coarse reading.
+        if window.record_success(generation, monotonic_coarse()) {
+            self.trip_cold(generation);
+        }
     }
 
     /// A time window's closed call: what `settle_call` does for it, without
     /// the frame of the other policies and the latency window.
     #[inline(never)]
-    fn settle_time_window(&self, generation: u64, started: u64, verdict: Verdict) {
+    fn settle_time_window(
+        &self,
+        generation: u64,
+        started: u64,
+        verdict: Verdict,
+        window: &TimeWindow,
+    ) {
         let failed = verdict == Verdict::Failure;
         self.counters.bump(if failed {
             Counter::Failures
         } else {
             Counter::Successes
         });
-        let Policy::TimeWindow(window) = &self.hot.policy else {
-            return;
-        };
         let now = window.now(&self.clock);
         if window.record(generation, now, window.rule().outcome(failed, started, now)) {
             self.trip_cold(generation);

@@ -13,7 +13,7 @@ pub(crate) use self::rule::Counts;
 use self::count_window::CountWindow;
 pub(crate) use self::count_window::Recorded;
 use self::rule::Rule;
-use self::time_window::TimeWindow;
+pub(crate) use self::time_window::TimeWindow;
 use crate::clock::ClockSource;
 use crate::config::{Config, FailurePolicy};
 
@@ -31,12 +31,13 @@ pub(crate) enum Policy {
 }
 
 impl Policy {
-    pub(crate) fn new(config: &Config) -> Self {
+    /// The policy `config` asks for, on a breaker reading `clock`.
+    pub(crate) fn new(config: &Config, clock: &ClockSource) -> Self {
         match config.policy() {
             FailurePolicy::Consecutive { .. } => Policy::Consecutive,
-            FailurePolicy::TimeWindow { window_ms, rates } => {
-                Policy::TimeWindow(Box::new(TimeWindow::new(window_ms, Rule::new(&rates))))
-            }
+            FailurePolicy::TimeWindow { window_ms, rates } => Policy::TimeWindow(Box::new(
+                TimeWindow::new(window_ms, Rule::new(&rates), clock.is_monotonic()),
+            )),
             FailurePolicy::CountWindow {
                 window_calls,
                 rates,

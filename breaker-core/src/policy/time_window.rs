@@ -9,7 +9,9 @@
 //!
 //! Time stepping back counts as zero elapsed, as everywhere in the crate: an
 //! outcome whose bucket already holds a later slice of its generation is added
-//! there, and a bucket of a later slice than the reading counts as current.
+//! there, one whose bucket holds a later slice of an older generation claims it
+//! for that later slice (a bucket's slice never goes back), and a bucket of a
+//! later slice than the reading counts as current.
 //!
 //! A success judges nothing while no bucket the window counts holds a failure or
 //! a slow call: with rates above zero such a window holds, whatever `min_calls`
@@ -20,12 +22,16 @@
 use crossbeam_utils::CachePadded;
 
 use super::rule::{Counts, Outcome, Rule};
-use crate::clock::{millis_to_nanos, ClockSource};
+use crate::clock::{millis_to_nanos, monotonic_coarse, ClockSource};
 use crate::config::Config;
 use crate::state::GEN_MASK;
 use crate::sync::{AtomicU64, Ordering::*};
 
 const BUCKETS: usize = Config::WINDOW_BUCKETS as usize;
+/// The bits of [`TimeWindow::hot`] that hold a bucket's slot.
+const SLOT_BITS: u32 = 4;
+const SLOT_MASK: u64 = (1 << SLOT_BITS) - 1;
+const _: () = assert!(BUCKETS as u64 <= SLOT_MASK);
 /// Buckets at least this long place outcomes by the coarse clock.
 const COARSE_BUCKET_NANOS: u64 = 100_000_000;
 /// A bucket being emptied for a new epoch: its counts are not to be touched.
@@ -112,8 +118,8 @@ fn tally_counts(tally: u64) -> (u64, u64) {
 /// outcome counts for at least nine tenths of the window and never for a whole one.
 /// (An epoch after `now_e` is the clock stepping back: it counts, as current.)
 ///
-/// Recording into the current bucket is a load and one relaxed atomic add (two
-/// for a slow call); no lock. The first outcome of a new epoch in a bucket finds
+/// Recording into the current bucket is a few loads and one relaxed atomic add
+/// (two for a slow call); no lock. The first outcome of a new epoch in a bucket finds
 /// an older stamp, claims the bucket by swapping in [`RESETTING`], writes its own
 /// counts over the old ones and publishes the new stamp; outcomes racing with it
 /// wait for those four stores. Outcomes of an earlier generation than the bucket's
@@ -124,20 +130,30 @@ fn tally_counts(tally: u64) -> (u64, u64) {
 ///
 /// A failure or slow call also raises [`bad_until`](Self::bad_until) past the
 /// last epoch its bucket counts in; a success of an epoch at or after it finds
-/// nothing to judge and only adds.
+/// nothing to judge and only adds, to the bucket [`hot`](Self::hot) names when
+/// that is its epoch's and generation's.
 #[derive(Debug)]
 pub(crate) struct TimeWindow {
     rule: Rule,
-    /// The first epoch at which no bucket holding a failure or slow call, of
-    /// any generation, counts any more: the latest such bucket's epoch plus
-    /// [`BUCKETS`]. Only grows; written only by failures and slow calls, so
+    /// The start, in clock nanos, of the first epoch at which no bucket holding
+    /// a failure or slow call, of any generation, counts any more: the latest
+    /// such bucket's epoch plus [`BUCKETS`], times the bucket's width
+    /// (saturating). Only grows; written only by failures and slow calls, so
     /// the successes that read it share its line without writing it. A clock
     /// stepped back far behind a failure keeps it ahead, and every outcome
     /// judged in full, until the clock passes it again. `u64::MAX` for a rule
     /// whose rates could trip a window without failures (a rate of zero,
     /// which the config never validates): then every success is judged.
     bad_until: AtomicU64,
-    /// Place outcomes by the clock's coarse reading: see [`TimeWindow::now`].
+    /// The start, in clock nanos, of the latest epoch a bucket was claimed
+    /// for, above that bucket's slot (`start << SLOT_BITS | slot`): the bucket
+    /// a success of that epoch finds without dividing the clock. Only grows;
+    /// written by claims, once a bucket and epoch, after the claim's stores
+    /// (not at all for an epoch that starts past `u64::MAX >> SLOT_BITS`, 36
+    /// years after the origin: its successes go the whole way).
+    hot: AtomicU64,
+    /// Place outcomes by the monotonic clock's coarse reading: see
+    /// [`TimeWindow::now`].
     coarse: bool,
     bucket_nanos: u64,
     stamps: Stamps,
@@ -145,7 +161,10 @@ pub(crate) struct TimeWindow {
 }
 
 impl TimeWindow {
-    pub(crate) fn new(window_ms: u64, rule: Rule) -> Self {
+    /// The window of the last `window_ms` judged by `rule`, on a breaker whose
+    /// clock is the default monotonic one when `monotonic` (the one clock with
+    /// a coarse reading of its own).
+    pub(crate) fn new(window_ms: u64, rule: Rule, monotonic: bool) -> Self {
         // `window_ms >= 10` is validated, so a bucket is at least 1 ms long.
         let bucket_nanos = (millis_to_nanos(window_ms) / BUCKETS as u64).max(1);
         // A rule that trips without failures is one no config validates (nor
@@ -155,10 +174,13 @@ impl TimeWindow {
         } else {
             0
         };
-        let coarse = !rule.judges_slowness() && bucket_nanos >= COARSE_BUCKET_NANOS;
+        let coarse = monotonic && !rule.judges_slowness() && bucket_nanos >= COARSE_BUCKET_NANOS;
         TimeWindow {
             rule,
             bad_until: AtomicU64::new(bad_until),
+            // Epoch 0 in slot 0, which generation 0 holds empty: the same as
+            // a claim of it.
+            hot: AtomicU64::new(0),
             coarse,
             bucket_nanos,
             stamps: Stamps::for_bucket(bucket_nanos),
@@ -177,15 +199,24 @@ impl TimeWindow {
         &self.rule
     }
 
-    /// The time to place an outcome (or judge the window) at. Buckets of 100 ms
-    /// or more, when no call is timed, take [the coarse
-    /// reading](crate#the-coarse-reading): late by at most a tick, a few per
-    /// cent of such a bucket, so an outcome may be placed and expire a tick
-    /// early. Timed calls need the precise reading anyway, and place by it.
+    /// Whether outcomes are placed by the monotonic clock's coarse reading
+    /// (see [`now`](Self::now)): then no call is timed, and a success is never
+    /// slow.
+    #[inline]
+    pub(crate) fn is_coarse(&self) -> bool {
+        self.coarse
+    }
+
+    /// The time to place an outcome (or judge the window) at, on `clock`, the
+    /// breaker's. Buckets of 100 ms or more, when no call is timed, take [the
+    /// coarse reading](crate#the-coarse-reading) of the default monotonic
+    /// clock: late by at most a tick, a few per cent of such a bucket, so an
+    /// outcome may be placed and expire a tick early. Timed calls need the
+    /// precise reading anyway, and place by it; custom clocks have one reading.
     #[inline]
     pub(crate) fn now(&self, clock: &ClockSource) -> u64 {
         if self.coarse {
-            clock.now_coarse()
+            monotonic_coarse()
         } else {
             clock.now()
         }
@@ -194,30 +225,48 @@ impl TimeWindow {
     /// Records `outcome` at `now` for `generation`; returns whether the window trips.
     #[inline]
     pub(crate) fn record(&self, generation: u64, now: u64, outcome: Outcome) -> bool {
-        let epoch = now / self.bucket_nanos;
-        let slot = (epoch % BUCKETS as u64) as usize;
-        if !outcome.failed && !outcome.slow && epoch >= self.bad_until.load(Relaxed) {
-            // No bucket the window counts holds a failure or a slow call: it
-            // holds with this success too, whatever the count of calls. The
-            // bucket of this epoch and generation takes it with one add; any
-            // other bucket is claimed (or the success dropped) the whole way.
-            let bucket = &self.buckets[slot];
-            if bucket.stamp.load(Acquire) == self.stamps.make(epoch, generation)
-                && bucket.generation.load(Relaxed) == generation
-            {
-                if bucket.tally.fetch_add(CALL, Relaxed) >> 32 >= BUCKET_CAP {
-                    bucket.tally.fetch_sub(CALL, Relaxed);
+        if !outcome.failed && !outcome.slow {
+            return self.record_success(generation, now);
+        }
+        self.record_judged(generation, now, outcome)
+    }
+
+    /// [`record`](Self::record) of a success that is neither failed nor slow.
+    ///
+    /// While no bucket the window counts holds a failure or a slow call, the
+    /// window holds with this success too, whatever the count of calls: when
+    /// `now` falls in the epoch of [`hot`](Self::hot) and its bucket belongs to
+    /// `generation`, one add records it, with no division of the clock. Any
+    /// other success is placed and judged the whole way.
+    #[inline]
+    pub(crate) fn record_success(&self, generation: u64, now: u64) -> bool {
+        let hot = self.hot.load(Acquire);
+        let start = hot >> SLOT_BITS;
+        if now.wrapping_sub(start) < self.bucket_nanos && start >= self.bad_until.load(Relaxed) {
+            if let Some(bucket) = self.buckets.get((hot & SLOT_MASK) as usize) {
+                // Acquire: a generation stored by a claim comes with the counts
+                // it emptied, so the add lands after them.
+                if bucket.generation.load(Acquire) == generation {
+                    if bucket.tally.fetch_add(CALL, Relaxed) >> 32 >= BUCKET_CAP {
+                        bucket.tally.fetch_sub(CALL, Relaxed);
+                    }
+                    return false;
                 }
-                return false;
             }
         }
-        self.record_judged(generation, epoch, slot, outcome)
+        let success = Outcome {
+            failed: false,
+            slow: false,
+        };
+        self.record_judged(generation, now, success)
     }
 
     /// [`record`](Self::record) of an outcome the window must judge: add it,
     /// then sum the other buckets.
     #[inline(never)]
-    fn record_judged(&self, generation: u64, epoch: u64, slot: usize, outcome: Outcome) -> bool {
+    fn record_judged(&self, generation: u64, now: u64, outcome: Outcome) -> bool {
+        let epoch = now / self.bucket_nanos;
+        let slot = (epoch % BUCKETS as u64) as usize;
         let Some(current) = self.add(slot, generation, epoch, outcome) else {
             return false;
         };
@@ -294,12 +343,24 @@ impl TimeWindow {
                 .compare_exchange(seen, RESETTING, Acquire, Relaxed)
                 .is_ok()
             {
+                // A bucket's epoch never goes back: an older generation's
+                // later epoch (the clock stepped back) is this outcome's too.
+                let epoch = self.stamps.epoch(seen).max(epoch);
                 bucket.tally.store(delta, Relaxed);
                 bucket.slow.store(u64::from(outcome.slow), Relaxed);
-                bucket.generation.store(generation, Relaxed);
-                bucket.stamp.store(mine, Release);
+                // Release: whoever reads this generation sees the counts above.
+                bucket.generation.store(generation, Release);
+                bucket
+                    .stamp
+                    .store(self.stamps.make(epoch, generation), Release);
                 if outcome.failed || outcome.slow {
                     self.mark_bad(epoch);
+                }
+                // Successes of this epoch find the bucket by `hot` from now on.
+                let start = epoch * self.bucket_nanos;
+                if start <= u64::MAX >> SLOT_BITS {
+                    self.hot
+                        .fetch_max(start << SLOT_BITS | slot as u64, Release);
                 }
                 return Some(Counts {
                     calls: 1,
@@ -313,8 +374,10 @@ impl TimeWindow {
     /// Notes a failure or slow call added to the bucket of `epoch`: no success
     /// goes unjudged while that bucket counts.
     fn mark_bad(&self, epoch: u64) {
-        self.bad_until
-            .fetch_max(epoch.saturating_add(BUCKETS as u64), Relaxed);
+        let until = epoch
+            .saturating_add(BUCKETS as u64)
+            .saturating_mul(self.bucket_nanos);
+        self.bad_until.fetch_max(until, Relaxed);
     }
 
     /// The counts of the buckets in the window at `epoch`, but for `skip`.

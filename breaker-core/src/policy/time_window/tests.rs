@@ -24,7 +24,7 @@ fn generations_order_across_the_state_words_wrap() {
 fn a_bucket_belongs_to_its_whole_generation_not_its_tag() {
     // Generations 2^18 apart share a stamp tag in 1 ms buckets: the old one's
     // outcomes are not the new one's, and the new one's are counted.
-    let w = TimeWindow::new(10, rule(0.5, 4, None, 1.0));
+    let w = TimeWindow::new(10, rule(0.5, 4, None, 1.0), true);
     let (old, new) = (3, 3 + (1 << 18));
     for _ in 0..3 {
         assert!(!w.record(old, 5 * MS, FAIL));
@@ -43,7 +43,7 @@ fn a_bucket_belongs_to_its_whole_generation_not_its_tag() {
 
 #[test]
 fn an_outcome_after_the_clock_steps_back_is_counted_with_the_later_bucket() {
-    let w = TimeWindow::new(10, rule(0.5, 4, None, 1.0));
+    let w = TimeWindow::new(10, rule(0.5, 4, None, 1.0), true);
     w.record(1, 10_000 * MS, OK);
     // 9 s is epoch 9000, the same bucket as 10 s's epoch 10000.
     for _ in 0..2 {
@@ -72,7 +72,7 @@ fn no_stamp_a_clock_can_reach_is_the_resetting_mark() {
 
 #[test]
 fn an_outcome_of_an_older_generation_is_dropped_and_never_trips() {
-    let w = TimeWindow::new(10_000, rule(0.5, 1, None, 1.0));
+    let w = TimeWindow::new(10_000, rule(0.5, 1, None, 1.0), true);
     assert!(!w.record(3, 0, OK));
     assert!(!w.record(2, 0, FAIL));
     assert_eq!(w.counts(3, 0).failures, 0);
@@ -81,7 +81,7 @@ fn an_outcome_of_an_older_generation_is_dropped_and_never_trips() {
 
 #[test]
 fn the_time_window_keeps_outcomes_nine_to_ten_buckets() {
-    let w = TimeWindow::new(100, rule(1.0, 100, None, 1.0));
+    let w = TimeWindow::new(100, rule(1.0, 100, None, 1.0), true);
     w.record(0, 5 * MS, FAIL); // epoch 0 (10 ms buckets)
     assert_eq!(w.counts(0, 99 * MS).calls, 1);
     assert_eq!(w.counts(0, 100 * MS).calls, 0);
@@ -89,18 +89,19 @@ fn the_time_window_keeps_outcomes_nine_to_ten_buckets() {
 
 #[test]
 fn only_untimed_windows_with_buckets_of_100_ms_or_more_place_by_the_coarse_clock() {
-    assert!(TimeWindow::new(1_000, rule(0.5, 1, None, 1.0)).coarse);
-    assert!(!TimeWindow::new(999, rule(0.5, 1, None, 1.0)).coarse);
-    assert!(!TimeWindow::new(60_000, rule(0.5, 1, Some(100), 1.0)).coarse);
-    // A custom clock has no coarse reading: both are the same call.
+    assert!(TimeWindow::new(1_000, rule(0.5, 1, None, 1.0), true).coarse);
+    assert!(!TimeWindow::new(999, rule(0.5, 1, None, 1.0), true).coarse);
+    assert!(!TimeWindow::new(60_000, rule(0.5, 1, Some(100), 1.0), true).coarse);
+    // A custom clock has no coarse reading: the window reads it as it is.
+    assert!(!TimeWindow::new(1_000, rule(0.5, 1, None, 1.0), false).coarse);
     let clock = ClockSource::of(crate::ManualClock::new());
-    let w = TimeWindow::new(1_000, rule(0.5, 1, None, 1.0));
+    let w = TimeWindow::new(1_000, rule(0.5, 1, None, 1.0), false);
     assert_eq!(w.now(&clock), clock.now());
 }
 
 /// The bucket protocol under loom's model checker: every interleaving of two
 /// outcomes racing into a bucket that must be emptied first keeps both.
-/// Run with `RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=/work/target-loom cargo test -p breaker-core --release --lib loom_`.
+/// Run with `RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test -p breaker-core --release --lib loom_`.
 #[cfg(all(test, loom))]
 mod loom_tests {
     use super::super::*;
@@ -110,7 +111,7 @@ mod loom_tests {
     const MS: u64 = 1_000_000;
 
     fn counting() -> TimeWindow {
-        TimeWindow::new(10, rule(1.0, u32::MAX, None, 1.0))
+        TimeWindow::new(10, rule(1.0, u32::MAX, None, 1.0), true)
     }
 
     #[test]
@@ -152,6 +153,33 @@ mod loom_tests {
     }
 
     #[test]
+    fn loom_two_successes_racing_into_a_new_bucket_are_both_kept() {
+        loom::model(|| {
+            let w = Arc::new(counting());
+            let ok = Outcome {
+                failed: false,
+                slow: false,
+            };
+            w.record(0, 0, ok);
+            // Epoch 1 (1 ms buckets) starts in a bucket no outcome has
+            // claimed: one success claims it, the other adds to it, by the
+            // window's `hot` word or the whole way.
+            let handles: Vec<_> = (0..2)
+                .map(|_| {
+                    let w = Arc::clone(&w);
+                    loom::thread::spawn(move || {
+                        w.record(0, MS, ok);
+                    })
+                })
+                .collect();
+            for h in handles {
+                h.join().unwrap();
+            }
+            assert_eq!(w.counts(0, MS).calls, 3);
+        });
+    }
+
+    #[test]
     fn loom_a_stale_generation_racing_a_new_one_never_mixes_in() {
         loom::model(|| {
             let w = Arc::new(counting());
@@ -187,7 +215,7 @@ mod loom_tests {
 #[test]
 fn the_success_that_completes_min_calls_among_failures_trips() {
     // 10 s window, 1 s buckets: every outcome here is in one bucket.
-    let w = TimeWindow::new(10_000, rule(0.5, 4, None, 1.0));
+    let w = TimeWindow::new(10_000, rule(0.5, 4, None, 1.0), true);
     assert!(!w.record(1, 0, FAIL));
     assert!(!w.record(1, 0, FAIL));
     assert!(!w.record(1, 0, OK), "three calls, under min_calls");
@@ -199,7 +227,7 @@ fn the_success_that_completes_min_calls_among_failures_trips() {
 
 #[test]
 fn a_success_judges_failures_in_another_bucket() {
-    let w = TimeWindow::new(10_000, rule(0.5, 4, None, 1.0));
+    let w = TimeWindow::new(10_000, rule(0.5, 4, None, 1.0), true);
     for _ in 0..3 {
         assert!(!w.record(1, 0, FAIL), "under min_calls");
     }
@@ -210,11 +238,11 @@ fn a_success_judges_failures_in_another_bucket() {
 
 #[test]
 fn a_success_judges_failures_until_their_bucket_rotates_out() {
-    let w = TimeWindow::new(10_000, rule(0.5, 2, None, 1.0));
+    let w = TimeWindow::new(10_000, rule(0.5, 2, None, 1.0), true);
     assert!(!w.record(1, 0, FAIL), "under min_calls");
     // Epoch 9: the failure's bucket (epoch 0) is the oldest that counts.
     assert!(w.record(1, 9_999 * MS, OK), "1/2 trips");
-    let w = TimeWindow::new(10_000, rule(0.5, 2, None, 1.0));
+    let w = TimeWindow::new(10_000, rule(0.5, 2, None, 1.0), true);
     assert!(!w.record(1, 0, FAIL));
     // Epoch 10 claims the failure's bucket: the window holds one success.
     assert!(!w.record(1, 10_000 * MS, OK));
@@ -224,7 +252,7 @@ fn a_success_judges_failures_until_their_bucket_rotates_out() {
 
 #[test]
 fn a_failure_added_to_a_later_bucket_is_judged_by_later_successes() {
-    let w = TimeWindow::new(10_000, rule(0.5, 4, None, 1.0));
+    let w = TimeWindow::new(10_000, rule(0.5, 4, None, 1.0), true);
     assert!(!w.record(1, 19_000 * MS, OK));
     // The clock steps back to 9 s: epoch 9's bucket holds epoch 19, and the
     // failures are added there.
@@ -237,7 +265,7 @@ fn a_failure_added_to_a_later_bucket_is_judged_by_later_successes() {
 
 #[test]
 fn a_success_in_a_window_of_successes_only_adds_to_its_bucket() {
-    let w = TimeWindow::new(10_000, rule(0.5, 1, None, 1.0));
+    let w = TimeWindow::new(10_000, rule(0.5, 1, None, 1.0), true);
     for i in 0..30 {
         assert!(!w.record(1, i * 500 * MS, OK));
     }
@@ -248,7 +276,7 @@ fn a_success_in_a_window_of_successes_only_adds_to_its_bucket() {
 
 #[test]
 fn a_slow_success_is_judged() {
-    let w = TimeWindow::new(10_000, rule(1.0, 2, Some(100), 0.5));
+    let w = TimeWindow::new(10_000, rule(1.0, 2, Some(100), 0.5), true);
     let slow = Outcome {
         failed: false,
         slow: true,
@@ -261,7 +289,22 @@ fn a_slow_success_is_judged() {
 fn a_rule_of_a_zero_rate_judges_every_success() {
     // The config refuses a rate of zero; the window still judges it as the
     // rule says: 0 failures in 1 call is at a rate of 0.
-    let w = TimeWindow::new(10_000, rule(0.0, 2, None, 1.0));
+    let w = TimeWindow::new(10_000, rule(0.0, 2, None, 1.0), true);
     assert!(!w.record(1, 0, OK), "under min_calls");
     assert!(w.record(1, 0, OK), "two calls, none failed: at the rate");
+}
+
+#[test]
+fn a_new_generation_claims_a_bucket_for_the_later_slice_it_holds() {
+    // 10 s window, 1 s buckets: epochs 9 and 19 share bucket 9.
+    let w = TimeWindow::new(10_000, rule(0.5, 100, None, 1.0), true);
+    assert!(!w.record(1, 19_000 * MS, OK));
+    // A transition, and the clock stepped back to 9 s: generation 2 takes
+    // the bucket for epoch 19, the slice it held.
+    assert!(!w.record(2, 9_000 * MS, OK));
+    // Back at 19 s, a success finds the bucket of its slice and adds to it.
+    assert!(!w.record(2, 19_000 * MS, OK));
+    assert_eq!(w.counts(2, 19_000 * MS).calls, 2);
+    assert_eq!(w.counts(2, 28_999 * MS).calls, 2);
+    assert_eq!(w.counts(2, 29_000 * MS).calls, 0);
 }
