@@ -7,17 +7,20 @@
 //! `BREAKER_IR_CASE=permit BREAKER_IR_N=100000 valgrind --tool=callgrind target/release/deps/instructions-*`.
 
 use std::hint::black_box;
+use std::pin::pin;
 use std::process::Command;
 
 use std::future::{pending, Pending};
 use std::time::Duration;
 
-use breakerbox::{circuit_breaker, timeout::Timer, Breaker, Config, Fallback, ManualClock};
+use breakerbox::{
+    circuit_breaker, timeout::Timer, Breaker, CallError, Config, Fallback, ManualClock,
+};
 
 #[path = "fixtures.rs"]
 mod fixtures;
 
-use fixtures::{fail, poll_now, via_call_async, work, work_async, BenchError};
+use fixtures::{block_on, fail, poll_now, run_task, via_call_async, work, work_async, BenchError};
 
 #[circuit_breaker(group = "ir-attr", threshold = 3, open_ms = 3_600_000)]
 fn guarded(x: u64) -> Result<u64, BenchError> {
@@ -27,6 +30,21 @@ fn guarded(x: u64) -> Result<u64, BenchError> {
 #[circuit_breaker(group = "ir-attr-async", threshold = 3, open_ms = 3_600_000)]
 async fn guarded_async(x: u64) -> Result<u64, BenchError> {
     work(x)
+}
+
+// Each async path as users call it: awaited in their own `async fn`, which an
+// executor polls: `block_on` (inlined as the compiler decides) or as a task
+// (`run_task`: through `dyn Future`).
+async fn awaits_bare(x: u64) -> Result<u64, BenchError> {
+    work_async(x).await
+}
+
+async fn awaits_call_async(breaker: &Breaker, x: u64) -> Result<u64, CallError<BenchError>> {
+    breaker.call_async(work_async(x)).await
+}
+
+async fn awaits_attribute(x: u64) -> Result<u64, BenchError> {
+    guarded_async(x).await
 }
 
 // Timeouts, bulkheads and latency: each key on an otherwise identical group: their cost is
@@ -158,6 +176,12 @@ const CASES: &[&str] = &[
     "call_async_in_fn",
     "permit_async",
     "attribute_async",
+    "block_on_bare_async",
+    "block_on_call_async",
+    "block_on_attribute_async",
+    "task_bare_async",
+    "task_call_async",
+    "task_attribute_async",
     "open",
     "forced_open",
     "shadow_open",
@@ -330,6 +354,12 @@ fn run(case: &str, n: u64) {
         "call_async" => repeat(n, || poll_now(b.call_async(work_async(black_box(1))))),
         // As users call it: awaited in their own `async fn`, which is polled.
         "call_async_in_fn" => repeat(n, || poll_now(via_call_async(b, black_box(1)))),
+        "block_on_bare_async" => repeat(n, || block_on(awaits_bare(black_box(1)))),
+        "block_on_call_async" => repeat(n, || block_on(awaits_call_async(b, black_box(1)))),
+        "block_on_attribute_async" => repeat(n, || block_on(awaits_attribute(black_box(1)))),
+        "task_bare_async" => repeat(n, || run_task(pin!(awaits_bare(black_box(1))))),
+        "task_call_async" => repeat(n, || run_task(pin!(awaits_call_async(b, black_box(1))))),
+        "task_attribute_async" => repeat(n, || run_task(pin!(awaits_attribute(black_box(1))))),
         "tower_bare" => {
             let mut svc = tower_service::Work;
             repeat(n, || {

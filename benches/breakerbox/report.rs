@@ -110,12 +110,12 @@ pub(crate) fn print(since: SystemTime) {
         println!("| case | median ns | over bare call |");
         println!("|---|---:|---:|");
         for (name, median) in cases {
-            // An "awaited: " row is held against the bare call awaited the same way.
-            let harness = if name.starts_with(AWAITED) {
-                AWAITED
-            } else {
-                ""
-            };
+            // A row polled another way ("awaited: ", "block_on: ", "task: ") is
+            // held against the bare call polled the same way.
+            let harness = [AWAITED, crate::BLOCK_ON, crate::TASK]
+                .into_iter()
+                .find(|h| name.starts_with(h))
+                .unwrap_or("");
             let is_bare =
                 |n: &str| n.starts_with(harness) && n[harness.len()..].starts_with("bare call");
             let bare = cases.iter().find(|(n, _)| is_bare(n)).map(|c| c.1);
