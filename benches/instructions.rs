@@ -19,6 +19,8 @@ use breakerbox::{
 
 #[path = "fixtures.rs"]
 mod fixtures;
+#[path = "readme.rs"]
+mod readme;
 
 use fixtures::{block_on, fail, poll_now, run_task, via_call_async, work, work_async, BenchError};
 
@@ -207,6 +209,44 @@ const CASES: &[&str] = &[
     "force_reset_ring",
     "worst_keys",
     "retry_first_attempt_ok",
+];
+
+/// The case each case adds to, for the table's "over" column: its cost is the
+/// difference. A case not listed stands alone.
+const BASES: &[(&str, &str)] = &[
+    ("permit", "bare"),
+    ("call", "bare"),
+    ("attribute", "bare"),
+    ("call_async", "bare_async"),
+    ("call_async_in_fn", "bare_async"),
+    ("permit_async", "bare_async"),
+    ("attribute_async", "bare_async"),
+    ("block_on_call_async", "block_on_bare_async"),
+    ("block_on_attribute_async", "block_on_bare_async"),
+    ("task_call_async", "task_bare_async"),
+    ("task_attribute_async", "task_bare_async"),
+    ("open", "bare"),
+    ("forced_open", "bare"),
+    ("shadow_open", "permit"),
+    ("count_window", "permit"),
+    ("time_window", "permit"),
+    ("ramping", "permit"),
+    ("tower_layer", "tower_bare"),
+    ("recloser", "bare"),
+    ("bulkhead", "attribute"),
+    ("call_in_bulkhead", "call"),
+    ("timeout_race", "attribute_async"),
+    ("timeout_async", "attribute_async"),
+    ("latency_window", "count_window"),
+    ("histogram", "permit"),
+    ("attribute_keyed", "attribute"),
+    ("attribute_keyed_async", "attribute_async"),
+    ("attribute_keyed_str", "attribute"),
+    ("fallback_failure", "attribute"),
+    ("fallback_open", "forced_open"),
+    ("fallback_why_open", "fallback_open"),
+    ("force_reset_ring", "force_reset"),
+    ("retry_first_attempt_ok", "attribute"),
 ];
 
 fn config() -> Config {
@@ -463,6 +503,31 @@ fn repeat<T, E>(n: u64, mut f: impl FnMut() -> Result<T, E>) {
     }
 }
 
+/// The markdown table of `counts`: each case's instructions per call and, for a
+/// case in [`BASES`], its difference from the case it adds to.
+fn table(n: u64, counts: &[(&str, Option<f64>)]) -> String {
+    use std::fmt::Write;
+
+    let count = |name: &str| counts.iter().find(|c| c.0 == name).and_then(|c| c.1);
+    let mut out = format!(
+        "Instructions per call: `valgrind --tool=callgrind`, (Ir(2N) - Ir(N)) / N, N = {n}.\n\n"
+    );
+    out.push_str("| case | instructions per call | over the case it adds to |\n|---|---:|---|\n");
+    for (case, value) in counts {
+        let Some(value) = value else {
+            let _ = writeln!(out, "| {case} | (callgrind failed) | |");
+            continue;
+        };
+        let over = BASES
+            .iter()
+            .find(|(c, _)| c == case)
+            .and_then(|(_, base)| count(base).map(|b| format!("{:+.1} ({base})", value - b)))
+            .unwrap_or_default();
+        let _ = writeln!(out, "| {case} | {value:.1} | {over} |");
+    }
+    out
+}
+
 /// Instructions callgrind counted for `case` with `n` calls.
 fn instructions(case: &str, n: u64) -> Option<u64> {
     let exe = std::env::current_exe().ok()?;
@@ -493,22 +558,24 @@ fn main() {
         println!("instructions: valgrind is not installed; skipped");
         return;
     }
-    const N: u64 = 100_000;
-    println!(
-        "\n## Instructions per call (valgrind --tool=callgrind, (Ir(2N) - Ir(N)) / N, N = {N})\n"
-    );
-    println!("| case | instructions per call |");
-    println!("|---|---:|");
-    for case in CASES {
-        match (instructions(case, N), instructions(case, 2 * N)) {
-            (Some(one), Some(two)) => {
-                println!(
-                    "| {case} | {:.1} |",
-                    two.saturating_sub(one) as f64 / N as f64
-                )
-            }
-            _ => println!("| {case} | (callgrind failed) |"),
-        }
+    for (case, base) in BASES {
+        assert!(
+            CASES.contains(case) && CASES.contains(base),
+            "{case} over {base}: not a case"
+        );
     }
-    println!();
+    const N: u64 = 100_000;
+    let mut counts: Vec<(&str, Option<f64>)> = Vec::new();
+    for case in CASES {
+        let count = match (instructions(case, N), instructions(case, 2 * N)) {
+            (Some(one), Some(two)) => Some(two.saturating_sub(one) as f64 / N as f64),
+            _ => None,
+        };
+        eprintln!("instructions: {case} {count:?}");
+        counts.push((case, count));
+    }
+    let table = table(N, &counts);
+    println!("\n{table}");
+    let path = std::path::Path::new(readme::README);
+    readme::write_if_asked(path, &[("instructions", table)]);
 }

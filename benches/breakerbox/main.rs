@@ -18,6 +18,8 @@ use criterion::{BatchSize, Criterion};
 #[path = "../fixtures.rs"]
 mod fixtures;
 mod peers;
+#[path = "../readme.rs"]
+mod readme;
 mod report;
 mod tower_layer;
 
@@ -535,6 +537,7 @@ fn call_site(c: &mut Criterion) {
 
 fn main() {
     let started = std::time::SystemTime::now();
+    let machine = report::machine();
     let mut c = Criterion::default()
         .output_directory(&report::dir())
         .warm_up_time(Duration::from_millis(500))
@@ -550,5 +553,5 @@ fn main() {
     tower_layer::layer(&mut c);
     tower_layer::threads(&mut c);
     c.final_summary();
-    report::print(started);
+    report::print(started, &machine);
 }
