@@ -123,6 +123,14 @@ async fn headless_chromium_shows_the_open_circuit_and_its_timeline() {
     clock.advance(Duration::from_millis(2_500));
     registry.breaker("mail", &trips_at_once());
     let profile = registry.breaker("profile", &trips_at_once());
+    // Tripped in shadow mode: it admits every call and counts what it would
+    // have refused.
+    let billing = registry.breaker("billing", &trips_at_once());
+    billing.set_shadow(true);
+    billing.try_acquire().unwrap().failure();
+    for _ in 0..3 {
+        billing.try_acquire().expect("shadow mode admits").failure();
+    }
     let admin = Admin::builder(Arc::clone(&registry))
         .read_only()
         .events(64)
@@ -184,6 +192,20 @@ async fn headless_chromium_shows_the_open_circuit_and_its_timeline() {
     let row = r#"<tr data-group="checkout" data-state="closed" data-ramp="0.25">"#;
     assert!(dom.contains(row), "no {row} in the page:\n{dom}");
     assert!(dom.contains("closed, ramping 25%"), "{dom}");
+    let shadow = &breakers["breakers"]["billing"];
+    assert_eq!(
+        (
+            &shadow["state"],
+            &shadow["shadow"],
+            &shadow["shadow_refused"]
+        ),
+        (&"open".into(), &true.into(), &3.into()),
+        "{shadow}"
+    );
+    let row = r#"<tr data-group="billing" data-state="open" data-shadow="on">"#;
+    assert!(dom.contains(row), "no {row} in the page:\n{dom}");
+    assert!(dom.contains("open (shadow)"), "{dom}");
+    assert!(dom.contains("would refuse 75.0%"), "{dom}");
     // search's timeline: closed, then open.
     let timeline = &dom[dom
         .find(r#"<div class="timeline" data-group="search">"#)

@@ -35,7 +35,8 @@ pub trait Clock: Send + Sync + 'static {
     fn now_nanos(&self) -> u64;
 
     /// The seed of the `jitter` generator of each breaker on this clock (mixed
-    /// with the breaker's group, so groups draw apart); `None`, the default,
+    /// with the breaker's group, and a keyed group's key, so groups and keys
+    /// draw apart); `None`, the default,
     /// seeds each breaker from the process's random hasher keys, so instances
     /// do not draw alike. [`ManualClock`] gives one, so a test's open
     /// durations are the same on every run.

@@ -162,3 +162,32 @@ fn jitter_outside_zero_to_one_is_refused() {
     assert_eq!(jittered(0.2).jitter(), 0.2);
     assert_eq!(Config::DEFAULT.jitter(), 0.0);
 }
+
+#[test]
+fn keys_of_one_group_that_trip_together_open_for_their_own_durations() {
+    // One outage behind every key: all trip in the same instant, in the same
+    // generation. Each key's open is its own draw, repeatable under the seed.
+    let opens = |seed| {
+        let clock = ManualClock::new().with_jitter_seed(seed);
+        let registry = breaker_core::Registry::with_clock(clock);
+        let hosts = registry.keyed::<u32>("hosts", &jittered(0.2), 64).unwrap();
+        (0..32)
+            .map(|host| {
+                let breaker = hosts.breaker(&host);
+                trip(&breaker);
+                breaker.metrics().retry_after.expect("open")
+            })
+            .collect::<Vec<_>>()
+    };
+    let first = opens(3);
+    let distinct: BTreeSet<_> = first.iter().collect();
+    assert!(
+        distinct.len() > 28,
+        "{} distinct of 32: {first:?}",
+        distinct.len()
+    );
+    for d in &first {
+        assert!(*d >= OPEN * 8 / 10 && *d <= OPEN * 12 / 10, "{d:?}");
+    }
+    assert_eq!(opens(3), first, "the same seed draws the same opens");
+}

@@ -183,10 +183,7 @@ impl Inner {
 }
 
 /// A path's segments, or the refusal of a malformed or oversized one.
-fn segments<T>(
-    path: Result<Path<T>, PathRejection>,
-    check: impl Fn(&T) -> bool,
-) -> Result<T, Response> {
+fn segments<T: Segments>(path: Result<Path<T>, PathRejection>) -> Result<T, Response> {
     let Path(values) = path.map_err(|rejection| {
         refuse(
             StatusCode::BAD_REQUEST,
@@ -194,7 +191,7 @@ fn segments<T>(
             rejection.body_text(),
         )
     })?;
-    if check(&values) {
+    if values.within_bound() {
         Ok(values)
     } else {
         Err(refuse(
@@ -205,8 +202,63 @@ fn segments<T>(
     }
 }
 
-fn short(segment: &str) -> bool {
-    segment.len() <= MAX_SEGMENT
+/// A route's path segments: `{group}`, or `{group}/keys/{key}`.
+trait Segments {
+    /// Whether every segment is within [`MAX_SEGMENT`] bytes.
+    fn within_bound(&self) -> bool;
+}
+
+impl Segments for String {
+    fn within_bound(&self) -> bool {
+        self.len() <= MAX_SEGMENT
+    }
+}
+
+impl Segments for (String, String) {
+    fn within_bound(&self) -> bool {
+        self.0.within_bound() && self.1.within_bound()
+    }
+}
+
+/// What a reading route checks before it reads: the credential, then the
+/// path.
+fn reading<P: Segments>(
+    inner: &Inner,
+    headers: &HeaderMap,
+    uri: &Uri,
+    path: Result<Path<P>, PathRejection>,
+) -> Result<P, Response> {
+    inner.may_read(headers, uri)?;
+    segments(path)
+}
+
+/// A state-changing request that passed every check: who asked, the path's
+/// segments, and what the body asks for.
+struct Mutation<P> {
+    caller: Caller,
+    path: P,
+    asked: Asked,
+}
+
+/// What a state-changing route checks before it acts, in order: the
+/// credential, the path, then the body (a `.../shadow` route's when `shadow`).
+/// A refusal changes nothing.
+async fn mutation<P: Segments>(
+    inner: &Inner,
+    headers: &HeaderMap,
+    uri: &Uri,
+    path: Result<Path<P>, PathRejection>,
+    body: axum::body::Body,
+    shadow: bool,
+) -> Result<Mutation<P>, Response> {
+    let caller = inner.may_mutate(headers, uri)?;
+    let path = segments(path)?;
+    let asked = read_asked(inner, body, shadow).await?;
+    Ok(Mutation {
+        caller,
+        path,
+        asked,
+    })
 }
 
 fn unknown_group(group: &str) -> Response {
@@ -251,10 +303,7 @@ async fn group(
     uri: Uri,
     path: Result<Path<String>, PathRejection>,
 ) -> Response {
-    if let Err(refused) = inner.may_read(&headers, &uri) {
-        return refused;
-    }
-    let name = match segments(path, |g: &String| short(g)) {
+    let name = match reading(&inner, &headers, &uri, path) {
         Ok(name) => name,
         Err(refused) => return refused,
     };
@@ -306,10 +355,7 @@ async fn key(
     uri: Uri,
     path: Result<Path<(String, String)>, PathRejection>,
 ) -> Response {
-    if let Err(refused) = inner.may_read(&headers, &uri) {
-        return refused;
-    }
-    let (group, key) = match segments(path, |(g, k): &(String, String)| short(g) && short(k)) {
+    let (group, key) = match reading(&inner, &headers, &uri, path) {
         Ok(both) => both,
         Err(refused) => return refused,
     };
@@ -366,12 +412,6 @@ const SHADOW_BODY: &str = "expected {\"on\": true | false, \"reason\"?: text}";
 struct Asked {
     action: Action,
     reason: Option<String>,
-}
-
-/// Reads and parses an action's body (`{"action", "reason"?}`), within the
-/// router's bound.
-async fn read_body(inner: &Inner, body: axum::body::Body) -> Result<Asked, Response> {
-    read_asked(inner, body, false).await
 }
 
 /// Reads and parses an action's body within the router's bound: a
@@ -445,16 +485,12 @@ async fn act_on_group(
     path: Result<Path<String>, PathRejection>,
     body: axum::body::Body,
 ) -> Response {
-    let caller = match inner.may_mutate(&headers, &uri) {
-        Ok(caller) => caller,
-        Err(refused) => return refused,
-    };
-    let name = match segments(path, |g: &String| short(g)) {
-        Ok(name) => name,
-        Err(refused) => return refused,
-    };
-    let asked = match read_body(&inner, body).await {
-        Ok(body) => body,
+    let Mutation {
+        caller,
+        path: name,
+        asked,
+    } = match mutation(&inner, &headers, &uri, path, body, false).await {
+        Ok(asked) => asked,
         Err(refused) => return refused,
     };
     let Some(breaker) = inner.registry.get(&name) else {
@@ -490,33 +526,7 @@ async fn act_on_key(
     path: Result<Path<(String, String)>, PathRejection>,
     body: axum::body::Body,
 ) -> Response {
-    let caller = match inner.may_mutate(&headers, &uri) {
-        Ok(caller) => caller,
-        Err(refused) => return refused,
-    };
-    let (group, key) = match segments(path, |(g, k): &(String, String)| short(g) && short(k)) {
-        Ok(both) => both,
-        Err(refused) => return refused,
-    };
-    let asked = match read_body(&inner, body).await {
-        Ok(body) => body,
-        Err(refused) => return refused,
-    };
-    let breaker = match find_key(&inner, &group, &key) {
-        Ok(breaker) => breaker,
-        Err(refused) => return refused,
-    };
-    let after = asked.action.apply(&breaker);
-    inner.tell(&asked, &group, Some(&key), &caller, Some(after));
-    answer(
-        StatusCode::OK,
-        &json!({
-            "applied": asked.action.as_str(),
-            "group": group,
-            "key": key,
-            "state": after.as_str(),
-        }),
-    )
+    on_key(&inner, &headers, &uri, path, body, false).await
 }
 
 /// `POST /breakers/{group}/shadow`: shadow mode on or off for an unkeyed
@@ -529,16 +539,12 @@ async fn shadow_group(
     path: Result<Path<String>, PathRejection>,
     body: axum::body::Body,
 ) -> Response {
-    let caller = match inner.may_mutate(&headers, &uri) {
-        Ok(caller) => caller,
-        Err(refused) => return refused,
-    };
-    let name = match segments(path, |g: &String| short(g)) {
-        Ok(name) => name,
-        Err(refused) => return refused,
-    };
-    let asked = match read_asked(&inner, body, true).await {
-        Ok(body) => body,
+    let Mutation {
+        caller,
+        path: name,
+        asked,
+    } = match mutation(&inner, &headers, &uri, path, body, true).await {
+        Ok(asked) => asked,
         Err(refused) => return refused,
     };
     let Action::Shadow(on) = asked.action else {
@@ -575,34 +581,42 @@ async fn shadow_key(
     path: Result<Path<(String, String)>, PathRejection>,
     body: axum::body::Body,
 ) -> Response {
-    let caller = match inner.may_mutate(&headers, &uri) {
-        Ok(caller) => caller,
+    on_key(&inner, &headers, &uri, path, body, true).await
+}
+
+/// An action (a `.../shadow` route's when `shadow`) on one key a group holds.
+async fn on_key(
+    inner: &Inner,
+    headers: &HeaderMap,
+    uri: &Uri,
+    path: Result<Path<(String, String)>, PathRejection>,
+    body: axum::body::Body,
+    shadow: bool,
+) -> Response {
+    let Mutation {
+        caller,
+        path: (group, key),
+        asked,
+    } = match mutation(inner, headers, uri, path, body, shadow).await {
+        Ok(asked) => asked,
         Err(refused) => return refused,
     };
-    let (group, key) = match segments(path, |(g, k): &(String, String)| short(g) && short(k)) {
-        Ok(both) => both,
-        Err(refused) => return refused,
-    };
-    let asked = match read_asked(&inner, body, true).await {
-        Ok(body) => body,
-        Err(refused) => return refused,
-    };
-    let breaker = match find_key(&inner, &group, &key) {
+    let breaker = match find_key(inner, &group, &key) {
         Ok(breaker) => breaker,
         Err(refused) => return refused,
     };
     let after = asked.action.apply(&breaker);
     inner.tell(&asked, &group, Some(&key), &caller, Some(after));
-    answer(
-        StatusCode::OK,
-        &json!({
-            "applied": asked.action.as_str(),
-            "group": group,
-            "key": key,
-            "shadow": breaker.is_shadow(),
-            "state": after.as_str(),
-        }),
-    )
+    let mut answered = json!({
+        "applied": asked.action.as_str(),
+        "group": group,
+        "key": key,
+        "state": after.as_str(),
+    });
+    if shadow {
+        answered["shadow"] = Value::Bool(breaker.is_shadow());
+    }
+    answer(StatusCode::OK, &answered)
 }
 
 /// The `limit` of an `/events` query: `None` for all, or the refusal of a bad query.

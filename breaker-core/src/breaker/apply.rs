@@ -74,6 +74,7 @@ impl Inner {
             base,
             self.config().jitter(),
             self.name,
+            u64::from(self.jitter_salt),
             &self.clock,
             generation,
         );

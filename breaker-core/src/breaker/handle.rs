@@ -80,17 +80,19 @@ impl Breaker {
         clock: ClockSource,
         inherited: Option<Arc<Subscribers>>,
     ) -> Self {
-        Self::from_parts_sharing(name, config, clock, inherited, None)
+        Self::from_parts_sharing(name, config, clock, inherited, None, 0)
     }
 
     /// A breaker that counts its call durations in `histogram` when given (a
-    /// keyed group's key), else in one of its own if `config` asks for one.
+    /// keyed group's key), else in one of its own if `config` asks for one,
+    /// and mixes `jitter_salt` into its jitter's draws (a key's hash).
     pub(crate) fn from_parts_sharing(
         name: &'static str,
         config: Config,
         clock: ClockSource,
         inherited: Option<Arc<Subscribers>>,
         histogram: Option<Arc<CallHistogram>>,
+        jitter_salt: u32,
     ) -> Self {
         let policy = Policy::new(&config);
         // A latency window and a histogram time every call, as slow-call
@@ -105,6 +107,7 @@ impl Breaker {
                     policy,
                 },
                 name,
+                jitter_salt,
                 config,
                 clock,
                 config.open_nanos(),

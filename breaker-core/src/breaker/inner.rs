@@ -37,6 +37,10 @@ pub(super) struct Inner {
     /// Serialises the transitions that write more than the word, and live
     /// reconfigurations (the config and the window's tuning change as one).
     pub(super) transition: Mutex<()>,
+    /// Mixed into the jitter's draws beside the name: a keyed group's key's
+    /// hash, so its keys open for different durations; 0 for a breaker of its
+    /// own. Read by trips only; 32 bits, the room the lock leaves in this line.
+    pub(super) jitter_salt: u32,
     _line: LineBreak,
     /// Read on the slow paths only (trips, probes, half-open claims): the
     /// closed path never touches it, so a live reconfiguration costs it nothing.
@@ -78,6 +82,7 @@ impl Inner {
     pub(super) fn new(
         hot: Hot,
         name: &'static str,
+        jitter_salt: u32,
         config: Config,
         clock: ClockSource,
         open_for: u64,
@@ -88,6 +93,7 @@ impl Inner {
             hot,
             counters: Counters::new(),
             name,
+            jitter_salt,
             clock,
             transition: Mutex::new(()),
             _line: LineBreak,

@@ -13,17 +13,19 @@ use crate::clock::ClockSource;
 const STEP: u64 = 0x9E37_79B9_7F4A_7C15;
 
 /// `base` nanos stretched or shortened by a uniformly random factor in
-/// `[1 - jitter, 1 + jitter]`, at least 1 ns, for the breaker `name` on
-/// `clock` in `generation`; `base` itself, drawing nothing, when `jitter` is 0.
+/// `[1 - jitter, 1 + jitter]`, at least 1 ns, for the breaker `name` (a keyed
+/// group's key: `salt`, its hash) on `clock` in `generation`; `base` itself,
+/// drawing nothing, when `jitter` is 0.
 ///
-/// The draw is keyed by the clock's [`jitter_seed`](crate::Clock::jitter_seed)
-/// and the name, so a test's breakers draw the same durations on every run;
+/// The draw is keyed by the clock's [`jitter_seed`](crate::Clock::jitter_seed),
+/// the name and the salt, so a test's breakers draw the same durations on every run;
 /// without a seed, by a key drawn once per process from its random hasher
 /// keys, so two processes do not open in step.
 pub(super) fn apply(
     base: u64,
     jitter: f64,
     name: &str,
+    salt: u64,
     clock: &ClockSource,
     generation: u64,
 ) -> u64 {
@@ -33,7 +35,8 @@ pub(super) fn apply(
     let key = match clock.jitter_seed() {
         Some(seed) => seed,
         None => process_key(),
-    } ^ fnv1a(name);
+    } ^ fnv1a(name)
+        ^ salt;
     stretch(
         base,
         jitter,
@@ -104,12 +107,12 @@ mod tests {
     #[test]
     fn no_jitter_keeps_the_duration_and_a_seeded_draw_repeats() {
         let clock = ClockSource::of(crate::ManualClock::new());
-        assert_eq!(apply(5_000, 0.0, "g", &clock, 3), 5_000);
+        assert_eq!(apply(5_000, 0.0, "g", 0, &clock, 3), 5_000);
         let draws: Vec<u64> = (0..64)
-            .map(|g| apply(1_000_000, 0.5, "g", &clock, g))
+            .map(|g| apply(1_000_000, 0.5, "g", 0, &clock, g))
             .collect();
         let again: Vec<u64> = (0..64)
-            .map(|g| apply(1_000_000, 0.5, "g", &clock, g))
+            .map(|g| apply(1_000_000, 0.5, "g", 0, &clock, g))
             .collect();
         assert_eq!(draws, again);
         assert!(
@@ -117,7 +120,7 @@ mod tests {
             "{draws:?}"
         );
         let other: Vec<u64> = (0..64)
-            .map(|g| apply(1_000_000, 0.5, "h", &clock, g))
+            .map(|g| apply(1_000_000, 0.5, "h", 0, &clock, g))
             .collect();
         assert_ne!(draws, other, "another group draws apart");
     }

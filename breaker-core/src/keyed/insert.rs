@@ -12,7 +12,8 @@
 //! So no key's transitions reach such a subscriber unnamed.
 
 use std::borrow::Borrow;
-use std::hash::Hash;
+use std::collections::hash_map::DefaultHasher;
+use std::hash::{BuildHasher, BuildHasherDefault, Hash};
 use std::sync::atomic::Ordering::*;
 use std::sync::Arc;
 
@@ -25,11 +26,18 @@ use crate::config::Config;
 use crate::events::Subscribers;
 
 impl<K> Shared<K> {
-    /// A breaker for a new key, running `config`, counting its call durations
-    /// in the group's histogram.
-    fn new_breaker(&self, config: Config) -> Breaker {
+    /// A breaker for a new key whose hash is `salt`, running `config`,
+    /// counting its call durations in the group's histogram.
+    fn new_breaker(&self, config: Config, salt: u32) -> Breaker {
         let histogram = self.histogram.clone();
-        Breaker::from_parts_sharing(self.group, config, self.clock.clone(), None, histogram)
+        Breaker::from_parts_sharing(
+            self.group,
+            config,
+            self.clock.clone(),
+            None,
+            histogram,
+            salt,
+        )
     }
 }
 
@@ -54,8 +62,11 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
         // Built before the writer lock, which every new key of the group
         // takes in turn: only the map's work is done under it.
         let owned = owned(key);
+        // Each key's opens draw their own jitter: keys that trip together
+        // (one outage behind them all) do not probe in step.
+        let salt = BuildHasherDefault::<DefaultHasher>::default().hash_one(&owned) as u32;
         let mut config = *shared.config.lock();
-        let mut breaker = shared.new_breaker(config);
+        let mut breaker = shared.new_breaker(config, salt);
         loop {
             // Named with no lock held: the key's text is the user's `Debug`.
             shared.name_key(&breaker, &owned);
@@ -70,7 +81,7 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
             if now != config {
                 // Reconfigured since: build it as the other keys now run.
                 config = now;
-                breaker = shared.new_breaker(now);
+                breaker = shared.new_breaker(now, salt);
             }
             if shared.must_name(&breaker) {
                 // A subscriber came since (or the breaker is new): name it
