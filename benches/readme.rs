@@ -19,7 +19,6 @@ pub const REGIONS: &[&str] = &[
     "instructions",
     "criterion",
     "threads",
-    "targets",
     "heap",
     "keyed_churn",
 ];

@@ -98,13 +98,26 @@ const TL_LAYER: &str = "breakerbox: CircuitBreakerLayer";
 const TL_OWNED: &str = "breakerbox: layer + Arc clone per request (owned permit)";
 /// Rows measured with the request awaited in the benchmark's closure.
 const AWAITED: &str = "awaited: ";
+/// Every group `main` runs: the README's regions are written only from a run
+/// that measured them all.
+const GROUPS: &[&str] = &[
+    "call_site",
+    "closed_success",
+    "closed_success_async",
+    "open_rejection",
+    "policy",
+    THREADS,
+    TL,
+    "tower_layer_threads",
+];
 /// The group of cases run on one thread and on two.
 const THREADS: &str = "threads";
 /// The suffix of a threads case timed on the busiest thread's CPU time.
 const CPU: &str = " (thread CPU time)";
 
 /// Prints one markdown table per group, the threads table and the targets, and
-/// writes them into the README's regions when asked (see `readme.rs`).
+/// writes the tables and the machine line into the README's regions when asked
+/// (see `readme.rs`).
 pub(crate) fn print(since: SystemTime, machine: &str) {
     let groups = medians(since);
     if groups.is_empty() {
@@ -115,13 +128,23 @@ pub(crate) fn print(since: SystemTime, machine: &str) {
     let targets = targets(&groups);
     println!("\n## Medians, ns per call (criterion)\n\n{machine}\n{tables}\n{threads}");
     println!("## Targets\n\n{targets}");
+    // A filtered run measured only some groups: its tables would drop the rest.
+    let missing: Vec<_> = GROUPS
+        .iter()
+        .filter(|g| !groups.contains_key(**g))
+        .collect();
+    if !missing.is_empty() {
+        if std::env::var_os(crate::readme::WRITE).is_some() {
+            println!("README regions not written: this run did not measure {missing:?}");
+        }
+        return;
+    }
     crate::readme::write_if_asked(
         Path::new(crate::readme::README),
         &[
             ("machine", machine.to_owned()),
             ("criterion", tables),
             ("threads", threads),
-            ("targets", targets),
         ],
     );
 }
