@@ -1,9 +1,10 @@
 //! What both bench binaries call: the protected function, its error, a
-//! caller's `async fn` around `call_async`, a runtime-free poll, and a ready tower service answering the function at once.
+//! caller's `async fn` around `call_async`, runtime-free polls (inlined, a
+//! `block_on`, a task's poll through `dyn Future`), and a ready tower service answering the function at once.
 //! One definition, so both measure the same code.
 
 use std::future::Future;
-use std::pin::pin;
+use std::pin::{pin, Pin};
 use std::task::{Context, Poll, Waker};
 
 use breakerbox::{Breaker, CallError, CircuitOpen, TimedOut};
@@ -56,12 +57,40 @@ pub async fn via_call_async(breaker: &Breaker, x: u64) -> Result<u64, CallError<
 }
 
 /// Polls `future` to completion on this thread with a no-op waker: no runtime.
+/// Inlined into the bench loop, so the future is built and polled in place.
 #[inline(always)]
 pub fn poll_now<F: Future>(future: F) -> F::Output {
     let mut future = pin!(future);
     let mut cx = Context::from_waker(Waker::noop());
     loop {
         if let Poll::Ready(output) = future.as_mut().poll(&mut cx) {
+            return output;
+        }
+    }
+}
+
+/// Polls `future` to completion as `futures::executor::block_on` does: a plain
+/// generic fn, whose inlining (and that of the future's `poll` into it) the
+/// compiler decides, as it does in a user's program; with a no-op waker.
+pub fn block_on<F: Future>(future: F) -> F::Output {
+    let mut future = pin!(future);
+    let mut cx = Context::from_waker(Waker::noop());
+    loop {
+        if let Poll::Ready(output) = future.as_mut().poll(&mut cx) {
+            return output;
+        }
+    }
+}
+
+/// Polls `task` to completion as an executor polls a spawned task: through
+/// `dyn Future`, so the task's `poll` (a caller's `async fn`, with whatever the
+/// compiler inlined into it) is a function of its own, as in every executor that
+/// type-erases its tasks; from a frame of its own, with a no-op waker.
+#[inline(never)]
+pub fn run_task<O>(mut task: Pin<&mut dyn Future<Output = O>>) -> O {
+    let mut cx = Context::from_waker(Waker::noop());
+    loop {
+        if let Poll::Ready(output) = task.as_mut().poll(&mut cx) {
             return output;
         }
     }

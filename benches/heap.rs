@@ -3,9 +3,13 @@
 //! key at its `max_keys` and by the threads that called its keys, beside the
 //! peers' idle breakers.
 
+use std::fmt::Write;
 use std::time::Duration;
 
 use breakerbox::{events::Event, keyed::KeyedGroup, Breaker, Config, Registry};
+
+#[path = "readme.rs"]
+mod readme;
 
 #[path = "../breaker-core/tests/support/counting_alloc.rs"]
 mod counting_alloc;
@@ -108,21 +112,23 @@ fn main() {
             .open_wait(Duration::from_secs(30))
             .build()
     });
-    println!("\n## Heap per breaker (counting allocator, live bytes)\n");
-    println!("| case | bytes |");
-    println!("|---|---:|");
-    println!("| breaker, idle | {idle} |");
-    println!("| breaker, after one thread's call | {used} |");
-    println!("| keyed group, per key held at max_keys = {MAX} ({keys} keys, `String` keys, one thread) | {per_key} |");
-    println!("| keyed group, per key held, added by 100 reloads alternating two configs | {per_key_reloads} |");
-    println!("| keyed group, per key held, added by a registry subscriber (`host-N` keys) | {per_key_named} |");
+    let mut out = String::from("Live heap bytes (a counting allocator):\n\n");
+    let _ = writeln!(out, "| case | bytes |");
+    let _ = writeln!(out, "|---|---:|");
+    let _ = writeln!(out, "| breaker, idle | {idle} |");
+    let _ = writeln!(out, "| breaker, after one thread's call | {used} |");
+    let _ = writeln!(out, "| keyed group, per key held at max_keys = {MAX} ({keys} keys, `String` keys, one thread) | {per_key} |");
+    let _ = writeln!(out, "| keyed group, per key held, added by 100 reloads alternating two configs | {per_key_reloads} |");
+    let _ = writeln!(out, "| keyed group, per key held, added by a registry subscriber (`host-N` keys) | {per_key_named} |");
     for (threads, bytes) in per_key_threads {
         let threads = match threads {
             1 => "1 thread".to_owned(),
             n => format!("{n} threads"),
         };
-        println!("| keyed group, per key held (1,000 `u64` keys), every key called by {threads} | {bytes} |");
+        let _ = writeln!(out, "| keyed group, per key held (1,000 `u64` keys), every key called by {threads} | {bytes} |");
     }
-    println!("| failsafe 1.3, idle | {failsafe} |");
-    println!("| recloser 1.4, idle (closed_len 3) | {recloser} |");
+    let _ = writeln!(out, "| failsafe 1.3, idle | {failsafe} |");
+    let _ = writeln!(out, "| recloser 1.4, idle (closed_len 3) | {recloser} |");
+    println!("\n## Heap per breaker\n\n{out}");
+    readme::write_if_asked(std::path::Path::new(readme::README), &[("heap", out)]);
 }

@@ -7,17 +7,22 @@
 //! `BREAKER_IR_CASE=permit BREAKER_IR_N=100000 valgrind --tool=callgrind target/release/deps/instructions-*`.
 
 use std::hint::black_box;
+use std::pin::pin;
 use std::process::Command;
 
 use std::future::{pending, Pending};
 use std::time::Duration;
 
-use breakerbox::{circuit_breaker, timeout::Timer, Breaker, Config, Fallback, ManualClock};
+use breakerbox::{
+    circuit_breaker, timeout::Timer, Breaker, CallError, Config, Fallback, ManualClock,
+};
 
 #[path = "fixtures.rs"]
 mod fixtures;
+#[path = "readme.rs"]
+mod readme;
 
-use fixtures::{fail, poll_now, via_call_async, work, work_async, BenchError};
+use fixtures::{block_on, fail, poll_now, run_task, via_call_async, work, work_async, BenchError};
 
 #[circuit_breaker(group = "ir-attr", threshold = 3, open_ms = 3_600_000)]
 fn guarded(x: u64) -> Result<u64, BenchError> {
@@ -27,6 +32,21 @@ fn guarded(x: u64) -> Result<u64, BenchError> {
 #[circuit_breaker(group = "ir-attr-async", threshold = 3, open_ms = 3_600_000)]
 async fn guarded_async(x: u64) -> Result<u64, BenchError> {
     work(x)
+}
+
+// Each async path as users call it: awaited in their own `async fn`, which an
+// executor polls: `block_on` (inlined as the compiler decides) or as a task
+// (`run_task`: through `dyn Future`).
+async fn awaits_bare(x: u64) -> Result<u64, BenchError> {
+    work_async(x).await
+}
+
+async fn awaits_call_async(breaker: &Breaker, x: u64) -> Result<u64, CallError<BenchError>> {
+    breaker.call_async(work_async(x)).await
+}
+
+async fn awaits_attribute(x: u64) -> Result<u64, BenchError> {
+    guarded_async(x).await
 }
 
 // Timeouts, bulkheads and latency: each key on an otherwise identical group: their cost is
@@ -158,6 +178,12 @@ const CASES: &[&str] = &[
     "call_async_in_fn",
     "permit_async",
     "attribute_async",
+    "block_on_bare_async",
+    "block_on_call_async",
+    "block_on_attribute_async",
+    "task_bare_async",
+    "task_call_async",
+    "task_attribute_async",
     "open",
     "forced_open",
     "shadow_open",
@@ -183,6 +209,44 @@ const CASES: &[&str] = &[
     "force_reset_ring",
     "worst_keys",
     "retry_first_attempt_ok",
+];
+
+/// The case each case adds to, for the table's "over" column: its cost is the
+/// difference. A case not listed stands alone.
+const BASES: &[(&str, &str)] = &[
+    ("permit", "bare"),
+    ("call", "bare"),
+    ("attribute", "bare"),
+    ("call_async", "bare_async"),
+    ("call_async_in_fn", "bare_async"),
+    ("permit_async", "bare_async"),
+    ("attribute_async", "bare_async"),
+    ("block_on_call_async", "block_on_bare_async"),
+    ("block_on_attribute_async", "block_on_bare_async"),
+    ("task_call_async", "task_bare_async"),
+    ("task_attribute_async", "task_bare_async"),
+    ("open", "bare"),
+    ("forced_open", "bare"),
+    ("shadow_open", "permit"),
+    ("count_window", "permit"),
+    ("time_window", "permit"),
+    ("ramping", "permit"),
+    ("tower_layer", "tower_bare"),
+    ("recloser", "bare"),
+    ("bulkhead", "attribute"),
+    ("call_in_bulkhead", "call"),
+    ("timeout_race", "attribute_async"),
+    ("timeout_async", "attribute_async"),
+    ("latency_window", "count_window"),
+    ("histogram", "permit"),
+    ("attribute_keyed", "attribute"),
+    ("attribute_keyed_async", "attribute_async"),
+    ("attribute_keyed_str", "attribute"),
+    ("fallback_failure", "attribute"),
+    ("fallback_open", "forced_open"),
+    ("fallback_why_open", "fallback_open"),
+    ("force_reset_ring", "force_reset"),
+    ("retry_first_attempt_ok", "attribute"),
 ];
 
 fn config() -> Config {
@@ -330,6 +394,12 @@ fn run(case: &str, n: u64) {
         "call_async" => repeat(n, || poll_now(b.call_async(work_async(black_box(1))))),
         // As users call it: awaited in their own `async fn`, which is polled.
         "call_async_in_fn" => repeat(n, || poll_now(via_call_async(b, black_box(1)))),
+        "block_on_bare_async" => repeat(n, || block_on(awaits_bare(black_box(1)))),
+        "block_on_call_async" => repeat(n, || block_on(awaits_call_async(b, black_box(1)))),
+        "block_on_attribute_async" => repeat(n, || block_on(awaits_attribute(black_box(1)))),
+        "task_bare_async" => repeat(n, || run_task(pin!(awaits_bare(black_box(1))))),
+        "task_call_async" => repeat(n, || run_task(pin!(awaits_call_async(b, black_box(1))))),
+        "task_attribute_async" => repeat(n, || run_task(pin!(awaits_attribute(black_box(1))))),
         "tower_bare" => {
             let mut svc = tower_service::Work;
             repeat(n, || {
@@ -433,6 +503,31 @@ fn repeat<T, E>(n: u64, mut f: impl FnMut() -> Result<T, E>) {
     }
 }
 
+/// The markdown table of `counts`: each case's instructions per call and, for a
+/// case in [`BASES`], its difference from the case it adds to.
+fn table(n: u64, counts: &[(&str, Option<f64>)]) -> String {
+    use std::fmt::Write;
+
+    let count = |name: &str| counts.iter().find(|c| c.0 == name).and_then(|c| c.1);
+    let mut out = format!(
+        "Instructions per call: `valgrind --tool=callgrind`, (Ir(2N) - Ir(N)) / N, N = {n}.\n\n"
+    );
+    out.push_str("| case | instructions per call | over the case it adds to |\n|---|---:|---|\n");
+    for (case, value) in counts {
+        let Some(value) = value else {
+            let _ = writeln!(out, "| {case} | (callgrind failed) | |");
+            continue;
+        };
+        let over = BASES
+            .iter()
+            .find(|(c, _)| c == case)
+            .and_then(|(_, base)| count(base).map(|b| format!("{:+.1} ({base})", value - b)))
+            .unwrap_or_default();
+        let _ = writeln!(out, "| {case} | {value:.1} | {over} |");
+    }
+    out
+}
+
 /// Instructions callgrind counted for `case` with `n` calls.
 fn instructions(case: &str, n: u64) -> Option<u64> {
     let exe = std::env::current_exe().ok()?;
@@ -463,22 +558,24 @@ fn main() {
         println!("instructions: valgrind is not installed; skipped");
         return;
     }
-    const N: u64 = 100_000;
-    println!(
-        "\n## Instructions per call (valgrind --tool=callgrind, (Ir(2N) - Ir(N)) / N, N = {N})\n"
-    );
-    println!("| case | instructions per call |");
-    println!("|---|---:|");
-    for case in CASES {
-        match (instructions(case, N), instructions(case, 2 * N)) {
-            (Some(one), Some(two)) => {
-                println!(
-                    "| {case} | {:.1} |",
-                    two.saturating_sub(one) as f64 / N as f64
-                )
-            }
-            _ => println!("| {case} | (callgrind failed) |"),
-        }
+    for (case, base) in BASES {
+        assert!(
+            CASES.contains(case) && CASES.contains(base),
+            "{case} over {base}: not a case"
+        );
     }
-    println!();
+    const N: u64 = 100_000;
+    let mut counts: Vec<(&str, Option<f64>)> = Vec::new();
+    for case in CASES {
+        let count = match (instructions(case, N), instructions(case, 2 * N)) {
+            (Some(one), Some(two)) => Some(two.saturating_sub(one) as f64 / N as f64),
+            _ => None,
+        };
+        eprintln!("instructions: {case} {count:?}");
+        counts.push((case, count));
+    }
+    let table = table(N, &counts);
+    println!("\n{table}");
+    let path = std::path::Path::new(readme::README);
+    readme::write_if_asked(path, &[("instructions", table)]);
 }

@@ -15,6 +15,9 @@ use std::time::{Duration, Instant};
 
 use breakerbox::{keyed::KeyedGroup, Config};
 
+#[path = "readme.rs"]
+mod readme;
+
 const MAX_KEYS: usize = 10_000;
 const HOT_KEYS: usize = 64;
 
@@ -34,7 +37,7 @@ fn call(group: &KeyedGroup<String>, key: &str) {
 
 /// Percentiles of single calls for `HOT_KEYS` held keys on this thread, for
 /// `length`, while another thread creates a new key per call.
-fn hot_calls_under_churn(length: Duration) {
+fn hot_calls_under_churn(length: Duration) -> String {
     let group = group("churn-hot");
     let hot: Vec<String> = (0..HOT_KEYS).map(|i| format!("hot-{i}.example")).collect();
     for key in &hot {
@@ -71,7 +74,7 @@ fn hot_calls_under_churn(length: Duration) {
     took.sort_unstable();
     let at = |q: f64| took[((took.len() - 1) as f64 * q) as usize];
     let m = group.metrics();
-    println!(
+    format!(
         "| held key, while another thread creates keys | {} | {} | {} | {} | {} | {} calls; {created} keys created, {} evicted |",
         at(0.5),
         at(0.99),
@@ -80,12 +83,12 @@ fn hot_calls_under_churn(length: Duration) {
         took[took.len() - 1],
         took.len(),
         m.evictions,
-    );
+    )
 }
 
 /// Nanoseconds per new key with `threads` threads creating `per_thread` keys
 /// each, and the slowest single creation.
-fn new_keys(threads: usize, per_thread: usize) {
+fn new_keys(threads: usize, per_thread: usize) -> String {
     let group = group("churn-new");
     let start = Instant::now();
     let workers: Vec<_> = (0..threads)
@@ -109,24 +112,32 @@ fn new_keys(threads: usize, per_thread: usize) {
         .max()
         .unwrap_or_default();
     let per_key = start.elapsed().as_nanos() as f64 / (threads * per_thread) as f64;
-    println!(
+    format!(
         "| new keys, {threads} thread(s), {} keys | {per_key:.0} ns per key (all threads together) | slowest single creation {slowest:?} |",
         threads * per_thread
-    );
+    )
 }
 
 fn main() {
     if std::env::args().any(|a| a == "--list") {
         return;
     }
-    println!("\n## Keyed group under churn (max_keys = {MAX_KEYS}, `String` keys)\n");
-    println!("| case | p50 ns | p99 ns | p99.9 ns | p99.99 ns | max ns | |");
-    println!("|---|---:|---:|---:|---:|---:|---|");
-    hot_calls_under_churn(Duration::from_secs(3));
-    println!();
-    println!("| case | cost | |");
-    println!("|---|---|---|");
-    new_keys(1, 400_000);
-    new_keys(2, 200_000);
-    println!();
+    let held = hot_calls_under_churn(Duration::from_secs(3));
+    let one = new_keys(1, 400_000);
+    let two = new_keys(2, 200_000);
+    let out = format!(
+        "A keyed group at max_keys = {MAX_KEYS}, `String` keys.\n\n\
+         | case | p50 ns | p99 ns | p99.9 ns | p99.99 ns | max ns | |\n\
+         |---|---:|---:|---:|---:|---:|---|\n\
+         {held}\n\n\
+         | case | cost | |\n\
+         |---|---|---|\n\
+         {one}\n\
+         {two}\n"
+    );
+    println!("\n## Keyed group under churn\n\n{out}");
+    readme::write_if_asked(
+        std::path::Path::new(readme::README),
+        &[("keyed_churn", out)],
+    );
 }

@@ -6,6 +6,7 @@
 //! section quotes. Each group states what one iteration is; times are per call.
 
 use std::hint::black_box;
+use std::pin::pin;
 use std::sync::Barrier;
 use std::time::{Duration, Instant};
 
@@ -17,10 +18,14 @@ use criterion::{BatchSize, Criterion};
 #[path = "../fixtures.rs"]
 mod fixtures;
 mod peers;
+#[path = "../readme.rs"]
+mod readme;
 mod report;
 mod tower_layer;
 
-pub use fixtures::{fail, poll_now, via_call_async, work, work_async, BenchError};
+pub use fixtures::{
+    block_on, fail, poll_now, run_task, via_call_async, work, work_async, BenchError,
+};
 
 /// `b.iter`, keeping only whether each call succeeded. Criterion would otherwise
 /// copy each `Result` out with one wide load over the narrower stores that wrote
@@ -66,6 +71,22 @@ fn wrapper(x: u64) -> Result<u64, BenchError> {
 #[circuit_breaker(group = "bench-attr-async", threshold = 3, open_ms = 3_600_000)]
 async fn guarded_async(x: u64) -> Result<u64, BenchError> {
     work(x)
+}
+
+/// Each async path as users call it: awaited in their own `async fn`.
+async fn awaits_bare(x: u64) -> Result<u64, BenchError> {
+    work_async(x).await
+}
+
+async fn awaits_call_async(
+    breaker: &Breaker,
+    x: u64,
+) -> Result<u64, breakerbox::CallError<BenchError>> {
+    breaker.call_async(work_async(x)).await
+}
+
+async fn awaits_attribute(x: u64) -> Result<u64, BenchError> {
+    guarded_async(x).await
 }
 
 /// What the attribute writes, by hand: a fn with its own call site and a permit.
@@ -128,6 +149,11 @@ fn permit_call(breaker: &Breaker, x: u64) -> Result<u64, BenchError> {
     result
 }
 
+/// The prefix of the rows whose caller's `async fn` [`block_on`] polls.
+pub const BLOCK_ON: &str = "block_on: ";
+/// The prefix of the rows whose caller's `async fn` [`run_task`] polls.
+pub const TASK: &str = "task: ";
+
 /// The name of the [`wrapper`] row, which the report reads.
 pub const WRAPPER: &str = "wrapper fn, no breaker (reads its result, returns it)";
 
@@ -183,6 +209,28 @@ fn closed_success_async(c: &mut Criterion) {
     );
     g.bench_function("breakerbox: attribute", |b| {
         iter_ok(b, || poll_now(guarded_async(black_box(1))))
+    });
+    // The caller's `async fn` polled by an executor, not inlined into the loop:
+    // each row is held against the bare call polled the same way.
+    g.bench_function(format!("{BLOCK_ON}bare call"), |b| {
+        iter_ok(b, || block_on(awaits_bare(black_box(1))))
+    });
+    g.bench_function(format!("{BLOCK_ON}breakerbox: call_async"), |b| {
+        iter_ok(b, || block_on(awaits_call_async(&breaker, black_box(1))))
+    });
+    g.bench_function(format!("{BLOCK_ON}breakerbox: attribute"), |b| {
+        iter_ok(b, || block_on(awaits_attribute(black_box(1))))
+    });
+    g.bench_function(format!("{TASK}bare call"), |b| {
+        iter_ok(b, || run_task(pin!(awaits_bare(black_box(1)))))
+    });
+    g.bench_function(format!("{TASK}breakerbox: call_async"), |b| {
+        iter_ok(b, || {
+            run_task(pin!(awaits_call_async(&breaker, black_box(1))))
+        })
+    });
+    g.bench_function(format!("{TASK}breakerbox: attribute"), |b| {
+        iter_ok(b, || run_task(pin!(awaits_attribute(black_box(1)))))
     });
     peers::closed_success_async(&mut g);
     g.finish();
@@ -510,6 +558,7 @@ fn call_site(c: &mut Criterion) {
 
 fn main() {
     let started = std::time::SystemTime::now();
+    let machine = report::machine();
     let mut c = Criterion::default()
         .output_directory(&report::dir())
         .warm_up_time(Duration::from_millis(500))
@@ -525,5 +574,5 @@ fn main() {
     tower_layer::layer(&mut c);
     tower_layer::threads(&mut c);
     c.final_summary();
-    report::print(started);
+    report::print(started, &machine);
 }

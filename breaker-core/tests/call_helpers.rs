@@ -128,3 +128,53 @@ fn call_async_claims_on_first_poll_and_a_refusal_is_ready_at_once() {
     let m = breaker.metrics();
     assert_eq!((m.failures, m.successes, m.abandoned), (1, 0, 0));
 }
+
+#[test]
+fn a_panic_in_the_awaited_future_is_one_failure_on_any_poll() {
+    use std::future::Future;
+    use std::panic::{catch_unwind, AssertUnwindSafe};
+    use std::task::{Context, Poll, Waker};
+
+    let (breaker, _clock) = manual(config(5, 1_000));
+    let mut cx = Context::from_waker(Waker::noop());
+    // On the first poll, before the permit was ever stored.
+    let mut fut = std::pin::pin!(breaker.call_async(std::future::poll_fn(
+        |_| -> Poll<Result<(), ()>> { panic!("the dependency's client panicked") }
+    )));
+    assert!(catch_unwind(AssertUnwindSafe(|| fut.as_mut().poll(&mut cx))).is_err());
+    let m = breaker.metrics();
+    assert_eq!((m.failures, m.abandoned), (1, 0));
+    // On a later poll, with the permit held across the first.
+    let mut polled = 0;
+    let mut fut = std::pin::pin!(breaker.call_async(std::future::poll_fn(
+        |_| -> Poll<Result<(), ()>> {
+            polled += 1;
+            if polled == 1 {
+                Poll::Pending
+            } else {
+                panic!("the dependency's client panicked")
+            }
+        }
+    )));
+    assert!(fut.as_mut().poll(&mut cx).is_pending());
+    assert!(catch_unwind(AssertUnwindSafe(|| fut.as_mut().poll(&mut cx))).is_err());
+    let m = breaker.metrics();
+    assert_eq!((m.failures, m.successes, m.abandoned), (2, 0, 0));
+}
+
+#[test]
+fn polling_call_async_again_after_it_completed_panics_and_records_nothing() {
+    use std::future::Future;
+    use std::panic::{catch_unwind, AssertUnwindSafe};
+    use std::task::{Context, Poll, Waker};
+
+    let (breaker, _clock) = manual(config(5, 1_000));
+    let mut cx = Context::from_waker(Waker::noop());
+    // A future that answers every poll, so only the helper can refuse a second one.
+    let always_ready = std::future::poll_fn(|_| Poll::Ready(Ok::<_, ()>(7)));
+    let mut fut = std::pin::pin!(breaker.call_async(always_ready));
+    assert_eq!(fut.as_mut().poll(&mut cx), Poll::Ready(Ok(7)));
+    assert!(catch_unwind(AssertUnwindSafe(|| fut.as_mut().poll(&mut cx))).is_err());
+    let m = breaker.metrics();
+    assert_eq!((m.successes, m.failures, m.abandoned), (1, 0, 0));
+}
