@@ -135,7 +135,7 @@ pub(crate) fn print(since: SystemTime, machine: &str) {
         .collect();
     if !missing.is_empty() {
         if std::env::var_os(crate::readme::WRITE).is_some() {
-            println!("README regions not written: this run did not measure {missing:?}");
+            println!("README regions not written: the bench measured no {missing:?}");
         }
         return;
     }
@@ -351,7 +351,7 @@ fn targets(groups: &BTreeMap<String, Vec<(String, f64)>>) -> String {
     out
 }
 
-/// The machine and the conditions of this run, in one line: read at the start,
+/// The machine and the conditions of the bench, in one line: read at the start,
 /// so the load average is what the run started under.
 pub(crate) fn machine() -> String {
     let field = |file: &str, key: &str| {
