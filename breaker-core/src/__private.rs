@@ -28,8 +28,8 @@ pub use crate::retry::{Retry, RetryPolicy};
 /// The group's one budget, made from `declared` by the group's first retried
 /// call ([`Breaker::group_retry`]). Not public API.
 #[inline]
-pub fn group_retry<'a>(breaker: &'a Breaker, declared: &RetryPolicy) -> &'a Retry {
-    breaker.group_retry(declared)
+pub fn group_retry<'a>(breaker: &'a Breaker, declared: &'static RetryPolicy) -> &'a Retry {
+    breaker.group_retry_static(declared)
 }
 
 /// The start of a retried call: reads the clock only for a policy with a

@@ -280,10 +280,12 @@ impl Retry {
         }
     }
 
-    /// A group's `Retry`, made from the declaration at `declared`.
-    fn declared(declared: &RetryPolicy) -> Self {
+    /// A group's `Retry`, made from `declared`; a `fixed` declaration (a
+    /// `static`, which no other policy can ever sit at) is known by its
+    /// address from then on.
+    fn declared(declared: &RetryPolicy, fixed: bool) -> Self {
         Retry {
-            declared_at: address(declared),
+            declared_at: if fixed { address(declared) } else { 0 },
             ..Retry::new(*declared)
         }
     }
@@ -354,14 +356,15 @@ impl Default for RetrySlot {
 }
 
 impl RetrySlot {
-    /// The group's `Retry`, made from `declared` by the first call. A later
-    /// declaration that differs is reported once (see [`Retry::conflict`]) and
-    /// draws on the first one's budget, under the first one's policy.
+    /// The group's `Retry`, made from `declared` by the first call (`fixed`:
+    /// `declared` is a `static`). A later declaration that differs is reported
+    /// once (see [`Retry::conflict`]) and draws on the first one's budget,
+    /// under the first one's policy.
     #[inline]
-    pub(crate) fn retry(&self, group: &str, declared: &RetryPolicy) -> &Retry {
+    pub(crate) fn retry(&self, group: &str, declared: &RetryPolicy, fixed: bool) -> &Retry {
         let retry = match self.retry.get() {
             Some(retry) => retry,
-            None => self.retry.get_or_init(|| Retry::declared(declared)),
+            None => self.retry.get_or_init(|| Retry::declared(declared, fixed)),
         };
         if !retry.runs(declared) {
             retry.conflict(group, declared);
@@ -414,6 +417,20 @@ const UNCAPPED_LIMIT: u64 = u64::MAX / 2;
 /// What the bucket starts from, as the time of the last refill.
 const NEVER: u64 = u64::MAX;
 
+/// A bucket's cap: ten seconds of `floor` plus 100 retries, at most half the
+/// range (so no deposit can wrap a full bucket).
+const fn capacity(floor: u64) -> u64 {
+    let cap = floor
+        .saturating_mul(10)
+        .saturating_add(100)
+        .saturating_mul(TOKEN);
+    if cap > UNCAPPED_LIMIT {
+        UNCAPPED_LIMIT
+    } else {
+        cap
+    }
+}
+
 impl RetryBudget {
     #[cfg(not(loom))]
     const fn new(ratio: f64, floor: u32) -> Self {
@@ -423,7 +440,7 @@ impl RetryBudget {
             refilled_at: AtomicU64::new(NEVER),
             deposit: (ratio * TOKEN as f64) as u64,
             floor,
-            capacity: (floor.saturating_mul(10).saturating_add(100)).saturating_mul(TOKEN),
+            capacity: capacity(floor),
         }
     }
 
@@ -435,7 +452,7 @@ impl RetryBudget {
             refilled_at: AtomicU64::new(NEVER),
             deposit: (ratio * TOKEN as f64) as u64,
             floor,
-            capacity: (floor.saturating_mul(10).saturating_add(100)).saturating_mul(TOKEN),
+            capacity: capacity(floor),
         }
     }
 
@@ -583,6 +600,48 @@ mod tests {
         retry.deposit();
         assert_eq!(budget.balance.load(Relaxed), budget.capacity);
         assert_eq!(budget.available(), 2 * 10 + 100);
+    }
+
+    #[test]
+    fn a_huge_floor_filled_to_its_cap_survives_the_next_deposit() {
+        let retry = Retry::new(RetryPolicy::new(3).budget(1.0, u32::MAX));
+        let budget = retry.budget();
+        assert!(retry.withdraw(0), "the first withdrawal starts the floor");
+        // An hour of a floor of four billion a second fills the bucket to its
+        // cap; a first attempt pays in before any retry takes a token (another
+        // thread's, between this refill and its withdrawal).
+        budget.refill(3_600 * SEC);
+        retry.deposit();
+        let held = budget.available();
+        assert!(held > 1_000_000_000, "{held} retries held");
+        assert!(
+            retry.withdraw(3_600 * SEC),
+            "a deposit never wraps the balance"
+        );
+    }
+
+    #[test]
+    fn a_declaration_is_known_by_its_address_only_when_static() {
+        // A policy on the stack: another may later sit at its address.
+        let mut policy = RetryPolicy::new(2);
+        let slot = RetrySlot::default();
+        let made = slot.retry("g", &policy, false);
+        assert!(made.runs(&policy));
+        policy = RetryPolicy::new(5).no_budget();
+        assert!(
+            !made.runs(&policy),
+            "a new policy at the old one's address differs"
+        );
+
+        static FIXED: RetryPolicy = RetryPolicy::new(3);
+        let slot = RetrySlot::default();
+        let made = slot.retry("g", &FIXED, true);
+        assert!(made.runs(&FIXED));
+        assert!(!made.runs(&RetryPolicy::new(4)));
+        assert!(
+            made.runs(&RetryPolicy::new(3)),
+            "an equal policy elsewhere runs it too"
+        );
     }
 
     #[test]

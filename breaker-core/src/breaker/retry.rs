@@ -39,9 +39,8 @@ impl Breaker {
     ///
     /// Two declarations of one group with different policies are a conflict:
     /// the first declaration holds (its policy and its budget serve both),
-    /// and the other is logged once at `warn`. Asking with the declaration
-    /// the `Retry` was made from (the same `static`) costs one comparison;
-    /// another declaration is compared by value.
+    /// and the other is logged once at `warn`. Declarations are compared by
+    /// value.
     ///
     /// ```
     /// # use breaker_core as breakerbox;
@@ -59,7 +58,18 @@ impl Breaker {
         self.inner
             .guards
             .retry_slot()
-            .retry(self.inner.name, declared)
+            .retry(self.inner.name, declared, false)
+    }
+
+    /// [`group_retry`](Self::group_retry) for a `static` declaration (the
+    /// attribute's): the one the `Retry` was made from is known by its address,
+    /// which costs one comparison.
+    #[inline]
+    pub(crate) fn group_retry_static(&self, declared: &'static RetryPolicy) -> &Retry {
+        self.inner
+            .guards
+            .retry_slot()
+            .retry(self.inner.name, declared, true)
     }
 
     /// The group's [`Retry`] if a retried call made it (see

@@ -230,7 +230,7 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
     /// assert!(std::ptr::eq(a.group_retry(&POLICY), retry), "one budget for every key");
     /// ```
     pub fn group_retry(&self, declared: &RetryPolicy) -> &Retry {
-        self.shared.retry.retry(self.shared.group, declared)
+        self.shared.retry.retry(self.shared.group, declared, false)
     }
 
     /// The config every key's breaker runs with (and new keys are built
