@@ -371,7 +371,7 @@ async fn the_budget_holds_the_server_s_load_near_the_calls_and_without_it_retrie
 
 #[tokio::test(flavor = "current_thread")]
 async fn the_layer_and_the_middleware_of_a_group_draw_on_its_one_budget() {
-    use breakerbox::tower::CircuitBreakerLayer;
+    use breakerbox::tower::{CircuitBreakerLayer, Cloned};
     use tower::{Layer, ServiceExt};
 
     let clock = ManualClock::new();
@@ -383,6 +383,7 @@ async fn the_layer_and_the_middleware_of_a_group_draw_on_its_one_budget() {
 
     let layer = CircuitBreakerLayer::for_breaker(&breaker)
         .retry(policy)
+        .replay(Cloned)
         .timer(ClockTimer::new(&clock));
     let failing = tower::service_fn(|_: ()| async {
         Ok::<_, std::convert::Infallible>(http::Response::builder().status(503).body(()).unwrap())

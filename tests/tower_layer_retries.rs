@@ -16,7 +16,7 @@ use axum::Router;
 use breakerbox::clock::Clock;
 use breakerbox::retry::{DEFAULT_BUDGET_FLOOR, DEFAULT_BUDGET_RATIO};
 use breakerbox::timeout::Timer;
-use breakerbox::tower::{CircuitBreakerLayer, IdempotentHttp};
+use breakerbox::tower::{CircuitBreakerLayer, Cloned, IdempotentHttp};
 use breakerbox::{Breaker, Config, ManualClock, RetryPolicy};
 use tower::{service_fn, Layer, ServiceBuilder, ServiceExt};
 
@@ -399,6 +399,7 @@ async fn offer(breaker: &Breaker, clock: &ManualClock, policy: RetryPolicy) -> (
     });
     let layer = CircuitBreakerLayer::for_breaker(breaker)
         .retry(policy)
+        .replay(Cloned)
         .timer(ClockTimer::new(clock));
     let service = layer.layer(upstream_call);
     for _ in 0..CALLS {
@@ -468,4 +469,54 @@ async fn a_request_the_replay_declines_is_sent_once() {
     assert!(timer.waits().is_empty());
     let m = breaker.metrics();
     assert_eq!((m.failures, m.retries), (1, 0));
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn by_default_a_get_is_retried_and_a_post_is_sent_once() {
+    let clock = ManualClock::new();
+    let breaker = breaker("layer-methods", 100, &clock);
+    let attempts = Arc::new(AtomicUsize::new(0));
+    let seen = attempts.clone();
+    let service = service_fn(move |_: http::Request<String>| {
+        seen.fetch_add(1, SeqCst);
+        let failed = http::Response::builder().status(502).body(()).unwrap();
+        async { Ok::<_, std::convert::Infallible>(failed) }
+    });
+    let layer = CircuitBreakerLayer::for_breaker(&breaker)
+        .retry(RetryPolicy::new(2).no_budget())
+        .timer(ClockTimer::new(&clock));
+    let service = layer.layer(service);
+    let get = http::Request::get("/orders/7").body(String::new()).unwrap();
+    let answer = service.clone().oneshot(get).await.unwrap();
+    assert_eq!(
+        (answer.status().as_u16(), attempts.swap(0, SeqCst)),
+        (502, 3)
+    );
+    let post = http::Request::post("/orders")
+        .body(String::from("{}"))
+        .unwrap();
+    let answer = service.clone().oneshot(post).await.unwrap();
+    assert_eq!(
+        (answer.status().as_u16(), attempts.swap(0, SeqCst)),
+        (502, 1),
+        "a POST is sent once"
+    );
+    // Said safe to repeat, it is retried.
+    let cloned = CircuitBreakerLayer::for_breaker(&breaker)
+        .retry(RetryPolicy::new(2).no_budget())
+        .replay(Cloned)
+        .timer(ClockTimer::new(&clock))
+        .layer(service_fn({
+            let seen = attempts.clone();
+            move |_: http::Request<String>| {
+                seen.fetch_add(1, SeqCst);
+                let failed = http::Response::builder().status(502).body(()).unwrap();
+                async { Ok::<_, std::convert::Infallible>(failed) }
+            }
+        }));
+    let post = http::Request::post("/orders")
+        .body(String::from("{}"))
+        .unwrap();
+    cloned.oneshot(post).await.unwrap();
+    assert_eq!(attempts.load(SeqCst), 3);
 }

@@ -108,7 +108,9 @@ pub use self::classify::{status_verdict, Classify, Errors, HttpResponses, Verdic
 pub use self::future::ResponseFuture;
 #[cfg(feature = "reqwest")]
 pub(crate) use self::retry::{is_idempotent, next_attempt};
-pub use self::retry::{Cloned, IdempotentHttp, Replay, RetryFuture, Retrying, RetryingLayer};
+pub use self::retry::{
+    Cloned, IdempotentHttp, IdempotentMethods, Replay, RetryFuture, Retrying, RetryingLayer,
+};
 pub use self::retry_after::{retry_after, MAX_RETRY_AFTER};
 
 /// The type-erased error tower stacks use: `Box<dyn Error + Send + Sync>`.

@@ -23,8 +23,10 @@ use crate::timeout::DefaultTimer;
 /// Makes the copy of a request that another attempt sends, or says it cannot
 /// (`None`: the request is sent once, with no retry).
 ///
-/// [`Cloned`] clones any `Clone` request; [`IdempotentHttp`] copies an
-/// `http::Request` whose method is idempotent and whose body is empty; any
+/// [`IdempotentMethods`] (the default) clones an `http::Request` whose method
+/// is idempotent; [`IdempotentHttp`] copies one whose method is idempotent and
+/// whose body is empty (for bodies that are streams); [`Cloned`] clones any
+/// `Clone` request, for services whose every request is safe to repeat; any
 /// `Fn(&Req) -> Option<Req>` is one too:
 ///
 /// ```
@@ -38,6 +40,11 @@ use crate::timeout::DefaultTimer;
 /// assert!(repeatable.replay(&Job { id: 1, repeatable: true }).is_some());
 /// assert!(repeatable.replay(&Job { id: 2, repeatable: false }).is_none());
 /// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot copy a `{Req}` for another attempt",
+    label = "a retried request must be copied",
+    note = "the default replays an `http::Request` of an idempotent method; for requests that are all safe to send again, say so with `.replay(Cloned)`, or give `.replay(|request: &{Req}| ..)`"
+)]
 pub trait Replay<Req> {
     /// The request for the next attempt, or `None` to send `request` once.
     fn replay(&self, request: &Req) -> Option<Req>;
@@ -53,10 +60,33 @@ where
     }
 }
 
-/// Replays a request by cloning it: [`RetryingLayer`]'s default, for any
-/// `Req: Clone` (an `http::Request<String>`, a gRPC message, a job).
+/// Replays a request by cloning it, for any `Req: Clone` (a gRPC message, a
+/// job): naming it says every request of the service is safe to send again,
+/// whatever its method.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Cloned;
+
+/// Replays an `http::Request<B>` with a `Clone` body by cloning it when its
+/// method is idempotent (`GET`, `HEAD`, `OPTIONS`, `TRACE`, `PUT`, `DELETE`):
+/// [`RetryingLayer`]'s default. A `POST` or a `PATCH` is sent once.
+///
+/// ```
+/// use breakerbox::tower::{IdempotentMethods, Replay};
+///
+/// let put = http::Request::put("/orders/7").body(String::from("{}")).unwrap();
+/// assert_eq!(IdempotentMethods.replay(&put).unwrap().body(), "{}");
+/// let post = http::Request::post("/orders").body(String::from("{}")).unwrap();
+/// assert!(IdempotentMethods.replay(&post).is_none());
+/// ```
+#[derive(Clone, Copy, Debug, Default)]
+pub struct IdempotentMethods;
+
+impl<B: Clone> Replay<http::Request<B>> for IdempotentMethods {
+    #[inline]
+    fn replay(&self, request: &http::Request<B>) -> Option<http::Request<B>> {
+        is_idempotent(request.method()).then(|| request.clone())
+    }
+}
 
 impl<Req: Clone> Replay<Req> for Cloned {
     #[inline]
@@ -146,10 +176,10 @@ pub(crate) fn next_attempt(
 /// A [`CircuitBreakerLayer`] that retries: made by
 /// [`CircuitBreakerLayer::retry`]. Each attempt claims its own permit and is
 /// one outcome in the breaker; `P` copies the request for the next attempt
-/// ([`Cloned`] by default, see [`Replay`]) and the waits between attempts
+/// ([`IdempotentMethods`] by default, see [`Replay`]) and the waits between attempts
 /// are `Tm`'s (tokio's with the `tokio` feature, see [`timer`](Self::timer)).
 #[derive(Clone)]
-pub struct RetryingLayer<C = HttpResponses, P = Cloned, Tm = DefaultTimer> {
+pub struct RetryingLayer<C = HttpResponses, P = IdempotentMethods, Tm = DefaultTimer> {
     breaker: &'static Breaker,
     classifier: C,
     retry: &'static Retry,
@@ -163,12 +193,13 @@ impl<C> CircuitBreakerLayer<C> {
     /// each after a backoff with full jitter, within the policy's deadline and
     /// its budget, on the group's breaker.
     ///
-    /// Retrying is the promise that the service's requests are safe to send
-    /// again. A request is copied for another attempt by [`Cloned`] (so the
-    /// request type must be `Clone`); name another [`Replay`] with
-    /// [`replay`](RetryingLayer::replay), such as [`IdempotentHttp`] for
-    /// `http::Request`s whose bodies are streams. A request the replay
-    /// declines is sent once. The inner service must be `Clone`: later
+    /// Only a request safe to send again is retried. By default
+    /// ([`IdempotentMethods`]) an `http::Request` with a `Clone` body is
+    /// cloned when its method is idempotent, and a `POST` or `PATCH` is sent
+    /// once; name another [`Replay`] with [`replay`](RetryingLayer::replay):
+    /// [`IdempotentHttp`] for `http::Request`s whose bodies are streams,
+    /// [`Cloned`] for a service whose every request is safe to repeat (any
+    /// `Clone` type), or a closure. A request the replay declines is sent once. The inner service must be `Clone`: later
     /// attempts go through a clone of it, made ready again.
     ///
     /// The order of a call, outermost first: the retry, the breaker (each
@@ -211,7 +242,7 @@ impl<C> CircuitBreakerLayer<C> {
             retry: self.breaker.group_retry(&policy),
             breaker: self.breaker,
             classifier: self.classifier,
-            replay: Cloned,
+            replay: IdempotentMethods,
             timer: DefaultTimer,
         }
     }
@@ -312,7 +343,7 @@ impl<S, C: Clone, P: Clone, Tm: Clone> Layer<S> for RetryingLayer<C, P, Tm> {
 }
 
 /// A service behind a circuit breaker that retries; made by [`RetryingLayer`].
-pub struct Retrying<S, C = HttpResponses, P = Cloned, Tm = DefaultTimer> {
+pub struct Retrying<S, C = HttpResponses, P = IdempotentMethods, Tm = DefaultTimer> {
     guard: CircuitBreaker<S, C>,
     retry: &'static Retry,
     replay: P,
