@@ -48,6 +48,13 @@ pub(crate) struct OnceLock<T> {
 }
 
 #[cfg(loom)]
+impl<T: std::fmt::Debug> std::fmt::Debug for OnceLock<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("OnceLock").field(&self.get()).finish()
+    }
+}
+
+#[cfg(loom)]
 impl<T> OnceLock<T> {
     pub(crate) fn new() -> Self {
         OnceLock {
