@@ -6,9 +6,12 @@
 //! waits run on a timer that moves the breakers' `ManualClock`: exact, and no
 //! real time passes.
 
+#[path = "support/clock_timer.rs"]
+mod clock_timer;
+
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::extract::State as AxumState;
@@ -18,8 +21,8 @@ use axum::Router;
 use breakerbox::clock::Clock;
 use breakerbox::reqwest::{circuit_open, CircuitBreakerMiddleware, SafeToRetry};
 use breakerbox::retry::{DEFAULT_BUDGET_FLOOR, DEFAULT_BUDGET_RATIO};
-use breakerbox::timeout::Timer;
 use breakerbox::{Breaker, Config, ManualClock, Registry, RetryPolicy, State};
+use clock_timer::ClockTimer;
 use reqwest_middleware::{ClientBuilder, ClientWithMiddleware};
 
 type Headers = &'static [(&'static str, &'static str)];
@@ -64,36 +67,6 @@ async fn serve(script: Vec<(u16, Headers)>) -> (String, Upstream) {
     let addr: SocketAddr = listener.local_addr().unwrap();
     tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
     (format!("http://{addr}/"), upstream)
-}
-
-/// A timer that waits no real time: it moves `clock` by the wait and keeps it.
-#[derive(Clone)]
-struct ClockTimer {
-    clock: ManualClock,
-    waits: Arc<Mutex<Vec<Duration>>>,
-}
-
-impl ClockTimer {
-    fn new(clock: &ManualClock) -> Self {
-        ClockTimer {
-            clock: clock.clone(),
-            waits: Arc::default(),
-        }
-    }
-
-    fn waits(&self) -> Vec<Duration> {
-        self.waits.lock().unwrap().clone()
-    }
-}
-
-impl Timer for ClockTimer {
-    type Sleep = std::future::Ready<()>;
-
-    fn sleep(&self, after: Duration) -> Self::Sleep {
-        self.waits.lock().unwrap().push(after);
-        self.clock.advance(after);
-        std::future::ready(())
-    }
 }
 
 fn config(threshold: u32) -> Config {

@@ -3,9 +3,12 @@
 //! layer retries the upstream). Attempts and waits are exact: the waits run on
 //! a timer that moves the breaker's `ManualClock`, or on tokio's paused clock.
 
+#[path = "support/clock_timer.rs"]
+mod clock_timer;
+
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::error_handling::HandleErrorLayer;
@@ -18,6 +21,7 @@ use breakerbox::retry::{DEFAULT_BUDGET_FLOOR, DEFAULT_BUDGET_RATIO};
 use breakerbox::timeout::Timer;
 use breakerbox::tower::{CircuitBreakerLayer, Cloned, IdempotentHttp};
 use breakerbox::{Breaker, Config, ManualClock, RetryPolicy};
+use clock_timer::ClockTimer;
 use tower::{service_fn, Layer, ServiceBuilder, ServiceExt};
 
 type Headers = &'static [(&'static str, &'static str)];
@@ -53,36 +57,6 @@ async fn answer(AxumState(upstream): AxumState<Upstream>) -> Response {
         response.headers_mut().insert(*name, value.parse().unwrap());
     }
     response
-}
-
-/// A timer that waits no real time: it moves `clock` by the wait and keeps it.
-#[derive(Clone)]
-struct ClockTimer {
-    clock: ManualClock,
-    waits: Arc<Mutex<Vec<Duration>>>,
-}
-
-impl ClockTimer {
-    fn new(clock: &ManualClock) -> Self {
-        ClockTimer {
-            clock: clock.clone(),
-            waits: Arc::default(),
-        }
-    }
-
-    fn waits(&self) -> Vec<Duration> {
-        self.waits.lock().unwrap().clone()
-    }
-}
-
-impl Timer for ClockTimer {
-    type Sleep = std::future::Ready<()>;
-
-    fn sleep(&self, after: Duration) -> Self::Sleep {
-        self.waits.lock().unwrap().push(after);
-        self.clock.advance(after);
-        std::future::ready(())
-    }
 }
 
 fn breaker(name: &str, threshold: u32, clock: &ManualClock) -> Breaker {
