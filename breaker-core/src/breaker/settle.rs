@@ -240,10 +240,10 @@ impl Inner {
     /// A count window's closed success in a group with a latency window: what
     /// [`settle_latency_window`](Self::settle_latency_window) does for it,
     /// which takes the success of a group that also keeps a histogram or
-    /// judges slow calls. Only the start, the generation and `self` are kept across
-    /// the clock's read; the common call (the latency window's unjudged add,
-    /// the count window's success that holds) then makes only tail calls, and
-    /// every other case goes on in a frame of its own.
+    /// judges slow calls. Only the start, the generation and `self` are kept
+    /// across the clock's read; the common call (the count window's success
+    /// that holds, then the latency window's common add) makes only tail
+    /// calls after it, and every other case goes on in a frame of its own.
     #[inline(never)]
     fn latency_count_window_success(&self, generation: u64, started: u64) {
         let now = self.clock.now_inlined();
@@ -255,36 +255,66 @@ impl Inner {
         if window.rule().judges_slowness() || self.guards.histogram().is_some() {
             return self.settle_latency_window(generation, started, Verdict::Success, latency);
         }
-        // The latency window first: its common add cannot trip, and a call
-        // it must judge goes on with the position it took.
-        if let Err(taken) = latency.add_unjudged(generation, now, now.saturating_sub(started)) {
-            return self.latency_success_taken(generation, started, now, taken);
+        let recorded = window.record_success(generation);
+        if !matches!(recorded, Recorded::Held) {
+            return self.latency_count_window_rest(generation, started, now, recorded);
         }
-        match window.record_success(generation) {
-            Recorded::Held => self.counters.bump(Counter::Successes),
-            Recorded::Judge { calls, tally } => self.count_window_judge(generation, calls, tally),
-            Recorded::Claimed { at, calls } => self.count_window_success_at(generation, at, calls),
-            Recorded::Retry => self.count_window_outcome(generation, started, false),
+        let lasted = now.saturating_sub(started);
+        match latency.add_unjudged(generation, now, lasted) {
+            Ok(()) => self.counters.bump(Counter::Successes),
+            Err(taken) => self.latency_success_taken(generation, taken, lasted),
         }
     }
 
     /// [`latency_count_window_success`](Self::latency_count_window_success)
-    /// of a success that the latency window must judge (`taken`: the position
-    /// the call took there), settled at `now`.
+    /// of a success the count window did not simply hold (`recorded`), settled
+    /// at `now`: the count window's judgement first, then the latency
+    /// window's record.
     #[cold]
     #[inline(never)]
-    fn latency_success_taken(&self, generation: u64, started: u64, now: u64, taken: Taken) {
-        self.counters.bump(Counter::Successes);
+    fn latency_count_window_rest(
+        &self,
+        generation: u64,
+        started: u64,
+        now: u64,
+        recorded: Recorded,
+    ) {
         let (Some(latency), Policy::CountWindow(window)) =
             (self.guards.latency(), &self.hot.policy)
         else {
             return;
         };
-        if window.record(generation, window.rule().outcome(false, started, now)) {
+        let tripped = match recorded {
+            Recorded::Held => false,
+            Recorded::Judge { calls, tally } => window.judge(calls, tally),
+            Recorded::Claimed { at, calls } => window.success_at(generation, at, calls),
+            Recorded::Retry => window.record(generation, window.rule().outcome(false, 0, 0)),
+        };
+        self.counters.bump(Counter::Successes);
+        if tripped {
             return self.trip_cold(generation);
         }
         // Counted when it opens the breaker (see `settle_call`).
-        if latency.record_taken(generation, taken, now.saturating_sub(started))
+        if latency.record(generation, now, now.saturating_sub(started))
+            && self.trip(generation, TripCause::LatencyP99)
+        {
+            self.counters.bump(Counter::LatencyTrips);
+        }
+    }
+
+    /// [`latency_count_window_success`](Self::latency_count_window_success)
+    /// of a success the count window held and the latency window must judge,
+    /// or record after claiming its bucket (`taken`: the position the call
+    /// took there).
+    #[cold]
+    #[inline(never)]
+    fn latency_success_taken(&self, generation: u64, taken: Taken, lasted: u64) {
+        self.counters.bump(Counter::Successes);
+        let Some(latency) = self.guards.latency() else {
+            return;
+        };
+        // Counted when it opens the breaker (see `settle_call`).
+        if latency.record_taken(generation, taken, lasted)
             && self.trip(generation, TripCause::LatencyP99)
         {
             self.counters.bump(Counter::LatencyTrips);
