@@ -193,6 +193,8 @@ const CASES: &[&str] = &[
     "tower_bare",
     "tower_layer",
     "recloser",
+    "failsafe",
+    "failsafe_time_window",
     "bulkhead",
     "call_in_bulkhead",
     "timeout_race",
@@ -233,6 +235,8 @@ const BASES: &[(&str, &str)] = &[
     ("ramping", "permit"),
     ("tower_layer", "tower_bare"),
     ("recloser", "bare"),
+    ("failsafe", "bare"),
+    ("failsafe_time_window", "bare"),
     ("bulkhead", "attribute"),
     ("call_in_bulkhead", "call"),
     ("timeout_race", "attribute_async"),
@@ -425,6 +429,30 @@ fn run(case: &str, n: u64) {
                 .build();
             let _ = black_box(rc.call(|| work(1)));
             repeat(n, || rc.call(|| work(black_box(1))))
+        }
+        // The peer with a consecutive count and with a time window, through
+        // its own API, beside `permit` and `time_window` (the same shapes:
+        // three failures; a 10 s window and half of the calls failing).
+        "failsafe" | "failsafe_time_window" => {
+            use failsafe::{backoff, failure_policy, CircuitBreaker};
+            let open_for = backoff::constant(std::time::Duration::from_secs(3_600));
+            if case == "failsafe" {
+                let fs = failsafe::Config::new()
+                    .failure_policy(failure_policy::consecutive_failures(3, open_for))
+                    .build();
+                let _ = black_box(fs.call(|| work(1)));
+                repeat(n, || fs.call(|| work(black_box(1))))
+            } else {
+                let policy = failure_policy::success_rate_over_time_window(
+                    0.5,
+                    20,
+                    std::time::Duration::from_secs(10),
+                    open_for,
+                );
+                let fs = failsafe::Config::new().failure_policy(policy).build();
+                let _ = black_box(fs.call(|| work(1)));
+                repeat(n, || fs.call(|| work(black_box(1))))
+            }
         }
         // Two transitions by hand (forced open, reset) of a registry's
         // breaker: with no subscriber, and with an admin router's event ring
