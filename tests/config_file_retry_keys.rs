@@ -452,3 +452,32 @@ fn a_reload_racing_retried_calls_never_allows_more_than_either_policy_nor_refill
     });
     assert_eq!(tries, 3);
 }
+
+static SHARED: LazyLock<Registry> = LazyLock::new(registry);
+static SHARED_CALLS: AtomicU32 = AtomicU32::new(0);
+
+#[circuit_breaker(group = "one-retries", registry = &SHARED, threshold = 100, retry = 1,
+    idempotent = true, retry_backoff_ms = 0)]
+fn read_retried() -> Result<(), Error> {
+    SHARED_CALLS.fetch_add(1, SeqCst);
+    Err(Error::Busy)
+}
+
+#[circuit_breaker(group = "one-retries", registry = &SHARED, threshold = 100)]
+fn write_once() -> Result<(), Error> {
+    SHARED_CALLS.fetch_add(1, SeqCst);
+    Err(Error::Busy)
+}
+
+#[test]
+fn a_group_with_one_retried_fn_takes_the_keys_and_its_other_fns_still_run_once() {
+    settings("[groups.one-retries]\nretry = 2\n")
+        .apply(&SHARED)
+        .unwrap();
+    assert_eq!(attempts(&SHARED_CALLS, read_retried).1, 3);
+    assert_eq!(
+        attempts(&SHARED_CALLS, write_once).1,
+        1,
+        "no retry loop, no retry"
+    );
+}

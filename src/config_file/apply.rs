@@ -34,8 +34,9 @@ pub struct Declaration {
     /// The retry policy of a `#[circuit_breaker]` that runs its fn in a retry
     /// loop (`retry = N`, or `idempotent = true` alone), whose retry literals
     /// are the group's literal layer for the retry keys. `None` for an
-    /// attribute without one ([`Settings::apply`] refuses retry keys for its
-    /// group: nothing would make the retries) and for a
+    /// attribute without one ([`Settings::apply`] refuses retry keys for a
+    /// group no attribute of which runs one: nothing would make the retries)
+    /// and for a
     /// [`declare_group!`](crate::declare_group), whose code chooses where it
     /// retries.
     pub retry: Option<&'static RetryPolicy>,
@@ -62,15 +63,15 @@ const NAMED_ONLY: [(&str, &str); 2] = [
 ];
 
 /// Refuses a value of [`NAMED_ONLY`] that `resolved` gives a group whose
-/// attribute does not name the key, and a retry key for a group whose
-/// attribute runs no retry loop (unless it comes from `[defaults]`, which
+/// attribute does not name the key, and a retry key for a group none of whose
+/// attributes runs a retry loop (unless it comes from `[defaults]`, which
 /// tunes only the groups that retry): it would be accepted and never
 /// enforced.
 fn enforced(declaration: &Declaration, settings: &Patch, defaults: &Patch) -> Result<(), Error> {
     if !declaration.attribute {
         return Ok(());
     }
-    if declaration.retry.is_none() {
+    if retry_declaration(declaration.group) == Some(None) {
         let from_defaults = |index: usize| defaults.at(index) == settings.at(index);
         let retry_key = KEYS
             .iter()

@@ -197,10 +197,11 @@
 //! retry loop: it names `retry = N` (with `idempotent = true`), or says
 //! `idempotent = true` alone, a loop with no retries that configuration may
 //! raise (its calls then pay the retry path's first-attempt instructions,
-//! which a fn without `idempotent` does not). For a group whose attribute does
-//! neither, [`Settings::apply`] refuses a retry key from its template, its
-//! table or its variables ([`ErrorKind::Unenforced`]), and `[defaults]`' retry
-//! keys leave it alone. A group made by code ([`declare_group!`](crate::declare_group),
+//! which a fn without `idempotent` does not). For a group none of whose
+//! attributes does either, [`Settings::apply`] refuses a retry key from its
+//! template, its table or its variables ([`ErrorKind::Unenforced`]), and
+//! `[defaults]`' retry keys leave it alone; in a group of several fns, those
+//! without a retry loop still run each call once. A group made by code ([`declare_group!`](crate::declare_group),
 //! a tower layer's or a reqwest middleware's `retry`,
 //! [`Breaker::group_retry`](crate::Breaker::group_retry)) takes the keys for
 //! the code that retries; the layer and the middleware still replay only the
