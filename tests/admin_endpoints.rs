@@ -24,6 +24,39 @@ fn registry() -> Arc<Registry> {
 }
 
 #[tokio::test]
+async fn a_breaker_shows_the_retry_policy_its_calls_run_configuration_included() {
+    static POLICY: breakerbox::RetryPolicy = breakerbox::RetryPolicy::new(2);
+    let registry = registry();
+    let prices = registry.breaker("prices", &Config::default());
+    let _ = prices.group_retry(&POLICY);
+    registry.breaker("search", &Config::default());
+    breakerbox::config_file::Settings::from_toml_str("[groups.prices]\nretry = 0\n", "ops.toml")
+        .unwrap()
+        .apply(&registry)
+        .unwrap();
+    let url = serve(
+        Admin::builder(registry.clone())
+            .read_only()
+            .build()
+            .unwrap(),
+    )
+    .await;
+
+    let (status, body) = json(reqwest::get(format!("{url}/breakers")).await.unwrap()).await;
+    assert_eq!(status, 200);
+    assert_eq!(
+        body["breakers"]["prices"]["retry"],
+        json!({"retries": 0, "backoff_ms": 50, "cap_ms": 2000, "deadline_ms": null,
+               "budget_ratio": 0.2, "budget_floor": 10})
+    );
+    assert_eq!(
+        body["breakers"]["search"]["retry"],
+        json!(null),
+        "never retried"
+    );
+}
+
+#[tokio::test]
 async fn breakers_lists_every_group_with_state_counts_and_config() {
     let registry = registry();
     let mail = registry.breaker("mail", &trips_at_once());

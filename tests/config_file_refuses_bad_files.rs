@@ -33,14 +33,23 @@ fn an_unknown_key_lists_the_allowed_keys_and_suggests_the_nearest() {
             "allowed keys: `threshold`, `window_ms`, `window_calls`, `failure_rate`, `min_calls`, \
              `slow_call_ms`, `slow_call_rate`, `open_ms`, `half_open_probes`, \
              `successes_to_close`, `backoff`, `max_open_ms`, `probe_timeout_ms`, `timeout_ms`, \
-             `max_concurrent`, `latency_p99_ms`, `ramp_ms`, `jitter`, `shadow`, `histogram_ms`, and `template`",
+             `max_concurrent`, `latency_p99_ms`, `ramp_ms`, `jitter`, `shadow`, `histogram_ms`, \
+             `retry`, `retry_backoff_ms`, `retry_cap_ms`, `retry_deadline_ms`, \
+             `retry_budget_ratio`, `retry_budget_floor`, and `template`",
         ],
     );
 }
 
 #[test]
 fn attribute_keys_that_configure_no_breaker_are_unknown_in_a_file() {
-    for key in ["fallback", "is_failure", "registry", "crate", "group"] {
+    for key in [
+        "fallback",
+        "is_failure",
+        "registry",
+        "crate",
+        "group",
+        "idempotent",
+    ] {
         let (kind, msg) = refused(&format!("[defaults]\n{key} = \"x\"\n"));
         assert_eq!(kind, ErrorKind::UnknownKey, "{key}");
         assert_has(&msg, &[&format!("[defaults] unknown key `{key}`")]);
@@ -491,5 +500,65 @@ fn a_variable_that_makes_its_table_contradict_itself_is_refused_naming_it() {
             "`window_calls = 10` (`f.toml` line 2, [defaults])",
             "`min_calls = 20` (variable `BREAKER_DEFAULTS__MIN_CALLS`)",
         ],
+    );
+}
+
+#[test]
+fn a_bad_retry_key_or_value_is_refused_naming_it_as_the_attribute_would() {
+    let (kind, msg) = refused("[groups.search]\nrety = 2\n");
+    assert_eq!(kind, ErrorKind::UnknownKey);
+    assert_has(
+        &msg,
+        &["line 2", "unknown key `rety` (did you mean `retry`?);"],
+    );
+    let (_, msg) = refused("[defaults]\nretry_backof_ms = 20\n");
+    assert_has(&msg, &["(did you mean `retry_backoff_ms`?)"]);
+
+    let (kind, msg) = refused("[groups.search]\nretry_budget_ratio = 1.5\n");
+    assert_eq!(kind, ErrorKind::Refused);
+    assert_has(
+        &msg,
+        &[
+            "line 2",
+            "[groups.search] retry_budget_ratio = 1.5 is refused: `retry_budget_ratio` must be \
+             from 0.0 to 1.0",
+        ],
+    );
+    let (kind, msg) = refused("[groups.search]\nretry = -1\n");
+    assert_eq!(kind, ErrorKind::WrongType);
+    assert_has(
+        &msg,
+        &["`retry` takes a whole number from 0 to 4294967295 (u32)"],
+    );
+    let (kind, msg) = refused("[templates.t]\nretry_cap_ms = \"soon\"\n");
+    assert_eq!(kind, ErrorKind::WrongType);
+    assert_has(
+        &msg,
+        &["[templates.t] retry_cap_ms = \"soon\": `retry_cap_ms` takes a duration"],
+    );
+
+    let err = Settings::new()
+        .with_env([("BREAKER_GROUPS__SEARCH__RETRY_BUDGET_RATIO", "-0.5")])
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Refused);
+    assert_has(
+        &err.to_string(),
+        &["variable `BREAKER_GROUPS__SEARCH__RETRY_BUDGET_RATIO`: `-0.5` is refused"],
+    );
+    let settings = Settings::from_toml_str(
+        "[groups.search]\nretry = 0\nretry_deadline_ms = \"1.5s\"\n",
+        "ok.toml",
+    )
+    .unwrap();
+    let search = settings.resolve("search", &Patch::new()).unwrap();
+    assert_eq!(search.retry.overriding.retries, Some(0));
+    assert_eq!(
+        search.retry.overriding.deadline,
+        Some(std::time::Duration::from_millis(1_500))
+    );
+    assert_eq!(
+        search.config,
+        breakerbox::Config::DEFAULT,
+        "no breaker key set"
     );
 }

@@ -40,7 +40,22 @@ fn first_column(source: &str, prefix: &str, header: &str) -> Vec<String> {
         .collect()
 }
 
+/// The attribute keys of a group's retries, which a configuration file and
+/// the variables take too (all but `idempotent`).
+const RETRY_KEYS: [&str; 6] = [
+    "retry",
+    "retry_backoff_ms",
+    "retry_cap_ms",
+    "retry_deadline_ms",
+    "retry_budget_ratio",
+    "retry_budget_floor",
+];
+
 fn assert_lists_the_keys(table: &str, rows: &[String], with_others: bool) {
+    assert_lists(table, rows, with_others, false);
+}
+
+fn assert_lists(table: &str, rows: &[String], with_others: bool, with_retry: bool) {
     let unique: BTreeSet<&str> = rows.iter().map(String::as_str).collect();
     assert_eq!(
         unique.len(),
@@ -50,6 +65,9 @@ fn assert_lists_the_keys(table: &str, rows: &[String], with_others: bool) {
     let mut want: BTreeSet<&str> = Config::KEYS.into_iter().collect();
     if with_others {
         want.extend(OTHER_KEYS);
+    }
+    if with_retry {
+        want.extend(RETRY_KEYS);
     }
     assert_eq!(unique, want, "{table}");
 }
@@ -76,5 +94,7 @@ fn the_attribute_docs_table_lists_every_key() {
 fn the_config_file_docs_table_lists_every_key_the_loader_takes() {
     let source = include_str!("../src/config_file/mod.rs");
     let rows = first_column(source, "//!", "| key | type |");
-    assert_lists_the_keys("config_file", &rows, false);
+    assert_lists("config_file", &rows, false, true);
+    let loader: Vec<String> = breakerbox::config_file::keys().map(str::to_owned).collect();
+    assert_lists("config_file::keys()", &loader, false, true);
 }

@@ -25,6 +25,13 @@ pub fn timed_out(breaker: &Breaker, permit: Permit<'_>, after: Duration) -> Time
 pub use crate::breaker::{RetryAttempts, RetryVerdict};
 pub use crate::retry::{Retry, RetryPolicy};
 
+/// The policy of `#[circuit_breaker(idempotent = true)]` without `retry`:
+/// no retry, unless configuration gives the group some (its `retry` is
+/// not a literal of the attribute). Not public API.
+pub const fn no_retries() -> RetryPolicy {
+    RetryPolicy::new(0).retries_unset()
+}
+
 /// The group's one budget, made from `declared` by the group's first retried
 /// call ([`Breaker::group_retry`]). Not public API.
 #[inline]

@@ -11,7 +11,7 @@
 
 use std::time::Duration;
 
-use crate::sync::{AtomicBool, AtomicU64, OnceLock, Ordering::*};
+use crate::sync::{AtomicBool, AtomicU32, AtomicU64, Mutex, OnceLock, Ordering::*};
 
 /// An error that may say how long to wait before the call is repeated (an
 /// HTTP `Retry-After`, a rate limiter's reset): the next attempt waits at
@@ -82,7 +82,25 @@ pub const DEFAULT_RETRY_CAP: Duration = Duration::from_secs(2);
 /// );
 /// assert_eq!(PAYMENTS.policy().retries(), 3);
 /// ```
-#[derive(Clone, Copy, Debug, PartialEq)]
+///
+/// # Which keys were set
+///
+/// A policy remembers which of its builder methods were called
+/// ([`explicit_keys`](Self::explicit_keys)), as a [`Config`](crate::Config)
+/// does: configuration layered under the declaration (a file's `[defaults]`)
+/// fills only the keys the code left to their default. That record is not
+/// part of equality.
+///
+/// ```
+/// # use breaker_core as breakerbox;
+/// use std::time::Duration;
+/// use breakerbox::RetryPolicy;
+///
+/// let policy = RetryPolicy::new(2).cap(Duration::from_secs(1));
+/// assert_eq!(policy.explicit_keys().collect::<Vec<_>>(), ["retry", "retry_cap_ms"]);
+/// assert_eq!(policy, RetryPolicy::new(2).cap(Duration::from_secs(1)).budget_floor(10));
+/// ```
+#[derive(Clone, Copy, Debug)]
 pub struct RetryPolicy {
     retries: u32,
     backoff_nanos: u64,
@@ -90,6 +108,30 @@ pub struct RetryPolicy {
     deadline_nanos: Option<u64>,
     /// `None`: no budget (every permitted retry goes).
     budget: Option<(f64, u32)>,
+    /// The builder methods called, one bit per key of
+    /// [`RETRY_KEYS`](breaker_rules::RETRY_KEYS), in its order.
+    explicit: u8,
+}
+
+/// The bits of a policy's `explicit`, in the order of
+/// [`RETRY_KEYS`](breaker_rules::RETRY_KEYS).
+const SET_RETRIES: u8 = 1;
+const SET_BACKOFF: u8 = 1 << 1;
+const SET_CAP: u8 = 1 << 2;
+const SET_DEADLINE: u8 = 1 << 3;
+const SET_RATIO: u8 = 1 << 4;
+const SET_FLOOR: u8 = 1 << 5;
+
+/// Equal when they retry the same way: which keys were spelled out
+/// ([`RetryPolicy::explicit_keys`]) does not count.
+impl PartialEq for RetryPolicy {
+    fn eq(&self, other: &Self) -> bool {
+        self.retries == other.retries
+            && self.backoff_nanos == other.backoff_nanos
+            && self.cap_nanos == other.cap_nanos
+            && self.deadline_nanos == other.deadline_nanos
+            && self.budget == other.budget
+    }
 }
 
 impl RetryPolicy {
@@ -105,13 +147,23 @@ impl RetryPolicy {
             cap_nanos: DEFAULT_RETRY_CAP.as_nanos() as u64,
             deadline_nanos: None,
             budget: Some((DEFAULT_BUDGET_RATIO, DEFAULT_BUDGET_FLOOR)),
+            explicit: SET_RETRIES,
         }
+    }
+
+    /// This policy with `retries` as a default value, not one its code chose:
+    /// an `#[circuit_breaker(idempotent = true)]` fn without `retry`, whose
+    /// retries configuration may raise from its `[defaults]` up.
+    pub(crate) const fn retries_unset(mut self) -> Self {
+        self.explicit &= !SET_RETRIES;
+        self
     }
 
     /// The upper end of the first retry's delay, doubled for each retry after
     /// it (saturating at about 584 years).
     pub const fn backoff(mut self, first: Duration) -> Self {
         self.backoff_nanos = nanos(first);
+        self.explicit |= SET_BACKOFF;
         self
     }
 
@@ -119,6 +171,7 @@ impl RetryPolicy {
     /// [`RetryAfterHint`] may still ask for longer).
     pub const fn cap(mut self, cap: Duration) -> Self {
         self.cap_nanos = nanos(cap);
+        self.explicit |= SET_CAP;
         self
     }
 
@@ -126,6 +179,7 @@ impl RetryPolicy {
     /// delay would end past it is not made, and the last error is returned.
     pub const fn deadline(mut self, deadline: Duration) -> Self {
         self.deadline_nanos = Some(nanos(deadline));
+        self.explicit |= SET_DEADLINE;
         self
     }
 
@@ -140,6 +194,7 @@ impl RetryPolicy {
             ratio
         };
         self.budget = Some((ratio, floor));
+        self.explicit |= SET_RATIO | SET_FLOOR;
         self
     }
 
@@ -159,7 +214,10 @@ impl RetryPolicy {
             Some((_, floor)) => floor,
             None => DEFAULT_BUDGET_FLOOR,
         };
-        self.budget(ratio, floor)
+        let explicit = self.explicit | SET_RATIO;
+        let mut policy = self.budget(ratio, floor);
+        policy.explicit = explicit;
+        policy
     }
 
     /// The budget's retries a second allowed whatever the traffic, its ratio
@@ -169,13 +227,17 @@ impl RetryPolicy {
             Some((ratio, _)) => ratio,
             None => DEFAULT_BUDGET_RATIO,
         };
-        self.budget(ratio, floor)
+        let explicit = self.explicit | SET_FLOOR;
+        let mut policy = self.budget(ratio, floor);
+        policy.explicit = explicit;
+        policy
     }
 
     /// No budget: every retry the policy allows is made. Use only where the
     /// dependency cannot be overloaded by the callers' retries.
     pub const fn no_budget(mut self) -> Self {
         self.budget = None;
+        self.explicit |= SET_RATIO | SET_FLOOR;
         self
     }
 
@@ -207,6 +269,26 @@ impl RetryPolicy {
         self.budget
     }
 
+    /// The retry keys whose builder method made this policy, in the order of
+    /// the attribute's and the file's keys: `retry` ([`new`](Self::new)),
+    /// `retry_backoff_ms`, `retry_cap_ms`, `retry_deadline_ms`,
+    /// `retry_budget_ratio` and `retry_budget_floor` (both for
+    /// [`budget`](Self::budget) and [`no_budget`](Self::no_budget)).
+    pub fn explicit_keys(&self) -> impl Iterator<Item = &'static str> {
+        let explicit = self.explicit;
+        breaker_rules::RETRY_KEYS
+            .into_iter()
+            .enumerate()
+            .filter(move |(i, _)| explicit & (1 << i) != 0)
+            .map(|(_, key)| key.name)
+    }
+
+    /// Whether the builder method of the retry key `key` made this policy
+    /// (see [`explicit_keys`](Self::explicit_keys)).
+    pub fn is_explicit(&self, key: &str) -> bool {
+        self.explicit_keys().any(|k| k == key)
+    }
+
     /// The upper end of the `retry`-th retry's delay (1 is the first).
     pub(crate) fn ceiling(&self, retry: u32) -> u64 {
         let doublings = retry.saturating_sub(1).min(63);
@@ -226,6 +308,122 @@ const fn nanos(d: Duration) -> u64 {
     }
 }
 
+/// Values of the retry keys, each set or not: one layer of configuration
+/// (a file's table, the variables), named as the attribute's keys are.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct RetryValues {
+    /// `retry`: attempts after the first, at most ([`RetryPolicy::new`]).
+    pub retries: Option<u32>,
+    /// `retry_backoff_ms` ([`RetryPolicy::backoff`]).
+    pub backoff: Option<Duration>,
+    /// `retry_cap_ms` ([`RetryPolicy::cap`]).
+    pub cap: Option<Duration>,
+    /// `retry_deadline_ms` ([`RetryPolicy::deadline`]).
+    pub deadline: Option<Duration>,
+    /// `retry_budget_ratio` ([`RetryPolicy::budget_ratio`]).
+    pub budget_ratio: Option<f64>,
+    /// `retry_budget_floor` ([`RetryPolicy::budget_floor`]).
+    pub budget_floor: Option<u32>,
+}
+
+impl RetryValues {
+    /// No key set.
+    pub const EMPTY: RetryValues = RetryValues {
+        retries: None,
+        backoff: None,
+        cap: None,
+        deadline: None,
+        budget_ratio: None,
+        budget_floor: None,
+    };
+
+    /// Whether no key is set.
+    pub fn is_empty(&self) -> bool {
+        *self == Self::EMPTY
+    }
+}
+
+/// What layered configuration gives a group's retries, over the
+/// [`RetryPolicy`] its code declares: the part of a
+/// [`Resolution`](crate::Resolution) a group's [`Retry`] takes, before its
+/// first retried call (it is made with it) or after (it runs it from its next
+/// attempt on).
+///
+/// Two layers, because the declaration stands between them: `fallback` fills
+/// the keys the declaration leaves to their default (a file's `[defaults]` and
+/// template), `overriding` replaces the declaration's own (a file's
+/// `[groups.X]` table and the group's variables).
+///
+/// ```
+/// # use breaker_core as breakerbox;
+/// use std::time::Duration;
+/// use breakerbox::retry::{RetryTuning, RetryValues};
+/// use breakerbox::RetryPolicy;
+///
+/// let declared = RetryPolicy::new(1).backoff(Duration::from_millis(5));
+/// let tuning = RetryTuning {
+///     fallback: RetryValues { backoff: Some(Duration::from_millis(80)), cap: Some(Duration::from_secs(1)), ..RetryValues::EMPTY },
+///     overriding: RetryValues { retries: Some(3), ..RetryValues::EMPTY },
+/// };
+/// let runs = tuning.over(&declared);
+/// assert_eq!(runs.retries(), 3); // the group's table over the code
+/// assert_eq!(runs.first_backoff(), Duration::from_millis(5)); // the code over `[defaults]`
+/// assert_eq!(runs.backoff_cap(), Duration::from_secs(1)); // `[defaults]` over the default
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct RetryTuning {
+    /// Values for the keys the declared policy leaves to their default.
+    pub fallback: RetryValues,
+    /// Values that replace the declared policy's own.
+    pub overriding: RetryValues,
+}
+
+impl RetryTuning {
+    /// Nothing layered: a group runs the policy its code declares.
+    pub const NONE: RetryTuning = RetryTuning {
+        fallback: RetryValues::EMPTY,
+        overriding: RetryValues::EMPTY,
+    };
+
+    /// Whether it sets nothing.
+    pub fn is_empty(&self) -> bool {
+        self.fallback.is_empty() && self.overriding.is_empty()
+    }
+
+    /// The policy a group declared as `declared` runs under this tuning, key
+    /// by key: `overriding`, else the declaration's own value, else
+    /// `fallback`, else the declaration's default. A budget key given to a
+    /// policy [without a budget](RetryPolicy::no_budget) gives it one, with
+    /// the other limit at its default.
+    pub fn over(&self, declared: &RetryPolicy) -> RetryPolicy {
+        fn pick<T>(bit: u8, declared: u8, over: Option<T>, under: Option<T>) -> Option<T> {
+            over.or(if declared & bit == 0 { under } else { None })
+        }
+        let (o, f, e) = (&self.overriding, &self.fallback, declared.explicit);
+        let mut runs = *declared;
+        if let Some(retries) = pick(SET_RETRIES, e, o.retries, f.retries) {
+            runs.retries = retries;
+        }
+        if let Some(backoff) = pick(SET_BACKOFF, e, o.backoff, f.backoff) {
+            runs = runs.backoff(backoff);
+        }
+        if let Some(cap) = pick(SET_CAP, e, o.cap, f.cap) {
+            runs = runs.cap(cap);
+        }
+        if let Some(deadline) = pick(SET_DEADLINE, e, o.deadline, f.deadline) {
+            runs = runs.deadline(deadline);
+        }
+        if let Some(ratio) = pick(SET_RATIO, e, o.budget_ratio, f.budget_ratio) {
+            runs = runs.budget_ratio(ratio);
+        }
+        if let Some(floor) = pick(SET_FLOOR, e, o.budget_floor, f.budget_floor) {
+            runs = runs.budget_floor(floor);
+        }
+        runs.explicit = declared.explicit;
+        runs
+    }
+}
+
 /// A [`RetryPolicy`] with the state it runs with: the budget's token bucket
 /// and the counter of the jitter generator. One `Retry` is one budget.
 ///
@@ -236,9 +434,30 @@ const fn nanos(d: Duration) -> u64 {
 /// for the group draw on it, as `#[circuit_breaker(retry = ..)]` does. A
 /// `Retry` made with [`new`](Self::new) (kept in a `static`) is a budget of
 /// its own, for the breakers it is handed to.
+///
+/// A group's `Retry` runs the policy its code declared
+/// ([`policy`](Self::policy)) with what layered configuration (a
+/// configuration file, `BREAKER_` variables) gives the group over it
+/// ([`RetryTuning`]), and takes a new one live, from the next attempt that
+/// reads it: each value of the policy is its own relaxed atomic, so an
+/// attempt racing a reload may read some keys before it and some after,
+/// each one of the two policies' own. A reload keeps the budget's balance
+/// (held to the new bucket's capacity): it neither fills nor empties it.
 #[derive(Debug)]
 pub struct Retry {
-    policy: RetryPolicy,
+    /// The policy the code declared: what a later declaration is compared
+    /// with, and what a group returns to when configuration drops its keys.
+    declared: RetryPolicy,
+    /// The policy it runs, one value at a time.
+    retries: AtomicU32,
+    /// [`HAS_DEADLINE`] and [`HAS_BUDGET`].
+    flags: AtomicU32,
+    backoff_nanos: AtomicU64,
+    cap_nanos: AtomicU64,
+    deadline_nanos: AtomicU64,
+    /// The budget's ratio as `f64` bits, as it was set (the bucket keeps the
+    /// deposit it makes).
+    ratio_bits: AtomicU64,
     budget: RetryBudget,
     draws: AtomicU64,
     /// The address of the declaration a group's `Retry` was made from (0 for
@@ -249,55 +468,84 @@ pub struct Retry {
     conflict_told: AtomicBool,
 }
 
-impl Retry {
-    /// `policy` with its budget holding one second of its floor.
-    #[cfg(not(loom))]
-    pub const fn new(policy: RetryPolicy) -> Self {
+/// The policy has an overall deadline.
+const HAS_DEADLINE: u32 = 1;
+/// The policy has a budget.
+const HAS_BUDGET: u32 = 1 << 1;
+
+const fn flags_of(policy: &RetryPolicy) -> u32 {
+    let deadline = match policy.deadline_nanos {
+        Some(_) => HAS_DEADLINE,
+        None => 0,
+    };
+    let budget = match policy.budget {
+        Some(_) => HAS_BUDGET,
+        None => 0,
+    };
+    deadline | budget
+}
+
+/// A `Retry` running `policy` (a macro: loom's atomics are not `const`).
+macro_rules! retry_running {
+    ($policy:expr) => {{
+        let policy: RetryPolicy = $policy;
         let (ratio, floor) = match policy.budget {
             Some(limits) => limits,
             None => (0.0, 0),
         };
         Retry {
-            policy,
+            declared: policy,
+            retries: AtomicU32::new(policy.retries),
+            flags: AtomicU32::new(flags_of(&policy)),
+            backoff_nanos: AtomicU64::new(policy.backoff_nanos),
+            cap_nanos: AtomicU64::new(policy.cap_nanos),
+            deadline_nanos: AtomicU64::new(match policy.deadline_nanos {
+                Some(n) => n,
+                None => 0,
+            }),
+            ratio_bits: AtomicU64::new(ratio.to_bits()),
             budget: RetryBudget::new(ratio, floor),
             draws: AtomicU64::new(0),
             declared_at: 0,
             conflict_told: AtomicBool::new(false),
         }
+    }};
+}
+
+impl Retry {
+    /// `policy` with its budget holding one second of its floor.
+    #[cfg(not(loom))]
+    pub const fn new(policy: RetryPolicy) -> Self {
+        retry_running!(policy)
     }
 
     /// `policy` with its budget holding one second of its floor (loom's
     /// atomics are not const).
     #[cfg(loom)]
     pub fn new(policy: RetryPolicy) -> Self {
-        let (ratio, floor) = policy.budget.unwrap_or((0.0, 0));
-        Retry {
-            policy,
-            budget: RetryBudget::new(ratio, floor),
-            draws: AtomicU64::new(0),
-            declared_at: 0,
-            conflict_told: AtomicBool::new(false),
-        }
+        retry_running!(policy)
     }
 
-    /// A group's `Retry`, made from `declared`; a `fixed` declaration (a
-    /// `static`, which no other policy can ever sit at) is known by its
-    /// address from then on.
-    fn declared(declared: &RetryPolicy, fixed: bool) -> Self {
+    /// A group's `Retry`, made from `declared` with `tuning` over it; a
+    /// `fixed` declaration (a `static`, which no other policy can ever sit
+    /// at) is known by its address from then on.
+    fn declared(declared: &RetryPolicy, fixed: bool, tuning: &RetryTuning) -> Self {
         Retry {
+            declared: *declared,
             declared_at: if fixed { address(declared) } else { 0 },
-            ..Retry::new(*declared)
+            ..Retry::new(tuning.over(declared))
         }
     }
 
-    /// Whether `declared` is the declaration this `Retry` runs, or equal to it.
+    /// Whether `declared` is the declaration this `Retry` was made from, or
+    /// equal to it.
     #[inline]
     fn runs(&self, declared: &RetryPolicy) -> bool {
-        self.declared_at == address(declared) || self.policy == *declared
+        self.declared_at == address(declared) || self.declared == *declared
     }
 
-    /// A declaration of `group` that differs from the one this `Retry` runs:
-    /// logged once, at `warn`; the first declaration holds.
+    /// A declaration of `group` that differs from the one this `Retry` was
+    /// made from: logged once, at `warn`; the first declaration holds.
     #[cold]
     #[inline(never)]
     fn conflict(&self, group: &str, ignored: &RetryPolicy) {
@@ -305,14 +553,61 @@ impl Retry {
             log::warn!(
                 "breaker: group `{group}` declared with two retry policies; the group's \
                  budget keeps {:?} (first declaration); ignored {ignored:?}",
-                self.policy
+                self.declared
             );
         }
     }
 
-    /// The policy it runs.
+    /// The policy its code declared (for a group's `Retry`, the group's first
+    /// declaration; for one made with [`new`](Self::new), that policy). What
+    /// it runs now, with configuration layered over it, is
+    /// [`effective_policy`](Self::effective_policy).
     pub const fn policy(&self) -> &RetryPolicy {
-        &self.policy
+        &self.declared
+    }
+
+    /// The policy it runs now: its [`policy`](Self::policy) with what layered
+    /// configuration gives its group over it (see [`RetryTuning`]).
+    ///
+    /// ```
+    /// # use breaker_core as breakerbox;
+    /// use breakerbox::{Retry, RetryPolicy};
+    ///
+    /// static FLAKY: Retry = Retry::new(RetryPolicy::new(2));
+    /// assert_eq!(FLAKY.effective_policy(), *FLAKY.policy());
+    /// ```
+    pub fn effective_policy(&self) -> RetryPolicy {
+        let flags = self.flags.load(Relaxed);
+        RetryPolicy {
+            retries: self.retries.load(Relaxed),
+            backoff_nanos: self.backoff_nanos.load(Relaxed),
+            cap_nanos: self.cap_nanos.load(Relaxed),
+            deadline_nanos: (flags & HAS_DEADLINE != 0).then(|| self.deadline_nanos.load(Relaxed)),
+            budget: (flags & HAS_BUDGET != 0).then(|| {
+                let ratio = f64::from_bits(self.ratio_bits.load(Relaxed));
+                let floor = self.budget.floor.load(Relaxed);
+                (ratio, u32::try_from(floor).unwrap_or(u32::MAX))
+            }),
+            explicit: self.declared.explicit,
+        }
+    }
+
+    /// Runs `policy` from the next attempt that reads it. The budget's
+    /// balance is kept, held to the new capacity; the floor earned up to
+    /// `now` (a clock reading) is paid at the old rate first. A policy without
+    /// a budget leaves the bucket as it is, for a later one to resume.
+    pub(crate) fn retune(&self, policy: &RetryPolicy, now: u64) {
+        self.retries.store(policy.retries, Relaxed);
+        self.backoff_nanos.store(policy.backoff_nanos, Relaxed);
+        self.cap_nanos.store(policy.cap_nanos, Relaxed);
+        if let Some(deadline) = policy.deadline_nanos {
+            self.deadline_nanos.store(deadline, Relaxed);
+        }
+        if let Some((ratio, floor)) = policy.budget {
+            self.ratio_bits.store(ratio.to_bits(), Relaxed);
+            self.budget.retune(ratio, floor, now);
+        }
+        self.flags.store(flags_of(policy), Relaxed);
     }
 
     /// The budget its retries draw on.
@@ -320,16 +615,22 @@ impl Retry {
         &self.budget
     }
 
+    /// Whether the policy it runs has an overall deadline.
+    #[inline]
+    pub(crate) fn has_deadline(&self) -> bool {
+        self.flags.load(Relaxed) & HAS_DEADLINE != 0
+    }
+
     /// Whether a retry may be made now (by the clock reading `now`), taking
     /// one token if so; always with no budget.
     pub(crate) fn withdraw(&self, now: u64) -> bool {
-        self.policy.budget.is_none() || self.budget.try_withdraw(now)
+        self.flags.load(Relaxed) & HAS_BUDGET == 0 || self.budget.try_withdraw(now)
     }
 
     /// A first attempt was made: the budget earns its share.
     #[inline]
     pub(crate) fn deposit(&self) {
-        if self.policy.budget.is_some() {
+        if self.flags.load(Relaxed) & HAS_BUDGET != 0 {
             self.budget.deposit();
         }
     }
@@ -342,15 +643,21 @@ impl Retry {
 
 /// Where a group keeps its [`Retry`]: empty until the group's first retried
 /// call, which makes it from its declaration; shared by a keyed group's keys.
+/// It also holds what layered configuration gives the group's retries, so
+/// that the `Retry` is made with it, or takes it live once made.
 #[derive(Debug)]
 pub(crate) struct RetrySlot {
     retry: OnceLock<Retry>,
+    /// Locked to make the `Retry` and to change the tuning, so a tuning set
+    /// while the first call makes it is never lost.
+    tuning: Mutex<RetryTuning>,
 }
 
 impl Default for RetrySlot {
     fn default() -> Self {
         RetrySlot {
             retry: OnceLock::new(),
+            tuning: Mutex::new(RetryTuning::NONE),
         }
     }
 }
@@ -364,12 +671,35 @@ impl RetrySlot {
     pub(crate) fn retry(&self, group: &str, declared: &RetryPolicy, fixed: bool) -> &Retry {
         let retry = match self.retry.get() {
             Some(retry) => retry,
-            None => self.retry.get_or_init(|| Retry::declared(declared, fixed)),
+            None => self.first_retry(declared, fixed),
         };
         if !retry.runs(declared) {
             retry.conflict(group, declared);
         }
         retry
+    }
+
+    /// Makes the `Retry` with the tuning held (or finds the one a racing
+    /// call made).
+    #[cold]
+    #[inline(never)]
+    fn first_retry(&self, declared: &RetryPolicy, fixed: bool) -> &Retry {
+        let tuning = self.tuning.lock();
+        let made = self
+            .retry
+            .get_or_init(|| Retry::declared(declared, fixed, &tuning));
+        drop(tuning);
+        made
+    }
+
+    /// Layers `tuning` over the group's declaration: the `Retry` is made with
+    /// it, or, made already, runs it from now on (`now`, a clock reading).
+    pub(crate) fn tune(&self, tuning: &RetryTuning, now: u64) {
+        let mut held = self.tuning.lock();
+        *held = *tuning;
+        if let Some(retry) = self.retry.get() {
+            retry.retune(&tuning.over(&retry.declared), now);
+        }
     }
 
     /// The group's `Retry`, if a retried call made it.
@@ -403,9 +733,11 @@ pub struct RetryBudget {
     /// The clock reading the floor was last paid up to; `u64::MAX` before the
     /// first withdrawal (the floor accrues from then).
     refilled_at: AtomicU64,
-    deposit: u64,
-    floor: u64,
-    capacity: u64,
+    /// What a first attempt pays in, in nanotokens (`ratio × 10^9`).
+    deposit: AtomicU64,
+    /// Retries a second the floor pays (nanotokens a nanosecond).
+    floor: AtomicU64,
+    capacity: AtomicU64,
 }
 
 /// One retry, in nanotokens.
@@ -431,34 +763,54 @@ const fn capacity(floor: u64) -> u64 {
     }
 }
 
-impl RetryBudget {
-    #[cfg(not(loom))]
-    const fn new(ratio: f64, floor: u32) -> Self {
-        let floor = floor as u64;
+/// A first attempt's deposit at `ratio`, in nanotokens (`as` saturates).
+const fn deposit_of(ratio: f64) -> u64 {
+    (ratio * TOKEN as f64) as u64
+}
+
+/// A bucket for `ratio` and `floor` (a macro: loom's atomics are not `const`).
+macro_rules! bucket {
+    ($ratio:expr, $floor:expr) => {{
+        let floor = $floor as u64;
         RetryBudget {
             balance: AtomicU64::new(floor.saturating_mul(TOKEN)),
             refilled_at: AtomicU64::new(NEVER),
-            deposit: (ratio * TOKEN as f64) as u64,
-            floor,
-            capacity: capacity(floor),
+            deposit: AtomicU64::new(deposit_of($ratio)),
+            floor: AtomicU64::new(floor),
+            capacity: AtomicU64::new(capacity(floor)),
         }
+    }};
+}
+
+impl RetryBudget {
+    #[cfg(not(loom))]
+    const fn new(ratio: f64, floor: u32) -> Self {
+        bucket!(ratio, floor)
     }
 
     #[cfg(loom)]
     fn new(ratio: f64, floor: u32) -> Self {
-        let floor = floor as u64;
-        RetryBudget {
-            balance: AtomicU64::new(floor.saturating_mul(TOKEN)),
-            refilled_at: AtomicU64::new(NEVER),
-            deposit: (ratio * TOKEN as f64) as u64,
-            floor,
-            capacity: capacity(floor),
-        }
+        bucket!(ratio, floor)
     }
 
     /// Whole retries the bucket holds now (before the floor's refill due).
     pub fn available(&self) -> u64 {
-        self.balance.load(Relaxed).min(self.capacity) / TOKEN
+        self.balance.load(Relaxed).min(self.capacity.load(Relaxed)) / TOKEN
+    }
+
+    /// Whole retries the bucket holds at most: ten seconds of the floor
+    /// plus 100.
+    ///
+    /// ```
+    /// # use breaker_core as breakerbox;
+    /// use breakerbox::{Retry, RetryPolicy};
+    ///
+    /// let retry = Retry::new(RetryPolicy::new(2).budget(0.2, 5));
+    /// assert_eq!(retry.budget().capacity(), 150);
+    /// assert_eq!(retry.budget().available(), 5); // one second of the floor to start
+    /// ```
+    pub fn capacity(&self) -> u64 {
+        self.capacity.load(Relaxed) / TOKEN
     }
 
     /// One add, the cap applied when the balance is next read: adding first
@@ -467,7 +819,7 @@ impl RetryBudget {
     /// withdrawal has capped for half the range is capped here, so it never wraps.
     #[inline]
     fn deposit(&self) {
-        let before = self.balance.fetch_add(self.deposit, Relaxed);
+        let before = self.balance.fetch_add(self.deposit.load(Relaxed), Relaxed);
         if before > UNCAPPED_LIMIT {
             self.cap_now();
         }
@@ -478,7 +830,7 @@ impl RetryBudget {
     /// held to it, never wrapped.
     #[cold]
     fn cap_now(&self) {
-        let capacity = self.capacity.min(UNCAPPED_LIMIT);
+        let capacity = self.capacity.load(Relaxed).min(UNCAPPED_LIMIT);
         let _ = self
             .balance
             .fetch_update(Relaxed, Relaxed, |b| Some(b.min(capacity)));
@@ -486,16 +838,34 @@ impl RetryBudget {
 
     fn try_withdraw(&self, now: u64) -> bool {
         self.refill(now);
-        let capacity = self.capacity;
+        let capacity = self.capacity.load(Relaxed);
         self.balance
             .fetch_update(AcqRel, Relaxed, |b| b.min(capacity).checked_sub(TOKEN))
             .is_ok()
+    }
+
+    /// Takes `ratio` and `floor` from now on (`now`, a clock reading): the
+    /// floor earned up to `now` is paid at the old rate first (when it has
+    /// started accruing), and the balance is kept, held to the new capacity.
+    fn retune(&self, ratio: f64, floor: u32, now: u64) {
+        if self.refilled_at.load(Acquire) != NEVER {
+            self.refill(now);
+        }
+        let floor = u64::from(floor);
+        let capacity = capacity(floor);
+        self.deposit.store(deposit_of(ratio), Relaxed);
+        self.floor.store(floor, Relaxed);
+        self.capacity.store(capacity, Relaxed);
+        let _ = self
+            .balance
+            .fetch_update(AcqRel, Relaxed, |b| Some(b.min(capacity)));
     }
 
     /// Pays the floor from the last refill up to `now`: the thread that moves
     /// the refill time pays for the span it moved it over, so each nanosecond
     /// is paid once.
     fn refill(&self, now: u64) {
+        let floor = self.floor.load(Relaxed);
         let mut last = self.refilled_at.load(Acquire);
         loop {
             if last == NEVER {
@@ -508,7 +878,7 @@ impl RetryBudget {
                 }
                 continue;
             }
-            if now <= last || self.floor == 0 {
+            if now <= last || floor == 0 {
                 return;
             }
             match self
@@ -519,8 +889,8 @@ impl RetryBudget {
                 Err(seen) => last = seen,
             }
         }
-        let earned = self.floor.saturating_mul(now - last);
-        let capacity = self.capacity;
+        let earned = floor.saturating_mul(now - last);
+        let capacity = self.capacity.load(Relaxed);
         let _ = self.balance.fetch_update(AcqRel, Relaxed, |b| {
             Some(b.min(capacity).saturating_add(earned).min(capacity))
         });
@@ -598,7 +968,7 @@ mod tests {
         let budget = retry.budget();
         budget.balance.store(UNCAPPED_LIMIT + 1, Relaxed);
         retry.deposit();
-        assert_eq!(budget.balance.load(Relaxed), budget.capacity);
+        assert_eq!(budget.balance.load(Relaxed), budget.capacity.load(Relaxed));
         assert_eq!(budget.available(), 2 * 10 + 100);
     }
 
@@ -642,6 +1012,102 @@ mod tests {
             made.runs(&RetryPolicy::new(3)),
             "an equal policy elsewhere runs it too"
         );
+    }
+
+    #[test]
+    fn a_tuning_set_before_the_first_call_is_what_the_retry_is_made_with() {
+        static DECLARED: RetryPolicy = RetryPolicy::new(1);
+        let slot = RetrySlot::default();
+        let tuning = RetryTuning {
+            overriding: RetryValues {
+                retries: Some(4),
+                budget_floor: Some(3),
+                ..RetryValues::EMPTY
+            },
+            ..RetryTuning::NONE
+        };
+        slot.tune(&tuning, 0);
+        let made = slot.retry("g", &DECLARED, true);
+        assert_eq!(made.effective_policy().retries(), 4);
+        assert_eq!(
+            made.budget().available(),
+            3,
+            "one second of the tuned floor"
+        );
+        assert_eq!(*made.policy(), DECLARED);
+        assert!(made.runs(&DECLARED) && made.runs(&RetryPolicy::new(1)));
+        assert!(!made.conflict_told.load(Relaxed));
+    }
+
+    #[test]
+    fn a_retune_keeps_the_balance_held_to_the_new_capacity_and_pays_the_old_floor() {
+        let retry = Retry::new(RetryPolicy::new(3).budget(1.0, 10));
+        assert!(retry.withdraw(0), "starts the floor at 0");
+        for _ in 0..150 {
+            retry.deposit();
+        }
+        assert_eq!(retry.budget().available(), 159);
+        retry.retune(&RetryPolicy::new(3).budget(1.0, 0), 0);
+        assert_eq!(retry.budget().capacity(), 100);
+        assert_eq!(
+            retry.budget().available(),
+            100,
+            "held to the smaller bucket"
+        );
+        retry.retune(&RetryPolicy::new(3).budget(0.5, 1), 0);
+        assert_eq!(
+            retry.budget().available(),
+            100,
+            "a bigger bucket is not filled"
+        );
+        retry.retune(&RetryPolicy::new(3).budget(0.5, 2), SEC);
+        assert_eq!(
+            retry.budget().available(),
+            101,
+            "the second before, at the old floor"
+        );
+        retry.deposit();
+        retry.deposit();
+        assert_eq!(retry.budget().available(), 102, "two deposits of a half");
+        retry.retune(&RetryPolicy::new(0).no_budget(), SEC);
+        assert!(
+            (0..1_000).all(|_| retry.withdraw(SEC)),
+            "no budget: every retry goes"
+        );
+        retry.retune(&RetryPolicy::new(3).budget(0.5, 2), SEC);
+        assert_eq!(
+            retry.budget().available(),
+            102,
+            "the bucket resumes as it was left"
+        );
+    }
+
+    #[test]
+    fn the_declarations_own_keys_stand_between_the_two_layers() {
+        let declared = RetryPolicy::new(2).budget_floor(7);
+        let fallback = RetryValues {
+            retries: Some(9),
+            budget_ratio: Some(0.5),
+            budget_floor: Some(1),
+            ..RetryValues::EMPTY
+        };
+        let under = RetryTuning {
+            fallback,
+            ..RetryTuning::NONE
+        };
+        let runs = under.over(&declared);
+        assert_eq!((runs.retries(), runs.budget_limits()), (2, Some((0.5, 7))));
+        let over = RetryTuning {
+            fallback,
+            overriding: RetryValues {
+                retries: Some(0),
+                ..RetryValues::EMPTY
+            },
+        };
+        assert_eq!(over.over(&declared).retries(), 0);
+        assert_eq!(RetryTuning::NONE.over(&declared), declared);
+        let code_without_budget = RetryPolicy::new(1).no_budget();
+        assert_eq!(under.over(&code_without_budget).budget_limits(), None);
     }
 
     #[test]

@@ -19,6 +19,7 @@ fn threshold_layer(n: u32) -> Arc<breaker_core::Resolver> {
         Ok(Resolution {
             config: threshold(n),
             overrides: vec![format!("threshold = {n}")],
+            retry: Default::default(),
         })
     })
 }
@@ -111,6 +112,7 @@ fn a_layer_that_would_change_a_keyed_groups_policy_changes_nothing() {
         Ok(Resolution {
             config,
             overrides: vec![],
+            retry: Default::default(),
         })
     });
     let refused = registry.apply_config(to_window).unwrap_err();

@@ -460,6 +460,12 @@ fn claim(attr: &Attr, l: &Locals, on_open: TokenStream, is_async: bool) -> Token
             )
         }
     };
+    // A retried fn's declaration carries its policy, the `static` of
+    // `expand_retry` (an item of the fn's body, so in scope here).
+    let retry_policy = attr.retry.as_ref().map(|_| {
+        let declared = Ident::new("__BREAKER_RETRY", Span::mixed_site());
+        quote_spanned!(Span::mixed_site()=> , retry #declared)
+    });
     let methods = attr.config.iter().map(|(m, _)| m);
     let values = attr.config.iter().map(|(_, v)| v);
     let find = quote_spanned! {Span::mixed_site()=>
@@ -473,7 +479,7 @@ fn claim(attr: &Attr, l: &Locals, on_open: TokenStream, is_async: bool) -> Token
                 };
             // The link-time group list (`config_file::declarations`); without
             // the `config` feature, a type check of the config and nothing more.
-            #krate::__private_v01::declare!(@by true, #group, __BREAKER_CONFIG);
+            #krate::__private_v01::declare!(@by true, #group, __BREAKER_CONFIG #retry_policy);
             static __BREAKER_SITE: #krate::__private_v01::#site_type =
                 #krate::__private_v01::#site_type::new();
             #site_lookup
@@ -945,6 +951,11 @@ pub(crate) fn erase_impl_trait(ty: &Type) -> TokenStream {
 ///     __result
 /// }
 /// ```
+/// The claim's declaration names the policy for configuration files:
+/// `declare!(@by true, "search", __BREAKER_CONFIG, retry __BREAKER_RETRY)`.
+/// `idempotent = true` without `retry` expands the same loop with the policy
+/// `::breakerbox::__private_v01::no_retries()` (no retry, unless a file
+/// gives the group some).
 /// `retry_backoff_ms`, `retry_cap_ms`, `retry_deadline_ms`,
 /// `retry_budget_ratio` and `retry_budget_floor` add `.backoff(..)`,
 /// `.cap(..)`, `.deadline(..)`, `.budget_ratio(..)` and `.budget_floor(..)` to
@@ -1080,7 +1091,10 @@ fn expand_retry(attr: &Attr, item: ItemFn, retry: &RetryPlan, is_async: bool) ->
 /// The `RetryPolicy` a retried fn's keys make, as a `const` expression.
 fn retry_policy(attr: &Attr, retry: &RetryPlan) -> TokenStream {
     let krate = &attr.krate;
-    let retries = &retry.retries;
+    let start = match &retry.retries {
+        Some(retries) => quote!(#krate::__private_v01::RetryPolicy::new(#retries)),
+        None => quote!(#krate::__private_v01::no_retries()),
+    };
     let millis = |method: &str, value: &Option<proc_macro2::Literal>| {
         value.as_ref().map(|ms| {
             let method = Ident::new(method, ms.span());
@@ -1098,7 +1112,7 @@ fn retry_policy(attr: &Attr, retry: &RetryPlan) -> TokenStream {
         .budget_floor
         .as_ref()
         .map(|floor| quote_spanned!(floor.span()=> .budget_floor(#floor)));
-    quote!(#krate::__private_v01::RetryPolicy::new(#retries) #backoff #cap #deadline #ratio #floor)
+    quote!(#start #backoff #cap #deadline #ratio #floor)
 }
 
 /// What the wait after a timed-out attempt names: the loop's state, the

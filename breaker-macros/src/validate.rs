@@ -39,15 +39,16 @@ pub(crate) struct Attr {
     pub(crate) bulkhead: bool,
     /// `key = ..` was written: one breaker per key.
     pub(crate) keyed: Option<Keyed>,
-    /// `retry = N` was written (with `idempotent = true`): the body runs in
-    /// a retry loop.
+    /// `retry = N` was written (with `idempotent = true`), or `idempotent =
+    /// true` alone: the body runs in a retry loop.
     pub(crate) retry: Option<RetryPlan>,
 }
 
 /// A retried fn's policy, as the literals the attribute wrote.
 pub(crate) struct RetryPlan {
-    /// `retry = N`.
-    pub(crate) retries: Literal,
+    /// `retry = N`; `None` for `idempotent = true` alone (no retry, unless
+    /// configuration gives the group some).
+    pub(crate) retries: Option<Literal>,
     /// `retry_backoff_ms`, `retry_cap_ms`, `retry_deadline_ms`.
     pub(crate) backoff_ms: Option<Literal>,
     pub(crate) cap_ms: Option<Literal>,
@@ -193,10 +194,13 @@ pub(crate) fn validate(args: Args, item: TokenStream) -> Result<Plan, syn::Error
              the blocking call itself (a socket or client timeout)",
         ));
     }
-    // A retried async fn waits its backoff on the timer, with or without a deadline.
-    let async_retry = retry.is_some() && matches!(shape, Shape::AsyncFn);
+    // A retried async fn (`retry`, or `idempotent = true` alone: a retry loop
+    // configuration may give retries) waits its backoff on the timer, with or
+    // without a deadline.
+    let retry_loop = retry.is_some() || idempotent.as_ref().is_some_and(|flag| flag.value);
+    let async_retry = retry_loop && matches!(shape, Shape::AsyncFn);
     if let (Some(path), None, false) = (&timer, &timeout_key, async_retry) {
-        let message = if retry.is_some() {
+        let message = if retry_loop {
             "`timer` is the clock of `timeout_ms` and of an async fn's `retry` waits, and a \
              sync fn's retries wait on the breaker's clock: remove `timer`, or make the fn \
              `async`"
@@ -346,13 +350,6 @@ fn check_retry(args: RetryArgs, shape: &Shape, errors: &mut Vec<syn::Error>) -> 
         floor,
     } = args;
     let Some(retry) = retry else {
-        if let Some(flag) = &idempotent {
-            errors.push(syn::Error::new(
-                flag.span(),
-                "`idempotent` is the promise `retry` needs, and this fn has no `retry`: add \
-                 `retry = N` (up to N more attempts after a failure), or remove `idempotent`",
-            ));
-        }
         let ratio_key = ratio.as_ref().map(|r| &r.key);
         let keys = [&backoff, &cap, &deadline, &floor].into_iter().flatten();
         for key in keys.map(|k| &k.key).chain(ratio_key) {
@@ -363,7 +360,32 @@ fn check_retry(args: RetryArgs, shape: &Shape, errors: &mut Vec<syn::Error>) -> 
                 ),
             ));
         }
-        return None;
+        let flag = idempotent?;
+        if !flag.value {
+            errors.push(syn::Error::new(
+                flag.span(),
+                "`idempotent = false` says the call is not safe to repeat, which a fn without \
+                 `retry` never does: remove `idempotent`",
+            ));
+            return None;
+        }
+        // `idempotent = true` alone: a retry loop with no retries, which a
+        // configuration file or a variable may raise.
+        if let Shape::FutureTail(_) = shape {
+            errors.push(syn::Error::new(
+                flag.span(),
+                "`idempotent = true` runs the body in a retry loop, and a fn ending in \
+                 `async move { .. }` hands back one future: make it an `async fn`",
+            ));
+        }
+        return Some(RetryPlan {
+            retries: None,
+            backoff_ms: None,
+            cap_ms: None,
+            deadline_ms: None,
+            budget_ratio: None,
+            budget_floor: None,
+        });
     };
     match &idempotent {
         Some(flag) if flag.value => {}
@@ -393,7 +415,7 @@ fn check_retry(args: RetryArgs, shape: &Shape, errors: &mut Vec<syn::Error>) -> 
         ));
     }
     if let Some(ratio) = &ratio {
-        if !(0.0..=1.0).contains(&ratio.value) {
+        if breaker_rules::check_retry_budget_ratio(ratio.value).is_err() {
             errors.push(syn::Error::new(
                 ratio.literal.span(),
                 "`retry_budget_ratio` is the share of first attempts that may be retried, from \
@@ -413,7 +435,7 @@ fn check_retry(args: RetryArgs, shape: &Shape, errors: &mut Vec<syn::Error>) -> 
     Some(RetryPlan {
         budget_ratio: ratio.map(|k| k.literal),
         budget_floor: floor.map(|k| k.literal),
-        retries: retry.literal,
+        retries: Some(retry.literal),
         backoff_ms: backoff.map(|k| k.literal),
         cap_ms: cap.map(|k| k.literal),
         deadline_ms: deadline.map(|k| k.literal),

@@ -75,6 +75,8 @@ pub enum ConfigError {
     JitterOutOfRange,
     /// `histogram_ms` was 0 or above [`MAX_HISTOGRAM_MS`](crate::MAX_HISTOGRAM_MS).
     HistogramOutOfRange,
+    /// `retry_budget_ratio` was not in `[0, 1]` (or was NaN).
+    RetryBudgetRatioOutOfRange,
 }
 
 impl ConfigError {
@@ -119,6 +121,7 @@ impl ConfigError {
             ConfigError::NotWholeMillis(key) => key,
             ConfigError::JitterOutOfRange => "jitter",
             ConfigError::HistogramOutOfRange => "histogram_ms",
+            ConfigError::RetryBudgetRatioOutOfRange => "retry_budget_ratio",
         }
     }
 }
@@ -189,6 +192,9 @@ impl fmt::Display for ConfigError {
             }
             ConfigError::HistogramOutOfRange => {
                 "`histogram_ms` must be 1 to 86400000 (a day): the longest call duration with a bucket of its own, 10000 for 1 ms to 10 s"
+            }
+            ConfigError::RetryBudgetRatioOutOfRange => {
+                "`retry_budget_ratio` must be from 0.0 to 1.0: the share of first attempts that may be retried (0.1 for one retry per ten calls)"
             }
             ConfigError::ZeroRamp => {
                 "`ramp_ms` must be at least 1 (leave it out to close to every call at once)"

@@ -7,6 +7,9 @@
 //!   choosing the failure policy, and the docs of its builder method. Every list
 //!   of keys (the builder's methods, [`Values`], [`NAMES`], [`KEYS`], the
 //!   attribute's parser, the loader's key table) is generated from it.
+//! - [`RETRY_KEYS`] are the keys of a group's retry policy, with their rule
+//!   ([`check_retry_budget_ratio`]); they configure no breaker, so they are
+//!   not in [`KEYS`].
 //! - [`check`] is the rules: it turns the [`Values`] a builder, an attribute or a
 //!   file set into a [`Checked`] configuration, or refuses them with a
 //!   [`ConfigError`] naming the key to fix. It is `const`, so a configuration
@@ -20,11 +23,13 @@
 mod error;
 mod keys;
 mod policy;
+mod retry;
 mod rules;
 
 pub use crate::error::ConfigError;
 pub use crate::keys::{KeyInfo, KeySet, Role, Ty, Values, KEYS, KEY_COUNT, NAMES};
 pub use crate::policy::{FailurePolicy, RateThresholds};
+pub use crate::retry::{check_retry_budget_ratio, RETRY_KEYS, RETRY_KEY_COUNT};
 pub use crate::rules::{
     check, Checked, DEFAULT_FAILURE_RATE, DEFAULT_MIN_CALLS, MAX_HISTOGRAM_MS, MAX_PROBES,
     MAX_THRESHOLD, MAX_WINDOW_CALLS, MIN_WINDOW_MS, WINDOW_BUCKETS,

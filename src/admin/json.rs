@@ -4,7 +4,8 @@
 use std::time::Duration;
 
 use breaker_core::{
-    Config, Conflict, DeclarationOverride, Event, KeyedMetrics, Metrics, State, Transition,
+    Config, Conflict, DeclarationOverride, Event, KeyedMetrics, Metrics, RetryPolicy, State,
+    Transition,
 };
 use serde_json::{json, Map, Value};
 
@@ -18,6 +19,7 @@ fn ms(duration: Option<Duration>) -> Value {
 pub(super) fn breaker(
     m: &Metrics,
     config: &Config,
+    retry: Option<RetryPolicy>,
     overrides: &[DeclarationOverride],
     conflicts: &[Conflict],
 ) -> Value {
@@ -63,6 +65,7 @@ pub(super) fn breaker(
         "open_for_ms": ms(m.open_for),
         "transitions": transitions,
         "config": config_json(config),
+        "retry": retry.as_ref().map(retry_json),
         "overrides": overrides
             .iter()
             .filter(|o| o.group == m.group)
@@ -112,6 +115,19 @@ pub(super) fn config_json(config: &Config) -> Value {
         );
     }
     Value::Object(all)
+}
+
+/// The retry policy a group runs ([`Retry::effective_policy`](breaker_core::Retry::effective_policy)).
+fn retry_json(policy: &RetryPolicy) -> Value {
+    let budget = policy.budget_limits();
+    json!({
+        "retries": policy.retries(),
+        "backoff_ms": ms(Some(policy.first_backoff())),
+        "cap_ms": ms(Some(policy.backoff_cap())),
+        "deadline_ms": ms(policy.overall_deadline()),
+        "budget_ratio": budget.map(|(ratio, _)| ratio),
+        "budget_floor": budget.map(|(_, floor)| floor),
+    })
 }
 
 /// One keyed group; `worst` is `None` when its key type is not registered.

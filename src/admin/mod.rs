@@ -76,8 +76,12 @@
 //! `retry_after_ms`, `open_for_ms`, `transitions` (a list of `{"from", "to",
 //! "count"}`), `config` (every key of [`Config::KEYS`](crate::Config::KEYS):
 //! `{"value", "explicit"}`, `explicit` telling whether the value was set rather
-//! than left to its default), `overrides` (each declared value configuration
-//! layers replaced, with its source, as text) and `conflicts`.
+//! than left to its default), `retry` (the retry policy the group's calls run
+//! now, configuration included: `{"retries", "backoff_ms", "cap_ms",
+//! "deadline_ms", "budget_ratio", "budget_floor"}`, the last three `null` when
+//! unset; `null` until a retried call made the group's retry), `overrides`
+//! (each declared value configuration layers replaced, with its source, as
+//! text) and `conflicts`.
 //!
 //! **keyed** (one keyed group): `group`, `keys`, `max_keys`, `closed`, `open`,
 //! `half_open` (keys held by state; forced open counts as open), `evictions`,

@@ -140,6 +140,7 @@ impl Inner {
         json::breaker(
             &breaker.metrics(),
             breaker.config(),
+            breaker.made_group_retry().map(|r| r.effective_policy()),
             &self.registry.overrides(),
             &self.registry.conflicts(),
         )
@@ -281,7 +282,8 @@ async fn list(State(inner): State<Shared>, headers: HeaderMap, uri: Uri) -> Resp
         .iter()
         .map(|b| {
             let m = b.metrics();
-            let body = json::breaker(&m, b.config(), &overrides, &conflicts);
+            let retry = b.made_group_retry().map(|r| r.effective_policy());
+            let body = json::breaker(&m, b.config(), retry, &overrides, &conflicts);
             (m.group.to_owned(), body)
         })
         .collect();

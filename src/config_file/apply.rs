@@ -4,7 +4,10 @@
 
 use std::sync::Arc;
 
-use breaker_core::{ApplyConfigError, Config, PolicyChange, Reconfigured, Registry, Resolution};
+use breaker_core::retry::RetryTuning;
+use breaker_core::{
+    ApplyConfigError, Config, PolicyChange, Reconfigured, Registry, Resolution, RetryPolicy,
+};
 
 use super::error::{Error, ErrorKind};
 use super::patch::{key_index, Patch, Role, Setting, Source, KEYS};
@@ -28,6 +31,27 @@ pub struct Declaration {
     /// attribute names `max_concurrent` and `timeout_ms`, so
     /// [`Settings::apply`] refuses those keys for it otherwise.
     pub attribute: bool,
+    /// The retry policy of a `#[circuit_breaker]` that runs its fn in a retry
+    /// loop (`retry = N`, or `idempotent = true` alone), whose retry literals
+    /// are the group's literal layer for the retry keys. `None` for an
+    /// attribute without one ([`Settings::apply`] refuses retry keys for a
+    /// group no attribute of which runs one: nothing would make the retries)
+    /// and for a
+    /// [`declare_group!`](crate::declare_group), whose code chooses where it
+    /// retries.
+    pub retry: Option<&'static RetryPolicy>,
+}
+
+impl Declaration {
+    /// The declaration's literal layer: its config's explicit keys and its
+    /// retry policy's.
+    fn literals(&self) -> Patch {
+        let mut literals = Patch::from_config(self.config);
+        if let Some(policy) = self.retry {
+            literals.add_retry_literals(policy);
+        }
+        literals
+    }
 }
 
 /// The keys a `#[circuit_breaker]` enforces only when it names them: the code
@@ -39,10 +63,37 @@ const NAMED_ONLY: [(&str, &str); 2] = [
 ];
 
 /// Refuses a value of [`NAMED_ONLY`] that `resolved` gives a group whose
-/// attribute does not name the key: it would be accepted and never enforced.
-fn enforced(declaration: &Declaration, settings: &Patch) -> Result<(), Error> {
+/// attribute does not name the key, and a retry key for a group none of whose
+/// attributes runs a retry loop (unless it comes from `[defaults]`, which
+/// tunes only the groups that retry): it would be accepted and never
+/// enforced.
+fn enforced(declaration: &Declaration, settings: &Patch, defaults: &Patch) -> Result<(), Error> {
     if !declaration.attribute {
         return Ok(());
+    }
+    if retry_declaration(declaration.group) == Some(None) {
+        let from_defaults = |index: usize| defaults.at(index) == settings.at(index);
+        let retry_key = KEYS
+            .iter()
+            .enumerate()
+            .filter(|(index, key)| key.is_retry() && !from_defaults(*index))
+            .find_map(|(index, key)| Some((key.name, settings.at(index)?)));
+        if let Some((key, setting)) = retry_key {
+            return Err(Error::new(
+                ErrorKind::Unenforced,
+                format!(
+                    "group `{group}`: {setting} would never be enforced: the \
+                     `#[circuit_breaker]` of `{group}` (in `{module}`) does not name `retry`, so \
+                     its fn runs no retry loop (a call is repeated only where its code says it \
+                     is safe to repeat); if the call is idempotent, add `retry = N, idempotent \
+                     = true` to the attribute (or `idempotent = true` alone, for retries the \
+                     configuration sets), or remove `{key}` from the configuration for this \
+                     group",
+                    group = declaration.group,
+                    module = declaration.module,
+                ),
+            ));
+        }
     }
     for (key, what) in NAMED_ONLY {
         let Some(setting) = settings.get(key) else {
@@ -68,6 +119,15 @@ fn enforced(declaration: &Declaration, settings: &Patch) -> Result<(), Error> {
 }
 
 inventory::collect!(Declaration);
+
+/// How `group`'s attributes retry: `None` when no attribute declares it (a
+/// group of code, which takes every retry key), `Some(None)` when its
+/// attributes run no retry loop, else the first retried one's policy.
+fn retry_declaration(group: &str) -> Option<Option<&'static RetryPolicy>> {
+    let mut attributes = declarations().filter(|d| d.attribute && d.group == group);
+    let first = attributes.next()?;
+    Some(first.retry.or_else(|| attributes.find_map(|d| d.retry)))
+}
 
 /// Every `#[circuit_breaker]` and [`declare_group!`](crate::declare_group) of
 /// the program (all the crates linked in), in no particular order: known
@@ -123,8 +183,16 @@ impl Settings {
     /// and the attribute does not name that key (the attribute builds the
     /// deadline and the bulkhead only into fns that name them, so the value
     /// would never be enforced: name the key in the attribute, and the file
-    /// may then change its value); or when it would change the failure policy
-    /// of a live breaker. Applying again replaces what an earlier call applied.
+    /// may then change its value); when it gives a `#[circuit_breaker]` group
+    /// without a retry loop a retry key other than from `[defaults]` (see the
+    /// module docs: a retry is made only where code says the call is safe to
+    /// repeat); or when it would change the failure policy of a live breaker.
+    /// Applying again replaces what an earlier call applied.
+    ///
+    /// A group's retries take the retry keys over the policy its code
+    /// declares, before its first retried call (its retry budget is made with
+    /// them) or after (from its next attempt on, with the budget's balance
+    /// kept); applying settings without them returns it to its code's policy.
     ///
     /// ```
     /// use breakerbox::config_file::Settings;
@@ -155,24 +223,34 @@ impl Settings {
         // a bad composition is refused at start-up, not at a group's first call.
         for declaration in declarations() {
             let resolved = self
-                .resolve(declaration.group, &Patch::from_config(declaration.config))
+                .resolve(declaration.group, &declaration.literals())
                 .map_err(|e| {
                     Error::new(
                         e.kind(),
                         format!("{} (declared in `{}`)", e.message(), declaration.module),
                     )
                 })?;
-            enforced(declaration, &resolved.settings)?;
+            enforced(declaration, &resolved.settings, &self.defaults)?;
         }
         let settings = Arc::new(self.clone());
         let resolver = move |group: &str, declared: Option<&Config>| {
-            let literals = declared.map(Patch::from_config).unwrap_or_default();
+            let mut literals = declared.map(Patch::from_config).unwrap_or_default();
+            let retried = retry_declaration(group);
+            if let Some(Some(policy)) = retried {
+                literals.add_retry_literals(policy);
+            }
             let resolved = settings
                 .resolve(group, &literals)
                 .map_err(|e| e.message().to_owned())?;
             Ok(Resolution {
                 config: resolved.config,
                 overrides: resolved.overrides.iter().map(|o| o.to_string()).collect(),
+                // A group whose attributes run no retry loop makes no retry:
+                // its slot is not made for `[defaults]`' retry keys.
+                retry: match retried {
+                    Some(None) => RetryTuning::NONE,
+                    _ => resolved.retry,
+                },
             })
         };
         let reconfigured = registry
@@ -205,7 +283,7 @@ impl Settings {
         let group = change.group();
         let literals = declarations()
             .find(|d| d.group == group)
-            .map(|d| Patch::from_config(d.config))
+            .map(Declaration::literals)
             .unwrap_or_default();
         let settings = self
             .resolve(group, &literals)

@@ -25,7 +25,9 @@ pub enum ErrorKind {
     BadVariable,
     /// A value the group's code would never enforce: `timeout_ms` or
     /// `max_concurrent` for a group whose `#[circuit_breaker]` does not name
-    /// the key (see [`Declaration::attribute`](super::Declaration::attribute)).
+    /// the key (see [`Declaration::attribute`](super::Declaration::attribute)),
+    /// or a retry key for a group whose `#[circuit_breaker]` runs no retry
+    /// loop (see [`Declaration::retry`](super::Declaration::retry)).
     Unenforced,
     /// Applied to a live registry, it would change the failure policy of a
     /// running breaker (its kind, its window's size, or whether slow calls or

@@ -63,6 +63,12 @@
 //! | `jitter` | number (`f64`) |
 //! | `shadow` | `true` or `false` (a variable: the text `true` or `false`) |
 //! | `histogram_ms` | duration (`"10s"`) or integer milliseconds (`u64`) |
+//! | `retry` | integer (`u32`); `0` turns the group's retries off |
+//! | `retry_backoff_ms` | duration (`"50ms"`) or integer milliseconds (`u64`) |
+//! | `retry_cap_ms` | duration (`"2s"`) or integer milliseconds (`u64`) |
+//! | `retry_deadline_ms` | duration (`"5s"`) or integer milliseconds (`u64`) |
+//! | `retry_budget_ratio` | number (`f64`) from 0.0 to 1.0 |
+//! | `retry_budget_floor` | integer (`u32`) |
 //!
 //! `timeout_ms` and `max_concurrent` are taken for a `#[circuit_breaker]`
 //! group only when its attribute names the key: the attribute builds the
@@ -72,7 +78,8 @@
 //! ([`declare_group!`](crate::declare_group)) takes them, for the guarded
 //! helpers to enforce.
 //!
-//! A
+//! The `retry` keys tune a group's retries (see [Retries](#retries) below)
+//! rather than its breaker. A
 //! `[groups.NAME]` table may also say `template = "NAME"`; templates do not
 //! name other templates. Integers may be written with `_`; `failure_rate`,
 //! `slow_call_rate` and `backoff` take an integer or a float.
@@ -170,6 +177,60 @@
 //! the group ends up with the consecutive policy: `BREAKER_DEFAULTS__MIN_CALLS=20`
 //! tunes the windowed groups and leaves the others alone. Set on the group's
 //! own layers under the consecutive policy, they are refused.
+//!
+//! # Retries
+//!
+//! The retry keys are the attribute's, with its meanings and rules
+//! ([`RetryPolicy`](crate::RetryPolicy)): `retry` is the most attempts after
+//! the first, `retry_backoff_ms`, `retry_cap_ms` and `retry_deadline_ms` are
+//! durations as above, `retry_budget_ratio` is a share of first attempts from
+//! 0.0 to 1.0 and `retry_budget_floor` retries a second. They follow the
+//! precedence table key by key, over the policy the group's code declares
+//! (its literal layer, rank 4): `[defaults]` and the template fill the keys
+//! the code leaves to their default, the group's table and variables replace
+//! the code's own. `retry = 0` in a group's table (or
+//! `BREAKER_GROUPS__<X>__RETRY=0`) turns the group's retries off, live: an
+//! operator's switch for a dependency that retries would only bury.
+//!
+//! A retry is made only for a call its code says is safe to repeat. A
+//! `#[circuit_breaker]` group takes the retry keys when its attribute runs a
+//! retry loop: it names `retry = N` (with `idempotent = true`), or says
+//! `idempotent = true` alone, a loop with no retries that configuration may
+//! raise (its calls then pay the retry path's first-attempt instructions,
+//! which a fn without `idempotent` does not). For a group none of whose
+//! attributes does either, [`Settings::apply`] refuses a retry key from its
+//! template, its table or its variables ([`ErrorKind::Unenforced`]), and
+//! `[defaults]`' retry keys leave it alone; in a group of several fns, those
+//! without a retry loop still run each call once. A group made by code ([`declare_group!`](crate::declare_group),
+//! a tower layer's or a reqwest middleware's `retry`,
+//! [`Breaker::group_retry`](crate::Breaker::group_retry)) takes the keys for
+//! the code that retries; the layer and the middleware still replay only the
+//! requests they hold safe to repeat, whatever the file says.
+//!
+//! Applied before a group's first retried call, the keys are what its retry
+//! budget is made with; applied after, its calls run them from their next
+//! attempt on, and the budget keeps its balance (held to the new capacity: a
+//! reload neither fills nor empties it). Settings applied later without the
+//! keys return the group to its code's policy.
+//!
+//! ```
+//! use breakerbox::config_file::Settings;
+//! use breakerbox::{Config, Registry, RetryPolicy};
+//!
+//! static POLICY: RetryPolicy = RetryPolicy::new(2);
+//! let registry = Registry::new();
+//! let search = registry.breaker("search", &Config::default());
+//! let retry = search.group_retry(&POLICY);
+//!
+//! let file = "[defaults]\nretry_budget_floor = 5\n[groups.search]\nretry = 0\n";
+//! Settings::from_toml_str(file, "prod.toml")?.apply(&registry)?;
+//! assert_eq!(retry.effective_policy().retries(), 0); // switched off, live
+//! assert_eq!(retry.effective_policy().budget_limits(), Some((0.2, 5)));
+//!
+//! Settings::new().apply(&registry)?;
+//! assert_eq!(retry.effective_policy(), POLICY); // back to the code's
+//! # Ok::<(), breakerbox::config_file::Error>(())
+//! ```
 //!
 //! # Variables
 //!

@@ -6,30 +6,43 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
+use breaker_core::retry::{RetryPolicy, RetryValues};
 use breaker_core::{Config, ConfigBuilder, ConfigError};
+use breaker_rules::RETRY_KEY_COUNT;
 
 use super::duration::parse_millis;
 
 pub(crate) use breaker_rules::{Role, Ty};
 
-/// One row of the key table: a `ConfigBuilder` method and its attribute key.
+/// One row of the key table: a `ConfigBuilder` or `RetryPolicy` method and
+/// its attribute key.
+#[derive(Clone, Copy)]
 pub(crate) struct Key {
     pub(crate) name: &'static str,
     pub(crate) ty: Ty,
     pub(crate) role: Role,
-    set: fn(ConfigBuilder, Value) -> ConfigBuilder,
+    set: Set,
+}
+
+/// What a key's value sets.
+#[derive(Clone, Copy)]
+enum Set {
+    /// A breaker's configuration key: its `ConfigBuilder` method.
+    Config(fn(ConfigBuilder, Value) -> ConfigBuilder),
+    /// A retry key: its field of the group's [`RetryValues`].
+    Retry(fn(&mut RetryValues, Value)),
 }
 
 /// The loader's view of the table of keys ([`breaker_rules::config_keys!`]):
 /// the TOML parser, the variable parser and [`Patch::apply`] all read it.
 macro_rules! keys {
     ($($(#[$doc:meta])* $name:ident: $ty:ty $(as $method:ident)?, $role:ident;)*) => {
-        pub(crate) const KEYS: &[Key] = &[$(
+        const CONFIG_KEYS: [Key; breaker_rules::KEY_COUNT] = [$(
             Key {
                 name: stringify!($name),
                 ty: <$ty as FromValue>::TY,
                 role: Role::$role,
-                set: setter!($name $(as $method)?),
+                set: Set::Config(setter!($name $(as $method)?)),
             },
         )*];
     };
@@ -48,11 +61,58 @@ macro_rules! setter {
 
 breaker_rules::config_keys!(keys);
 
-const KEY_COUNT: usize = breaker_rules::KEY_COUNT;
+/// The retry keys ([`breaker_rules::RETRY_KEYS`]), each with its field.
+const RETRY_KEYS: [Key; RETRY_KEY_COUNT] = [
+    retry_key(0, |v, x| v.retries = Some(x.get())),
+    retry_key(1, |v, x| v.backoff = Some(Duration::from_millis(x.get()))),
+    retry_key(2, |v, x| v.cap = Some(Duration::from_millis(x.get()))),
+    retry_key(3, |v, x| v.deadline = Some(Duration::from_millis(x.get()))),
+    retry_key(4, |v, x| v.budget_ratio = Some(x.get())),
+    retry_key(5, |v, x| v.budget_floor = Some(x.get())),
+];
+
+const fn retry_key(index: usize, set: fn(&mut RetryValues, Value)) -> Key {
+    let info = breaker_rules::RETRY_KEYS[index];
+    Key {
+        name: info.name,
+        ty: info.ty,
+        role: info.role,
+        set: Set::Retry(set),
+    }
+}
+
+const KEY_COUNT: usize = breaker_rules::KEY_COUNT + RETRY_KEY_COUNT;
+
+/// Every key a file table or a variable may set: the breaker's, then the
+/// retry keys.
+pub(crate) const KEYS: [Key; KEY_COUNT] = {
+    let mut all = [CONFIG_KEYS[0]; KEY_COUNT];
+    let mut i = 0;
+    while i < CONFIG_KEYS.len() {
+        all[i] = CONFIG_KEYS[i];
+        i += 1;
+    }
+    let mut j = 0;
+    while j < RETRY_KEYS.len() {
+        all[i + j] = RETRY_KEYS[j];
+        j += 1;
+    }
+    all
+};
+
+impl Key {
+    /// Whether it is a retry key.
+    pub(crate) fn is_retry(&self) -> bool {
+        matches!(self.set, Set::Retry(_))
+    }
+}
 
 /// The names of every key a file table or a variable may set, in table order:
 /// the `#[circuit_breaker]` keys that configure a breaker (all but `group`,
-/// `fallback`, `is_failure`, `registry` and `crate`).
+/// `fallback`, `is_failure`, `registry`, `crate` and the like), then the
+/// retry keys (`retry`, `retry_backoff_ms`, `retry_cap_ms`,
+/// `retry_deadline_ms`, `retry_budget_ratio`, `retry_budget_floor`; not
+/// `idempotent`, which only code may say).
 pub fn keys() -> impl Iterator<Item = &'static str> {
     KEYS.iter().map(|k| k.name)
 }
@@ -83,9 +143,19 @@ const ALONE: [fn() -> ConfigBuilder; 4] = [
 /// known: `Err` when no other layer could make it acceptable.
 pub(crate) fn check_alone(index: usize, value: Value) -> Result<(), ConfigError> {
     let key = &KEYS[index];
+    let set = match key.set {
+        Set::Config(set) => set,
+        // The retry keys' one rule; each other takes any value of its type.
+        Set::Retry(_) => {
+            return match value {
+                Value::F64(ratio) => breaker_rules::check_retry_budget_ratio(ratio),
+                _ => Ok(()),
+            }
+        }
+    };
     let mut refusals = Vec::with_capacity(ALONE.len());
     for base in ALONE {
-        match (key.set)(base(), value).build() {
+        match set(base(), value).build() {
             Ok(_) => return Ok(()),
             Err(e) => refusals.push(e),
         }
@@ -474,14 +544,53 @@ impl Patch {
         patch
     }
 
-    /// Calls the builder method of every key set, in key-table order.
+    /// The retry literals of a declaration: every retry key `policy`'s
+    /// builder was told ([`RetryPolicy::explicit_keys`]), with the value it
+    /// holds, from [`Source::Attribute`].
+    pub(crate) fn add_retry_literals(&mut self, policy: &RetryPolicy) {
+        let ms = |d: Duration| Value::U64(u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+        for key in policy.explicit_keys() {
+            let value = match key {
+                "retry" => Some(Value::U32(policy.retries())),
+                "retry_backoff_ms" => Some(ms(policy.first_backoff())),
+                "retry_cap_ms" => Some(ms(policy.backoff_cap())),
+                "retry_deadline_ms" => policy.overall_deadline().map(ms),
+                "retry_budget_ratio" => policy.budget_limits().map(|(r, _)| Value::F64(r)),
+                "retry_budget_floor" => policy.budget_limits().map(|(_, f)| Value::U32(f)),
+                _ => None,
+            };
+            if let (Some(index), Some(value)) = (key_index(key), value) {
+                self.put(index, value, Source::Attribute);
+            }
+        }
+    }
+
+    /// Calls the builder method of every configuration key set, in key-table
+    /// order (the retry keys configure no breaker: see
+    /// [`Resolved::retry`](super::Resolved::retry)).
     pub fn apply(&self, builder: ConfigBuilder) -> ConfigBuilder {
         KEYS.iter()
             .zip(&self.values)
-            .fold(builder, |builder, (key, setting)| match setting {
-                Some(setting) => (key.set)(builder, setting.value),
-                None => builder,
+            .fold(builder, |builder, (key, setting)| {
+                match (key.set, setting) {
+                    (Set::Config(set), Some(setting)) => set(builder, setting.value),
+                    _ => builder,
+                }
             })
+    }
+
+    /// The retry keys set in `layers`, a later layer's value over an
+    /// earlier one's.
+    pub(crate) fn retry_values(layers: &[&Patch]) -> RetryValues {
+        let mut values = RetryValues::EMPTY;
+        for patch in layers {
+            for (key, setting) in KEYS.iter().zip(&patch.values) {
+                if let (Set::Retry(set), Some(setting)) = (key.set, setting) {
+                    set(&mut values, setting.value);
+                }
+            }
+        }
+        values
     }
 }
 
@@ -491,6 +600,9 @@ mod tests {
 
     /// A value of `key`'s type that some builder of [`ALONE`] accepts, and that builder.
     fn accepted(index: usize) -> (Value, ConfigBuilder) {
+        let Set::Config(set) = KEYS[index].set else {
+            panic!("`{}` configures no breaker", KEYS[index].name);
+        };
         let candidates = match KEYS[index].ty {
             Ty::U32 => [Value::U32(20), Value::U32(7)],
             Ty::U64 => [Value::U64(20), Value::U64(7)],
@@ -499,7 +611,7 @@ mod tests {
         };
         for value in candidates {
             for base in ALONE {
-                let builder = (KEYS[index].set)(base(), value);
+                let builder = set(base(), value);
                 if builder.build().is_ok() {
                     return (value, builder);
                 }
@@ -510,7 +622,7 @@ mod tests {
 
     #[test]
     fn every_key_of_the_table_reads_back_from_a_config_that_set_it() {
-        for (index, key) in KEYS.iter().enumerate() {
+        for (index, key) in KEYS.iter().enumerate().filter(|(_, k)| !k.is_retry()) {
             let (value, builder) = accepted(index);
             let literals = Patch::from_config(&builder.build().unwrap());
             let read = literals.get(key.name).map(|s| s.value);
@@ -536,5 +648,38 @@ mod tests {
             "a whole number from 1 to 1023 (u32)"
         );
         assert_eq!(range("backoff"), "a number (f64), like 0.5 or 2");
+        assert_eq!(range("retry"), "a whole number from 0 to 4294967295 (u32)");
+    }
+
+    #[test]
+    fn every_retry_literal_a_policy_was_built_with_reads_back() {
+        let policy = RetryPolicy::new(2)
+            .backoff(Duration::from_millis(7))
+            .cap(Duration::from_millis(70))
+            .deadline(Duration::from_secs(1))
+            .budget(0.25, 3);
+        let mut literals = Patch::new();
+        literals.add_retry_literals(&policy);
+        let read: Vec<_> = literals.iter().map(|s| (s.key, s.value)).collect();
+        assert_eq!(
+            read,
+            [
+                ("retry", Value::U32(2)),
+                ("retry_backoff_ms", Value::U64(7)),
+                ("retry_cap_ms", Value::U64(70)),
+                ("retry_deadline_ms", Value::U64(1_000)),
+                ("retry_budget_ratio", Value::F64(0.25)),
+                ("retry_budget_floor", Value::U32(3)),
+            ]
+        );
+        let values = Patch::retry_values(&[&literals]);
+        assert_eq!(values.retries, Some(2));
+        assert_eq!(values.budget_floor, Some(3));
+        assert!(Patch::new().apply(Config::builder()).build().is_ok());
+        assert_eq!(
+            literals.apply(Config::builder()).build().unwrap(),
+            Config::DEFAULT,
+            "retry keys configure no breaker"
+        );
     }
 }

@@ -1,6 +1,7 @@
 //! Composes one group's layers by precedence into a validated [`Config`], and
 //! lists every attribute literal the file or the environment took away.
 
+use breaker_core::retry::RetryTuning;
 use breaker_core::{Config, ConfigBuilder, ConfigError};
 
 use super::env::env_name;
@@ -21,6 +22,11 @@ pub struct Resolved {
     /// Every attribute literal the file or the environment took away, in
     /// key-table order.
     pub overrides: Vec<Override>,
+    /// What the retry keys give the group's retries, over the policy its
+    /// code declares: `[defaults]` and the template fill the keys the code
+    /// leaves to their default, the group's table and variables replace the
+    /// code's own (see [`RetryTuning::over`]).
+    pub retry: RetryTuning,
 }
 
 /// An attribute literal taken away by the file or the environment.
@@ -222,10 +228,15 @@ impl Settings {
             .apply(ConfigBuilder::new())
             .build()
             .map_err(|e| refusal(&format!("group `{group}`"), &settings, e))?;
+        let retry = RetryTuning {
+            fallback: Patch::retry_values(&[layers[0].1, layers[1].1]),
+            overriding: Patch::retry_values(&[layers[3].1, layers[4].1]),
+        };
         Ok(Resolved {
             config,
             settings,
             overrides,
+            retry,
         })
     }
 

@@ -293,6 +293,7 @@ mod tests {
                             .build()
                             .unwrap(),
                         overrides: vec![],
+                        retry: Default::default(),
                     })
                 }))
                 .unwrap();

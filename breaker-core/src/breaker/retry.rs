@@ -10,11 +10,12 @@ use super::jitter;
 use super::permit::{Classifier, EveryError, Permit};
 use crate::error::{CallError, TimedOut};
 use crate::events::{Event, RetryBudgetExhausted};
-use crate::retry::{Retry, RetryAfterHint, RetryPolicy};
+use crate::retry::{Retry, RetryAfterHint, RetryPolicy, RetryTuning};
 use crate::timeout::{within, Timer};
 
 /// Where a retried call stands: when its first attempt started (read only
-/// for a policy with a deadline) and which retry the next attempt would be.
+/// for a policy with a deadline, `u64::MAX` otherwise) and which retry the
+/// next attempt would be.
 #[derive(Clone, Copy, Debug)]
 pub struct RetryAttempts {
     started: u64,
@@ -76,6 +77,20 @@ impl Breaker {
     /// [`group_retry`](Self::group_retry)).
     pub fn made_group_retry(&self) -> Option<&Retry> {
         self.inner.guards.made_retry_slot()?.made()
+    }
+
+    /// Layers `tuning` over the group's retry declaration: its `Retry` is
+    /// made with it, or, made already, runs it from its next attempt on. A
+    /// group that never retried gets a slot only for a tuning that sets
+    /// something.
+    pub(crate) fn tune_retry(&self, tuning: &RetryTuning) {
+        let guards = &self.inner.guards;
+        let slot = match guards.made_retry_slot() {
+            Some(slot) => slot,
+            None if tuning.is_empty() => return,
+            None => guards.retry_slot(),
+        };
+        slot.tune(tuning, self.inner.clock.now());
     }
 
     /// Runs `f` under the breaker, retrying a failure as `retry` says, every
@@ -208,12 +223,14 @@ impl Breaker {
         }
     }
 
-    /// The loop's start: the clock is read only for a policy with a deadline.
+    /// The loop's start: the clock is read only for a policy with a deadline
+    /// (a call that started without one is not held to one a reload sets
+    /// meanwhile).
     #[inline]
     pub(crate) fn first_attempt(&self, retry: &Retry) -> RetryAttempts {
-        let started = match retry.policy().overall_deadline() {
-            Some(_) => self.inner.clock.now(),
-            None => 0,
+        let started = match retry.has_deadline() {
+            true => self.inner.clock.now(),
+            false => UNTIMED,
         };
         RetryAttempts {
             started,
@@ -307,7 +324,7 @@ impl Breaker {
         hint: Option<Duration>,
     ) -> Option<Duration> {
         let inner = &*self.inner;
-        let policy = retry.policy();
+        let policy = retry.effective_policy();
         let number = attempts.next_retry;
         if number > policy.retries() || !self.would_admit() {
             return None;
@@ -320,7 +337,7 @@ impl Breaker {
         );
         let delay = Duration::from_nanos(drawn).max(hint.unwrap_or(Duration::ZERO));
         let now = inner.clock.now();
-        if let Some(deadline) = policy.overall_deadline() {
+        if let (Some(deadline), false) = (policy.overall_deadline(), attempts.started == UNTIMED) {
             let end = attempts
                 .started
                 .saturating_add(crate::clock::duration_to_nanos(deadline));
@@ -343,6 +360,10 @@ impl Breaker {
         Some(delay)
     }
 }
+
+/// `RetryAttempts::started` of a call whose policy had no deadline when it
+/// started.
+const UNTIMED: u64 = u64::MAX;
 
 impl RetryAttempts {
     /// The call ends with an attempt its caller recorded itself: the first

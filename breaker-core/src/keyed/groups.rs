@@ -14,6 +14,7 @@ use super::{KeyedGroup, KeyedMetrics, Shared};
 use crate::breaker::PolicyChange;
 use crate::config::Config;
 use crate::metrics::Metrics;
+use crate::retry::RetryTuning;
 
 /// The keyed groups of one registry, by group name.
 #[derive(Default)]
@@ -37,6 +38,8 @@ pub(crate) trait Erased: Any + Send + Sync {
     fn declared(&self) -> Config;
     fn check_reconfigure(&self, config: &Config) -> Result<(), PolicyChange>;
     fn reconfigure(&self, config: Config) -> Result<Config, PolicyChange>;
+    /// Layers `tuning` over the group's retry declaration.
+    fn tune_retry(&self, tuning: &RetryTuning);
     /// See [`KeyedGroup::set_shadow`].
     fn set_shadow(&self, on: bool);
     /// Names every key for the registry's subscribers (see `Shared::name_keys`).
@@ -66,6 +69,10 @@ impl<K: Hash + Eq + Send + Sync + 'static> Erased for Shared<K> {
 
     fn reconfigure(&self, config: Config) -> Result<Config, PolicyChange> {
         Shared::reconfigure(self, config)
+    }
+
+    fn tune_retry(&self, tuning: &RetryTuning) {
+        Shared::tune_retry(self, tuning)
     }
 
     fn set_shadow(&self, on: bool) {

@@ -42,7 +42,7 @@ use crate::breaker::{Breaker, PolicyChange};
 use crate::clock::ClockSource;
 use crate::config::Config;
 use crate::histogram::CallHistogram;
-use crate::retry::{Retry, RetryPolicy, RetrySlot};
+use crate::retry::{Retry, RetryPolicy, RetrySlot, RetryTuning};
 use crate::state::State;
 
 mod groups;
@@ -231,6 +231,12 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
     /// ```
     pub fn group_retry(&self, declared: &RetryPolicy) -> &Retry {
         self.shared.retry.retry(self.shared.group, declared, false)
+    }
+
+    /// Layers `tuning` over the group's retry declaration, for every key
+    /// (see `RetrySlot::tune`).
+    pub(crate) fn tune_retry(&self, tuning: &RetryTuning) {
+        self.shared.tune_retry(tuning);
     }
 
     /// The config every key's breaker runs with (and new keys are built

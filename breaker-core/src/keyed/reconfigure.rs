@@ -5,6 +5,7 @@ use std::hash::Hash;
 use super::Shared;
 use crate::breaker::{check_change, PolicyChange};
 use crate::config::Config;
+use crate::retry::RetryTuning;
 
 impl<K: Hash + Eq> Shared<K> {
     pub(super) fn check_reconfigure(&self, config: &Config) -> Result<(), PolicyChange> {
@@ -27,6 +28,12 @@ impl<K: Hash + Eq> Shared<K> {
         }
         // Last: the group's config changes once every key runs it.
         Ok(std::mem::replace(&mut *self.config.lock(), config))
+    }
+
+    /// Layers `tuning` over the group's retry declaration: the one `Retry`
+    /// every key draws on, made or to be made.
+    pub(super) fn tune_retry(&self, tuning: &RetryTuning) {
+        self.retry.tune(tuning, self.clock.now());
     }
 
     /// See [`KeyedGroup::set_shadow`](crate::KeyedGroup::set_shadow). Under

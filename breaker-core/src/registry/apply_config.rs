@@ -29,7 +29,10 @@ impl Registry {
     /// [reconfigured](crate::Breaker::reconfigure) at once, keeping its state,
     /// and so is every keyed group, its keys held and to come
     /// ([`KeyedGroup::reconfigure`](crate::KeyedGroup::reconfigure)); every
-    /// group created later is built through it. Replaces the resolver of an
+    /// group created later is built through it. A group's retries take the
+    /// resolution's [`retry`](crate::Resolution::retry) the same way: a group's
+    /// [`Retry`](crate::Retry) made already runs it from its next attempt on
+    /// (its budget's balance kept), one made later is made with it. Replaces the resolver of an
     /// earlier call, and the [`overrides`](Self::overrides) it reported.
     ///
     /// All or nothing: when the resolver refuses a live group, or would change
@@ -51,7 +54,7 @@ impl Registry {
     ///     .apply_config(Arc::new(|_group: &str, declared: Option<&Config>| {
     ///         let threshold = declared.map_or(5, Config::threshold);
     ///         let config = Config::builder().threshold(threshold).open_duration(Duration::from_secs(5)).build();
-    ///         Ok(Resolution { config: config.map_err(|e| e.to_string())?, overrides: vec![] })
+    ///         Ok(Resolution { config: config.map_err(|e| e.to_string())?, overrides: vec![], retry: Default::default() })
     ///     }))
     ///     .unwrap();
     /// assert_eq!(search.config().open_duration().as_millis(), 5_000);
@@ -108,6 +111,7 @@ impl Registry {
             breaker
                 .reconfigure(resolution.config)
                 .expect("checked above, under the same lock");
+            breaker.tune_retry(&resolution.retry);
             if from != resolution.config {
                 changed.push(Reconfigured {
                     group: breaker.group(),
@@ -121,6 +125,7 @@ impl Registry {
             let from = keyed
                 .reconfigure(resolution.config)
                 .expect("checked above; no reconfiguration changes a policy");
+            keyed.tune_retry(&resolution.retry);
             if from != resolution.config {
                 changed.push(Reconfigured {
                     group,

@@ -62,17 +62,20 @@ impl Registry {
         let clock = self.clock_source().clone();
         let (keyed, created) = self.creating_keyed(config, |resolved| {
             self.keyed_groups().get_or_create(group, |name| {
-                KeyedGroup::from_parts(
+                let (resolved, retry) = resolved(name);
+                let keyed = KeyedGroup::from_parts(
                     name,
                     *config,
-                    resolved(name),
+                    resolved,
                     clock,
                     max_keys,
                     Some(Tell {
                         subscribers: Arc::clone(self.subscribers()),
                         name: key_text::<K>,
                     }),
-                )
+                );
+                keyed.tune_retry(&retry);
+                keyed
             })
         })?;
         if !created {

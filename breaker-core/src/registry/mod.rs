@@ -30,6 +30,7 @@ use crate::config::Config;
 use crate::conflict::{ConfigSource, Conflict};
 use crate::events::Subscribers;
 use crate::metrics::Snapshot;
+use crate::retry::RetryTuning;
 
 /// The process-wide registry that `#[circuit_breaker]` call sites use by default.
 ///
@@ -285,9 +286,10 @@ impl Registry {
         notes: &mut Vec<Note>,
     ) -> Breaker {
         let name = crate::names::intern(group);
-        let config = self.resolved(groups, name, declared, notes);
+        let (config, retry) = self.resolved(groups, name, declared, notes);
         let inherited = Some(self.subscribers.clone());
         let breaker = Breaker::from_parts_in(name, config, self.clock.clone(), inherited);
+        breaker.tune_retry(&retry);
         let entry = Group {
             breaker: breaker.clone(),
             declared,
@@ -298,28 +300,29 @@ impl Registry {
 
     /// The config a new group `name` declared with `declared` is built with:
     /// its explicit config, else `declared`, else the defaults, through the
-    /// layered configuration if any. What to announce goes to `notes`.
+    /// layered configuration if any; and what that gives its retries. What to
+    /// announce goes to `notes`.
     fn resolved(
         &self,
         groups: &Groups,
         name: &'static str,
         declared: Option<Config>,
         notes: &mut Vec<Note>,
-    ) -> Config {
+    ) -> (Config, RetryTuning) {
         let base = groups.configured.get(name).copied().or(declared);
         match &groups.resolver {
-            None => base.unwrap_or_default(),
+            None => (base.unwrap_or_default(), RetryTuning::NONE),
             Some(resolver) => match resolver(name, base.as_ref()) {
                 Ok(resolution) => {
                     self.overridden(name, resolution.overrides, notes);
-                    resolution.config
+                    (resolution.config, resolution.retry)
                 }
                 Err(message) => {
                     // A call site cannot fail here; `apply_config` checks the
                     // declarations it knows of beforehand, so this is one it
                     // could not see (a hand-made `breaker` call).
                     notes.push(Note::Refused(name, message));
-                    base.unwrap_or_default()
+                    (base.unwrap_or_default(), RetryTuning::NONE)
                 }
             },
         }
@@ -333,7 +336,7 @@ impl Registry {
     pub(crate) fn creating_keyed<R>(
         &self,
         declared: &Config,
-        create: impl FnOnce(&mut dyn FnMut(&'static str) -> Config) -> R,
+        create: impl FnOnce(&mut dyn FnMut(&'static str) -> (Config, RetryTuning)) -> R,
     ) -> R {
         let mut notes = Vec::new();
         let made = {

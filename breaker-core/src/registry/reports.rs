@@ -5,6 +5,7 @@ use std::fmt;
 
 use crate::breaker::PolicyChange;
 use crate::config::Config;
+use crate::retry::RetryTuning;
 
 /// Turns a group's declaration into the config it runs with: given the group
 /// and the config its code declared (`None` when the group is used without a
@@ -21,6 +22,11 @@ pub struct Resolution {
     /// Each declared value the layers took away, said with its source
     /// (listed by [`Registry::overrides`](super::Registry::overrides)).
     pub overrides: Vec<String>,
+    /// What the layers give the group's retries over the policy its code
+    /// declares ([`RetryTuning::NONE`]: nothing). The group's
+    /// [`Retry`](crate::Retry) is made with it, or takes it live; a group
+    /// whose code never retries makes no retry for it.
+    pub retry: RetryTuning,
 }
 
 /// A value of a group's declaration that layered configuration took away.

@@ -23,6 +23,11 @@ fn lonely() -> Result<(), Error> {
     Ok(())
 }
 
+#[circuit_breaker(group = "promise-nothing", idempotent = false)]
+fn promise_nothing() -> Result<(), Error> {
+    Ok(())
+}
+
 #[circuit_breaker(group = "zero", retry = 0, idempotent = true)]
 fn zero() -> Result<(), Error> {
     Ok(())
