@@ -200,6 +200,7 @@ const CASES: &[&str] = &[
     "timeout_race",
     "timeout_async",
     "latency_window",
+    "latency_time_window",
     "histogram",
     "attribute_keyed",
     "attribute_keyed_async",
@@ -242,6 +243,7 @@ const BASES: &[(&str, &str)] = &[
     ("timeout_race", "attribute_async"),
     ("timeout_async", "attribute_async"),
     ("latency_window", "count_window"),
+    ("latency_time_window", "time_window"),
     ("histogram", "permit"),
     ("attribute_keyed", "attribute"),
     ("attribute_keyed_async", "attribute_async"),
@@ -285,6 +287,16 @@ fn run(case: &str, n: u64) {
             "ir",
             Config::builder()
                 .window_calls(100)
+                .latency_p99(Duration::from_secs(1))
+                .build()
+                .unwrap(),
+        ),
+        // `time_window`'s group with a latency window: its cost is the
+        // difference from `time_window`.
+        "latency_time_window" => Breaker::new(
+            "ir",
+            Config::builder()
+                .window_duration(Duration::from_secs(10))
                 .latency_p99(Duration::from_secs(1))
                 .build()
                 .unwrap(),
@@ -368,8 +380,16 @@ fn run(case: &str, n: u64) {
     let b = &breaker;
     match case {
         "bare" => repeat(n, || work(black_box(1))),
-        "permit" | "open" | "forced_open" | "shadow_open" | "count_window" | "time_window"
-        | "latency_window" | "histogram" | "ramping" => repeat(n, || permit_call(b, black_box(1))),
+        "permit"
+        | "open"
+        | "forced_open"
+        | "shadow_open"
+        | "count_window"
+        | "time_window"
+        | "latency_window"
+        | "latency_time_window"
+        | "histogram"
+        | "ramping" => repeat(n, || permit_call(b, black_box(1))),
         "call" => repeat(n, || b.call(|| work(black_box(1)))),
         "call_in_bulkhead" => repeat(n, || b.call_in_bulkhead(|| work(black_box(1)))),
         "bulkhead" => repeat(n, || guarded_bulkhead(black_box(1))),

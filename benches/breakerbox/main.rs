@@ -435,6 +435,28 @@ fn threads(c: &mut Criterion) {
                 })
             })
         });
+        let latency = Breaker::new(
+            "bench-threads-latency-window",
+            Config::builder()
+                .window_calls(100)
+                .failure_rate(0.5)
+                .latency_p99(Duration::from_secs(1))
+                .open_duration(Duration::from_millis(FAR))
+                .build()
+                .expect("valid window config"),
+        );
+        g.bench_function(format!("breakerbox: latency window x{n}{sfx}"), |b| {
+            b.iter_custom(|iters| {
+                aggregate(n, iters, clocking, |_| {
+                    let breaker = latency.clone();
+                    move |k: u64| {
+                        for _ in 0..k {
+                            black_box(permit_call(&breaker, black_box(1)).is_ok());
+                        }
+                    }
+                })
+            })
+        });
         let keyed = breakerbox::keyed::KeyedGroup::<u64>::new("bench-threads-keyed", CONFIG, 1_000);
         g.bench_function(
             format!("breakerbox: keyed group, 64 existing keys x{n}{sfx}"),

@@ -229,6 +229,13 @@ impl ClockSource {
     // keep the closed path (which reads no clock) from being inlined itself.
     #[inline(never)]
     pub(crate) fn now(&self) -> u64 {
+        self.now_inlined()
+    }
+
+    /// [`now`](Self::now), inlined: for a caller out of line itself whose
+    /// frame already holds what the read needs (a verdict's slow path).
+    #[inline(always)]
+    pub(crate) fn now_inlined(&self) -> u64 {
         match self {
             ClockSource::Monotonic => MonotonicClock.now_nanos(),
             ClockSource::Custom(clock) => clock.now_nanos(),

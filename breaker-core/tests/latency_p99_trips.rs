@@ -150,3 +150,31 @@ fn the_window_starts_empty_after_the_circuit_closes_again() {
         "old slow calls do not count"
     );
 }
+
+#[test]
+fn racing_successes_are_each_counted_once_and_fast_ones_never_trip() {
+    let clock = ManualClock::new();
+    let breaker = count_window("p99-race", &clock);
+    const THREADS: u64 = 4;
+    const CALLS: u64 = 5_000;
+    std::thread::scope(|s| {
+        for _ in 0..THREADS {
+            s.spawn(|| {
+                for _ in 0..CALLS {
+                    breaker.try_acquire().expect("closed").success();
+                }
+            });
+        }
+    });
+    let m = breaker.metrics();
+    assert_eq!(breaker.state(), State::Closed);
+    assert_eq!(
+        (m.successes, m.failures, m.latency_trips),
+        (THREADS * CALLS, 0, 0)
+    );
+    assert_eq!(
+        m.latency_p99,
+        Some(Duration::from_micros(1)),
+        "every call took 0 µs"
+    );
+}

@@ -175,12 +175,18 @@ impl Inner {
     fn acquire_moving(&self) -> ClaimCode {
         let word = self.word();
         if word.admits_outright() {
-            // Closed and timed (slow calls or latency judged): admitted with
-            // the clock's reading, marked so that its verdict takes the slow
-            // path, as the claim step would.
-            return ClaimCode::admitted(word.marked(), self.clock.now());
+            return self.admit_timed(word);
         }
         self.acquire_stepping(word)
+    }
+
+    /// A closed, timed word (slow calls or latency judged): admitted with the
+    /// clock's reading, inlined here, marked so that its verdict takes the
+    /// slow path, as the claim step would. A frame of its own, so that the
+    /// claim step's claims do not pay for the read's.
+    #[inline(never)]
+    fn admit_timed(&self, word: Word) -> ClaimCode {
+        ClaimCode::admitted(word.marked(), self.clock.now_inlined())
     }
 
     /// [`acquire_moving`](Self::acquire_moving) of a word that does not admit

@@ -35,6 +35,11 @@
 //!   `settle_count_window`, whose common success makes only tail calls and
 //!   so needs no frame; each other case (a failure, a judgement, a trip) has
 //!   a frame of its own (`count_window`).
+//! - **Latency window.** A count window's closed success in a group with
+//!   `latency_p99_ms` runs in `latency_count_window_success`: the clock's
+//!   reading inlined, the latency window's common add (which cannot trip),
+//!   and the count window's success, with only tail calls after the read;
+//!   every other verdict of such a group runs in `settle_latency_window`.
 //! - **Time window.** A closed success of a time window that places by the
 //!   coarse clock runs in `time_window_success`: the count, the coarse
 //!   reading, and one add to the bucket the window's `hot` word names, with

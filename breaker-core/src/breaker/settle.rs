@@ -8,7 +8,7 @@ use crate::config::FailurePolicy;
 use crate::counters::Counter;
 use crate::events::TripCause;
 use crate::histogram::Kind;
-use crate::policy::latency::LatencyWindow;
+use crate::policy::latency::{LatencyWindow, Taken};
 use crate::policy::{Policy, Recorded, TimeWindow};
 use crate::state::{State, Word};
 
@@ -127,9 +127,13 @@ impl Inner {
             if let Some(generation) = self.closed_window_call(admitted, verdict) {
                 return self.settle_count_window(generation, started, verdict);
             }
-            // A count window's closed call in a group with a latency window.
+            // A count window's closed call in a group with a latency window:
+            // a success on its short way.
             if let Some(latency) = self.guards.latency() {
                 if let Some(generation) = self.closed_latency_call(admitted, verdict) {
+                    if verdict == Verdict::Success {
+                        return self.latency_count_window_success(generation, started);
+                    }
                     return self.settle_latency_window(generation, started, verdict, latency);
                 }
             }
@@ -194,7 +198,7 @@ impl Inner {
         } else {
             Counter::Successes
         });
-        let now = self.clock.now();
+        let now = self.clock.now_inlined();
         if let Some(histogram) = self.guards.histogram() {
             let kind = if failed {
                 Kind::Failed
@@ -227,6 +231,90 @@ impl Inner {
         }
         // Counted when it opens the breaker (see `settle_call`).
         if latency.record(generation, now, now.saturating_sub(started))
+            && self.trip(generation, TripCause::LatencyP99)
+        {
+            self.counters.bump(Counter::LatencyTrips);
+        }
+    }
+
+    /// A count window's closed success in a group with a latency window: what
+    /// [`settle_latency_window`](Self::settle_latency_window) does for it,
+    /// which takes the success of a group that also keeps a histogram or
+    /// judges slow calls. Only the start, the generation and `self` are kept
+    /// across the clock's read; the common call (the count window's success
+    /// that holds, then the latency window's common add) makes only tail
+    /// calls after it, and every other case goes on in a frame of its own.
+    #[inline(never)]
+    fn latency_count_window_success(&self, generation: u64, started: u64) {
+        let now = self.clock.now_inlined();
+        let (Some(latency), Policy::CountWindow(window)) =
+            (self.guards.latency(), &self.hot.policy)
+        else {
+            return;
+        };
+        if window.rule().judges_slowness() || self.guards.histogram().is_some() {
+            return self.settle_latency_window(generation, started, Verdict::Success, latency);
+        }
+        let recorded = window.record_success(generation);
+        if !matches!(recorded, Recorded::Held) {
+            return self.latency_count_window_rest(generation, started, now, recorded);
+        }
+        let lasted = now.saturating_sub(started);
+        match latency.add_unjudged(generation, now, lasted) {
+            Ok(()) => self.counters.bump(Counter::Successes),
+            Err(taken) => self.latency_success_taken(generation, taken, lasted),
+        }
+    }
+
+    /// [`latency_count_window_success`](Self::latency_count_window_success)
+    /// of a success the count window did not simply hold (`recorded`), settled
+    /// at `now`: the count window's judgement first, then the latency
+    /// window's record.
+    #[cold]
+    #[inline(never)]
+    fn latency_count_window_rest(
+        &self,
+        generation: u64,
+        started: u64,
+        now: u64,
+        recorded: Recorded,
+    ) {
+        let (Some(latency), Policy::CountWindow(window)) =
+            (self.guards.latency(), &self.hot.policy)
+        else {
+            return;
+        };
+        let tripped = match recorded {
+            Recorded::Held => false,
+            Recorded::Judge { calls, tally } => window.judge(calls, tally),
+            Recorded::Claimed { at, calls } => window.success_at(generation, at, calls),
+            Recorded::Retry => window.record(generation, window.rule().outcome(false, 0, 0)),
+        };
+        self.counters.bump(Counter::Successes);
+        if tripped {
+            return self.trip_cold(generation);
+        }
+        // Counted when it opens the breaker (see `settle_call`).
+        if latency.record(generation, now, now.saturating_sub(started))
+            && self.trip(generation, TripCause::LatencyP99)
+        {
+            self.counters.bump(Counter::LatencyTrips);
+        }
+    }
+
+    /// [`latency_count_window_success`](Self::latency_count_window_success)
+    /// of a success the count window held and the latency window must judge,
+    /// or record after claiming its bucket (`taken`: the position the call
+    /// took there).
+    #[cold]
+    #[inline(never)]
+    fn latency_success_taken(&self, generation: u64, taken: Taken, lasted: u64) {
+        self.counters.bump(Counter::Successes);
+        let Some(latency) = self.guards.latency() else {
+            return;
+        };
+        // Counted when it opens the breaker (see `settle_call`).
+        if latency.record_taken(generation, taken, lasted)
             && self.trip(generation, TripCause::LatencyP99)
         {
             self.counters.bump(Counter::LatencyTrips);

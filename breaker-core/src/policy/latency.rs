@@ -89,9 +89,11 @@ fn position_of(stamp: u64) -> u64 {
 }
 
 /// Whether position `a` is later than `b`, positions wrapping at [`POS_BITS`].
+#[inline(always)]
 fn is_later_position(a: u64, b: u64) -> bool {
-    let ahead = a.wrapping_sub(b) & POS_MASK;
-    ahead != 0 && ahead <= POS_MASK / 2
+    // `a - b` modulo 2^POS_BITS is in 1..2^(POS_BITS - 1) exactly when, shifted
+    // to the top of the word, it is above zero as a signed number.
+    ((a.wrapping_sub(b) << (64 - POS_BITS)) as i64) > 0
 }
 
 /// How far position `newer` is past `older` (0 when it is not past it).
@@ -151,6 +153,16 @@ impl Bucket {
             }
         }
     }
+}
+
+/// The position a call took in the window ([`LatencyWindow::add_unjudged`])
+/// and the bucket it lives in: what [`LatencyWindow::record_taken`] records
+/// the call at. A count window's call takes its position once, so it is
+/// handed on, never read again.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Taken {
+    position: u64,
+    slot: usize,
 }
 
 /// How a bucket's position is read.
@@ -275,13 +287,21 @@ impl LatencyWindow {
 
     /// Records a call of `generation` that took `nanos`, settled at `now`;
     /// returns whether the window's p99 is now above the bound.
-    ///
-    /// The common call, under the bound, into the bucket of its position and
-    /// generation while no bucket the window counts holds a call over the
-    /// bound, is two adds here; every other goes to
-    /// [`record_judged`](Self::record_judged).
     #[inline(always)]
     pub(crate) fn record(&self, generation: u64, now: u64, nanos: u64) -> bool {
+        match self.add_unjudged(generation, now, nanos) {
+            Ok(()) => false,
+            Err(taken) => self.record_taken(generation, taken, nanos),
+        }
+    }
+
+    /// The common call of [`record`](Self::record): one under the bound, into
+    /// the bucket of its position and generation, while no bucket the window
+    /// counts holds a call over the bound. It is two adds here, and cannot
+    /// trip the window. Every other call is left to
+    /// [`record_taken`](Self::record_taken), with the position it took.
+    #[inline(always)]
+    pub(crate) fn add_unjudged(&self, generation: u64, now: u64, nanos: u64) -> Result<(), Taken> {
         let position = match self.span {
             Span::Time(width) => now / width,
             Span::Calls(width) => self.seq.fetch_add(1, Relaxed) / width,
@@ -300,15 +320,17 @@ impl LatencyWindow {
             } else {
                 bucket.add_to_bin(bin(nanos));
             }
-            return false;
+            return Ok(());
         }
-        self.record_judged(generation, position, slot, nanos)
+        Err(Taken { position, slot })
     }
 
-    /// [`record`](Self::record) of a call the window must judge, or whose
-    /// bucket must be claimed first.
+    /// [`record`](Self::record) of a call that
+    /// [`add_unjudged`](Self::add_unjudged) left: one the window must judge,
+    /// or whose bucket must be claimed first, at the position it took.
     #[inline(never)]
-    fn record_judged(&self, generation: u64, position: u64, slot: usize, nanos: u64) -> bool {
+    pub(crate) fn record_taken(&self, generation: u64, taken: Taken, nanos: u64) -> bool {
+        let Taken { position, slot } = taken;
         let latest = self.generation.load(Relaxed);
         if latest != generation && !self.enter(generation, latest) {
             return false;
@@ -536,6 +558,25 @@ mod tests {
             }
         }
         assert_eq!(bin(u64::MAX), BINS - 1);
+    }
+
+    #[test]
+    fn a_position_is_later_up_to_half_the_positions_ahead_across_the_wrap() {
+        let half = 1u64 << (POS_BITS - 1);
+        for (a, b, later) in [
+            (1, 0, true),
+            (0, 0, false),
+            (0, 1, false),
+            (half - 1, 0, true),
+            (half, 0, false),
+            (half + 1, 0, false),
+            (0, POS_MASK, true),
+            (5, POS_MASK - 4, true),
+            (POS_MASK - 4, 5, false),
+            (POS_MASK, 0, false),
+        ] {
+            assert_eq!(is_later_position(a, b), later, "{a} after {b}");
+        }
     }
 
     #[test]
