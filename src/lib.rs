@@ -469,7 +469,7 @@
 /// retries a call by hand with [`Breaker::call_retrying`].
 ///
 /// A configuration file and `BREAKER_` variables take the same retry keys
-/// (see [`config_file`](crate::config_file#retries)), over the attribute's
+/// (see [`config_file`][config-retries]), over the attribute's
 /// literals and live: `retry = 0` for the group turns its retries off. They
 /// are taken only by a fn that runs a retry loop: one that names `retry`, or
 /// says `idempotent = true` alone (no retry of its own, the file's if it sets
@@ -701,6 +701,14 @@
 /// #[breakerbox::circuit_breaker(group = "search", treshold = 3)] // did you mean `threshold`?
 /// fn search() -> Result<(), breakerbox::CallError<()>> { Ok(()) }
 /// ```
+#[cfg_attr(
+    feature = "config",
+    doc = "[config-retries]: crate::config_file#retries"
+)]
+#[cfg_attr(
+    not(feature = "config"),
+    doc = "[config-retries]: https://docs.rs/breakerbox/latest/breakerbox/config_file/index.html#retries"
+)]
 pub use breaker_macros::circuit_breaker;
 
 // What an application names: the runtime, its config, what a call returns,
