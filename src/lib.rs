@@ -472,8 +472,9 @@
 /// (see [`config_file`][config-retries]), over the attribute's
 /// literals and live: `retry = 0` for the group turns its retries off. They
 /// are taken only by a fn that runs a retry loop: one that names `retry`, or
-/// says `idempotent = true` alone (no retry of its own, the file's if it sets
-/// some). Such a fn's calls pay the retry path's first attempt (a sync call
+/// says `idempotent = true` alone (no retry keys of its own: it runs its
+/// group's, those another fn of the group declares or the file's, whichever
+/// fn calls first). Such a fn's calls pay the retry path's first attempt (a sync call
 /// that succeeds at once: 99 instructions, 52 over the plain attribute's, the
 /// `retry_first_attempt_ok` row of `benches/README.md`); a fn without
 /// `idempotent` pays nothing for it.

@@ -481,3 +481,45 @@ fn a_group_with_one_retried_fn_takes_the_keys_and_its_other_fns_still_run_once()
         "no retry loop, no retry"
     );
 }
+
+static MIXED: LazyLock<Registry> = LazyLock::new(registry);
+static MIXED_CALLS: AtomicU32 = AtomicU32::new(0);
+
+#[circuit_breaker(group = "mixed", registry = &MIXED, threshold = 100, idempotent = true)]
+fn mixed_alone() -> Result<(), Error> {
+    MIXED_CALLS.fetch_add(1, SeqCst);
+    Err(Error::Busy)
+}
+
+#[circuit_breaker(group = "mixed", registry = &MIXED, threshold = 100, retry = 2,
+    idempotent = true, retry_backoff_ms = 0)]
+fn mixed_retried() -> Result<(), Error> {
+    MIXED_CALLS.fetch_add(1, SeqCst);
+    Err(Error::Busy)
+}
+
+#[test]
+fn a_group_of_idempotent_alone_and_retry_runs_the_retry_keys_whichever_fn_calls_first() {
+    // The fn without keys of its own calls first: its group's `retry = 2`
+    // still holds once that fn calls, for both fns.
+    let (_, alone) = attempts(&MIXED_CALLS, mixed_alone);
+    assert_eq!(alone, 1, "no fn of the group declared retries yet");
+    let (_, retried) = attempts(&MIXED_CALLS, mixed_retried);
+    assert_eq!(retried, 3, "the declared `retry = 2`");
+    let (_, alone) = attempts(&MIXED_CALLS, mixed_alone);
+    assert_eq!(alone, 3, "the group's retries, for the fn without its own");
+    // The file's keys are layered over the declaration that sets keys.
+    settings("[groups.mixed]\nretry = 1\n")
+        .apply(&MIXED)
+        .unwrap();
+    let overrides: Vec<String> = MIXED.overrides().iter().map(ToString::to_string).collect();
+    assert_eq!(
+        overrides,
+        [
+            "group `mixed`: the attribute's `retry = 2` is overridden by `retry = 1` \
+          (`retry.toml` line 2, [groups.mixed])"
+        ]
+    );
+    let (_, alone) = attempts(&MIXED_CALLS, mixed_alone);
+    assert_eq!(alone, 2);
+}

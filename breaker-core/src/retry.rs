@@ -441,8 +441,11 @@ impl RetryTuning {
 /// ([`RetryTuning`]), and takes a new one live, from the next attempt that
 /// reads it: each value of the policy is its own relaxed atomic, so an
 /// attempt racing a reload may read some keys before it and some after,
-/// each one of the two policies' own. A reload keeps the budget's balance
-/// (held to the new bucket's capacity): it neither fills nor empties it.
+/// each one of the two policies' own (a deadline or a budget read with the
+/// flag that says the policy has one). A reload keeps the budget's balance,
+/// held to the smaller of the old and the new bucket's capacity: it never
+/// adds a retry. A budget given to a policy that had none, in a bucket that
+/// never paid a retry, starts as a new bucket does.
 #[derive(Debug)]
 pub struct Retry {
     /// The policy the code declared: what a later declaration is compared
@@ -464,6 +467,9 @@ pub struct Retry {
     /// one made with `new`): a later call with that same declaration skips
     /// comparing the policies.
     declared_at: usize,
+    /// The group's declaration that sets retry keys, taken over from one of
+    /// `idempotent = true` alone (which sets none) that made this `Retry`.
+    adopted: OnceLock<RetryPolicy>,
     /// Whether a conflicting declaration was reported.
     conflict_told: AtomicBool,
 }
@@ -507,6 +513,7 @@ macro_rules! retry_running {
             budget: RetryBudget::new(ratio, floor),
             draws: AtomicU64::new(0),
             declared_at: 0,
+            adopted: OnceLock::new(),
             conflict_told: AtomicBool::new(false),
         }
     }};
@@ -538,10 +545,20 @@ impl Retry {
     }
 
     /// Whether `declared` is the declaration this `Retry` was made from, or
-    /// equal to it.
+    /// equal to it, or the one it adopted; a declaration that sets no key
+    /// (`idempotent = true` alone) runs whatever its group's does.
     #[inline]
     fn runs(&self, declared: &RetryPolicy) -> bool {
-        self.declared_at == address(declared) || self.declared == *declared
+        self.declared_at == address(declared)
+            || declared.explicit == 0
+            || self.declared == *declared
+            || self.adopted.get() == Some(declared)
+    }
+
+    /// Whether it was made from a declaration that sets no key, and has not
+    /// adopted one since.
+    fn may_adopt(&self) -> bool {
+        self.declared.explicit == 0 && self.adopted.get().is_none()
     }
 
     /// A declaration of `group` that differs from the one this `Retry` was
@@ -553,7 +570,7 @@ impl Retry {
             log::warn!(
                 "breaker: group `{group}` declared with two retry policies; the group's \
                  budget keeps {:?} (first declaration); ignored {ignored:?}",
-                self.declared
+                self.policy()
             );
         }
     }
@@ -562,8 +579,12 @@ impl Retry {
     /// declaration; for one made with [`new`](Self::new), that policy). What
     /// it runs now, with configuration layered over it, is
     /// [`effective_policy`](Self::effective_policy).
-    pub const fn policy(&self) -> &RetryPolicy {
-        &self.declared
+    ///
+    /// A group's `Retry` made by a fn of `idempotent = true` alone (which
+    /// declares no key) takes the first declaration of the group that sets
+    /// keys as its policy when that declaration's fn first calls.
+    pub fn policy(&self) -> &RetryPolicy {
+        self.adopted.get().unwrap_or(&self.declared)
     }
 
     /// The policy it runs now: its [`policy`](Self::policy) with what layered
@@ -577,7 +598,7 @@ impl Retry {
     /// assert_eq!(FLAKY.effective_policy(), *FLAKY.policy());
     /// ```
     pub fn effective_policy(&self) -> RetryPolicy {
-        let flags = self.flags.load(Relaxed);
+        let flags = self.flags.load(Acquire);
         RetryPolicy {
             retries: self.retries.load(Relaxed),
             backoff_nanos: self.backoff_nanos.load(Relaxed),
@@ -588,14 +609,15 @@ impl Retry {
                 let floor = self.budget.floor.load(Relaxed);
                 (ratio, u32::try_from(floor).unwrap_or(u32::MAX))
             }),
-            explicit: self.declared.explicit,
+            explicit: self.policy().explicit,
         }
     }
 
     /// Runs `policy` from the next attempt that reads it. The budget's
-    /// balance is kept, held to the new capacity; the floor earned up to
-    /// `now` (a clock reading) is paid at the old rate first. A policy without
-    /// a budget leaves the bucket as it is, for a later one to resume.
+    /// balance is kept, held to the smaller of the old and the new capacity;
+    /// the floor earned up to `now` (a clock reading) is paid at the old rate
+    /// first. A policy without a budget leaves the bucket as it is, for a
+    /// later one to resume.
     pub(crate) fn retune(&self, policy: &RetryPolicy, now: u64) {
         self.retries.store(policy.retries, Relaxed);
         self.backoff_nanos.store(policy.backoff_nanos, Relaxed);
@@ -605,9 +627,16 @@ impl Retry {
         }
         if let Some((ratio, floor)) = policy.budget {
             self.ratio_bits.store(ratio.to_bits(), Relaxed);
-            self.budget.retune(ratio, floor, now);
+            let had_none = self.flags.load(Relaxed) & HAS_BUDGET == 0;
+            if had_none && self.budget.refilled_at.load(Acquire) == NEVER {
+                self.budget.restart(ratio, floor, now);
+            } else {
+                self.budget.retune(ratio, floor, now);
+            }
         }
-        self.flags.store(flags_of(policy), Relaxed);
+        // Last, and released: a reader that sees the new flags (`Acquire`)
+        // sees the values stored above with them.
+        self.flags.store(flags_of(policy), Release);
     }
 
     /// The budget its retries draw on.
@@ -618,7 +647,7 @@ impl Retry {
     /// Whether the policy it runs has an overall deadline.
     #[inline]
     pub(crate) fn has_deadline(&self) -> bool {
-        self.flags.load(Relaxed) & HAS_DEADLINE != 0
+        self.flags.load(Acquire) & HAS_DEADLINE != 0
     }
 
     /// Whether a retry may be made now (by the clock reading `now`), taking
@@ -667,16 +696,43 @@ impl RetrySlot {
     /// `declared` is a `static`). A later declaration that differs is reported
     /// once (see [`Retry::conflict`]) and draws on the first one's budget,
     /// under the first one's policy.
+    ///
+    /// A `Retry` made by a declaration that sets no key (`idempotent = true`
+    /// alone) adopts the first one that does, with the tuning held over it,
+    /// from `now` (the clock, read only then).
     #[inline]
-    pub(crate) fn retry(&self, group: &str, declared: &RetryPolicy, fixed: bool) -> &Retry {
+    pub(crate) fn retry(
+        &self,
+        group: &str,
+        declared: &RetryPolicy,
+        fixed: bool,
+        now: impl FnOnce() -> u64,
+    ) -> &Retry {
         let retry = match self.retry.get() {
             Some(retry) => retry,
             None => self.first_retry(declared, fixed),
         };
         if !retry.runs(declared) {
-            retry.conflict(group, declared);
+            self.differs(group, retry, declared, now());
         }
         retry
+    }
+
+    /// A declaration `retry` does not run: adopted if `retry` has none of its
+    /// own, else reported (see [`Retry::conflict`]).
+    #[cold]
+    #[inline(never)]
+    fn differs(&self, group: &str, retry: &Retry, declared: &RetryPolicy, now: u64) {
+        let tuning = self.tuning.lock();
+        if retry.may_adopt() {
+            let adopted = retry.adopted.get_or_init(|| *declared);
+            retry.retune(&tuning.over(adopted), now);
+            return;
+        }
+        drop(tuning);
+        if !retry.runs(declared) {
+            retry.conflict(group, declared);
+        }
     }
 
     /// Makes the `Retry` with the tuning held (or finds the one a racing
@@ -698,7 +754,7 @@ impl RetrySlot {
         let mut held = self.tuning.lock();
         *held = *tuning;
         if let Some(retry) = self.retry.get() {
-            retry.retune(&tuning.over(&retry.declared), now);
+            retry.retune(&tuning.over(retry.policy()), now);
         }
     }
 
@@ -846,19 +902,36 @@ impl RetryBudget {
 
     /// Takes `ratio` and `floor` from now on (`now`, a clock reading): the
     /// floor earned up to `now` is paid at the old rate first (when it has
-    /// started accruing), and the balance is kept, held to the new capacity.
+    /// started accruing), and the balance is kept, held to the smaller of
+    /// the old and the new capacity (what it could give before the change, at
+    /// most what it may hold after): a retune never adds a retry.
     fn retune(&self, ratio: f64, floor: u32, now: u64) {
         if self.refilled_at.load(Acquire) != NEVER {
             self.refill(now);
         }
         let floor = u64::from(floor);
         let capacity = capacity(floor);
+        let held = self.capacity.load(Relaxed).min(capacity);
         self.deposit.store(deposit_of(ratio), Relaxed);
         self.floor.store(floor, Relaxed);
         self.capacity.store(capacity, Relaxed);
         let _ = self
             .balance
-            .fetch_update(AcqRel, Relaxed, |b| Some(b.min(capacity)));
+            .fetch_update(AcqRel, Relaxed, |b| Some(b.min(held)));
+    }
+
+    /// A budget turned on by a retune of a policy that had none, in a bucket
+    /// that never paid a retry: it starts as a new bucket does, with one
+    /// second of its floor, the floor accruing from `now`. (A bucket that
+    /// paid retries before its budget was taken away resumes as it was left.)
+    fn restart(&self, ratio: f64, floor: u32, now: u64) {
+        let floor = u64::from(floor);
+        self.deposit.store(deposit_of(ratio), Relaxed);
+        self.floor.store(floor, Relaxed);
+        self.capacity.store(capacity(floor), Relaxed);
+        self.balance
+            .store(floor.saturating_mul(TOKEN).min(capacity(floor)), Relaxed);
+        self.refilled_at.store(now, Release);
     }
 
     /// Pays the floor from the last refill up to `now`: the thread that moves
@@ -878,7 +951,9 @@ impl RetryBudget {
                 }
                 continue;
             }
-            if now <= last || floor == 0 {
+            // A floor of 0 earns nothing, but the time still moves: a floor
+            // restored later pays from then, not for the span at 0.
+            if now <= last {
                 return;
             }
             match self
@@ -890,6 +965,9 @@ impl RetryBudget {
             }
         }
         let earned = floor.saturating_mul(now - last);
+        if earned == 0 {
+            return;
+        }
         let capacity = self.capacity.load(Relaxed);
         let _ = self.balance.fetch_update(AcqRel, Relaxed, |b| {
             Some(b.min(capacity).saturating_add(earned).min(capacity))
@@ -995,7 +1073,7 @@ mod tests {
         // A policy on the stack: another may later sit at its address.
         let mut policy = RetryPolicy::new(2);
         let slot = RetrySlot::default();
-        let made = slot.retry("g", &policy, false);
+        let made = slot.retry("g", &policy, false, || 0);
         assert!(made.runs(&policy));
         policy = RetryPolicy::new(5).no_budget();
         assert!(
@@ -1005,7 +1083,7 @@ mod tests {
 
         static FIXED: RetryPolicy = RetryPolicy::new(3);
         let slot = RetrySlot::default();
-        let made = slot.retry("g", &FIXED, true);
+        let made = slot.retry("g", &FIXED, true, || 0);
         assert!(made.runs(&FIXED));
         assert!(!made.runs(&RetryPolicy::new(4)));
         assert!(
@@ -1027,7 +1105,7 @@ mod tests {
             ..RetryTuning::NONE
         };
         slot.tune(&tuning, 0);
-        let made = slot.retry("g", &DECLARED, true);
+        let made = slot.retry("g", &DECLARED, true, || 0);
         assert_eq!(made.effective_policy().retries(), 4);
         assert_eq!(
             made.budget().available(),
@@ -1108,6 +1186,93 @@ mod tests {
         assert_eq!(RetryTuning::NONE.over(&declared), declared);
         let code_without_budget = RetryPolicy::new(1).no_budget();
         assert_eq!(under.over(&code_without_budget).budget_limits(), None);
+    }
+
+    #[test]
+    fn a_floor_set_to_zero_and_restored_pays_nothing_for_the_span_at_zero() {
+        let retry = Retry::new(RetryPolicy::new(3).budget(0.0, 5));
+        while retry.withdraw(0) {}
+        retry.retune(&RetryPolicy::new(3).budget(0.0, 0), 0);
+        assert!(!retry.withdraw(3_600 * SEC), "a floor of 0 earns nothing");
+        retry.retune(&RetryPolicy::new(3).budget(0.0, 5), 3_600 * SEC);
+        assert_eq!(retry.budget().available(), 0, "the hour at 0 is not paid");
+        assert!(!retry.withdraw(3_600 * SEC));
+        assert!(
+            retry.withdraw(3_600 * SEC + SEC / 5),
+            "5 a second from then on"
+        );
+    }
+
+    #[test]
+    fn a_bigger_bucket_gives_no_more_than_the_old_one_could() {
+        let retry = Retry::new(RetryPolicy::new(3).budget(1.0, 10));
+        assert!(retry.withdraw(0));
+        for _ in 0..1_000_000 {
+            retry.deposit();
+        }
+        assert_eq!(
+            retry.budget().available(),
+            200,
+            "held to ten seconds and a hundred"
+        );
+        retry.retune(&RetryPolicy::new(3).budget(1.0, 100), 0);
+        assert_eq!(retry.budget().capacity(), 1_100);
+        assert_eq!(
+            retry.budget().available(),
+            200,
+            "the deposits banked past the old cap are not retries"
+        );
+    }
+
+    #[test]
+    fn a_budget_given_to_a_policy_without_one_starts_as_a_new_bucket() {
+        let retry = Retry::new(RetryPolicy::new(3).no_budget());
+        assert!(retry.withdraw(0));
+        retry.retune(&RetryPolicy::new(3).budget(0.0, 4), 10 * SEC);
+        assert_eq!(retry.budget().available(), 4, "one second of the floor");
+        let fresh = Retry::new(RetryPolicy::new(3).budget(0.0, 4));
+        assert_eq!(fresh.budget().available(), 4, "as one made with it");
+    }
+
+    #[test]
+    fn idempotent_alone_takes_its_groups_retry_keys_whichever_calls_first() {
+        static ALONE: RetryPolicy = RetryPolicy::new(0).retries_unset();
+        static TWICE: RetryPolicy = RetryPolicy::new(2);
+        // The fn of `idempotent = true` alone calls first, then the one with
+        // `retry = 2`: the group's retries become two.
+        let slot = RetrySlot::default();
+        assert_eq!(
+            slot.retry("g", &ALONE, true, || 0)
+                .effective_policy()
+                .retries(),
+            0
+        );
+        let retry = slot.retry("g", &TWICE, true, || 0);
+        assert_eq!(retry.effective_policy().retries(), 2);
+        assert_eq!(*retry.policy(), TWICE);
+        assert!(std::ptr::eq(retry, slot.retry("g", &ALONE, true, || 0)));
+        assert!(!retry.conflict_told.load(Relaxed), "no conflict either way");
+        // The other order.
+        let slot = RetrySlot::default();
+        slot.retry("g", &TWICE, true, || 0);
+        let retry = slot.retry("g", &ALONE, true, || 0);
+        assert_eq!(retry.effective_policy().retries(), 2);
+        assert!(!retry.conflict_told.load(Relaxed));
+        // A file's tuning over the group holds over the adopted keys.
+        let slot = RetrySlot::default();
+        slot.tune(
+            &RetryTuning {
+                overriding: RetryValues {
+                    retries: Some(5),
+                    ..RetryValues::EMPTY
+                },
+                ..RetryTuning::NONE
+            },
+            0,
+        );
+        slot.retry("g", &ALONE, true, || 0);
+        let retry = slot.retry("g", &TWICE, true, || 0);
+        assert_eq!(retry.effective_policy().retries(), 5);
     }
 
     #[test]

@@ -122,11 +122,21 @@ inventory::collect!(Declaration);
 
 /// How `group`'s attributes retry: `None` when no attribute declares it (a
 /// group of code, which takes every retry key), `Some(None)` when its
-/// attributes run no retry loop, else the first retried one's policy.
+/// attributes run no retry loop, else a retried one's policy: one that sets
+/// retry keys (`retry = N`, ..) before one of `idempotent = true` alone.
 fn retry_declaration(group: &str) -> Option<Option<&'static RetryPolicy>> {
-    let mut attributes = declarations().filter(|d| d.attribute && d.group == group);
-    let first = attributes.next()?;
-    Some(first.retry.or_else(|| attributes.find_map(|d| d.retry)))
+    let mut attributes = declarations()
+        .filter(|d| d.attribute && d.group == group)
+        .peekable();
+    attributes.peek()?;
+    let retried: Vec<&'static RetryPolicy> = attributes.filter_map(|d| d.retry).collect();
+    Some(
+        retried
+            .iter()
+            .copied()
+            .find(|policy| policy.explicit_keys().next().is_some())
+            .or_else(|| retried.first().copied()),
+    )
 }
 
 /// Every `#[circuit_breaker]` and [`declare_group!`](crate::declare_group) of

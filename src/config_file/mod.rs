@@ -209,8 +209,8 @@
 //!
 //! Applied before a group's first retried call, the keys are what its retry
 //! budget is made with; applied after, its calls run them from their next
-//! attempt on, and the budget keeps its balance (held to the new capacity: a
-//! reload neither fills nor empties it). Settings applied later without the
+//! attempt on, and the budget keeps its balance (held to the smaller of the
+//! old and the new capacity: a reload never adds a retry). Settings applied later without the
 //! keys return the group to its code's policy.
 //!
 //! ```

@@ -59,7 +59,7 @@ impl Breaker {
         self.inner
             .guards
             .retry_slot()
-            .retry(self.inner.name, declared, false)
+            .retry(self.inner.name, declared, false, || self.inner.clock.now())
     }
 
     /// [`group_retry`](Self::group_retry) for a `static` declaration (the
@@ -70,7 +70,7 @@ impl Breaker {
         self.inner
             .guards
             .retry_slot()
-            .retry(self.inner.name, declared, true)
+            .retry(self.inner.name, declared, true, || self.inner.clock.now())
     }
 
     /// The group's [`Retry`] if a retried call made it (see

@@ -123,15 +123,20 @@ impl Inner {
         // A count window's closed call: its own small function, so that it
         // does not pay for the frame of everything else below. A group with a
         // latency window or a histogram goes the general way, which feeds them.
-        if let Policy::CountWindow(_) = &self.hot.policy {
+        if let Policy::CountWindow(window) = &self.hot.policy {
             if let Some(generation) = self.closed_window_call(admitted, verdict) {
                 return self.settle_count_window(generation, started, verdict);
             }
             // A count window's closed call in a group with a latency window:
-            // a success on its short way.
+            // a success on its short way, unless the group also judges slow
+            // calls or keeps a histogram (the general way reads the clock once
+            // for them all).
             if let Some(latency) = self.guards.latency() {
                 if let Some(generation) = self.closed_latency_call(admitted, verdict) {
-                    if verdict == Verdict::Success {
+                    if verdict == Verdict::Success
+                        && !window.rule().judges_slowness()
+                        && self.guards.histogram().is_none()
+                    {
                         return self.latency_count_window_success(generation, started);
                     }
                     return self.settle_latency_window(generation, started, verdict, latency);
@@ -247,14 +252,15 @@ impl Inner {
     #[inline(never)]
     fn latency_count_window_success(&self, generation: u64, started: u64) {
         let now = self.clock.now_inlined();
+        // `settle_slow` sends only these here, and neither the policy nor the
+        // guards change for a breaker's life.
         let (Some(latency), Policy::CountWindow(window)) =
             (self.guards.latency(), &self.hot.policy)
         else {
+            debug_assert!(false, "a count window with a latency window");
             return;
         };
-        if window.rule().judges_slowness() || self.guards.histogram().is_some() {
-            return self.settle_latency_window(generation, started, Verdict::Success, latency);
-        }
+        debug_assert!(!window.rule().judges_slowness() && self.guards.histogram().is_none());
         let recorded = window.record_success(generation);
         if !matches!(recorded, Recorded::Held) {
             return self.latency_count_window_rest(generation, started, now, recorded);

@@ -230,7 +230,10 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
     /// assert!(std::ptr::eq(a.group_retry(&POLICY), retry), "one budget for every key");
     /// ```
     pub fn group_retry(&self, declared: &RetryPolicy) -> &Retry {
-        self.shared.retry.retry(self.shared.group, declared, false)
+        let clock = &self.shared.clock;
+        self.shared
+            .retry
+            .retry(self.shared.group, declared, false, || clock.now())
     }
 
     /// Layers `tuning` over the group's retry declaration, for every key
