@@ -475,7 +475,7 @@
 /// says `idempotent = true` alone (no retry keys of its own: it runs its
 /// group's, those another fn of the group declares or the file's, whichever
 /// fn calls first). Such a fn's calls pay the retry path's first attempt (a sync call
-/// that succeeds at once: 99 instructions, 52 over the plain attribute's, the
+/// that succeeds at once: 102 instructions, 55 over the plain attribute's, the
 /// `retry_first_attempt_ok` row of `benches/README.md`); a fn without
 /// `idempotent` pays nothing for it.
 ///

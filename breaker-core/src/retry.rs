@@ -909,12 +909,8 @@ impl RetryBudget {
         if self.refilled_at.load(Acquire) != NEVER {
             self.refill(now);
         }
-        let floor = u64::from(floor);
-        let capacity = capacity(floor);
-        let held = self.capacity.load(Relaxed).min(capacity);
-        self.deposit.store(deposit_of(ratio), Relaxed);
-        self.floor.store(floor, Relaxed);
-        self.capacity.store(capacity, Relaxed);
+        let held = self.capacity.load(Relaxed);
+        let held = held.min(self.set_limits(ratio, floor));
         let _ = self
             .balance
             .fetch_update(AcqRel, Relaxed, |b| Some(b.min(held)));
@@ -925,13 +921,23 @@ impl RetryBudget {
     /// second of its floor, the floor accruing from `now`. (A bucket that
     /// paid retries before its budget was taken away resumes as it was left.)
     fn restart(&self, ratio: f64, floor: u32, now: u64) {
+        let capacity = self.set_limits(ratio, floor);
+        self.balance.store(
+            u64::from(floor).saturating_mul(TOKEN).min(capacity),
+            Relaxed,
+        );
+        self.refilled_at.store(now, Release);
+    }
+
+    /// Takes `ratio` and `floor` (and the capacity the floor gives, which it
+    /// returns) for the next deposits and refills.
+    fn set_limits(&self, ratio: f64, floor: u32) -> u64 {
         let floor = u64::from(floor);
+        let capacity = capacity(floor);
         self.deposit.store(deposit_of(ratio), Relaxed);
         self.floor.store(floor, Relaxed);
-        self.capacity.store(capacity(floor), Relaxed);
-        self.balance
-            .store(floor.saturating_mul(TOKEN).min(capacity(floor)), Relaxed);
-        self.refilled_at.store(now, Release);
+        self.capacity.store(capacity, Relaxed);
+        capacity
     }
 
     /// Pays the floor from the last refill up to `now`: the thread that moves
