@@ -77,8 +77,9 @@ pub struct Metrics {
     /// policy alone would not have tripped (each also counted in `times_opened`).
     pub latency_trips: u64,
     /// The p99 latency of the window now, as the upper bound of the histogram
-    /// bin that holds it (at most 12.5% above the true value from 16 µs up, 1 µs
-    /// below that); `None` without `latency_p99_ms` or with an empty window.
+    /// bin that holds it (at most 12.5% above the true value from 16.4 µs up,
+    /// 1,024 ns below that); `None` without `latency_p99_ms` or with an empty
+    /// window.
     pub latency_p99: Option<Duration>,
     /// Claims a traffic ramp (`ramp_ms`) refused (each also counted in
     /// `rejected`).

@@ -174,7 +174,7 @@ fn racing_successes_are_each_counted_once_and_fast_ones_never_trip() {
     );
     assert_eq!(
         m.latency_p99,
-        Some(Duration::from_micros(1)),
-        "every call took 0 µs"
+        Some(Duration::from_nanos(1_024)),
+        "every call took 0 ns: the first bin, below 1,024 ns"
     );
 }

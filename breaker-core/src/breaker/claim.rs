@@ -175,23 +175,17 @@ impl Inner {
     fn acquire_moving(&self) -> ClaimCode {
         let word = self.word();
         if word.admits_outright() {
-            return self.admit_timed(word);
+            // Closed since the claim's first read, which admits a closed word
+            // itself: marked, so that its success takes the slow path, as the
+            // claim step would.
+            let started = if word.is_timed() { self.clock.now() } else { 0 };
+            return ClaimCode::admitted(word.marked(), started);
         }
         self.acquire_stepping(word)
     }
 
-    /// A closed, timed word (slow calls or latency judged): admitted with the
-    /// clock's reading, inlined here, marked so that its verdict takes the
-    /// slow path, as the claim step would. A frame of its own, so that the
-    /// claim step's claims do not pay for the read's.
-    #[inline(never)]
-    fn admit_timed(&self, word: Word) -> ClaimCode {
-        ClaimCode::admitted(word.marked(), self.clock.now_inlined())
-    }
-
     /// [`acquire_moving`](Self::acquire_moving) of a word that does not admit
-    /// outright: the claim step, in a frame of its own, so that the timed
-    /// claims of a closed breaker do not pay for it.
+    /// outright: the claim step, in a frame of its own.
     #[inline(never)]
     fn acquire_stepping(&self, mut word: Word) -> ClaimCode {
         loop {

@@ -37,6 +37,10 @@ pub(super) struct Inner {
     /// Serialises the transitions that write more than the word, and live
     /// reconfigurations (the config and the window's tuning change as one).
     pub(super) transition: Mutex<()>,
+    /// Where a verdict that leaves the inlined fast path goes first: fixed by
+    /// the policy and the guards, which a breaker keeps for life. One byte in
+    /// the room the lock leaves before `jitter_salt`.
+    pub(super) verdicts: Verdicts,
     /// Mixed into the jitter's draws beside the name: a keyed group's key's
     /// hash, so its keys open for different durations; 0 for a breaker of its
     /// own. Read by trips only; 32 bits, the room the lock leaves in this line.
@@ -66,6 +70,34 @@ pub(super) struct Inner {
 #[cfg(all(not(loom), target_arch = "x86_64"))]
 const _: () = assert!(size_of::<Inner>() == 384 && std::mem::offset_of!(Inner, config) == 128);
 
+/// Whether a breaker's closed successes have a short way out of the inlined
+/// fast path (`settle_slow`) besides its policy's: fixed by the policy and the
+/// guards, which a breaker keeps for life, so that one compare tells.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub(super) enum Verdicts {
+    /// The policy's way alone.
+    Policy,
+    /// A count window with a latency window, no histogram and no slow-call
+    /// judging: a closed success runs in `latency_count_window_success`.
+    LatencyCountWindow,
+}
+
+impl Verdicts {
+    fn of(policy: &Policy, guards: &Guards) -> Verdicts {
+        match policy {
+            Policy::CountWindow(window)
+                if guards.latency().is_some()
+                    && guards.histogram().is_none()
+                    && !window.rule().judges_slowness() =>
+            {
+                Verdicts::LatencyCountWindow
+            }
+            _ => Verdicts::Policy,
+        }
+    }
+}
+
 /// A field of no size that starts the next one on a new line pair (the
 /// alignment `crossbeam_utils::CachePadded` uses on x86-64 and aarch64, where the prefetcher
 /// pulls lines in pairs).
@@ -89,6 +121,7 @@ impl Inner {
         events: Hub,
         guards: Guards,
     ) -> Self {
+        let verdicts = Verdicts::of(&hot.policy, &guards);
         Inner {
             hot,
             counters: Counters::new(),
@@ -96,6 +129,7 @@ impl Inner {
             jitter_salt,
             clock,
             transition: Mutex::new(()),
+            verdicts,
             _line: LineBreak,
             config: LiveConfig::new(config),
             reopen_at: AtomicU64::new(0),

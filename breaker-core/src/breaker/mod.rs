@@ -23,7 +23,9 @@
 //!
 //! - **Claim.** [`Breaker::try_acquire`] tests the word inline: a plain word
 //!   (`Word::is_plain`) or one that admits untimed is a permit at once (the
-//!   `permit`, `call` and `attribute` cases). Everything else goes out of
+//!   `permit`, `call` and `attribute` cases); a closed, timed word (slow
+//!   calls or latency judged) is a permit with one out-of-line read of the
+//!   clock (`latency_window`). Everything else goes out of
 //!   line to `claim`'s `acquire_contended`, one small frame that refuses an
 //!   open word before its deadline (`open`, `forced_open`) and returns in two
 //!   registers (`ClaimCode`); claims that admit and may move the word go on in
@@ -36,10 +38,12 @@
 //!   so needs no frame; each other case (a failure, a judgement, a trip) has
 //!   a frame of its own (`count_window`).
 //! - **Latency window.** A count window's closed success in a group with
-//!   `latency_p99_ms` runs in `latency_count_window_success`: the clock's
-//!   reading inlined, the latency window's common add (which cannot trip),
-//!   and the count window's success, with only tail calls after the read;
-//!   every other verdict of such a group runs in `settle_latency_window`.
+//!   `latency_p99_ms` runs in `latency_count_window_success`, which
+//!   `settle_slow` picks by one compare of the breaker's `verdicts` byte: the
+//!   clock's reading inlined, the count window's success, and the latency
+//!   window's common add (which cannot trip), with only tail calls after the
+//!   read; every other verdict of such a group runs in
+//!   `settle_latency_window`.
 //! - **Time window.** A closed success of a time window that places by the
 //!   coarse clock runs in `time_window_success`: the count, the coarse
 //!   reading, and one add to the bucket the window's `hot` word names, with

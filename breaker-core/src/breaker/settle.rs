@@ -1,7 +1,7 @@
 //! Verdicts: the thin layer that counts a permit's outcome, feeds it to the
 //! failure policy and runs [`step`](super::transition::step) on what it changes.
 
-use super::inner::Inner;
+use super::inner::{Inner, Verdicts};
 use super::transition::{Act, Input, Verdict};
 use crate::clock::monotonic_coarse;
 use crate::config::FailurePolicy;
@@ -122,28 +122,22 @@ impl Inner {
     fn settle_slow(&self, admitted: Word, started: u64, verdict: Verdict) {
         // A count window's closed call: its own small function, so that it
         // does not pay for the frame of everything else below. A group with a
-        // latency window or a histogram goes the general way, which feeds them.
-        if let Policy::CountWindow(window) = &self.hot.policy {
-            if let Some(generation) = self.closed_window_call(admitted, verdict) {
-                return self.settle_count_window(generation, started, verdict);
-            }
-            // A count window's closed call in a group with a latency window:
-            // a success on its short way, unless the group also judges slow
-            // calls or keeps a histogram (the general way reads the clock once
-            // for them all).
-            if let Some(latency) = self.guards.latency() {
-                if let Some(generation) = self.closed_latency_call(admitted, verdict) {
-                    if verdict == Verdict::Success
-                        && !window.rule().judges_slowness()
-                        && self.guards.histogram().is_none()
-                    {
-                        return self.latency_count_window_success(generation, started);
-                    }
-                    return self.settle_latency_window(generation, started, verdict, latency);
+        // latency window or a histogram goes the general way, which feeds them,
+        // but for a closed success of a count window whose only timing is a
+        // latency window: that has a short way of its own.
+        if let Policy::CountWindow(_) = &self.hot.policy {
+            if self.guards.untimed() {
+                if let Some(generation) = self.closed_call(admitted, verdict) {
+                    return self.settle_count_window(generation, started, verdict);
                 }
+            } else if self.verdicts == Verdicts::LatencyCountWindow
+                && verdict == Verdict::Success
+                && self.closed_since_claim(admitted)
+            {
+                return self.latency_count_window_success(admitted.generation(), started);
             }
         }
-        self.settle_other(admitted, started, verdict);
+        self.settle_other(admitted, started, verdict)
     }
 
     /// A time window's closed call, on its own small way too; everything else
@@ -168,18 +162,18 @@ impl Inner {
             }
         }
         if let Some(latency) = self.guards.latency() {
-            if let Some(generation) = self.closed_latency_call(admitted, verdict) {
+            if let Some(generation) = self.closed_call(admitted, verdict) {
                 return self.settle_latency_window(generation, started, verdict, latency);
             }
         }
         self.settle_rest(admitted, started, verdict);
     }
 
-    /// The generation of a closed call, as
-    /// [`closed_window_call`](Self::closed_window_call) says, in a group with
-    /// a latency window.
+    /// The generation of a call that was claimed closed, settles closed in
+    /// the same generation and is a success or a failure; `None` for any
+    /// other verdict.
     #[inline(always)]
-    fn closed_latency_call(&self, admitted: Word, verdict: Verdict) -> Option<u64> {
+    fn closed_call(&self, admitted: Word, verdict: Verdict) -> Option<u64> {
         (matches!(verdict, Verdict::Success | Verdict::Failure)
             && self.closed_since_claim(admitted))
         .then(|| admitted.generation())
@@ -252,8 +246,8 @@ impl Inner {
     #[inline(never)]
     fn latency_count_window_success(&self, generation: u64, started: u64) {
         let now = self.clock.now_inlined();
-        // `settle_slow` sends only these here, and neither the policy nor the
-        // guards change for a breaker's life.
+        // `settle_slow` sends only these here (`Verdicts::LatencyCountWindow`),
+        // and neither the policy nor the guards change for a breaker's life.
         let (Some(latency), Policy::CountWindow(window)) =
             (self.guards.latency(), &self.hot.policy)
         else {
@@ -347,10 +341,8 @@ impl Inner {
         }
     }
 
-    /// The generation of a window's call that was claimed closed, settles
-    /// closed in the same generation and is a success or a failure, in a
-    /// group without a latency window or a histogram; `None` for any other
-    /// verdict.
+    /// [`closed_call`](Self::closed_call) in a group without a latency window
+    /// or a histogram.
     #[inline(always)]
     fn closed_window_call(&self, admitted: Word, verdict: Verdict) -> Option<u64> {
         (matches!(verdict, Verdict::Success | Verdict::Failure)

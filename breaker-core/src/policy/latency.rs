@@ -23,39 +23,37 @@ const BUCKETS: usize = Config::WINDOW_BUCKETS as usize;
 /// filled, so it always holds at least `window_calls` calls once it has seen
 /// them (and at most a tenth more).
 const SLOTS: usize = BUCKETS + 1;
+/// Latencies are binned in units of 2^10 ns (1.024 µs): a shift of the
+/// nanos, where whole microseconds would take a division on every call.
+const UNIT_SHIFT: u32 = 10;
 /// Sub-bins per power of two: bins are at most 1/8 of their lower bound wide.
 const SUB_BITS: u32 = 3;
-/// Below this many microseconds each microsecond has its own bin.
+/// Below this many units each unit has its own bin.
 const LINEAR: u64 = 1 << (SUB_BITS + 1);
-/// The highest power of two with its own bins: 2^31 µs, about 36 minutes.
+/// The highest power of two with its own bins: 2^31 units, about 37 minutes.
 const TOP_EXP: u32 = 31;
-/// Bins per histogram: 16 exact ones, then 8 per power of two from 2^4 to 2^31 µs.
+/// Bins per histogram: 16 exact ones, then 8 per power of two from 2^4 to 2^31 units.
 pub(crate) const BINS: usize = LINEAR as usize + ((TOP_EXP - SUB_BITS) << SUB_BITS) as usize;
 
-/// The bin of a latency of `nanos`.
+/// The bin of a latency of `nanos`: below [`LINEAR`] units, one a unit; from
+/// a power of two `2^e` of units on, eight sub-bins starting at `(e - 2) * 8`,
+/// so the index is the top four bits of the units after the power's bins.
+#[inline(always)]
 fn bin(nanos: u64) -> usize {
-    let micros = nanos / 1_000;
-    if micros < LINEAR {
-        return micros as usize;
+    let units = nanos >> UNIT_SHIFT;
+    if units < LINEAR {
+        return units as usize;
     }
-    let exp = 63 - micros.leading_zeros(); // >= SUB_BITS + 1
-    if exp > TOP_EXP {
-        return BINS - 1;
-    }
-    let sub = (micros >> (exp - SUB_BITS)) & ((1 << SUB_BITS) - 1);
-    LINEAR as usize + (((exp - SUB_BITS - 1) << SUB_BITS) as usize) + sub as usize
+    let shift = 63 - SUB_BITS - units.leading_zeros();
+    // Past 2^(TOP_EXP + 1) units the index only grows: the last bin holds them.
+    (((shift as usize) << SUB_BITS) + (units >> shift) as usize).min(BINS - 1)
 }
 
-/// The first microsecond past bin `index`: an upper bound of every latency in it.
-fn bin_end_micros(index: usize) -> u64 {
-    if (index as u64) < LINEAR {
-        return index as u64 + 1;
-    }
-    let past = index as u64 - LINEAR;
-    let exp = (past >> SUB_BITS) as u32 + SUB_BITS + 1;
-    let sub = past & ((1 << SUB_BITS) - 1);
-    let width = 1u64 << (exp - SUB_BITS);
-    (1u64 << exp) + (sub + 1) * width
+/// The first nanosecond past bin `index`: an upper bound of every latency in it.
+fn bin_end_nanos(index: usize) -> u64 {
+    let index = index as u64;
+    let shift = (index >> SUB_BITS).saturating_sub(1);
+    ((index - (shift << SUB_BITS) + 1) << shift) << UNIT_SHIFT
 }
 
 /// Stamp bits that hold a bucket's position (wrapping: at ten calls a
@@ -171,7 +169,34 @@ enum Span {
     /// A tenth of `window_ms`, in nanos.
     Time(u64),
     /// A tenth of `window_calls`, rounded up, in calls.
-    Calls(u64),
+    Calls(CallsPerBucket),
+}
+
+/// The calls of a count window's bucket, as the multiplier that divides by
+/// them: `ceil(2^63 / calls)`, so that `n * multiplier >> 63` is `n / calls`
+/// without a division on the call path. Exact for every `n` below
+/// `2^63 / calls` (over 10^15 calls at the most calls a bucket holds, 6,554);
+/// past that a bucket may end one call early, never late: the quotient only
+/// grows with `n`.
+#[derive(Clone, Copy, Debug)]
+struct CallsPerBucket {
+    multiplier: u64,
+}
+
+impl CallsPerBucket {
+    fn new(calls: u64) -> Self {
+        let multiplier = (1u128 << 63).div_ceil(u128::from(calls.max(1)));
+        CallsPerBucket {
+            // At most 2^63, for one call a bucket.
+            multiplier: multiplier as u64,
+        }
+    }
+
+    /// The bucket of the `n`th call (from 0).
+    #[inline(always)]
+    fn bucket_of(self, n: u64) -> u64 {
+        ((u128::from(n) * u128::from(self.multiplier)) >> 63) as u64
+    }
 }
 
 /// The latency window of one breaker: no lock, a call is a few relaxed atomic
@@ -248,7 +273,9 @@ impl LatencyWindow {
                 window_calls,
                 rates,
             } => (
-                Span::Calls(u64::from(window_calls).div_ceil(BUCKETS as u64).max(1)),
+                Span::Calls(CallsPerBucket::new(
+                    u64::from(window_calls).div_ceil(BUCKETS as u64),
+                )),
                 rates.min_calls,
             ),
             // The builder refuses `latency_p99_ms` without a window.
@@ -304,7 +331,7 @@ impl LatencyWindow {
     pub(crate) fn add_unjudged(&self, generation: u64, now: u64, nanos: u64) -> Result<(), Taken> {
         let position = match self.span {
             Span::Time(width) => now / width,
-            Span::Calls(width) => self.seq.fetch_add(1, Relaxed) / width,
+            Span::Calls(calls) => calls.bucket_of(self.seq.fetch_add(1, Relaxed)),
         } & POS_MASK;
         let slot = (position % SLOTS as u64) as usize;
         let bucket = &self.buckets[slot];
@@ -491,7 +518,7 @@ impl LatencyWindow {
         let position = match self.span {
             Span::Time(width) => now / width,
             // The newest bucket: the one the last call went to.
-            Span::Calls(width) => self.seq.load(Relaxed).saturating_sub(1) / width,
+            Span::Calls(calls) => calls.bucket_of(self.seq.load(Relaxed).saturating_sub(1)),
         } & POS_MASK;
         let mut counts = LatencyCounts {
             calls: 0,
@@ -522,7 +549,7 @@ impl LatencyWindow {
                     seen >= rank
                 })
                 .unwrap_or(BINS - 1);
-            counts.p99 = Some(Duration::from_micros(bin_end_micros(index)));
+            counts.p99 = Some(Duration::from_nanos(bin_end_nanos(index)));
         }
         counts
     }
@@ -543,21 +570,64 @@ mod tests {
 
     #[test]
     fn bins_are_at_most_an_eighth_of_their_lower_bound_wide() {
+        let unit = 1u64 << UNIT_SHIFT;
         let mut last = 0;
-        for micros in (0..LINEAR).chain((4..=TOP_EXP).flat_map(|e| {
+        // Every unit of the linear bins, then each power of two's eight
+        // sub-bins at their first unit and their last.
+        for units in (0..LINEAR).chain((4..=TOP_EXP).flat_map(|e| {
             let base = 1u64 << e;
-            (0..8).map(move |s| base + s * (base >> 3))
+            (0..8).flat_map(move |s| {
+                let start = base + s * (base >> 3);
+                [start, start + (base >> 3) - 1]
+            })
         })) {
-            let index = bin(micros * 1_000);
-            assert!(index >= last, "bins grow with latency");
-            last = index;
-            let end = bin_end_micros(index);
-            assert!(end > micros, "{micros} µs below its bin's end {end}");
-            if micros >= LINEAR {
-                assert!((end - micros) * 8 <= micros, "{micros} µs: end {end}");
+            for nanos in [units * unit, units * unit + unit - 1] {
+                let index = bin(nanos);
+                assert!(index >= last, "bins grow with latency");
+                assert!(index < BINS);
+                last = index;
+                let end = bin_end_nanos(index);
+                assert!(end > nanos, "{nanos} ns below its bin's end {end}");
+                if index > 0 {
+                    assert!(bin_end_nanos(index - 1) <= nanos, "{nanos} ns: bin {index}");
+                }
+                if units >= LINEAR {
+                    assert!((end - nanos) * 8 <= nanos, "{nanos} ns: end {end}");
+                }
             }
         }
         assert_eq!(bin(u64::MAX), BINS - 1);
+        assert_eq!(bin((1 << (TOP_EXP + 1)) * unit), BINS - 1);
+        assert_eq!(bin((1 << (TOP_EXP + 1)) * unit - 1), BINS - 1);
+        assert_eq!(bin_end_nanos(BINS - 1), (1 << (TOP_EXP + 1)) * unit);
+    }
+
+    #[test]
+    fn a_bucket_of_calls_divides_exactly_as_far_as_it_says() {
+        for calls in [1, 2, 3, 7, 10, 11, 100, 1_000, 4_097, 6_554] {
+            let per = CallsPerBucket::new(calls);
+            let exact_below = (1u64 << 63) / calls;
+            let mut last = 0;
+            for n in (0..10_000)
+                .chain((0..64).map(|b| 1u64 << b).filter(|&n| n < exact_below))
+                .chain([exact_below - 1, exact_below / 2, 1 << 50])
+            {
+                assert_eq!(per.bucket_of(n), n / calls, "{n} calls, {calls} a bucket");
+            }
+            // Past the exact range a bucket may end early, never late, and
+            // positions still only grow.
+            let mut past = [exact_below, u64::MAX / 2, u64::MAX - 1, u64::MAX];
+            past.sort_unstable();
+            for n in past {
+                let bucket = per.bucket_of(n);
+                assert!(
+                    bucket >= n / calls && bucket <= (n / calls).saturating_add(1),
+                    "{n}"
+                );
+                assert!(bucket >= last);
+                last = bucket;
+            }
+        }
     }
 
     #[test]
@@ -631,7 +701,8 @@ mod tests {
         let counts = window.counts(0, 0);
         assert_eq!(
             (counts.over, counts.p99),
-            (0, Some(Duration::from_micros(1_024)))
+            // 1 ms is 976 units: the bin [960, 1,024) units.
+            (0, Some(Duration::from_nanos(1_024 << UNIT_SHIFT)))
         );
         assert!(
             (100..=110).contains(&counts.calls),
@@ -655,7 +726,7 @@ mod tests {
         assert_eq!((counts.calls, counts.over), (110, 0));
         assert_eq!(
             counts.p99,
-            Some(Duration::from_micros(1_024)),
+            Some(Duration::from_nanos(1_024 << UNIT_SHIFT)),
             "the slow calls' bins are empty"
         );
     }
@@ -703,7 +774,8 @@ mod tests {
         let counts = window.counts(0, 11_000 * MS);
         assert_eq!(counts.calls, THREADS * CALLS / 2);
         assert_eq!(counts.over, 0);
-        assert_eq!(counts.p99, Some(Duration::from_micros(2_048)));
+        // 2 ms is 1,953 units: the bin [1,920, 2,048) units.
+        assert_eq!(counts.p99, Some(Duration::from_nanos(2_048 << UNIT_SHIFT)));
     }
 }
 
@@ -744,7 +816,7 @@ mod loom_tests {
             }
             let c = w.counts(0, 11 * MS);
             assert_eq!((c.calls, c.over), (2, 0));
-            assert_eq!(c.p99, Some(Duration::from_micros(2_048)));
+            assert_eq!(c.p99, Some(Duration::from_nanos(2_048 << UNIT_SHIFT)));
         });
     }
 
