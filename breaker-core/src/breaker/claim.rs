@@ -184,6 +184,16 @@ impl Inner {
         self.acquire_stepping(word)
     }
 
+    /// A closed, timed word (slow calls or latency judged), as
+    /// `Breaker::try_acquire` admits it: marked, so that its verdict takes the
+    /// slow path, with the clock's reading. Out of line and handing back both,
+    /// so that the inlined claim keeps no more values across the call than
+    /// it does for the refusals' call.
+    #[inline(never)]
+    pub(super) fn admit_timed(&self, word: Word) -> (Word, u64) {
+        (word.marked(), self.clock.now_inlined())
+    }
+
     /// [`acquire_moving`](Self::acquire_moving) of a word that does not admit
     /// outright: the claim step, in a frame of its own.
     #[inline(never)]

@@ -211,7 +211,8 @@ impl Breaker {
             // Closed and timed (slow calls or latency judged): admitted with
             // the clock's reading, marked as well. The refusals pay this one
             // test; the untimed claims above do not.
-            return Ok(Permit::new(inner, word.marked(), inner.clock.now()));
+            let (word, started) = inner.admit_timed(word);
+            return Ok(Permit::new(inner, word, started));
         }
         // The permit or the refusal is built here, from the slow path's plain
         // answer: a `Result` built there and merged with the fast path's would
