@@ -175,27 +175,23 @@ impl Inner {
     fn acquire_moving(&self) -> ClaimCode {
         let word = self.word();
         if word.admits_outright() {
-            // Closed since the claim's first read, which admits a closed word
-            // itself: marked, so that its success takes the slow path, as the
-            // claim step would.
-            let started = if word.is_timed() { self.clock.now() } else { 0 };
-            return ClaimCode::admitted(word.marked(), started);
+            return self.admit_timed(word);
         }
         self.acquire_stepping(word)
     }
 
-    /// A closed, timed word (slow calls or latency judged), as
-    /// `Breaker::try_acquire` admits it: marked, so that its verdict takes the
-    /// slow path, with the clock's reading. Out of line and handing back both,
-    /// so that the inlined claim keeps no more values across the call than
-    /// it does for the refusals' call.
+    /// A closed, timed word (slow calls or latency judged): admitted with the
+    /// clock's reading, inlined here, marked so that its verdict takes the
+    /// slow path, as the claim step would. A frame of its own, so that the
+    /// claim step's claims do not pay for the read's.
     #[inline(never)]
-    pub(super) fn admit_timed(&self, word: Word) -> (Word, u64) {
-        (word.marked(), self.clock.now_inlined())
+    fn admit_timed(&self, word: Word) -> ClaimCode {
+        ClaimCode::admitted(word.marked(), self.clock.now_inlined())
     }
 
     /// [`acquire_moving`](Self::acquire_moving) of a word that does not admit
-    /// outright: the claim step, in a frame of its own.
+    /// outright: the claim step, in a frame of its own, so that the timed
+    /// claims of a closed breaker do not pay for it.
     #[inline(never)]
     fn acquire_stepping(&self, mut word: Word) -> ClaimCode {
         loop {

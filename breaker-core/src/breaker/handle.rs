@@ -207,13 +207,6 @@ impl Breaker {
             // all the same, marked so that its verdict takes the slow path.
             return Ok(Permit::new(inner, word.marked(), 0));
         }
-        if word.admits_outright() {
-            // Closed and timed (slow calls or latency judged): admitted with
-            // the clock's reading, marked as well. The refusals pay this one
-            // test; the untimed claims above do not.
-            let (word, started) = inner.admit_timed(word);
-            return Ok(Permit::new(inner, word, started));
-        }
         // The permit or the refusal is built here, from the slow path's plain
         // answer: a `Result` built there and merged with the fast path's would
         // be copied, as `Permit::record_owned` explains.

@@ -23,9 +23,7 @@
 //!
 //! - **Claim.** [`Breaker::try_acquire`] tests the word inline: a plain word
 //!   (`Word::is_plain`) or one that admits untimed is a permit at once (the
-//!   `permit`, `call` and `attribute` cases); a closed, timed word (slow
-//!   calls or latency judged) is a permit with one out-of-line read of the
-//!   clock (`latency_window`). Everything else goes out of
+//!   `permit`, `call` and `attribute` cases). Everything else goes out of
 //!   line to `claim`'s `acquire_contended`, one small frame that refuses an
 //!   open word before its deadline (`open`, `forced_open`) and returns in two
 //!   registers (`ClaimCode`); claims that admit and may move the word go on in
