@@ -69,6 +69,7 @@ impl Clock for MonotonicClock {
 
 #[cfg(any(target_os = "linux", target_os = "android"))]
 mod sys {
+
     /// `CLOCK_MONOTONIC`, in nanoseconds.
     #[inline]
     pub(super) fn precise() -> u64 {
@@ -99,10 +100,12 @@ mod sys {
         // SAFETY: `clock_gettime` returned 0, so it wrote the whole timespec.
         let ts = unsafe { ts.assume_init() };
         // The kernel keeps its monotonic clocks as a signed 64-bit count of
-        // nanoseconds (`ktime_t`) and splits it into this timespec, so joining
-        // it again gives back a count below 2^63: the arithmetic cannot wrap,
-        // and a reading needs no saturating step (two instructions fewer on
-        // every timed call).
+        // nanoseconds (`ktime_t`) and splits it into this timespec, whose
+        // `tv_nsec` is below 10^9: joined again, it is below 2^63, so the join
+        // takes no saturating step (each would cost every read two more
+        // instructions). Only a stand-in for the kernel's clock reporting
+        // over 584 years of uptime would wrap, which a breaker meets as a
+        // clock stepping back.
         let secs = ts.tv_sec as u64;
         Some(
             secs.wrapping_mul(1_000_000_000)

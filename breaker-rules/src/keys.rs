@@ -124,10 +124,10 @@ macro_rules! config_keys {
             /// then holds the last `window_calls` calls and at most a tenth more). Each
             /// bucket also keeps a fixed latency histogram (240 log-linear bins, about
             /// 1 KiB, no allocation per call) for the p99 in
-            /// [`Metrics`](crate::Metrics): bins are 1 µs wide below 16 µs and at most
-            /// 1/8 of their lower bound (12.5%) above, up to 2^31 µs (about 36 min);
-            /// longer calls share the last bin. Each recorded call takes a short
-            /// uncontended lock.
+            /// [`Metrics`](crate::Metrics): bins are 1,024 ns wide below 16,384 ns and
+            /// at most 1/8 of their lower bound (12.5%) above, up to 2^32 units of
+            /// 1,024 ns (about 73 min); longer calls share the last bin. A recorded
+            /// call takes no lock: a few relaxed atomic adds to its bucket.
             latency_p99_ms: u64 as latency_p99, Window;
             /// After the circuit closes, ramp traffic back in over `ms` milliseconds
             /// instead of admitting every call at once: the share of calls admitted

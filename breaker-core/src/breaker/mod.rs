@@ -40,7 +40,7 @@
 //!   `settle_slow` picks by one compare of the breaker's `verdicts` byte: the
 //!   clock's reading inlined, the count window's success, and the latency
 //!   window's common add (which cannot trip), with only tail calls after the
-//!   read; every other verdict of such a group runs in
+//!   read; every other closed success or failure of such a group runs in
 //!   `settle_latency_window`.
 //! - **Time window.** A closed success of a time window that places by the
 //!   coarse clock runs in `time_window_success`: the count, the coarse

@@ -49,7 +49,9 @@ fn bin(nanos: u64) -> usize {
     (((shift as usize) << SUB_BITS) + (units >> shift) as usize).min(BINS - 1)
 }
 
-/// The first nanosecond past bin `index`: an upper bound of every latency in it.
+/// The first nanosecond past bin `index`: an upper bound of every latency in
+/// it, but for the last bin, which also holds every latency past its end
+/// (2^42 ns, about 73 minutes).
 fn bin_end_nanos(index: usize) -> u64 {
     let index = index as u64;
     let shift = (index >> SUB_BITS).saturating_sub(1);
