@@ -69,7 +69,6 @@ impl Clock for MonotonicClock {
 
 #[cfg(any(target_os = "linux", target_os = "android"))]
 mod sys {
-
     /// `CLOCK_MONOTONIC`, in nanoseconds.
     #[inline]
     pub(super) fn precise() -> u64 {
@@ -102,10 +101,9 @@ mod sys {
         // The kernel keeps its monotonic clocks as a signed 64-bit count of
         // nanoseconds (`ktime_t`) and splits it into this timespec, whose
         // `tv_nsec` is below 10^9: joined again, it is below 2^63, so the join
-        // takes no saturating step (each would cost every read two more
-        // instructions). Only a stand-in for the kernel's clock reporting
-        // over 584 years of uptime would wrap, which a breaker meets as a
-        // clock stepping back.
+        // takes no saturating step, which every read would pay for. Only a
+        // stand-in for the kernel's clock reporting over 584 years of uptime
+        // would wrap, which a breaker meets as a clock stepping back.
         let secs = ts.tv_sec as u64;
         Some(
             secs.wrapping_mul(1_000_000_000)
