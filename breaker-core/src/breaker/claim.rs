@@ -109,8 +109,10 @@ impl Readings for Inner {
 
 impl Inner {
     /// Every claim that does not find the breaker plainly closed. Refusing while
-    /// open is the common case here, so it stays one small frame; claims that
-    /// admit go on in [`acquire_moving`](Self::acquire_moving).
+    /// open is the common case here, so it stays small: only an open word's
+    /// refusal takes a stack frame, for the clock's read. Every other claim
+    /// leaves by a tail call, and claims that admit go on in
+    /// [`acquire_moving`](Self::acquire_moving).
     #[cold]
     #[inline(never)]
     pub(super) fn acquire_contended(&self, word: Word) -> ClaimCode {
@@ -127,16 +129,36 @@ impl Inner {
             if coarse < reopen_at && reopen_at - coarse > COARSE_LAG_MAX {
                 return self.refuse(Refusal::Open, Some(reopen_at - coarse));
             }
-        } else if refusing == Refusing::ForcedOpen {
-            return self.refuse(Refusal::ForcedOpen, None);
+            return self.acquire_near_deadline();
+        }
+        if refusing == Refusing::ForcedOpen {
+            return self.refuse_forced();
         }
         self.acquire_moving()
     }
 
+    /// [`acquire_moving`](Self::acquire_moving) of an open word near its
+    /// deadline. It and [`refuse_forced`](Self::refuse_forced) are calls of
+    /// their own so that the compiler keeps the open word's stack frame to
+    /// the open word's path: inlined, they would share its return, and with
+    /// it the frame.
+    #[cold]
+    #[inline(never)]
+    fn acquire_near_deadline(&self) -> ClaimCode {
+        self.acquire_moving()
+    }
+
+    /// The refusal of a word forced open.
+    #[cold]
+    #[inline(never)]
+    fn refuse_forced(&self) -> ClaimCode {
+        self.refuse(Refusal::ForcedOpen, None)
+    }
+
     #[inline(always)]
     fn refuse(&self, refusal: Refusal, retry_after: Option<u64>) -> ClaimCode {
-        self.counters.bump(Counter::Rejected);
-        ClaimCode::refused(refusal, retry_after)
+        self.counters
+            .bump_then(Counter::Rejected, ClaimCode::refused(refusal, retry_after))
     }
 
     /// A refusal the state machine decided on `word`, unless the breaker is in

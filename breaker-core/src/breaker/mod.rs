@@ -24,10 +24,11 @@
 //! - **Claim.** [`Breaker::try_acquire`] tests the word inline: a plain word
 //!   (`Word::is_plain`) or one that admits untimed is a permit at once (the
 //!   `permit`, `call` and `attribute` cases). Everything else goes out of
-//!   line to `claim`'s `acquire_contended`, one small frame that refuses an
-//!   open word before its deadline (`open`, `forced_open`) and returns in two
-//!   registers (`ClaimCode`); claims that admit and may move the word go on in
-//!   `acquire_moving`, a frame of their own.
+//!   line to `claim`'s `acquire_contended`, which refuses an open word before
+//!   its deadline (`open`, `forced_open`) and returns in two registers
+//!   (`ClaimCode`). Only the open word's refusal there takes a stack frame;
+//!   the rest leave by tail calls, and claims that admit and may move the
+//!   word go on in `acquire_moving`, a frame of their own.
 //! - **Verdict.** `settle` is inlined into the permit: a success that finds
 //!   the word as the claim left it only counts. Every other verdict goes out
 //!   of line (`settle_slow`, cold).

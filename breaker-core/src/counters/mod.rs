@@ -150,12 +150,23 @@ impl Counters {
     /// Counts one `event` for the calling thread.
     #[inline(always)]
     pub(crate) fn bump(&self, event: Counter) {
+        self.bump_then(event, ());
+    }
+
+    /// [`bump`](Self::bump), then `value`. A caller that returns what this
+    /// returns reaches the slow path by a tail call, so its common path needs
+    /// no stack frame for it.
+    #[inline(always)]
+    pub(crate) fn bump_then<T>(&self, event: Counter, value: T) -> T {
         // Loom runs its threads on one thread of the process, which share the
         // thread-locals that give a thread its slot: there every count is a
         // read-modify-write of the shared cell. (The slots' own model names
         // them: `loom_tests`.)
         #[cfg(loom)]
-        return self.bump_shared(0, event);
+        {
+            self.bump_shared(0, event);
+            value
+        }
         // A thread without a cell in the current table reads an offset out of
         // range, so one compare sends everything but the common case to the slow
         // path. The offset is kept in bytes: no multiply on this path.
@@ -170,10 +181,20 @@ impl Counters {
                 // aligned. Tables are freed only on drop.
                 let cell = unsafe { &*cells.byte_add(offset) };
                 increment(cell, event);
+                value
             } else {
-                self.bump_slow(event);
+                self.bump_slow_then(event, value)
             }
         }
+    }
+
+    /// [`bump_slow`](Self::bump_slow), then `value`.
+    #[cfg(not(loom))]
+    #[cold]
+    #[inline(never)]
+    fn bump_slow_then<T>(&self, event: Counter, value: T) -> T {
+        self.bump_slow(event);
+        value
     }
 
     /// Counts for a thread without a cell in the current table: one with no slot
