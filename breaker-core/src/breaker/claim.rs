@@ -191,9 +191,8 @@ impl Inner {
     }
 
     /// The claims that admit, and may move the breaker: open to half-open,
-    /// probe slots, a ramp's credit. Reads the word afresh, apart from the
-    /// refusals' frame.
-    #[inline(never)]
+    /// probe slots, a ramp's credit. Reads the word afresh.
+    #[inline(always)]
     fn acquire_moving(&self) -> ClaimCode {
         let word = self.word();
         if word.admits_outright() {
