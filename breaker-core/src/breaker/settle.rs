@@ -260,7 +260,7 @@ impl Inner {
             return self.latency_count_window_rest(generation, started, now, recorded);
         }
         let lasted = now.saturating_sub(started);
-        match latency.add_unjudged(generation, now, lasted) {
+        match latency.add_unjudged_calls(generation, lasted) {
             Ok(()) => self.counters.bump(Counter::Successes),
             Err(taken) => self.latency_success_taken(generation, taken, lasted),
         }

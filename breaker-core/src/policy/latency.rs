@@ -5,7 +5,8 @@
 //! It rides on the failure policy's window: a time window's buckets are a tenth
 //! of `window_ms`, a count window's a tenth of `window_calls` calls (so the view
 //! moves a tenth at a time, and holds between `window_calls` calls and a tenth
-//! more). Nothing is allocated per call and nothing is locked; each bucket is
+//! more, and a call more a bucket for each thread that raced the one filling
+//! it). Nothing is allocated per call and nothing is locked; each bucket is
 //! about 1 KiB, taken once when the breaker is made.
 
 use std::time::Duration;
@@ -72,10 +73,11 @@ const TAG_MASK: u64 = (1 << (63 - POS_BITS)) - 1;
 const RESETTING: u64 = u64::MAX;
 /// A bucket never written.
 const NEVER: u64 = u64::MAX - 1;
-/// Calls in the high 32 bits of a tally, calls over the bound in the low 32.
+/// Calls in the high 32 bits of a tally (plus the window's
+/// [`bias`](LatencyWindow::bias)), calls over the bound in the low 32.
 const CALL: u64 = 1 << 32;
-/// A bucket stops counting at 2^31 calls, far from the 2^32 that would carry
-/// out of the tally, whatever the number of adds in flight.
+/// A time window's bucket stops counting at 2^31 calls, far from the 2^32
+/// that would carry out of the tally, whatever the number of adds in flight.
 const BUCKET_CAP: u64 = 1 << 31;
 /// Words of a bucket's bitmap of bins that may hold a count.
 const TOUCHED_WORDS: usize = BINS.div_ceil(64);
@@ -141,6 +143,39 @@ impl Bucket {
         }
     }
 
+    /// Takes the bucket, found stamped `seen`, for `generation` and the
+    /// stamp `mine`: empties it to the window's `bias`, holding it
+    /// [`RESETTING`] meanwhile, with a call's tally and bin in it if one is
+    /// given. `false` when another call changed the stamp first.
+    #[inline(always)]
+    fn take(
+        &self,
+        seen: u64,
+        generation: u64,
+        mine: u64,
+        bias: u64,
+        call: Option<(u64, usize)>,
+    ) -> bool {
+        if self
+            .stamp
+            .compare_exchange(seen, RESETTING, Acquire, Relaxed)
+            .is_err()
+        {
+            return false;
+        }
+        self.empty_bins();
+        match call {
+            Some((delta, bin)) => {
+                self.tally.store(bias + delta, Relaxed);
+                self.add_to_bin(bin);
+            }
+            None => self.tally.store(bias, Relaxed),
+        }
+        self.generation.store(generation, Relaxed);
+        self.stamp.store(mine, Release);
+        true
+    }
+
     /// Zeroes every bin a call took; the caller holds the bucket
     /// ([`RESETTING`]).
     fn empty_bins(&self) {
@@ -157,8 +192,8 @@ impl Bucket {
 
 /// The position a call took in the window ([`LatencyWindow::add_unjudged`])
 /// and the bucket it lives in: what [`LatencyWindow::record_taken`] records
-/// the call at. A count window's call takes its position once, so it is
-/// handed on, never read again.
+/// the call at, and a count window's cursor holds. A call reads its position
+/// once, so it is handed on, never read again.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Taken {
     position: u64,
@@ -170,43 +205,21 @@ pub(crate) struct Taken {
 enum Span {
     /// A tenth of `window_ms`, in nanos.
     Time(u64),
-    /// A tenth of `window_calls`, rounded up, in calls.
-    Calls(CallsPerBucket),
+    /// A tenth of `window_calls`, rounded up, in calls: the calls that fill
+    /// a bucket and move the window's [`cursor`](LatencyWindow::cursor) on.
+    Calls(u64),
 }
 
-/// The calls of a count window's bucket, as the multiplier that divides by
-/// them: `ceil(2^63 / calls)`, so that `n * multiplier >> 63` is `n / calls`
-/// without a division on the call path. Exact for every `n` below
-/// `2^63 / calls` (over 10^15 calls at the most calls a bucket holds, 6,554);
-/// past that a bucket may end one call early, never late: the quotient only
-/// grows with `n`.
-#[derive(Clone, Copy, Debug)]
-struct CallsPerBucket {
-    multiplier: u64,
-}
-
-impl CallsPerBucket {
-    fn new(calls: u64) -> Self {
-        let multiplier = (1u128 << 63).div_ceil(u128::from(calls.max(1)));
-        CallsPerBucket {
-            // At most 2^63, for one call a bucket.
-            multiplier: multiplier as u64,
-        }
-    }
-
-    /// The bucket of the `n`th call (from 0).
-    #[inline(always)]
-    fn bucket_of(self, n: u64) -> u64 {
-        ((u128::from(n) * u128::from(self.multiplier)) >> 63) as u64
-    }
-}
+/// Bits of a count window's cursor that hold the slot of its position.
+const SLOT_BITS: u32 = 4;
+const _: () = assert!(SLOTS <= 1 << SLOT_BITS);
 
 /// The latency window of one breaker: no lock, a call is a few relaxed atomic
 /// adds to its bucket.
 ///
 /// A bucket's position is the time since the clock's origin in bucket widths,
-/// or, for a count window, the calls recorded in bucket widths (a counter of
-/// every call the window took, in any generation). Position `p` lives in bucket
+/// or, for a count window, the buckets the window has filled, in any
+/// generation ([`cursor`](Self::cursor)). Position `p` lives in bucket
 /// `p % SLOTS`; at position `p` a bucket counts when its generation is the
 /// current one and its position is one of the `depth` up to `p` (a later one
 /// is the clock stepping back: it counts, as current). The first call of a new
@@ -238,8 +251,17 @@ pub(crate) struct LatencyWindow {
     /// counts any more (the latest such bucket's position plus the depth).
     /// Only grows; written only by calls over the bound.
     bad_until: AtomicU64,
-    /// Calls recorded, for a count window's positions.
-    seq: CachePadded<AtomicU64>,
+    /// A count window's position and its slot (`position << SLOT_BITS |
+    /// slot`): read by every call, written only by the call that fills the
+    /// bucket at it, which moves it on. The slot rides along so that no call
+    /// divides by [`SLOTS`].
+    cursor: CachePadded<AtomicU64>,
+    /// What an empty bucket's tally holds: 0 in a time window. In a count
+    /// window, enough calls that the call that fills a bucket finds the
+    /// tally's top bit set, as a time window's call finds it at
+    /// [`BUCKET_CAP`]: so one test of the add's result sends both to
+    /// [`at_limit`](Self::at_limit), and the common call reads nothing more.
+    bias: u64,
     buckets: Box<[CachePadded<Bucket>; SLOTS]>,
 }
 
@@ -275,9 +297,7 @@ impl LatencyWindow {
                 window_calls,
                 rates,
             } => (
-                Span::Calls(CallsPerBucket::new(
-                    u64::from(window_calls).div_ceil(BUCKETS as u64),
-                )),
+                Span::Calls(u64::from(window_calls).div_ceil(BUCKETS as u64).max(1)),
                 rates.min_calls,
             ),
             // The builder refuses `latency_p99_ms` without a window.
@@ -289,7 +309,11 @@ impl LatencyWindow {
             span,
             generation: AtomicU64::new(0),
             bad_until: AtomicU64::new(0),
-            seq: CachePadded::new(AtomicU64::new(0)),
+            cursor: CachePadded::new(AtomicU64::new(0)),
+            bias: match span {
+                Span::Time(_) => 0,
+                Span::Calls(calls) => (BUCKET_CAP - (calls - 1)) << 32,
+            },
             buckets: Box::new(std::array::from_fn(|_| CachePadded::new(Bucket::new()))),
         })
     }
@@ -331,11 +355,27 @@ impl LatencyWindow {
     /// [`record_taken`](Self::record_taken), with the position it took.
     #[inline(always)]
     pub(crate) fn add_unjudged(&self, generation: u64, now: u64, nanos: u64) -> Result<(), Taken> {
-        let position = match self.span {
-            Span::Time(width) => now / width,
-            Span::Calls(calls) => calls.bucket_of(self.seq.fetch_add(1, Relaxed)),
-        } & POS_MASK;
-        let slot = (position % SLOTS as u64) as usize;
+        match self.span {
+            Span::Time(width) => {
+                let position = (now / width) & POS_MASK;
+                let slot = (position % SLOTS as u64) as usize;
+                self.add_unjudged_at(generation, Taken { position, slot }, nanos)
+            }
+            Span::Calls(_) => self.add_unjudged_calls(generation, nanos),
+        }
+    }
+
+    /// [`add_unjudged`](Self::add_unjudged) of a count window's call, for a
+    /// caller that knows the window counts calls: at the cursor.
+    #[inline(always)]
+    pub(crate) fn add_unjudged_calls(&self, generation: u64, nanos: u64) -> Result<(), Taken> {
+        self.add_unjudged_at(generation, self.cursor(), nanos)
+    }
+
+    /// [`add_unjudged`](Self::add_unjudged) at `taken`.
+    #[inline(always)]
+    fn add_unjudged_at(&self, generation: u64, taken: Taken, nanos: u64) -> Result<(), Taken> {
+        let Taken { position, slot } = taken;
         let bucket = &self.buckets[slot];
         if nanos <= self.bound_nanos.load(Relaxed)
             && bucket.stamp.load(Acquire) == stamp(position, generation)
@@ -344,14 +384,98 @@ impl LatencyWindow {
         {
             // A call of a generation older than the window's latest may add
             // here too: its bucket is one no later generation counts.
-            if bucket.tally.fetch_add(CALL, Relaxed) >> 32 >= BUCKET_CAP {
-                bucket.tally.fetch_sub(CALL, Relaxed);
-            } else {
+            let before = bucket.tally.fetch_add(CALL, Relaxed);
+            if (before as i64) >= 0 {
                 bucket.add_to_bin(bin(nanos));
+            } else {
+                self.at_limit(generation, taken, before, nanos);
             }
             return Ok(());
         }
-        Err(Taken { position, slot })
+        Err(taken)
+    }
+
+    /// A call added to a bucket's tally that found it at its limit (the
+    /// tally `before` it has its top bit set): a count window's call that
+    /// fills its bucket (or runs past it, while the one that filled it has
+    /// yet to move the cursor) goes in and moves the cursor on; a time
+    /// window's bucket stops counting at [`BUCKET_CAP`], far from the 2^32
+    /// that would carry out of the tally, whatever the number of adds in
+    /// flight.
+    #[cold]
+    #[inline(never)]
+    fn at_limit(&self, generation: u64, taken: Taken, before: u64, nanos: u64) {
+        let bucket = &self.buckets[taken.slot];
+        if self.calls_of(before) >= BUCKET_CAP {
+            bucket.tally.fetch_sub(CALL, Relaxed);
+            return;
+        }
+        bucket.add_to_bin(bin(nanos));
+        self.filled(generation, taken);
+    }
+
+    /// The calls a tally holds, without the window's [`bias`](Self::bias).
+    fn calls_of(&self, tally: u64) -> u64 {
+        (tally.wrapping_sub(self.bias)) >> 32
+    }
+
+    /// A count window's position and slot, as its cursor holds them.
+    #[inline(always)]
+    fn cursor(&self) -> Taken {
+        let cursor = self.cursor.load(Relaxed);
+        Taken {
+            position: cursor >> SLOT_BITS,
+            slot: (cursor & ((1 << SLOT_BITS) - 1)) as usize,
+        }
+    }
+
+    /// Moves a count window's cursor past `taken`, whose bucket a call of
+    /// `generation` just filled, unless a call did already or the cursor is
+    /// elsewhere (a call that read it long ago, and added to a bucket the
+    /// window took for a later position since). The call that moves it takes
+    /// the next bucket for its position, so that the calls there find it
+    /// ready: one call a bucket leaves the common way, not two.
+    #[inline(always)]
+    fn filled(&self, generation: u64, taken: Taken) {
+        if !matches!(self.span, Span::Calls(_)) {
+            return;
+        }
+        let Taken { position, slot } = taken;
+        let next = Taken {
+            position: (position + 1) & POS_MASK,
+            slot: if slot + 1 == SLOTS { 0 } else { slot + 1 },
+        };
+        // Relaxed: a call reads the bucket at the cursor by its stamp
+        // (acquire), and the cursor orders nothing else.
+        if self
+            .cursor
+            .compare_exchange(
+                position << SLOT_BITS | slot as u64,
+                next.position << SLOT_BITS | next.slot as u64,
+                Relaxed,
+                Relaxed,
+            )
+            .is_ok()
+        {
+            let bucket = &self.buckets[next.slot];
+            let seen = bucket.stamp.load(Acquire);
+            let theirs = bucket.generation.load(Relaxed);
+            if self.may_take(seen, theirs, generation, next.position) {
+                let mine = stamp(next.position, generation);
+                bucket.take(seen, generation, mine, self.bias, None);
+            }
+        }
+    }
+
+    /// Whether a call of `generation` at `position` takes a bucket stamped
+    /// `seen` for generation `theirs` (not [`RESETTING`]): a bucket never
+    /// written, of an earlier generation, or of this one at an earlier
+    /// position. A later position's bucket of this generation is added to
+    /// as it is (the clock stepped back), and a later generation's is left.
+    fn may_take(&self, seen: u64, theirs: u64, generation: u64, position: u64) -> bool {
+        seen == NEVER
+            || (theirs == generation && is_later_position(position, position_of(seen)))
+            || (theirs != generation && is_later_generation(generation, theirs))
     }
 
     /// [`record`](Self::record) of a call that
@@ -368,6 +492,11 @@ impl LatencyWindow {
         let Some(current) = self.add(slot, generation, position, over, bin(nanos)) else {
             return false;
         };
+        if let Span::Calls(calls) = self.span {
+            if self.calls_of(current) >= calls {
+                self.filled(generation, taken);
+            }
+        }
         if !over && !is_later_position(self.bad_until.load(Relaxed), position) {
             // No bucket the window counts holds a call over the bound.
             return false;
@@ -395,13 +524,13 @@ impl LatencyWindow {
     /// The verdict of a call that could trip: the window's calls and calls
     /// over the bound, `current` (the tally of bucket `slot`) and the others.
     fn judge(&self, generation: u64, position: u64, slot: usize, current: u64) -> bool {
-        let (mut calls, mut over) = (current >> 32, current & (CALL - 1));
+        let (mut calls, mut over) = (self.calls_of(current), current & (CALL - 1));
         for (i, bucket) in self.buckets.iter().enumerate() {
             if i == slot {
                 continue;
             }
             if let Some(tally) = self.live_tally(bucket, generation, position) {
-                calls += tally >> 32;
+                calls += self.calls_of(tally);
                 over += tally & (CALL - 1);
             }
         }
@@ -455,7 +584,7 @@ impl LatencyWindow {
                         && is_later_position(position_of(seen), position)))
             {
                 let tally = bucket.tally.fetch_add(delta, Relaxed);
-                if tally >> 32 >= BUCKET_CAP {
+                if self.calls_of(tally) >= BUCKET_CAP {
                     bucket.tally.fetch_sub(delta, Relaxed);
                     return Some(tally);
                 }
@@ -481,20 +610,11 @@ impl LatencyWindow {
             if seen != NEVER && theirs != generation && !is_later_generation(generation, theirs) {
                 return None;
             }
-            if bucket
-                .stamp
-                .compare_exchange(seen, RESETTING, Acquire, Relaxed)
-                .is_ok()
-            {
-                bucket.empty_bins();
-                bucket.tally.store(delta, Relaxed);
-                bucket.add_to_bin(bin);
-                bucket.generation.store(generation, Relaxed);
-                bucket.stamp.store(mine, Release);
+            if bucket.take(seen, generation, mine, self.bias, Some((delta, bin))) {
                 if over {
                     self.mark_bad(position);
                 }
-                return Some(delta);
+                return Some(self.bias + delta);
             }
         }
     }
@@ -518,10 +638,11 @@ impl LatencyWindow {
     /// What the window holds for `generation` at `now`. Pure.
     pub(crate) fn counts(&self, generation: u64, now: u64) -> LatencyCounts {
         let position = match self.span {
-            Span::Time(width) => now / width,
-            // The newest bucket: the one the last call went to.
-            Span::Calls(calls) => calls.bucket_of(self.seq.load(Relaxed).saturating_sub(1)),
-        } & POS_MASK;
+            Span::Time(width) => (now / width) & POS_MASK,
+            // The bucket the next call goes to: the call that filled the one
+            // before it took it, for none so far.
+            Span::Calls(_) => self.cursor().position,
+        };
         let mut counts = LatencyCounts {
             calls: 0,
             over: 0,
@@ -532,7 +653,7 @@ impl LatencyWindow {
             let Some(tally) = self.live_tally(bucket, generation, position) else {
                 continue;
             };
-            counts.calls += tally >> 32;
+            counts.calls += self.calls_of(tally);
             counts.over += tally & (CALL - 1);
             for (sum, n) in bins.iter_mut().zip(bucket.bins.iter()) {
                 *sum += u64::from(n.load(Relaxed));
@@ -602,34 +723,6 @@ mod tests {
         assert_eq!(bin((1 << (TOP_EXP + 1)) * unit), BINS - 1);
         assert_eq!(bin((1 << (TOP_EXP + 1)) * unit - 1), BINS - 1);
         assert_eq!(bin_end_nanos(BINS - 1), (1 << (TOP_EXP + 1)) * unit);
-    }
-
-    #[test]
-    fn a_bucket_of_calls_divides_exactly_as_far_as_it_says() {
-        for calls in [1, 2, 3, 7, 10, 11, 100, 1_000, 4_097, 6_554] {
-            let per = CallsPerBucket::new(calls);
-            let exact_below = (1u64 << 63) / calls;
-            let mut last = 0;
-            for n in (0..10_000)
-                .chain((0..64).map(|b| 1u64 << b).filter(|&n| n < exact_below))
-                .chain([exact_below - 1, exact_below / 2, 1 << 50])
-            {
-                assert_eq!(per.bucket_of(n), n / calls, "{n} calls, {calls} a bucket");
-            }
-            // Past the exact range a bucket may end early, never late, and
-            // positions still only grow.
-            let mut past = [exact_below, u64::MAX / 2, u64::MAX - 1, u64::MAX];
-            past.sort_unstable();
-            for n in past {
-                let bucket = per.bucket_of(n);
-                assert!(
-                    bucket >= n / calls && bucket <= (n / calls).saturating_add(1),
-                    "{n}"
-                );
-                assert!(bucket >= last);
-                last = bucket;
-            }
-        }
     }
 
     #[test]
@@ -715,8 +808,8 @@ mod tests {
 
     #[test]
     fn a_bucket_taken_for_a_new_position_forgets_its_old_bins() {
-        // Buckets of 10 calls: the 11 buckets hold 110 calls, and call 110
-        // takes the first bucket again.
+        // Buckets of 10 calls: the call that fills the 11th bucket takes the
+        // first again, for the calls after it.
         let window = count_window(100, 100);
         for _ in 0..10 {
             window.record(0, 0, 5_000 * MS);
@@ -725,7 +818,7 @@ mod tests {
             window.record(0, 0, MS);
         }
         let counts = window.counts(0, 0);
-        assert_eq!((counts.calls, counts.over), (110, 0));
+        assert_eq!((counts.calls, counts.over), (100, 0));
         assert_eq!(
             counts.p99,
             Some(Duration::from_nanos(1_024 << UNIT_SHIFT)),
@@ -742,6 +835,59 @@ mod tests {
         assert!(!window.record(3, 0, 20 * MS), "a stale call counts nowhere");
         let counts = window.counts(4, 0);
         assert_eq!((counts.calls, counts.over), (1, 0));
+    }
+
+    #[test]
+    fn a_count_windows_bucket_takes_its_calls_and_the_next_one_the_rest() {
+        // Buckets of 10 calls.
+        let window = count_window(100, 1);
+        for _ in 0..25 {
+            assert!(!window.record(0, 0, MS));
+        }
+        let Taken { position, slot } = window.cursor();
+        assert_eq!((position, slot), (2, 2));
+        let calls = |slot: usize| window.calls_of(window.buckets[slot].tally.load(Relaxed));
+        assert_eq!((calls(0), calls(1), calls(2)), (10, 10, 5));
+        // Eleven buckets later the cursor is back at the first slot, which
+        // the call that filled the eleventh took, empty, for the next call:
+        // the window holds the ten full buckets before it.
+        for _ in 25..110 {
+            window.record(0, 0, MS);
+        }
+        let Taken { position, slot } = window.cursor();
+        assert_eq!((position, slot), (11, 0));
+        assert_eq!(calls(0), 0);
+        assert_eq!(window.counts(0, 0).calls, 100);
+        window.record(0, 0, MS);
+        assert_eq!((calls(0), window.counts(0, 0).calls), (1, 101));
+    }
+
+    #[test]
+    fn racing_threads_fill_a_count_windows_buckets_and_lose_no_call() {
+        // Buckets of 2,000 calls, ten of them for the threads' 20,000 calls:
+        // the window holds every one.
+        let window = count_window(20_000, 1);
+        const THREADS: u64 = 4;
+        const CALLS: u64 = 5_000;
+        std::thread::scope(|s| {
+            for _ in 0..THREADS {
+                let window = &window;
+                s.spawn(move || {
+                    for _ in 0..CALLS {
+                        window.record(0, 0, MS);
+                    }
+                });
+            }
+        });
+        assert_eq!(window.counts(0, 0).calls, THREADS * CALLS);
+        // A bucket the cursor left holds its 2,000 calls, and at most a call
+        // of each other thread racing the one that filled it.
+        let Taken { position, .. } = window.cursor();
+        assert!((9..=10).contains(&position), "{position}");
+        for bucket in &window.buckets[..position as usize] {
+            let calls = window.calls_of(bucket.tally.load(Relaxed));
+            assert!((2_000..2_000 + THREADS).contains(&calls), "{calls}");
+        }
     }
 
     #[test]
@@ -819,6 +965,49 @@ mod loom_tests {
             let c = w.counts(0, 11 * MS);
             assert_eq!((c.calls, c.over), (2, 0));
             assert_eq!(c.p99, Some(Duration::from_nanos(2_048 << UNIT_SHIFT)));
+        });
+    }
+
+    #[test]
+    fn loom_calls_racing_to_fill_a_count_windows_bucket_move_the_cursor_once() {
+        // Bounded as the breaker's models are: a call waiting out another's
+        // claim of a bucket spins, and unbounded preemption lets it spin on.
+        let mut builder = loom::model::Builder::new();
+        builder.preemption_bound = Some(3);
+        builder.check(|| {
+            // Two calls a bucket: the first call takes bucket 0, and the two
+            // threads race to fill it, move the cursor and take bucket 1.
+            let config = Config::builder()
+                .window_calls(20)
+                .min_calls(1)
+                .latency_p99(Duration::from_millis(10))
+                .build()
+                .unwrap();
+            let w = Arc::new(LatencyWindow::new(&config).unwrap());
+            assert!(!w.record(0, 0, MS));
+            let handles: Vec<_> = (0..2)
+                .map(|_| {
+                    let w = Arc::clone(&w);
+                    loom::thread::spawn(move || w.record(0, 0, MS))
+                })
+                .collect();
+            for h in handles {
+                assert!(!h.join().unwrap());
+            }
+            let Taken { position, slot } = w.cursor();
+            assert_eq!((position, slot), (1, 1), "moved once");
+            assert_eq!(position_of(w.buckets[1].stamp.load(Acquire)), 1);
+            // Every call in a tally and a bin (read without `counts`, whose
+            // reading of every bin takes loom past its bound of branches).
+            let tally = |b: usize| w.buckets[b].tally.load(Relaxed);
+            let binned = |b: usize| w.buckets[b].bins[bin(MS)].load(Relaxed);
+            assert_eq!(
+                w.calls_of(tally(0)) + w.calls_of(tally(1)),
+                3,
+                "no call lost"
+            );
+            assert_eq!(binned(0) + binned(1), 3);
+            assert_eq!(tally(0) & (CALL - 1), 0);
         });
     }
 
