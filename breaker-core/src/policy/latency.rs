@@ -60,14 +60,17 @@ fn bin_end_nanos(index: usize) -> u64 {
 }
 
 /// Stamp bits that hold a bucket's position (wrapping: at ten calls a
-/// bucket, 2^48 positions are 2.8 * 10^15 calls; at 1 ms a bucket, 8,900
-/// years of clock).
-const POS_BITS: u32 = 48;
+/// bucket, 2^40 positions are 1.1 * 10^13 calls; at 1 ms a bucket, 34 years
+/// of clock).
+const POS_BITS: u32 = 40;
 const POS_MASK: u64 = (1 << POS_BITS) - 1;
 /// Generation bits a stamp carries above its position: a tag, so that a
 /// claim's compare-and-swap cannot succeed on a bucket another generation
-/// re-stamped with the same position meanwhile. The top bit stays clear, so no
-/// stamp is [`RESETTING`] or [`NEVER`].
+/// re-stamped with the same position meanwhile, and so that the common call
+/// ([`LatencyWindow::add_unjudged`]) knows its bucket's generation from the
+/// stamp alone: two generations with one tag are 2^23 transitions apart,
+/// which no call stays in flight for. The top bit stays clear, so no stamp is
+/// [`RESETTING`] or [`NEVER`].
 const TAG_MASK: u64 = (1 << (63 - POS_BITS)) - 1;
 /// A bucket being emptied: its counts are not to be touched.
 const RESETTING: u64 = u64::MAX;
@@ -379,7 +382,6 @@ impl LatencyWindow {
         let bucket = &self.buckets[slot];
         if nanos <= self.bound_nanos.load(Relaxed)
             && bucket.stamp.load(Acquire) == stamp(position, generation)
-            && bucket.generation.load(Relaxed) == generation
             && !is_later_position(self.bad_until.load(Relaxed), position)
         {
             // A call of a generation older than the window's latest may add
