@@ -80,19 +80,27 @@ pub(super) enum Verdicts {
     /// The policy's way alone.
     Policy,
     /// A count window with a latency window, no histogram and no slow-call
-    /// judging: a closed success runs in `latency_count_window_success`.
+    /// judging, on the default clock: a closed success runs in
+    /// `latency_count_window_success`, which reads that clock without asking
+    /// which it is.
     LatencyCountWindow,
+    /// The same on a clock of the caller's.
+    LatencyCountWindowOwnClock,
 }
 
 impl Verdicts {
-    fn of(policy: &Policy, guards: &Guards) -> Verdicts {
+    fn of(policy: &Policy, guards: &Guards, clock: &ClockSource) -> Verdicts {
         match policy {
             Policy::CountWindow(window)
                 if guards.latency().is_some()
                     && guards.histogram().is_none()
                     && !window.rule().judges_slowness() =>
             {
-                Verdicts::LatencyCountWindow
+                if clock.is_monotonic() {
+                    Verdicts::LatencyCountWindow
+                } else {
+                    Verdicts::LatencyCountWindowOwnClock
+                }
             }
             _ => Verdicts::Policy,
         }
@@ -122,7 +130,7 @@ impl Inner {
         events: Hub,
         guards: Guards,
     ) -> Self {
-        let verdicts = Verdicts::of(&hot.policy, &guards);
+        let verdicts = Verdicts::of(&hot.policy, &guards, &clock);
         Inner {
             hot,
             counters: Counters::new(),

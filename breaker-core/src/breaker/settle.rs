@@ -3,7 +3,7 @@
 
 use super::inner::{Inner, Verdicts};
 use super::transition::{Act, Input, Verdict};
-use crate::clock::monotonic_coarse;
+use crate::clock::{monotonic_coarse, monotonic_precise};
 use crate::config::FailurePolicy;
 use crate::counters::Counter;
 use crate::events::TripCause;
@@ -130,7 +130,7 @@ impl Inner {
                 if let Some(generation) = self.closed_call(admitted, verdict) {
                     return self.settle_count_window(generation, started, verdict);
                 }
-            } else if self.verdicts == Verdicts::LatencyCountWindow
+            } else if self.verdicts != Verdicts::Policy
                 && verdict == Verdict::Success
                 && self.closed_since_claim(admitted)
             {
@@ -245,7 +245,11 @@ impl Inner {
     /// calls after it, and every other case goes on in a frame of its own.
     #[inline(never)]
     fn latency_count_window_success(&self, generation: u64, started: u64) {
-        let now = self.clock.now_inlined();
+        let now = if self.verdicts == Verdicts::LatencyCountWindow {
+            monotonic_precise()
+        } else {
+            self.clock.now_inlined()
+        };
         // `settle_slow` sends only these here (`Verdicts::LatencyCountWindow`),
         // and neither the policy nor the guards change for a breaker's life.
         let (Some(latency), Policy::CountWindow(window)) =
