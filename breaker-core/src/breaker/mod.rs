@@ -39,9 +39,11 @@
 //! - **Latency window.** A count window's closed success in a group with
 //!   `latency_p99_ms` runs in `latency_count_window_success`, which
 //!   `settle_slow` picks by one compare of the breaker's `verdicts` byte: the
-//!   clock's reading inlined, the count window's success, and the latency
-//!   window's common add (which cannot trip), with only tail calls after the
-//!   read; every other closed success or failure of such a group runs in
+//!   clock's reading inlined (the default clock's without asking which clock
+//!   it is), the count window's success, and the latency window's common add
+//!   at its cursor (which cannot trip), with no call after the read but the
+//!   fill of a bucket; every other closed success or failure of such a group
+//!   runs in
 //!   `settle_latency_window`.
 //! - **Time window.** A closed success of a time window that places by the
 //!   coarse clock runs in `time_window_success`: the count, the coarse

@@ -241,8 +241,9 @@ impl Inner {
     /// which takes the success of a group that also keeps a histogram or
     /// judges slow calls. Only the start, the generation and `self` are kept
     /// across the clock's read; the common call (the count window's success
-    /// that holds, then the latency window's common add) makes only tail
-    /// calls after it, and every other case goes on in a frame of its own.
+    /// that holds, then the latency window's common add) makes no call after
+    /// it but, once a bucket, the one that fills the bucket, and every other
+    /// case goes on in a frame of its own.
     #[inline(never)]
     fn latency_count_window_success(&self, generation: u64, started: u64) {
         let now = if self.verdicts == Verdicts::LatencyCountWindow {
@@ -250,7 +251,7 @@ impl Inner {
         } else {
             self.clock.now_inlined()
         };
-        // `settle_slow` sends only these here (`Verdicts::LatencyCountWindow`),
+        // `settle_slow` sends only these here (`Verdicts::LatencyCountWindow*`),
         // and neither the policy nor the guards change for a breaker's life.
         let (Some(latency), Policy::CountWindow(window)) =
             (self.guards.latency(), &self.hot.policy)
