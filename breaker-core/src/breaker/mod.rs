@@ -27,8 +27,9 @@
 //!   line to `claim`'s `acquire_contended`, which refuses an open word before
 //!   its deadline (`open`, `forced_open`) and returns in two registers
 //!   (`ClaimCode`). Only the open word's refusal there takes a stack frame;
-//!   the rest leave by tail calls, and claims that admit and may move the
-//!   word go on in `acquire_moving`, a frame of their own.
+//!   the rest leave by tail calls. Claims that admit read the word again
+//!   (`acquire_moving`, inlined) and go on in frames of their own: a timed
+//!   closed claim in `admit_timed`, the rest in `acquire_stepping`.
 //! - **Verdict.** `settle` is inlined into the permit: a success that finds
 //!   the word as the claim left it only counts. Every other verdict goes out
 //!   of line (`settle_slow`, cold).

@@ -22,7 +22,8 @@ use crate::sync::{AtomicU32, AtomicU64, Ordering::*};
 const BUCKETS: usize = Config::WINDOW_BUCKETS as usize;
 /// Buckets kept: a count window judges its ten full buckets and the one being
 /// filled, so it always holds at least `window_calls` calls once it has seen
-/// them (and at most a tenth more).
+/// them (and at most a tenth more, and a call a bucket for each thread that
+/// raced the call filling it).
 const SLOTS: usize = BUCKETS + 1;
 /// Latencies are binned in units of 2^10 ns (1.024 µs): a shift of the
 /// nanos, where whole microseconds would take a division on every call.
@@ -59,17 +60,23 @@ fn bin_end_nanos(index: usize) -> u64 {
     ((index - (shift << SUB_BITS) + 1) << shift) << UNIT_SHIFT
 }
 
-/// Stamp bits that hold a bucket's position (wrapping: at ten calls a
-/// bucket, 2^40 positions are 1.1 * 10^13 calls; at 1 ms a bucket, 34 years
-/// of clock).
+/// Stamp bits that hold a bucket's position. Positions compare modulo
+/// 2^POS_BITS, as later when less than half of that ahead: at ten calls a
+/// bucket, 2^39 positions are 5.5 * 10^12 calls; at 1 ms a bucket, 17 years of
+/// clock. Each take of a bucket keeps `bad_until`, the one position kept
+/// apart from the buckets, near the window's
+/// ([`LatencyWindow::keep_bad_until_near`]).
 const POS_BITS: u32 = 40;
 const POS_MASK: u64 = (1 << POS_BITS) - 1;
 /// Generation bits a stamp carries above its position: a tag, so that a
 /// claim's compare-and-swap cannot succeed on a bucket another generation
 /// re-stamped with the same position meanwhile, and so that the common call
 /// ([`LatencyWindow::add_unjudged`]) knows its bucket's generation from the
-/// stamp alone: two generations with one tag are 2^23 transitions apart,
-/// which no call stays in flight for. The top bit stays clear, so no stamp is
+/// stamp alone. Two generations with one tag are 2^23 transitions apart: the
+/// common call could mistake one for the other only after a call stayed in
+/// flight that long, or after a count window saw exactly a multiple of 2^23
+/// transitions and no closed call between. Then the calls it adds, a bucket's
+/// at most, count in no window. The top bit stays clear, so no stamp is
 /// [`RESETTING`] or [`NEVER`].
 const TAG_MASK: u64 = (1 << (63 - POS_BITS)) - 1;
 /// A bucket being emptied: its counts are not to be touched.
@@ -228,8 +235,10 @@ const _: () = assert!(SLOTS <= 1 << SLOT_BITS);
 /// is the clock stepping back: it counts, as current). The first call of a new
 /// position in a bucket finds an older stamp, claims the bucket by swapping in
 /// [`RESETTING`], zeroes the bins a call took, writes its own call and
-/// publishes the new stamp; calls racing with it wait for those stores. A call
-/// of an earlier generation than its bucket's is dropped.
+/// publishes the new stamp; calls racing with it wait for those stores. In a
+/// count window the call that fills a bucket takes the next one so, empty,
+/// unless a call got there first. A call of an earlier generation than its
+/// bucket's is dropped.
 ///
 /// As in the time window, a thread stalled between reading a bucket's stamp
 /// and adding to it, for as long as the bucket takes to be claimed for a new
@@ -466,18 +475,23 @@ impl LatencyWindow {
                 let mine = stamp(next.position, generation);
                 bucket.take(seen, generation, mine, self.bias, None);
             }
+            if next.slot == 0 {
+                self.keep_bad_until_near(next.position);
+            }
         }
     }
 
-    /// Whether a call of `generation` at `position` takes a bucket stamped
-    /// `seen` for generation `theirs` (not [`RESETTING`]): a bucket never
-    /// written, of an earlier generation, or of this one at an earlier
-    /// position. A later position's bucket of this generation is added to
-    /// as it is (the clock stepped back), and a later generation's is left.
+    /// Whether the call that filled a bucket of `generation` takes the next
+    /// one, at `position`, stamped `seen` for generation `theirs`: a bucket
+    /// never written, of an earlier generation, or of this one at an earlier
+    /// position. A bucket another call is taking ([`RESETTING`]: one that
+    /// read the cursor as this call moved it) is left to that call, as are a
+    /// later position's and a later generation's.
     fn may_take(&self, seen: u64, theirs: u64, generation: u64, position: u64) -> bool {
-        seen == NEVER
-            || (theirs == generation && is_later_position(position, position_of(seen)))
-            || (theirs != generation && is_later_generation(generation, theirs))
+        seen != RESETTING
+            && (seen == NEVER
+                || (theirs == generation && is_later_position(position, position_of(seen)))
+                || (theirs != generation && is_later_generation(generation, theirs)))
     }
 
     /// [`record`](Self::record) of a call that
@@ -494,16 +508,16 @@ impl LatencyWindow {
         let Some(current) = self.add(slot, generation, position, over, bin(nanos)) else {
             return false;
         };
+        // Judged before a call that fills its bucket takes the next, which
+        // holds the oldest bucket this call's window counts.
+        let tripped = (over || is_later_position(self.bad_until.load(Relaxed), position))
+            && self.judge(generation, position, slot, current);
         if let Span::Calls(calls) = self.span {
             if self.calls_of(current) >= calls {
                 self.filled(generation, taken);
             }
         }
-        if !over && !is_later_position(self.bad_until.load(Relaxed), position) {
-            // No bucket the window counts holds a call over the bound.
-            return false;
-        }
-        self.judge(generation, position, slot, current)
+        tripped
     }
 
     /// Whether a call of `generation` counts, the window's latest being
@@ -613,6 +627,9 @@ impl LatencyWindow {
                 return None;
             }
             if bucket.take(seen, generation, mine, self.bias, Some((delta, bin))) {
+                if slot == 0 {
+                    self.keep_bad_until_near(position);
+                }
                 if over {
                     self.mark_bad(position);
                 }
@@ -634,6 +651,24 @@ impl LatencyWindow {
                 Ok(_) => return,
                 Err(now) => seen = now,
             }
+        }
+    }
+
+    /// Moves [`bad_until`](Self::bad_until) to `position`, a bucket's just
+    /// taken, unless it is ahead of it by the window's depth at most, as a
+    /// mark is. Positions compare modulo 2^POS_BITS, so a `bad_until` left
+    /// half the positions behind would read as ahead and send every call to
+    /// be judged; run at each take of the first slot, this keeps it near. A
+    /// compare-and-swap, so that a call over the bound marking it meanwhile
+    /// keeps its mark. Calls at earlier positions, still in flight, are
+    /// judged: slower, never wrong.
+    fn keep_bad_until_near(&self, position: u64) {
+        let seen = self.bad_until.load(Relaxed);
+        let ahead = distance(seen, position);
+        if ahead == 0 || ahead > self.depth() {
+            let _ = self
+                .bad_until
+                .compare_exchange(seen, position, Relaxed, Relaxed);
         }
     }
 
@@ -862,6 +897,54 @@ mod tests {
         assert_eq!(window.counts(0, 0).calls, 100);
         window.record(0, 0, MS);
         assert_eq!((calls(0), window.counts(0, 0).calls), (1, 101));
+    }
+
+    #[test]
+    fn the_call_that_fills_a_bucket_leaves_the_next_to_a_call_taking_it() {
+        // Buckets of 10 calls; nine calls in the first.
+        let window = count_window(100, 1);
+        for _ in 0..9 {
+            window.record(0, 0, MS);
+        }
+        // A call that read the cursor as the filler moved it is taking the
+        // next bucket: its stamp held, its call in the tally.
+        let next = &window.buckets[1];
+        next.stamp.store(RESETTING, Relaxed);
+        next.tally.store(window.bias + CALL, Relaxed);
+        window.record(0, 0, MS);
+        assert_eq!(
+            window.cursor().position,
+            1,
+            "the tenth call filled the first bucket"
+        );
+        assert_eq!(
+            next.stamp.load(Relaxed),
+            RESETTING,
+            "left to the call taking it"
+        );
+        assert_eq!(
+            window.calls_of(next.tally.load(Relaxed)),
+            1,
+            "its call kept"
+        );
+    }
+
+    #[test]
+    fn a_window_far_past_its_last_slow_call_keeps_calls_on_the_common_way() {
+        // Positions compare modulo 2^POS_BITS: a window half the positions
+        // past its last mark would read the mark as ahead and judge every
+        // call. One call a bucket, from far along, past a first slot.
+        let window = count_window(10, 1);
+        let far = (1u64 << (POS_BITS - 1)) + 3;
+        window
+            .cursor
+            .store((far << SLOT_BITS) | (far % SLOTS as u64), Relaxed);
+        for _ in 0..SLOTS {
+            assert!(!window.record(0, 0, MS));
+        }
+        let position = window.cursor().position;
+        assert_eq!(position, far + SLOTS as u64);
+        assert!(!is_later_position(window.bad_until.load(Relaxed), position));
     }
 
     #[test]
