@@ -261,7 +261,9 @@ pub(crate) struct LatencyWindow {
     generation: AtomicU64,
     /// The first position at which no bucket holding a call over the bound
     /// counts any more (the latest such bucket's position plus the depth).
-    /// Only grows; written only by calls over the bound.
+    /// Only moves on: marked by calls over the bound, and brought up to the
+    /// window's position by the take of each first-slot bucket
+    /// ([`keep_bad_until_near`](Self::keep_bad_until_near)).
     bad_until: AtomicU64,
     /// A count window's position and its slot (`position << SLOT_BITS |
     /// slot`): read by every call, written only by the call that fills the
@@ -654,18 +656,20 @@ impl LatencyWindow {
         }
     }
 
-    /// Moves [`bad_until`](Self::bad_until) to `position`, a bucket's just
-    /// taken, unless it is ahead of it by the window's depth at most, as a
-    /// mark is. Positions compare modulo 2^POS_BITS, so a `bad_until` left
-    /// half the positions behind would read as ahead and send every call to
-    /// be judged; run at each take of the first slot, this keeps it near. A
-    /// compare-and-swap, so that a call over the bound marking it meanwhile
-    /// keeps its mark. Calls at earlier positions, still in flight, are
-    /// judged: slower, never wrong.
+    /// Moves [`bad_until`](Self::bad_until) up to `position`, a bucket's
+    /// just taken, when it is behind. Positions compare modulo 2^POS_BITS, so
+    /// a `bad_until` left half the positions behind would read as ahead and
+    /// send every call to be judged; run at each take of the first slot, this
+    /// keeps it near. One that reads as more than a quarter of the positions
+    /// ahead is such a one too: a mark is the window's depth ahead at most,
+    /// or a clock's step back more, and those are kept. A compare-and-swap,
+    /// so that a call over the bound marking it meanwhile keeps its mark.
+    /// Calls at earlier positions, still in flight, are judged: slower,
+    /// never wrong.
     fn keep_bad_until_near(&self, position: u64) {
         let seen = self.bad_until.load(Relaxed);
         let ahead = distance(seen, position);
-        if ahead == 0 || ahead > self.depth() {
+        if ahead == 0 || ahead > 1 << (POS_BITS - 2) {
             let _ = self
                 .bad_until
                 .compare_exchange(seen, position, Relaxed, Relaxed);
