@@ -72,8 +72,9 @@ pub(super) struct Inner {
 const _: () = assert!(size_of::<Inner>() == 384 && std::mem::offset_of!(Inner, config) == 128);
 
 /// Whether a breaker's closed successes have a short way out of the inlined
-/// fast path (`settle_slow`) besides its policy's: fixed by the policy and the
-/// guards, which a breaker keeps for life, so that one compare tells.
+/// fast path (`settle_slow`) besides its policy's: fixed by the policy, the
+/// guards and the clock, which a breaker keeps for life, so that one compare
+/// tells.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u8)]
 pub(super) enum Verdicts {
