@@ -38,9 +38,9 @@ pub(super) struct Inner {
     /// reconfigurations (the config and the window's tuning change as one).
     pub(super) transition: Mutex<()>,
     /// Whether a closed success that leaves the inlined fast path has a short
-    /// way of its own (`settle_slow`): fixed by the policy and the guards,
-    /// which a breaker keeps for life. One byte in the room the lock leaves
-    /// before `jitter_salt`.
+    /// way of its own (`settle_slow`): fixed by the policy, the guards and the
+    /// clock, which a breaker keeps for life. One byte in the room the lock
+    /// leaves before `jitter_salt`.
     pub(super) verdicts: Verdicts,
     /// Mixed into the jitter's draws beside the name: a keyed group's key's
     /// hash, so its keys open for different durations; 0 for a breaker of its
