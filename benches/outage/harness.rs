@@ -540,7 +540,7 @@ impl Run {
             .count()
     }
 
-    /// The figures of this run.
+    /// The figures of the run.
     pub fn figures(&self) -> Figures {
         let s = &self.scale;
         let (o0, heal, end) = (s.outage_start(), s.heal(), s.end());

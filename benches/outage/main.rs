@@ -109,7 +109,20 @@ fn layer_entry(name: &str, config: Config, retry: Option<RetryPolicy>) -> Entry 
     let mut text = describe(&config);
     let _ = write!(text, "; tower timeout {} ms", policy::TIMEOUT.as_millis());
     if let Some(policy) = &retry {
-        let _ = write!(text, "; retries: {policy:?} under the group's budget");
+        let _ = write!(
+            text,
+            "; {} retries, waits from {} ms doubling up to {} ms",
+            policy.retries(),
+            policy.first_backoff().as_millis(),
+            policy.backoff_cap().as_millis()
+        );
+        if let Some((ratio, floor)) = policy.budget_limits() {
+            let _ = write!(
+                text,
+                ", under the group's budget ({}% of calls plus {floor} a second)",
+                ratio * 100.0
+            );
+        }
     }
     let group: &'static str = Box::leak(format!("outage {name}").into_boxed_str());
     Entry {

@@ -154,8 +154,10 @@ fn nice_ceiling(v: f64) -> f64 {
         .unwrap_or(10.0 * power)
 }
 
+/// `text` as SVG text: markup escaped, Markdown's code quotes dropped.
 fn escape(text: &str) -> String {
-    text.replace('&', "&amp;")
+    text.replace('`', "")
+        .replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
 }
