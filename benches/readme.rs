@@ -21,6 +21,8 @@ pub const REGIONS: &[&str] = &[
     "threads",
     "heap",
     "keyed_churn",
+    "outage",
+    "outage_defaults",
 ];
 
 /// The README's path, in this crate's folder.

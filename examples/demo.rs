@@ -62,6 +62,7 @@ const SEARCH_RAMP_MS: u64 = 600;
     group = "search",
     threshold = 3,
     open_ms = 300,
+    backoff = 2.0,
     ramp_ms = 600,
     fallback = cached
 )]

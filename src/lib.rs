@@ -413,7 +413,7 @@
 /// | `open_ms` | integer (`u64`) | 30 000 | how long the circuit stays open before a probe may go |
 /// | `half_open_probes` | integer (`u32`) | 1 | probes in flight at once while half-open |
 /// | `successes_to_close` | integer (`u32`) | 1 | probe successes that close the circuit |
-/// | `backoff` | number (`f64`) | 2.0 | factor the open time grows by after each failed probe (`>= 1.0`) |
+/// | `backoff` | number (`f64`) | 1.0 | factor the open time grows by after each failed probe (`>= 1.0`) |
 /// | `max_open_ms` | integer (`u64`) | max(`open_ms`, 300 000) | cap on the grown open time |
 /// | `probe_timeout_ms` | integer (`u64`) | 30 000 | a probe in flight longer loses its slot; its late outcome is stale |
 /// | `timeout_ms` | integer (`u64`) | none | async fns only: a call still running after this is dropped, counts as a failure and returns `Err(TimedOut.into())` (see [`timeout`]) |

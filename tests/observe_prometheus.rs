@@ -231,6 +231,7 @@ async fn scrape_of_the_demos_metrics_endpoint_equals_the_snapshot() {
     let config = Config::builder()
         .threshold(2)
         .open_duration(Duration::from_secs(5))
+        .backoff(2.0)
         .build()
         .unwrap();
     let search = breakers.breaker("search", &config);

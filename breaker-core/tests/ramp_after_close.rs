@@ -23,6 +23,7 @@ fn ramped() -> Config {
     Config::builder()
         .threshold(3)
         .open_duration(Duration::from_millis(OPEN_MS))
+        .backoff(2.0)
         .ramp(Duration::from_millis(RAMP_MS))
         .build()
         .unwrap()
@@ -174,7 +175,7 @@ fn a_trip_during_the_ramp_reopens_with_the_backoff_of_a_failed_probe() {
     assert_eq!(failed, 3);
     let m = breaker.metrics();
     assert_eq!(m.state, State::Open);
-    // Grown by the default backoff (2.0), as after a failed probe.
+    // Grown by the backoff (2.0), as after a failed probe.
     assert_eq!(m.open_for, Some(ms(2 * OPEN_MS)));
     assert_eq!(m.retry_after, Some(ms(2 * OPEN_MS)));
     // And again: the next ramp's trip grows it once more.

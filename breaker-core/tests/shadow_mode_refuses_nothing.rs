@@ -18,6 +18,7 @@ fn config(threshold: u32, shadow: bool) -> Config {
     Config::builder()
         .threshold(threshold)
         .open_duration(ms(OPEN_MS))
+        .backoff(2.0)
         .shadow(shadow)
         .build()
         .unwrap()

@@ -29,6 +29,7 @@ fn config(probes: u32) -> Config {
     Config::builder()
         .threshold(3)
         .open_duration(Duration::from_secs(30))
+        .backoff(2.0)
         .half_open_probes(probes)
         .build()
         .unwrap()

@@ -77,7 +77,7 @@ macro_rules! config_keys {
             /// [`Config::MAX_PROBES`]).
             successes_to_close: u32, Any;
             /// Factor (`>= 1.0`) the open duration grows by after each failed probe;
-            /// `1.0` keeps it constant (default 2.0).
+            /// `1.0` keeps it constant (default 1.0).
             backoff: f64, Any;
             /// Cap on the grown open duration (key `max_open_ms`). Must be at least the
             /// open duration (default: the longer of the open duration and 300 s).

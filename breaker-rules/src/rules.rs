@@ -31,7 +31,7 @@ const DEFAULT_THRESHOLD: u32 = 5;
 const DEFAULT_OPEN_MS: u64 = 30_000;
 const DEFAULT_PROBES: u32 = 1;
 const DEFAULT_SUCCESSES: u32 = 1;
-const DEFAULT_BACKOFF: f64 = 2.0;
+const DEFAULT_BACKOFF: f64 = 1.0;
 /// The cap on a grown open duration when `max_open_ms` is not set (or
 /// `open_ms`, when that is longer).
 const DEFAULT_MAX_OPEN_MS: u64 = 300_000;

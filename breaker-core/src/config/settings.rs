@@ -26,7 +26,7 @@ use crate::clock::millis_to_nanos;
 /// | `open_ms` (`open_duration`) | 30 s | how long the circuit stays open before a probe may go |
 /// | `half_open_probes` | 1 | probes in flight at once while half-open |
 /// | `successes_to_close` | 1 | probe successes that close the circuit |
-/// | `backoff` | 2.0 | factor the open duration grows by after each failed probe |
+/// | `backoff` | 1.0 (constant) | factor the open duration grows by after each failed probe |
 /// | `max_open_ms` (`max_open_duration`) | max(`open_ms`, 300 s) | cap on the grown open duration |
 /// | `probe_timeout_ms` (`probe_timeout`) | 30 s | lease of a probe; a probe in flight longer loses its slot |
 /// | `timeout_ms` (`timeout`) | unset | deadline of one async call: a call that overruns it is dropped and fails |

@@ -11,7 +11,7 @@ fn defaults_are_documented_values() {
     assert_eq!(c.open_duration(), Duration::from_secs(30));
     assert_eq!(c.half_open_probes(), 1);
     assert_eq!(c.successes_to_close(), 1);
-    assert_eq!(c.backoff(), 2.0);
+    assert_eq!(c.backoff(), 1.0);
     assert_eq!(c.max_open_duration(), Duration::from_secs(300));
     assert_eq!(c.probe_timeout(), Duration::from_secs(30));
 }
