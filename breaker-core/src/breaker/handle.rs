@@ -99,10 +99,8 @@ impl Breaker {
         jitter_salt: u32,
     ) -> Self {
         let policy = Policy::new(&config, &clock);
-        // A latency window and a histogram time every call, as slow-call
-        // judging does.
-        let timed =
-            policy.needs_clock() || config.latency_p99().is_some() || config.histogram().is_some();
+        // A histogram times every call, as slow-call judging does.
+        let timed = policy.needs_clock() || config.histogram().is_some();
         let word = Word::initial(timed, policy.is_window()).with_shadow(config.shadow());
         Breaker {
             inner: Arc::new(Inner::new(
