@@ -66,18 +66,20 @@ impl Inner {
         } else {
             Counter::Successes
         });
-        // A forced-closed breaker counts outcomes and never trips.
-        if word.state() != State::Closed {
-            return;
-        }
+        // A forced-closed breaker feeds its window (its rates stay in view)
+        // and never trips; an open one's shadow calls are only counted.
+        let closed = match word.state() {
+            State::Closed => true,
+            State::ForcedClosed => false,
+            _ => return,
+        };
         let outcome = Outcome {
             failed,
             lasted,
             ended,
         };
-        if let Some(cause) =
-            (self.hot.policy).record(&self.hot.word, generation, outcome, &self.clock)
-        {
+        let tripped = (self.hot.policy).record(&self.hot.word, generation, outcome, &self.clock);
+        if let Some(cause) = tripped.filter(|_| closed) {
             self.trip_on(generation, cause);
         }
     }

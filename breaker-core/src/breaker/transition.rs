@@ -234,7 +234,7 @@ pub(super) fn step(word: Word, input: Input, config: &Config, at: &impl Readings
         Input::ProbeFailed { generation } => {
             open(word, generation, State::HalfOpen, ChangeKind::ProbeFailed)
         }
-        Input::Force(state) => Step::to(word.next(state), Act::Nothing, ChangeKind::Forced),
+        Input::Force(state) => forced(word, state),
         // The user's hand wins over the fleet.
         Input::FleetOpen => match word.state() {
             State::ForcedOpen | State::ForcedClosed => Step::stay(Act::Nothing),
@@ -264,6 +264,25 @@ pub(super) fn step(word: Word, input: Input, config: &Config, at: &impl Readings
                 Step::stay(Act::Nothing)
             }
         }
+    }
+}
+
+/// Set by hand to `state`: a transition into a new generation, unless the
+/// breaker is in `state` already. Then nothing is told and the generation
+/// stays, so calls in flight keep their outcomes; a reset of a closed word
+/// clears its failure count and ends its ramp.
+fn forced(word: Word, state: State) -> Step {
+    if word.state() != state {
+        return Step::to(word.next(state), Act::Nothing, ChangeKind::Forced);
+    }
+    let next = match state {
+        State::Closed => word.ramp_done().with_failures(0),
+        _ => word,
+    };
+    if next == word {
+        Step::stay(Act::Nothing)
+    } else {
+        Step::write(next, Act::Nothing)
     }
 }
 

@@ -95,10 +95,11 @@ impl Policy {
         }
     }
 
-    /// Records the outcome of a call claimed closed in `generation` that
-    /// settled closed in it; returns the rule that trips, if one does.
-    /// `word` is the breaker's state word, where the consecutive count lives;
-    /// a time window reads `clock` to place the outcome.
+    /// Records the outcome of a call claimed closed (or forced closed) in
+    /// `generation` that settled in it; returns the rule that trips, if one
+    /// does (the caller trips only a closed breaker). `word` is the breaker's
+    /// state word, where the consecutive count lives (counted only while
+    /// closed); a time window reads `clock` to place the outcome.
     #[inline]
     pub(crate) fn record(
         &self,

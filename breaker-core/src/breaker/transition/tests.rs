@@ -324,9 +324,12 @@ fn trips_and_failed_probes_open_only_from_their_own_state_and_generation() {
 }
 
 #[test]
-fn forcing_moves_every_state_to_a_new_generation_of_the_forced_one() {
+fn forcing_moves_every_other_state_to_a_new_generation_of_the_forced_one() {
     for from in STATES {
         for to in STATES {
+            if from == to {
+                continue;
+            }
             let w = with_field(word(from, true, true), 2);
             let s = step_on(w, Input::Force(to));
             assert_eq!(s, Step::to(w.next(to), Act::Nothing, ChangeKind::Forced));
@@ -343,6 +346,30 @@ fn forcing_moves_every_state_to_a_new_generation_of_the_forced_one() {
             );
         }
     }
+}
+
+#[test]
+fn forcing_the_state_a_word_is_in_keeps_its_generation_and_tells_nothing() {
+    for state in STATES {
+        let w = with_field(word(state, true, true), 2);
+        let s = step_on(w, Input::Force(state));
+        assert_eq!(s.change(w), None, "{state}");
+        let kept = s.next.unwrap_or(w);
+        assert_eq!(kept.generation(), w.generation(), "{state}");
+        assert_eq!(kept.state(), state);
+    }
+    // A reset of a closed word clears its failure count and ends its ramp.
+    let w = word(State::Closed, false, false).with_failures(2).ramping();
+    let s = step_on(w, Input::Force(State::Closed));
+    assert_eq!(
+        s,
+        Step::write(word(State::Closed, false, false), Act::Nothing)
+    );
+    let plain = word(State::Closed, false, false);
+    assert_eq!(
+        step_on(plain, Input::Force(State::Closed)),
+        Step::stay(Act::Nothing)
+    );
 }
 
 #[test]
