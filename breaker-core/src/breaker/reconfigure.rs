@@ -85,33 +85,7 @@ pub(crate) fn check_change(
 ) -> Result<(), PolicyChange> {
     let from = now.policy();
     let to = config.policy();
-    // The kind and size of the window are laid out in the breaker, and so is
-    // whether calls are timed for slowness; the rates judge from the next
-    // outcome.
-    let same_kind = match (from, to) {
-        (FailurePolicy::Consecutive { .. }, FailurePolicy::Consecutive { .. }) => true,
-        (
-            FailurePolicy::TimeWindow {
-                window_ms: a,
-                rates: r,
-            },
-            FailurePolicy::TimeWindow {
-                window_ms: b,
-                rates: s,
-            },
-        ) => a == b && r.slow_call_ms.is_some() == s.slow_call_ms.is_some(),
-        (
-            FailurePolicy::CountWindow {
-                window_calls: a,
-                rates: r,
-            },
-            FailurePolicy::CountWindow {
-                window_calls: b,
-                rates: s,
-            },
-        ) => a == b && r.slow_call_ms.is_some() == s.slow_call_ms.is_some(),
-        _ => false,
-    };
+    let same_kind = crate::policy::retunable(from, to);
     if !same_kind {
         return Err(PolicyChange {
             group,

@@ -32,6 +32,37 @@ pub(crate) struct Outcome {
     pub(crate) ended: Option<u64>,
 }
 
+/// Whether a breaker running policy `from` can take `to` live
+/// ([`Policy::retune`]): the kind and size of the window are laid out in the
+/// breaker, and so is whether calls are timed for slowness; the numbers judge
+/// from the next outcome.
+pub(crate) fn retunable(from: FailurePolicy, to: FailurePolicy) -> bool {
+    match (from, to) {
+        (FailurePolicy::Consecutive { .. }, FailurePolicy::Consecutive { .. }) => true,
+        (
+            FailurePolicy::TimeWindow {
+                window_ms: a,
+                rates: r,
+            },
+            FailurePolicy::TimeWindow {
+                window_ms: b,
+                rates: s,
+            },
+        ) => a == b && r.slow_call_ms.is_some() == s.slow_call_ms.is_some(),
+        (
+            FailurePolicy::CountWindow {
+                window_calls: a,
+                rates: r,
+            },
+            FailurePolicy::CountWindow {
+                window_calls: b,
+                rates: s,
+            },
+        ) => a == b && r.slow_call_ms.is_some() == s.slow_call_ms.is_some(),
+        _ => false,
+    }
+}
+
 /// The failure policy of one breaker.
 #[derive(Debug)]
 pub(crate) enum Policy {
