@@ -15,7 +15,8 @@ fn resolved(settings: &Settings, group: &str) -> breakerbox::Config {
 fn a_file_takes_durations_and_milliseconds_alike() {
     let text = "[defaults]\nopen_ms = \"1m30s\"\nmax_open_ms = \"2h\"\n\
                 [groups.search]\nwindow_ms = \"10s\"\nslow_call_ms = \"250ms\"\n\
-                probe_timeout_ms = \"1.5s\"\nlatency_p99_ms = 40\n\
+                probe_timeout_ms = \"1.5s\"\n\
+                [groups.tail]\nwindow_ms = \"10s\"\nlatency_p99_ms = 40\n\
                 [groups.plain]\nopen_ms = 2500\n";
     let settings = Settings::from_toml_str(text, "app.toml").unwrap();
     let search = resolved(&settings, "search");
@@ -24,7 +25,10 @@ fn a_file_takes_durations_and_milliseconds_alike() {
     assert_eq!(search.window_duration(), Some(Duration::from_secs(10)));
     assert_eq!(search.slow_call(), Some(Duration::from_millis(250)));
     assert_eq!(search.probe_timeout(), Duration::from_millis(1500));
-    assert_eq!(search.latency_p99(), Some(Duration::from_millis(40)));
+    assert_eq!(
+        resolved(&settings, "tail").latency_p99(),
+        Some(Duration::from_millis(40))
+    );
     assert_eq!(
         resolved(&settings, "plain").open_duration(),
         Duration::from_millis(2500)

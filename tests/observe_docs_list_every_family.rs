@@ -38,7 +38,6 @@ fn every_kind_of_group() -> Arc<Registry> {
     let window = Config::builder()
         .window_calls(10)
         .min_calls(1)
-        .slow_call(Duration::from_secs(1))
         .latency_p99(Duration::from_secs(1))
         .max_concurrent(4)
         .histogram(Duration::from_secs(1))

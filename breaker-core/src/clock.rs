@@ -314,14 +314,6 @@ impl std::fmt::Debug for ClockSource {
     }
 }
 
-/// The reading of the default monotonic clock: what [`ClockSource::now`]
-/// reads for [`ClockSource::Monotonic`], for a caller that knows its clock is
-/// that one.
-#[inline(always)]
-pub(crate) fn monotonic_precise() -> u64 {
-    sys::precise()
-}
-
 /// The coarse reading of the default monotonic clock: what
 /// [`ClockSource::now_coarse`] reads for [`ClockSource::Monotonic`], for a
 /// caller that knows its clock is that one.

@@ -1,36 +1,27 @@
-//! What a breaker keeps for the keys around it: the bulkhead, the latency
-//! window, the call-duration histogram (their counts are per-thread
-//! counters, with the others) and the group's retry budget. A group without
-//! these keys has a `Guards` that no call touches.
+//! What a breaker keeps for the keys around it: the bulkhead, the
+//! call-duration histogram (their counts are per-thread counters, with the
+//! others) and the group's retry budget. A group without these keys has a
+//! `Guards` that no call touches.
 
 use std::sync::Arc;
 
 use crate::bulkhead::Bulkhead;
 use crate::config::Config;
 use crate::histogram::CallHistogram;
-use crate::policy::latency::LatencyWindow;
 use crate::retry::RetrySlot;
 use crate::sync::{AtomicPtr, Ordering::*};
 
 #[derive(Debug)]
 pub(crate) struct Guards {
     pub(crate) bulkhead: Option<Bulkhead>,
-    /// `None` unless the group sets `latency_p99_ms` or `histogram_ms`: one
-    /// box for both keeps the breaker's layout.
-    timing: Option<Box<Timing>>,
+    /// `None` unless the group sets `histogram_ms` or `latency_p99_ms` (whose
+    /// gauge reads it). Shared by a keyed group's keys.
+    histogram: Option<Arc<CallHistogram>>,
     /// The group's retry slot: null until the group's first retried call (a
     /// group that never retries allocates nothing), or from the start a keyed
     /// group's, shared by its keys. Non-null, it is one strong count of an
     /// `Arc<RetrySlot>` (`Arc::into_raw`), given back on drop.
     retry: AtomicPtr<RetrySlot>,
-}
-
-/// What times a group's calls besides its failure policy.
-#[derive(Debug)]
-struct Timing {
-    latency: Option<LatencyWindow>,
-    /// Shared by a keyed group's keys.
-    histogram: Option<Arc<CallHistogram>>,
 }
 
 impl Guards {
@@ -44,15 +35,13 @@ impl Guards {
         histogram: Option<Arc<CallHistogram>>,
         retry: Option<Arc<RetrySlot>>,
     ) -> Self {
-        let latency = LatencyWindow::new(config);
         let histogram = histogram.or_else(|| CallHistogram::new(config, false).map(Arc::new));
         Guards {
             bulkhead: config
                 .max_concurrent()
                 .and_then(std::num::NonZeroU32::new)
                 .map(Bulkhead::new),
-            timing: (latency.is_some() || histogram.is_some())
-                .then(|| Box::new(Timing { latency, histogram })),
+            histogram,
             retry: AtomicPtr::new(
                 retry.map_or(std::ptr::null_mut(), |slot| Arc::into_raw(slot).cast_mut()),
             ),
@@ -98,22 +87,10 @@ impl Guards {
         (!slot.is_null()).then(|| unsafe { &*slot })
     }
 
-    /// Whether the group has neither a latency window nor a histogram.
-    #[inline(always)]
-    pub(crate) fn untimed(&self) -> bool {
-        self.timing.is_none()
-    }
-
-    /// The latency window (`latency_p99_ms`).
-    #[inline(always)]
-    pub(crate) fn latency(&self) -> Option<&LatencyWindow> {
-        self.timing.as_deref()?.latency.as_ref()
-    }
-
-    /// The call-duration histogram (`histogram_ms`).
+    /// The call-duration histogram (`histogram_ms` or `latency_p99_ms`).
     #[inline(always)]
     pub(crate) fn histogram(&self) -> Option<&CallHistogram> {
-        self.timing.as_deref()?.histogram.as_deref()
+        self.histogram.as_deref()
     }
 }
 

@@ -1,6 +1,7 @@
-//! The call-duration histogram a group keeps when it sets `histogram_ms`:
-//! fixed buckets by outcome in relaxed atomics, and the [`CallDurations`]
-//! snapshot the exporters read as `breaker_calls_seconds`.
+//! The call-duration histogram a group keeps when it sets `histogram_ms` (or
+//! `latency_p99_ms`, whose gauge it gives): fixed buckets by outcome in relaxed
+//! atomics, and the [`CallDurations`] snapshot the exporters read as
+//! `breaker_calls_seconds`.
 //!
 //! Recording a call is two relaxed `fetch_add`s (its bucket and the sum); no
 //! lock, no allocation. A keyed group's keys share one histogram.
@@ -75,6 +76,9 @@ pub(crate) struct CallHistogram {
     /// A keyed group's: its keys' metrics leave it out (the group's carry it),
     /// so that summing a million keys does not read it a million times.
     pub(crate) keyed: bool,
+    /// Asked for by `histogram_ms`, so shown in the metrics; a histogram kept
+    /// only for the p99 gauge of `latency_p99_ms` is not.
+    pub(crate) shown: bool,
     series: [Series; KINDS],
 }
 
@@ -87,15 +91,22 @@ impl std::fmt::Debug for CallHistogram {
 }
 
 impl CallHistogram {
-    /// The histogram `config` asks for; `None` without `histogram_ms`.
+    /// The histogram `config` asks for: up to `histogram_ms`, or every bound
+    /// for the p99 gauge of `latency_p99_ms`; `None` without either.
     pub(crate) fn new(config: &Config, keyed: bool) -> Option<Self> {
-        let max = config.histogram()?;
-        let max_nanos = u64::try_from(max.as_nanos()).unwrap_or(u64::MAX);
-        // The first bound at or above `max`: the rules keep `max` within the table.
-        let bounds = (BOUNDS_NANOS.partition_point(|&b| b < max_nanos) + 1).min(BOUNDS_MS.len());
+        let bounds = match config.histogram() {
+            Some(max) => {
+                let max_nanos = u64::try_from(max.as_nanos()).unwrap_or(u64::MAX);
+                // The first bound at or above `max`: the rules keep `max` within the table.
+                (BOUNDS_NANOS.partition_point(|&b| b < max_nanos) + 1).min(BOUNDS_MS.len())
+            }
+            None if config.latency_p99().is_some() => BOUNDS_MS.len(),
+            None => return None,
+        };
         Some(CallHistogram {
             bounds,
             keyed,
+            shown: config.histogram().is_some(),
             series: std::array::from_fn(|_| Series {
                 buckets: std::array::from_fn(|_| AtomicU64::new(0)),
                 sum_nanos: AtomicU64::new(0),
@@ -114,6 +125,30 @@ impl CallHistogram {
         if before.checked_add(nanos).is_none() {
             series.sum_wraps.fetch_add(1, Relaxed);
         }
+    }
+
+    /// The p99 of the successful and failed calls counted, by nearest rank
+    /// (the `ceil(0.99 n)`-th smallest), as the upper bound of its bucket (the
+    /// last bound for a call past it); `None` before the first call. Pure.
+    pub(crate) fn p99(&self) -> Option<Duration> {
+        let [successful, failed, _] = &self.series;
+        let counts = || {
+            (successful.buckets.iter().zip(&failed.buckets))
+                .map(|(s, f)| s.load(Relaxed).saturating_add(f.load(Relaxed)))
+        };
+        let calls = counts().fold(0u64, u64::saturating_add);
+        if calls == 0 {
+            return None;
+        }
+        let rank = calls - calls / 100;
+        let mut seen = 0u64;
+        let bucket = counts()
+            .position(|n| {
+                seen = seen.saturating_add(n);
+                seen >= rank
+            })
+            .unwrap_or(self.bounds);
+        Some(BOUNDS[bucket.min(self.bounds - 1)])
     }
 
     /// What the histogram holds now. Pure; a snapshot taken while calls end
@@ -279,6 +314,23 @@ mod tests {
         let sum = h.read().successful.sum;
         let expected = Duration::from_nanos(u64::MAX) + Duration::from_secs(2);
         assert_eq!(sum, expected);
+    }
+
+    #[test]
+    fn the_p99_is_the_bound_of_the_bucket_holding_the_nearest_rank() {
+        let h = histogram(10_000);
+        assert_eq!(h.p99(), None);
+        let ms = 1_000_000;
+        for _ in 0..99 {
+            h.record(Kind::Successful, 3 * ms);
+        }
+        h.record(Kind::Failed, 700 * ms);
+        h.record(Kind::Ignored, 9_000 * ms);
+        // 100 calls (the ignored one is none): the 99th smallest is 3 ms.
+        assert_eq!(h.p99(), Some(Duration::from_millis(5)));
+        h.record(Kind::Failed, 700 * ms);
+        // 101 calls: the 100th smallest is 700 ms.
+        assert_eq!(h.p99(), Some(Duration::from_secs(1)));
     }
 
     #[test]

@@ -73,13 +73,15 @@ pub struct Metrics {
     pub bulkhead_rejected: u64,
     /// Calls holding a bulkhead slot now; `None` without `max_concurrent`.
     pub bulkhead_in_flight: Option<u32>,
-    /// Trips made by the latency window (`latency_p99_ms`) while the failure
-    /// policy alone would not have tripped (each also counted in `times_opened`).
+    /// Trips made by the p99 rule (`latency_p99_ms`: more than 1% of the
+    /// window's calls slower than it) while the failure rate alone would not
+    /// have tripped (each also counted in `times_opened`).
     pub latency_trips: u64,
-    /// The p99 latency of the window now, as the upper bound of the histogram
-    /// bin that holds it (at most 12.5% above the true value from 16.4 µs up,
-    /// 1,024 ns below that); `None` without `latency_p99_ms` or with an empty
-    /// window.
+    /// The p99 latency of the successful and failed calls since the breaker
+    /// was made, as the upper bound of the call-duration histogram's bucket
+    /// that holds it (the buckets of `histogram_ms`, or every bucket from 1 ms
+    /// to 10^8 ms without it); `None` without `latency_p99_ms` or before the
+    /// first call.
     pub latency_p99: Option<Duration>,
     /// Claims a traffic ramp (`ramp_ms`) refused (each also counted in
     /// `rejected`).

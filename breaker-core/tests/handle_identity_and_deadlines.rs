@@ -100,7 +100,7 @@ fn a_half_open_breaker_with_a_free_slot_reports_no_wait() {
 }
 
 #[test]
-fn a_forced_closed_breaker_feeds_its_window_nothing() {
+fn a_forced_closed_breaker_feeds_its_window_and_never_trips() {
     let clock = ManualClock::new();
     let config = Config::builder()
         .window_duration(Duration::from_secs(10))
@@ -118,5 +118,6 @@ fn a_forced_closed_breaker_feeds_its_window_nothing() {
     assert_eq!(m.state, State::ForcedClosed);
     assert_eq!((m.successes, m.failures), (3, 3), "counted");
     let window = m.window.expect("a window policy");
-    assert_eq!((window.calls, window.failures), (0, 0), "but not judged");
+    assert_eq!((window.calls, window.failures), (6, 3), "in the window");
+    assert_eq!(m.times_opened, 0, "at its failure rate, never tripped");
 }

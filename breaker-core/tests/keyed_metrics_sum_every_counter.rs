@@ -97,7 +97,7 @@ fn guarded() -> Config {
 
 /// Makes each key of `group` show some of every counter.
 fn exercise(group: &KeyedGroup<String>, clock: &ManualClock) {
-    // Slow answers: the latency window trips, a claim is refused, a probe
+    // Slow answers: the p99 rule trips, a claim is refused, a probe
     // succeeds and closes.
     let slow = group.breaker("slow");
     for _ in 0..2 {

@@ -174,7 +174,48 @@ fn racing_successes_are_each_counted_once_and_fast_ones_never_trip() {
     );
     assert_eq!(
         m.latency_p99,
-        Some(Duration::from_nanos(1_024)),
-        "every call took 0 ns: the first bin, below 1,024 ns"
+        Some(Duration::from_millis(1)),
+        "every call took 0 ns: the first bucket, up to 1 ms"
     );
+}
+
+#[test]
+fn latency_p99_beside_slow_call_ms_is_refused_naming_both() {
+    let err = Config::builder()
+        .window_calls(100)
+        .slow_call(ms(50))
+        .latency_p99(ms(100))
+        .build()
+        .unwrap_err();
+    assert_eq!(err.key(), "latency_p99_ms");
+    let text = err.to_string();
+    assert!(
+        text.contains("`slow_call_ms`") && text.contains("1%"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_failure_rate_trip_is_told_as_one_though_the_tail_is_slow_too() {
+    let clock = ManualClock::new();
+    let config = Config::builder()
+        .window_calls(10)
+        .min_calls(10)
+        .failure_rate(0.5)
+        .latency_p99(ms(100))
+        .build()
+        .unwrap();
+    let breaker = Breaker::with_clock("p99-failures", config, clock.clone());
+    for n in 0..10 {
+        let permit = breaker.try_acquire().expect("closed");
+        clock.advance(ms(500));
+        if n % 2 == 0 {
+            permit.failure();
+        } else {
+            permit.success();
+        }
+    }
+    assert_eq!(breaker.state(), State::Open);
+    let m = breaker.metrics();
+    assert_eq!((m.times_opened, m.latency_trips), (1, 0));
 }

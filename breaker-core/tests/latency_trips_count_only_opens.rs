@@ -1,4 +1,4 @@
-//! `latency_trips` counts the latency window's trips that opened the
+//! `latency_trips` counts the p99 rule's trips that opened the
 //! breaker: verdicts that race to it and all find the window over the bound
 //! open it once, and count once.
 

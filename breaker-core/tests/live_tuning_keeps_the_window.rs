@@ -15,7 +15,6 @@ fn count_window(failure_rate: f64, min_calls: u32) -> Config {
         .failure_rate(failure_rate)
         .min_calls(min_calls)
         .slow_call(Duration::from_millis(100))
-        .latency_p99(Duration::from_millis(500))
         .build()
         .unwrap()
 }
@@ -157,15 +156,19 @@ fn a_window_of_another_size_or_kind_still_needs_a_restart() {
             .build()
             .unwrap(),
         Config::builder().threshold(3).build().unwrap(),
-        // Slow-call judging off, and the latency window gone.
+        // The slow-call rule swapped for the p99 one.
         Config::builder()
             .window_calls(1_000)
+            .failure_rate(0.5)
+            .min_calls(10)
             .latency_p99(Duration::from_millis(500))
             .build()
             .unwrap(),
+        // Slow-call judging off.
         Config::builder()
             .window_calls(1_000)
-            .slow_call(Duration::from_millis(100))
+            .failure_rate(0.5)
+            .min_calls(10)
             .build()
             .unwrap(),
     ];

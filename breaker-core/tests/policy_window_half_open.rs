@@ -122,16 +122,21 @@ fn a_late_outcome_of_the_tripped_generation_never_reaches_the_new_window() {
 }
 
 #[test]
-fn forced_closed_counts_outcomes_but_never_fills_the_window_nor_trips() {
+fn forced_closed_fills_the_window_with_its_outcomes_but_never_trips() {
     each_window_policy(|b, _clock| {
         b.force_closed();
         for _ in 0..20 {
             b.try_acquire().unwrap().failure();
         }
         assert_eq!(b.state(), State::ForcedClosed);
-        assert_eq!(b.metrics().failures, 20);
-        assert_eq!(b.metrics().window.unwrap().calls, 0);
+        let m = b.metrics();
+        assert_eq!((m.failures, m.times_opened), (20, 0));
+        // The rates it would judge on are there to see.
+        let window = m.window.unwrap();
+        assert!(window.calls >= 4, "{window:?}");
+        assert_eq!(window.failure_rate(), Some(1.0), "{window:?}");
         b.reset();
+        assert_eq!(b.metrics().window.unwrap().calls, 0);
         for _ in 0..3 {
             b.try_acquire().unwrap().failure();
         }

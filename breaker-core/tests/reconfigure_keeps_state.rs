@@ -155,7 +155,7 @@ fn a_change_of_failure_policy_is_refused_and_changes_nothing() {
     assert_eq!(count.config().threshold(), 3);
 }
 
-/// The bulkhead, the latency window and call timing are built with the
+/// The bulkhead, the window's slow-call rule and call timing are built with the
 /// breaker: a live change of `max_concurrent`, `timeout_ms` or
 /// `latency_p99_ms` is refused, rather than reported as applied while the old
 /// values stay.

@@ -73,6 +73,7 @@ fn a_probe_from_an_earlier_half_open_episode_neither_closes_nor_frees_a_slot() {
 fn an_outcome_after_a_manual_reset_is_stale() {
     let (breaker, _clock) = manual(Config::builder().threshold(1).build().unwrap());
     let permit = breaker.try_acquire().unwrap();
+    breaker.force_open();
     breaker.reset();
     permit.failure();
     assert_eq!(breaker.state(), State::Closed);

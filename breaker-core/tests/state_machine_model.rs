@@ -188,21 +188,30 @@ fn run(seed: u64) {
                 m.now += d;
             }
             17 => {
+                // Forcing the state the breaker is in is no transition.
                 b.force_open();
+                if m.s != S::FOpen {
+                    m.gen += 1;
+                    m.count = 0;
+                }
                 m.s = S::FOpen;
-                m.gen += 1;
-                m.count = 0;
             }
             18 => {
                 b.force_closed();
+                if m.s != S::FClosed {
+                    m.gen += 1;
+                    m.count = 0;
+                }
                 m.s = S::FClosed;
-                m.gen += 1;
-                m.count = 0;
             }
             19 => {
+                // A reset of a closed breaker keeps its generation and
+                // clears its count.
                 b.reset();
+                if m.s != S::Closed {
+                    m.gen += 1;
+                }
                 m.s = S::Closed;
-                m.gen += 1;
                 m.count = 0;
                 m.open_for = OPEN;
             }

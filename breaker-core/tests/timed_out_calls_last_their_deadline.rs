@@ -26,7 +26,6 @@ fn config(time_window: bool) -> Config {
     };
     builder
         .min_calls(10)
-        .slow_call(Duration::from_millis(80))
         .latency_p99(Duration::from_millis(90))
         .timeout(Duration::from_millis(100))
         .build()

@@ -8,6 +8,17 @@ use std::time::Duration;
 mod support;
 use support::{fail, window};
 
+/// `n` transitions (an even number) with no outcome between them, ending
+/// closed: forced closed and reset in turn (a reset of a closed breaker is no
+/// transition).
+fn transitions(breaker: &Breaker, n: u32) {
+    assert!(n % 2 == 0);
+    for _ in 0..n / 2 {
+        breaker.force_closed();
+        breaker.reset();
+    }
+}
+
 fn time_window_at(window_ms: u64, clock: &ManualClock) -> Breaker {
     let config = Config::builder()
         .window_duration(Duration::from_millis(window_ms))
@@ -38,9 +49,7 @@ fn a_time_window_keeps_judging_after_2_pow_17_and_more_resets() {
     clock.set_nanos(5_000_000_000);
     let breaker = time_window_at(10, &clock);
     fail(&breaker);
-    for _ in 0..((1u32 << 17) + 1) {
-        breaker.reset();
-    }
+    transitions(&breaker, (1u32 << 17) + 2);
     for _ in 0..4 {
         fail(&breaker);
     }
@@ -75,9 +84,7 @@ fn a_count_window_keeps_judging_after_2_pow_15_and_more_resets() {
     let clock = ManualClock::new();
     let breaker = count_window_of(10, &clock);
     fail(&breaker);
-    for _ in 0..((1u32 << 15) + 1) {
-        breaker.reset();
-    }
+    transitions(&breaker, (1u32 << 15) + 2);
     for _ in 0..3 {
         fail(&breaker);
     }
@@ -98,9 +105,7 @@ fn forgets_three_failures_over_resets(breaker: &Breaker, resets: u32) {
         fail(breaker);
     }
     assert_eq!(window(breaker).failures, 3);
-    for _ in 0..resets {
-        breaker.reset();
-    }
+    transitions(breaker, resets);
     let w = window(breaker);
     assert_eq!(
         (w.calls, w.failures),

@@ -77,7 +77,6 @@ fn exported() -> BTreeSet<String> {
     let window = Config::builder()
         .window_calls(10)
         .min_calls(1)
-        .slow_call(Duration::from_millis(1_000))
         .latency_p99(Duration::from_millis(1_000))
         .max_concurrent(4)
         .histogram(Duration::from_millis(1_000))

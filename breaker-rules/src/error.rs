@@ -66,6 +66,8 @@ pub enum ConfigError {
     ZeroLatencyP99,
     /// `latency_p99_ms` without a window to judge it over.
     LatencyP99WithoutWindow,
+    /// `latency_p99_ms` beside `slow_call_ms`: both set the slow-call rule.
+    LatencyP99WithSlowCall,
     /// `ramp_ms` is 0.
     ZeroRamp,
     /// A duration key (named) was given a part of a millisecond: durations are
@@ -116,7 +118,9 @@ impl ConfigError {
             }
             ConfigError::ZeroTimeout => "timeout_ms",
             ConfigError::ZeroMaxConcurrent => "max_concurrent",
-            ConfigError::ZeroLatencyP99 | ConfigError::LatencyP99WithoutWindow => "latency_p99_ms",
+            ConfigError::ZeroLatencyP99
+            | ConfigError::LatencyP99WithoutWindow
+            | ConfigError::LatencyP99WithSlowCall => "latency_p99_ms",
             ConfigError::ZeroRamp => "ramp_ms",
             ConfigError::NotWholeMillis(key) => key,
             ConfigError::JitterOutOfRange => "jitter",
@@ -189,6 +193,9 @@ impl fmt::Display for ConfigError {
             }
             ConfigError::LatencyP99WithoutWindow => {
                 "`latency_p99_ms` needs a window to judge p99 over: add `window_ms` or `window_calls` (and `min_calls`)"
+            }
+            ConfigError::LatencyP99WithSlowCall => {
+                "`latency_p99_ms` and `slow_call_ms` both set the slow-call rule: `latency_p99_ms = X` is `slow_call_ms = X` tripping when more than 1% of the window's calls are slower; keep one"
             }
             ConfigError::HistogramOutOfRange => {
                 "`histogram_ms` must be 1 to 86400000 (a day): the longest call duration with a bucket of its own, 10000 for 1 ms to 10 s"

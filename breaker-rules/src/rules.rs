@@ -149,6 +149,10 @@ pub const fn check(values: &Values) -> Result<Checked, ConfigError> {
         Some(_) if values.window_ms.is_none() && values.window_calls.is_none() => {
             return Err(ConfigError::LatencyP99WithoutWindow)
         }
+        // The p99 rule is the slow-call rule at a rate of 1%: one group has one.
+        Some(_) if values.slow_call_ms.is_some() => {
+            return Err(ConfigError::LatencyP99WithSlowCall)
+        }
         _ => {}
     }
     let ramp_ms = match values.ramp_ms {

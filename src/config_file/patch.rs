@@ -124,9 +124,11 @@ pub(crate) fn key_index(name: &str) -> Option<usize> {
 /// Builders in which a single value is judged alone: a value is refused where
 /// it stands when every one of them refuses it (a `failure_rate` needs a window,
 /// a `max_open_ms` a short enough `open_ms`: some layer may bring those).
-const ALONE: [fn() -> ConfigBuilder; 4] = [
+const ALONE: [fn() -> ConfigBuilder; 5] = [
     ConfigBuilder::new,
     || ConfigBuilder::new().open_duration(Duration::from_millis(1)),
+    // A window without a slow-call rule, for `latency_p99_ms`, which is one.
+    || ConfigBuilder::new().window_calls(Config::MAX_WINDOW_CALLS),
     || {
         ConfigBuilder::new()
             .window_calls(Config::MAX_WINDOW_CALLS)

@@ -34,7 +34,7 @@
 //! | `breaker_bulkhead_rejected_total` | counter | `name` | calls the bulkhead (`max_concurrent`) refused, each also `not_permitted` | `resilience4j_bulkhead_*` are a separate module there |
 //! | `breaker_bulkhead_in_flight` | gauge | `name` | calls holding a bulkhead slot now; only groups with `max_concurrent` | `resilience4j_bulkhead_available_concurrent_calls` (its complement) |
 //! | `breaker_latency_trips_total` | counter | `name` | trips made by the p99 latency rule (`latency_p99_ms`) alone | none |
-//! | `breaker_latency_p99_seconds` | gauge | `name` | the window's p99 latency (upper bound of its histogram bin); only groups with `latency_p99_ms` and calls in the window | none |
+//! | `breaker_latency_p99_seconds` | gauge | `name` | the p99 latency of the calls since the breaker was made (upper bound of its call-duration histogram bucket); only groups with `latency_p99_ms` and a call | none |
 //! | `breaker_calls_seconds_bucket` | histogram | `name`, `kind`, `le` | calls by how they ended (`successful`, `failed`, `ignored`; a timed-out call is `failed`) that lasted at most `le` seconds from claim to verdict on the breaker's clock; only groups with `histogram_ms`, whose buckets are 1, 2.5 and 5 times each power of ten of milliseconds up to it, then `+Inf` | `resilience4j_circuitbreaker_calls_seconds_bucket` (with its histogram buckets turned on): same kinds |
 //! | `breaker_calls_seconds_sum` | histogram | `name`, `kind` | the durations of those calls added up, in seconds | `resilience4j_circuitbreaker_calls_seconds_sum`: same |
 //! | `breaker_calls_seconds_count` | histogram | `name`, `kind` | how many calls the histogram holds (the `+Inf` bucket) | `resilience4j_circuitbreaker_calls_seconds_count`: same (where `breaker_calls_total` counts every group) |
@@ -446,7 +446,7 @@ pub(crate) const FAMILIES: &[Family<Reading>] = &[
     },
     Family {
         name: "breaker_latency_p99_seconds",
-        help: "The window's p99 latency, as the upper bound of its histogram bin (groups with latency_p99_ms only).",
+        help: "The p99 latency of the calls since the breaker was made, as the upper bound of its call-duration histogram bucket (groups with latency_p99_ms only).",
         ty: Type::Gauge,
         seconds: true,
         samples: |m, sample| {

@@ -284,7 +284,6 @@ impl Inner {
             | Act::RampOver
             | Act::Probe { .. }
             | Act::Refuse { .. }
-            | Act::Trip
             | Act::Hold => {}
         }
         if let Some(transition) = step.change(from) {

@@ -99,10 +99,8 @@ impl Breaker {
         jitter_salt: u32,
     ) -> Self {
         let policy = Policy::new(&config, &clock);
-        // A latency window and a histogram time every call, as slow-call
-        // judging does.
-        let timed =
-            policy.needs_clock() || config.latency_p99().is_some() || config.histogram().is_some();
+        // A histogram times every call, as slow-call judging does.
+        let timed = policy.needs_clock() || config.histogram().is_some();
         let word = Word::initial(timed, policy.is_window()).with_shadow(config.shadow());
         Breaker {
             inner: Arc::new(Inner::new(
@@ -339,18 +337,44 @@ impl Breaker {
     }
 
     /// Forces the circuit open: every claim is refused until [`reset`](Self::reset)
-    /// or [`force_closed`](Self::force_closed). Outcomes of calls in flight are stale.
+    /// or [`force_closed`](Self::force_closed). Outcomes of calls in flight are
+    /// stale. On a breaker forced open already it does nothing: no transition
+    /// is told, and the generation stays.
     pub fn force_open(&self) {
         self.inner.force(State::ForcedOpen);
     }
 
     /// Forces the circuit closed: every claim is admitted and nothing trips until
-    /// [`reset`](Self::reset). Outcomes are still counted.
+    /// [`reset`](Self::reset). Outcomes are still counted, and a window policy's
+    /// window still takes them, so its failure and slow-call rates show what it
+    /// would judge on. On a breaker forced closed already it does nothing: no
+    /// transition is told, and calls in flight keep their outcomes.
+    ///
+    /// ```
+    /// # use breaker_core as breakerbox;
+    /// use breakerbox::{Breaker, Config, State};
+    ///
+    /// let config = Config::builder().window_calls(10).min_calls(2).build().unwrap();
+    /// let breaker = Breaker::new("search", config);
+    /// breaker.force_closed();
+    /// for _ in 0..4 {
+    ///     breaker.try_acquire().unwrap().failure();
+    /// }
+    /// assert_eq!(breaker.state(), State::ForcedClosed);
+    /// assert_eq!(breaker.metrics().window.unwrap().failure_rate(), Some(1.0));
+    /// ```
     pub fn force_closed(&self) {
         self.inner.force(State::ForcedClosed);
     }
 
     /// Back to closed with a fresh policy and the base open duration.
+    ///
+    /// From any other state it is a transition into a new generation: the
+    /// window starts empty, and outcomes of calls in flight are stale. On a
+    /// closed breaker it tells no transition and keeps the generation, so
+    /// calls in flight keep their outcomes: it clears the consecutive failure
+    /// count, ends a traffic ramp under way and sets the open duration back to
+    /// `open_ms`; a window policy's window keeps what it holds.
     pub fn reset(&self) {
         self.inner.force(State::Closed);
     }

@@ -37,11 +37,6 @@ pub(super) struct Inner {
     /// Serialises the transitions that write more than the word, and live
     /// reconfigurations (the config and the window's tuning change as one).
     pub(super) transition: Mutex<()>,
-    /// Whether a closed success that leaves the inlined fast path has a short
-    /// way of its own (`settle_slow`): fixed by the policy, the guards and the
-    /// clock, which a breaker keeps for life. One byte in the room the lock
-    /// leaves before `jitter_salt`.
-    pub(super) verdicts: Verdicts,
     /// Mixed into the jitter's draws beside the name: a keyed group's key's
     /// hash, so its keys open for different durations; 0 for a breaker of its
     /// own. Read by trips only; 32 bits, the room the lock leaves in this line.
@@ -61,52 +56,15 @@ pub(super) struct Inner {
     pub(super) lease_until: AtomicU64,
     /// Subscribers, transition counts and the order of delivery.
     pub(super) events: Hub,
-    /// The bulkhead, latency window, call-duration histogram and their
-    /// counters; touched only by groups that set `max_concurrent`,
-    /// `timeout_ms`, `latency_p99_ms` or `histogram_ms`.
+    /// The bulkhead, call-duration histogram and retry slot; touched only by
+    /// groups that set `max_concurrent`, `timeout_ms`, `latency_p99_ms` or
+    /// `histogram_ms`, or retry.
     pub(super) guards: Guards,
 }
 
 // The layout the doc above promises, where the word's line pair is 128 bytes.
 #[cfg(all(not(loom), target_arch = "x86_64"))]
 const _: () = assert!(size_of::<Inner>() == 384 && std::mem::offset_of!(Inner, config) == 128);
-
-/// Whether a breaker's closed successes have a short way out of the inlined
-/// fast path (`settle_slow`) besides its policy's: fixed by the policy, the
-/// guards and the clock, which a breaker keeps for life, so that one compare
-/// tells.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(u8)]
-pub(super) enum Verdicts {
-    /// The policy's way alone.
-    Policy,
-    /// A count window with a latency window, no histogram and no slow-call
-    /// judging, on the default clock: a closed success runs in
-    /// `latency_count_window_success`, which reads that clock without asking
-    /// which it is.
-    LatencyCountWindow,
-    /// The same on a clock of the caller's.
-    LatencyCountWindowOwnClock,
-}
-
-impl Verdicts {
-    fn of(policy: &Policy, guards: &Guards, clock: &ClockSource) -> Verdicts {
-        match policy {
-            Policy::CountWindow(window)
-                if guards.latency().is_some()
-                    && guards.histogram().is_none()
-                    && !window.rule().judges_slowness() =>
-            {
-                if clock.is_monotonic() {
-                    Verdicts::LatencyCountWindow
-                } else {
-                    Verdicts::LatencyCountWindowOwnClock
-                }
-            }
-            _ => Verdicts::Policy,
-        }
-    }
-}
 
 /// A field of no size that starts the next one on a new line pair (the
 /// alignment `crossbeam_utils::CachePadded` uses on x86-64 and aarch64, where the prefetcher
@@ -131,7 +89,6 @@ impl Inner {
         events: Hub,
         guards: Guards,
     ) -> Self {
-        let verdicts = Verdicts::of(&hot.policy, &guards, &clock);
         Inner {
             hot,
             counters: Counters::new(),
@@ -139,7 +96,6 @@ impl Inner {
             jitter_salt,
             clock,
             transition: Mutex::new(()),
-            verdicts,
             _line: LineBreak,
             config: LiveConfig::new(config),
             reopen_at: AtomicU64::new(0),
@@ -421,12 +377,11 @@ impl Inner {
             retries: self.events.retries(),
             retries_budget_exhausted: self.events.retries_budget_exhausted(),
             ramp,
-            latency_p99: self
-                .guards
-                .latency()
-                .and_then(|window| window.counts(word.generation(), self.clock.now()).p99),
+            latency_p99: (self.guards.histogram())
+                .filter(|h| !h.keyed && self.config().latency_p99().is_some())
+                .and_then(|h| h.p99()),
             call_durations: (self.guards.histogram())
-                .filter(|h| !h.keyed)
+                .filter(|h| !h.keyed && h.shown)
                 .map(|h| h.read()),
         }
     }

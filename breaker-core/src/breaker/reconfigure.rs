@@ -28,8 +28,8 @@ impl Breaker {
     /// which would drop what it has counted: switching between the consecutive
     /// count and a window or between the two windows, another `window_ms` or
     /// `window_calls`, and turning `slow_call_ms` or `latency_p99_ms` on or off
-    /// (claims time calls, and the latency window exists, only for a group that
-    /// has them). Such a change takes a restart (or a new group).
+    /// (claims time calls, and the window judges slowness, only for a group
+    /// that has them). Such a change takes a restart (or a new group).
     ///
     /// Refused as well: any change of `max_concurrent`, `timeout_ms` or
     /// `histogram_ms`. The bulkhead, whether calls are timed out and the
@@ -67,9 +67,6 @@ impl Breaker {
         }
         self.inner.config.set(config);
         self.inner.hot.policy.retune(&config);
-        if let Some(latency) = self.inner.guards.latency() {
-            latency.retune(&config);
-        }
         Ok(())
     }
 
@@ -88,33 +85,7 @@ pub(crate) fn check_change(
 ) -> Result<(), PolicyChange> {
     let from = now.policy();
     let to = config.policy();
-    // The kind and size of the window are laid out in the breaker, and so is
-    // whether calls are timed for slowness; the rates judge from the next
-    // outcome.
-    let same_kind = match (from, to) {
-        (FailurePolicy::Consecutive { .. }, FailurePolicy::Consecutive { .. }) => true,
-        (
-            FailurePolicy::TimeWindow {
-                window_ms: a,
-                rates: r,
-            },
-            FailurePolicy::TimeWindow {
-                window_ms: b,
-                rates: s,
-            },
-        ) => a == b && r.slow_call_ms.is_some() == s.slow_call_ms.is_some(),
-        (
-            FailurePolicy::CountWindow {
-                window_calls: a,
-                rates: r,
-            },
-            FailurePolicy::CountWindow {
-                window_calls: b,
-                rates: s,
-            },
-        ) => a == b && r.slow_call_ms.is_some() == s.slow_call_ms.is_some(),
-        _ => false,
-    };
+    let same_kind = crate::policy::retunable(from, to);
     if !same_kind {
         return Err(PolicyChange {
             group,
@@ -123,8 +94,8 @@ pub(crate) fn check_change(
         });
     }
     let millis = |d: Option<Duration>| d.map(|d| d.as_millis() as u64);
-    // The latency window is built with the breaker: its bound may change,
-    // not whether there is one.
+    // The p99 rule is the window's slow-call rule, built with the breaker:
+    // its bound may change, not whether there is one.
     let (was_p99, asked_p99) = (millis(now.latency_p99()), millis(config.latency_p99()));
     let asked_p99 = match (was_p99, asked_p99) {
         (Some(_), Some(_)) => was_p99,
@@ -216,8 +187,8 @@ impl std::fmt::Display for PolicyChange {
             return write!(
                 f,
                 "group `{}` is live with `{}` {}; a live reconfiguration cannot \
-                 change it to {} (the bulkhead, latency window, call-duration histogram \
-                 and call timing are built with the breaker): restart to apply it",
+                 change it to {} (the bulkhead, the window's slow-call rule, the \
+                 call-duration histogram and call timing are built with the breaker): restart to apply it",
                 self.group,
                 fixed.key,
                 show(fixed.was),

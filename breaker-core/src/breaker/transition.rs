@@ -6,7 +6,6 @@
 use crate::config::Config;
 use crate::error::OpenReason;
 use crate::events::TripCause;
-use crate::policy::consecutive;
 use crate::state::{State, Word};
 
 /// How a permit's call ended.
@@ -26,10 +25,6 @@ pub(super) enum Input {
     /// A probe admitted in `generation` ended, with anything but a failure (a
     /// failed probe reopens: [`Input::ProbeFailed`]).
     ProbeEnded { generation: u64, verdict: Verdict },
-    /// A call of `generation` failed, under the consecutive policy.
-    Failure { generation: u64 },
-    /// A call of `generation` succeeded, under the consecutive policy.
-    Success { generation: u64 },
     /// The failure policy's rule `cause` tripped in `generation`: closed to
     /// open.
     Trip { generation: u64, cause: TripCause },
@@ -105,8 +100,6 @@ pub(super) enum Act {
     },
     /// A probe success, ignore or abandonment was recorded.
     ProbeEnded(Verdict),
-    /// The consecutive count reached the threshold: trip (under the lock).
-    Trip,
     /// The breaker opened.
     Opened,
     /// The outcome or transition belongs to a generation the breaker has left.
@@ -235,25 +228,13 @@ pub(super) fn step(word: Word, input: Input, config: &Config, at: &impl Readings
             generation,
             verdict,
         } => probe_ended(word, generation, verdict, config),
-        Input::Failure { generation } => {
-            if word.generation() != generation || word.state() != State::Closed {
-                // The failure is counted already; it changes no other generation.
-                return Step::stay(Act::Nothing);
-            }
-            let (next, trips) = consecutive::after_failure(word, config.threshold());
-            Step::write(next, if trips { Act::Trip } else { Act::Nothing })
-        }
-        Input::Success { generation } => match consecutive::after_success(word) {
-            Some(next) if word.generation() == generation => Step::write(next, Act::Nothing),
-            _ => Step::stay(Act::Nothing),
-        },
         Input::Trip { generation, cause } => {
             open(word, generation, State::Closed, ChangeKind::Tripped(cause))
         }
         Input::ProbeFailed { generation } => {
             open(word, generation, State::HalfOpen, ChangeKind::ProbeFailed)
         }
-        Input::Force(state) => Step::to(word.next(state), Act::Nothing, ChangeKind::Forced),
+        Input::Force(state) => forced(word, state),
         // The user's hand wins over the fleet.
         Input::FleetOpen => match word.state() {
             State::ForcedOpen | State::ForcedClosed => Step::stay(Act::Nothing),
@@ -283,6 +264,25 @@ pub(super) fn step(word: Word, input: Input, config: &Config, at: &impl Readings
                 Step::stay(Act::Nothing)
             }
         }
+    }
+}
+
+/// Set by hand to `state`: a transition into a new generation, unless the
+/// breaker is in `state` already. Then nothing is told and the generation
+/// stays, so calls in flight keep their outcomes; a reset of a closed word
+/// clears its failure count and ends its ramp.
+fn forced(word: Word, state: State) -> Step {
+    if word.state() != state {
+        return Step::to(word.next(state), Act::Nothing, ChangeKind::Forced);
+    }
+    let next = match state {
+        State::Closed => word.ramp_done().with_failures(0),
+        _ => word,
+    };
+    if next == word {
+        Step::stay(Act::Nothing)
+    } else {
+        Step::write(next, Act::Nothing)
     }
 }
 

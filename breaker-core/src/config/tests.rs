@@ -96,7 +96,6 @@ fn durations_are_set_and_read_back_by_one_name() {
     let c = Config::builder()
         .window_duration(Duration::from_secs(10))
         .slow_call(Duration::from_millis(250))
-        .latency_p99(Duration::from_millis(40))
         .open_duration(Duration::from_secs(5))
         .max_open_duration(Duration::from_secs(60))
         .probe_timeout(Duration::from_secs(2))
@@ -105,7 +104,12 @@ fn durations_are_set_and_read_back_by_one_name() {
         .unwrap();
     assert_eq!(c.window_duration(), Some(Duration::from_secs(10)));
     assert_eq!(c.slow_call(), Some(Duration::from_millis(250)));
-    assert_eq!(c.latency_p99(), Some(Duration::from_millis(40)));
+    let p99 = Config::builder()
+        .window_calls(100)
+        .latency_p99(Duration::from_millis(40))
+        .build()
+        .unwrap();
+    assert_eq!(p99.latency_p99(), Some(Duration::from_millis(40)));
     assert_eq!(c.open_duration(), Duration::from_secs(5));
     assert_eq!(c.max_open_duration(), Duration::from_secs(60));
     assert_eq!(c.probe_timeout(), Duration::from_secs(2));

@@ -58,7 +58,7 @@ pub(crate) enum Counter {
     Timeouts,
     /// Calls the bulkhead refused.
     BulkheadRejected,
-    /// Trips of the latency window.
+    /// Trips of the p99 rule (`latency_p99_ms`) that opened the breaker.
     LatencyTrips,
     /// Claims a traffic ramp refused.
     RampRefused,

@@ -218,8 +218,9 @@ pub enum TripCause {
     FailureRate,
     /// The slow-call rate of a window policy's window reached `slow_call_rate`.
     SlowCallRate,
-    /// More than 1% of the latency window's calls took longer than
-    /// `latency_p99_ms`, while the failure policy alone would not have tripped.
+    /// More than 1% of the window's calls took longer than `latency_p99_ms`
+    /// (its p99 is above it), while the failure rate alone would not have
+    /// tripped.
     LatencyP99,
 }
 

@@ -24,17 +24,14 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::*};
 use super::rule::{is_later_generation, Counts, Outcome, Rule};
 use crate::state::GEN_MASK;
 
-/// What [`CountWindow::record_success`] left to do.
-pub(crate) enum Recorded {
+/// What is left to do once a position is claimed.
+enum Recorded {
     /// Nothing: the window holds.
     Held,
     /// Judge these counts.
     Judge { calls: u64, tally: u64 },
     /// Record the outcome at the claimed position ([`CountWindow::record_at`]).
     Claimed { at: u64, calls: u64 },
-    /// Nothing done: another outcome took the position first; record it the
-    /// whole way ([`CountWindow::record`]).
-    Retry,
 }
 
 /// The window of the last `window_calls` outcomes.
@@ -104,33 +101,10 @@ impl CountWindow {
             return false; // an outcome of an older generation
         };
         match self.after_claim(generation, at, calls, outcome.failed || outcome.slow) {
-            Recorded::Held | Recorded::Retry => false,
+            Recorded::Held => false,
             Recorded::Judge { calls, tally } => self.judge(calls, tally),
             Recorded::Claimed { at, calls } => self.record_at(generation, at, calls, outcome),
         }
-    }
-
-    /// The common case of [`record`](Self::record), kept small enough to need
-    /// no stack frame: claims a position and, for a success (`!other`) over a
-    /// slot that holds a success or belongs to another generation, writes
-    /// nothing more. What is left to do is returned.
-    /// It tries the ring's position once: a loop would keep more values alive
-    /// than the caller's registers hold without a frame. Another outcome taking
-    /// the position first leaves [`Recorded::Retry`].
-    #[inline(always)]
-    pub(crate) fn record_success(&self, generation: u64) -> Recorded {
-        let head = self.head.load(Acquire);
-        let Some((at, calls, claimed)) = self.next(head, generation) else {
-            return Recorded::Held; // an outcome of an older generation
-        };
-        if self
-            .head
-            .compare_exchange_weak(head, claimed, AcqRel, Acquire)
-            .is_err()
-        {
-            return Recorded::Retry;
-        }
-        self.after_claim(generation, at, calls, false)
     }
 
     /// What is left after position `at` was claimed for an outcome that is a
@@ -192,16 +166,6 @@ impl CountWindow {
         Some((at, calls, generation << HEAD_GEN_SHIFT | wrapped | next))
     }
 
-    /// [`Recorded::Claimed`] for a success: [`record_at`](Self::record_at).
-    #[inline(never)]
-    pub(crate) fn success_at(&self, generation: u64, at: u64, calls: u64) -> bool {
-        let success = Outcome {
-            failed: false,
-            slow: false,
-        };
-        self.record_at(generation, at, calls, success)
-    }
-
     /// [`record`](Self::record) from a claimed position `at`, for every outcome
     /// but a success that writes nothing.
     #[inline(never)]
@@ -254,7 +218,7 @@ impl CountWindow {
     }
 
     #[inline(never)]
-    pub(crate) fn judge(&self, calls: u64, tally: u64) -> bool {
+    fn judge(&self, calls: u64, tally: u64) -> bool {
         self.rule.trips(Counts {
             calls,
             failures: tally & COUNT_MASK,

@@ -199,14 +199,6 @@ impl TimeWindow {
         &self.rule
     }
 
-    /// Whether outcomes are placed by the monotonic clock's coarse reading
-    /// (see [`now`](Self::now)): then no call is timed, and a success is never
-    /// slow.
-    #[inline]
-    pub(crate) fn is_coarse(&self) -> bool {
-        self.coarse
-    }
-
     /// The time to place an outcome (or judge the window) at, on `clock`, the
     /// breaker's. Buckets of 100 ms or more, when no call is timed, take [the
     /// coarse reading](crate#the-coarse-reading) of the default monotonic
@@ -239,7 +231,7 @@ impl TimeWindow {
     /// `generation`, one add records it, with no division of the clock. Any
     /// other success is placed and judged the whole way.
     #[inline]
-    pub(crate) fn record_success(&self, generation: u64, now: u64) -> bool {
+    fn record_success(&self, generation: u64, now: u64) -> bool {
         let hot = self.hot.load(Acquire);
         let start = hot >> SLOT_BITS;
         if now.wrapping_sub(start) < self.bucket_nanos && start >= self.bad_until.load(Relaxed) {

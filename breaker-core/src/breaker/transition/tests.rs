@@ -284,56 +284,6 @@ fn a_probe_outcome_of_another_generation_or_state_is_stale() {
 }
 
 #[test]
-fn consecutive_failures_count_in_the_word_and_the_threshold_th_trips() {
-    let w = word(State::Closed, false, false);
-    let fail = Input::Failure { generation: 7 };
-    assert_eq!(
-        step_on(w, fail),
-        Step::write(w.with_failures(1), Act::Nothing)
-    );
-    assert_eq!(
-        step_on(w.with_failures(1), fail),
-        Step::write(w.with_failures(2), Act::Nothing)
-    );
-    assert_eq!(
-        step_on(w.with_failures(2), fail),
-        Step::write(w.with_failures(3), Act::Trip)
-    );
-    let max = w.with_failures(crate::state::MAX_FAILURES);
-    assert_eq!(step_on(max, fail).next, Some(max), "the count saturates");
-}
-
-#[test]
-fn a_failure_or_success_of_another_generation_or_state_changes_nothing() {
-    for state in STATES {
-        let w = word(state, false, false);
-        for generation in [6, 7, 8] {
-            if state == State::Closed && generation == 7 {
-                continue;
-            }
-            for input in [Input::Failure { generation }, Input::Success { generation }] {
-                assert_eq!(
-                    step_on(w, input),
-                    Step::stay(Act::Nothing),
-                    "{state} {input:?}"
-                );
-            }
-        }
-    }
-}
-
-#[test]
-fn a_success_resets_the_count_and_writes_nothing_when_there_is_none() {
-    let w = word(State::Closed, false, false);
-    let ok = Input::Success { generation: 7 };
-    assert_eq!(step_on(w, ok), Step::stay(Act::Nothing));
-    assert_eq!(
-        step_on(w.with_failures(2), ok),
-        Step::write(w, Act::Nothing)
-    );
-}
-
-#[test]
 fn trips_and_failed_probes_open_only_from_their_own_state_and_generation() {
     for state in STATES {
         for generation in [6, 7, 8] {
@@ -374,9 +324,12 @@ fn trips_and_failed_probes_open_only_from_their_own_state_and_generation() {
 }
 
 #[test]
-fn forcing_moves_every_state_to_a_new_generation_of_the_forced_one() {
+fn forcing_moves_every_other_state_to_a_new_generation_of_the_forced_one() {
     for from in STATES {
         for to in STATES {
+            if from == to {
+                continue;
+            }
             let w = with_field(word(from, true, true), 2);
             let s = step_on(w, Input::Force(to));
             assert_eq!(s, Step::to(w.next(to), Act::Nothing, ChangeKind::Forced));
@@ -396,6 +349,30 @@ fn forcing_moves_every_state_to_a_new_generation_of_the_forced_one() {
 }
 
 #[test]
+fn forcing_the_state_a_word_is_in_keeps_its_generation_and_tells_nothing() {
+    for state in STATES {
+        let w = with_field(word(state, true, true), 2);
+        let s = step_on(w, Input::Force(state));
+        assert_eq!(s.change(w), None, "{state}");
+        let kept = s.next.unwrap_or(w);
+        assert_eq!(kept.generation(), w.generation(), "{state}");
+        assert_eq!(kept.state(), state);
+    }
+    // A reset of a closed word clears its failure count and ends its ramp.
+    let w = word(State::Closed, false, false).with_failures(2).ramping();
+    let s = step_on(w, Input::Force(State::Closed));
+    assert_eq!(
+        s,
+        Step::write(word(State::Closed, false, false), Act::Nothing)
+    );
+    let plain = word(State::Closed, false, false);
+    assert_eq!(
+        step_on(plain, Input::Force(State::Closed)),
+        Step::stay(Act::Nothing)
+    );
+}
+
+#[test]
 fn only_steps_that_change_generation_carry_a_transition() {
     let inputs = |generation| {
         [
@@ -408,8 +385,6 @@ fn only_steps_that_change_generation_carry_a_transition() {
                 generation,
                 verdict: Verdict::Ignored,
             },
-            Input::Failure { generation },
-            Input::Success { generation },
             Input::Trip {
                 generation,
                 cause: TripCause::ConsecutiveFailures,
@@ -732,10 +707,8 @@ fn a_claim_on_a_ramping_word_asks_the_ramp_and_keeps_its_failures_and_generation
         step(w, Input::Claim, &RAMPED, &NO_READING),
         Step::stay(Act::Ramp)
     );
-    // A failure counts in the word and keeps it ramping; the ramp's end keeps
-    // the count and the generation.
-    let failed = step(w, Input::Failure { generation: 7 }, &RAMPED, &NO_READING);
-    let counted = failed.next.unwrap();
+    // The ramp's end keeps the failure count and the generation.
+    let counted = w.with_failures(1);
     assert!(counted.is_ramping() && counted.failures() == 1);
     let over = ramp_over(counted);
     assert_eq!(over.act, Act::RampOver);
