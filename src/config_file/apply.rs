@@ -2,7 +2,7 @@
 //! collected at link time, and [`Settings::apply`], which layers a loaded
 //! configuration over them, live or before first use.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use breaker_core::retry::RetryTuning;
 use breaker_core::{
@@ -119,6 +119,17 @@ fn enforced(declaration: &Declaration, settings: &Patch, defaults: &Patch) -> Re
 }
 
 inventory::collect!(Declaration);
+
+/// The literal layer of `group`: the explicit keys of the config its code
+/// declared (an attribute's literals, or the config a
+/// [`Registry::breaker`] call made it with) and its attributes' retry keys.
+fn group_literals(group: &str, declared: Option<&Config>) -> Patch {
+    let mut literals = declared.map(Patch::from_config).unwrap_or_default();
+    if let Some(Some(policy)) = retry_declaration(group) {
+        literals.add_retry_literals(policy);
+    }
+    literals
+}
 
 /// How `group`'s attributes retry: `None` when no attribute declares it (a
 /// group of code, which takes every retry key), `Some(None)` when its
@@ -243,12 +254,15 @@ impl Settings {
             enforced(declaration, &resolved.settings, &self.defaults)?;
         }
         let settings = Arc::new(self.clone());
+        // The declaration the registry last composed with: a refused live
+        // change is explained from the same layers.
+        let last = Arc::new(Mutex::new(None::<(String, Option<Config>)>));
+        let seen = Arc::clone(&last);
         let resolver = move |group: &str, declared: Option<&Config>| {
-            let mut literals = declared.map(Patch::from_config).unwrap_or_default();
+            *seen.lock().unwrap_or_else(PoisonError::into_inner) =
+                Some((group.to_owned(), declared.copied()));
+            let literals = group_literals(group, declared);
             let retried = retry_declaration(group);
-            if let Some(Some(policy)) = retried {
-                literals.add_retry_literals(policy);
-            }
             let resolved = settings
                 .resolve(group, &literals)
                 .map_err(|e| e.message().to_owned())?;
@@ -269,7 +283,13 @@ impl Settings {
                 ApplyConfigError::Refused { message, .. } => {
                     Error::new(ErrorKind::Refused, message)
                 }
-                ApplyConfigError::PolicyChange(change) => self.live_change(&change),
+                ApplyConfigError::PolicyChange(change) => {
+                    let declared = match &*last.lock().unwrap_or_else(PoisonError::into_inner) {
+                        Some((group, declared)) if group == change.group() => *declared,
+                        _ => None,
+                    };
+                    self.live_change(&change, declared.as_ref())
+                }
                 other => Error::new(ErrorKind::Refused, other.to_string()),
             })?;
         let mut known = declared_groups();
@@ -288,13 +308,11 @@ impl Settings {
 
 impl Settings {
     /// Why a live breaker cannot take these settings, in words: the group, what
-    /// it runs, and every file line or variable that asks for the change.
-    fn live_change(&self, change: &PolicyChange) -> Error {
+    /// it runs, and every file line or variable that asks for the change, as
+    /// composed over `declared`, the config its code declared.
+    fn live_change(&self, change: &PolicyChange, declared: Option<&Config>) -> Error {
         let group = change.group();
-        let literals = declarations()
-            .find(|d| d.group == group)
-            .map(Declaration::literals)
-            .unwrap_or_default();
+        let literals = group_literals(group, declared);
         let settings = self
             .resolve(group, &literals)
             .map(|r| r.settings)
