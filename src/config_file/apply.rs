@@ -2,6 +2,7 @@
 //! collected at link time, and [`Settings::apply`], which layers a loaded
 //! configuration over them, live or before first use.
 
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use breaker_core::retry::RetryTuning;
@@ -182,6 +183,11 @@ pub struct Applied {
     /// registry does not hold: most likely a typo. Reported, not refused: one
     /// file may serve several programs.
     pub undeclared: Vec<(String, Source)>,
+    /// Every group its code declares or the registry holds, sorted by name,
+    /// with the configuration it runs (a group not yet called: from its first
+    /// call) and each value's source: the effective configuration at
+    /// start-up. Each is also logged at `info`.
+    pub groups: Vec<GroupSettings>,
 }
 
 impl Settings {
@@ -254,13 +260,15 @@ impl Settings {
             enforced(declaration, &resolved.settings, &self.defaults)?;
         }
         let settings = Arc::new(self.clone());
-        // The declaration the registry last composed with: a refused live
-        // change is explained from the same layers.
-        let last = Arc::new(Mutex::new(None::<(String, Option<Config>)>));
-        let seen = Arc::clone(&last);
+        // The declaration the registry composed each group with: a refused
+        // live change is explained, and each group's settings listed, from
+        // the same layers.
+        let composed = Arc::new(Mutex::new(HashMap::<String, Option<Config>>::new()));
+        let seen = Arc::clone(&composed);
         let resolver = move |group: &str, declared: Option<&Config>| {
-            *seen.lock().unwrap_or_else(PoisonError::into_inner) =
-                Some((group.to_owned(), declared.copied()));
+            seen.lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .insert(group.to_owned(), declared.copied());
             let literals = group_literals(group, declared);
             let retried = retry_declaration(group);
             let resolved = settings
@@ -284,10 +292,8 @@ impl Settings {
                     Error::new(ErrorKind::Refused, message)
                 }
                 ApplyConfigError::PolicyChange(change) => {
-                    let declared = match &*last.lock().unwrap_or_else(PoisonError::into_inner) {
-                        Some((group, declared)) if group == change.group() => *declared,
-                        _ => None,
-                    };
+                    let composed = composed.lock().unwrap_or_else(PoisonError::into_inner);
+                    let declared = composed.get(change.group()).copied().flatten();
                     self.live_change(&change, declared.as_ref())
                 }
                 other => Error::new(ErrorKind::Refused, other.to_string()),
@@ -295,14 +301,95 @@ impl Settings {
         let mut known = declared_groups();
         known.extend(registry.groups());
         known.extend(registry.keyed_names());
+        known.sort_unstable();
+        known.dedup();
         let undeclared = self.undeclared(known.iter().copied());
         for (group, source) in &undeclared {
             log::warn!("breakerbox: the configuration names group `{group}` ({source}), which no code declares");
         }
+        let composed = composed.lock().unwrap_or_else(PoisonError::into_inner);
+        let groups: Vec<GroupSettings> = known
+            .iter()
+            .filter_map(|&group| {
+                let literals = match composed.get(group) {
+                    Some(declared) => group_literals(group, declared.as_ref()),
+                    None => declarations().find(|d| d.group == group)?.literals(),
+                };
+                let resolved = self.resolve(group, &literals).ok()?;
+                let by_attribute = declarations().any(|d| d.group == group && d.attribute);
+                let settings = resolved.settings.iter().cloned().map(|mut setting| {
+                    if setting.source == Source::Attribute && !by_attribute {
+                        setting.source = Source::Code;
+                    }
+                    setting
+                });
+                Some(GroupSettings {
+                    group: group.to_owned(),
+                    config: resolved.config,
+                    settings: settings.collect(),
+                })
+            })
+            .collect();
+        for group in &groups {
+            log::info!("breakerbox: {group}");
+        }
         Ok(Applied {
             reconfigured,
             undeclared,
+            groups,
         })
+    }
+}
+
+/// One group's configuration as applied settings compose it: what its
+/// breaker runs with (a group not yet called: from its first call) and every
+/// value its declaration and the configuration set, each with its source.
+///
+/// ```
+/// use breakerbox::config_file::Settings;
+/// use breakerbox::{Config, Registry};
+///
+/// let registry = Registry::new();
+/// registry.breaker("search", &Config::builder().threshold(3).build().unwrap());
+/// let applied = Settings::from_toml_str("[groups.search]\nopen_ms = \"5s\"\n", "prod.toml")?
+///     .apply(&registry)?;
+/// let search = applied.groups.iter().find(|g| g.group == "search").unwrap();
+/// assert_eq!(search.config.open_duration().as_secs(), 5);
+/// assert_eq!(
+///     search.to_string(),
+///     "group `search`: `threshold = 3` (the code), \
+///      `open_ms = 5000` (`prod.toml` line 2, [groups.search])"
+/// );
+/// # Ok::<(), breakerbox::config_file::Error>(())
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct GroupSettings {
+    /// The group.
+    pub group: String,
+    /// What its breaker runs with.
+    pub config: Config,
+    /// Every value set, in key-table order, each with where it came from;
+    /// the keys not listed are at their defaults.
+    pub settings: Vec<Setting>,
+}
+
+/// `group `search`: `threshold = 3` (the attribute), `open_ms = 5000`
+/// (`prod.toml` line 2, [groups.search])`, or `group `search`: every key at
+/// its default`.
+impl std::fmt::Display for GroupSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "group `{}`: ", self.group)?;
+        if self.settings.is_empty() {
+            return f.write_str("every key at its default");
+        }
+        for (i, setting) in self.settings.iter().enumerate() {
+            if i > 0 {
+                f.write_str(", ")?;
+            }
+            write!(f, "{setting}")?;
+        }
+        Ok(())
     }
 }
 

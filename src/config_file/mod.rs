@@ -291,7 +291,7 @@ mod file;
 mod patch;
 mod resolve;
 
-pub use apply::{declarations, declared_groups, init, Applied, Declaration};
+pub use apply::{declarations, declared_groups, init, Applied, Declaration, GroupSettings};
 pub use env::{env_name, CONFIG_VAR, PREFIX};
 pub use error::{Error, ErrorKind};
 pub use patch::{keys, Patch, SetError, Setting, Source, Value};

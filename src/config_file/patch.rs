@@ -377,6 +377,12 @@ pub enum Source {
     },
     /// The `#[circuit_breaker]` attribute of the group (the literal layer).
     Attribute,
+    /// The config the code made the group with
+    /// ([`Registry::breaker`](crate::Registry::breaker), a keyed group's,
+    /// [`declare_group!`](crate::declare_group)): the literal layer of a
+    /// group no attribute declares, as [`GroupSettings`](super::GroupSettings)
+    /// lists it.
+    Code,
 }
 
 impl fmt::Display for Source {
@@ -388,6 +394,7 @@ impl fmt::Display for Source {
             Source::Serde { name, table } => write!(f, "`{}`, [{table}]", name.display()),
             Source::Env { var } => write!(f, "variable `{var}`"),
             Source::Attribute => f.write_str("the attribute"),
+            Source::Code => f.write_str("the code"),
         }
     }
 }
