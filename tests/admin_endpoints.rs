@@ -46,8 +46,14 @@ async fn a_breaker_shows_the_retry_policy_its_calls_run_configuration_included()
     assert_eq!(status, 200);
     assert_eq!(
         body["breakers"]["prices"]["retry"],
-        json!({"retries": 0, "backoff_ms": 50, "cap_ms": 2000, "deadline_ms": null,
-               "budget_ratio": 0.2, "budget_floor": 10})
+        json!({
+            "retry": {"value": 0, "explicit": true},
+            "retry_backoff_ms": {"value": 50, "explicit": false},
+            "retry_cap_ms": {"value": 2000, "explicit": false},
+            "retry_deadline_ms": {"value": null, "explicit": false},
+            "retry_budget_ratio": {"value": 0.2, "explicit": false},
+            "retry_budget_floor": {"value": 10, "explicit": false},
+        })
     );
     assert_eq!(
         body["breakers"]["search"]["retry"],
@@ -99,6 +105,42 @@ async fn breakers_lists_every_group_with_state_counts_and_config() {
     assert_eq!(body["keyed"]["hosts"]["closed"], 1);
     // Not registered with its key type: counts only.
     assert_eq!(body["keyed"]["hosts"]["worst_keys"], json!(null));
+}
+
+#[tokio::test]
+async fn the_config_shows_the_value_of_every_key_shadow_included() {
+    let registry = registry();
+    let config = Config::builder()
+        .window_calls(20)
+        .slow_call(Duration::from_millis(300))
+        .shadow(true)
+        .jitter(0.1)
+        .build()
+        .unwrap();
+    registry.breaker("tuning", &config);
+    let url = serve(
+        Admin::builder(registry.clone())
+            .read_only()
+            .build()
+            .unwrap(),
+    )
+    .await;
+    let (status, body) = json(reqwest::get(format!("{url}/breakers")).await.unwrap()).await;
+    assert_eq!(status, 200);
+    let shown = &body["breakers"]["tuning"]["config"];
+    assert_eq!(shown["shadow"], json!({"value": true, "explicit": true}));
+    assert_eq!(shown["min_calls"], json!({"value": 20, "explicit": false}));
+    assert_eq!(
+        shown["threshold"],
+        json!({"value": null, "explicit": false})
+    );
+    for key in Config::KEYS {
+        let value = &shown[key]["value"];
+        match config.value(key) {
+            Some(_) => assert!(!value.is_null(), "`{key}` runs with a value: {shown}"),
+            None => assert!(value.is_null(), "`{key}` is off: {shown}"),
+        }
+    }
 }
 
 #[tokio::test]

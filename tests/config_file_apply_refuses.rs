@@ -274,3 +274,48 @@ fn a_refused_change_of_a_live_bulkhead_names_its_file_line() {
         Some(2)
     );
 }
+
+#[test]
+fn a_refused_live_change_of_a_code_made_breaker_names_its_file_line_and_key() {
+    // Made by code, not by an attribute: its own config is the declaration
+    // the file's values compose with.
+    let registry = Registry::new();
+    let by_count = Config::builder().window_calls(20).build().unwrap();
+    let inventory = registry.breaker("inventory", &by_count);
+    let err = Settings::from_toml_str("[groups.inventory]\nslow_call_ms = 300\n", "rate.toml")
+        .unwrap()
+        .apply(&registry)
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::LivePolicyChange);
+    let message = err.to_string();
+    assert!(
+        message.contains(
+            "`slow_call_ms = 300` (`rate.toml` line 2, [groups.inventory]) would make it"
+        ),
+        "{message}"
+    );
+    assert!(!message.contains("the configuration would"), "{message}");
+    assert_eq!(inventory.config().slow_call(), None, "nothing applied");
+
+    let capped = Config::builder()
+        .window_calls(20)
+        .max_concurrent(2)
+        .build()
+        .unwrap();
+    let quota = registry.breaker("quota", &capped);
+    let err = Settings::from_toml_str(
+        "[groups.quota]\nmax_concurrent = 4\nmin_calls = 10\n",
+        "fixed.toml",
+    )
+    .unwrap()
+    .apply(&registry)
+    .unwrap_err();
+    assert!(
+        err.to_string().contains(
+            "`max_concurrent = 4` (`fixed.toml` line 2, [groups.quota]) would change its \
+             `max_concurrent`"
+        ),
+        "{err}"
+    );
+    assert_eq!(quota.config().max_concurrent(), Some(2));
+}

@@ -118,3 +118,40 @@ fn a_group_made_at_run_time_is_declared_by_declare_group() {
         "{refused}"
     );
 }
+
+#[test]
+fn applied_settings_list_each_declared_groups_configuration_and_sources_before_any_call() {
+    let registry = Registry::new();
+    let file =
+        "[defaults]\nprobe_timeout_ms = \"10s\"\n[groups.inventory-alpha]\nopen_ms = \"2s\"\n";
+    let applied = Settings::from_toml_str(file, "start.toml")
+        .unwrap()
+        .with_env([("BREAKER_GROUPS__INVENTORY_BETA__BACKOFF", "3")])
+        .unwrap()
+        .apply(&registry)
+        .unwrap();
+    assert!(registry.groups().is_empty(), "no group is made by applying");
+    let groups: Vec<&str> = applied.groups.iter().map(|g| g.group.as_str()).collect();
+    assert_eq!(
+        groups,
+        ["inventory-alpha", "inventory-beta", "inventory-runtime"]
+    );
+    let alpha = &applied.groups[0];
+    assert_eq!(alpha.config.threshold(), 2);
+    assert_eq!(alpha.config.open_duration().as_millis(), 2_000);
+    assert_eq!(
+        alpha.to_string(),
+        "group `inventory-alpha`: `threshold = 2` (the attribute), `open_ms = 2000` \
+         (`start.toml` line 4, [groups.inventory-alpha]), `probe_timeout_ms = 10000` \
+         (`start.toml` line 2, [defaults])"
+    );
+    let beta = &applied.groups[1];
+    let backoff = beta.settings.iter().find(|s| s.key == "backoff").unwrap();
+    assert_eq!(
+        backoff.source,
+        Source::Env {
+            var: "BREAKER_GROUPS__INVENTORY_BETA__BACKOFF".into()
+        }
+    );
+    assert_eq!(beta.config.backoff(), 3.0);
+}

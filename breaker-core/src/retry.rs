@@ -113,14 +113,14 @@ pub struct RetryPolicy {
     explicit: u8,
 }
 
-/// The bits of a policy's `explicit`, in the order of
+/// The bits of a policy's `explicit`, by the key's place in
 /// [`RETRY_KEYS`](breaker_rules::RETRY_KEYS).
-const SET_RETRIES: u8 = 1;
-const SET_BACKOFF: u8 = 1 << 1;
-const SET_CAP: u8 = 1 << 2;
-const SET_DEADLINE: u8 = 1 << 3;
-const SET_RATIO: u8 = 1 << 4;
-const SET_FLOOR: u8 = 1 << 5;
+const SET_RETRIES: u8 = breaker_rules::retry_key_bit("retry");
+const SET_BACKOFF: u8 = breaker_rules::retry_key_bit("retry_backoff_ms");
+const SET_CAP: u8 = breaker_rules::retry_key_bit("retry_cap_ms");
+const SET_DEADLINE: u8 = breaker_rules::retry_key_bit("retry_deadline_ms");
+const SET_RATIO: u8 = breaker_rules::retry_key_bit("retry_budget_ratio");
+const SET_FLOOR: u8 = breaker_rules::retry_key_bit("retry_budget_floor");
 
 /// Equal when they retry the same way: which keys were spelled out
 /// ([`RetryPolicy::explicit_keys`]) does not count.

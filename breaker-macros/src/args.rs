@@ -114,7 +114,7 @@ pub(crate) struct ConfigKey {
 /// each key's name, the type of its literal and, for a duration, its builder
 /// method.
 macro_rules! config_keys {
-    ($($(#[$doc:meta])* $name:ident: $ty:ty $(as $method:ident)?, $role:ident;)*) => {
+    ($($(#[$doc:meta])* $name:ident: $ty:ty $(as $method:ident)?, $role:ident, $class:ident;)*) => {
         pub(crate) const CONFIG_KEYS: &[ConfigKey] = &[$(
             ConfigKey {
                 name: stringify!($name),
@@ -171,23 +171,69 @@ other_keys! {
     "timer" => timer, like "MY_TIMER",
     "key" => key, like "host",
     "max_keys" => max_keys, like "10000",
-    "retry" => retry, like "2",
     "idempotent" => idempotent, like "true",
-    "retry_backoff_ms" => retry_backoff_ms, like "50",
-    "retry_cap_ms" => retry_cap_ms, like "2000",
-    "retry_deadline_ms" => retry_deadline_ms, like "5000",
-    "retry_budget_ratio" => retry_budget_ratio, like "0.1",
-    "retry_budget_floor" => retry_budget_floor, like "5",
 }
 
-/// Every key, in the order the error message lists them.
+/// The retry keys, from their table ([`breaker_rules::retry_keys!`]): each
+/// key's name and how its value is read (a whole number, or a ratio).
+macro_rules! retry_keys {
+    ($($(#[$doc:meta])* $name:ident: $ty:tt as $method:ident, $role:ident, $class:ident;)*) => {
+        const RETRY_KEYS: [OtherKey; breaker_rules::RETRY_KEY_COUNT] = [$(
+            OtherKey {
+                name: stringify!($name),
+                read: |args, key, input| {
+                    let index = breaker_rules::index_of(&breaker_rules::RETRY_NAMES, stringify!($name));
+                    args.set_retry(key, input, index, retry_read!($ty))
+                },
+            },
+        )*];
+    };
+}
+
+/// How a retry key's value is read: every whole number as a `u64` (`validate`
+/// says when one is out of its key's range), a ratio as an `f64`.
+macro_rules! retry_read {
+    (u32) => {
+        RetryNumber::whole
+    };
+    (u64) => {
+        RetryNumber::whole
+    };
+    (f64) => {
+        RetryNumber::ratio
+    };
+}
+
+breaker_rules::retry_keys!(retry_keys);
+
+/// A correct value of the retry key `name`, for messages.
+fn retry_example(name: &str) -> &'static str {
+    match name {
+        "retry" => "2",
+        "retry_backoff_ms" => "50",
+        "retry_cap_ms" => "2000",
+        "retry_deadline_ms" => "5000",
+        "retry_budget_ratio" => "0.1",
+        "retry_budget_floor" => "5",
+        _ => "1",
+    }
+}
+
+/// Every key, in the order the error message lists them: `group`, the
+/// breaker's keys, the other keys, then `retry`, `idempotent` (the promise
+/// `retry` needs) and the keys that tune `retry`.
 pub(crate) fn all_keys() -> impl Iterator<Item = &'static str> {
     let others = OTHER_KEYS.iter().map(|k| k.name);
+    let (idempotent, others) = (others.clone().filter(|k| *k == "idempotent"), others);
+    let retry = RETRY_KEYS.iter().map(|k| k.name);
     others
         .clone()
         .take(1)
         .chain(CONFIG_KEYS.iter().map(|k| k.name))
-        .chain(others.skip(1))
+        .chain(others.skip(1).filter(|k| *k != "idempotent"))
+        .chain(retry.clone().take(1))
+        .chain(idempotent)
+        .chain(retry.skip(1))
 }
 
 /// A numeric key as written: the key (for spans) and its value.
@@ -211,22 +257,11 @@ pub(crate) struct Args {
     /// `key = expr`: one breaker per value of `expr`.
     pub(crate) key: Option<Expr>,
     pub(crate) max_keys: Option<MaxKeys>,
-    /// `retry = N`: up to N more attempts after a failure.
-    pub(crate) retry: Option<MaxKeys>,
     /// `idempotent = true`: the promise `retry` needs.
     pub(crate) idempotent: Option<syn::LitBool>,
-    /// `retry_backoff_ms`: the first retry's delay bound.
-    pub(crate) retry_backoff_ms: Option<MaxKeys>,
-    /// `retry_cap_ms`: the cap on a backed-off delay.
-    pub(crate) retry_cap_ms: Option<MaxKeys>,
-    /// `retry_deadline_ms`: no wait past this, from the first attempt.
-    pub(crate) retry_deadline_ms: Option<MaxKeys>,
-    /// `retry_budget_ratio`: the share of first attempts the group's budget
-    /// lets retry.
-    pub(crate) retry_budget_ratio: Option<RatioKey>,
-    /// `retry_budget_floor`: the retries a second the budget allows whatever
-    /// the traffic.
-    pub(crate) retry_budget_floor: Option<MaxKeys>,
+    /// The retry keys written (`retry = N`, `retry_backoff_ms`, ...), by
+    /// their index in [`breaker_rules::RETRY_KEYS`].
+    pub(crate) retry: [Option<RetryArg>; breaker_rules::RETRY_KEY_COUNT],
     /// Keys read so far, for "set at most once".
     seen: Vec<Ident>,
     /// Keys written whose `= value` could not be read.
@@ -279,7 +314,8 @@ impl Args {
         }
         let key = input.call(Ident::parse_any)?;
         let name = key.to_string();
-        let (known, read) = if let Some(row) = OTHER_KEYS.iter().find(|k| k.name == name) {
+        let others = OTHER_KEYS.iter().chain(&RETRY_KEYS);
+        let (known, read) = if let Some(row) = others.clone().find(|k| k.name == name) {
             (row.name, (row.read)(self, key, input))
         } else if let Some(row) = CONFIG_KEYS.iter().find(|k| k.name == name) {
             (row.name, self.set_config(key, row, input))
@@ -305,6 +341,27 @@ impl Args {
         let value = (row.read)(input, &key, row.example)?;
         if self.first_time(&key) {
             self.config.push(ConfigArg { key, value });
+        }
+        Ok(())
+    }
+
+    /// Reads the `= value` of the retry key at `index` of the retry table.
+    fn set_retry(
+        &mut self,
+        key: Ident,
+        input: ParseStream<'_>,
+        index: usize,
+        read: fn(ParseStream<'_>, &Ident, &str) -> syn::Result<(RetryNumber, Literal)>,
+    ) -> syn::Result<()> {
+        let example = retry_example(breaker_rules::RETRY_NAMES[index]);
+        expect_eq(input, &key, example)?;
+        let (value, literal) = read(input, &key, example)?;
+        if self.first_time(&key) {
+            self.retry[index] = Some(RetryArg {
+                key,
+                value,
+                literal,
+            });
         }
         Ok(())
     }
@@ -467,8 +524,7 @@ impl Value for syn::LitBool {
     }
 }
 
-/// `max_keys = N` (and the other whole-number keys that are no builder
-/// method: `retry`, `retry_*_ms`) as written: the key (for spans) and the value.
+/// `max_keys = N` as written: the key (for spans) and the value.
 pub(crate) struct MaxKeys {
     pub(crate) key: Ident,
     pub(crate) value: u64,
@@ -490,25 +546,40 @@ impl Value for MaxKeys {
     }
 }
 
-/// `retry_budget_ratio = 0.1` as written: the key (for spans) and the value.
-pub(crate) struct RatioKey {
-    pub(crate) key: Ident,
-    pub(crate) value: f64,
-    /// The value as the expansion writes it, spanned at the user's literal.
-    pub(crate) literal: Literal,
+/// A retry key's value as read.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum RetryNumber {
+    /// A whole number, before its key's range is judged.
+    Whole(u64),
+    /// A ratio.
+    Ratio(f64),
 }
 
-impl Value for RatioKey {
-    fn read(input: ParseStream<'_>, key: &Ident, example: &str) -> syn::Result<Self> {
+impl RetryNumber {
+    /// Reads a whole-number literal: the value, and the literal the expansion
+    /// writes (unsuffixed, spanned at the user's).
+    fn whole(input: ParseStream<'_>, key: &Ident, example: &str) -> syn::Result<(Self, Literal)> {
+        let (value, span) = read_number::<u64>(input, key, example)?;
+        let mut literal = Literal::u64_unsuffixed(value);
+        literal.set_span(span);
+        Ok((RetryNumber::Whole(value), literal))
+    }
+
+    /// Reads a number literal as a ratio.
+    fn ratio(input: ParseStream<'_>, key: &Ident, example: &str) -> syn::Result<(Self, Literal)> {
         let (value, span) = read_number::<f64>(input, key, example)?;
         let mut literal = Literal::f64_unsuffixed(value);
         literal.set_span(span);
-        Ok(RatioKey {
-            key: key.clone(),
-            value,
-            literal,
-        })
+        Ok((RetryNumber::Ratio(value), literal))
     }
+}
+
+/// A retry key as written: the key (for spans), its value and the literal
+/// the expansion writes, spanned at the user's.
+pub(crate) struct RetryArg {
+    pub(crate) key: Ident,
+    pub(crate) value: RetryNumber,
+    pub(crate) literal: Literal,
 }
 
 impl Value for Expr {

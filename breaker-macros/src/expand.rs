@@ -1095,24 +1095,8 @@ fn retry_policy(attr: &Attr, retry: &RetryPlan) -> TokenStream {
         Some(retries) => quote!(#krate::__private_v01::RetryPolicy::new(#retries)),
         None => quote!(#krate::__private_v01::no_retries()),
     };
-    let millis = |method: &str, value: &Option<proc_macro2::Literal>| {
-        value.as_ref().map(|ms| {
-            let method = Ident::new(method, ms.span());
-            quote!(.#method(::core::time::Duration::from_millis(#ms)))
-        })
-    };
-    let backoff = millis("backoff", &retry.backoff_ms);
-    let cap = millis("cap", &retry.cap_ms);
-    let deadline = millis("deadline", &retry.deadline_ms);
-    let ratio = retry
-        .budget_ratio
-        .as_ref()
-        .map(|ratio| quote_spanned!(ratio.span()=> .budget_ratio(#ratio)));
-    let floor = retry
-        .budget_floor
-        .as_ref()
-        .map(|floor| quote_spanned!(floor.span()=> .budget_floor(#floor)));
-    quote!(#start #backoff #cap #deadline #ratio #floor)
+    let tuning = &retry.tuning;
+    quote!(#start #(#tuning)*)
 }
 
 /// What the wait after a timed-out attempt names: the loop's state, the

@@ -6,7 +6,7 @@ use proc_macro2::{Literal, Span, TokenStream, TokenTree};
 use syn::spanned::Spanned;
 use syn::{Expr, FnArg, Ident, ItemFn, LitStr, Pat, Path, ReturnType, Signature, Type};
 
-use crate::args::{Args, ConfigArg, FallbackArg, MaxKeys, RatioKey};
+use crate::args::{Args, ConfigArg, FallbackArg, MaxKeys, RetryArg, RetryNumber};
 use crate::shape::{early_return, returns_future, take_shape, Shape};
 
 /// Everything the expansion needs, already checked.
@@ -49,13 +49,10 @@ pub(crate) struct RetryPlan {
     /// `retry = N`; `None` for `idempotent = true` alone (no retry, unless
     /// configuration gives the group some).
     pub(crate) retries: Option<Literal>,
-    /// `retry_backoff_ms`, `retry_cap_ms`, `retry_deadline_ms`.
-    pub(crate) backoff_ms: Option<Literal>,
-    pub(crate) cap_ms: Option<Literal>,
-    pub(crate) deadline_ms: Option<Literal>,
-    /// `retry_budget_ratio`, `retry_budget_floor`.
-    pub(crate) budget_ratio: Option<Literal>,
-    pub(crate) budget_floor: Option<Literal>,
+    /// The `RetryPolicy` builder calls of the other retry keys written
+    /// (`.backoff(Duration::from_millis(50))`), in table order, spanned at
+    /// each literal.
+    pub(crate) tuning: Vec<TokenStream>,
 }
 
 /// A keyed group's call: which key, and how many idle keys the group holds.
@@ -122,11 +119,6 @@ pub(crate) fn validate(args: Args, item: TokenStream) -> Result<Plan, syn::Error
         max_keys,
         retry,
         idempotent,
-        retry_backoff_ms,
-        retry_cap_ms,
-        retry_deadline_ms,
-        retry_budget_ratio,
-        retry_budget_floor,
         mut errors,
         ..
     } = args;
@@ -197,7 +189,7 @@ pub(crate) fn validate(args: Args, item: TokenStream) -> Result<Plan, syn::Error
     // A retried async fn (`retry`, or `idempotent = true` alone: a retry loop
     // configuration may give retries) waits its backoff on the timer, with or
     // without a deadline.
-    let retry_loop = retry.is_some() || idempotent.as_ref().is_some_and(|flag| flag.value);
+    let retry_loop = retry[RETRY].is_some() || idempotent.as_ref().is_some_and(|flag| flag.value);
     let async_retry = retry_loop && matches!(shape, Shape::AsyncFn);
     if let (Some(path), None, false) = (&timer, &timeout_key, async_retry) {
         let message = if retry_loop {
@@ -212,19 +204,7 @@ pub(crate) fn validate(args: Args, item: TokenStream) -> Result<Plan, syn::Error
         errors.push(syn::Error::new(path.span(), message));
     }
 
-    let retry = check_retry(
-        RetryArgs {
-            retry,
-            idempotent,
-            backoff: retry_backoff_ms,
-            cap: retry_cap_ms,
-            deadline: retry_deadline_ms,
-            ratio: retry_budget_ratio,
-            floor: retry_budget_floor,
-        },
-        &shape,
-        &mut errors,
-    );
+    let retry = check_retry(retry, idempotent, &shape, &mut errors);
 
     // The value the fn hands back is its declared return type (not a future's output).
     let returns_value = matches!(shape, Shape::Sync | Shape::AsyncFn);
@@ -326,33 +306,28 @@ pub(crate) fn validate(args: Args, item: TokenStream) -> Result<Plan, syn::Error
     })
 }
 
-/// The retry keys as written.
-struct RetryArgs {
-    retry: Option<MaxKeys>,
-    idempotent: Option<syn::LitBool>,
-    backoff: Option<MaxKeys>,
-    cap: Option<MaxKeys>,
-    deadline: Option<MaxKeys>,
-    ratio: Option<RatioKey>,
-    floor: Option<MaxKeys>,
-}
+/// The index of `retry` in the retry table.
+const RETRY: usize = breaker_rules::index_of(&breaker_rules::RETRY_NAMES, "retry");
 
 /// `retry = N` and its keys: a fn is retried only when it says its call is
 /// safe to repeat (`idempotent = true`), by an `async fn` or a sync one.
-fn check_retry(args: RetryArgs, shape: &Shape, errors: &mut Vec<syn::Error>) -> Option<RetryPlan> {
-    let RetryArgs {
-        retry,
-        idempotent,
-        backoff,
-        cap,
-        deadline,
-        ratio,
-        floor,
-    } = args;
+fn check_retry(
+    mut keys: [Option<RetryArg>; breaker_rules::RETRY_KEY_COUNT],
+    idempotent: Option<syn::LitBool>,
+    shape: &Shape,
+    errors: &mut Vec<syn::Error>,
+) -> Option<RetryPlan> {
+    let retry = keys[RETRY].take();
+    let tuning = keys
+        .into_iter()
+        .enumerate()
+        .filter_map(|(i, arg)| Some((i, arg?)));
     let Some(retry) = retry else {
-        let ratio_key = ratio.as_ref().map(|r| &r.key);
-        let keys = [&backoff, &cap, &deadline, &floor].into_iter().flatten();
-        for key in keys.map(|k| &k.key).chain(ratio_key) {
+        // The whole-number keys, then the ratios.
+        let (whole, ratios): (Vec<_>, Vec<_>) = tuning
+            .map(|(_, arg)| arg)
+            .partition(|arg| matches!(arg.value, RetryNumber::Whole(_)));
+        for key in whole.iter().chain(&ratios).map(|arg| &arg.key) {
             errors.push(syn::Error::new(
                 key.span(),
                 format!(
@@ -380,11 +355,7 @@ fn check_retry(args: RetryArgs, shape: &Shape, errors: &mut Vec<syn::Error>) -> 
         }
         return Some(RetryPlan {
             retries: None,
-            backoff_ms: None,
-            cap_ms: None,
-            deadline_ms: None,
-            budget_ratio: None,
-            budget_floor: None,
+            tuning: Vec::new(),
         });
     };
     match &idempotent {
@@ -400,12 +371,8 @@ fn check_retry(args: RetryArgs, shape: &Shape, errors: &mut Vec<syn::Error>) -> 
              with `idempotent = true` beside `retry`, or remove `retry`",
         )),
     }
-    if retry.value == 0 || retry.value > u64::from(u32::MAX) {
-        errors.push(syn::Error::new(
-            retry.literal.span(),
-            "`retry` is the most attempts after the first, from 1 to 4294967295: write \
-             `retry = 2`, or remove `retry` for none",
-        ));
+    if retry.value == RetryNumber::Whole(0) || retry_value(RETRY, &retry).is_none() {
+        errors.push(out_of_range(&retry));
     }
     if let Shape::FutureTail(_) = shape {
         errors.push(syn::Error::new(
@@ -414,32 +381,74 @@ fn check_retry(args: RetryArgs, shape: &Shape, errors: &mut Vec<syn::Error>) -> 
              hands back one future: make it an `async fn`",
         ));
     }
-    if let Some(ratio) = &ratio {
-        if breaker_rules::check_retry_budget_ratio(ratio.value).is_err() {
-            errors.push(syn::Error::new(
-                ratio.literal.span(),
-                "`retry_budget_ratio` is the share of first attempts that may be retried, from \
-                 0.0 to 1.0: write `retry_budget_ratio = 0.1` for one retry per ten calls",
-            ));
+    let mut calls = Vec::new();
+    for (index, arg) in tuning {
+        let info = breaker_rules::RETRY_KEYS[index];
+        let Some(value) = retry_value(index, &arg) else {
+            errors.push(out_of_range(&arg));
+            continue;
+        };
+        // The rule of the key, judged alone: no retry rule joins two keys.
+        let mut alone = breaker_rules::RetryValues::EMPTY;
+        alone.set(info.name, value);
+        if let Err(err) = breaker_rules::check_retry(&alone) {
+            errors.push(refused(&arg, err));
+            continue;
         }
-    }
-    if let Some(floor) = &floor {
-        if floor.value > u64::from(u32::MAX) {
-            errors.push(syn::Error::new(
-                floor.literal.span(),
-                "`retry_budget_floor` is the retries a second allowed whatever the traffic, \
-                 from 0 to 4294967295: write `retry_budget_floor = 5`",
-            ));
-        }
+        let literal = &arg.literal;
+        let method = Ident::new(info.method, literal.span());
+        let value = match info.ty {
+            breaker_rules::Ty::U64 => {
+                quote::quote_spanned!(literal.span()=> ::core::time::Duration::from_millis(#literal))
+            }
+            _ => quote::ToTokens::into_token_stream(literal.clone()),
+        };
+        calls.push(quote::quote_spanned!(literal.span()=> .#method(#value)));
     }
     Some(RetryPlan {
-        budget_ratio: ratio.map(|k| k.literal),
-        budget_floor: floor.map(|k| k.literal),
         retries: Some(retry.literal),
-        backoff_ms: backoff.map(|k| k.literal),
-        cap_ms: cap.map(|k| k.literal),
-        deadline_ms: deadline.map(|k| k.literal),
+        tuning: calls,
     })
+}
+
+/// The value of the retry key at `index` as its type holds it; `None` for a
+/// whole number out of its type's range.
+fn retry_value(index: usize, arg: &RetryArg) -> Option<breaker_rules::KeyValue> {
+    use breaker_rules::{KeyValue, Ty};
+    match (breaker_rules::RETRY_KEYS[index].ty, arg.value) {
+        (Ty::U32, RetryNumber::Whole(v)) => u32::try_from(v).ok().map(KeyValue::U32),
+        (Ty::U64, RetryNumber::Whole(v)) => Some(KeyValue::U64(v)),
+        (Ty::F64, RetryNumber::Ratio(v)) => Some(KeyValue::F64(v)),
+        _ => None,
+    }
+}
+
+/// A whole number out of its retry key's range, in the key's words.
+fn out_of_range(arg: &RetryArg) -> syn::Error {
+    let key = &arg.key;
+    let message = match key.to_string().as_str() {
+        "retry" => "`retry` is the most attempts after the first, from 1 to 4294967295: write \
+                    `retry = 2`, or remove `retry` for none"
+            .to_owned(),
+        "retry_budget_floor" => "`retry_budget_floor` is the retries a second allowed whatever \
+                                 the traffic, from 0 to 4294967295: write `retry_budget_floor = 5`"
+            .to_owned(),
+        _ => format!("`{key}` is out of range: write a value from 0 to 4294967295"),
+    };
+    syn::Error::new(arg.literal.span(), message)
+}
+
+/// A retry key's value its rule refuses, in the key's words.
+fn refused(arg: &RetryArg, err: breaker_rules::ConfigError) -> syn::Error {
+    let message = match err {
+        breaker_rules::ConfigError::RetryBudgetRatioOutOfRange => {
+            "`retry_budget_ratio` is the share of first attempts that may be retried, from \
+             0.0 to 1.0: write `retry_budget_ratio = 0.1` for one retry per ten calls"
+                .to_owned()
+        }
+        _ => format!("`{} = {}` is refused: {err}", arg.key, arg.literal),
+    };
+    syn::Error::new(arg.literal.span(), message)
 }
 
 /// The group name, or why there is none.

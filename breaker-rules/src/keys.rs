@@ -1,22 +1,24 @@
 //! The table of configuration keys, [`config_keys!`], and what this crate makes
-//! of it: the set values ([`Values`]), which keys are set ([`KeySet`]) and the
-//! key list with each key's type and role ([`KEYS`]).
+//! of it: the set values ([`Values`]), which keys are set ([`KeySet`]), the key
+//! list with each key's type, role and class ([`KEYS`]), and a key's value as
+//! one type ([`KeyValue`]).
 
 /// The table of configuration keys: one entry per key, in the order every list
 /// of keys follows. Each entry is the docs of the key's builder method, then
-/// `name: type, role;` or `name: u64 as method, role;`. The name is the
-/// attribute's and the file's key; the type is its value there; a `u64` key is
-/// a duration in whole milliseconds (its name ends in `_ms`), and its builder
-/// method, named after `as`, takes a [`Duration`](core::time::Duration). The
-/// role ([`Role`]) is how the key takes part in choosing the failure policy.
+/// `name: type, role, class;` or `name: u64 as method, role, class;`. The name
+/// is the attribute's and the file's key; the type is its value there; a `u64`
+/// key is a duration in whole milliseconds (its name ends in `_ms`), and its
+/// builder method, named after `as`, takes a [`Duration`](core::time::Duration).
+/// The role ([`Role`]) is how the key takes part in choosing the failure
+/// policy; the class ([`Class`]) whether a live breaker may take a new value.
 ///
 /// The table is handed to a macro of the caller, `callback`, which makes of it
-/// what that crate needs (the builder's methods, the attribute's parser, the
-/// loader's table):
+/// what that crate needs (the builder's methods and getters, the attribute's
+/// parser, the loader's table):
 ///
 /// ```
 /// macro_rules! names {
-///     ($($(#[$doc:meta])* $name:ident: $ty:ty $(as $method:ident)?, $role:ident;)*) => {
+///     ($($(#[$doc:meta])* $name:ident: $ty:ty $(as $method:ident)?, $role:ident, $class:ident;)*) => {
 ///         [$(stringify!($name)),*]
 ///     };
 /// }
@@ -24,16 +26,19 @@
 /// assert_eq!(names, breaker_rules::NAMES);
 /// ```
 ///
-/// Adding a key is one entry here, a field of [`Checked`](crate::Checked) and
-/// its rule in [`check`](crate::check), and a row in each docs table (a test
-/// keeps those in step).
+/// Adding a key is one entry here, and the compiler asks for the rest: its
+/// rule in [`check`](crate::check) (which takes [`Values`] apart field by
+/// field), its field of [`Checked`](crate::Checked) and its value read back
+/// ([`Checked::values`](crate::Checked::values), which takes `Checked` apart
+/// the same way), and a getter of the builder method's name on `Config`. A
+/// test asks for a row in each docs table, with the key's type.
 #[macro_export]
 macro_rules! config_keys {
     ($callback:ident) => {
         $callback! {
             /// Consecutive failures that open the circuit: `3` means the third trips.
             /// Selects the consecutive policy; refused together with a window key.
-            threshold: u32, Picks;
+            threshold: u32, Picks, Live;
             /// Judge the failure rate over the last `window` (at least
             /// [`Config::MIN_WINDOW_MS`] milliseconds; attribute and file key
             /// `window_ms`): selects the time window policy.
@@ -46,46 +51,46 @@ macro_rules! config_keys {
             /// On the default clock, a window of 1 s or more without `slow_call_ms` places
             /// outcomes by [the coarse reading](crate#the-coarse-reading), which lags
             /// by at most one tick: a few per cent of a bucket.
-            window_ms: u64 as window_duration, Picks;
+            window_ms: u64 as window_duration, Picks, Fixed;
             /// Judge the failure rate over the last `calls` recorded outcomes (1 to
             /// [`Config::MAX_WINDOW_CALLS`]): selects the count window policy.
-            window_calls: u32, Picks;
+            window_calls: u32, Picks, Fixed;
             /// Share of failures in the window, in `(0, 1]`, that opens the circuit
             /// (default [`Config::DEFAULT_FAILURE_RATE`]); `0.5` trips at 50%, not above it.
             /// Needs a window.
-            failure_rate: f64, Window;
+            failure_rate: f64, Window, Live;
             /// Outcomes (successes and failures; ignored errors do not count) the window
             /// must hold before it judges; default [`Config::DEFAULT_MIN_CALLS`] for a time
             /// window and `window_calls` for a count window, which may not be exceeded.
             /// Needs a window.
-            min_calls: u32, Window;
+            min_calls: u32, Window, Live;
             /// A call taking longer than `slow` (key `slow_call_ms`), measured from
             /// claim to verdict on the breaker's clock, is slow, whether it succeeded or
             /// failed; exactly `slow` is not slow. Needs a window; trips at
             /// `slow_call_rate` (default 1.0: every call in the window slow).
-            slow_call_ms: u64 as slow_call, Window;
+            slow_call_ms: u64 as slow_call, Window, Bound;
             /// Share of slow calls in the window, in `(0, 1]`, that opens the circuit,
             /// even if every call succeeded. Needs `slow_call_ms`.
-            slow_call_rate: f64, Window;
+            slow_call_rate: f64, Window, Live;
             /// How long the circuit stays open before the next claim may probe (key
             /// `open_ms`; default 30 s; at least 1 ms).
-            open_ms: u64 as open_duration, Any;
+            open_ms: u64 as open_duration, Any, Live;
             /// Probes allowed in flight at once while half-open (default 1; 1 to
             /// [`Config::MAX_PROBES`]).
-            half_open_probes: u32, Any;
+            half_open_probes: u32, Any, Live;
             /// Probe successes that close the circuit (default 1; 1 to
             /// [`Config::MAX_PROBES`]).
-            successes_to_close: u32, Any;
+            successes_to_close: u32, Any, Live;
             /// Factor (`>= 1.0`) the open duration grows by after each failed probe;
             /// `1.0` keeps it constant (default 1.0).
-            backoff: f64, Any;
+            backoff: f64, Any, Live;
             /// Cap on the grown open duration (key `max_open_ms`). Must be at least the
             /// open duration (default: the longer of the open duration and 300 s).
-            max_open_ms: u64 as max_open_duration, Any;
+            max_open_ms: u64 as max_open_duration, Any, Live;
             /// How long a probe may stay in flight before its slot is reclaimed and its
             /// outcome, when it finally comes, is counted as stale (key
             /// `probe_timeout_ms`; default 30 s).
-            probe_timeout_ms: u64 as probe_timeout, Any;
+            probe_timeout_ms: u64 as probe_timeout, Any, Live;
             /// Deadline of one async call (key `timeout_ms`): when it passes first, the
             /// call's future is dropped, the call counts as a **failure** (and, lasting
             /// at least the deadline on the breaker's clock, as a slow call when the
@@ -98,7 +103,7 @@ macro_rules! config_keys {
             /// cannot be interrupted from outside its thread, so the sync helpers ignore
             /// it and the attribute refuses it on a sync fn. Costs one timer registration
             /// per call.
-            timeout_ms: u64 as timeout, Any;
+            timeout_ms: u64 as timeout, Any, Fixed;
             /// Bulkhead: at most `calls` calls of the group in flight at once (probes
             /// included). A call over the cap is refused at once with
             /// [`OpenReason::BulkheadFull`](crate::OpenReason::BulkheadFull), counted in
@@ -110,7 +115,7 @@ macro_rules! config_keys {
             /// [`Breaker::enter_bulkhead`](crate::Breaker::enter_bulkhead)) and by `#[circuit_breaker]`
             /// when it names the key; the plain `call` helpers and `try_acquire` do not
             /// look at it, so a group without it pays nothing.
-            max_concurrent: u32, Any;
+            max_concurrent: u32, Any, Fixed;
             /// Opens the circuit when the p99 latency of the calls in the window
             /// (successes and failures, claim to verdict on the breaker's clock) is
             /// above `p99` (key `latency_p99_ms`), once the window holds `min_calls` of them: a
@@ -128,7 +133,7 @@ macro_rules! config_keys {
             /// at most 1/8 of their lower bound (12.5%) above, up to 2^32 units of
             /// 1,024 ns (about 73 min); longer calls share the last bin. A recorded
             /// call takes no lock: a few relaxed atomic adds to its bucket.
-            latency_p99_ms: u64 as latency_p99, Window;
+            latency_p99_ms: u64 as latency_p99, Window, Bound;
             /// After the circuit closes, ramp traffic back in over `ms` milliseconds
             /// instead of admitting every call at once: the share of calls admitted
             /// rises linearly from none (the half-open probes were all that went) to
@@ -149,7 +154,7 @@ macro_rules! config_keys {
             /// assert_eq!(config.ramp(), Some(Duration::from_secs(10)));
             /// assert_eq!(Config::DEFAULT.ramp(), None);
             /// ```
-            ramp_ms: u64 as ramp, Any;
+            ramp_ms: u64 as ramp, Any, Live;
             /// Share, in `[0, 1)`, by which each open duration is stretched or
             /// shortened at random (default 0: none): with `0.2`, each open lasts a
             /// uniformly random 80% to 120% of its backed-off, capped duration, so
@@ -157,7 +162,7 @@ macro_rules! config_keys {
             /// trip from the breaker's own generator (seeded by
             /// [`Clock::jitter_seed`](crate::Clock::jitter_seed), so tests are
             /// repeatable); `retry_after` tells the drawn time.
-            jitter: f64, Any;
+            jitter: f64, Any, Live;
             /// Shadow mode (default `false`): the breaker counts, transitions,
             /// tells events and exports as usual but never refuses a call. A
             /// claim it would have refused (open, half-open with every probe slot
@@ -186,7 +191,7 @@ macro_rules! config_keys {
             /// assert_eq!(breaker.metrics().shadow_refused, 1);
             /// assert_eq!(breaker.state(), State::Open, "and moves nothing");
             /// ```
-            shadow: bool, Any;
+            shadow: bool, Any, Live;
             /// Keep a call-duration histogram of the group (key `histogram_ms`), by
             /// outcome (successful, failed, ignored), for the exporters'
             /// `breaker_calls_seconds`: buckets at 1, 2.5 and 5 times each power of ten
@@ -210,7 +215,7 @@ macro_rules! config_keys {
             /// assert_eq!(config.histogram(), Some(Duration::from_secs(10)));
             /// assert_eq!(Config::DEFAULT.histogram(), None);
             /// ```
-            histogram_ms: u64 as histogram, Any;
+            histogram_ms: u64 as histogram, Any, Fixed;
         }
     };
 }
@@ -240,18 +245,70 @@ pub enum Role {
     Any,
 }
 
-/// One key of the table: its name, builder method, type and role.
+/// Whether a live breaker takes a new value of the key (a reconfiguration
+/// keeps the breaker's state and counts).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Class {
+    /// A new value applies from the next call or outcome.
+    Live,
+    /// Whether the key is set is laid out with the breaker (a structure is
+    /// built for it); while set, its value may change live.
+    Bound,
+    /// Laid out with the breaker: a live change that sets, clears or changes
+    /// it is refused.
+    Fixed,
+}
+
+/// One key of the table: its name, builder method, type, role and class.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct KeyInfo {
     /// The key of the attribute, the file and the variables.
     pub name: &'static str,
-    /// Its builder method: the key's name, or for a duration the name the
-    /// table gives after `as` (`open_ms` is `open_duration`).
+    /// Its builder method: the key's name, or the name the table gives after
+    /// `as` (`open_ms` is `open_duration`; the retry key `retry` is
+    /// `RetryPolicy::new`).
     pub method: &'static str,
     /// The type of its value.
     pub ty: Ty,
     /// How it takes part in choosing the failure policy.
     pub role: Role,
+    /// Whether a live breaker takes a new value.
+    pub class: Class,
+}
+
+/// The value of one key, as its type ([`Ty`]) holds it: a duration in whole
+/// milliseconds.
+///
+/// ```
+/// use breaker_rules::{check, KeyValue, Values};
+///
+/// let checked = check(&Values { threshold: Some(3), ..Values::EMPTY }).unwrap();
+/// assert_eq!(checked.values().get("threshold"), Some(KeyValue::U32(3)));
+/// assert_eq!(checked.values().get("open_ms"), Some(KeyValue::U64(30_000)));
+/// assert_eq!(checked.values().get("window_ms"), None);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum KeyValue {
+    /// A count.
+    U32(u32),
+    /// A duration, in whole milliseconds.
+    U64(u64),
+    /// A rate or a factor.
+    F64(f64),
+    /// A switch.
+    Bool(bool),
+}
+
+impl KeyValue {
+    /// The type of the value.
+    pub const fn ty(self) -> Ty {
+        match self {
+            KeyValue::U32(_) => Ty::U32,
+            KeyValue::U64(_) => Ty::U64,
+            KeyValue::F64(_) => Ty::F64,
+            KeyValue::Bool(_) => Ty::Bool,
+        }
+    }
 }
 
 /// The builder method of a table entry: the name after `as`, or the key's own.
@@ -266,44 +323,113 @@ macro_rules! method_name {
     };
 }
 
-/// The type of a table entry, as a [`Ty`].
-trait TyOf {
+/// The type of a table entry, as a [`Ty`] and a [`KeyValue`].
+pub(crate) trait TyOf: Sized {
     const TY: Ty;
+    fn wrap(self) -> KeyValue;
+    fn unwrap(value: KeyValue) -> Option<Self>;
 }
 
-impl TyOf for u32 {
-    const TY: Ty = Ty::U32;
+macro_rules! ty_of {
+    ($($ty:ty => $variant:ident,)*) => {$(
+        impl TyOf for $ty {
+            const TY: Ty = Ty::$variant;
+            fn wrap(self) -> KeyValue {
+                KeyValue::$variant(self)
+            }
+            fn unwrap(value: KeyValue) -> Option<Self> {
+                match value {
+                    KeyValue::$variant(v) => Some(v),
+                    _ => None,
+                }
+            }
+        }
+    )*};
 }
 
-impl TyOf for u64 {
-    const TY: Ty = Ty::U64;
+ty_of! {
+    u32 => U32,
+    u64 => U64,
+    f64 => F64,
+    bool => Bool,
 }
 
-impl TyOf for f64 {
-    const TY: Ty = Ty::F64;
-}
-
-impl TyOf for bool {
-    const TY: Ty = Ty::Bool;
-}
-
+/// What this crate makes of a table of keys (the breaker's, or the retry
+/// keys'): a struct of the values set, the names, the key list and its length.
 macro_rules! define {
-    ($($(#[$doc:meta])* $name:ident: $ty:ty $(as $method:ident)?, $role:ident;)*) => {
-        /// The values set for each key, `None` where a key was left to its
-        /// default: what a builder, an attribute or a configuration layer holds
-        /// before [`check`](crate::check) judges it.
+    (
+        $values:ident, $names:ident, $keys:ident, $count:ident, $what:literal;
+        $($(#[$doc:meta])* $name:ident: $ty:ty $(as $method:ident)?, $role:ident, $class:ident;)*
+    ) => {
+        #[doc = concat!("The values set for each ", $what, ", `None` where a key was")]
+        /// left to its default: what a builder, an attribute or a configuration
+        /// layer holds before the rules judge it.
         #[derive(Clone, Copy, Debug, Default, PartialEq)]
-        pub struct Values {
+        pub struct $values {
             $(
                 #[doc = concat!("`", stringify!($name), "`, when set.")]
                 pub $name: Option<$ty>,
             )*
         }
 
-        impl Values {
+        impl $values {
             /// No key set.
-            pub const EMPTY: Values = Values { $($name: None,)* };
+            pub const EMPTY: $values = $values { $($name: None,)* };
 
+            /// The value of `key`, when it is a key of the table and set.
+            pub fn get(&self, key: &str) -> Option<KeyValue> {
+                match key {
+                    $(stringify!($name) => self.$name.map(TyOf::wrap),)*
+                    _ => None,
+                }
+            }
+
+            /// Sets `key` to `value`; `false` (nothing set) when `key` is not a
+            /// key of the table or `value` not of its type.
+            pub fn set(&mut self, key: &str, value: KeyValue) -> bool {
+                match key {
+                    $(stringify!($name) => match TyOf::unwrap(value) {
+                        Some(v) => {
+                            self.$name = Some(v);
+                            true
+                        }
+                        None => false,
+                    },)*
+                    _ => false,
+                }
+            }
+        }
+
+        #[doc = concat!("Every ", $what, ", in table order.")]
+        pub const $names: [&str; $count] = [$(stringify!($name)),*];
+
+        #[doc = concat!("Every ", $what, " with its builder method, type, role and class, in table order.")]
+        pub const $keys: [KeyInfo; $count] = [$(
+            KeyInfo {
+                name: stringify!($name),
+                method: $crate::method_name!($name $(as $method)?),
+                ty: <$ty as TyOf>::TY,
+                role: Role::$role,
+                class: Class::$class,
+            },
+        )*];
+
+        #[doc = concat!("How many of them the table holds: one per ", $what, ".")]
+        pub const $count: usize = [$(stringify!($name)),*].len();
+    };
+}
+
+macro_rules! define_config {
+    ($($entries:tt)*) => {
+        define!(Values, NAMES, KEYS, KEY_COUNT, "configuration key"; $($entries)*);
+        set_keys!($($entries)*);
+    };
+}
+
+/// [`Values::set_keys`].
+macro_rules! set_keys {
+    ($($(#[$doc:meta])* $name:ident: $ty:ty $(as $method:ident)?, $role:ident, $class:ident;)*) => {
+        impl Values {
             /// The keys set, by their index in [`NAMES`].
             pub const fn set_keys(&self) -> KeySet {
                 let mut bits = 0u64;
@@ -318,26 +444,64 @@ macro_rules! define {
                 KeySet(bits)
             }
         }
-
-        /// Every key, in table order.
-        pub const NAMES: [&str; KEY_COUNT] = [$(stringify!($name)),*];
-
-        /// Every key with its type and role, in table order.
-        pub const KEYS: [KeyInfo; KEY_COUNT] = [$(
-            KeyInfo {
-                name: stringify!($name),
-                method: $crate::method_name!($name $(as $method)?),
-                ty: <$ty as TyOf>::TY,
-                role: Role::$role,
-            },
-        )*];
-
-        /// How many keys the table holds.
-        pub const KEY_COUNT: usize = [$(stringify!($name)),*].len();
     };
 }
 
-config_keys!(define);
+config_keys!(define_config);
+
+macro_rules! define_retry {
+    ($($entries:tt)*) => {
+        define!(RetryValues, RETRY_NAMES, RETRY_KEYS, RETRY_KEY_COUNT, "retry key"; $($entries)*);
+    };
+}
+
+crate::retry_keys!(define_retry);
+
+/// The index of `name` in `names`, found at compile time where `name` is a
+/// constant (a misspelt name is then a build error); `usize::MAX` when absent.
+pub const fn index_of(names: &[&str], name: &str) -> usize {
+    let mut i = 0;
+    while i < names.len() {
+        if bytes_eq(names[i].as_bytes(), name.as_bytes()) {
+            return i;
+        }
+        i += 1;
+    }
+    usize::MAX
+}
+
+const fn bytes_eq(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+/// The bit of the retry key `name` in a set of retry keys (one bit per index
+/// in [`RETRY_NAMES`]); a name that is no retry key fails to build where it is
+/// a constant.
+///
+/// ```
+/// assert_eq!(breaker_rules::retry_key_bit("retry"), 1);
+/// assert_eq!(breaker_rules::retry_key_bit("retry_cap_ms"), 1 << 2);
+/// ```
+pub const fn retry_key_bit(name: &str) -> u8 {
+    let index = index_of(&RETRY_NAMES, name);
+    assert!(index < RETRY_KEY_COUNT, "not a retry key");
+    1 << index
+}
+
+const _: () = assert!(
+    RETRY_KEY_COUNT <= 8,
+    "a RetryPolicy holds one bit per retry key in a u8: widen it before adding a 9th"
+);
 
 const _: () = assert!(
     KEY_COUNT <= 64,

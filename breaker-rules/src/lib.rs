@@ -4,16 +4,20 @@
 //! `#[circuit_breaker]` attribute and its configuration loader share.
 //!
 //! - [`config_keys!`] is the table of keys: each key's name, type, role in
-//!   choosing the failure policy, and the docs of its builder method. Every list
-//!   of keys (the builder's methods, [`Values`], [`NAMES`], [`KEYS`], the
-//!   attribute's parser, the loader's key table) is generated from it.
-//! - [`RETRY_KEYS`] are the keys of a group's retry policy, with their rule
-//!   ([`check_retry_budget_ratio`]); they configure no breaker, so they are
-//!   not in [`KEYS`].
+//!   choosing the failure policy, whether a live breaker takes a new value, and
+//!   the docs of its builder method. Every list of keys (the builder's methods
+//!   and getters, [`Values`], [`NAMES`], [`KEYS`], the attribute's parser, the
+//!   loader's key table, the admin JSON) is generated from it.
+//! - [`retry_keys!`] is the table of a group's retry keys, in the same form:
+//!   [`RetryValues`], [`RETRY_KEYS`] and the lists of the attribute and the
+//!   loader come from it. They configure no breaker, so they are not in
+//!   [`KEYS`].
 //! - [`check`] is the rules: it turns the [`Values`] a builder, an attribute or a
 //!   file set into a [`Checked`] configuration, or refuses them with a
 //!   [`ConfigError`] naming the key to fix. It is `const`, so a configuration
-//!   written in code is checked at compile time.
+//!   written in code is checked at compile time. [`Checked::values`] reads a
+//!   configuration back as the keys that make it; [`check_retry`] is the retry
+//!   keys' rule.
 //!
 //! The crate has no dependencies, so the attribute can check its values at
 //! expansion time without building the runtime for the host.
@@ -27,9 +31,12 @@ mod retry;
 mod rules;
 
 pub use crate::error::ConfigError;
-pub use crate::keys::{KeyInfo, KeySet, Role, Ty, Values, KEYS, KEY_COUNT, NAMES};
+pub use crate::keys::{
+    index_of, retry_key_bit, Class, KeyInfo, KeySet, KeyValue, RetryValues, Role, Ty, Values, KEYS,
+    KEY_COUNT, NAMES, RETRY_KEYS, RETRY_KEY_COUNT, RETRY_NAMES,
+};
 pub use crate::policy::{FailurePolicy, RateThresholds};
-pub use crate::retry::{check_retry_budget_ratio, RETRY_KEYS, RETRY_KEY_COUNT};
+pub use crate::retry::{check_retry, check_retry_budget_ratio};
 pub use crate::rules::{
     check, Checked, DEFAULT_FAILURE_RATE, DEFAULT_MIN_CALLS, MAX_HISTOGRAM_MS, MAX_PROBES,
     MAX_THRESHOLD, MAX_WINDOW_CALLS, MIN_WINDOW_MS, WINDOW_BUCKETS,

@@ -80,6 +80,9 @@ pub struct Checked {
 /// Judges `values` by every rule: the configuration they make, or the first
 /// rule they break (each [`ConfigError`] names its key).
 ///
+/// Every key of [`Values`] is named here, so a key added to the table without
+/// a rule fails to build.
+///
 /// ```
 /// use breaker_rules::{check, ConfigError, Values};
 ///
@@ -89,15 +92,46 @@ pub struct Checked {
 /// assert_eq!(check(&zero), Err(ConfigError::ZeroOpen));
 /// ```
 pub const fn check(values: &Values) -> Result<Checked, ConfigError> {
-    let threshold = or_u32(values.threshold, DEFAULT_THRESHOLD);
-    let open_ms = or_u64(values.open_ms, DEFAULT_OPEN_MS);
-    let half_open_probes = or_u32(values.half_open_probes, DEFAULT_PROBES);
-    let successes_to_close = or_u32(values.successes_to_close, DEFAULT_SUCCESSES);
-    let backoff = match values.backoff {
+    let Values {
+        threshold,
+        window_ms,
+        window_calls,
+        failure_rate,
+        min_calls,
+        slow_call_ms,
+        slow_call_rate,
+        open_ms,
+        half_open_probes,
+        successes_to_close,
+        backoff,
+        max_open_ms,
+        probe_timeout_ms,
+        timeout_ms,
+        max_concurrent,
+        latency_p99_ms,
+        ramp_ms,
+        jitter,
+        shadow,
+        histogram_ms,
+    } = *values;
+    let window = PolicyKeys {
+        threshold,
+        window_ms,
+        window_calls,
+        failure_rate,
+        min_calls,
+        slow_call_ms,
+        slow_call_rate,
+    };
+    let threshold = or_u32(threshold, DEFAULT_THRESHOLD);
+    let open_ms = or_u64(open_ms, DEFAULT_OPEN_MS);
+    let half_open_probes = or_u32(half_open_probes, DEFAULT_PROBES);
+    let successes_to_close = or_u32(successes_to_close, DEFAULT_SUCCESSES);
+    let backoff = match backoff {
         Some(factor) => factor,
         None => DEFAULT_BACKOFF,
     };
-    let probe_timeout_ms = or_u64(values.probe_timeout_ms, DEFAULT_PROBE_TIMEOUT_MS);
+    let probe_timeout_ms = or_u64(probe_timeout_ms, DEFAULT_PROBE_TIMEOUT_MS);
     if threshold == 0 {
         return Err(ConfigError::ZeroThreshold);
     }
@@ -125,7 +159,7 @@ pub const fn check(values: &Values) -> Result<Checked, ConfigError> {
     if backoff < 1.0 {
         return Err(ConfigError::BackoffBelowOne);
     }
-    let max_open_ms = match values.max_open_ms {
+    let max_open_ms = match max_open_ms {
         Some(ms) if ms < open_ms => return Err(ConfigError::MaxOpenBelowOpen),
         Some(ms) => ms,
         None if open_ms > DEFAULT_MAX_OPEN_MS => open_ms,
@@ -134,19 +168,19 @@ pub const fn check(values: &Values) -> Result<Checked, ConfigError> {
     if probe_timeout_ms == 0 {
         return Err(ConfigError::ZeroProbeTimeout);
     }
-    let policy = match policy(values, threshold) {
+    let policy = match policy(&window, threshold) {
         Ok(policy) => policy,
         Err(e) => return Err(e),
     };
-    if let Some(0) = values.timeout_ms {
+    if let Some(0) = timeout_ms {
         return Err(ConfigError::ZeroTimeout);
     }
-    if let Some(0) = values.max_concurrent {
+    if let Some(0) = max_concurrent {
         return Err(ConfigError::ZeroMaxConcurrent);
     }
-    match values.latency_p99_ms {
+    match latency_p99_ms {
         Some(0) => return Err(ConfigError::ZeroLatencyP99),
-        Some(_) if values.window_ms.is_none() && values.window_calls.is_none() => {
+        Some(_) if window.window_ms.is_none() && window.window_calls.is_none() => {
             return Err(ConfigError::LatencyP99WithoutWindow)
         }
         // The p99 rule is the slow-call rule at a rate of 1%: one group has one.
@@ -155,28 +189,28 @@ pub const fn check(values: &Values) -> Result<Checked, ConfigError> {
         }
         _ => {}
     }
-    let ramp_ms = match values.ramp_ms {
+    let ramp_ms = match ramp_ms {
         Some(ms) => match NonZeroU64::new(ms) {
             Some(ms) => Some(ms),
             None => return Err(ConfigError::ZeroRamp),
         },
         None => None,
     };
-    let jitter = match values.jitter {
+    let jitter = match jitter {
         Some(share) if share.is_nan() || share < 0.0 || share >= 1.0 => {
             return Err(ConfigError::JitterOutOfRange)
         }
         Some(share) => share,
         None => 0.0,
     };
-    if let Some(ms) = values.histogram_ms {
+    if let Some(ms) = histogram_ms {
         if ms == 0 || ms > MAX_HISTOGRAM_MS {
             return Err(ConfigError::HistogramOutOfRange);
         }
     }
     Ok(Checked {
         jitter,
-        histogram_ms: non_zero(values.histogram_ms),
+        histogram_ms: non_zero(histogram_ms),
         policy,
         open_ms,
         half_open_probes,
@@ -184,16 +218,127 @@ pub const fn check(values: &Values) -> Result<Checked, ConfigError> {
         backoff,
         max_open_ms,
         probe_timeout_ms,
-        timeout_ms: non_zero(values.timeout_ms),
-        max_concurrent: match values.max_concurrent {
+        timeout_ms: non_zero(timeout_ms),
+        max_concurrent: match max_concurrent {
             Some(cap) => NonZeroU32::new(cap),
             None => None,
         },
-        latency_p99_ms: non_zero(values.latency_p99_ms),
+        latency_p99_ms: non_zero(latency_p99_ms),
         ramp_ms,
         // Any value is a mode: nothing to refuse.
-        shadow: matches!(values.shadow, Some(true)),
+        shadow: matches!(shadow, Some(true)),
     })
+}
+
+impl Checked {
+    /// The keys that make this configuration, each with the value the breaker
+    /// runs with: defaults filled in, a count window's `min_calls` derived, and
+    /// `None` for a key that means nothing here (`threshold` under a window,
+    /// the rates under the consecutive policy, an unset option). [`check`] of
+    /// them gives this configuration back.
+    ///
+    /// Every field of `Checked` is read here, so a field added without its
+    /// key's value fails to build.
+    ///
+    /// ```
+    /// use breaker_rules::{check, Values};
+    ///
+    /// let set = Values { window_calls: Some(20), shadow: Some(true), ..Values::EMPTY };
+    /// let checked = check(&set).unwrap();
+    /// let values = checked.values();
+    /// assert_eq!(values.min_calls, Some(20)); // a count window judges once full
+    /// assert_eq!(values.shadow, Some(true));
+    /// assert_eq!(values.threshold, None);
+    /// assert_eq!(check(&values), Ok(checked));
+    /// ```
+    pub const fn values(&self) -> Values {
+        let Checked {
+            policy,
+            open_ms,
+            half_open_probes,
+            successes_to_close,
+            backoff,
+            max_open_ms,
+            probe_timeout_ms,
+            timeout_ms,
+            max_concurrent,
+            latency_p99_ms,
+            ramp_ms,
+            jitter,
+            shadow,
+            histogram_ms,
+        } = *self;
+        let (threshold, window_ms, window_calls, rates) = match policy {
+            FailurePolicy::Consecutive { threshold } => (Some(threshold), None, None, None),
+            FailurePolicy::TimeWindow { window_ms, rates } => {
+                (None, Some(window_ms), None, Some(rates))
+            }
+            FailurePolicy::CountWindow {
+                window_calls,
+                rates,
+            } => (None, None, Some(window_calls), Some(rates)),
+        };
+        let (failure_rate, min_calls, slow_call_ms, slow_call_rate) = match rates {
+            Some(RateThresholds {
+                failure_rate,
+                min_calls,
+                slow_call_ms,
+                slow_call_rate,
+            }) => (
+                Some(failure_rate),
+                Some(min_calls),
+                slow_call_ms,
+                match slow_call_ms {
+                    Some(_) => Some(slow_call_rate),
+                    None => None,
+                },
+            ),
+            None => (None, None, None, None),
+        };
+        Values {
+            threshold,
+            window_ms,
+            window_calls,
+            failure_rate,
+            min_calls,
+            slow_call_ms,
+            slow_call_rate,
+            open_ms: Some(open_ms),
+            half_open_probes: Some(half_open_probes),
+            successes_to_close: Some(successes_to_close),
+            backoff: Some(backoff),
+            max_open_ms: Some(max_open_ms),
+            probe_timeout_ms: Some(probe_timeout_ms),
+            timeout_ms: get_u64(timeout_ms),
+            max_concurrent: match max_concurrent {
+                Some(cap) => Some(cap.get()),
+                None => None,
+            },
+            latency_p99_ms: get_u64(latency_p99_ms),
+            ramp_ms: get_u64(ramp_ms),
+            jitter: Some(jitter),
+            shadow: Some(shadow),
+            histogram_ms: get_u64(histogram_ms),
+        }
+    }
+}
+
+const fn get_u64(value: Option<NonZeroU64>) -> Option<u64> {
+    match value {
+        Some(v) => Some(v.get()),
+        None => None,
+    }
+}
+
+/// The keys that choose and tune the failure policy.
+struct PolicyKeys {
+    threshold: Option<u32>,
+    window_ms: Option<u64>,
+    window_calls: Option<u32>,
+    failure_rate: Option<f64>,
+    min_calls: Option<u32>,
+    slow_call_ms: Option<u64>,
+    slow_call_rate: Option<f64>,
 }
 
 /// `value` as a `NonZeroU64`, for a value the rules above refused when zero.
@@ -219,7 +364,7 @@ const fn or_u64(value: Option<u64>, default: u64) -> u64 {
 }
 
 /// The failure policy the window keys select, validated.
-const fn policy(values: &Values, threshold: u32) -> Result<FailurePolicy, ConfigError> {
+const fn policy(values: &PolicyKeys, threshold: u32) -> Result<FailurePolicy, ConfigError> {
     if let Some(rate) = values.failure_rate {
         if !valid_rate(rate) {
             return Err(ConfigError::FailureRateOutOfRange);

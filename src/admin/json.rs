@@ -3,6 +3,7 @@
 
 use std::time::Duration;
 
+use breaker_core::config::KeyValue;
 use breaker_core::{
     Config, Conflict, DeclarationOverride, Event, KeyedMetrics, Metrics, RetryPolicy, State,
     Transition,
@@ -79,55 +80,43 @@ pub(super) fn breaker(
     })
 }
 
-/// Every key of [`Config::KEYS`] with its value and whether it was set.
+/// Every key of [`Config::KEYS`] with the value it runs with
+/// ([`Config::value`]) and whether it was set.
 pub(super) fn config_json(config: &Config) -> Value {
-    let rates = config.rates();
     let mut all = Map::new();
-    for key in Config::KEYS {
-        let value = match key {
-            "threshold" => match config.threshold() {
-                0 => Value::Null,
-                n => n.into(),
-            },
-            "window_ms" => ms(config.window_duration()),
-            "window_calls" => config.window_calls().into(),
-            "failure_rate" => rates.map(|r| r.failure_rate).into(),
-            "min_calls" => rates.map(|r| r.min_calls).into(),
-            "slow_call_ms" => ms(config.slow_call()),
-            "slow_call_rate" => config.slow_call_rate().into(),
-            "open_ms" => ms(Some(config.open_duration())),
-            "half_open_probes" => config.half_open_probes().into(),
-            "successes_to_close" => config.successes_to_close().into(),
-            "backoff" => config.backoff().into(),
-            "max_open_ms" => ms(Some(config.max_open_duration())),
-            "probe_timeout_ms" => ms(Some(config.probe_timeout())),
-            "timeout_ms" => ms(config.timeout()),
-            "max_concurrent" => config.max_concurrent().into(),
-            "latency_p99_ms" => ms(config.latency_p99()),
-            "ramp_ms" => ms(config.ramp()),
-            "jitter" => config.jitter().into(),
-            "histogram_ms" => ms(config.histogram()),
-            _ => Value::Null,
-        };
+    for (key, value) in config.values() {
         all.insert(
             key.to_owned(),
-            json!({"value": value, "explicit": config.is_explicit(key)}),
+            json!({"value": value.map_or(Value::Null, key_value), "explicit": config.is_explicit(key)}),
         );
     }
     Value::Object(all)
 }
 
-/// The retry policy a group runs ([`Retry::effective_policy`](breaker_core::Retry::effective_policy)).
+/// One key's value as JSON: a number (a duration in whole milliseconds) or a
+/// boolean.
+fn key_value(value: KeyValue) -> Value {
+    match value {
+        KeyValue::U32(v) => v.into(),
+        KeyValue::U64(v) => v.into(),
+        KeyValue::F64(v) => v.into(),
+        KeyValue::Bool(v) => v.into(),
+    }
+}
+
+/// The retry policy a group runs
+/// ([`Retry::effective_policy`](breaker_core::Retry::effective_policy)):
+/// every retry key with the value it runs with ([`RetryPolicy::value`]) and
+/// whether its code set it.
 fn retry_json(policy: &RetryPolicy) -> Value {
-    let budget = policy.budget_limits();
-    json!({
-        "retries": policy.retries(),
-        "backoff_ms": ms(Some(policy.first_backoff())),
-        "cap_ms": ms(Some(policy.backoff_cap())),
-        "deadline_ms": ms(policy.overall_deadline()),
-        "budget_ratio": budget.map(|(ratio, _)| ratio),
-        "budget_floor": budget.map(|(_, floor)| floor),
-    })
+    let mut all = Map::new();
+    for key in breaker_rules::RETRY_NAMES {
+        all.insert(
+            key.to_owned(),
+            json!({"value": policy.value(key).map_or(Value::Null, key_value), "explicit": policy.is_explicit(key)}),
+        );
+    }
+    Value::Object(all)
 }
 
 /// One keyed group; `worst` is `None` when its key type is not registered.

@@ -77,9 +77,11 @@
 //! "count"}`), `config` (every key of [`Config::KEYS`](crate::Config::KEYS):
 //! `{"value", "explicit"}`, `explicit` telling whether the value was set rather
 //! than left to its default), `retry` (the retry policy the group's calls run
-//! now, configuration included: `{"retries", "backoff_ms", "cap_ms",
-//! "deadline_ms", "budget_ratio", "budget_floor"}`, the last three `null` when
-//! unset; `null` until a retried call made the group's retry), `overrides`
+//! now, configuration included: every retry key, `retry`, `retry_backoff_ms`,
+//! `retry_cap_ms`, `retry_deadline_ms`, `retry_budget_ratio` and
+//! `retry_budget_floor`, as `{"value", "explicit"}`, the value `null` when
+//! off, `explicit` telling whether the group's code set it; `null` until a
+//! retried call made the group's retry), `overrides`
 //! (each declared value configuration layers replaced, with its source, as
 //! text) and `conflicts`.
 //!

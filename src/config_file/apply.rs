@@ -2,7 +2,8 @@
 //! collected at link time, and [`Settings::apply`], which layers a loaded
 //! configuration over them, live or before first use.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use breaker_core::retry::RetryTuning;
 use breaker_core::{
@@ -120,6 +121,17 @@ fn enforced(declaration: &Declaration, settings: &Patch, defaults: &Patch) -> Re
 
 inventory::collect!(Declaration);
 
+/// The literal layer of `group`: the explicit keys of the config its code
+/// declared (an attribute's literals, or the config a
+/// [`Registry::breaker`] call made it with) and its attributes' retry keys.
+fn group_literals(group: &str, declared: Option<&Config>) -> Patch {
+    let mut literals = declared.map(Patch::from_config).unwrap_or_default();
+    if let Some(Some(policy)) = retry_declaration(group) {
+        literals.add_retry_literals(policy);
+    }
+    literals
+}
+
 /// How `group`'s attributes retry: `None` when no attribute declares it (a
 /// group of code, which takes every retry key), `Some(None)` when its
 /// attributes run no retry loop, else a retried one's policy: one that sets
@@ -171,6 +183,11 @@ pub struct Applied {
     /// registry does not hold: most likely a typo. Reported, not refused: one
     /// file may serve several programs.
     pub undeclared: Vec<(String, Source)>,
+    /// Every group its code declares or the registry holds, sorted by name,
+    /// with the configuration it runs (a group not yet called: from its first
+    /// call) and each value's source: the effective configuration at
+    /// start-up. Each is also logged at `info`.
+    pub groups: Vec<GroupSettings>,
 }
 
 impl Settings {
@@ -243,12 +260,17 @@ impl Settings {
             enforced(declaration, &resolved.settings, &self.defaults)?;
         }
         let settings = Arc::new(self.clone());
+        // The declaration the registry composed each group with: a refused
+        // live change is explained, and each group's settings listed, from
+        // the same layers.
+        let composed = Arc::new(Mutex::new(HashMap::<String, Option<Config>>::new()));
+        let seen = Arc::clone(&composed);
         let resolver = move |group: &str, declared: Option<&Config>| {
-            let mut literals = declared.map(Patch::from_config).unwrap_or_default();
+            seen.lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .insert(group.to_owned(), declared.copied());
+            let literals = group_literals(group, declared);
             let retried = retry_declaration(group);
-            if let Some(Some(policy)) = retried {
-                literals.add_retry_literals(policy);
-            }
             let resolved = settings
                 .resolve(group, &literals)
                 .map_err(|e| e.message().to_owned())?;
@@ -269,32 +291,115 @@ impl Settings {
                 ApplyConfigError::Refused { message, .. } => {
                     Error::new(ErrorKind::Refused, message)
                 }
-                ApplyConfigError::PolicyChange(change) => self.live_change(&change),
+                ApplyConfigError::PolicyChange(change) => {
+                    let composed = composed.lock().unwrap_or_else(PoisonError::into_inner);
+                    let declared = composed.get(change.group()).copied().flatten();
+                    self.live_change(&change, declared.as_ref())
+                }
                 other => Error::new(ErrorKind::Refused, other.to_string()),
             })?;
         let mut known = declared_groups();
         known.extend(registry.groups());
         known.extend(registry.keyed_names());
+        known.sort_unstable();
+        known.dedup();
         let undeclared = self.undeclared(known.iter().copied());
         for (group, source) in &undeclared {
             log::warn!("breakerbox: the configuration names group `{group}` ({source}), which no code declares");
         }
+        let composed = composed.lock().unwrap_or_else(PoisonError::into_inner);
+        let groups: Vec<GroupSettings> = known
+            .iter()
+            .filter_map(|&group| {
+                let literals = match composed.get(group) {
+                    Some(declared) => group_literals(group, declared.as_ref()),
+                    None => declarations().find(|d| d.group == group)?.literals(),
+                };
+                let resolved = self.resolve(group, &literals).ok()?;
+                let by_attribute = declarations().any(|d| d.group == group && d.attribute);
+                let settings = resolved.settings.iter().cloned().map(|mut setting| {
+                    if setting.source == Source::Attribute && !by_attribute {
+                        setting.source = Source::Code;
+                    }
+                    setting
+                });
+                Some(GroupSettings {
+                    group: group.to_owned(),
+                    config: resolved.config,
+                    settings: settings.collect(),
+                })
+            })
+            .collect();
+        for group in &groups {
+            log::info!("breakerbox: {group}");
+        }
         Ok(Applied {
             reconfigured,
             undeclared,
+            groups,
         })
+    }
+}
+
+/// One group's configuration as applied settings compose it: what its
+/// breaker runs with (a group not yet called: from its first call) and every
+/// value its declaration and the configuration set, each with its source.
+///
+/// ```
+/// use breakerbox::config_file::Settings;
+/// use breakerbox::{Config, Registry};
+///
+/// let registry = Registry::new();
+/// registry.breaker("search", &Config::builder().threshold(3).build().unwrap());
+/// let applied = Settings::from_toml_str("[groups.search]\nopen_ms = \"5s\"\n", "prod.toml")?
+///     .apply(&registry)?;
+/// let search = applied.groups.iter().find(|g| g.group == "search").unwrap();
+/// assert_eq!(search.config.open_duration().as_secs(), 5);
+/// assert_eq!(
+///     search.to_string(),
+///     "group `search`: `threshold = 3` (the code), \
+///      `open_ms = 5000` (`prod.toml` line 2, [groups.search])"
+/// );
+/// # Ok::<(), breakerbox::config_file::Error>(())
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct GroupSettings {
+    /// The group.
+    pub group: String,
+    /// What its breaker runs with.
+    pub config: Config,
+    /// Every value set, in key-table order, each with where it came from;
+    /// the keys not listed are at their defaults.
+    pub settings: Vec<Setting>,
+}
+
+/// `group `search`: `threshold = 3` (the attribute), `open_ms = 5000`
+/// (`prod.toml` line 2, [groups.search])`, or `group `search`: every key at
+/// its default`.
+impl std::fmt::Display for GroupSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "group `{}`: ", self.group)?;
+        if self.settings.is_empty() {
+            return f.write_str("every key at its default");
+        }
+        for (i, setting) in self.settings.iter().enumerate() {
+            if i > 0 {
+                f.write_str(", ")?;
+            }
+            write!(f, "{setting}")?;
+        }
+        Ok(())
     }
 }
 
 impl Settings {
     /// Why a live breaker cannot take these settings, in words: the group, what
-    /// it runs, and every file line or variable that asks for the change.
-    fn live_change(&self, change: &PolicyChange) -> Error {
+    /// it runs, and every file line or variable that asks for the change, as
+    /// composed over `declared`, the config its code declared.
+    fn live_change(&self, change: &PolicyChange, declared: Option<&Config>) -> Error {
         let group = change.group();
-        let literals = declarations()
-            .find(|d| d.group == group)
-            .map(Declaration::literals)
-            .unwrap_or_default();
+        let literals = group_literals(group, declared);
         let settings = self
             .resolve(group, &literals)
             .map(|r| r.settings)

@@ -27,6 +27,21 @@ struct Doc<'a> {
     /// another format is walked as TOML rendered from it, whose lines the
     /// user never wrote: its messages and sources name it without a line.
     lines: bool,
+    /// The dotted key of the table that holds the breaker tables (`breaker`
+    /// for `[breaker.defaults]`), empty when they stand at the top.
+    at: &'a str,
+}
+
+impl Doc<'_> {
+    /// The name of the table `name` of the breaker tables as the file
+    /// writes it: `groups.search`, or `breaker.groups.search` under `at`.
+    fn table(&self, name: &str) -> String {
+        if self.at.is_empty() {
+            name.to_owned()
+        } else {
+            format!("{}.{name}", self.at)
+        }
+    }
 }
 
 impl Doc<'_> {
@@ -79,6 +94,18 @@ pub(crate) fn parse(text: &str, path: Arc<Path>) -> Result<Settings, Error> {
         path,
         text,
         lines: true,
+        at: "",
+    })
+}
+
+/// Parses `text`, the contents of the file `path`, into the settings its
+/// table `at` (a dotted key) holds; the file's other tables are not read.
+pub(crate) fn parse_at(text: &str, path: Arc<Path>, at: &str) -> Result<Settings, Error> {
+    walk(&Doc {
+        path,
+        text,
+        lines: true,
+        at,
     })
 }
 
@@ -100,31 +127,41 @@ pub(crate) fn from_table(table: &toml::Table, name: Arc<Path>) -> Result<Setting
         path: name,
         text: &text,
         lines: false,
+        at: "",
     })
 }
 
 /// The tables of `doc`, each key checked.
 fn walk(doc: &Doc<'_>) -> Result<Settings, Error> {
-    let root = DeTable::parse(doc.text).map_err(|e| syntax_error(doc, &e))?;
+    let parsed = DeTable::parse(doc.text).map_err(|e| syntax_error(doc, &e))?;
     let mut settings = Settings {
         file: doc.lines.then(|| doc.path.clone()),
         ..Settings::default()
     };
-    for (name, value) in root.get_ref().iter() {
+    let mut root = parsed.get_ref();
+    for key in doc.at.split('.').filter(|k| !k.is_empty()) {
+        let Some((name, value)) = root.get_key_value(key) else {
+            // No breaker table: nothing configured.
+            return Ok(settings);
+        };
+        root = table_of(doc, (name, value))?;
+    }
+    for (name, value) in root.iter() {
         match name.get_ref().as_ref() {
             "defaults" => {
-                settings.defaults = patch(doc, "defaults", table_of(doc, (name, value))?, false)?.0
+                let table = doc.table("defaults");
+                settings.defaults = patch(doc, &table, table_of(doc, (name, value))?, false)?.0
             }
             "templates" => {
                 for (t, _, body) in named_tables(doc, (name, value))? {
-                    let table = format!("templates.{t}");
+                    let table = doc.table(&format!("templates.{t}"));
                     let (p, _) = patch(doc, &table, body, false)?;
                     settings.templates.insert(t.to_owned(), p);
                 }
             }
             "groups" => {
                 for (g, offset, body) in named_tables(doc, (name, value))? {
-                    let table = format!("groups.{g}");
+                    let table = doc.table(&format!("groups.{g}"));
                     let (p, template) = patch(doc, &table, body, true)?;
                     let source = doc.source(&table, offset);
                     settings.groups.insert(
@@ -162,7 +199,8 @@ fn walk(doc: &Doc<'_>) -> Result<Settings, Error> {
                     ErrorKind::UnknownTable,
                     name.span(),
                     format!(
-                        "unknown table `[{other}]`{}; a file holds only {}",
+                        "unknown table `[{}]`{}; a file holds only {}",
+                        doc.table(other),
                         suggest(other, TABLES.iter().map(|t| t.0)),
                         list(TABLES.iter().map(|t| t.1)),
                     ),
@@ -170,17 +208,13 @@ fn walk(doc: &Doc<'_>) -> Result<Settings, Error> {
             }
         }
     }
-    check_templates(doc, &settings, &root)?;
+    check_templates(doc, &settings, root)?;
     settings.check_tables()?;
     Ok(settings)
 }
 
 /// Every group's `template` names a template of the file.
-fn check_templates(
-    doc: &Doc<'_>,
-    settings: &Settings,
-    root: &Spanned<DeTable<'_>>,
-) -> Result<(), Error> {
+fn check_templates(doc: &Doc<'_>, settings: &Settings, root: &DeTable<'_>) -> Result<(), Error> {
     for (group, entry) in &settings.groups {
         let Some(template) = &entry.template else {
             continue;
@@ -189,7 +223,6 @@ fn check_templates(
             continue;
         }
         let span = root
-            .get_ref()
             .get("groups")
             .and_then(|g| g.get_ref().get(group.as_str()))
             .and_then(|g| g.get_ref().get("template"))
@@ -206,7 +239,8 @@ fn check_templates(
             ErrorKind::UnknownTemplate,
             span,
             format!(
-                "[groups.{group}] template = \"{template}\": no template of that name{}; {known}",
+                "[{}] template = \"{template}\": no template of that name{}; {known}",
+                doc.table(&format!("groups.{group}")),
                 suggest(template, settings.templates.keys().map(String::as_str)),
             ),
         ));

@@ -59,7 +59,7 @@
 //! | `timeout_ms` | duration (`"30s"`, `"1m30s"`) or integer milliseconds (`u64`) |
 //! | `max_concurrent` | integer (`u32`) |
 //! | `latency_p99_ms` | duration (`"30s"`, `"1m30s"`) or integer milliseconds (`u64`) |
-//! | `ramp_ms` | integer (`u64`) |
+//! | `ramp_ms` | duration (`"10s"`) or integer milliseconds (`u64`) |
 //! | `jitter` | number (`f64`) |
 //! | `shadow` | `true` or `false` (a variable: the text `true` or `false`) |
 //! | `histogram_ms` | duration (`"10s"`) or integer milliseconds (`u64`) |
@@ -145,6 +145,21 @@
     not(feature = "serde"),
     doc = "[from_deserializer]: https://docs.rs/breakerbox/latest/breakerbox/config_file/struct.Settings.html#method.from_deserializer"
 )]
+//!
+//! Where the app's configuration is a TOML file, hand its text and name to
+//! [`Settings::from_toml_str_at`] with the key of the breaker table instead:
+//! every message and source then names the file and the line of the key, as
+//! for a file of its own, and the table's path as written
+//! (`[breaker.groups.search]`).
+//!
+//! ```
+//! use breakerbox::config_file::{ErrorKind, Settings};
+//!
+//! let app = "listen = \"0.0.0.0:8080\"\n\n[breaker.groups.search]\ntreshold = 3\n";
+//! let err = Settings::from_toml_str_at(app, "config.toml", "breaker").unwrap_err();
+//! assert_eq!(err.kind(), ErrorKind::UnknownKey);
+//! assert!(err.to_string().contains("`config.toml` line 4: [breaker.groups.search] unknown key `treshold`"));
+//! ```
 //!
 //! # Precedence
 //!
@@ -291,7 +306,7 @@ mod file;
 mod patch;
 mod resolve;
 
-pub use apply::{declarations, declared_groups, init, Applied, Declaration};
+pub use apply::{declarations, declared_groups, init, Applied, Declaration, GroupSettings};
 pub use env::{env_name, CONFIG_VAR, PREFIX};
 pub use error::{Error, ErrorKind};
 pub use patch::{keys, Patch, SetError, Setting, Source, Value};
@@ -346,6 +361,31 @@ impl Settings {
     /// ```
     pub fn from_toml_str(text: &str, path: impl AsRef<Path>) -> Result<Self, Error> {
         file::parse(text, Arc::from(path.as_ref()))
+    }
+
+    /// Reads the breaker tables that stand under the dotted key `at` of the
+    /// TOML `text` of the file named `path`: the app's own configuration file,
+    /// with `[breaker.defaults]` and `[breaker.groups.NAME]` beside the app's
+    /// tables for `at = "breaker"`. The app's other tables are not read (the
+    /// text must still be TOML). Messages and sources name the file and the
+    /// line of each key, and each table as written. A file without the table
+    /// `at` configures nothing.
+    ///
+    /// ```
+    /// use breakerbox::config_file::{Patch, Settings};
+    ///
+    /// let app = "[server]\nlisten = \"0.0.0.0:8080\"\n\n[breaker.groups.search]\nthreshold = 3\n";
+    /// let settings = Settings::from_toml_str_at(app, "config.toml", "breaker")?;
+    /// let search = settings.resolve("search", &Patch::new())?;
+    /// assert_eq!(search.config.threshold(), 3);
+    /// assert_eq!(
+    ///     search.settings.get("threshold").unwrap().to_string(),
+    ///     "`threshold = 3` (`config.toml` line 5, [breaker.groups.search])"
+    /// );
+    /// # Ok::<(), breakerbox::config_file::Error>(())
+    /// ```
+    pub fn from_toml_str_at(text: &str, path: impl AsRef<Path>, at: &str) -> Result<Self, Error> {
+        file::parse_at(text, Arc::from(path.as_ref()), at)
     }
 
     /// Reads the breaker tables (`defaults`, `templates`, `groups`) from any

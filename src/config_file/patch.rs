@@ -6,6 +6,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
+use breaker_core::config::KeyValue;
 use breaker_core::retry::{RetryPolicy, RetryValues};
 use breaker_core::{Config, ConfigBuilder, ConfigError};
 use breaker_rules::RETRY_KEY_COUNT;
@@ -29,14 +30,14 @@ pub(crate) struct Key {
 enum Set {
     /// A breaker's configuration key: its `ConfigBuilder` method.
     Config(fn(ConfigBuilder, Value) -> ConfigBuilder),
-    /// A retry key: its field of the group's [`RetryValues`].
-    Retry(fn(&mut RetryValues, Value)),
+    /// A retry key: its value goes to the group's [`RetryValues`].
+    Retry,
 }
 
 /// The loader's view of the table of keys ([`breaker_rules::config_keys!`]):
 /// the TOML parser, the variable parser and [`Patch::apply`] all read it.
 macro_rules! keys {
-    ($($(#[$doc:meta])* $name:ident: $ty:ty $(as $method:ident)?, $role:ident;)*) => {
+    ($($(#[$doc:meta])* $name:ident: $ty:ty $(as $method:ident)?, $role:ident, $class:ident;)*) => {
         const CONFIG_KEYS: [Key; breaker_rules::KEY_COUNT] = [$(
             Key {
                 name: stringify!($name),
@@ -61,25 +62,21 @@ macro_rules! setter {
 
 breaker_rules::config_keys!(keys);
 
-/// The retry keys ([`breaker_rules::RETRY_KEYS`]), each with its field.
-const RETRY_KEYS: [Key; RETRY_KEY_COUNT] = [
-    retry_key(0, |v, x| v.retries = Some(x.get())),
-    retry_key(1, |v, x| v.backoff = Some(Duration::from_millis(x.get()))),
-    retry_key(2, |v, x| v.cap = Some(Duration::from_millis(x.get()))),
-    retry_key(3, |v, x| v.deadline = Some(Duration::from_millis(x.get()))),
-    retry_key(4, |v, x| v.budget_ratio = Some(x.get())),
-    retry_key(5, |v, x| v.budget_floor = Some(x.get())),
-];
-
-const fn retry_key(index: usize, set: fn(&mut RetryValues, Value)) -> Key {
-    let info = breaker_rules::RETRY_KEYS[index];
-    Key {
-        name: info.name,
-        ty: info.ty,
-        role: info.role,
-        set: Set::Retry(set),
-    }
+/// The loader's view of the table of retry keys ([`breaker_rules::retry_keys!`]).
+macro_rules! retry_keys {
+    ($($(#[$doc:meta])* $name:ident: $ty:ty as $method:ident, $role:ident, $class:ident;)*) => {
+        const RETRY_KEYS: [Key; RETRY_KEY_COUNT] = [$(
+            Key {
+                name: stringify!($name),
+                ty: <$ty as FromValue>::TY,
+                role: Role::$role,
+                set: Set::Retry,
+            },
+        )*];
+    };
 }
+
+breaker_rules::retry_keys!(retry_keys);
 
 const KEY_COUNT: usize = breaker_rules::KEY_COUNT + RETRY_KEY_COUNT;
 
@@ -103,7 +100,7 @@ pub(crate) const KEYS: [Key; KEY_COUNT] = {
 impl Key {
     /// Whether it is a retry key.
     pub(crate) fn is_retry(&self) -> bool {
-        matches!(self.set, Set::Retry(_))
+        matches!(self.set, Set::Retry)
     }
 }
 
@@ -148,11 +145,10 @@ pub(crate) fn check_alone(index: usize, value: Value) -> Result<(), ConfigError>
     let set = match key.set {
         Set::Config(set) => set,
         // The retry keys' one rule; each other takes any value of its type.
-        Set::Retry(_) => {
-            return match value {
-                Value::F64(ratio) => breaker_rules::check_retry_budget_ratio(ratio),
-                _ => Ok(()),
-            }
+        Set::Retry => {
+            let mut alone = breaker_rules::RetryValues::EMPTY;
+            alone.set(key.name, value.into());
+            return breaker_rules::check_retry(&alone);
         }
     };
     let mut refusals = Vec::with_capacity(ALONE.len());
@@ -225,6 +221,28 @@ pub enum Value {
     F64(f64),
     /// A `bool` key (`shadow`).
     Bool(bool),
+}
+
+impl From<KeyValue> for Value {
+    fn from(value: KeyValue) -> Self {
+        match value {
+            KeyValue::U32(v) => Value::U32(v),
+            KeyValue::U64(v) => Value::U64(v),
+            KeyValue::F64(v) => Value::F64(v),
+            KeyValue::Bool(v) => Value::Bool(v),
+        }
+    }
+}
+
+impl From<Value> for KeyValue {
+    fn from(value: Value) -> Self {
+        match value {
+            Value::U32(v) => KeyValue::U32(v),
+            Value::U64(v) => KeyValue::U64(v),
+            Value::F64(v) => KeyValue::F64(v),
+            Value::Bool(v) => KeyValue::Bool(v),
+        }
+    }
 }
 
 /// Reads a [`Value`] as its key's type; the key table pairs each key with it.
@@ -361,6 +379,12 @@ pub enum Source {
     },
     /// The `#[circuit_breaker]` attribute of the group (the literal layer).
     Attribute,
+    /// The config the code made the group with
+    /// ([`Registry::breaker`](crate::Registry::breaker), a keyed group's,
+    /// [`declare_group!`](crate::declare_group)): the literal layer of a
+    /// group no attribute declares, as [`GroupSettings`](super::GroupSettings)
+    /// lists it.
+    Code,
 }
 
 impl fmt::Display for Source {
@@ -372,6 +396,7 @@ impl fmt::Display for Source {
             Source::Serde { name, table } => write!(f, "`{}`, [{table}]", name.display()),
             Source::Env { var } => write!(f, "variable `{var}`"),
             Source::Attribute => f.write_str("the attribute"),
+            Source::Code => f.write_str("the code"),
         }
     }
 }
@@ -512,35 +537,10 @@ impl Patch {
     /// assert!(literals.get("backoff").is_none());
     /// ```
     pub fn from_config(config: &Config) -> Patch {
-        let ms =
-            |d: std::time::Duration| Value::U64(u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
         let mut patch = Patch::new();
         for key in config.explicit_keys() {
-            let value = match key {
-                "threshold" => Some(Value::U32(config.threshold())),
-                "window_ms" => config.window_duration().map(ms),
-                "window_calls" => config.window_calls().map(Value::U32),
-                "failure_rate" => config.failure_rate().map(Value::F64),
-                "min_calls" => config.min_calls().map(Value::U32),
-                "slow_call_ms" => config.slow_call().map(ms),
-                "slow_call_rate" => config.slow_call_rate().map(Value::F64),
-                "open_ms" => Some(ms(config.open_duration())),
-                "half_open_probes" => Some(Value::U32(config.half_open_probes())),
-                "successes_to_close" => Some(Value::U32(config.successes_to_close())),
-                "backoff" => Some(Value::F64(config.backoff())),
-                "max_open_ms" => Some(ms(config.max_open_duration())),
-                "probe_timeout_ms" => Some(ms(config.probe_timeout())),
-                "timeout_ms" => config.timeout().map(ms),
-                "max_concurrent" => config.max_concurrent().map(Value::U32),
-                "latency_p99_ms" => config.latency_p99().map(ms),
-                "ramp_ms" => config.ramp().map(ms),
-                "jitter" => Some(Value::F64(config.jitter())),
-                "shadow" => Some(Value::Bool(config.shadow())),
-                "histogram_ms" => config.histogram().map(ms),
-                _ => None,
-            };
-            if let (Some(index), Some(value)) = (key_index(key), value) {
-                patch.put(index, value, Source::Attribute);
+            if let (Some(index), Some(value)) = (key_index(key), config.value(key)) {
+                patch.put(index, value.into(), Source::Attribute);
             }
         }
         patch
@@ -550,19 +550,9 @@ impl Patch {
     /// builder was told ([`RetryPolicy::explicit_keys`]), with the value it
     /// holds, from [`Source::Attribute`].
     pub(crate) fn add_retry_literals(&mut self, policy: &RetryPolicy) {
-        let ms = |d: Duration| Value::U64(u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
         for key in policy.explicit_keys() {
-            let value = match key {
-                "retry" => Some(Value::U32(policy.retries())),
-                "retry_backoff_ms" => Some(ms(policy.first_backoff())),
-                "retry_cap_ms" => Some(ms(policy.backoff_cap())),
-                "retry_deadline_ms" => policy.overall_deadline().map(ms),
-                "retry_budget_ratio" => policy.budget_limits().map(|(r, _)| Value::F64(r)),
-                "retry_budget_floor" => policy.budget_limits().map(|(_, f)| Value::U32(f)),
-                _ => None,
-            };
-            if let (Some(index), Some(value)) = (key_index(key), value) {
-                self.put(index, value, Source::Attribute);
+            if let (Some(index), Some(value)) = (key_index(key), policy.value(key)) {
+                self.put(index, value.into(), Source::Attribute);
             }
         }
     }
@@ -584,15 +574,38 @@ impl Patch {
     /// The retry keys set in `layers`, a later layer's value over an
     /// earlier one's.
     pub(crate) fn retry_values(layers: &[&Patch]) -> RetryValues {
-        let mut values = RetryValues::EMPTY;
+        let mut values = breaker_rules::RetryValues::EMPTY;
         for patch in layers {
             for (key, setting) in KEYS.iter().zip(&patch.values) {
-                if let (Set::Retry(set), Some(setting)) = (key.set, setting) {
-                    set(&mut values, setting.value);
+                if let (Set::Retry, Some(setting)) = (key.set, setting) {
+                    values.set(key.name, setting.value.into());
                 }
             }
         }
-        values
+        tuning_values(values)
+    }
+}
+
+/// The retry keys' values as a [`RetryTuning`](breaker_core::retry::RetryTuning)
+/// layer takes them. Every retry key is named here, so a key added to the
+/// table without its place in the tuning fails to build.
+fn tuning_values(values: breaker_rules::RetryValues) -> RetryValues {
+    let breaker_rules::RetryValues {
+        retry,
+        retry_backoff_ms,
+        retry_cap_ms,
+        retry_deadline_ms,
+        retry_budget_ratio,
+        retry_budget_floor,
+    } = values;
+    let duration = |ms: Option<u64>| ms.map(Duration::from_millis);
+    RetryValues {
+        retries: retry,
+        backoff: duration(retry_backoff_ms),
+        cap: duration(retry_cap_ms),
+        deadline: duration(retry_deadline_ms),
+        budget_ratio: retry_budget_ratio,
+        budget_floor: retry_budget_floor,
     }
 }
 

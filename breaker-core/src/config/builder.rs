@@ -89,7 +89,7 @@ impl Default for ConfigBuilder {
 /// One method per key of the table ([`breaker_rules::config_keys!`]), with the
 /// docs the table gives it; a duration key's method takes a [`Duration`].
 macro_rules! methods {
-    ($($(#[$doc:meta])* $name:ident: $ty:tt $(as $method:ident)?, $role:ident;)*) => {
+    ($($(#[$doc:meta])* $name:ident: $ty:tt $(as $method:ident)?, $role:ident, $class:ident;)*) => {
         impl ConfigBuilder {
             $(
                 method!($(#[$doc])* $name: $ty $(as $method)?);

@@ -9,7 +9,8 @@ mod builder;
 mod settings;
 #[cfg(test)]
 mod tests;
+mod values;
 
 pub use self::builder::ConfigBuilder;
 pub use self::settings::{Config, FailurePolicy, RateThresholds};
-pub use breaker_rules::ConfigError;
+pub use breaker_rules::{ConfigError, KeyValue};

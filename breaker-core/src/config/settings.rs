@@ -32,7 +32,7 @@ use crate::clock::millis_to_nanos;
 /// | `timeout_ms` (`timeout`) | unset | deadline of one async call: a call that overruns it is dropped and fails |
 /// | `max_concurrent` | unset | bulkhead: calls of the group in flight at once; one over the cap is refused |
 /// | `latency_p99_ms` (`latency_p99`) | unset | open when the window's p99 latency is above this (needs a window) |
-/// | `ramp_ms` | unset | after a close, the share of calls admitted rises linearly from none to all over this |
+/// | `ramp_ms` (`ramp`) | unset | after a close, the share of calls admitted rises linearly from none to all over this |
 /// | `jitter` | 0.0 | share, in `[0, 1)`, by which each open is stretched or shortened at random |
 /// | `shadow` | false | shadow mode: refuse nothing, count what would have been refused (switched live) |
 /// | `histogram_ms` (`histogram`) | unset | keep a call-duration histogram, buckets from 1 ms up to this, for the exporters |

@@ -158,3 +158,115 @@ fn the_longest_duration_saturates_at_the_longest_millisecond_count() {
         .unwrap();
     assert_eq!(c.open_duration(), Duration::from_millis(u64::MAX));
 }
+
+/// Configurations a single key's value is judged against: alone, and with
+/// each window (and slow calls) for the keys that tune one.
+fn bases() -> [breaker_rules::Values; 3] {
+    use breaker_rules::Values;
+    [
+        Values::EMPTY,
+        Values {
+            window_calls: Some(100),
+            slow_call_ms: Some(1_000),
+            ..Values::EMPTY
+        },
+        Values {
+            window_ms: Some(10_000),
+            slow_call_ms: Some(1_000),
+            ..Values::EMPTY
+        },
+    ]
+}
+
+fn config_of(values: &breaker_rules::Values) -> Option<Config> {
+    breaker_rules::check(values).ok().map(|checked| Config {
+        checked,
+        explicit: values.set_keys(),
+    })
+}
+
+#[test]
+fn every_key_changes_what_the_breaker_runs_with_and_reads_back() {
+    use breaker_rules::{KeyValue, Ty, KEYS};
+    for key in KEYS {
+        let candidates = match key.ty {
+            Ty::U32 => [KeyValue::U32(7), KeyValue::U32(70)],
+            Ty::U64 => [KeyValue::U64(7), KeyValue::U64(400_000)],
+            Ty::F64 => [KeyValue::F64(0.25), KeyValue::F64(3.0)],
+            Ty::Bool => [KeyValue::Bool(true), KeyValue::Bool(true)],
+        };
+        let mut taken = 0;
+        for base in bases() {
+            let Some(before) = config_of(&base) else {
+                panic!("a base config is valid")
+            };
+            for value in candidates {
+                let mut values = base;
+                assert!(
+                    values.set(key.name, value),
+                    "`{}` takes {value:?}",
+                    key.name
+                );
+                let Some(config) = config_of(&values) else {
+                    continue;
+                };
+                taken += 1;
+                assert_eq!(config.value(key.name), Some(value), "`{}`", key.name);
+                assert_ne!(
+                    config, before,
+                    "`{}` = {value:?} changes nothing the breaker runs with",
+                    key.name
+                );
+            }
+        }
+        assert!(taken > 0, "no value of `{}` is accepted", key.name);
+    }
+}
+
+#[test]
+fn a_config_read_back_key_by_key_checks_to_itself() {
+    for base in bases() {
+        for shadow in [false, true] {
+            let values = breaker_rules::Values {
+                shadow: Some(shadow),
+                jitter: Some(0.1),
+                ..base
+            };
+            let config = config_of(&values).unwrap();
+            let mut again = breaker_rules::Values::EMPTY;
+            for (key, value) in config.values() {
+                if let Some(value) = value {
+                    assert!(again.set(key, value), "{key}");
+                }
+            }
+            assert_eq!(config_of(&again), Some(config));
+        }
+    }
+}
+
+#[test]
+fn every_retry_key_reads_back_from_the_policy_it_built() {
+    use breaker_rules::{KeyValue, RETRY_KEYS};
+    let policy = crate::RetryPolicy::new(2)
+        .backoff(Duration::from_millis(7))
+        .cap(Duration::from_millis(70))
+        .deadline(Duration::from_secs(1))
+        .budget(0.25, 3);
+    let read: Vec<_> = RETRY_KEYS.iter().map(|k| policy.value(k.name)).collect();
+    assert_eq!(
+        read,
+        [
+            Some(KeyValue::U32(2)),
+            Some(KeyValue::U64(7)),
+            Some(KeyValue::U64(70)),
+            Some(KeyValue::U64(1_000)),
+            Some(KeyValue::F64(0.25)),
+            Some(KeyValue::U32(3)),
+        ]
+    );
+    assert_eq!(
+        policy.explicit_keys().count(),
+        RETRY_KEYS.len(),
+        "each builder method marks its own key"
+    );
+}
