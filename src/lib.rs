@@ -39,6 +39,7 @@
 //! | `serde` | `config`, and [`config_file::Settings`] deserializes from any self-describing serde format, checked as the file is | breaker tables inside the app's own configuration |
 //! | `prometheus` | [`observe::prometheus`]: a `prometheus-client` collector of every breaker, read at scrape time | `/metrics` |
 //! | `metrics` | [`observe::metrics`]: the same series through the `metrics` facade | any `metrics` exporter |
+//! | `otel` | [`observe::otel`]: the same series as OpenTelemetry observable instruments, with `resilience.*` attributes | any OpenTelemetry exporter (OTLP) |
 //! | `tracing` | [`observe::tracing`]: one structured `tracing` event per transition and conflict | logs |
 //! | `tower` | [`tower`]: `CircuitBreakerLayer` for any tower service, HTTP response classification, retries on the group's budget | tower and hyper servers and clients |
 //! | `axum` | [`axum`]: an open circuit answers `503` with `Retry-After` (turns on `tower`) | axum routes |
@@ -331,6 +332,11 @@
 #![cfg_attr(
     not(feature = "metrics"),
     doc = "[`observe::metrics`]: https://docs.rs/breakerbox/latest/breakerbox/observe/metrics/"
+)]
+#![cfg_attr(feature = "otel", doc = "[`observe::otel`]: crate::observe::otel")]
+#![cfg_attr(
+    not(feature = "otel"),
+    doc = "[`observe::otel`]: https://docs.rs/breakerbox/latest/breakerbox/observe/otel/"
 )]
 #![cfg_attr(
     feature = "tracing",
