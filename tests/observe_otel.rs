@@ -2,8 +2,10 @@
 //! them: every series a Prometheus scrape of the same registry holds is a data
 //! point, under the instrument and attributes the docs' OpenTelemetry table
 //! names, with the same value, and there is nothing else; the worst keys come
-//! only when asked; and a group created after registration shows at the next
-//! collection.
+//! only when asked; a group created after registration shows at the next
+//! collection; and the OpenTelemetry dashboard (`dashboards/breakerbox-otel.json`)
+//! reads only names and labels the instruments are stored as, in PromQL
+//! promtool accepts.
 
 #![cfg(all(feature = "otel", feature = "metrics", feature = "prometheus"))]
 
@@ -14,7 +16,7 @@ use std::time::Duration;
 use breakerbox::observe::otel::opentelemetry::metrics::MeterProvider as _;
 use breakerbox::observe::otel::BreakerInstruments;
 use breakerbox::{Config, ManualClock, Registry};
-use opentelemetry_sdk::metrics::data::{AggregatedMetrics, MetricData};
+use opentelemetry_sdk::metrics::data::{AggregatedMetrics, MetricData, ResourceMetrics};
 use opentelemetry_sdk::metrics::{InMemoryMetricExporter, SdkMeterProvider};
 
 #[allow(dead_code)]
@@ -59,22 +61,27 @@ fn label(instrument: &str, attribute: &str) -> String {
     .to_owned()
 }
 
-/// One collection of `instruments` by the SDK's in-memory exporter: every
-/// data point as the Prometheus series the docs' table maps it to, and its
-/// value; each instrument once.
-fn collected(instruments: BreakerInstruments<Arc<Registry>>) -> BTreeMap<Series, f64> {
+/// One collection of `instruments` by the SDK's in-memory exporter.
+fn collect(instruments: BreakerInstruments<Arc<Registry>>) -> ResourceMetrics {
     let exporter = InMemoryMetricExporter::default();
     let provider = SdkMeterProvider::builder()
         .with_periodic_exporter(exporter.clone())
         .build();
     instruments.register(&provider.meter("breakerbox"));
     provider.force_flush().unwrap();
+    let mut finished = exporter.get_finished_metrics().unwrap();
+    finished.pop().expect("a collection")
+}
+
+/// Every data point of one collection of `instruments` by the SDK's in-memory exporter: every
+/// data point as the Prometheus series the docs' table maps it to, and its
+/// value; each instrument once.
+fn collected(instruments: BreakerInstruments<Arc<Registry>>) -> BTreeMap<Series, f64> {
     let documented = documented();
     let mut all = BTreeMap::new();
     let mut instruments_seen = BTreeSet::new();
-    let finished = exporter.get_finished_metrics().unwrap();
-    let last = finished.last().expect("a collection");
-    for metric in last.scope_metrics().flat_map(|s| s.metrics()) {
+    let collection = collect(instruments);
+    for metric in collection.scope_metrics().flat_map(|s| s.metrics()) {
         let name = metric.name();
         assert!(instruments_seen.insert(name.to_owned()), "{name} twice");
         let prometheus = documented
@@ -240,4 +247,176 @@ fn a_group_created_after_registration_shows_at_the_next_collection() {
             .any(|kv| kv.key.as_str().ends_with("call.result") && kv.value.as_str() == "successful")
     });
     assert_eq!(successful.map(|p| p.value()), Some(1));
+}
+
+/// What Prometheus's OTLP receiver stores each instrument of one collection
+/// as (its default translation: dots become underscores, the unit `s` adds
+/// `_seconds`, a counter `_total`), and the labels its attributes become.
+fn stored_by_prometheus(collection: &ResourceMetrics) -> (BTreeSet<String>, BTreeSet<String>) {
+    let (mut names, mut labels) = (BTreeSet::new(), BTreeSet::from(["job".to_owned()]));
+    for metric in collection.scope_metrics().flat_map(|s| s.metrics()) {
+        let mut name = metric.name().replace('.', "_");
+        if metric.unit() == "s" {
+            name.push_str("_seconds");
+        }
+        let attributes: Vec<String> = match metric.data() {
+            AggregatedMetrics::U64(MetricData::Sum(sum)) => {
+                name.push_str("_total");
+                let p = sum.data_points().next();
+                p.into_iter()
+                    .flat_map(|p| p.attributes())
+                    .map(|kv| kv.key.to_string())
+                    .collect()
+            }
+            AggregatedMetrics::F64(MetricData::Sum(sum)) => {
+                name.push_str("_total");
+                let p = sum.data_points().next();
+                p.into_iter()
+                    .flat_map(|p| p.attributes())
+                    .map(|kv| kv.key.to_string())
+                    .collect()
+            }
+            AggregatedMetrics::F64(MetricData::Gauge(gauge)) => {
+                let p = gauge.data_points().next();
+                p.into_iter()
+                    .flat_map(|p| p.attributes())
+                    .map(|kv| kv.key.to_string())
+                    .collect()
+            }
+            other => panic!("{}: {other:?}", metric.name()),
+        };
+        labels.extend(attributes.iter().map(|key| key.replace('.', "_")));
+        names.insert(name);
+    }
+    (names, labels)
+}
+
+/// Every query and template variable query of the OpenTelemetry dashboard.
+fn otel_dashboard_queries() -> Vec<String> {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/dashboards/breakerbox-otel.json"
+    );
+    let dashboard: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let panels = dashboard["panels"].as_array().unwrap();
+    let mut queries: Vec<String> = panels
+        .iter()
+        .flat_map(|p| p["targets"].as_array().unwrap())
+        .map(|t| t["expr"].as_str().unwrap().to_owned())
+        .collect();
+    for variable in dashboard["templating"]["list"].as_array().unwrap() {
+        if let Some(query) = variable["query"]["query"].as_str() {
+            queries.push(query.to_owned());
+        }
+    }
+    queries
+}
+
+/// The metric names (`breaker_*`) and the label names a PromQL query reads:
+/// those of its selectors, its `by (..)` clauses and `label_values(.., label)`.
+fn read_by(query: &str) -> (BTreeSet<String>, BTreeSet<String>) {
+    let word = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    let mut names = BTreeSet::new();
+    let mut rest = query;
+    while let Some(at) = rest.find("breaker_") {
+        let tail = &rest[at..];
+        let end = tail.find(|c| !word(c)).unwrap_or(tail.len());
+        if !rest[..at].ends_with(word) {
+            names.insert(tail[..end].to_owned());
+        }
+        rest = &tail[end..];
+    }
+    let mut labels = BTreeSet::new();
+    for selector in query.split('{').skip(1) {
+        let selector = &selector[..selector.find('}').unwrap()];
+        for matcher in selector.split(',') {
+            let label = matcher.split(['=', '!']).next().unwrap().trim();
+            labels.insert(label.to_owned());
+        }
+    }
+    for clause in query.split("by (").skip(1) {
+        let clause = &clause[..clause.find(')').unwrap()];
+        labels.extend(clause.split(',').map(|label| label.trim().to_owned()));
+    }
+    if let Some(args) = query.strip_prefix("label_values(") {
+        let label = args.trim_end_matches(')').rsplit(',').next().unwrap();
+        labels.insert(label.trim().to_owned());
+    }
+    (names, labels)
+}
+
+#[test]
+fn the_otel_dashboard_reads_only_series_and_labels_the_instruments_write() {
+    let breakers = every_kind_of_group();
+    let collection = collect(BreakerInstruments::new(Arc::clone(&breakers)).worst_keys(10));
+    let (stored, stored_labels) = stored_by_prometheus(&collection);
+    assert!(stored.contains("breaker_calls_total"), "{stored:?}");
+    let queries = otel_dashboard_queries();
+    assert!(queries.len() >= 10, "{queries:?}");
+    for query in &queries {
+        let (names, labels) = read_by(query);
+        assert!(!names.is_empty(), "{query}");
+        for name in names {
+            assert!(
+                stored.contains(&name),
+                "{name} is not written:\n{query}\n{stored:#?}"
+            );
+        }
+        for label in labels.into_iter().filter(|l| l != "le") {
+            assert!(
+                stored_labels.contains(&label),
+                "{label}:\n{query}\n{stored_labels:#?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_query_reader_finds_whole_names_and_every_label() {
+    let (names, labels) = read_by(
+        r#"sum by (a_b, c) (rate(breaker_x_total{job=~"$job", d!="1"}[5m])) / my_breaker_y"#,
+    );
+    assert_eq!(names, BTreeSet::from(["breaker_x_total".to_owned()]));
+    let expected = ["a_b", "c", "job", "d"].map(str::to_owned);
+    assert_eq!(labels, BTreeSet::from(expected));
+}
+
+#[test]
+fn every_otel_dashboard_query_is_promql_promtool_accepts() {
+    let mut rules = String::from("groups:\n  - name: dashboard\n    rules:\n");
+    for (i, query) in otel_dashboard_queries().iter().enumerate() {
+        if query.starts_with("label_values(") {
+            continue; // Grafana's, not PromQL.
+        }
+        let query = query
+            .replace("$__rate_interval", "1m")
+            .replace("$job", ".*")
+            .replace("$name", ".*");
+        let query = serde_json::to_string(&query).unwrap();
+        rules.push_str(&format!(
+            "      - record: dashboard:query{i}\n        expr: {query}\n"
+        ));
+    }
+    let file = std::env::temp_dir().join(format!(
+        "breakerbox-otel-dashboard-{}.yml",
+        std::process::id()
+    ));
+    std::fs::write(&file, rules).unwrap();
+    let output = std::process::Command::new("promtool")
+        .args(["check", "rules", file.to_str().unwrap()])
+        .output();
+    let _ = std::fs::remove_file(&file);
+    match output {
+        Ok(output) => assert!(
+            output.status.success(),
+            "promtool check rules (the OpenTelemetry dashboard's queries):\n{}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        ),
+        Err(e) if std::env::var_os("CI").is_some_and(|v| !v.is_empty()) => {
+            panic!("promtool is required under CI (apt-get install prometheus): {e}")
+        }
+        Err(e) => eprintln!("promtool not run ({e}); install the `prometheus` package to run it"),
+    }
 }
