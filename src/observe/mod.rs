@@ -2,9 +2,10 @@
 //! (`prometheus::BreakerCollector`, feature `prometheus`) and a publisher for the
 //! `metrics` facade (`metrics::publish`, feature `metrics`) and OpenTelemetry
 //! observable instruments (`otel::BreakerInstruments`, feature `otel`), all
-//! describing the same figures from one table; and a subscriber that turns each
+//! describing the same figures from one table; a subscriber that turns each
 //! transition into a structured `tracing` event (`tracing::subscribe`, feature
-//! `tracing`).
+//! `tracing`); and each guarded call's verdict and outcome on its span
+//! (`span`, feature `tracing`, opt-in per group).
 //!
 //! The exporters read the registry when asked (a scrape, a call to
 //! `metrics::publish`, an OpenTelemetry collection):
@@ -224,6 +225,9 @@ pub mod otel;
 #[cfg(feature = "prometheus")]
 #[cfg_attr(docsrs, doc(cfg(feature = "prometheus")))]
 pub mod prometheus;
+#[cfg(feature = "tracing")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tracing")))]
+pub mod span;
 #[cfg(feature = "tracing")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tracing")))]
 pub mod tracing;
