@@ -939,7 +939,7 @@ pub mod __private_v01 {
     // process-wide breaker, or (feature `testing`) the installed test registry's.
     pub use crate::testing_hook::{keyed_site, site};
     // The call's verdict and outcome on the current span (`observe::span`).
-    pub use crate::span_hook::{traced_admission, traced_refusal, Traced, TracedAny};
+    pub use crate::span_hook::{traced_refusal, Traced, TracedAny};
     // The link-time list of declarations (`config_file::declarations`):
     // `declare!(group, CONFIG)` submits one with the `config` feature and
     // only type-checks without it.

@@ -9,13 +9,17 @@
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
 
+use std::time::Duration;
+
 use breakerbox::observe::span;
-use breakerbox::{circuit_breaker, CircuitOpen, Registry};
+use breakerbox::{circuit_breaker, Breaker, CircuitOpen, Config, ManualClock, Registry};
 use opentelemetry::trace::TracerProvider as _;
 use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider};
 use tracing_subscriber::layer::SubscriberExt as _;
 
 static REG: LazyLock<Registry> = LazyLock::new(Registry::new);
+static CLOCK: LazyLock<ManualClock> = LazyLock::new(ManualClock::new);
+static TIMED: LazyLock<Registry> = LazyLock::new(|| Registry::with_clock(CLOCK.clone()));
 
 #[derive(Debug)]
 enum AppError {
@@ -31,6 +35,15 @@ impl From<CircuitOpen> for AppError {
 
 #[circuit_breaker(group = "spans-traced", threshold = 1, open_ms = 60000, registry = &REG)]
 fn traced(ok: bool) -> Result<u32, AppError> {
+    if ok {
+        Ok(1)
+    } else {
+        Err(AppError::Down)
+    }
+}
+
+#[circuit_breaker(group = "spans-probe", threshold = 1, open_ms = 1000, registry = &TIMED)]
+fn probed(ok: bool) -> Result<u32, AppError> {
     if ok {
         Ok(1)
     } else {
@@ -140,6 +153,49 @@ fn an_async_call_records_on_the_span_it_runs_in() {
             ("breaker.group", "spans-async"),
             ("breaker.verdict", "admitted"),
             ("breaker.outcome", "ok"),
+        ])
+    );
+}
+
+#[test]
+fn a_half_open_probe_is_recorded_as_a_probe() {
+    span::record_calls_of("spans-probe", true);
+    let spans = exported(|| {
+        probed(false).unwrap_err();
+        CLOCK.advance(Duration::from_secs(1));
+        tracing::info_span!("probe").in_scope(|| probed(true).unwrap());
+    });
+    assert_eq!(
+        spans["probe"],
+        fields(&[
+            ("breaker.group", "spans-probe"),
+            ("breaker.verdict", "probe"),
+            ("breaker.outcome", "ok"),
+        ])
+    );
+}
+
+#[test]
+fn an_integration_records_shadow_mode_admissions_and_its_key() {
+    span::record_calls_of("spans-shadow", true);
+    let config = Config::builder().threshold(1).build().unwrap();
+    let breaker = Breaker::new("spans-shadow", config);
+    breaker.set_shadow(true);
+    breaker.try_acquire().unwrap().failure();
+    let spans = exported(|| {
+        tracing::info_span!("shadow").in_scope(|| {
+            let permit = breaker.try_acquire().expect("shadow mode refuses nothing");
+            span::admitted_by(&breaker, &permit, Some("a.example")).ended("success");
+            permit.success();
+        });
+    });
+    assert_eq!(
+        spans["shadow"],
+        fields(&[
+            ("breaker.group", "spans-shadow"),
+            ("breaker.key", "a.example"),
+            ("breaker.verdict", "shadow_refused"),
+            ("breaker.outcome", "success"),
         ])
     );
 }

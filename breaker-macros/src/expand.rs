@@ -327,24 +327,25 @@ fn run_async(attr: &Attr, l: &Locals, body: TokenStream, ret_span: Span) -> Toke
 /// The statements before the body (claim, or answer for an open circuit) and
 /// after it (record the outcome, return the value): the same for every shape.
 ///
-/// Before the record, the body's value tells `observe::span` how the call
-/// ended (`ok` or `error`; nothing without feature `tracing`):
+/// Before the record, the call's verdict and how it ended (`ok` or `error`)
+/// go to `observe::span` (nothing without feature `tracing`):
 /// ```text
-/// {
+/// let __permit = {
 ///     use ::breakerbox::__private_v01::TracedAny as _;
-///     ::breakerbox::__private_v01::Traced(&__result).ended(__traced);
-/// }
+///     ::breakerbox::__private_v01::Traced(&__result).ended("search", __permit)
+/// };
 /// ```
 fn guard(attr: &Attr, item: &ItemFn, l: &Locals, is_async: bool) -> (TokenStream, TokenStream) {
     let on_open = on_open(attr, item, l, is_async);
-    let (krate, result, traced) = (&attr.krate, &l.result, traced());
+    let (krate, result) = (&attr.krate, &l.result);
+    let (group, permit) = (&attr.group, &l.permit);
     let record = record(attr, l, is_async);
     let record = quote_spanned! {Span::mixed_site()=>
-        {
+        let #permit = {
             #[allow(unused_imports)] // only for a value that is not a `Result`
             use #krate::__private_v01::TracedAny as _;
-            #krate::__private_v01::Traced(&#result).ended(#traced);
-        }
+            #krate::__private_v01::Traced(&#result).ended(#group, #permit)
+        };
         #record
     };
     (claim(attr, l, on_open, is_async), record)
@@ -369,11 +370,10 @@ fn guard(attr: &Attr, item: &ItemFn, l: &Locals, is_async: bool) -> (TokenStream
 /// let __permit = match __breaker.try_acquire() {
 ///     Ok(permit) => permit,
 ///     Err(__open) => {
-///         ::breakerbox::__private_v01::traced_refusal(&__open); // `observe::span`
+///         let __open = ::breakerbox::__private_v01::traced_refusal(__open); // `observe::span`
 ///         return /* on_open */;
 ///     }
 /// };
-/// let __traced = ::breakerbox::__private_v01::traced_admission(&__breaker, &__permit);
 /// ```
 /// With `registry = &REG`, a binding comes first and the site looks up in it:
 /// ```text
@@ -531,7 +531,6 @@ fn claim(attr: &Attr, l: &Locals, on_open: TokenStream, is_async: bool) -> Token
         }
     };
     let bare_name = bare_fallback_name(attr, is_async);
-    let traced = traced();
     quote_spanned! {Span::mixed_site()=>
         #bare_name
         #registry_binding
@@ -541,18 +540,11 @@ fn claim(attr: &Attr, l: &Locals, on_open: TokenStream, is_async: bool) -> Token
         let #permit = match #breaker.try_acquire() {
             ::core::result::Result::Ok(permit) => permit,
             ::core::result::Result::Err(#open) => {
-                #krate::__private_v01::traced_refusal(&#open);
+                let #open = #krate::__private_v01::traced_refusal(#open);
                 return #on_open;
             }
         };
-        #lints
-        let #traced = #krate::__private_v01::traced_admission(&#breaker, &#permit);
     }
-}
-
-/// The claim's record for `observe::span` (feature `tracing`; nothing without it).
-fn traced() -> Ident {
-    Ident::new("__traced", Span::mixed_site())
 }
 
 /// For a bare fallback name in a method (`fallback = cached`, which calls

@@ -32,8 +32,10 @@
 //! | `breaker.reason` | a refused call's [`OpenReason::as_str`](crate::OpenReason::as_str): `open`, `half_open_full`, `forced_open`, `fleet_open`, `bulkhead_full`, `ramping` |
 //!
 //! `#[circuit_breaker]` records through [`admitted`], [`refused`] and
-//! [`Call::ended`]; a layer or middleware records the same way around its own
-//! claim, with the key it knows (a host, a tenant).
+//! [`Call::ended`] (so its shadow mode's admissions read `admitted`: telling
+//! them apart needs the breaker, which costs the attribute's call path an
+//! instruction); a layer or middleware records the same way around its own
+//! claim, with [`admitted_by`] and the key it knows (a host, a tenant).
 //!
 //! With the `otel` feature the same keys are also set as OpenTelemetry
 //! attributes (through `tracing-opentelemetry` 0.32) on a span that did not
@@ -127,7 +129,8 @@ impl Verdict {
 
 /// An admitted call being recorded (or not): [`ended`](Self::ended) records
 /// its outcome. A call dropped without one (cancelled, timed out) keeps its
-/// verdict and no outcome.
+/// verdict and no outcome. (The attribute records both when the body has
+/// returned: a call it drops records nothing.)
 #[derive(Debug)]
 #[must_use = "a call's outcome is recorded by `ended`"]
 pub struct Call {
@@ -152,32 +155,46 @@ impl Call {
     }
 }
 
-/// Records a claim of `breaker` that `permit` admitted on the current span,
-/// with its group, `key` and verdict, if its group is recorded.
+/// Records a claim of `group` that `permit` admitted on the current span,
+/// with `key` and its verdict (`admitted` or `probe`), if the group is
+/// recorded. [`admitted_by`] tells a shadow mode's admission apart too.
 #[inline]
-pub fn admitted(breaker: &Breaker, permit: &Permit<'_>, key: Option<&str>) -> Call {
+pub fn admitted(group: &'static str, permit: &Permit<'_>, key: Option<&str>) -> Call {
     if RECORDED.load(Relaxed) == NONE {
         return Call::off();
     }
-    record_admission(breaker, permit, key)
+    record_admission(group, verdict(permit, None), key)
+}
+
+/// As [`admitted`], for a claim of `breaker`: a claim its shadow mode
+/// admitted while the breaker would have refused it is `shadow_refused`.
+#[inline]
+pub fn admitted_by(breaker: &Breaker, permit: &Permit<'_>, key: Option<&str>) -> Call {
+    if RECORDED.load(Relaxed) == NONE {
+        return Call::off();
+    }
+    record_admission(breaker.group(), verdict(permit, Some(breaker)), key)
+}
+
+fn verdict(permit: &Permit<'_>, breaker: Option<&Breaker>) -> Verdict {
+    let refusing = |b: &Breaker| !matches!(b.state(), State::Closed | State::ForcedClosed);
+    if permit.is_probe() {
+        Verdict::Probe
+    } else if breaker.is_some_and(|b| b.is_shadow() && refusing(b)) {
+        Verdict::ShadowRefused
+    } else {
+        Verdict::Admitted
+    }
 }
 
 /// [`admitted`], past the one load that tells nothing is recorded.
 #[inline(never)]
-fn record_admission(breaker: &Breaker, permit: &Permit<'_>, key: Option<&str>) -> Call {
-    if !records(breaker.group()) {
+fn record_admission(group: &'static str, verdict: Verdict, key: Option<&str>) -> Call {
+    if !records(group) {
         return Call::off();
     }
-    let verdict = if permit.is_probe() {
-        Verdict::Probe
-    } else if breaker.is_shadow() && !matches!(breaker.state(), State::Closed | State::ForcedClosed)
-    {
-        Verdict::ShadowRefused
-    } else {
-        Verdict::Admitted
-    };
     let span = Span::current();
-    set(&span, "breaker.group", breaker.group());
+    set(&span, "breaker.group", group);
     if let Some(key) = key {
         set(&span, "breaker.key", key);
     }
