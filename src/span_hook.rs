@@ -1,7 +1,7 @@
 //! The calls `#[circuit_breaker]` makes into [`observe::span`](crate::observe::span):
 //! with feature `tracing` they record the call on the current span (for the
-//! groups that opt in); without it they are empty and inlined, so the
-//! expansion costs nothing. Not public API.
+//! groups that opt in) past one relaxed load; without it they are empty and
+//! inlined, so the expansion costs nothing. Not public API.
 
 use crate::breaker::Permit;
 #[cfg(feature = "tracing")]
@@ -13,7 +13,9 @@ use crate::CircuitOpen;
 #[inline(always)]
 pub fn traced_refusal(open: CircuitOpen) -> CircuitOpen {
     #[cfg(feature = "tracing")]
-    span::refused(&open, None);
+    if span::any_recorded() {
+        refused(&open);
+    }
     open
 }
 
@@ -28,10 +30,23 @@ impl<T, E> Traced<'_, Result<T, E>> {
     #[inline(always)]
     pub fn ended<'p>(&self, group: &'static str, permit: Permit<'p>) -> Permit<'p> {
         #[cfg(feature = "tracing")]
-        span::admitted(group, &permit, None).ended(if self.0.is_ok() { "ok" } else { "error" });
+        if span::any_recorded() {
+            ended(group, &permit, outcome(self.0));
+        }
         #[cfg(not(feature = "tracing"))]
         let _ = group;
         permit
+    }
+}
+
+/// `ok` or `error`: what a body's `Result` says.
+#[cfg(feature = "tracing")]
+#[inline(always)]
+fn outcome<T, E>(result: &Result<T, E>) -> &'static str {
+    if result.is_ok() {
+        "ok"
+    } else {
+        "error"
     }
 }
 
@@ -45,9 +60,27 @@ impl<R> TracedAny for Traced<'_, R> {
     #[inline(always)]
     fn ended<'p>(&self, group: &'static str, permit: Permit<'p>) -> Permit<'p> {
         #[cfg(feature = "tracing")]
-        span::admitted(group, &permit, None).ended("ok");
+        if span::any_recorded() {
+            ended(group, &permit, "ok");
+        }
         #[cfg(not(feature = "tracing"))]
         let _ = group;
         permit
     }
+}
+
+/// The refusal's record, past the one load that tells something is recorded.
+#[cfg(feature = "tracing")]
+#[cold]
+#[inline(never)]
+fn refused(open: &CircuitOpen) {
+    span::refused(open, None);
+}
+
+/// The admitted call's record, past that same load.
+#[cfg(feature = "tracing")]
+#[cold]
+#[inline(never)]
+fn ended(group: &'static str, permit: &Permit<'_>, outcome: &'static str) {
+    span::admitted(group, permit, None).ended(outcome);
 }

@@ -41,11 +41,13 @@
 //! attributes (through `tracing-opentelemetry` 0.32) on a span that did not
 //! declare them, so a trace shows them without any declaration.
 //!
-//! Off by default, and free while off: without the `tracing` feature the
-//! hooks compile to nothing; with it, a call pays one relaxed load and a
-//! branch while no group opted in (and a read lock of the opted-in list while
-//! only some did). Recording runs after the claim, outside the breaker's
-//! locks.
+//! Off by default. Without the `tracing` feature the hooks compile to
+//! nothing. With it, an attribute's call checks one relaxed load before a
+//! cold recording path (and takes a read lock of the opted-in list while only
+//! some groups opted in); keeping the permit and the refusal at hand for that
+//! path costs the attribute's call some instructions even while no group
+//! opted in, and `Breaker::call` and permits nothing. Recording runs after
+//! the claim, outside the breaker's locks.
 
 use std::sync::atomic::{AtomicU8, Ordering::Relaxed};
 use std::sync::RwLock;
@@ -86,6 +88,12 @@ fn whose(all: bool, groups: &[&'static str]) -> u8 {
         (false, false) => SOME,
         (false, true) => NONE,
     }
+}
+
+/// Whether any group's calls are recorded: one relaxed load.
+#[inline(always)]
+pub(crate) fn any_recorded() -> bool {
+    RECORDED.load(Relaxed) != NONE
 }
 
 /// Whether the calls of `group` are recorded.
@@ -147,7 +155,7 @@ impl Call {
     /// `breaker.outcome` on the current span, which is the span the call was
     /// admitted in when it ends where it started (a sync call, or a future
     /// polled inside one span).
-    #[inline]
+    #[inline(always)]
     pub fn ended(self, outcome: &'static str) {
         if self.recorded {
             set_outcome(outcome);
@@ -158,22 +166,22 @@ impl Call {
 /// Records a claim of `group` that `permit` admitted on the current span,
 /// with `key` and its verdict (`admitted` or `probe`), if the group is
 /// recorded. [`admitted_by`] tells a shadow mode's admission apart too.
-#[inline]
+#[inline(always)]
 pub fn admitted(group: &'static str, permit: &Permit<'_>, key: Option<&str>) -> Call {
     if RECORDED.load(Relaxed) == NONE {
         return Call::off();
     }
-    record_admission(group, verdict(permit, None), key)
+    record_admission(group, permit, None, key)
 }
 
 /// As [`admitted`], for a claim of `breaker`: a claim its shadow mode
 /// admitted while the breaker would have refused it is `shadow_refused`.
-#[inline]
+#[inline(always)]
 pub fn admitted_by(breaker: &Breaker, permit: &Permit<'_>, key: Option<&str>) -> Call {
     if RECORDED.load(Relaxed) == NONE {
         return Call::off();
     }
-    record_admission(breaker.group(), verdict(permit, Some(breaker)), key)
+    record_admission(breaker.group(), permit, Some(breaker), key)
 }
 
 fn verdict(permit: &Permit<'_>, breaker: Option<&Breaker>) -> Verdict {
@@ -188,11 +196,18 @@ fn verdict(permit: &Permit<'_>, breaker: Option<&Breaker>) -> Verdict {
 }
 
 /// [`admitted`], past the one load that tells nothing is recorded.
+#[cold]
 #[inline(never)]
-fn record_admission(group: &'static str, verdict: Verdict, key: Option<&str>) -> Call {
+fn record_admission(
+    group: &'static str,
+    permit: &Permit<'_>,
+    breaker: Option<&Breaker>,
+    key: Option<&str>,
+) -> Call {
     if !records(group) {
         return Call::off();
     }
+    let verdict = verdict(permit, breaker);
     let span = Span::current();
     set(&span, "breaker.group", group);
     if let Some(key) = key {
@@ -204,7 +219,7 @@ fn record_admission(group: &'static str, verdict: Verdict, key: Option<&str>) ->
 
 /// Records a refused claim on the current span: its group, `key`, the
 /// verdict and outcome `refused`, and the reason, if its group is recorded.
-#[inline]
+#[inline(always)]
 pub fn refused(open: &CircuitOpen, key: Option<&str>) {
     if RECORDED.load(Relaxed) != NONE {
         record_refusal(open, key);
@@ -212,6 +227,7 @@ pub fn refused(open: &CircuitOpen, key: Option<&str>) {
 }
 
 /// [`refused`], past the one load that tells nothing is recorded.
+#[cold]
 #[inline(never)]
 fn record_refusal(open: &CircuitOpen, key: Option<&str>) {
     if !records(open.group()) {
@@ -227,6 +243,7 @@ fn record_refusal(open: &CircuitOpen, key: Option<&str>) {
     set(&span, "breaker.reason", open.reason().as_str());
 }
 
+#[cold]
 #[inline(never)]
 fn set_outcome(outcome: &'static str) {
     set(&Span::current(), "breaker.outcome", outcome);
