@@ -39,7 +39,8 @@
 //! | `serde` | `config`, and [`config_file::Settings`] deserializes from any self-describing serde format, checked as the file is | breaker tables inside the app's own configuration |
 //! | `prometheus` | [`observe::prometheus`]: a `prometheus-client` collector of every breaker, read at scrape time | `/metrics` |
 //! | `metrics` | [`observe::metrics`]: the same series through the `metrics` facade | any `metrics` exporter |
-//! | `tracing` | [`observe::tracing`]: one structured `tracing` event per transition and conflict | logs |
+//! | `otel` | [`observe::otel`]: the same series as OpenTelemetry observable instruments, with `resilience.*` attributes; [`observe::span`]'s fields as span attributes through `tracing-opentelemetry` (turns on `tracing`) | any OpenTelemetry exporter (OTLP) |
+//! | `tracing` | [`observe::tracing`]: one structured `tracing` event per transition and conflict; [`observe::span`]: each guarded call's verdict and outcome on its span, for the groups that opt in | logs, traces |
 //! | `tower` | [`tower`]: `CircuitBreakerLayer` for any tower service, HTTP response classification, retries on the group's budget | tower and hyper servers and clients |
 //! | `axum` | [`axum`]: an open circuit answers `503` with `Retry-After` (turns on `tower`) | axum routes |
 //! | `reqwest` | [`reqwest`]: a `reqwest-middleware` middleware, a breaker per group or per host, retries of idempotent requests (turns on `tower` and `tokio`) | outgoing HTTP |
@@ -332,9 +333,19 @@
     not(feature = "metrics"),
     doc = "[`observe::metrics`]: https://docs.rs/breakerbox/latest/breakerbox/observe/metrics/"
 )]
+#![cfg_attr(feature = "otel", doc = "[`observe::otel`]: crate::observe::otel")]
+#![cfg_attr(
+    not(feature = "otel"),
+    doc = "[`observe::otel`]: https://docs.rs/breakerbox/latest/breakerbox/observe/otel/"
+)]
 #![cfg_attr(
     feature = "tracing",
     doc = "[`observe::tracing`]: crate::observe::tracing"
+)]
+#![cfg_attr(feature = "tracing", doc = "[`observe::span`]: crate::observe::span")]
+#![cfg_attr(
+    not(feature = "tracing"),
+    doc = "[`observe::span`]: https://docs.rs/breakerbox/latest/breakerbox/observe/span/"
 )]
 #![cfg_attr(
     not(feature = "tracing"),
@@ -772,15 +783,30 @@ pub mod testing;
 #[cfg_attr(docsrs, doc(cfg(feature = "config")))]
 pub mod config_file;
 
-/// Exporters of the registry's metrics: Prometheus (feature `prometheus`) and the
-/// `metrics` facade (feature `metrics`); and transitions as `tracing` events
+/// Exporters of the registry's metrics: Prometheus (feature `prometheus`), the
+/// `metrics` facade (feature `metrics`) and OpenTelemetry (feature `otel`);
+/// transitions as `tracing` events and each call's verdict on its span
 /// (feature `tracing`).
-#[cfg(any(feature = "prometheus", feature = "metrics", feature = "tracing"))]
+#[cfg(any(
+    feature = "prometheus",
+    feature = "metrics",
+    feature = "otel",
+    feature = "tracing"
+))]
 #[cfg_attr(
     docsrs,
-    doc(cfg(any(feature = "prometheus", feature = "metrics", feature = "tracing")))
+    doc(cfg(any(
+        feature = "prometheus",
+        feature = "metrics",
+        feature = "otel",
+        feature = "tracing"
+    )))
 )]
 pub mod observe;
+
+// The attribute's per-call span hooks: `observe::span` with feature `tracing`,
+// nothing without.
+mod span_hook;
 
 // The integrations, each behind its feature; their docs are in their modules.
 #[cfg(feature = "admin")]
@@ -912,6 +938,8 @@ pub mod __private_v01 {
     // The claim of an attribute without `registry = ..`: the site's cached
     // process-wide breaker, or (feature `testing`) the installed test registry's.
     pub use crate::testing_hook::{keyed_site, site};
+    // The call's verdict and outcome on the current span (`observe::span`).
+    pub use crate::span_hook::{traced_refusal, Traced, TracedAny};
     // The link-time list of declarations (`config_file::declarations`):
     // `declare!(group, CONFIG)` submits one with the `config` feature and
     // only type-checks without it.

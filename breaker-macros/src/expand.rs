@@ -326,9 +326,29 @@ fn run_async(attr: &Attr, l: &Locals, body: TokenStream, ret_span: Span) -> Toke
 
 /// The statements before the body (claim, or answer for an open circuit) and
 /// after it (record the outcome, return the value): the same for every shape.
+///
+/// Before the record, the call's verdict and how it ended (`ok` or `error`)
+/// go to `observe::span` (nothing without feature `tracing`):
+/// ```text
+/// let __permit = {
+///     use ::breakerbox::__private_v01::TracedAny as _;
+///     ::breakerbox::__private_v01::Traced(&__result).ended("search", __permit)
+/// };
+/// ```
 fn guard(attr: &Attr, item: &ItemFn, l: &Locals, is_async: bool) -> (TokenStream, TokenStream) {
     let on_open = on_open(attr, item, l, is_async);
-    (claim(attr, l, on_open, is_async), record(attr, l, is_async))
+    let (krate, result) = (&attr.krate, &l.result);
+    let (group, permit) = (&attr.group, &l.permit);
+    let record = record(attr, l, is_async);
+    let record = quote_spanned! {Span::mixed_site()=>
+        let #permit = {
+            #[allow(unused_imports)] // only for a value that is not a `Result`
+            use #krate::__private_v01::TracedAny as _;
+            #krate::__private_v01::Traced(&#result).ended(#group, #permit)
+        };
+        #record
+    };
+    (claim(attr, l, on_open, is_async), record)
 }
 
 /// Claims a permit, or leaves the fn with `on_open` when the circuit refuses.
@@ -349,7 +369,10 @@ fn guard(attr: &Attr, item: &ItemFn, l: &Locals, is_async: bool) -> (TokenStream
 /// };
 /// let __permit = match __breaker.try_acquire() {
 ///     Ok(permit) => permit,
-///     Err(__open) => return /* on_open */,
+///     Err(__open) => {
+///         let __open = ::breakerbox::__private_v01::traced_refusal(__open); // `observe::span`
+///         return /* on_open */;
+///     }
 /// };
 /// ```
 /// With `registry = &REG`, a binding comes first and the site looks up in it:
@@ -516,7 +539,10 @@ fn claim(attr: &Attr, l: &Locals, on_open: TokenStream, is_async: bool) -> Token
         #lints
         let #permit = match #breaker.try_acquire() {
             ::core::result::Result::Ok(permit) => permit,
-            ::core::result::Result::Err(#open) => return #on_open,
+            ::core::result::Result::Err(#open) => {
+                let #open = #krate::__private_v01::traced_refusal(#open);
+                return #on_open;
+            }
         };
     }
 }

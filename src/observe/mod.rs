@@ -1,10 +1,14 @@
 //! Exporters of a [`Registry`](crate::Registry)'s metrics: a Prometheus collector
 //! (`prometheus::BreakerCollector`, feature `prometheus`) and a publisher for the
-//! `metrics` facade (`metrics::publish`, feature `metrics`), both describing the
-//! same figures from one table; and a subscriber that turns each transition into
-//! a structured `tracing` event (`tracing::subscribe`, feature `tracing`).
+//! `metrics` facade (`metrics::publish`, feature `metrics`) and OpenTelemetry
+//! observable instruments (`otel::BreakerInstruments`, feature `otel`), all
+//! describing the same figures from one table; a subscriber that turns each
+//! transition into a structured `tracing` event (`tracing::subscribe`, feature
+//! `tracing`); and each guarded call's verdict and outcome on its span
+//! (`span`, feature `tracing`, opt-in per group).
 //!
-//! Both read the registry when asked (a scrape, a call to `metrics::publish`):
+//! The exporters read the registry when asked (a scrape, a call to
+//! `metrics::publish`, an OpenTelemetry collection):
 //! every group's counters are read once, into one [`Metrics`](crate::metrics::Metrics)
 //! value as [`Registry::snapshot`](crate::Registry::snapshot) gives, and the
 //! figures of that group come from that value (and its config's `min_calls`)
@@ -122,10 +126,89 @@
 //! cannot be withdrawn (so "absent" is not on offer there), and a NaN sample
 //! breaks sums and comparisons in ways dashboards render as gaps. Exclude it with
 //! `breaker_failure_rate >= 0` where it must not count.
+//!
+//! # OpenTelemetry
+//!
+//! The `otel` feature's instruments (`observe::otel`) carry every series
+//! above as an observable instrument of the OpenTelemetry metrics API, read
+//! when the SDK collects, with the Prometheus collector's values. A name is
+//! the Prometheus one with dots for its namespace (`breaker.`,
+//! `breaker.keyed.`), without `_total` (a counter says so itself) and
+//! without `_seconds` (the unit `s` does), so that Prometheus's OTLP receiver,
+//! which adds both back, stores `breaker.calls` as `breaker_calls_total`.
+//! The call-duration histograms are three counters each, since the API takes
+//! a histogram's samples one by one and the breakers keep them bucketed.
+//!
+//! | Prometheus series | instrument | kind | unit |
+//! |---|---|---|---|
+//! | `breaker_state` | `breaker.state` | observable gauge (`f64`) | |
+//! | `breaker_calls_total` | `breaker.calls` | observable counter (`u64`) | |
+//! | `breaker_buffered_calls` | `breaker.buffered_calls` | observable gauge (`f64`) | |
+//! | `breaker_slow_calls` | `breaker.slow_calls` | observable gauge (`f64`) | |
+//! | `breaker_failure_rate` | `breaker.failure_rate` | observable gauge (`f64`) | |
+//! | `breaker_slow_call_rate` | `breaker.slow_call_rate` | observable gauge (`f64`) | |
+//! | `breaker_retry_after_seconds` | `breaker.retry_after` | observable gauge (`f64`) | `s` |
+//! | `breaker_probes_total` | `breaker.probes` | observable counter (`u64`) | |
+//! | `breaker_probes_in_flight` | `breaker.probes_in_flight` | observable gauge (`f64`) | |
+//! | `breaker_opened_total` | `breaker.opened` | observable counter (`u64`) | |
+//! | `breaker_timeouts_total` | `breaker.timeouts` | observable counter (`u64`) | |
+//! | `breaker_bulkhead_rejected_total` | `breaker.bulkhead_rejected` | observable counter (`u64`) | |
+//! | `breaker_bulkhead_in_flight` | `breaker.bulkhead_in_flight` | observable gauge (`f64`) | |
+//! | `breaker_latency_trips_total` | `breaker.latency_trips` | observable counter (`u64`) | |
+//! | `breaker_latency_p99_seconds` | `breaker.latency_p99` | observable gauge (`f64`) | `s` |
+//! | `breaker_admitted_share` | `breaker.admitted_share` | observable gauge (`f64`) | |
+//! | `breaker_ramp_refused_total` | `breaker.ramp_refused` | observable counter (`u64`) | |
+//! | `breaker_shadow` | `breaker.shadow` | observable gauge (`f64`) | |
+//! | `breaker_shadow_refused_total` | `breaker.shadow_refused` | observable counter (`u64`) | |
+//! | `breaker_retries_total` | `breaker.retries` | observable counter (`u64`) | |
+//! | `breaker_retries_budget_exhausted_total` | `breaker.retries_budget_exhausted` | observable counter (`u64`) | |
+//! | `breaker_transitions_total` | `breaker.transitions` | observable counter (`u64`) | |
+//! | `breaker_open_duration_seconds` | `breaker.open_duration` | observable gauge (`f64`) | `s` |
+//! | `breaker_generation` | `breaker.generation` | observable gauge (`f64`) | |
+//! | `breaker_consecutive_failures` | `breaker.consecutive_failures` | observable gauge (`f64`) | |
+//! | `breaker_calls_seconds_bucket` | `breaker.call.duration.bucket` | observable counter (`u64`), cumulative by `le` | |
+//! | `breaker_calls_seconds_sum` | `breaker.call.duration.sum` | observable counter (`f64`) | `s` |
+//! | `breaker_calls_seconds_count` | `breaker.call.duration.count` | observable counter (`u64`) | |
+//! | `breaker_keyed_keys` | `breaker.keyed.keys` | observable gauge (`f64`) | |
+//! | `breaker_keyed_max_keys` | `breaker.keyed.max_keys` | observable gauge (`f64`) | |
+//! | `breaker_keyed_evictions_total` | `breaker.keyed.evictions` | observable counter (`u64`) | |
+//! | `breaker_keyed_calls_total` | `breaker.keyed.calls` | observable counter (`u64`) | |
+//! | `breaker_keyed_probes_total` | `breaker.keyed.probes` | observable counter (`u64`) | |
+//! | `breaker_keyed_opened_total` | `breaker.keyed.opened` | observable counter (`u64`) | |
+//! | `breaker_keyed_timeouts_total` | `breaker.keyed.timeouts` | observable counter (`u64`) | |
+//! | `breaker_keyed_bulkhead_rejected_total` | `breaker.keyed.bulkhead_rejected` | observable counter (`u64`) | |
+//! | `breaker_keyed_latency_trips_total` | `breaker.keyed.latency_trips` | observable counter (`u64`) | |
+//! | `breaker_keyed_ramp_refused_total` | `breaker.keyed.ramp_refused` | observable counter (`u64`) | |
+//! | `breaker_keyed_shadow_refused_total` | `breaker.keyed.shadow_refused` | observable counter (`u64`) | |
+//! | `breaker_keyed_retries_total` | `breaker.keyed.retries` | observable counter (`u64`) | |
+//! | `breaker_keyed_retries_budget_exhausted_total` | `breaker.keyed.retries_budget_exhausted` | observable counter (`u64`) | |
+//! | `breaker_keyed_transitions_total` | `breaker.keyed.transitions` | observable counter (`u64`) | |
+//! | `breaker_keyed_calls_seconds_bucket` | `breaker.keyed.call.duration.bucket` | observable counter (`u64`), cumulative by `le` | |
+//! | `breaker_keyed_calls_seconds_sum` | `breaker.keyed.call.duration.sum` | observable counter (`f64`) | `s` |
+//! | `breaker_keyed_calls_seconds_count` | `breaker.keyed.call.duration.count` | observable counter (`u64`) | |
+//! | `breaker_keyed_worst_key_state` | `breaker.keyed.worst_key_state` | observable gauge (`f64`), opt-in | |
+//! | `breaker_keyed_worst_key_times_opened` | `breaker.keyed.worst_key_times_opened` | observable gauge (`f64`), opt-in | |
+//! | `breaker_keyed_worst_key_retry_after_seconds` | `breaker.keyed.worst_key_retry_after` | observable gauge (`f64`), opt-in | `s` |
+//!
+//! The labels are attributes named as Polly and Microsoft's `seatbelt` name
+//! theirs (the `resilience.*` family), where one exists:
+//!
+//! | label | attribute | note |
+//! |---|---|---|
+//! | `name` | `resilience.pipeline.name` | the group: its bulkhead, retries, breaker and timeout are one pipeline |
+//! | `state` | `resilience.circuit_breaker.state` | seatbelt's; the same values |
+//! | `to`, `from` (transitions) | `resilience.circuit_breaker.state`, `resilience.circuit_breaker.previous_state` | the state entered, the state left |
+//! | `kind` (probes) | `resilience.circuit_breaker.probe.result` | seatbelt's |
+//! | `kind` (calls, windows, durations) | `resilience.circuit_breaker.call.result` | |
+//! | `key` (worst keys) | `resilience.circuit_breaker.partition` | seatbelt's name for a key's own breaker |
+//! | `le` (duration buckets) | `le` | the bound in seconds, `+Inf` last |
+//!
+//! `breaker_flapping_transitions` has no instrument: it is counted from the
+//! registry's events, which the Prometheus collector subscribes to.
 
 // With `tracing` alone, the table below has no reader.
 #![cfg_attr(
-    not(any(feature = "prometheus", feature = "metrics")),
+    not(any(feature = "prometheus", feature = "metrics", feature = "otel")),
     allow(dead_code)
 )]
 
@@ -136,9 +219,15 @@ use crate::{events::TransitionCounts, keyed::KeyedMetrics, metrics::Metrics, Sta
 #[cfg(feature = "metrics")]
 #[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
 pub mod metrics;
+#[cfg(feature = "otel")]
+#[cfg_attr(docsrs, doc(cfg(feature = "otel")))]
+pub mod otel;
 #[cfg(feature = "prometheus")]
 #[cfg_attr(docsrs, doc(cfg(feature = "prometheus")))]
 pub mod prometheus;
+#[cfg(feature = "tracing")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tracing")))]
+pub mod span;
 #[cfg(feature = "tracing")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tracing")))]
 pub mod tracing;
