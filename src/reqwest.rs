@@ -78,7 +78,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
-use breaker_core::__private::retry_start;
+use breaker_core::retry::Attempts;
 use breaker_core::{
     Breaker, CircuitOpen, Config, KeyedGroup, OwnedPermit, Registry, Retry, RetryPolicy, Timer,
     WrongKeyType,
@@ -87,7 +87,7 @@ use http::Extensions;
 use reqwest::{Request, Response, Url};
 use reqwest_middleware::{Error, Middleware, Next};
 
-use crate::tower::{forever, is_idempotent, next_attempt, Classify, HttpResponses, Verdict};
+use crate::tower::{is_idempotent, next_attempt, Classify, HttpResponses, Verdict};
 
 /// A `reqwest-middleware` middleware that claims a breaker before each request
 /// and records the outcome when the error, a failing head or the end of a
@@ -131,7 +131,7 @@ fn tokio_wait() -> Wait {
 pub struct SafeToRetry;
 
 enum Target {
-    Group(&'static Breaker),
+    Group(Breaker),
     /// A breaker per `host:port`: the keys of a keyed group, bounded by its
     /// `max_keys`; a known host costs a hash, a lock-free lookup and a handle
     /// clone, and no allocation until its response's body is wrapped.
@@ -155,11 +155,11 @@ impl CircuitBreakerMiddleware {
     }
 
     /// Every request behind `breaker`, from any registry or made by hand. Like
-    /// the tower layer, the middleware keeps a `&'static` handle: the breaker
-    /// lives as long as the process.
+    /// the tower layer, the middleware holds a handle to it, and each request
+    /// in flight (its body included) one more.
     pub fn for_breaker(breaker: &Breaker) -> Self {
         CircuitBreakerMiddleware {
-            target: Target::Group(forever(breaker)),
+            target: Target::Group(breaker.clone()),
             classifier: HttpResponses,
             retry: None,
             wait: tokio_wait(),
@@ -280,7 +280,7 @@ impl<C> CircuitBreakerMiddleware<C> {
     /// ```
     pub fn breaker_for(&self, url: &Url) -> Option<Breaker> {
         match &self.target {
-            Target::Group(breaker) => Some((*breaker).clone()),
+            Target::Group(breaker) => Some(breaker.clone()),
             Target::PerHost(hosts) => host_key(url, |key| hosts.breaker(key)),
         }
     }
@@ -328,7 +328,7 @@ where
     ) -> reqwest_middleware::Result<Response> {
         let keyed;
         let breaker = match &self.target {
-            Target::Group(breaker) => *breaker,
+            Target::Group(breaker) => breaker,
             Target::PerHost(hosts) => match host_key(request.url(), |key| hosts.breaker(key)) {
                 Some(breaker) => {
                     keyed = breaker;
@@ -350,7 +350,7 @@ where
         if spare.is_none() {
             return self.once(breaker, request, extensions, next).await;
         }
-        let mut attempts = retry_start(breaker, retry);
+        let mut attempts = Attempts::start(breaker, retry);
         let mut request = request;
         loop {
             let permit = breaker.try_acquire_owned().map_err(Error::middleware)?;
