@@ -87,7 +87,7 @@ use http::Extensions;
 use reqwest::{Request, Response, Url};
 use reqwest_middleware::{Error, Middleware, Next};
 
-use crate::tower::{is_idempotent, next_attempt, Classify, HttpResponses, Verdict};
+use crate::tower::{is_idempotent, next_attempt, Classify, HttpResponses, RecordedBody, Verdict};
 
 /// A `reqwest-middleware` middleware that claims a breaker before each request
 /// and records the outcome when the error, a failing head or the end of a
@@ -419,19 +419,17 @@ fn record(
 /// call's outcome when the body ends, fails or is dropped; an empty body is
 /// recorded as a success at once.
 fn record_at_end_of_body(response: Response, permit: OwnedPermit) -> Response {
-    use http_body::Body as _;
     let url = response.url().clone();
     let (parts, body) = http::Response::<reqwest::Body>::from(response).into_parts();
-    if body.is_end_stream() {
+    if http_body::Body::is_end_stream(&body) {
         permit.success();
         return rebuild(parts, url, body);
     }
-    let body = reqwest::Body::wrap(RecordedBody {
-        inner: body,
-        permit: Some(permit),
-        read: false,
-    });
-    rebuild(parts, url, body)
+    rebuild(
+        parts,
+        url,
+        reqwest::Body::wrap(RecordedBody::new(body, permit)),
+    )
 }
 
 /// A `reqwest::Response` of `parts` and `body`, keeping its URL (which the
@@ -448,64 +446,6 @@ fn rebuild(parts: http::response::Parts, url: Url, body: reqwest::Body) -> Respo
         .body(body)
         .expect("the parts of a response");
     Response::from(rebuilt)
-}
-
-/// A response body that records its call's outcome: a success at its end, a
-/// failure when reading it fails, and when dropped first a success if none of
-/// it was read, else abandoned.
-struct RecordedBody {
-    inner: reqwest::Body,
-    /// `None` once recorded.
-    permit: Option<OwnedPermit>,
-    /// Whether the body was polled at all.
-    read: bool,
-}
-
-impl http_body::Body for RecordedBody {
-    type Data = <reqwest::Body as http_body::Body>::Data;
-    type Error = <reqwest::Body as http_body::Body>::Error;
-
-    fn poll_frame(
-        mut self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
-        use std::task::Poll;
-        let this = &mut *self;
-        this.read = true;
-        // Held in a local while the inner body is polled: a panic there drops
-        // it during the unwind, a failure.
-        let permit = this.permit.take();
-        let polled = std::pin::Pin::new(&mut this.inner).poll_frame(cx);
-        match (&polled, permit) {
-            (_, None) => {}
-            (Poll::Ready(None), Some(permit)) => permit.success(),
-            (Poll::Ready(Some(Err(_))), Some(permit)) => permit.failure(),
-            (Poll::Ready(Some(Ok(_))), Some(permit)) if this.inner.is_end_stream() => {
-                permit.success()
-            }
-            (_, permit) => this.permit = permit,
-        }
-        polled
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.inner.is_end_stream()
-    }
-
-    fn size_hint(&self) -> http_body::SizeHint {
-        self.inner.size_hint()
-    }
-}
-
-impl Drop for RecordedBody {
-    fn drop(&mut self) {
-        if let Some(permit) = self.permit.take() {
-            if !self.read && !std::thread::panicking() {
-                permit.success();
-            }
-            // Else dropped as it is: abandoned (a failure while panicking).
-        }
-    }
 }
 
 /// `reqwest::Response`s by status, as for `http::Response`. Errors: a request

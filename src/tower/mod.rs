@@ -93,6 +93,7 @@
 //! [`for_breaker`](CircuitBreakerLayer::for_breaker) takes any breaker (from
 //! another [`Registry`](crate::Registry), say).
 
+mod body;
 mod classify;
 mod future;
 mod retry;
@@ -105,6 +106,7 @@ use breaker_core::{Breaker, CircuitOpen, Config};
 use tower_layer::Layer;
 use tower_service::Service;
 
+pub use self::body::{AtEndOfBody, AtEndOfBodyFuture, AtEndOfBodyLayer, RecordedBody};
 pub use self::classify::{status_verdict, Classify, Errors, HttpResponses, Verdict};
 pub use self::future::ResponseFuture;
 #[cfg(feature = "reqwest")]
@@ -326,12 +328,19 @@ impl<S, C> CircuitBreaker<S, C> {
     #[cold]
     #[inline(never)]
     fn refuse<F>(&mut self) -> ResponseFuture<F, C> {
+        ResponseFuture::refused(self.refusal_now())
+    }
+
+    /// The refusal of a call after a `poll_ready` that found the circuit
+    /// refusing (see [`refuse`](Self::refuse)).
+    #[cold]
+    fn refusal_now(&mut self) -> CircuitOpen {
         let decided = self.refusal.take();
         match self.breaker.try_acquire() {
-            Err(open) => ResponseFuture::refused(open),
+            Err(open) => open,
             Ok(permit) => {
                 drop(permit);
-                ResponseFuture::refused(decided.expect("a refusal"))
+                decided.expect("a refusal")
             }
         }
     }
