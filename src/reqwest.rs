@@ -141,9 +141,13 @@ enum Target {
 impl CircuitBreakerMiddleware {
     /// Every request behind `group`'s breaker in the process-wide registry (the
     /// one its `#[circuit_breaker]` fns use; created with the group's explicit
-    /// config or the defaults if nothing has used it yet).
+    /// config or the defaults if nothing has used it yet). Built while a
+    /// test's `testing::TestKit` is installed, the group's breaker in
+    /// the kit's registry; so for every constructor taking a group name.
     pub fn group(group: &str) -> Self {
-        Self::for_breaker(&crate::registry().breaker_or_default(group))
+        crate::testing_hook::integration_registry(|registry| {
+            Self::for_breaker(&registry.breaker_or_default(group))
+        })
     }
 
     /// Every request behind `group`'s breaker in the process-wide registry,
@@ -151,13 +155,16 @@ impl CircuitBreakerMiddleware {
     /// the group's fns declare one: see
     /// [`CircuitBreakerLayer::new`](crate::tower::CircuitBreakerLayer::new)).
     pub fn with_config(group: &str, config: &Config) -> Self {
-        Self::for_breaker(&crate::registry().breaker(group, config))
+        crate::testing_hook::integration_registry(|registry| {
+            Self::for_breaker(&registry.breaker(group, config))
+        })
     }
 
     /// Every request behind `breaker`, from any registry or made by hand. Like
     /// the tower layer, the middleware holds a handle to it, and each request
     /// in flight (its body included) one more.
     pub fn for_breaker(breaker: &Breaker) -> Self {
+        crate::testing_hook::reached(breaker);
         CircuitBreakerMiddleware {
             target: Target::Group(breaker.clone()),
             classifier: HttpResponses,
@@ -187,7 +194,9 @@ impl CircuitBreakerMiddleware {
     /// [`WrongKeyType`] if `group` is already a keyed group whose keys are not
     /// `String`s.
     pub fn per_host(group: &str, config: &Config, max_hosts: usize) -> Result<Self, WrongKeyType> {
-        Self::per_host_in(crate::registry(), group, config, max_hosts)
+        crate::testing_hook::integration_registry(|registry| {
+            Self::per_host_in(registry, group, config, max_hosts)
+        })
     }
 
     /// [`per_host`](Self::per_host) in `registry`.

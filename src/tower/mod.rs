@@ -135,7 +135,8 @@ pub struct CircuitBreakerLayer<C = HttpResponses> {
 impl CircuitBreakerLayer {
     /// The layer of `group`'s breaker in the process-wide registry: the one its
     /// `#[circuit_breaker]` fns use, created with the group's explicit config or
-    /// the defaults if nothing has used it yet.
+    /// the defaults if nothing has used it yet. (Built while a test's
+    /// `testing::TestKit` is installed, in the kit's registry.)
     ///
     /// A router is usually built before any handler runs: when the group's
     /// `#[circuit_breaker]` fns declare a config, pass the same one to
@@ -146,7 +147,9 @@ impl CircuitBreakerLayer {
     /// [`declare_group!`](crate::declare_group), so a config file naming it is
     /// checked at start-up.
     pub fn new(group: &str) -> Self {
-        Self::for_breaker(&crate::registry().breaker_or_default(group))
+        crate::testing_hook::integration_registry(|registry| {
+            Self::for_breaker(&registry.breaker_or_default(group))
+        })
     }
 
     /// The layer of `group`'s breaker in the process-wide registry, declaring
@@ -164,13 +167,16 @@ impl CircuitBreakerLayer {
     /// # Ok::<(), breakerbox::ConfigError>(())
     /// ```
     pub fn with_config(group: &str, config: &Config) -> Self {
-        Self::for_breaker(&crate::registry().breaker(group, config))
+        crate::testing_hook::integration_registry(|registry| {
+            Self::for_breaker(&registry.breaker(group, config))
+        })
     }
 
     /// The layer of `breaker`, from any registry or made by hand. The layer,
     /// its services and their calls in flight hold handles to it; the breaker
     /// lives as long as the last of them or its registry.
     pub fn for_breaker(breaker: &Breaker) -> Self {
+        crate::testing_hook::reached(breaker);
         CircuitBreakerLayer {
             breaker: breaker.clone(),
             classifier: HttpResponses,
