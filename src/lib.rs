@@ -719,14 +719,52 @@ pub use breaker_core::{
     ManualClock, OpenReason, Registry, Retry, RetryAfterHint, RetryPolicy, State, TimedOut,
 };
 
-// Everything else lives in its module.
-pub use breaker_core::{classify, clock, config, events, fleet, keyed, metrics, retry};
+// Everything else lives in its module, each item at one path: the modules
+// below hold what the root does not.
+pub use breaker_core::{classify, events, fleet, metrics};
+
+pub mod clock {
+    //! Time as a breaker reads it: the [`Clock`] trait and its default, the
+    //! [`MonotonicClock`]. The clock a test drives by hand is
+    //! [`ManualClock`](crate::ManualClock), at the root.
+    pub use breaker_core::clock::{Clock, MonotonicClock};
+}
+
+pub mod config {
+    //! What a [`Config`](crate::Config) (built by the root's
+    //! [`ConfigBuilder`](crate::ConfigBuilder), refused with a
+    //! [`ConfigError`](crate::ConfigError)) selects: its [`FailurePolicy`] and
+    //! a rate window's [`RateThresholds`].
+    pub use breaker_core::config::{FailurePolicy, RateThresholds};
+}
+
+pub mod keyed {
+    //! Keyed breakers: a group of one breaker per key ([`KeyedGroup`]), its
+    //! summed [`KeyedMetrics`], and the [`WrongKeyType`] refusal. A key's type
+    //! implements [`AsKey`](crate::AsKey), at the root; the
+    //! [crate overview](crate#keyed-breakers) says how keys behave.
+    pub use breaker_core::keyed::{KeyedGroup, KeyedMetrics, WrongKeyType};
+}
+
+pub mod retry {
+    //! Retries beside the root's [`RetryPolicy`](crate::RetryPolicy),
+    //! [`Retry`](crate::Retry) and [`RetryAfterHint`](crate::RetryAfterHint):
+    //! the group's [`RetryBudget`], the defaults, what configuration layers
+    //! over a policy ([`RetryValues`], [`RetryTuning`]), and [`Attempts`], the
+    //! steps of a retried call for an integration that records each attempt
+    //! itself.
+    pub use breaker_core::retry::{
+        Attempts, RetryBudget, RetryTuning, RetryValues, DEFAULT_BUDGET_FLOOR,
+        DEFAULT_BUDGET_RATIO, DEFAULT_RETRY_BACKOFF, DEFAULT_RETRY_CAP,
+    };
+}
 
 pub mod breaker {
-    //! What a call through a [`Breaker`] holds: the [`Permit`] a claim returns
-    //! (or the [`OwnedPermit`] that holds its breaker), the [`BulkheadSlot`] of
-    //! `max_concurrent`, and the [`PolicyChange`] a live reconfiguration refuses.
-    pub use breaker_core::{Breaker, BulkheadSlot, OwnedPermit, Permit, PolicyChange};
+    //! What a call through a [`Breaker`](crate::Breaker) holds: the [`Permit`]
+    //! a claim returns (or the [`OwnedPermit`] that holds its breaker), the
+    //! [`BulkheadSlot`] of `max_concurrent`, and the [`PolicyChange`] a live
+    //! reconfiguration refuses.
+    pub use breaker_core::{BulkheadSlot, OwnedPermit, Permit, PolicyChange};
 
     // The names `#[circuit_breaker]`'s compile errors mention. rustc names an
     // item by its bare name only when a path outside every hidden module
@@ -744,14 +782,14 @@ pub mod breaker {
 }
 
 pub mod registry {
-    //! The [`Registry`] of breakers by group, the process-wide [`registry()`],
-    //! and what a registry reports or is given: conflicting declarations
-    //! ([`Conflict`]), configuration layered over them ([`Resolver`],
-    //! [`Resolution`], [`Reconfigured`], [`DeclarationOverride`]) and the
-    //! errors of its operations.
+    //! What a [`Registry`](crate::Registry) (the process-wide one is
+    //! [`registry()`](crate::registry())) reports or is given: conflicting
+    //! declarations ([`Conflict`]), configuration layered over them
+    //! ([`Resolver`], [`Resolution`], [`Reconfigured`], [`DeclarationOverride`])
+    //! and the errors of its operations.
     pub use breaker_core::{
-        registry, AlreadyCreated, ApplyConfigError, ConfigSource, Conflict, DeclarationOverride,
-        Reconfigured, Registry, Resolution, Resolver, UnknownGroup,
+        AlreadyCreated, ApplyConfigError, ConfigSource, Conflict, DeclarationOverride,
+        Reconfigured, Resolution, Resolver, UnknownGroup,
     };
 }
 
