@@ -6,7 +6,7 @@
 //! the same instructions as a direct `CallSite::global` call.
 
 use breaker_core::__private::{CallSite, KeyedSite};
-use breaker_core::{AsKey, Breaker, Config, Registry};
+use breaker_core::{AsKey, Breaker, Config};
 
 /// The breaker of `group` for an attribute without `registry = ..`. Not public
 /// API.
@@ -71,7 +71,7 @@ pub fn keyed_site<A: AsKey + ?Sized>(
 /// breakers from: the process-wide one.
 #[cfg(not(feature = "testing"))]
 #[cfg(any(feature = "tower", feature = "reqwest"))]
-pub(crate) fn integration_registry<R>(made: impl FnOnce(&Registry) -> R) -> R {
+pub(crate) fn integration_registry<R>(made: impl FnOnce(&breaker_core::Registry) -> R) -> R {
     made(crate::registry())
 }
 
@@ -80,7 +80,7 @@ pub(crate) fn integration_registry<R>(made: impl FnOnce(&Registry) -> R) -> R {
 /// one, else the process-wide one.
 #[cfg(feature = "testing")]
 #[cfg(any(feature = "tower", feature = "reqwest"))]
-pub(crate) fn integration_registry<R>(made: impl FnOnce(&Registry) -> R) -> R {
+pub(crate) fn integration_registry<R>(made: impl FnOnce(&breaker_core::Registry) -> R) -> R {
     match crate::testing::installed() {
         None => made(crate::registry()),
         Some(kit) => made(kit.registry()),
