@@ -722,42 +722,10 @@ pub use breaker_core::{
 // Everything else lives in its module, each item at one path: the modules
 // below hold what the root does not.
 pub use breaker_core::{classify, events, fleet, metrics};
-
-pub mod clock {
-    //! Time as a breaker reads it: the [`Clock`] trait and its default, the
-    //! [`MonotonicClock`]. The clock a test drives by hand is
-    //! [`ManualClock`](crate::ManualClock), at the root.
-    pub use breaker_core::clock::{Clock, MonotonicClock};
-}
-
-pub mod config {
-    //! What a [`Config`](crate::Config) (built by the root's
-    //! [`ConfigBuilder`](crate::ConfigBuilder), refused with a
-    //! [`ConfigError`](crate::ConfigError)) selects: its [`FailurePolicy`] and
-    //! a rate window's [`RateThresholds`].
-    pub use breaker_core::config::{FailurePolicy, RateThresholds};
-}
-
-pub mod keyed {
-    //! Keyed breakers: a group of one breaker per key ([`KeyedGroup`]), its
-    //! summed [`KeyedMetrics`], and the [`WrongKeyType`] refusal. A key's type
-    //! implements [`AsKey`](crate::AsKey), at the root; the
-    //! [crate overview](crate#keyed-breakers) says how keys behave.
-    pub use breaker_core::keyed::{KeyedGroup, KeyedMetrics, WrongKeyType};
-}
-
-pub mod retry {
-    //! Retries beside the root's [`RetryPolicy`](crate::RetryPolicy),
-    //! [`Retry`](crate::Retry) and [`RetryAfterHint`](crate::RetryAfterHint):
-    //! the group's [`RetryBudget`], the defaults, what configuration layers
-    //! over a policy ([`RetryValues`], [`RetryTuning`]), and [`Attempts`], the
-    //! steps of a retried call for an integration that records each attempt
-    //! itself.
-    pub use breaker_core::retry::{
-        Attempts, RetryBudget, RetryTuning, RetryValues, DEFAULT_BUDGET_FLOOR,
-        DEFAULT_BUDGET_RATIO, DEFAULT_RETRY_BACKOFF, DEFAULT_RETRY_CAP,
-    };
-}
+pub mod clock;
+pub mod config;
+pub mod keyed;
+pub mod retry;
 
 pub mod breaker {
     //! What a call through a [`Breaker`](crate::Breaker) holds: the [`Permit`]
