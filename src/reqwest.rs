@@ -78,10 +78,9 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
-use breaker_core::retry::Attempts;
 use breaker_core::{
-    Breaker, CircuitOpen, Config, KeyedGroup, OwnedPermit, Registry, Retry, RetryPolicy, Timer,
-    WrongKeyType,
+    Attempts, Breaker, CircuitOpen, Config, KeyedGroup, OwnedPermit, Registry, Retry, RetryPolicy,
+    Timer, WrongKeyType,
 };
 use http::Extensions;
 use reqwest::{Request, Response, Url};

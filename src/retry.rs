@@ -5,6 +5,7 @@
 //! steps of a retried call for an integration that records each attempt
 //! itself.
 pub use breaker_core::retry::{
-    Attempts, RetryBudget, RetryTuning, RetryValues, DEFAULT_BUDGET_FLOOR, DEFAULT_BUDGET_RATIO,
+    RetryBudget, RetryTuning, RetryValues, DEFAULT_BUDGET_FLOOR, DEFAULT_BUDGET_RATIO,
     DEFAULT_RETRY_BACKOFF, DEFAULT_RETRY_CAP,
 };
+pub use breaker_core::Attempts;

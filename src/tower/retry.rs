@@ -8,8 +8,7 @@ use std::pin::Pin;
 use std::task::{ready, Context, Poll};
 use std::time::Duration;
 
-use breaker_core::retry::Attempts;
-use breaker_core::{Breaker, OwnedPermit, Retry, RetryPolicy, Timer};
+use breaker_core::{Attempts, Breaker, OwnedPermit, Retry, RetryPolicy, Timer};
 use pin_project_lite::pin_project;
 use tower_layer::Layer;
 use tower_service::Service;
