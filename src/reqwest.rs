@@ -78,16 +78,15 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
-use breaker_core::__private::retry_start;
 use breaker_core::{
-    Breaker, CircuitOpen, Config, KeyedGroup, OwnedPermit, Registry, Retry, RetryPolicy, Timer,
-    WrongKeyType,
+    Attempts, Breaker, CircuitOpen, Config, KeyedGroup, OwnedPermit, Registry, Retry, RetryPolicy,
+    Timer, WrongKeyType,
 };
 use http::Extensions;
 use reqwest::{Request, Response, Url};
 use reqwest_middleware::{Error, Middleware, Next};
 
-use crate::tower::{forever, is_idempotent, next_attempt, Classify, HttpResponses, Verdict};
+use crate::tower::{is_idempotent, next_attempt, Classify, HttpResponses, RecordedBody, Verdict};
 
 /// A `reqwest-middleware` middleware that claims a breaker before each request
 /// and records the outcome when the error, a failing head or the end of a
@@ -131,7 +130,7 @@ fn tokio_wait() -> Wait {
 pub struct SafeToRetry;
 
 enum Target {
-    Group(&'static Breaker),
+    Group(Breaker),
     /// A breaker per `host:port`: the keys of a keyed group, bounded by its
     /// `max_keys`; a known host costs a hash, a lock-free lookup and a handle
     /// clone, and no allocation until its response's body is wrapped.
@@ -141,9 +140,13 @@ enum Target {
 impl CircuitBreakerMiddleware {
     /// Every request behind `group`'s breaker in the process-wide registry (the
     /// one its `#[circuit_breaker]` fns use; created with the group's explicit
-    /// config or the defaults if nothing has used it yet).
+    /// config or the defaults if nothing has used it yet). Built while a
+    /// test's `testing::TestKit` is installed, the group's breaker in
+    /// the kit's registry; so for every constructor taking a group name.
     pub fn group(group: &str) -> Self {
-        Self::for_breaker(&crate::registry().breaker_or_default(group))
+        crate::testing_hook::integration_registry(|registry| {
+            Self::for_breaker(&registry.breaker_or_default(group))
+        })
     }
 
     /// Every request behind `group`'s breaker in the process-wide registry,
@@ -151,15 +154,18 @@ impl CircuitBreakerMiddleware {
     /// the group's fns declare one: see
     /// [`CircuitBreakerLayer::new`](crate::tower::CircuitBreakerLayer::new)).
     pub fn with_config(group: &str, config: &Config) -> Self {
-        Self::for_breaker(&crate::registry().breaker(group, config))
+        crate::testing_hook::integration_registry(|registry| {
+            Self::for_breaker(&registry.breaker(group, config))
+        })
     }
 
     /// Every request behind `breaker`, from any registry or made by hand. Like
-    /// the tower layer, the middleware keeps a `&'static` handle: the breaker
-    /// lives as long as the process.
+    /// the tower layer, the middleware holds a handle to it, and each request
+    /// in flight (its body included) one more.
     pub fn for_breaker(breaker: &Breaker) -> Self {
+        crate::testing_hook::reached(breaker);
         CircuitBreakerMiddleware {
-            target: Target::Group(forever(breaker)),
+            target: Target::Group(breaker.clone()),
             classifier: HttpResponses,
             retry: None,
             wait: tokio_wait(),
@@ -187,7 +193,9 @@ impl CircuitBreakerMiddleware {
     /// [`WrongKeyType`] if `group` is already a keyed group whose keys are not
     /// `String`s.
     pub fn per_host(group: &str, config: &Config, max_hosts: usize) -> Result<Self, WrongKeyType> {
-        Self::per_host_in(crate::registry(), group, config, max_hosts)
+        crate::testing_hook::integration_registry(|registry| {
+            Self::per_host_in(registry, group, config, max_hosts)
+        })
     }
 
     /// [`per_host`](Self::per_host) in `registry`.
@@ -280,7 +288,7 @@ impl<C> CircuitBreakerMiddleware<C> {
     /// ```
     pub fn breaker_for(&self, url: &Url) -> Option<Breaker> {
         match &self.target {
-            Target::Group(breaker) => Some((*breaker).clone()),
+            Target::Group(breaker) => Some(breaker.clone()),
             Target::PerHost(hosts) => host_key(url, |key| hosts.breaker(key)),
         }
     }
@@ -328,7 +336,7 @@ where
     ) -> reqwest_middleware::Result<Response> {
         let keyed;
         let breaker = match &self.target {
-            Target::Group(breaker) => *breaker,
+            Target::Group(breaker) => breaker,
             Target::PerHost(hosts) => match host_key(request.url(), |key| hosts.breaker(key)) {
                 Some(breaker) => {
                     keyed = breaker;
@@ -350,7 +358,7 @@ where
         if spare.is_none() {
             return self.once(breaker, request, extensions, next).await;
         }
-        let mut attempts = retry_start(breaker, retry);
+        let mut attempts = Attempts::start(breaker, retry);
         let mut request = request;
         loop {
             let permit = breaker.try_acquire_owned().map_err(Error::middleware)?;
@@ -419,19 +427,17 @@ fn record(
 /// call's outcome when the body ends, fails or is dropped; an empty body is
 /// recorded as a success at once.
 fn record_at_end_of_body(response: Response, permit: OwnedPermit) -> Response {
-    use http_body::Body as _;
     let url = response.url().clone();
     let (parts, body) = http::Response::<reqwest::Body>::from(response).into_parts();
-    if body.is_end_stream() {
+    if http_body::Body::is_end_stream(&body) {
         permit.success();
         return rebuild(parts, url, body);
     }
-    let body = reqwest::Body::wrap(RecordedBody {
-        inner: body,
-        permit: Some(permit),
-        read: false,
-    });
-    rebuild(parts, url, body)
+    rebuild(
+        parts,
+        url,
+        reqwest::Body::wrap(RecordedBody::new(body, permit)),
+    )
 }
 
 /// A `reqwest::Response` of `parts` and `body`, keeping its URL (which the
@@ -448,64 +454,6 @@ fn rebuild(parts: http::response::Parts, url: Url, body: reqwest::Body) -> Respo
         .body(body)
         .expect("the parts of a response");
     Response::from(rebuilt)
-}
-
-/// A response body that records its call's outcome: a success at its end, a
-/// failure when reading it fails, and when dropped first a success if none of
-/// it was read, else abandoned.
-struct RecordedBody {
-    inner: reqwest::Body,
-    /// `None` once recorded.
-    permit: Option<OwnedPermit>,
-    /// Whether the body was polled at all.
-    read: bool,
-}
-
-impl http_body::Body for RecordedBody {
-    type Data = <reqwest::Body as http_body::Body>::Data;
-    type Error = <reqwest::Body as http_body::Body>::Error;
-
-    fn poll_frame(
-        mut self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
-        use std::task::Poll;
-        let this = &mut *self;
-        this.read = true;
-        // Held in a local while the inner body is polled: a panic there drops
-        // it during the unwind, a failure.
-        let permit = this.permit.take();
-        let polled = std::pin::Pin::new(&mut this.inner).poll_frame(cx);
-        match (&polled, permit) {
-            (_, None) => {}
-            (Poll::Ready(None), Some(permit)) => permit.success(),
-            (Poll::Ready(Some(Err(_))), Some(permit)) => permit.failure(),
-            (Poll::Ready(Some(Ok(_))), Some(permit)) if this.inner.is_end_stream() => {
-                permit.success()
-            }
-            (_, permit) => this.permit = permit,
-        }
-        polled
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.inner.is_end_stream()
-    }
-
-    fn size_hint(&self) -> http_body::SizeHint {
-        self.inner.size_hint()
-    }
-}
-
-impl Drop for RecordedBody {
-    fn drop(&mut self) {
-        if let Some(permit) = self.permit.take() {
-            if !self.read && !std::thread::panicking() {
-                permit.success();
-            }
-            // Else dropped as it is: abandoned (a failure while panicking).
-        }
-    }
 }
 
 /// `reqwest::Response`s by status, as for `http::Response`. Errors: a request

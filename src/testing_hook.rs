@@ -1,8 +1,9 @@
-//! Where an attribute without `registry = ..` finds its breaker: the call
-//! site's cache of the process-wide registry, or, with feature `testing`, the
-//! registry a test installed ([`testing`](crate::testing)). Without the
-//! feature each fn is the site's own lookup, inlined: the claim is the same
-//! instructions as a direct `CallSite::global` call.
+//! Where an attribute without `registry = ..` finds its breaker (the call
+//! site's cache of the process-wide registry), and where the tower layer and
+//! the reqwest middleware find theirs (the process-wide registry), or, with
+//! feature `testing`, the registry a test installed ([`testing`](crate::testing)).
+//! Without the feature each fn is the site's own lookup, inlined: the claim is
+//! the same instructions as a direct `CallSite::global` call.
 
 use breaker_core::__private::{CallSite, KeyedSite};
 use breaker_core::{AsKey, Breaker, Config};
@@ -64,4 +65,36 @@ pub fn keyed_site<A: AsKey + ?Sized>(
         None => site.global(group, config, max_keys, key),
         Some(kit) => site.breaker(kit.registry(), group, config, max_keys, key),
     }
+}
+
+/// Runs `made` on the registry a layer or middleware built now takes its
+/// breakers from: the process-wide one.
+#[cfg(not(feature = "testing"))]
+#[cfg(any(feature = "tower", feature = "reqwest"))]
+pub(crate) fn integration_registry<R>(made: impl FnOnce(&breaker_core::Registry) -> R) -> R {
+    made(crate::registry())
+}
+
+/// Runs `made` on the registry a layer or middleware built now takes its
+/// breakers from: the test registry installed on this thread if there is
+/// one, else the process-wide one.
+#[cfg(feature = "testing")]
+#[cfg(any(feature = "tower", feature = "reqwest"))]
+pub(crate) fn integration_registry<R>(made: impl FnOnce(&breaker_core::Registry) -> R) -> R {
+    match crate::testing::installed() {
+        None => made(crate::registry()),
+        Some(kit) => made(kit.registry()),
+    }
+}
+
+/// Tells an installed test kit that code reached `breaker` (so a force the
+/// kit holds for its group applies now); nothing without one.
+#[cfg(any(feature = "tower", feature = "reqwest"))]
+pub(crate) fn reached(breaker: &Breaker) {
+    #[cfg(feature = "testing")]
+    if let Some(kit) = crate::testing::installed() {
+        kit.reached(breaker);
+    }
+    #[cfg(not(feature = "testing"))]
+    let _ = breaker;
 }

@@ -7,7 +7,7 @@
 //! When the deadline wins, the call's future is dropped (its `Drop`s run, its
 //! I/O is cancelled), the call counts as a **failure** (and as a slow call, for
 //! `slow_call_ms` below the deadline, and as a sample of at least the deadline
-//! for `latency_p99_ms`), and the caller gets a [`TimedOut`]:
+//! for `latency_p99_ms`), and the caller gets a [`TimedOut`](crate::TimedOut):
 //!
 //! - `#[circuit_breaker(timeout_ms = ..)]` returns `Err(E::from(timed_out))`, so
 //!   the fn must return `Result<_, E>` with `E: From<TimedOut>`, **with or
@@ -74,7 +74,7 @@
 //! ```
 
 pub use breaker_core::timeout::within;
-pub use breaker_core::{TimedOut, Timer};
+pub use breaker_core::Timer;
 
 /// Tokio's timer: `tokio::time::sleep`. It needs a tokio runtime with time
 /// enabled (`enable_time`, or `#[tokio::main]`), and honours

@@ -1,6 +1,7 @@
-//! Macro-only: what `#[circuit_breaker]`'s generated code reaches through the
-//! facade's versioned `__private_v01`, and the one home of the core's items that
-//! exist for it. Not public API: these items may change in any release.
+//! What `#[circuit_breaker]`'s generated code reaches through the facade's
+//! versioned `__private_v01`, and the one home of the core's items that exist
+//! for it; integrations use the public API instead. Not public API: these
+//! items may change in any release.
 
 use std::time::Duration;
 
@@ -75,26 +76,6 @@ pub fn retry_timed_out(
     after: Duration,
 ) -> Result<Duration, TimedOut> {
     breaker.retry_timed_out(retry, attempts, permit, after)
-}
-
-/// After an attempt whose outcome the caller recorded on its permit itself
-/// (the tower layer, the reqwest middleware): the wait before the next
-/// attempt, or `None` when the call ends with it. Not public API.
-#[cold]
-pub fn retry_recorded(
-    breaker: &Breaker,
-    retry: &Retry,
-    attempts: &mut RetryAttempts,
-    hint: Option<Duration>,
-) -> Option<Duration> {
-    breaker.retry_recorded(retry, attempts, hint)
-}
-
-/// A retried call ends with an attempt its caller recorded itself, with no
-/// retry asked for. Not public API.
-#[inline]
-pub fn retry_settled(retry: &Retry, attempts: &mut RetryAttempts) {
-    attempts.settle(retry);
 }
 
 /// Waits `delay` on the breaker's clock, between two sync attempts. Not public API.

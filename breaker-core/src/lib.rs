@@ -158,7 +158,7 @@ mod state;
 mod sync;
 pub mod timeout;
 
-pub use crate::breaker::{Breaker, OwnedPermit, Permit, PolicyChange};
+pub use crate::breaker::{Attempts, Breaker, OwnedPermit, Permit, PolicyChange};
 pub use crate::bulkhead::BulkheadSlot;
 pub use crate::classify::{Classifier, EveryError};
 pub use crate::clock::{Clock, ManualClock, MonotonicClock};

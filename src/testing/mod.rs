@@ -21,6 +21,13 @@
 //! (`let kit = kit.clone(); std::thread::spawn(move || kit.run(work))`).
 //! Attributes with `registry = ..` keep the registry they name.
 //!
+//! The integrations take their breakers when they are built: a tower
+//! [`CircuitBreakerLayer`](crate::tower::CircuitBreakerLayer) or a reqwest
+//! [`CircuitBreakerMiddleware`](crate::reqwest::CircuitBreakerMiddleware)
+//! made by group name while a kit is installed (an app built inside the
+//! test) holds the kit's breakers, on the kit's clock, and a force the kit
+//! holds for its group applies; one built before keeps the registry it took.
+//!
 //! Tests run in parallel without seeing each other's breakers: each kit has its
 //! own registry, and `cargo test` runs each test on its own thread.
 //!

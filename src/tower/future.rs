@@ -6,7 +6,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use breaker_core::{CircuitOpen, Permit};
+use breaker_core::{CircuitOpen, OwnedPermit};
 use pin_project_lite::pin_project;
 
 use super::{BreakerError, Classify, Verdict};
@@ -14,7 +14,7 @@ use super::{BreakerError, Classify, Verdict};
 pin_project! {
     /// The future of a call through a [`CircuitBreaker`](super::CircuitBreaker).
     ///
-    /// It holds the inner call's future and the call's [`Permit`]: when the inner
+    /// It holds the inner call's future and the call's [`OwnedPermit`]: when the inner
     /// future finishes, the classifier's verdict is recorded; if it panics while
     /// polled, the permit records a failure as the panic unwinds (also when the
     /// panic is caught above this future, which is then dropped after the unwind);
@@ -33,7 +33,7 @@ pin_project! {
             #[pin]
             future: F,
             // `None` once recorded.
-            permit: Option<Permit<'static>>,
+            permit: Option<OwnedPermit>,
             classifier: C,
         },
         Refused {
@@ -45,7 +45,7 @@ pin_project! {
 
 impl<F, C> ResponseFuture<F, C> {
     #[inline]
-    pub(super) fn called(future: F, permit: Permit<'static>, classifier: C) -> Self {
+    pub(super) fn called(future: F, permit: OwnedPermit, classifier: C) -> Self {
         ResponseFuture {
             kind: Kind::Called {
                 future,

@@ -24,15 +24,17 @@
 //!   would refuse, it answers ready at once, without waiting for the inner service
 //!   (an open circuit fails fast), and the next `call` refuses. It never claims:
 //!   a service made ready and then dropped leaves the breaker as it was.
-//! - `call` claims a [`Permit`](crate::breaker::Permit). Refused: the returned future resolves to
+//! - `call` claims an [`OwnedPermit`](crate::breaker::OwnedPermit). Refused: the returned future resolves to
 //!   [`BreakerError::Open`] and the inner service is not called. Admitted: the
 //!   inner call's future and the permit move into a [`ResponseFuture`], which
 //!   records the outcome when the call finishes: the classifier's verdict on its
 //!   response or error, a failure if it panics, and *abandoned* if the future is
 //!   dropped first (a client that went away, a timeout outside this layer).
-//! - Nothing is boxed per request: the future is the inner future plus the
-//!   permit (three words), and the layer reaches its breaker through a
-//!   `&'static` handle resolved once, when the layer is built. A request whose
+//! - Nothing is boxed per request: the layer holds a handle to its breaker
+//!   (a reference count, as tower's `ConcurrencyLimitLayer` holds its
+//!   semaphore), and the future is the inner future plus an
+//!   [`OwnedPermit`](crate::breaker::OwnedPermit) that holds a clone of that
+//!   handle. A request whose
 //!   outcome only counts takes no lock and allocates nothing; one that changes
 //!   the breaker's state (the failure that trips it, a probe's verdict) takes
 //!   the breaker's transition mutex, as any call does (see the crate docs,
@@ -91,19 +93,20 @@
 //! [`for_breaker`](CircuitBreakerLayer::for_breaker) takes any breaker (from
 //! another [`Registry`](crate::Registry), say).
 
+mod body;
 mod classify;
 mod future;
 mod retry;
 mod retry_after;
 
 use std::fmt;
-use std::sync::{Mutex, PoisonError};
 use std::task::{Context, Poll};
 
 use breaker_core::{Breaker, CircuitOpen, Config};
 use tower_layer::Layer;
 use tower_service::Service;
 
+pub use self::body::{AtEndOfBody, AtEndOfBodyFuture, AtEndOfBodyLayer, RecordedBody};
 pub use self::classify::{status_verdict, Classify, Errors, HttpResponses, Verdict};
 pub use self::future::ResponseFuture;
 #[cfg(feature = "reqwest")]
@@ -125,14 +128,15 @@ pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 /// [`Errors`] or your own [`Classify`] with [`classify`](Self::classify).
 #[derive(Clone)]
 pub struct CircuitBreakerLayer<C = HttpResponses> {
-    breaker: &'static Breaker,
+    breaker: Breaker,
     classifier: C,
 }
 
 impl CircuitBreakerLayer {
     /// The layer of `group`'s breaker in the process-wide registry: the one its
     /// `#[circuit_breaker]` fns use, created with the group's explicit config or
-    /// the defaults if nothing has used it yet.
+    /// the defaults if nothing has used it yet. (Built while a test's
+    /// `testing::TestKit` is installed, in the kit's registry.)
     ///
     /// A router is usually built before any handler runs: when the group's
     /// `#[circuit_breaker]` fns declare a config, pass the same one to
@@ -143,7 +147,9 @@ impl CircuitBreakerLayer {
     /// [`declare_group!`](crate::declare_group), so a config file naming it is
     /// checked at start-up.
     pub fn new(group: &str) -> Self {
-        Self::for_breaker(&crate::registry().breaker_or_default(group))
+        crate::testing_hook::integration_registry(|registry| {
+            Self::for_breaker(&registry.breaker_or_default(group))
+        })
     }
 
     /// The layer of `group`'s breaker in the process-wide registry, declaring
@@ -161,19 +167,18 @@ impl CircuitBreakerLayer {
     /// # Ok::<(), breakerbox::ConfigError>(())
     /// ```
     pub fn with_config(group: &str, config: &Config) -> Self {
-        Self::for_breaker(&crate::registry().breaker(group, config))
+        crate::testing_hook::integration_registry(|registry| {
+            Self::for_breaker(&registry.breaker(group, config))
+        })
     }
 
-    /// The layer of `breaker`, from any registry or made by hand.
-    ///
-    /// The layer keeps a `&'static` handle to the breaker, so that a request
-    /// reaches it without touching a reference count: the breaker then lives as
-    /// long as the process (as the breakers of a registry's groups do anyway).
-    /// Building layers for one breaker again and again keeps one handle, not one
-    /// per layer.
+    /// The layer of `breaker`, from any registry or made by hand. The layer,
+    /// its services and their calls in flight hold handles to it; the breaker
+    /// lives as long as the last of them or its registry.
     pub fn for_breaker(breaker: &Breaker) -> Self {
+        crate::testing_hook::reached(breaker);
         CircuitBreakerLayer {
-            breaker: forever(breaker),
+            breaker: breaker.clone(),
             classifier: HttpResponses,
         }
     }
@@ -197,8 +202,8 @@ impl<C> CircuitBreakerLayer<C> {
     }
 
     /// The breaker this layer guards with.
-    pub fn breaker(&self) -> &'static Breaker {
-        self.breaker
+    pub fn breaker(&self) -> &Breaker {
+        &self.breaker
     }
 }
 
@@ -217,7 +222,7 @@ impl<S, C: Clone> Layer<S> for CircuitBreakerLayer<C> {
     fn layer(&self, inner: S) -> Self::Service {
         CircuitBreaker {
             inner,
-            breaker: self.breaker,
+            breaker: self.breaker.clone(),
             classifier: self.classifier.clone(),
             refusal: None,
         }
@@ -227,7 +232,7 @@ impl<S, C: Clone> Layer<S> for CircuitBreakerLayer<C> {
 /// A service behind a circuit breaker; made by [`CircuitBreakerLayer`].
 pub struct CircuitBreaker<S, C = HttpResponses> {
     inner: S,
-    breaker: &'static Breaker,
+    breaker: Breaker,
     classifier: C,
     /// Set by a `poll_ready` that found the circuit refusing: the next `call`
     /// refuses, and the inner service, not made ready, is not called.
@@ -236,8 +241,8 @@ pub struct CircuitBreaker<S, C = HttpResponses> {
 
 impl<S, C> CircuitBreaker<S, C> {
     /// The breaker this service guards with.
-    pub fn breaker(&self) -> &'static Breaker {
-        self.breaker
+    pub fn breaker(&self) -> &Breaker {
+        &self.breaker
     }
 
     /// The inner service.
@@ -261,7 +266,7 @@ impl<S: Clone, C: Clone> Clone for CircuitBreaker<S, C> {
     fn clone(&self) -> Self {
         CircuitBreaker {
             inner: self.inner.clone(),
-            breaker: self.breaker,
+            breaker: self.breaker.clone(),
             classifier: self.classifier.clone(),
             refusal: None,
         }
@@ -301,7 +306,7 @@ where
         if self.refusal.is_some() {
             return self.refuse();
         }
-        match self.breaker.try_acquire() {
+        match self.breaker.try_acquire_owned() {
             Ok(permit) => {
                 ResponseFuture::called(self.inner.call(request), permit, self.classifier.clone())
             }
@@ -329,12 +334,19 @@ impl<S, C> CircuitBreaker<S, C> {
     #[cold]
     #[inline(never)]
     fn refuse<F>(&mut self) -> ResponseFuture<F, C> {
+        ResponseFuture::refused(self.refusal_now())
+    }
+
+    /// The refusal of a call after a `poll_ready` that found the circuit
+    /// refusing (see [`refuse`](Self::refuse)).
+    #[cold]
+    fn refusal_now(&mut self) -> CircuitOpen {
         let decided = self.refusal.take();
         match self.breaker.try_acquire() {
-            Err(open) => ResponseFuture::refused(open),
+            Err(open) => open,
             Ok(permit) => {
                 drop(permit);
-                ResponseFuture::refused(decided.expect("a refusal"))
+                decided.expect("a refusal")
             }
         }
     }
@@ -453,17 +465,4 @@ impl<E: std::error::Error + 'static> std::error::Error for BreakerError<E> {
 pub fn circuit_open<'a>(error: &'a (dyn std::error::Error + 'static)) -> Option<&'a CircuitOpen> {
     std::iter::successors(Some(error), |&e| e.source())
         .find_map(|e| e.downcast_ref::<CircuitOpen>())
-}
-
-/// A `&'static` handle to `breaker`: one leaked clone per distinct breaker, so
-/// that a response future can hold a `Permit<'static>` without a reference count.
-pub(crate) fn forever(breaker: &Breaker) -> &'static Breaker {
-    static HANDLES: Mutex<Vec<&'static Breaker>> = Mutex::new(Vec::new());
-    let mut handles = HANDLES.lock().unwrap_or_else(PoisonError::into_inner);
-    if let Some(handle) = handles.iter().find(|handle| handle.same_as(breaker)) {
-        return handle;
-    }
-    let handle: &'static Breaker = Box::leak(Box::new(breaker.clone()));
-    handles.push(handle);
-    handle
 }

@@ -8,8 +8,7 @@ use std::pin::Pin;
 use std::task::{ready, Context, Poll};
 use std::time::Duration;
 
-use breaker_core::__private::{retry_recorded, retry_settled, retry_start, RetryAttempts};
-use breaker_core::{Breaker, Permit, Retry, RetryPolicy, Timer};
+use breaker_core::{Attempts, Breaker, OwnedPermit, Retry, RetryPolicy, Timer};
 use pin_project_lite::pin_project;
 use tower_layer::Layer;
 use tower_service::Service;
@@ -156,7 +155,7 @@ pub(crate) fn is_idempotent(method: &http::Method) -> bool {
 pub(crate) fn next_attempt(
     breaker: &Breaker,
     retry: &Retry,
-    attempts: &mut RetryAttempts,
+    attempts: &mut Attempts,
     verdict: Verdict,
     hint: Option<Duration>,
     replayable: bool,
@@ -167,10 +166,18 @@ pub(crate) fn next_attempt(
         Verdict::Ignored => hint.is_some(),
     };
     if !asked || !replayable || hint.is_some_and(|wait| wait > MAX_RETRY_AFTER) {
-        retry_settled(retry, attempts);
+        attempts.finish(retry);
         return None;
     }
-    retry_recorded(breaker, retry, attempts, hint)
+    attempts.next_delay(breaker, retry, hint)
+}
+
+/// The group's retry of `breaker`, made when the layer or middleware that
+/// retries for it was built ([`Breaker::group_retry`]).
+pub(crate) fn made_retry(breaker: &Breaker) -> &Retry {
+    breaker
+        .made_group_retry()
+        .expect("the group's retry is made when the retrying layer is built")
 }
 
 /// A [`CircuitBreakerLayer`] that retries: made by
@@ -180,9 +187,9 @@ pub(crate) fn next_attempt(
 /// are `Tm`'s (tokio's with the `tokio` feature, see [`timer`](Self::timer)).
 #[derive(Clone)]
 pub struct RetryingLayer<C = HttpResponses, P = IdempotentMethods, Tm = DefaultTimer> {
-    breaker: &'static Breaker,
+    /// Its group's retry is made (see [`made_retry`]).
+    breaker: Breaker,
     classifier: C,
-    retry: &'static Retry,
     replay: P,
     timer: Tm,
 }
@@ -238,8 +245,8 @@ impl<C> CircuitBreakerLayer<C> {
     /// # });
     /// ```
     pub fn retry(self, policy: RetryPolicy) -> RetryingLayer<C> {
+        self.breaker.group_retry(&policy);
         RetryingLayer {
-            retry: self.breaker.group_retry(&policy),
             breaker: self.breaker,
             classifier: self.classifier,
             replay: IdempotentMethods,
@@ -265,7 +272,6 @@ impl<C, P, Tm> RetryingLayer<C, P, Tm> {
         RetryingLayer {
             breaker: self.breaker,
             classifier: self.classifier,
-            retry: self.retry,
             replay,
             timer: self.timer,
         }
@@ -296,20 +302,19 @@ impl<C, P, Tm> RetryingLayer<C, P, Tm> {
         RetryingLayer {
             breaker: self.breaker,
             classifier: self.classifier,
-            retry: self.retry,
             replay: self.replay,
             timer,
         }
     }
 
     /// The breaker this layer guards with.
-    pub fn breaker(&self) -> &'static Breaker {
-        self.breaker
+    pub fn breaker(&self) -> &Breaker {
+        &self.breaker
     }
 
     /// The retry policy and the budget its retries draw on.
     pub fn retry_budget(&self) -> &Retry {
-        self.retry
+        made_retry(&self.breaker)
     }
 }
 
@@ -318,7 +323,7 @@ impl<C: fmt::Debug, P: fmt::Debug, Tm> fmt::Debug for RetryingLayer<C, P, Tm> {
         f.debug_struct("RetryingLayer")
             .field("group", &self.breaker.group())
             .field("classifier", &self.classifier)
-            .field("policy", self.retry.policy())
+            .field("policy", made_retry(&self.breaker).policy())
             .field("replay", &self.replay)
             .finish_non_exhaustive()
     }
@@ -331,11 +336,10 @@ impl<S, C: Clone, P: Clone, Tm: Clone> Layer<S> for RetryingLayer<C, P, Tm> {
         Retrying {
             guard: CircuitBreaker {
                 inner,
-                breaker: self.breaker,
+                breaker: self.breaker.clone(),
                 classifier: self.classifier.clone(),
                 refusal: None,
             },
-            retry: self.retry,
             replay: self.replay.clone(),
             timer: self.timer.clone(),
         }
@@ -344,16 +348,16 @@ impl<S, C: Clone, P: Clone, Tm: Clone> Layer<S> for RetryingLayer<C, P, Tm> {
 
 /// A service behind a circuit breaker that retries; made by [`RetryingLayer`].
 pub struct Retrying<S, C = HttpResponses, P = IdempotentMethods, Tm = DefaultTimer> {
+    /// Its breaker's group retry is made (see [`made_retry`]).
     guard: CircuitBreaker<S, C>,
-    retry: &'static Retry,
     replay: P,
     timer: Tm,
 }
 
 impl<S, C, P, Tm> Retrying<S, C, P, Tm> {
     /// The breaker this service guards with.
-    pub fn breaker(&self) -> &'static Breaker {
-        self.guard.breaker
+    pub fn breaker(&self) -> &Breaker {
+        &self.guard.breaker
     }
 
     /// The inner service.
@@ -372,7 +376,6 @@ impl<S: Clone, C: Clone, P: Clone, Tm: Clone> Clone for Retrying<S, C, P, Tm> {
     fn clone(&self) -> Self {
         Retrying {
             guard: self.guard.clone(),
-            retry: self.retry,
             replay: self.replay.clone(),
             timer: self.timer.clone(),
         }
@@ -384,7 +387,7 @@ impl<S: fmt::Debug, C: fmt::Debug, P: fmt::Debug, Tm> fmt::Debug for Retrying<S,
         f.debug_struct("Retrying")
             .field("inner", &self.guard.inner)
             .field("group", &self.guard.breaker.group())
-            .field("policy", self.retry.policy())
+            .field("policy", made_retry(&self.guard.breaker).policy())
             .field("replay", &self.replay)
             .finish_non_exhaustive()
     }
@@ -406,11 +409,11 @@ where
     }
 
     fn call(&mut self, request: Req) -> Self::Future {
-        let breaker = self.guard.breaker;
         if self.guard.refusal.is_some() {
             return RetryFuture::once(self.guard.refuse());
         }
-        let permit = match breaker.try_acquire() {
+        let breaker = &self.guard.breaker;
+        let permit = match breaker.try_acquire_owned() {
             Ok(permit) => permit,
             Err(open) => return RetryFuture::once(ResponseFuture::refused(open)),
         };
@@ -419,7 +422,8 @@ where
             let future = self.guard.inner.call(request);
             return RetryFuture::once(ResponseFuture::called(future, permit, classifier));
         };
-        let attempts = retry_start(breaker, self.retry);
+        let attempts = Attempts::start(breaker, made_retry(breaker));
+        let breaker = breaker.clone();
         let future = self.guard.inner.call(request);
         RetryFuture {
             step: Step::Calling {
@@ -431,7 +435,6 @@ where
                 spare: Some(spare),
                 breaker,
                 classifier,
-                retry: self.retry,
                 replay: self.replay.clone(),
                 timer: self.timer.clone(),
                 attempts,
@@ -472,7 +475,7 @@ pin_project! {
             #[pin]
             future: F,
             // `None` once recorded.
-            permit: Option<Permit<'static>>,
+            permit: Option<OwnedPermit>,
         },
         Waiting {
             #[pin]
@@ -489,12 +492,12 @@ struct Again<S, Req, C, P, Tm> {
     service: S,
     /// The copy the next attempt sends; `None` when the replay declined.
     spare: Option<Req>,
-    breaker: &'static Breaker,
+    /// Its group's retry is made (see [`made_retry`]).
+    breaker: Breaker,
     classifier: C,
-    retry: &'static Retry,
     replay: P,
     timer: Tm,
-    attempts: RetryAttempts,
+    attempts: Attempts,
 }
 
 impl<S, Req, C, P, Tm> RetryFuture<S, Req, C, P, Tm>
@@ -559,7 +562,7 @@ where
                         this.step.set(Step::Done);
                         return Poll::Ready(Err(BreakerError::Inner(e)));
                     }
-                    let permit = match again.breaker.try_acquire() {
+                    let permit = match again.breaker.try_acquire_owned() {
                         Ok(permit) => permit,
                         Err(open) => {
                             this.step.set(Step::Done);
@@ -582,11 +585,7 @@ where
 
 impl<S, Req, C, P, Tm> Again<S, Req, C, P, Tm> {
     /// Records an attempt's outcome: the wait before the next, or `None`.
-    fn settle<Res, E>(
-        &mut self,
-        permit: Permit<'static>,
-        result: Result<&Res, &E>,
-    ) -> Option<Duration>
+    fn settle<Res, E>(&mut self, permit: OwnedPermit, result: Result<&Res, &E>) -> Option<Duration>
     where
         C: Classify<Res, E>,
     {
@@ -598,8 +597,8 @@ impl<S, Req, C, P, Tm> Again<S, Req, C, P, Tm> {
             Verdict::Ignored => permit.ignore(),
         }
         next_attempt(
-            self.breaker,
-            self.retry,
+            &self.breaker,
+            made_retry(&self.breaker),
             &mut self.attempts,
             verdict,
             hint,

@@ -43,4 +43,4 @@ pub(crate) use self::permit::Classifier;
 pub use self::permit::{OwnedPermit, Permit};
 pub(crate) use self::reconfigure::check_change;
 pub use self::reconfigure::PolicyChange;
-pub use self::retry::{RetryAttempts, RetryVerdict};
+pub use self::retry::{Attempts, RetryAttempts, RetryVerdict};

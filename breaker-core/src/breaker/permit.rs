@@ -218,9 +218,9 @@ impl<'a> Permit<'a> {
 /// ```
 #[must_use = "a permit records an outcome: call `success`, `failure` or `ignore`, or the call counts as abandoned"]
 pub struct OwnedPermit {
-    breaker: Breaker,
-    /// `None` once recorded.
-    admitted: Option<Word>,
+    /// Dropped by `finish` or `drop`, whichever records.
+    breaker: ManuallyDrop<Breaker>,
+    admitted: Word,
     started: u64,
 }
 
@@ -231,11 +231,12 @@ impl Breaker {
     /// # Errors
     ///
     /// [`CircuitOpen`](crate::CircuitOpen) when the breaker refuses.
+    #[inline]
     pub fn try_acquire_owned(&self) -> Result<OwnedPermit, crate::CircuitOpen> {
         let permit = ManuallyDrop::new(self.try_acquire()?);
         Ok(OwnedPermit {
-            breaker: self.clone(),
-            admitted: Some(permit.admitted),
+            breaker: ManuallyDrop::new(self.clone()),
+            admitted: permit.admitted,
             started: permit.started,
         })
     }
@@ -243,17 +244,20 @@ impl Breaker {
 
 impl OwnedPermit {
     /// The call succeeded.
+    #[inline(always)]
     pub fn success(self) {
         self.finish(Verdict::Success);
     }
 
     /// The call failed in a way that says the dependency is unhealthy.
+    #[inline(always)]
     pub fn failure(self) {
         self.finish(Verdict::Failure);
     }
 
     /// The call failed in a way that says nothing about the dependency:
     /// counted as ignored, frees a probe slot, moves nothing.
+    #[inline(always)]
     pub fn ignore(self) {
         self.finish(Verdict::Ignored);
     }
@@ -263,10 +267,15 @@ impl OwnedPermit {
         &self.breaker
     }
 
-    fn finish(mut self, verdict: Verdict) {
-        if let Some(admitted) = self.admitted.take() {
-            self.breaker.inner.settle(admitted, self.started, verdict);
-        }
+    #[inline(always)]
+    fn finish(self, verdict: Verdict) {
+        let mut this = ManuallyDrop::new(self);
+        this.breaker
+            .inner
+            .settle(this.admitted, this.started, verdict);
+        // SAFETY: `this` is never dropped (`ManuallyDrop`) nor used again, so
+        // its breaker is dropped once, here.
+        unsafe { ManuallyDrop::drop(&mut this.breaker) }
     }
 }
 
@@ -279,10 +288,12 @@ impl std::fmt::Debug for OwnedPermit {
 }
 
 impl Drop for OwnedPermit {
+    #[inline]
     fn drop(&mut self) {
-        if let Some(admitted) = self.admitted.take() {
-            dropped(&self.breaker.inner, admitted, self.started);
-        }
+        dropped(&self.breaker.inner, self.admitted, self.started);
+        // SAFETY: dropped once: `finish`, the only other place that drops it,
+        // keeps the permit from being dropped.
+        unsafe { ManuallyDrop::drop(&mut self.breaker) }
     }
 }
 

@@ -383,3 +383,81 @@ impl RetryAttempts {
         }
     }
 }
+
+/// The attempts of one retried call, for code that claims each attempt and
+/// records its outcome on the permit itself: an integration that judges a
+/// response by its status, records a success only when the body ends, or
+/// reads a gRPC status from the trailers. [`Breaker::call_retrying_with`]
+/// runs the same steps around a closure.
+///
+/// A call goes: [`start`](Self::start); then per attempt a claim
+/// ([`Breaker::try_acquire`] or [`try_acquire_owned`](Breaker::try_acquire_owned):
+/// a refusal ends the call and is never retried), the attempt, its outcome
+/// recorded on the permit, and one of
+///
+/// - [`next_delay`](Self::next_delay) after a failure (or an answer that asks
+///   to be sent again): the wait before the next attempt, or `None` when the
+///   call ends with this one (no retries left, the circuit no longer admits,
+///   the deadline, the budget);
+/// - [`finish`](Self::finish) when the call ends with the attempt without
+///   asking for a retry (a success, an ignored answer, a request that cannot
+///   be sent again).
+///
+/// The first attempt earns the group's budget its share in either, once per
+/// call.
+///
+/// ```
+/// # use breaker_core as breakerbox;
+/// use breakerbox::{Attempts, Breaker, Config, ManualClock, RetryPolicy};
+///
+/// let breaker = Breaker::with_clock("docs-attempts", Config::default(), ManualClock::new());
+/// let retry = breaker.group_retry(&RetryPolicy::new(1));
+/// let mut attempts = Attempts::start(&breaker, retry);
+///
+/// breaker.try_acquire()?.failure(); // the first attempt's answer: a 503, say
+/// let wait = attempts.next_delay(&breaker, retry, None).expect("one retry left");
+/// assert!(wait <= std::time::Duration::from_millis(50)); // the default first backoff
+///
+/// breaker.try_acquire()?.failure(); // the retry fails too
+/// assert_eq!(attempts.next_delay(&breaker, retry, None), None); // no retry left
+/// assert_eq!(breaker.metrics().retries, 1);
+/// # Ok::<(), breakerbox::CircuitOpen>(())
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub struct Attempts {
+    attempts: RetryAttempts,
+}
+
+impl Attempts {
+    /// A retried call under `retry` (the group's, from
+    /// [`Breaker::group_retry`]) on `breaker`, before its first attempt. The
+    /// clock is read only when the policy has a deadline.
+    #[inline]
+    pub fn start(breaker: &Breaker, retry: &Retry) -> Self {
+        Attempts {
+            attempts: breaker.first_attempt(retry),
+        }
+    }
+
+    /// After an attempt whose outcome was recorded on its permit (call it
+    /// after, so that a failure that opened the circuit is seen): the wait
+    /// before the next attempt, at least `hint` (a server's `Retry-After`),
+    /// or `None` when the call ends with this attempt. A retry allowed is
+    /// counted in the breaker's `retries` and drawn from the budget; one the
+    /// budget refuses is counted in `retries_budget_exhausted`.
+    #[inline]
+    pub fn next_delay(
+        &mut self,
+        breaker: &Breaker,
+        retry: &Retry,
+        hint: Option<Duration>,
+    ) -> Option<Duration> {
+        breaker.retry_recorded(retry, &mut self.attempts, hint)
+    }
+
+    /// The call ends with the attempt just recorded, with no retry asked for.
+    #[inline]
+    pub fn finish(mut self, retry: &Retry) {
+        self.attempts.settle(retry);
+    }
+}
