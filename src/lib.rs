@@ -780,9 +780,6 @@ pub mod testing;
 #[cfg_attr(docsrs, doc(cfg(feature = "config")))]
 pub mod config_file;
 
-/// Exporters of the registry's metrics: Prometheus (feature `prometheus`) and the
-/// `metrics` facade (feature `metrics`); and transitions as `tracing` events
-/// (feature `tracing`).
 #[cfg(any(feature = "prometheus", feature = "metrics", feature = "tracing"))]
 #[cfg_attr(
     docsrs,

@@ -61,7 +61,7 @@
 //! | `timeout_ms` | duration (`"30s"`, `"1m30s"`) or integer milliseconds (`u64`) |
 //! | `max_concurrent` | integer (`u32`) |
 //! | `latency_p99_ms` | duration (`"30s"`, `"1m30s"`) or integer milliseconds (`u64`) |
-//! | `ramp_ms` | integer (`u64`) |
+//! | `ramp_ms` | duration (`"30s"`, `"1m30s"`) or integer milliseconds (`u64`) |
 //! | `jitter` | number (`f64`) |
 //! | `shadow` | `true` or `false` (a variable: the text `true` or `false`) |
 //! | `histogram_ms` | duration (`"10s"`) or integer milliseconds (`u64`) |
