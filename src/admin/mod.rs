@@ -115,8 +115,8 @@
 //! **error** (every `4xx` and `5xx` this router makes): `{"error": code,
 //! "message": text}`, with `code` one of `unauthorized` (401), `forbidden`
 //! (403), `not_found`, `unknown_group`, `unknown_key`, `keys_not_registered`,
-//! `events_off` (404), `method_not_allowed` (405), `payload_too_large` (413),
-//! `uri_too_long` (414), `bad_request` (400).
+//! `events_off` (404), `method_not_allowed` (405), `request_timeout` (408),
+//! `payload_too_large` (413), `uri_too_long` (414), `bad_request` (400).
 //!
 //! # Security
 //!
@@ -134,7 +134,10 @@
 //!   probes that send no header.
 //! - **Bounded input**: a credential over 512 bytes is refused unread, a body
 //!   over [`max_body`](AdminBuilder::max_body) bytes (1 KiB by default) is
-//!   `413`, a path segment over 256 bytes is `414`.
+//!   `413` (at once when its `Content-Length` says so, before any byte of it
+//!   is read), a body that takes longer than
+//!   [`body_timeout`](AdminBuilder::body_timeout) (10 s by default) to arrive
+//!   is `408`, a path segment over 256 bytes is `414`.
 //! - **A refused request changes nothing**: credentials are checked first, then
 //!   the path, then the body, then the names; only then is the action taken.
 //!   Unknown names, malformed bodies and wrong methods are `4xx` JSON errors.

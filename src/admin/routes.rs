@@ -254,7 +254,7 @@ async fn mutation<P: Segments>(
 ) -> Result<Mutation<P>, Response> {
     let caller = inner.may_mutate(headers, uri)?;
     let path = segments(path)?;
-    let asked = read_asked(inner, body, shadow).await?;
+    let asked = read_asked(inner, headers, body, shadow).await?;
     Ok(Mutation {
         caller,
         path,
@@ -416,26 +416,60 @@ struct Asked {
     reason: Option<String>,
 }
 
-/// Reads and parses an action's body within the router's bound: a
+/// Reads and parses an action's body within the router's bounds: a
 /// `.../shadow` route's (`{"on", "reason"?}`) when `shadow`, else one that
-/// names its action.
+/// names its action. A declared length over the size bound is refused before
+/// any byte is read, and a body that takes longer than the time bound to
+/// arrive is refused when the bound passes.
 async fn read_asked(
     inner: &Inner,
+    headers: &HeaderMap,
     body: axum::body::Body,
     shadow: bool,
 ) -> Result<Asked, Response> {
-    let bytes = axum::body::to_bytes(body, inner.max_body)
-        .await
-        .map_err(|_| {
-            refuse(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                "payload_too_large",
+    let too_large = |what: String| {
+        refuse(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "payload_too_large",
+            format!("{what}; the bound is {} bytes", inner.max_body),
+        )
+    };
+    if let Some(declared) = headers.get(header::CONTENT_LENGTH) {
+        // hyper has refused a malformed length before the router sees it.
+        let declared = declared.to_str().ok().and_then(|v| v.parse::<u64>().ok());
+        match declared {
+            Some(n) if n > inner.max_body as u64 => {
+                return Err(too_large(format!("the body declares {n} bytes")));
+            }
+            Some(_) => {}
+            None => {
+                return Err(refuse(
+                    StatusCode::BAD_REQUEST,
+                    "bad_request",
+                    "`Content-Length` is not a length",
+                ))
+            }
+        }
+    }
+    let read = axum::body::to_bytes(body, inner.max_body);
+    let bytes = match tokio::time::timeout(inner.body_timeout, read).await {
+        Ok(Ok(bytes)) => bytes,
+        Ok(Err(_)) => {
+            return Err(too_large(
+                "the body is over the bound, or was cut short".to_owned(),
+            ))
+        }
+        Err(_) => {
+            return Err(refuse(
+                StatusCode::REQUEST_TIMEOUT,
+                "request_timeout",
                 format!(
-                    "the body is over {} bytes, or was cut short",
-                    inner.max_body
+                    "the body did not arrive within {} ms",
+                    inner.body_timeout.as_millis()
                 ),
-            )
-        })?;
+            ))
+        }
+    };
     let bad = |message: String| refuse(StatusCode::BAD_REQUEST, "bad_request", message);
     let expected = if shadow {
         SHADOW_BODY
