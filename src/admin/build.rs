@@ -216,7 +216,10 @@ impl Admin {
         AdminBuilder::new(Source::Global(crate::registry()))
     }
 
-    /// The router: mount it with `Router::nest` or serve it as it is.
+    /// The router: serve it as it is, or mount it with
+    /// `Router::nest_service`, which answers both the prefix and the prefix
+    /// with a trailing slash (`/admin` and `/admin/`; under `Router::nest`
+    /// axum routes only the first to it).
     pub fn router(&self) -> axum::Router {
         super::routes::router(Arc::clone(&self.inner))
     }

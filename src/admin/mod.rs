@@ -16,7 +16,9 @@
 //!     .events(512)                 // a ring of the last 512 events
 //!     .unready_when_open("database")
 //!     .build()?;
-//! let app = axum::Router::new().nest("/admin", admin.router());
+//! // `nest_service` answers `/admin` and `/admin/` alike (`nest` gives the
+//! // router `/admin` alone: axum routes `/admin/` to the app's fallback).
+//! let app = axum::Router::new().nest_service("/admin", admin.router());
 //! let listener = tokio::net::TcpListener::bind("127.0.0.1:9000").await?;
 //! axum::serve(listener, app).await?;
 //! # Ok(())
@@ -44,15 +46,21 @@
 //! allows requests to its own origin only): every circuit's state now, a state
 //! timeline of the last 10 minutes, the rejection rate and probe success rate
 //! (since the process started), and flapping (transitions in the last 5
-//! minutes), live from `/events/stream`, with `/breakers` read again at each
-//! event and every 5 seconds; a keyed group shows its keys by state and its
-//! worst keys. It reads the routes beside it, so it works wherever the router
-//! is nested. The timelines start from the events the ring still holds (the
-//! router needs [`events`](AdminBuilder::events)), and the page serves without
-//! a credential but cannot read routes that
-//! [`protect_reads`](AdminBuilder::protect_reads) guards (a browser's event
-//! stream sends no `Authorization` header). The repository's
-//! `docs/status-page.png` shows it.
+//! minutes); a keyed group shows its keys by state and a timeline for each
+//! of its worst keys and of the keys whose transitions the ring holds (a key
+//! that opened and recovered), at most [`worst_keys`](AdminBuilder::worst_keys)
+//! of them. The table is rendered by the router as of the request, so the
+//! document as served shows every state and timeline with no script run (a
+//! plain `chromium --headless --screenshot` captures it); the page's script
+//! then follows `/events/stream`, reading `/breakers` again at each event and
+//! every 5 seconds. It reads the routes beside it, so it works wherever the
+//! router is mounted. The timelines start from the events the ring still
+//! holds (the router needs [`events`](AdminBuilder::events); without it each
+//! timeline is the state now). The page serves without a credential; where
+//! [`protect_reads`](AdminBuilder::protect_reads) guards the reads it is
+//! served without its table to a request that brings no read token, and its
+//! script cannot read the guarded routes (a browser's event stream sends no
+//! `Authorization` header). The repository's `docs/status-page.png` shows it.
 //!
 //! Resilience4j's actuator (`/actuator/circuitbreakers`, `.../circuitbreakerevents`,
 //! the health indicator) is the model: a map by name, the state, the counts and
@@ -155,6 +163,7 @@
 mod auth;
 mod build;
 mod json;
+mod page;
 mod ring;
 mod routes;
 mod service;

@@ -22,6 +22,7 @@ use tokio::sync::broadcast::error::RecvError;
 use super::auth::{Caller, Refusal, Role};
 use super::build::Inner;
 use super::json;
+use super::page;
 
 /// Longest path segment (a group or a key, percent-decoded) looked up.
 const MAX_SEGMENT: usize = 256;
@@ -274,6 +275,12 @@ async fn list(State(inner): State<Shared>, headers: HeaderMap, uri: Uri) -> Resp
     if let Err(refused) = inner.may_read(&headers, &uri) {
         return refused;
     }
+    answer(StatusCode::OK, &every_breaker(&inner))
+}
+
+/// What `GET /breakers` answers: every unkeyed breaker, every keyed group the
+/// router knows, and the registry's conflicts.
+fn every_breaker(inner: &Inner) -> Value {
     let overrides = inner.registry.overrides();
     let conflicts = inner.registry.conflicts();
     let breakers: serde_json::Map<String, Value> = inner
@@ -293,10 +300,7 @@ async fn list(State(inner): State<Shared>, headers: HeaderMap, uri: Uri) -> Resp
         .filter_map(|m| Some((m.group.to_owned(), inner.keyed_json(m.group, &all)?)))
         .collect();
     let conflicts: Vec<String> = conflicts.iter().map(ToString::to_string).collect();
-    answer(
-        StatusCode::OK,
-        &json!({"breakers": breakers, "keyed": keyed, "conflicts": conflicts}),
-    )
+    json!({"breakers": breakers, "keyed": keyed, "conflicts": conflicts})
 }
 
 async fn group(
@@ -756,18 +760,22 @@ async fn health(State(inner): State<Shared>) -> Response {
     answer(status, &json!({"status": word, "groups": groups}))
 }
 
-/// The status page: one self-contained document (inline CSS and JS, nothing
-/// fetched from elsewhere) that reads `/breakers`, `/events` and
-/// `/events/stream` beside it.
-const PAGE: &str = include_str!("page.html");
-
 /// The policy the page runs under: its own inline script and style, requests
 /// to this origin only.
 const PAGE_POLICY: &str = "default-src 'none'; script-src 'unsafe-inline'; \
     style-src 'unsafe-inline'; connect-src 'self'; base-uri 'none'; form-action 'none'";
 
-async fn page() -> Response {
-    let mut response = PAGE.into_response();
+/// The status page, its table rendered as of this request (for a caller who
+/// may read: the shell alone otherwise), then following the event stream.
+async fn page(State(inner): State<Shared>, headers: HeaderMap, uri: Uri) -> Response {
+    let document = match inner.may_read(&headers, &uri) {
+        Ok(()) => {
+            let events = inner.ring.as_ref().map(|ring| ring.last(usize::MAX));
+            page::render(&every_breaker(&inner), events.as_deref().unwrap_or(&[]))
+        }
+        Err(_) => page::shell(),
+    };
+    let mut response = document.into_response();
     let headers = response.headers_mut();
     headers.insert(
         header::CONTENT_TYPE,
