@@ -24,7 +24,9 @@
 //! recorded; once the failure policy trips, calls are refused without running the
 //! body until `open_ms` has passed, then a probe decides whether to close again.
 //! The runtime underneath is [`Breaker`], [`Registry`] and [`Config`]; they can be
-//! used directly too (re-exported here from `breaker_core`).
+//! used directly too (re-exported here from `breaker_core`). Coming from
+//! resilience4j, Polly or failsafe-go? [`migrating`] maps their settings to
+//! these keys and says what behaves differently.
 //!
 //! The attribute's keys, what it records, what an open circuit returns and
 //! what it refuses at compile time are on its own page:
@@ -764,6 +766,8 @@ pub mod registry {
 }
 
 pub mod timeout;
+
+pub mod migrating;
 
 // The feature-gated step between an attribute's site and its registry.
 mod testing_hook;

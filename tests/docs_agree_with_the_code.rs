@@ -101,3 +101,48 @@ fn the_file_key_table_says_duration_for_every_key_that_takes_one() {
     }
     assert!(rows > 20, "the table was not found");
 }
+
+/// The keys of the attribute's table in the crate docs.
+fn attribute_keys() -> Vec<String> {
+    let lib = include_str!("../src/lib.rs");
+    let start = lib
+        .find("/// | key | type | default |")
+        .expect("the attribute table");
+    lib[start..]
+        .lines()
+        .skip(2)
+        .take_while(|line| line.starts_with("/// | `"))
+        .filter_map(|line| line["/// | `".len()..].split('`').next())
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn every_key_the_migration_page_names_is_a_key_of_the_attribute() {
+    let keys = attribute_keys();
+    assert!(keys.iter().any(|k| k == "successes_to_close"), "{keys:?}");
+    let page = include_str!("../src/migrating.rs");
+    let mut named = 0;
+    for row in page.lines().filter(|l| l.starts_with("//! | ")) {
+        // The breakerbox column: the last cell.
+        let cells: Vec<&str> = row.trim_end_matches(" |").split(" | ").collect();
+        let ours = cells[cells.len() - 1];
+        let parts: Vec<&str> = ours.split('`').collect();
+        for (i, code) in parts.iter().enumerate().skip(1).step_by(2) {
+            // A link's text names an item, not a key.
+            if parts[i - 1].ends_with('[') {
+                continue;
+            }
+            let word = code.split([' ', '=']).next().unwrap_or_default();
+            if word.is_empty() || !word.bytes().all(|b| b.is_ascii_lowercase() || b == b'_') {
+                continue;
+            }
+            named += 1;
+            assert!(
+                keys.iter().any(|k| k == word),
+                "the migration page names `{word}`, which is no key ({row})"
+            );
+        }
+    }
+    assert!(named > 30, "the tables were not found");
+}
