@@ -24,7 +24,9 @@
 //! recorded; once the failure policy trips, calls are refused without running the
 //! body until `open_ms` has passed, then a probe decides whether to close again.
 //! The runtime underneath is [`Breaker`], [`Registry`] and [`Config`]; they can be
-//! used directly too (re-exported here from `breaker_core`).
+//! used directly too (re-exported here from `breaker_core`). Coming from
+//! resilience4j, Polly or failsafe-go? [`migrating`] maps their settings to
+//! these keys and says what behaves differently.
 //!
 //! The attribute's keys, what it records, what an open circuit returns and
 //! what it refuses at compile time are on its own page:
@@ -198,10 +200,13 @@
 //! purpose.)
 //!
 //! - **The call runs.** The fn's body runs on every call and its outcome is
-//!   counted; the fallback is never called for it. A call admitted in place of
-//!   a refusal never moves the breaker: it is not a probe, and while open its
-//!   failure does not reopen anything (a ramp's call is judged as any closed
-//!   call).
+//!   counted. A call admitted in place of a refusal
+//!   ([`Permit::is_shadow_call`](breaker::Permit::is_shadow_call)) never moves
+//!   the breaker: it is not a probe, and while open its failure does not
+//!   reopen anything (a ramp's call is judged as any closed call). The
+//!   fallback never answers it: with `fallback_on = "failure"` its error is
+//!   returned as it is, and it runs without `timeout_ms`'s deadline, whose
+//!   only answer there would be the fallback.
 //! - **Two refusals stay.** A full bulkhead (`max_concurrent`) still refuses:
 //!   it protects this process, not the dependency. A forced open still
 //!   refuses: it is an operator's order, not a threshold being tuned.
@@ -432,7 +437,7 @@
 /// | `latency_p99_ms` | integer (`u64`) | none | open when the window's p99 latency is above this, even if every call succeeds; needs a window |
 /// | `ramp_ms` | integer (`u64`) | none | after a close, admit a share of calls that rises linearly from none to all over this; the others are refused at once with [`OpenReason::Ramping`] (see [The traffic ramp](crate#the-traffic-ramp)) |
 /// | `jitter` | number (`f64`) | 0.0 | share, in `[0, 1)`, by which each open is stretched or shortened at random: `0.2` opens for 80% to 120% of the duration |
-/// | `shadow` | `true` or `false` | `false` | shadow mode: the fn's body runs on every call, the fallback never; what the breaker would have refused is counted in `shadow_refused` (see [Shadow mode](crate#shadow-mode)) |
+/// | `shadow` | `true` or `false` | `false` | shadow mode: the fn's body runs on every call, and the fallback never answers a call admitted in place of a refusal (its failure, or its deadline, with `fallback_on = "failure"`); what the breaker would have refused is counted in `shadow_refused` (see [Shadow mode](crate#shadow-mode)) |
 /// | `histogram_ms` | integer (`u64`) | none | keep a call-duration histogram by outcome, buckets at 1, 2.5 and 5 times each power of ten of milliseconds up to this (`10_000`: 1 ms to 10 s), exported as `breaker_calls_seconds`; fixed for the breaker's life |
 /// | `fallback` | path, or `path(why)` | none | fn called with the same arguments when the circuit refuses (see [Fallbacks](#fallbacks)); `path(why)` passes a [`Fallback`] saying why as one more, last, argument |
 /// | `fallback_on` | `"refusal"` or `"failure"` | `"refusal"` | what the fallback answers: refusals only (open, half-open full, forced, bulkhead full), or also timeouts and the errors `is_failure` counts as failures (never an ignored error, never a panic); needs `fallback` |
@@ -556,6 +561,11 @@
 ///   [`Fallback::TimedOut`]) and an `Err` the classifier counts as a failure
 ///   ([`Fallback::Failed`] with the error; every `Err` without `is_failure`). An
 ///   error `is_failure` ignores is returned as it is, and so is a success.
+/// - **Shadow mode** (`shadow = true`): a call the breaker would have refused
+///   runs, and whatever it returns is the caller's answer: the fallback
+///   answers no failure of such a call, and with `timeout_ms` such a call
+///   runs without the deadline (it has no answer for it but the fallback's).
+///   The group's other calls are answered as above.
 /// - **A panic** is recorded as a failure and goes on unwinding: no fallback
 ///   answers it.
 /// - **Never counted.** The call's outcome (a failure, a timeout, a refusal) is
@@ -774,6 +784,8 @@ pub mod registry {
 
 pub mod timeout;
 
+pub mod migrating;
+
 // The feature-gated step between an attribute's site and its registry.
 mod testing_hook;
 
@@ -789,10 +801,6 @@ pub mod testing;
 #[cfg_attr(docsrs, doc(cfg(feature = "config")))]
 pub mod config_file;
 
-/// Exporters of the registry's metrics: Prometheus (feature `prometheus`), the
-/// `metrics` facade (feature `metrics`) and OpenTelemetry (feature `otel`);
-/// transitions as `tracing` events and each call's verdict on its span
-/// (feature `tracing`).
 #[cfg(any(
     feature = "prometheus",
     feature = "metrics",

@@ -10,10 +10,14 @@
 //! for `latency_p99_ms`), and the caller gets a [`TimedOut`](crate::TimedOut):
 //!
 //! - `#[circuit_breaker(timeout_ms = ..)]` returns `Err(E::from(timed_out))`, so
-//!   the fn must return `Result<_, E>` with `E: From<TimedOut>`, **with or
-//!   without** `fallback`: a fallback answers refusals (open circuit, full
-//!   bulkhead), which happen before the body takes its arguments; a timed-out
-//!   body has consumed them.
+//!   the fn must return `Result<_, E>` with `E: From<TimedOut>`, also with a
+//!   `fallback` that answers refusals only (the default): such a fallback
+//!   answers an open circuit or a full bulkhead, not a deadline.
+//! - With `fallback = .., fallback_on = "failure"` the fallback answers the
+//!   timed-out call instead ([`Fallback::TimedOut`](crate::Fallback::TimedOut)),
+//!   and `E` needs no `From<TimedOut>`. In shadow mode a call admitted in place
+//!   of a refusal is never answered by the fallback, so under such a fallback
+//!   it runs without the deadline, to its end.
 //! - [`Breaker::call_async_guarded`](crate::Breaker::call_async_guarded) returns
 //!   [`CallError::TimedOut`](crate::CallError::TimedOut).
 //!

@@ -1,8 +1,11 @@
 //! The admin router's status page: one self-contained HTML document, and in a
 //! real browser (headless Chromium) it shows every circuit's state and
 //! timeline, the share a ramping circuit admits, and a circuit that trips
-//! while the page follows the event stream. Without Chromium the browser test
-//! says so and passes, except under CI (`CI` set), where a missing `chromium`
+//! while the page follows the event stream. The table is rendered by the
+//! server as of the request, so a plain screenshot (no wait, no script) shows
+//! it, per-key timelines included; mounted with `nest_service`, the page
+//! answers at `/admin` and `/admin/`. Without Chromium the browser tests
+//! say so and pass, except under CI (`CI` set), where a missing `chromium`
 //! fails it. A screenshot of the page is kept in
 //! `target/artifacts/status-page.png`.
 
@@ -70,9 +73,22 @@ fn chromium() -> Option<PathBuf> {
     }
 }
 
-/// Chromium, headless, on `url` with `extra` arguments (what it prints).
+/// Chromium, headless, on `url` with `extra` arguments (what it prints),
+/// given 4 s of virtual time for the page's script.
 fn headless(chromium: &PathBuf, url: &str, extra: &[&str]) -> String {
-    let profile = std::env::temp_dir().join(format!("breakerbox-chromium-{}", std::process::id()));
+    let mut args = vec!["--virtual-time-budget=4000"];
+    args.extend_from_slice(extra);
+    plain_headless(chromium, url, &args, "budget")
+}
+
+/// Chromium, headless, on `url` with `extra` arguments and nothing else: it
+/// captures the page as it loads, without waiting for its script. `profile`
+/// names its own profile directory, so two runs never share one.
+fn plain_headless(chromium: &PathBuf, url: &str, extra: &[&str], profile: &str) -> String {
+    let profile = std::env::temp_dir().join(format!(
+        "breakerbox-chromium-{}-{profile}",
+        std::process::id()
+    ));
     let output = Command::new(chromium)
         .args([
             "--headless",
@@ -83,7 +99,6 @@ fn headless(chromium: &PathBuf, url: &str, extra: &[&str]) -> String {
             "--disable-background-networking",
             "--disable-component-update",
             "--disable-sync",
-            "--virtual-time-budget=4000",
         ])
         .arg(format!("--user-data-dir={}", profile.display()))
         .args(extra)
@@ -226,6 +241,115 @@ async fn headless_chromium_shows_the_open_circuit_and_its_timeline() {
     let screenshot = format!("--screenshot={}", shot.display());
     tokio::task::spawn_blocking(move || {
         headless(&chromium, &url, &[&screenshot, "--window-size=1280,520"])
+    })
+    .await
+    .unwrap();
+    let png = std::fs::read(&shot).expect("a screenshot");
+    assert!(png.starts_with(b"\x89PNG"), "not a PNG");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plain_screenshot_shows_the_states_and_each_keys_timeline_without_waiting() {
+    let clock = ManualClock::new();
+    let registry = Arc::new(Registry::with_clock(clock.clone()));
+    let admin = Admin::builder(Arc::clone(&registry))
+        .read_only()
+        .events(64)
+        .keyed::<String>("hosts")
+        .build()
+        .unwrap();
+    registry
+        .breaker("search", &trips_at_once())
+        .try_acquire()
+        .unwrap()
+        .failure();
+    registry.breaker("mail", &trips_at_once());
+    let hosts = registry
+        .keyed::<String>(
+            "hosts",
+            &Config::builder()
+                .threshold(1)
+                .open_duration(Duration::from_secs(1))
+                .build()
+                .unwrap(),
+            100,
+        )
+        .unwrap();
+    // One key opened and recovered, one is open.
+    let recovered = hosts.breaker("a.example");
+    recovered.try_acquire().unwrap().failure();
+    clock.advance(Duration::from_secs(1));
+    recovered.try_acquire().unwrap().success();
+    hosts.breaker("b.example").try_acquire().unwrap().failure();
+
+    let app = axum::Router::new().nest_service("/admin", admin.router());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/admin", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+
+    // Both addresses serve the page, its table already in the document.
+    for address in [url.clone(), format!("{url}/")] {
+        let response = reqwest::get(&address).await.unwrap();
+        assert_eq!(response.status(), 200, "{address}");
+        let page = response.text().await.unwrap();
+        assert!(
+            page.contains(r#"<tr data-group="search" data-state="open">"#),
+            "{address}: {page}"
+        );
+    }
+
+    let Some(chromium) = chromium() else {
+        return;
+    };
+    // The document as loaded, without waiting for the page's script.
+    let dom = {
+        let (chromium, url) = (chromium.clone(), format!("{url}/"));
+        tokio::task::spawn_blocking(move || plain_headless(&chromium, &url, &["--dump-dom"], "dom"))
+            .await
+            .unwrap()
+    };
+    for (group, state) in [
+        ("search", "open"),
+        ("mail", "closed"),
+        ("hosts (keyed)", "open"),
+    ] {
+        let row = format!(r#"<tr data-group="{group}" data-state="{state}">"#);
+        assert!(dom.contains(&row), "no {row} in the page:\n{dom}");
+    }
+    // The recovered key's timeline: closed, open, half-open, closed again.
+    let start = dom
+        .find(r#"<div class="timeline" data-group="hosts" data-key="a.example">"#)
+        .expect("a.example's timeline");
+    let timeline = &dom[start..];
+    let timeline = &timeline[..timeline.find("</div>").unwrap()];
+    let states: Vec<&str> = timeline
+        .split(r#"data-state=""#)
+        .skip(1)
+        .map(|rest| &rest[..rest.find('"').unwrap()])
+        .collect();
+    assert_eq!(
+        states,
+        ["closed", "open", "half_open", "closed"],
+        "{timeline}"
+    );
+    assert!(
+        dom.contains(r#"<div class="timeline" data-group="hosts" data-key="b.example">"#),
+        "{dom}"
+    );
+
+    // A plain screenshot, no wait: the same document, drawn.
+    let artifacts = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/artifacts");
+    std::fs::create_dir_all(&artifacts).unwrap();
+    let shot = artifacts.join("status-page-first-view.png");
+    let _ = std::fs::remove_file(&shot);
+    let screenshot = format!("--screenshot={}", shot.display());
+    tokio::task::spawn_blocking(move || {
+        plain_headless(
+            &chromium,
+            &url,
+            &[&screenshot, "--window-size=1280,520"],
+            "shot",
+        )
     })
     .await
     .unwrap();

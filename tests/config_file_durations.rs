@@ -107,6 +107,28 @@ fn a_bad_duration_in_a_variable_names_the_variable_and_reason() {
 }
 
 #[test]
+fn a_quoted_number_without_a_unit_in_a_file_is_refused_and_an_integer_is_milliseconds() {
+    for text in ["30", "30_000", " 250 ", "0"] {
+        let file = format!("[groups.search]\nopen_ms = \"{text}\"\n");
+        let err = Settings::from_toml_str(&file, "app.toml").unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::WrongType, "{text:?}: {err}");
+        let msg = err.to_string();
+        for part in [
+            "`app.toml` line 2",
+            &format!("`{}` has no unit", text.trim()),
+            "write whole milliseconds as an integer, without quotes",
+        ] {
+            assert!(msg.contains(part), "{text:?}: missing {part:?} in {msg}");
+        }
+    }
+    let settings = Settings::from_toml_str("[groups.search]\nopen_ms = 30\n", "app.toml").unwrap();
+    assert_eq!(
+        resolved(&settings, "search").open_duration(),
+        Duration::from_millis(30)
+    );
+}
+
+#[test]
 fn a_duration_the_rules_refuse_is_refused_by_the_rule() {
     let err = Settings::from_toml_str("[defaults]\nopen_ms = \"0s\"\n", "app.toml").unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Refused, "{err}");

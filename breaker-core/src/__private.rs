@@ -85,15 +85,20 @@ pub fn retry_sleep(breaker: &Breaker, delay: Duration) {
 }
 
 /// A retried call's last result, for `fallback_on = "failure"`: `Ok` with the
-/// value to return (a success, or an error the classifier ignores), `Err` with
-/// a failure for the fallback. Not public API.
+/// value to return (a success, an error the classifier ignores, or anything a
+/// `shadow` call returned: one shadow mode admitted in place of a refusal),
+/// `Err` with a failure for the fallback. Not public API.
 #[inline]
-pub fn retry_failed<T, E, C>(result: Result<T, E>, classifier: &C) -> Result<Result<T, E>, E>
+pub fn retry_failed<T, E, C>(
+    result: Result<T, E>,
+    classifier: &C,
+    shadow: bool,
+) -> Result<Result<T, E>, E>
 where
     C: crate::Classifier<E> + ?Sized,
 {
     match result {
-        Err(error) if classifier.is_failure(&error) => Err(error),
+        Err(error) if !shadow && classifier.is_failure(&error) => Err(error),
         other => Ok(other),
     }
 }

@@ -99,14 +99,17 @@ pub trait NoClassifier {}
 
 /// A body's value under a fallback that answers failures (`fallback_on =
 /// "failure"`): `Answered(value).failed(permit, &classifier)` records the
-/// outcome first, then gives back `Ok(value)` to return as it is (a success, or
-/// an error the classifier ignores) or `Err(error)` for the fallback to answer.
+/// outcome first, then gives back `Ok(value)` to return as it is (a success, an
+/// error the classifier ignores, or any value of a call shadow mode admitted in
+/// place of a refusal) or `Err(error)` for the fallback to answer.
 /// A value that is not a `Result` finds [`AnsweredAny::failed`], which does
 /// not compile.
 pub struct Answered<R>(pub R);
 
 impl<T, E> Answered<Result<T, E>> {
-    /// Records the outcome, and hands a failure's error to the caller's fallback.
+    /// Records the outcome, and hands a failure's error to the caller's
+    /// fallback, unless shadow mode admitted the call in place of a refusal
+    /// ([`Permit::is_shadow_call`]): a fallback never answers such a call.
     #[inline(always)]
     pub fn failed<C: Classifier<E> + ?Sized>(
         self,
@@ -119,8 +122,12 @@ impl<T, E> Answered<Result<T, E>> {
                 Ok(Ok(value))
             }
             Err(error) if classifier.is_failure(&error) => {
+                let shadow = permit.is_shadow_call();
                 permit.failure();
-                Err(error)
+                match shadow {
+                    false => Err(error),
+                    true => Ok(Err(error)),
+                }
             }
             Err(error) => {
                 permit.ignore();

@@ -168,11 +168,15 @@ fn a_ramp_in_shadow_mode_admits_what_its_credit_holds_back_as_ordinary_calls() {
     assert_eq!(breaker.state(), State::Closed);
     // At the start of the ramp its credit admits nearly nothing: shadow mode
     // admits every claim, and a failure among them trips as a closed call's.
+    let mut held_back = 0;
     for _ in 0..5 {
-        breaker.try_acquire().expect("shadow mode").success();
+        let call = breaker.try_acquire().expect("shadow mode");
+        held_back += u64::from(call.is_shadow_call());
+        call.success();
     }
     let m = breaker.metrics();
     assert!(m.shadow_refused >= 4, "{m:?}");
+    assert_eq!(held_back, m.shadow_refused, "each held-back call tells so");
     assert_eq!(m.ramp_refused, 0);
     breaker.try_acquire().unwrap().failure();
     assert_eq!(breaker.state(), State::Open);

@@ -273,7 +273,19 @@ fn expand_future_tail(attr: &Attr, mut item: ItemFn, tail: Box<FutureTail>) -> T
 /// }
 /// ```
 /// With `fallback_on = "failure"` the timed-out call is answered by the
-/// fallback instead: `None => return /* fallback_call, why = Fallback::TimedOut(..) */`.
+/// fallback instead, and a call shadow mode admitted in place of a refusal,
+/// which the fallback never answers, runs without the deadline:
+/// ```text
+/// let __body = body;
+/// if __permit.is_shadow_call() {
+///     __body.await
+/// } else {
+///     match within(/* as above */, __body).await {
+///         Some(result) => result,
+///         None => return /* fallback_call, why = Fallback::TimedOut(..) */,
+///     }
+/// }
+/// ```
 /// The deadline is the group's effective config (a file may change it); the
 /// literal only stands in when that config has none. The body's future is
 /// dropped inside `within`, before the failure is recorded.
@@ -299,26 +311,50 @@ fn run_async(attr: &Attr, l: &Locals, body: TokenStream, ret_span: Span) -> Toke
     let late = quote_spanned! {Span::mixed_site()=>
         #krate::__private_v01::timed_out(&#breaker, #permit, #after)
     };
-    let answer = match &attr.fallback {
-        Some(fallback) if fallback.on_failure => {
-            let why = quote_spanned!(Span::mixed_site()=> #krate::__private_v01::Fallback::TimedOut(#late));
-            fallback_call(attr, fallback, true, &why)
-        }
-        _ => quote_spanned! {ret_span=>
-            #answer_krate::__private_v01::Answer::err(
-                #answer_krate::__private_v01::TimedOutInto::timed_out_into(#late),
-            )
-        },
+    let after_of = quote_spanned! {Span::mixed_site()=>
+        let #after = match #breaker.config().timeout() {
+            ::core::option::Option::Some(after) => after,
+            ::core::option::Option::None => ::core::time::Duration::from_millis(#literal),
+        };
     };
-    quote_spanned! {Span::mixed_site()=>
-        {
-            let #after = match #breaker.config().timeout() {
-                ::core::option::Option::Some(after) => after,
-                ::core::option::Option::None => ::core::time::Duration::from_millis(#literal),
-            };
+    let raced = |body: &TokenStream, answer: TokenStream| {
+        quote_spanned! {Span::mixed_site()=>
             match #krate::__private_v01::within(#timer, #after, #body).await {
                 ::core::option::Option::Some(result) => result,
                 ::core::option::Option::None => return #answer,
+            }
+        }
+    };
+    match &attr.fallback {
+        Some(fallback) if fallback.on_failure => {
+            let why = quote_spanned!(Span::mixed_site()=> #krate::__private_v01::Fallback::TimedOut(#late));
+            let answer = fallback_call(attr, fallback, true, &why);
+            let future = Ident::new("__body", Span::mixed_site()).into_token_stream();
+            let raced = raced(&future, answer);
+            quote_spanned! {Span::mixed_site()=>
+                {
+                    let #future = #body;
+                    if #permit.is_shadow_call() {
+                        #future.await
+                    } else {
+                        #after_of
+                        #raced
+                    }
+                }
+            }
+        }
+        _ => {
+            let answer = quote_spanned! {ret_span=>
+                #answer_krate::__private_v01::Answer::err(
+                    #answer_krate::__private_v01::TimedOutInto::timed_out_into(#late),
+                )
+            };
+            let raced = raced(&body, answer);
+            quote_spanned! {Span::mixed_site()=>
+                {
+                    #after_of
+                    #raced
+                }
             }
         }
     }
@@ -1069,20 +1105,33 @@ fn expand_retry(attr: &Attr, item: ItemFn, retry: &RetryPlan, is_async: bool) ->
             ::core::result::Result::Ok(_) => ::core::option::Option::None,
         }
     };
-    let answer = match attr.fallback.as_ref().filter(|f| f.on_failure) {
-        None => quote_spanned!(Span::mixed_site()=> #result),
+    // With a failure fallback, whether the last attempt was a call shadow
+    // mode admitted in place of a refusal, which the fallback never answers.
+    let shadow = Ident::new("__shadow", Span::mixed_site());
+    let (answer, last_shadow) = match attr.fallback.as_ref().filter(|f| f.on_failure) {
+        None => (
+            quote_spanned!(Span::mixed_site()=> #result),
+            TokenStream::new(),
+        ),
         Some(fallback) => {
             let error = Ident::new("__error", Span::mixed_site());
             let why = quote_spanned!(Span::mixed_site()=> #krate::__private_v01::Fallback::Failed(#error));
             let call = fallback_call(attr, fallback, is_async, &why);
-            quote_spanned! {Span::mixed_site()=>
-                match #krate::__private_v01::retry_failed(#result, #classifier) {
+            let answer = quote_spanned! {Span::mixed_site()=>
+                match #krate::__private_v01::retry_failed(#result, #classifier, #shadow) {
                     ::core::result::Result::Ok(value) => value,
                     #[allow(unused_variables)] // a fallback without `why` drops the error
                     ::core::result::Result::Err(#error) => #call,
                 }
-            }
+            };
+            let last_shadow =
+                quote_spanned!(Span::mixed_site()=> #shadow = #permit.is_shadow_call(););
+            (answer, last_shadow)
         }
+    };
+    let shadow_decl = match last_shadow.is_empty() {
+        true => TokenStream::new(),
+        false => quote_spanned!(Span::mixed_site()=> let mut #shadow = false;),
     };
     quote! {
         #(#outer)*
@@ -1097,10 +1146,12 @@ fn expand_retry(attr: &Attr, item: ItemFn, retry: &RetryPlan, is_async: bool) ->
             let mut #attempts = #krate::__private_v01::retry_start(&#breaker, #site);
             #lints
             let mut #permit = #permit;
+            #shadow_decl
             #[allow(unused_braces)]
             let #result = loop {
                 #run
                 let #hint = #hint_of;
+                #last_shadow
                 match #krate::__private_v01::retry_verdict(
                     &#breaker, #site, &mut #attempts, #permit, #result, #classifier, #hint,
                 ) {
@@ -1182,23 +1233,21 @@ fn retry_attempt_async(
         true => respan(krate.to_token_stream(), ret_span),
         false => krate.to_token_stream(),
     };
-    let answer = match &attr.fallback {
-        Some(fallback) if fallback.on_failure => {
+    let on_failure = attr.fallback.as_ref().filter(|f| f.on_failure);
+    let answer = match on_failure {
+        Some(fallback) => {
             let why = quote_spanned!(Span::mixed_site()=> #krate::__private_v01::Fallback::TimedOut(#late));
             fallback_call(attr, fallback, true, &why)
         }
-        _ => quote_spanned! {ret_span=>
+        None => quote_spanned! {ret_span=>
             #answer_krate::__private_v01::Answer::err(
                 #answer_krate::__private_v01::TimedOutInto::timed_out_into(#late),
             )
         },
     };
-    quote_spanned! {Span::mixed_site()=>
-        let #after = match #breaker.config().timeout() {
-            ::core::option::Option::Some(after) => after,
-            ::core::option::Option::None => ::core::time::Duration::from_millis(#literal),
-        };
-        let #result = match #krate::__private_v01::within(#timer, #after, #body).await {
+    let future = Ident::new("__body", Span::mixed_site());
+    let raced = quote_spanned! {Span::mixed_site()=>
+        match #krate::__private_v01::within(#timer, #after, #future).await {
             ::core::option::Option::Some(result) => result,
             ::core::option::Option::None => {
                 match #krate::__private_v01::retry_timed_out(&#breaker, #site, &mut #attempts, #permit, #after) {
@@ -1210,6 +1259,26 @@ fn retry_attempt_async(
                     ::core::result::Result::Err(#late) => return #answer,
                 }
             }
+        }
+    };
+    // Under a failure fallback, an attempt shadow mode admits in place of a
+    // refusal runs without the deadline, as without `retry` (see `run_async`).
+    let run = match on_failure {
+        Some(_) => quote_spanned! {Span::mixed_site()=>
+            if #permit.is_shadow_call() {
+                #future.await
+            } else {
+                #raced
+            }
+        },
+        None => raced,
+    };
+    quote_spanned! {Span::mixed_site()=>
+        let #after = match #breaker.config().timeout() {
+            ::core::option::Option::Some(after) => after,
+            ::core::option::Option::None => ::core::time::Duration::from_millis(#literal),
         };
+        let #future = #body;
+        let #result = #run;
     }
 }

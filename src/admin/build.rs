@@ -7,6 +7,7 @@ use std::fmt::Display;
 use std::hash::Hash;
 use std::str::FromStr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use breaker_core::{Breaker, Metrics, Registry, Subscription};
 
@@ -18,6 +19,8 @@ use super::service::AdminService;
 const DEFAULT_WORST_KEYS: usize = 10;
 /// Largest body accepted when the app sets no bound.
 const DEFAULT_MAX_BODY: usize = 1024;
+/// Longest a body may take to arrive when the app sets no bound.
+const DEFAULT_BODY_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The registry a router serves: the process-wide one, or one the app shares.
 #[derive(Clone)]
@@ -88,6 +91,7 @@ pub(super) struct Inner {
     pub(super) keyed: BTreeMap<String, KeyedView>,
     pub(super) worst_keys: usize,
     pub(super) max_body: usize,
+    pub(super) body_timeout: Duration,
     pub(super) unready_when_open: Vec<String>,
     pub(super) ring: Option<Arc<Ring>>,
     /// Keeps the ring's registry subscription for the router's life.
@@ -114,6 +118,7 @@ pub struct AdminBuilder {
     keyed: BTreeMap<String, KeyedView>,
     worst_keys: usize,
     max_body: usize,
+    body_timeout: Duration,
     events: Option<usize>,
     unready_when_open: Vec<String>,
 }
@@ -211,7 +216,10 @@ impl Admin {
         AdminBuilder::new(Source::Global(crate::registry()))
     }
 
-    /// The router: mount it with `Router::nest` or serve it as it is.
+    /// The router: serve it as it is, or mount it with
+    /// `Router::nest_service`, which answers both the prefix and the prefix
+    /// with a trailing slash (`/admin` and `/admin/`; under `Router::nest`
+    /// axum routes only the first to it).
     pub fn router(&self) -> axum::Router {
         super::routes::router(Arc::clone(&self.inner))
     }
@@ -232,6 +240,7 @@ impl AdminBuilder {
             keyed: BTreeMap::new(),
             worst_keys: DEFAULT_WORST_KEYS,
             max_body: DEFAULT_MAX_BODY,
+            body_timeout: DEFAULT_BODY_TIMEOUT,
             events: None,
             unready_when_open: Vec::new(),
         }
@@ -292,9 +301,32 @@ impl AdminBuilder {
         self
     }
 
-    /// The largest request body accepted, in bytes; 1 KiB by default.
+    /// The largest request body accepted, in bytes; 1 KiB by default. A
+    /// request that declares a longer `Content-Length` is answered `413` at
+    /// once, before any byte of its body is read.
     pub fn max_body(mut self, bytes: usize) -> Self {
         self.max_body = bytes;
+        self
+    }
+
+    /// The longest a request's body may take to arrive, from the moment the
+    /// router starts to read it; 10 seconds by default. A body still
+    /// incomplete then is answered `408` and changes nothing, so a client that
+    /// declares a body and sends less of it holds no connection longer.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use breakerbox::admin::Admin;
+    ///
+    /// let admin = Admin::global()
+    ///     .token("ops", "ops-secret-0123456789")
+    ///     .body_timeout(Duration::from_secs(2))
+    ///     .build()
+    ///     .unwrap();
+    /// # let _ = admin;
+    /// ```
+    pub fn body_timeout(mut self, after: Duration) -> Self {
+        self.body_timeout = after;
         self
     }
 
@@ -351,6 +383,7 @@ impl AdminBuilder {
                 keyed: self.keyed,
                 worst_keys: self.worst_keys,
                 max_body: self.max_body,
+                body_timeout: self.body_timeout,
                 unready_when_open: self.unready_when_open,
                 ring,
                 _subscription: subscription,

@@ -16,7 +16,9 @@
 //!     .events(512)                 // a ring of the last 512 events
 //!     .unready_when_open("database")
 //!     .build()?;
-//! let app = axum::Router::new().nest("/admin", admin.router());
+//! // `nest_service` answers `/admin` and `/admin/` alike (`nest` gives the
+//! // router `/admin` alone: axum routes `/admin/` to the app's fallback).
+//! let app = axum::Router::new().nest_service("/admin", admin.router());
 //! let listener = tokio::net::TcpListener::bind("127.0.0.1:9000").await?;
 //! axum::serve(listener, app).await?;
 //! # Ok(())
@@ -44,15 +46,21 @@
 //! allows requests to its own origin only): every circuit's state now, a state
 //! timeline of the last 10 minutes, the rejection rate and probe success rate
 //! (since the process started), and flapping (transitions in the last 5
-//! minutes), live from `/events/stream`, with `/breakers` read again at each
-//! event and every 5 seconds; a keyed group shows its keys by state and its
-//! worst keys. It reads the routes beside it, so it works wherever the router
-//! is nested. The timelines start from the events the ring still holds (the
-//! router needs [`events`](AdminBuilder::events)), and the page serves without
-//! a credential but cannot read routes that
-//! [`protect_reads`](AdminBuilder::protect_reads) guards (a browser's event
-//! stream sends no `Authorization` header). The repository's
-//! `docs/status-page.png` shows it.
+//! minutes); a keyed group shows its keys by state and a timeline for each
+//! of its worst keys and of the keys whose transitions the ring holds (a key
+//! that opened and recovered), at most [`worst_keys`](AdminBuilder::worst_keys)
+//! of them. The table is rendered by the router as of the request, so the
+//! document as served shows every state and timeline with no script run (a
+//! plain `chromium --headless --screenshot` captures it); the page's script
+//! then follows `/events/stream`, reading `/breakers` again at each event and
+//! every 5 seconds. It reads the routes beside it, so it works wherever the
+//! router is mounted. The timelines start from the events the ring still
+//! holds (the router needs [`events`](AdminBuilder::events); without it each
+//! timeline is the state now). The page serves without a credential; where
+//! [`protect_reads`](AdminBuilder::protect_reads) guards the reads it is
+//! served without its table to a request that brings no read token, and its
+//! script cannot read the guarded routes (a browser's event stream sends no
+//! `Authorization` header). The repository's `docs/status-page.png` shows it.
 //!
 //! Resilience4j's actuator (`/actuator/circuitbreakers`, `.../circuitbreakerevents`,
 //! the health indicator) is the model: a map by name, the state, the counts and
@@ -117,8 +125,8 @@
 //! **error** (every `4xx` and `5xx` this router makes): `{"error": code,
 //! "message": text}`, with `code` one of `unauthorized` (401), `forbidden`
 //! (403), `not_found`, `unknown_group`, `unknown_key`, `keys_not_registered`,
-//! `events_off` (404), `method_not_allowed` (405), `payload_too_large` (413),
-//! `uri_too_long` (414), `bad_request` (400).
+//! `events_off` (404), `method_not_allowed` (405), `request_timeout` (408),
+//! `payload_too_large` (413), `uri_too_long` (414), `bad_request` (400).
 //!
 //! # Security
 //!
@@ -136,7 +144,10 @@
 //!   probes that send no header.
 //! - **Bounded input**: a credential over 512 bytes is refused unread, a body
 //!   over [`max_body`](AdminBuilder::max_body) bytes (1 KiB by default) is
-//!   `413`, a path segment over 256 bytes is `414`.
+//!   `413` (at once when its `Content-Length` says so, before any byte of it
+//!   is read), a body that takes longer than
+//!   [`body_timeout`](AdminBuilder::body_timeout) (10 s by default) to arrive
+//!   is `408`, a path segment over 256 bytes is `414`.
 //! - **A refused request changes nothing**: credentials are checked first, then
 //!   the path, then the body, then the names; only then is the action taken.
 //!   Unknown names, malformed bodies and wrong methods are `4xx` JSON errors.
@@ -154,6 +165,7 @@
 mod auth;
 mod build;
 mod json;
+mod page;
 mod ring;
 mod routes;
 mod service;

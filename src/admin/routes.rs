@@ -22,6 +22,7 @@ use tokio::sync::broadcast::error::RecvError;
 use super::auth::{Caller, Refusal, Role};
 use super::build::Inner;
 use super::json;
+use super::page;
 
 /// Longest path segment (a group or a key, percent-decoded) looked up.
 const MAX_SEGMENT: usize = 256;
@@ -254,7 +255,7 @@ async fn mutation<P: Segments>(
 ) -> Result<Mutation<P>, Response> {
     let caller = inner.may_mutate(headers, uri)?;
     let path = segments(path)?;
-    let asked = read_asked(inner, body, shadow).await?;
+    let asked = read_asked(inner, headers, body, shadow).await?;
     Ok(Mutation {
         caller,
         path,
@@ -274,6 +275,12 @@ async fn list(State(inner): State<Shared>, headers: HeaderMap, uri: Uri) -> Resp
     if let Err(refused) = inner.may_read(&headers, &uri) {
         return refused;
     }
+    answer(StatusCode::OK, &every_breaker(&inner))
+}
+
+/// What `GET /breakers` answers: every unkeyed breaker, every keyed group the
+/// router knows, and the registry's conflicts.
+fn every_breaker(inner: &Inner) -> Value {
     let overrides = inner.registry.overrides();
     let conflicts = inner.registry.conflicts();
     let breakers: serde_json::Map<String, Value> = inner
@@ -293,10 +300,7 @@ async fn list(State(inner): State<Shared>, headers: HeaderMap, uri: Uri) -> Resp
         .filter_map(|m| Some((m.group.to_owned(), inner.keyed_json(m.group, &all)?)))
         .collect();
     let conflicts: Vec<String> = conflicts.iter().map(ToString::to_string).collect();
-    answer(
-        StatusCode::OK,
-        &json!({"breakers": breakers, "keyed": keyed, "conflicts": conflicts}),
-    )
+    json!({"breakers": breakers, "keyed": keyed, "conflicts": conflicts})
 }
 
 async fn group(
@@ -416,26 +420,60 @@ struct Asked {
     reason: Option<String>,
 }
 
-/// Reads and parses an action's body within the router's bound: a
+/// Reads and parses an action's body within the router's bounds: a
 /// `.../shadow` route's (`{"on", "reason"?}`) when `shadow`, else one that
-/// names its action.
+/// names its action. A declared length over the size bound is refused before
+/// any byte is read, and a body that takes longer than the time bound to
+/// arrive is refused when the bound passes.
 async fn read_asked(
     inner: &Inner,
+    headers: &HeaderMap,
     body: axum::body::Body,
     shadow: bool,
 ) -> Result<Asked, Response> {
-    let bytes = axum::body::to_bytes(body, inner.max_body)
-        .await
-        .map_err(|_| {
-            refuse(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                "payload_too_large",
+    let too_large = |what: String| {
+        refuse(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "payload_too_large",
+            format!("{what}; the bound is {} bytes", inner.max_body),
+        )
+    };
+    if let Some(declared) = headers.get(header::CONTENT_LENGTH) {
+        // hyper has refused a malformed length before the router sees it.
+        let declared = declared.to_str().ok().and_then(|v| v.parse::<u64>().ok());
+        match declared {
+            Some(n) if n > inner.max_body as u64 => {
+                return Err(too_large(format!("the body declares {n} bytes")));
+            }
+            Some(_) => {}
+            None => {
+                return Err(refuse(
+                    StatusCode::BAD_REQUEST,
+                    "bad_request",
+                    "`Content-Length` is not a length",
+                ))
+            }
+        }
+    }
+    let read = axum::body::to_bytes(body, inner.max_body);
+    let bytes = match tokio::time::timeout(inner.body_timeout, read).await {
+        Ok(Ok(bytes)) => bytes,
+        Ok(Err(_)) => {
+            return Err(too_large(
+                "the body is over the bound, or was cut short".to_owned(),
+            ))
+        }
+        Err(_) => {
+            return Err(refuse(
+                StatusCode::REQUEST_TIMEOUT,
+                "request_timeout",
                 format!(
-                    "the body is over {} bytes, or was cut short",
-                    inner.max_body
+                    "the body did not arrive within {} ms",
+                    inner.body_timeout.as_millis()
                 ),
-            )
-        })?;
+            ))
+        }
+    };
     let bad = |message: String| refuse(StatusCode::BAD_REQUEST, "bad_request", message);
     let expected = if shadow {
         SHADOW_BODY
@@ -722,18 +760,22 @@ async fn health(State(inner): State<Shared>) -> Response {
     answer(status, &json!({"status": word, "groups": groups}))
 }
 
-/// The status page: one self-contained document (inline CSS and JS, nothing
-/// fetched from elsewhere) that reads `/breakers`, `/events` and
-/// `/events/stream` beside it.
-const PAGE: &str = include_str!("page.html");
-
 /// The policy the page runs under: its own inline script and style, requests
 /// to this origin only.
 const PAGE_POLICY: &str = "default-src 'none'; script-src 'unsafe-inline'; \
     style-src 'unsafe-inline'; connect-src 'self'; base-uri 'none'; form-action 'none'";
 
-async fn page() -> Response {
-    let mut response = PAGE.into_response();
+/// The status page, its table rendered as of this request (for a caller who
+/// may read: the shell alone otherwise), then following the event stream.
+async fn page(State(inner): State<Shared>, headers: HeaderMap, uri: Uri) -> Response {
+    let document = match inner.may_read(&headers, &uri) {
+        Ok(()) => {
+            let events = inner.ring.as_ref().map(|ring| ring.last(usize::MAX));
+            page::render(&every_breaker(&inner), events.as_deref().unwrap_or(&[]))
+        }
+        Err(_) => page::shell(),
+    };
+    let mut response = document.into_response();
     let headers = response.headers_mut();
     headers.insert(
         header::CONTENT_TYPE,

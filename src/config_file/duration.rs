@@ -1,6 +1,7 @@
-//! Durations as a file or a variable writes them: `"30s"`, `"250ms"`, `"1m30s"`,
-//! or a whole number of milliseconds, read into the milliseconds the `*_ms`
-//! keys hold.
+//! Durations as a file or a variable writes them, read into the milliseconds
+//! the `*_ms` keys hold: a file's string (`"30s"`, `"250ms"`, `"1m30s"`, always
+//! with a unit) and a variable's text (the same, or whole milliseconds as
+//! digits).
 
 /// The units a duration may use, with their length in microseconds. Parts are
 /// written from the longest unit down, each unit once, so a length in
@@ -26,6 +27,9 @@ const UNIT_LIST: &str = "`h`, `m`, `s`, `ms`, `us`";
 /// `u64` of milliseconds, or is not a whole number of milliseconds (`1.5ms`).
 ///
 /// The reason is written to follow "`text` is refused: ".
+///
+/// For a variable's text, where digits are the only way to write an integer;
+/// a file's string goes through [`parse_quoted_millis`].
 pub(crate) fn parse_millis(text: &str) -> Result<u64, String> {
     let text = text.trim();
     if text.is_empty() {
@@ -95,6 +99,21 @@ pub(crate) fn parse_millis(text: &str) -> Result<u64, String> {
     u64::try_from(micros / 1_000).map_err(|_| too_long())
 }
 
+/// Reads a file's string value as [`parse_millis`] does, but for digits alone
+/// (`"30"`), which are refused: a file writes whole milliseconds as an integer
+/// (`open_ms = 30`), so a quoted number is a duration whose unit is missing,
+/// and taking it as milliseconds would read `"30"` meant as seconds as 30 ms.
+pub(crate) fn parse_quoted_millis(text: &str) -> Result<u64, String> {
+    let trimmed = text.trim();
+    if whole_number(trimmed).is_some() {
+        return Err(format!(
+            "`{trimmed}` has no unit; add one of {UNIT_LIST} (\"{trimmed}ms\", \"{trimmed}s\"), \
+             or write whole milliseconds as an integer, without quotes"
+        ));
+    }
+    parse_millis(text)
+}
+
 fn too_long() -> String {
     format!("longer than the longest duration, {} ms", u64::MAX)
 }
@@ -158,7 +177,20 @@ fn scaled(number: &str, per: u128) -> Result<u128, Bad> {
 
 #[cfg(test)]
 mod tests {
-    use super::parse_millis;
+    use super::{parse_millis, parse_quoted_millis};
+
+    #[test]
+    fn a_quoted_number_needs_its_unit_where_digits_alone_are_milliseconds() {
+        for text in ["30", "30_000", " 0 ", "18446744073709551616"] {
+            let err = parse_quoted_millis(text).expect_err(text);
+            assert!(err.contains("has no unit"), "{text:?}: {err}");
+            assert!(parse_millis(text).is_ok() || text.len() > 10, "{text:?}");
+        }
+        assert_eq!(parse_quoted_millis("30s"), Ok(30_000));
+        assert_eq!(parse_quoted_millis(" 250ms "), Ok(250));
+        let err = parse_quoted_millis("1m30").unwrap_err();
+        assert!(err.contains("`30` has no unit"), "{err}");
+    }
 
     #[test]
     fn units_and_their_sums_read_as_milliseconds() {

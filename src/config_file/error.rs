@@ -17,7 +17,8 @@ pub enum ErrorKind {
     UnknownKey,
     /// A group names a template the file does not define.
     UnknownTemplate,
-    /// A value of the wrong type (a string for `open_ms`, a negative count).
+    /// A value of the wrong type: a boolean for `open_ms`, a duration without
+    /// its unit (`open_ms = "30"`) or with another one, a negative count.
     WrongType,
     /// A value, or a group's composed configuration, the builder refuses.
     Refused,

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use toml::de::{DeTable, DeValue};
 use toml::Spanned;
 
-use super::duration::parse_millis;
+use super::duration::parse_quoted_millis;
 use super::error::{list, suggest, Error, ErrorKind};
 use super::patch::{check_alone, key_index, keys, takes, Patch, Source, Ty, Value, KEYS};
 use super::{FileGroup, Settings};
@@ -355,7 +355,7 @@ fn patch(
             _ => None,
         };
         let parsed = match (parsed, value.get_ref()) {
-            (None, DeValue::String(text)) if ty == Ty::U64 => match parse_millis(text) {
+            (None, DeValue::String(text)) if ty == Ty::U64 => match parse_quoted_millis(text) {
                 Ok(ms) => Some(Value::U64(ms)),
                 Err(why) => {
                     return Err(doc.error(

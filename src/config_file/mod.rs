@@ -36,10 +36,12 @@
 //! string of parts, each a number (a decimal fraction allowed) and a unit of
 //! `h`, `m`, `s`, `ms` or `us` (`"30s"`, `"250ms"`, `"1m30s"`, `"1.5s"`), from
 //! the longest unit down and each unit once, that makes whole milliseconds, or
-//! an integer of milliseconds; the `BREAKER_` variables take the same
-//! spellings. An empty string, another unit, a number without its unit, a unit
-//! repeated or out of order (`"1s1s"`, `"30s1m"`), a part of a millisecond or an
-//! overflow is refused, naming the file and line or the variable:
+//! an integer of milliseconds, written without quotes (`open_ms = 30_000`); the
+//! `BREAKER_` variables take the same spellings, and digits alone there are
+//! milliseconds. An empty string, another unit, a number without its unit
+//! (`"30"`, `"1m30"`), a unit repeated or out of order (`"1s1s"`, `"30s1m"`), a
+//! part of a millisecond or an overflow is refused, naming the file and line
+//! or the variable:
 //!
 //! | key | type |
 //! |---|---|
@@ -59,7 +61,7 @@
 //! | `timeout_ms` | duration (`"30s"`, `"1m30s"`) or integer milliseconds (`u64`) |
 //! | `max_concurrent` | integer (`u32`) |
 //! | `latency_p99_ms` | duration (`"30s"`, `"1m30s"`) or integer milliseconds (`u64`) |
-//! | `ramp_ms` | duration (`"10s"`) or integer milliseconds (`u64`) |
+//! | `ramp_ms` | duration (`"30s"`, `"1m30s"`) or integer milliseconds (`u64`) |
 //! | `jitter` | number (`f64`) |
 //! | `shadow` | `true` or `false` (a variable: the text `true` or `false`) |
 //! | `histogram_ms` | duration (`"10s"`) or integer milliseconds (`u64`) |

@@ -9,7 +9,7 @@
 //!
 //! The exporters read the registry when asked (a scrape, a call to
 //! `metrics::publish`, an OpenTelemetry collection):
-//! every group's counters are read once, into one [`Metrics`](crate::metrics::Metrics)
+//! every group's counters are read once, into one [`Metrics`]
 //! value as [`Registry::snapshot`](crate::Registry::snapshot) gives, and the
 //! figures of that group come from that value (and its config's `min_calls`)
 //! alone. Nothing is counted twice and nothing runs on the call path: a

@@ -10,6 +10,25 @@ use super::TestKit;
 /// One transition as the kit writes it: `from -> to (reason)`, as in
 /// `closed -> open (tripped by consecutive_failures)` or
 /// `open -> half_open (open_elapsed)`.
+///
+/// `from` and `to` are the states' [`as_str`](crate::State::as_str) (`closed`,
+/// `open`, `half_open`, `forced_open`, `forced_closed`); `reason` is one of:
+///
+/// | reason | the transition |
+/// |---|---|
+/// | `tripped by consecutive_failures` | `threshold` failures in a row opened it |
+/// | `tripped by failure_rate` | the window's failure rate reached `failure_rate` |
+/// | `tripped by slow_call_rate` | the window's slow-call rate reached `slow_call_rate` |
+/// | `tripped by latency_p99` | the window's p99 latency passed `latency_p99_ms` |
+/// | `open_elapsed` | the open duration passed and a claim became the first probe |
+/// | `probe_failed` | a probe failed: half-open to open |
+/// | `probes_succeeded` | `successes_to_close` probes succeeded: half-open to closed |
+/// | `lease reclaimed from N probe(s)` | every probe overran `probe_timeout_ms`; a claim took their slots back |
+/// | `forced_open` | [`Breaker::force_open`](crate::Breaker::force_open) |
+/// | `forced_closed` | [`Breaker::force_closed`](crate::Breaker::force_closed) |
+/// | `reset` | [`Breaker::reset`](crate::Breaker::reset) |
+/// | `fleet_open` | another instance's open, through a fleet agent |
+/// | `fleet_close` | another instance's close, through a fleet agent |
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Step(pub Transition);
 

@@ -163,8 +163,9 @@ impl Inner {
 
     /// A refusal the state machine decided on `word`, unless the breaker is in
     /// shadow mode: then the claim is admitted, as a call whose outcome counts
-    /// and never moves the breaker (a ramp's refusal: as the ramp's ordinary
-    /// call), and counted in `shadow_refused`. A forced open still refuses:
+    /// and never moves the breaker (a ramp's refusal: judged as the ramp's
+    /// ordinary calls, see `Word::shadow_call`), and counted in
+    /// `shadow_refused`. A forced open still refuses:
     /// forcing is an operator's order, not a threshold being tuned. The one
     /// place that decides what shadow mode admits; the refusal frame of
     /// `acquire_contended` never sees a shadow word (see `Word::refusing`), and
@@ -181,13 +182,8 @@ impl Inner {
             return self.refuse(refusal, retry_after);
         }
         self.counters.bump(Counter::ShadowRefused);
-        let admitted = if refusal == Refusal::Ramping {
-            word.marked()
-        } else {
-            word.shadow_call()
-        };
         let started = if word.is_timed() { self.clock.now() } else { 0 };
-        ClaimCode::admitted(admitted, started)
+        ClaimCode::admitted(word.shadow_call(), started)
     }
 
     /// The claims that admit, and may move the breaker: open to half-open,

@@ -177,6 +177,30 @@ impl<'a> Permit<'a> {
         self.admitted.state() == State::HalfOpen
     }
 
+    /// Whether shadow mode admitted this call in place of a refusal: the
+    /// breaker would have refused it (open, half-open with every probe slot
+    /// taken, held back by a ramp). Its outcome is counted and moves the
+    /// breaker no more than a refused claim would (a ramp's call is judged
+    /// as any closed call), and a fallback does not answer it: the call's
+    /// own value is the caller's answer, as it would be without a breaker.
+    ///
+    /// ```
+    /// # use breaker_core as breakerbox;
+    /// use breakerbox::{Breaker, Config};
+    ///
+    /// let config = Config::builder().threshold(1).shadow(true).build().unwrap();
+    /// let breaker = Breaker::new("docs-shadow-call", config);
+    /// let call = breaker.try_acquire().unwrap();
+    /// assert!(!call.is_shadow_call());
+    /// call.failure(); // opens
+    /// let call = breaker.try_acquire().expect("shadow mode refuses nothing");
+    /// assert!(call.is_shadow_call());
+    /// call.failure();
+    /// ```
+    pub fn is_shadow_call(&self) -> bool {
+        self.admitted.is_shadow_call()
+    }
+
     /// The generation of the breaker this permit was admitted in.
     pub fn generation(&self) -> u64 {
         self.admitted.generation()
@@ -262,6 +286,12 @@ impl OwnedPermit {
         self.finish(Verdict::Ignored);
     }
 
+    /// As [`Permit::is_shadow_call`]: whether shadow mode admitted this call
+    /// in place of a refusal.
+    pub fn is_shadow_call(&self) -> bool {
+        self.admitted.is_shadow_call()
+    }
+
     /// The breaker this permit was claimed from.
     pub fn breaker(&self) -> &Breaker {
         &self.breaker
@@ -302,6 +332,7 @@ impl std::fmt::Debug for Permit<'_> {
         f.debug_struct("Permit")
             .field("generation", &self.generation())
             .field("probe", &self.is_probe())
+            .field("shadow_call", &self.is_shadow_call())
             .finish_non_exhaustive()
     }
 }

@@ -116,6 +116,10 @@ const FAILURE_FIELD: u64 = (MAX_FAILURES as u64) << FAILURE_SHIFT;
 /// fleet opened it (`Breaker::fleet_open`), so its refusals say so. Cleared,
 /// like every field, by the next generation.
 const FLEET: u64 = 1 << PROBE_SHIFT;
+/// Only in a permit's forced-closed copy, whose probe and success fields are
+/// otherwise zero: shadow mode admitted the call in place of a refusal
+/// ([`Word::shadow_call`]).
+const SHADOW_CALL: u64 = 1 << PROBE_SHIFT;
 const STATE_FIELD: u64 = (1 << STATE_BITS) - 1;
 const PROBE_FIELD: u64 = FIELD_MASK << PROBE_SHIFT;
 const SUCCESS_FIELD: u64 = FIELD_MASK << SUCCESS_SHIFT;
@@ -184,7 +188,7 @@ const _: () = {
 /// | 3 | claims read the clock (fixed for the breaker's life) |
 /// | 4 | verdicts feed a window policy (fixed for the breaker's life) |
 /// | 5 | only in a permit's copy: the claim did not find the word plain |
-/// | 6..16 | half-open: probes in flight; closed: consecutive failures, low bits; open: bit 6 says the fleet opened it |
+/// | 6..16 | half-open: probes in flight; closed: consecutive failures, low bits; open: bit 6 says the fleet opened it; forced closed, only in a permit's copy: bit 6 says shadow mode admitted the call in place of a refusal |
 /// | 16..26 | half-open: probe successes; closed: consecutive failures, high bits |
 /// | 26 | closed: the traffic ramp after the close runs |
 /// | 27 | shadow mode: refusals are admitted and counted (switched live) |
@@ -354,12 +358,26 @@ impl Word {
 
     /// The copy of this word a call admitted by shadow mode in place of a
     /// refusal keeps: a forced-closed word of the same generation, so its
-    /// outcome is counted, as a forced-closed breaker's are, and never moves
-    /// the breaker (never a probe, never fed to the failure policy). Marked,
-    /// so it never takes a verdict's fast path.
+    /// outcome is counted, as a forced-closed breaker's are, and judged only
+    /// as the breaker's live word has it judged: never a probe, never fed to
+    /// the failure policy of an open or half-open breaker (a ramp's call,
+    /// whose breaker is closed in the same generation, is judged as any closed
+    /// call). Marked, so it never takes a verdict's fast path, and flagged
+    /// so that [`is_shadow_call`](Self::is_shadow_call) tells it apart from a
+    /// forced-closed breaker's own calls.
     pub(crate) const fn shadow_call(self) -> Word {
-        self.flagged(Word::new(State::ForcedClosed, self.generation(), 0, 0))
-            .marked()
+        Word(
+            self.flagged(Word::new(State::ForcedClosed, self.generation(), 0, 0))
+                .marked()
+                .0
+                | SHADOW_CALL,
+        )
+    }
+
+    /// Whether this is a permit's copy made by [`shadow_call`](Self::shadow_call).
+    #[inline(always)]
+    pub(crate) const fn is_shadow_call(self) -> bool {
+        matches!(self.state(), State::ForcedClosed) && self.0 & SHADOW_CALL != 0
     }
 
     /// The word of the next generation, open because the fleet says so.
@@ -445,7 +463,8 @@ impl fmt::Debug for Word {
                 .field("probes", &self.probes())
                 .field("successes", &self.successes()),
             State::Open => d.field("fleet", &self.is_fleet_open()),
-            State::ForcedOpen | State::ForcedClosed => &mut d,
+            State::ForcedClosed => d.field("shadow_call", &self.is_shadow_call()),
+            State::ForcedOpen => &mut d,
         };
         d.field("timed", &self.is_timed())
             .field("windowed", &(self.0 & WINDOWED != 0))
