@@ -1,8 +1,8 @@
-//! `breakerbox::tonic::CircuitBreakerLayer::per_method` in front of a real
-//! tonic server on 127.0.0.1: a method whose handler keeps failing is
-//! answered `UNAVAILABLE` over the wire without running its handler, while the
+//! `breakerbox::tonic::CircuitBreakerLayer::server` in front of a real tonic
+//! server on 127.0.0.1: a method whose handler keeps failing is answered
+//! `UNAVAILABLE` over the wire without running its handler, while the
 //! server's other methods are served; a client's calls to methods that do not
-//! exist open nothing.
+//! exist, and a client's own short deadlines, open nothing.
 
 #[path = "support/grpc.rs"]
 mod grpc;
@@ -26,7 +26,7 @@ fn config() -> Config {
 
 /// Serves `echo` on 127.0.0.1 behind a per-method layer of `registry`.
 async fn serve(registry: &Registry, echo: Echo) -> std::net::SocketAddr {
-    let layer = CircuitBreakerLayer::per_method_in(registry, "server", &config(), 100).unwrap();
+    let layer = CircuitBreakerLayer::server_in(registry, "server", &config(), 100).unwrap();
     let incoming = tonic::transport::server::TcpIncoming::bind("127.0.0.1:0".parse().unwrap())
         .expect("a free port on 127.0.0.1");
     let address = incoming.local_addr().unwrap();
@@ -112,4 +112,25 @@ async fn calls_to_methods_that_do_not_exist_open_nothing() {
         (missing.state, missing.ignored, missing.failures),
         (State::Closed, 5, 0)
     );
+}
+
+#[tokio::test]
+async fn a_clients_short_deadline_never_counts_against_the_method() {
+    let registry = Registry::new();
+    let echo = Echo::default();
+    let server = echo.0.clone();
+    server.slow_ms.store(5_000, SeqCst);
+    let address = serve(&registry, echo).await;
+    let mut client = Grpc::with_origin(grpc::channel(address), grpc::origin(address));
+
+    for _ in 0..4 {
+        let mut request = tonic::Request::new("hurry".to_owned());
+        request.set_timeout(Duration::from_millis(1));
+        let status = grpc::slow(&mut client, request).await.unwrap_err();
+        assert_ne!(status.code(), Code::Ok);
+        assert!(status.metadata().get(REFUSED_HEADER).is_none());
+    }
+    let methods = registry.keyed::<String>("server", &config(), 100).unwrap();
+    let slow = methods.get("/test.Echo/Slow").unwrap().metrics();
+    assert_eq!((slow.state, slow.failures), (State::Closed, 0));
 }

@@ -121,30 +121,44 @@
 //!   set it, as a generated client's `with_origin` does. A request with no
 //!   authority (nor `host` header) is keyed as the empty authority;
 //! - [`per_method`](CircuitBreakerLayer::per_method): per method
-//!   (`/pkg.Service/Method`), the server's layer (see below).
+//!   (`/pkg.Service/Method`) of a client's calls;
+//! - [`server`](CircuitBreakerLayer::server): per method, in front of a
+//!   server (see below).
 //!
 //! # On a server
 //!
 //! In front of a tonic server (`Server::builder().layer(..)`),
-//! [`per_method`](CircuitBreakerLayer::per_method) keeps a breaker per
-//! method, judged by the status its handler answers: while a method's circuit
-//! is open, its calls are answered `UNAVAILABLE` at once, without running the
-//! handler, and the other methods are served as before. The method names
-//! come from the client: the group holds at most `max_methods` keys (idle
-//! ones are evicted), and a key is at most [`MAX_METHOD_KEY`] bytes of the
-//! path.
+//! [`server`](CircuitBreakerLayer::server) keeps a breaker per method, judged
+//! by the status its handler answers: while a method's circuit is open, its
+//! calls are answered `UNAVAILABLE` at once, over the wire, without running
+//! the handler, and the other methods are served as before. Every request
+//! is a stranger's:
+//!
+//! - the method names come from the client: the group holds at most
+//!   `max_methods` keys (idle ones are evicted), a key is at most
+//!   [`MAX_METHOD_KEY`] bytes of the path, and a method that does not exist
+//!   answers `UNIMPLEMENTED`, which is ignored;
+//! - a client's `grpc-timeout` is its own: it never counts against the
+//!   method (tonic's server enforces it and answers `CANCELLED`, ignored);
+//!   only the group's `timeout_ms` is the layer's deadline;
+//! - a client that drops its call, or cancels it, counts as abandoned or
+//!   ignored, never as a failure. What a client can make a handler answer
+//!   still counts: tonic answers a request it cannot decode with
+//!   `INTERNAL`, a failure under [`GrpcStatuses`]; a server open to
+//!   untrusted clients gives the layer a classifier of its own.
 //!
 //! # Deadlines
 //!
-//! A call's deadline is the smaller of its request's `grpc-timeout` and the
-//! group's `timeout_ms` ([`Config::timeout`](crate::Config::timeout)). When
+//! A client's call has as deadline the smaller of its request's
+//! `grpc-timeout` and the group's `timeout_ms` ([`Config::timeout`](crate::Config::timeout)). When
 //! the group's is the smaller (or the request has none), the layer writes it
 //! into the request's `grpc-timeout`, so that the server knows it too. A call
 //! that reaches its deadline is answered `DEADLINE_EXCEEDED` (before the
 //! answer's head: a trailers-only answer; during its body: the body ends with
 //! those trailers) and recorded as the classifier says of that status (a
-//! failure by default). The deadline runs on tokio's timer; a call without
-//! one starts no timer.
+//! failure by default). A server's layer has the group's `timeout_ms` alone
+//! as deadline. The deadline runs on tokio's timer; a call without one
+//! starts no timer.
 
 mod body;
 mod deadline;
@@ -189,6 +203,16 @@ pub const MAX_METHOD_KEY: usize = 256;
 pub struct CircuitBreakerLayer<C = GrpcStatuses> {
     target: Target,
     classifier: C,
+    /// Whether the request's `grpc-timeout` is the caller's own (a client's
+    /// layer) or a remote client's, which never counts against the server.
+    role: Role,
+}
+
+/// Which side of a call the layer is on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Role {
+    Client,
+    Server,
 }
 
 /// Which breaker a call goes through.
@@ -219,6 +243,7 @@ impl CircuitBreakerLayer {
         CircuitBreakerLayer {
             target: Target::Group(breaker.clone()),
             classifier: GrpcStatuses,
+            role: Role::Client,
         }
     }
 
@@ -250,13 +275,15 @@ impl CircuitBreakerLayer {
         Ok(CircuitBreakerLayer {
             target: Target::Authority(registry.keyed(group, config, max_authorities)?),
             classifier: GrpcStatuses,
+            role: Role::Client,
         })
     }
 
-    /// A breaker per method (the request's path, `/pkg.Service/Method`): the
-    /// keys of the keyed group `group` of the process-wide registry, all on
-    /// `config`, with at most about `max_methods` idle closed keys kept. The
-    /// layer of a server (see [the module docs](self#on-a-server)).
+    /// A breaker per method (the request's path, `/pkg.Service/Method`) of
+    /// the calls a client makes: the keys of the keyed group `group` of the
+    /// process-wide registry, all on `config`, with at most about
+    /// `max_methods` idle closed keys kept. In front of a server, use
+    /// [`server`](Self::server).
     ///
     /// # Errors
     ///
@@ -280,6 +307,34 @@ impl CircuitBreakerLayer {
         Ok(CircuitBreakerLayer {
             target: Target::Method(registry.keyed(group, config, max_methods)?),
             classifier: GrpcStatuses,
+            role: Role::Client,
+        })
+    }
+
+    /// The layer of a server: a breaker per method, as
+    /// [`per_method`](Self::per_method), judged by what the server's handlers
+    /// answer (see [the module docs](self#on-a-server)). A request's
+    /// `grpc-timeout` is the remote client's and never counts against the
+    /// method; the group's `timeout_ms` does.
+    ///
+    /// # Errors
+    ///
+    /// [`WrongKeyType`] if `group` is already a keyed group whose keys are not
+    /// `String`s.
+    pub fn server(group: &str, config: &Config, max_methods: usize) -> Result<Self, WrongKeyType> {
+        Self::server_in(crate::registry(), group, config, max_methods)
+    }
+
+    /// [`server`](Self::server) in `registry`.
+    pub fn server_in(
+        registry: &Registry,
+        group: &str,
+        config: &Config,
+        max_methods: usize,
+    ) -> Result<Self, WrongKeyType> {
+        Ok(CircuitBreakerLayer {
+            role: Role::Server,
+            ..Self::per_method_in(registry, group, config, max_methods)?
         })
     }
 }
@@ -292,6 +347,7 @@ impl<C> CircuitBreakerLayer<C> {
         CircuitBreakerLayer {
             target: self.target,
             classifier,
+            role: self.role,
         }
     }
 
@@ -432,8 +488,12 @@ where
             Ok(permit) => permit,
             Err(open) => return ResponseFuture::refused(open),
         };
-        let deadline = deadline::apply(request.headers_mut(), breaker.config().timeout())
-            .map(|after| Box::pin(tokio::time::sleep(after)));
+        let group = breaker.config().timeout();
+        let deadline = match self.layer.role {
+            Role::Client => deadline::apply(request.headers_mut(), group),
+            Role::Server => group,
+        };
+        let deadline = deadline.map(|after| Box::pin(tokio::time::sleep(after)));
         let recorder = Recorder::new::<S::Error>(permit, self.layer.classifier.clone(), deadline);
         ResponseFuture::called(self.inner.call(request), recorder)
     }
