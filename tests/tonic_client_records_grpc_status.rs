@@ -3,7 +3,8 @@
 //! breaker, a server stream failing in its trailers after some messages trips
 //! it, `INVALID_ARGUMENT` never does, a refusal never reaches the server and
 //! tells gRPC's retries not to retry it, per-authority keys isolate two
-//! servers, a deadline answers `DEADLINE_EXCEEDED` and fails, a stream
+//! servers, a deadline (before the answer or mid-stream) answers
+//! `DEADLINE_EXCEEDED` and fails, a stream
 //! dropped part-read is abandoned, and a refused connection fails.
 
 #[path = "support/grpc.rs"]
@@ -208,6 +209,27 @@ async fn a_call_past_the_groups_timeout_answers_deadline_exceeded_and_fails() {
     assert_eq!(breaker.metrics().failures, 1);
     assert_eq!(breaker.state(), State::Open);
     assert_eq!(server.slow_calls.load(SeqCst), 1);
+}
+
+#[tokio::test]
+async fn a_stream_stalling_past_the_deadline_ends_with_deadline_exceeded_and_fails() {
+    let registry = Registry::new();
+    let config = Config::builder()
+        .threshold(1)
+        .timeout(Duration::from_millis(300))
+        .build()
+        .unwrap();
+    let breaker = registry.breaker("stalled", &config);
+    let layer = CircuitBreakerLayer::for_breaker(&breaker);
+    let (server, mut client) = server_and_client(&layer).await;
+    server.stream_messages.store(2, SeqCst);
+    server.stream_stall_ms.store(30_000, SeqCst);
+
+    let (messages, end) = grpc::stream(&mut client, "slow").await;
+    assert_eq!(messages, ["slow 0", "slow 1"]);
+    assert_eq!(end.unwrap_err().code(), Code::DeadlineExceeded);
+    assert_eq!(breaker.metrics().failures, 1);
+    assert_eq!(breaker.state(), State::Open);
 }
 
 #[tokio::test]

@@ -4,8 +4,8 @@
 //!
 //! - `/test.Echo/Unary` echoes its request, or answers the status its
 //!   server's `unary_code` says (trailers-only, as tonic answers an `Err`);
-//! - `/test.Echo/Stream` sends `stream_messages` messages, then ends with
-//!   `stream_code` in its trailers;
+//! - `/test.Echo/Stream` sends `stream_messages` messages, stalls
+//!   `stream_stall_ms`, then ends with `stream_code` in its trailers;
 //! - `/test.Echo/Slow` answers after `slow_ms`.
 //!
 //! Each handler counts its calls.
@@ -78,6 +78,8 @@ pub struct Behaviour {
     pub stream_messages: AtomicUsize,
     /// The code in `Stream`'s trailers.
     pub stream_code: AtomicI32,
+    /// How long `Stream` stalls after its messages, before its trailers.
+    pub stream_stall_ms: AtomicU64,
     /// How long `Slow` takes.
     pub slow_ms: AtomicU64,
     pub unary_calls: AtomicUsize,
@@ -170,7 +172,13 @@ impl tower::Service<Request<String>> for StreamHandler {
             let word = request.into_inner();
             let messages = (0..count).map(move |i| Ok(format!("{word} {i}")));
             let end = last.err().map(Err);
-            let stream: MessageStream = Box::pin(futures::stream::iter(messages.chain(end)));
+            let stall = Duration::from_millis(behaviour.stream_stall_ms.load(SeqCst));
+            let stalled = futures::stream::once(tokio::time::sleep(stall));
+            let stalled = futures::StreamExt::filter_map(stalled, |()| async { None });
+            let stream: MessageStream = Box::pin(futures::StreamExt::chain(
+                futures::stream::iter(messages),
+                futures::StreamExt::chain(stalled, futures::stream::iter(end)),
+            ));
             Ok(Response::new(stream))
         })
     }
