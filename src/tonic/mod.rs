@@ -483,12 +483,15 @@ where
     }
 
     fn call(&mut self, mut request: http::Request<ReqBody>) -> Self::Future {
-        let breaker = self.layer.target.breaker_for(&request);
-        let permit = match breaker.try_acquire_owned() {
+        let claimed = match &self.layer.target {
+            Target::Group(breaker) => breaker.try_acquire_owned(),
+            keyed => keyed.breaker_for(&request).try_acquire_owned(),
+        };
+        let permit = match claimed {
             Ok(permit) => permit,
             Err(open) => return ResponseFuture::refused(open),
         };
-        let group = breaker.config().timeout();
+        let group = permit.breaker().config().timeout();
         let deadline = match self.layer.role {
             Role::Client => deadline::apply(request.headers_mut(), group),
             Role::Server => group,
