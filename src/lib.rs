@@ -46,6 +46,7 @@
 //! | `tower` | [`tower`]: `CircuitBreakerLayer` for any tower service, HTTP response classification, retries on the group's budget | tower and hyper servers and clients |
 //! | `axum` | [`axum`]: an open circuit answers `503` with `Retry-After` (turns on `tower`) | axum routes |
 //! | `reqwest` | [`reqwest`]: a `reqwest-middleware` middleware, a breaker per group or per host, retries of idempotent requests (turns on `tower` and `tokio`) | outgoing HTTP |
+//! | `tonic` | [`tonic`]: `CircuitBreakerLayer` for a tonic `Channel` or server, judging calls by `grpc-status` in headers or trailers; a refusal answered `UNAVAILABLE` (turns on `tower` and `tokio`) | gRPC clients and servers |
 //! | `tokio` | [`timeout::Tokio`], the timer `timeout_ms` uses by default | `timeout_ms` on tokio |
 //! | `admin` | [`admin`]: an axum router (or tower service) that lists, forces and resets breakers behind a bearer token, keeps a ring of recent events with a server-sent stream, and answers an opt-in `/health` | operators |
 //! | `testing` | [`testing`]: a registry and clock of a test's own for the attributes its code reaches, tokio's paused clock, forcing, scripted outcomes, transition assertions, replay of recorded traces | tests (`[dev-dependencies]`) |
@@ -365,6 +366,11 @@
 #![cfg_attr(
     not(feature = "axum"),
     doc = "[`axum`]: https://docs.rs/breakerbox/latest/breakerbox/axum/"
+)]
+#![cfg_attr(feature = "tonic", doc = "[`tonic`]: crate::tonic")]
+#![cfg_attr(
+    not(feature = "tonic"),
+    doc = "[`tonic`]: https://docs.rs/breakerbox/latest/breakerbox/tonic/"
 )]
 #![cfg_attr(feature = "reqwest", doc = "[`reqwest`]: crate::reqwest")]
 #![cfg_attr(
