@@ -157,9 +157,9 @@
 //! - **Everywhere.** Each key of a keyed group ramps on its own; with a fleet
 //!   agent, every instance ramps from the fleet's close. A live change of
 //!   `ramp_ms` applies from the next close.
-//! - **Free when unused.** Without `ramp_ms` the closed path runs the same
-//!   instructions; during a ramp each claim reads the clock and takes the
-//!   credit (see `benches/README.md` for the figure).
+//! - **Free when unused.** Without `ramp_ms` the closed path runs no step of
+//!   the ramp; during a ramp each claim reads the clock and takes the credit
+//!   (`benches/README.md` gives the cost).
 //!
 //! ```
 //! use std::time::Duration;
@@ -217,9 +217,9 @@
 //!   (feature `admin`), or a config reload that changes `shadow`.
 //! - **Free when off.** The mode is a bit of the breaker's state word that no
 //!   test of the closed path reads and that takes a shadow breaker's open word
-//!   off the refusal's fast frame: the closed and open paths run the same
-//!   instructions with it off (see `benches/README.md`, `shadow_open`, for
-//!   the cost of a shadow call while open).
+//!   off the refusal's fast path: with it off, the closed and open paths run
+//!   no step of it (`benches/README.md`, `shadow_open`, gives the cost of a
+//!   shadow call while open).
 //!
 //! ```
 //! use breakerbox::{Breaker, Config, State};
@@ -273,8 +273,8 @@
 //!   keys are all `String` keys: fns passing either share the group's breakers.
 //! - **The cost.** A call to a key the group holds hashes the key once, finds
 //!   it in a lock-free map (never waiting, not even while other keys are
-//!   created or evicted) and clones the key's breaker handle (about 135
-//!   instructions more than an unkeyed call); it allocates nothing and interns
+//!   created or evicted) and clones the key's breaker handle (`benches/README.md`
+//!   gives the cost beside an unkeyed call); it allocates nothing and interns
 //!   nothing beyond what any breaker's call may (see above: a trip, a thread's
 //!   first call). A new key allocates its breaker and its owned key.
 //! - **Bounded memory.** Past `max_keys` (default 10 000), creating a key
@@ -496,8 +496,7 @@
 /// are taken only by a fn that runs a retry loop: one that names `retry`, or
 /// says `idempotent = true` alone (no retry keys of its own: it runs its
 /// group's, those another fn of the group declares or the file's, whichever
-/// fn calls first). Such a fn's calls pay the retry path's first attempt (a sync call
-/// that succeeds at once: 102 instructions, 55 over the plain attribute's, the
+/// fn calls first). Such a fn's calls pay the retry path's first attempt (the
 /// `retry_first_attempt_ok` row of `benches/README.md`); a fn without
 /// `idempotent` pays nothing for it.
 ///

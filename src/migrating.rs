@@ -18,7 +18,7 @@
 //! | `slowCallDurationThreshold` | `slow_call_ms` |
 //! | `slowCallRateThreshold` (percent) | `slow_call_rate` (share) |
 //! | `waitDurationInOpenState` | `open_ms` |
-//! | `enableExponentialBackoff`, `exponentialBackoffMultiplier`, `exponentialMaxWaitDurationInOpenState` | `backoff` (on by default: 2.0), `max_open_ms` |
+//! | `enableExponentialBackoff`, `exponentialBackoffMultiplier`, `exponentialMaxWaitDurationInOpenState` | `backoff` (off by default: 1.0 keeps the open time constant), `max_open_ms` |
 //! | `enableRandomizedWait`, `randomizedWaitFactor` | `jitter` |
 //! | `permittedNumberOfCallsInHalfOpenState` | `half_open_probes`, and `successes_to_close` (see below) |
 //! | `maxWaitDurationInHalfOpenState` | `probe_timeout_ms` (see below) |
@@ -73,10 +73,10 @@
 //! # What behaves differently
 //!
 //! - **Defaults**: 5 consecutive failures trip, the circuit stays open 30 s,
-//!   one probe closes it, and each failed probe doubles the open time (up to
-//!   5 minutes). resilience4j starts with a failure rate over a window of
-//!   calls, Polly with a failure ratio over a sampling time, failsafe-go with a
-//!   single failure; none of them grows the open time unless asked.
+//!   one probe closes it, and the open time stays the same after a failed probe
+//!   unless `backoff` asks it to grow. resilience4j starts with a failure rate
+//!   over a window of calls, Polly with a failure ratio over a sampling time,
+//!   failsafe-go with a single failure.
 //! - **Half-open closes on successes, not a rate**: `successes_to_close` probe
 //!   successes close the circuit and the first probe failure reopens it at
 //!   once; the permitted calls' failure rate is never judged.
@@ -109,7 +109,7 @@
 //! let config = Config::default();
 //! assert_eq!(config.threshold(), 5);
 //! assert_eq!(config.open_duration(), Duration::from_secs(30));
-//! assert_eq!(config.backoff(), 2.0);
+//! assert_eq!(config.backoff(), 1.0);
 //! assert_eq!(config.max_open_duration(), Duration::from_secs(300));
 //! assert_eq!((config.half_open_probes(), config.successes_to_close()), (1, 1));
 //! assert_eq!(config.probe_timeout(), Duration::from_secs(30));

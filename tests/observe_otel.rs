@@ -143,7 +143,6 @@ fn every_kind_of_group() -> Arc<Registry> {
     let windowed = Config::builder()
         .window_calls(10)
         .min_calls(3)
-        .slow_call(Duration::from_millis(100))
         .latency_p99(Duration::from_secs(1))
         .max_concurrent(4)
         .histogram(Duration::from_secs(1))

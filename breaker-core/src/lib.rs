@@ -64,7 +64,7 @@
 //! |---|---|---|---|---|
 //! | consecutive (default) | `threshold` | the `threshold`-th failure in a row | the dependency tends to fail hard (down, refusing) | free on success; blind to a dependency failing 80% of the time with scattered successes |
 //! | time window | `window_ms`, `failure_rate`, `min_calls` | `failures / calls >= failure_rate` over the last `window_ms`, once `min_calls` are in it | traffic is steady and partial failure matters | a clock read and an atomic add per call; a quiet dependency may never reach `min_calls` |
-//! | count window | `window_calls`, `failure_rate`, `min_calls` | the same rate over the last `window_calls` outcomes | traffic is low or bursty: the sample size stays fixed | old outcomes weigh as much as new ones; a short lock per outcome |
+//! | count window | `window_calls`, `failure_rate`, `min_calls` | the same rate over the last `window_calls` outcomes | traffic is low or bursty: the sample size stays fixed | old outcomes weigh as much as new ones; an atomic add per outcome in a lock-free ring |
 //!
 //! Either window can also trip on slowness (`slow_call_ms`, `slow_call_rate`),
 //! even when every call succeeds. Which errors count at all is the classifier's

@@ -161,10 +161,15 @@ fn the_longest_duration_saturates_at_the_longest_millisecond_count() {
 
 /// Configurations a single key's value is judged against: alone, and with
 /// each window (and slow calls) for the keys that tune one.
-fn bases() -> [breaker_rules::Values; 3] {
+fn bases() -> [breaker_rules::Values; 4] {
     use breaker_rules::Values;
     [
         Values::EMPTY,
+        // A window without a slow-call rule: `latency_p99_ms` is one.
+        Values {
+            window_calls: Some(100),
+            ..Values::EMPTY
+        },
         Values {
             window_calls: Some(100),
             slow_call_ms: Some(1_000),

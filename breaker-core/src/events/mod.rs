@@ -6,7 +6,7 @@
 //!
 //! - **Slow paths only.** Events are built where a breaker changes generation or a
 //!   registry records a conflict. A call that changes nothing never looks at the
-//!   subscribers: with none, the call path runs the same instructions as before.
+//!   subscribers: with none, the call path runs no step for them.
 //! - **No lock held.** A subscriber runs after the breaker's and the registry's
 //!   locks are released, so it may inspect the registry, force or reset a
 //!   breaker, or make a guarded call.

@@ -117,8 +117,8 @@ struct Shared<K> {
     clock: ClockSource,
     max_keys: usize,
     /// The keys. Hashed with `foldhash`, seeded at random per group, but not
-    /// flooding-resistant as SipHash is (see the README's "Keyed breakers"):
-    /// about 100 instructions a call cheaper.
+    /// flooding-resistant as SipHash is (see the crate docs' "Keyed breakers"):
+    /// cheaper to hash on every call.
     map: papaya::HashMap<K, Key, foldhash::fast::RandomState>,
     /// Creating a key and sweeping take turns here; calls never do.
     writer: Mutex<()>,
