@@ -27,9 +27,7 @@ use std::time::Duration;
 
 use breakerbox::tonic::{CircuitBreaker, CircuitBreakerLayer, REFUSED_HEADER};
 use breakerbox::{registry, Config, State};
-use bytes::{Buf, BufMut};
 use tonic::body::Body;
-use tonic::codec::{Codec, DecodeBuf, Decoder, EncodeBuf, Encoder};
 use tonic::server::NamedService;
 use tonic::transport::Channel;
 use tonic::{Code, Request, Response, Status};
@@ -45,49 +43,10 @@ const STOCK: Config = match Config::builder()
     Err(_) => panic!("a valid config"),
 };
 
-// ---------------------------------------------------------------------------
 // The codec: a message is its UTF-8 bytes.
-// ---------------------------------------------------------------------------
-
-#[derive(Clone, Copy, Default)]
-struct Utf8;
-
-impl Codec for Utf8 {
-    type Encode = String;
-    type Decode = String;
-    type Encoder = Utf8;
-    type Decoder = Utf8;
-
-    fn encoder(&mut self) -> Utf8 {
-        Utf8
-    }
-
-    fn decoder(&mut self) -> Utf8 {
-        Utf8
-    }
-}
-
-impl Encoder for Utf8 {
-    type Item = String;
-    type Error = Status;
-
-    fn encode(&mut self, item: String, dst: &mut EncodeBuf<'_>) -> Result<(), Status> {
-        dst.put_slice(item.as_bytes());
-        Ok(())
-    }
-}
-
-impl Decoder for Utf8 {
-    type Item = String;
-    type Error = Status;
-
-    fn decode(&mut self, src: &mut DecodeBuf<'_>) -> Result<Option<String>, Status> {
-        let bytes = src.copy_to_bytes(src.remaining());
-        String::from_utf8(bytes.to_vec())
-            .map(Some)
-            .map_err(|_| Status::internal("not UTF-8"))
-    }
-}
+#[path = "grpc/codec.rs"]
+mod codec;
+use codec::Utf8Codec as Utf8;
 
 // ---------------------------------------------------------------------------
 // The server: `Count` answers a number, or UNAVAILABLE while sick; `Watch`
