@@ -141,6 +141,15 @@ impl ConfigBuilder {
         }
     }
 
+    /// A builder holding `values`, as if each had been given by its method.
+    #[cfg(test)]
+    pub(crate) const fn from_values(values: Values) -> Self {
+        ConfigBuilder {
+            values,
+            fraction: None,
+        }
+    }
+
     /// Validates and returns the config, by the rules the `#[circuit_breaker]`
     /// attribute and the configuration loader apply too.
     ///
