@@ -164,13 +164,15 @@
 
 mod auth;
 mod build;
+mod error;
 mod json;
 mod page;
 mod ring;
 mod routes;
 mod service;
 
-pub use self::build::{Admin, AdminBuilder, BuildError};
+pub use self::build::{Admin, AdminBuilder};
+pub use self::error::BuildError;
 pub use self::service::AdminService;
 
 #[cfg(doc)]

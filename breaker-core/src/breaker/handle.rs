@@ -1,5 +1,6 @@
-//! The public [`Breaker`] handle: construction, the fast claim, the `call`
-//! helpers, the pure questions and manual control.
+//! The public [`Breaker`] handle: construction, the fast claim, the pure
+//! questions and manual control (the other `impl Breaker` files are listed in
+//! the module's docs).
 
 use std::sync::Arc;
 use std::time::Duration;

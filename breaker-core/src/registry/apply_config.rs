@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use super::notes::Note;
+use super::reports::Note;
 use super::{ApplyConfigError, DeclarationOverride, Reconfigured, Registry, Resolver};
 
 impl Registry {

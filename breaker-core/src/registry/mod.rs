@@ -19,7 +19,7 @@ use std::sync::{Arc, OnceLock};
 
 use parking_lot::{Mutex, RwLock};
 
-use self::notes::Note;
+use self::reports::Note;
 pub use self::reports::{
     AlreadyCreated, ApplyConfigError, DeclarationOverride, Reconfigured, Resolution, Resolver,
     UnknownGroup,
