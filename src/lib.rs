@@ -168,7 +168,7 @@
 //! let clock = ManualClock::new();
 //! let config = Config::builder()
 //!     .threshold(1)
-//!     .open_duration(Duration::from_secs(1))
+//!     .open(Duration::from_secs(1))
 //!     .ramp(Duration::from_secs(10))
 //!     .build()?;
 //! let breaker = Breaker::with_clock("inventory", config, clock.clone());
@@ -249,7 +249,7 @@
 //!
 //! static REGISTRY: LazyLock<Registry> = LazyLock::new(|| Registry::with_clock(ManualClock::new()));
 //!
-//! #[circuit_breaker(group = "upstream", key = host, max_keys = 10_000, threshold = 2, registry = &REGISTRY)]
+//! #[circuit_breaker(group = "upstream", key = host, key_capacity = 10_000, threshold = 2, registry = &REGISTRY)]
 //! fn fetch(host: &str, path: &str) -> Result<String, CallError<String>> {
 //!     if host == "down.example" { return Err(CallError::Inner(format!("{host} refused"))) }
 //!     Ok(format!("https://{host}{path}"))
@@ -277,10 +277,10 @@
 //!   gives the cost beside an unkeyed call); it allocates nothing and interns
 //!   nothing beyond what any breaker's call may (see above: a trip, a thread's
 //!   first call). A new key allocates its breaker and its owned key.
-//! - **Bounded memory.** Past `max_keys` (default 10 000), creating a key
+//! - **Bounded memory.** Past `key_capacity` (default 10 000), creating a key
 //!   evicts idle, closed breakers, about least recently used first. An open,
 //!   half-open or forced breaker, or one with a call in flight, is never
-//!   evicted, so the group may hold more keys than `max_keys` while many are
+//!   evicted, so the group may hold more keys than `key_capacity` while many are
 //!   open. An evicted key that comes back starts closed, with fresh counts;
 //!   the group's summed counts keep what evicted keys did.
 //! - **Everything else as for a group.** Every way out is recorded against
@@ -534,7 +534,7 @@ pub mod tower;
 /// use std::time::Duration;
 /// use breakerbox::Config;
 ///
-/// const UPSTREAM: Config = match Config::builder().threshold(5).open_duration(Duration::from_secs(30)).build() {
+/// const UPSTREAM: Config = match Config::builder().threshold(5).open(Duration::from_secs(30)).build() {
 ///     Ok(config) => config,
 ///     Err(_) => panic!("the upstream breakers' config is invalid"),
 /// };

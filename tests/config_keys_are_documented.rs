@@ -17,7 +17,7 @@ const OTHER_KEYS: [&str; 10] = [
     "crate",
     "timer",
     "key",
-    "max_keys",
+    "key_capacity",
     "idempotent",
 ];
 

@@ -321,7 +321,7 @@ mod tests {
                     Ok(Resolution {
                         config: Config::builder()
                             .threshold(5)
-                            .open_duration(std::time::Duration::from_secs(5))
+                            .open(std::time::Duration::from_secs(5))
                             .build()
                             .unwrap(),
                         overrides: vec![],
