@@ -258,7 +258,7 @@ const BASES: &[(&str, &str)] = &[
 fn config() -> Config {
     Config::builder()
         .threshold(3)
-        .open_duration(Duration::from_secs(3600))
+        .open(Duration::from_secs(3600))
         .build()
         .expect("valid config")
 }
@@ -270,7 +270,7 @@ fn run(case: &str, n: u64) {
         "time_window" => Breaker::new(
             "ir",
             Config::builder()
-                .window_duration(Duration::from_secs(10))
+                .window(Duration::from_secs(10))
                 .build()
                 .unwrap(),
         ),
@@ -278,7 +278,7 @@ fn run(case: &str, n: u64) {
             "ir",
             Config::builder()
                 .threshold(3)
-                .open_duration(Duration::from_secs(3600))
+                .open(Duration::from_secs(3600))
                 .max_concurrent(64)
                 .build()
                 .unwrap(),
@@ -296,7 +296,7 @@ fn run(case: &str, n: u64) {
         "latency_time_window" => Breaker::new(
             "ir",
             Config::builder()
-                .window_duration(Duration::from_secs(10))
+                .window(Duration::from_secs(10))
                 .latency_p99(Duration::from_secs(1))
                 .build()
                 .unwrap(),
@@ -307,7 +307,7 @@ fn run(case: &str, n: u64) {
             "ir",
             Config::builder()
                 .threshold(3)
-                .open_duration(Duration::from_secs(3600))
+                .open(Duration::from_secs(3600))
                 .histogram(Duration::from_secs(10))
                 .build()
                 .unwrap(),
@@ -318,7 +318,7 @@ fn run(case: &str, n: u64) {
             let clock = ManualClock::new();
             let config = Config::builder()
                 .threshold(3)
-                .open_duration(Duration::from_millis(1_000))
+                .open(Duration::from_millis(1_000))
                 .ramp(Duration::from_secs(3_600))
                 .build()
                 .unwrap();
@@ -501,7 +501,7 @@ fn run(case: &str, n: u64) {
             let registry = breakerbox::Registry::new();
             let trips = Config::builder()
                 .threshold(1)
-                .open_duration(Duration::from_millis(3_600_000))
+                .open(Duration::from_millis(3_600_000))
                 .build()
                 .unwrap();
             let group = registry.keyed::<u64>("ir-worst", &trips, 1_000).unwrap();

@@ -39,7 +39,7 @@ const ROUTE: Config = config(5, 1_200);
 const fn config(threshold: u32, open_ms: u64) -> Config {
     match Config::builder()
         .threshold(threshold)
-        .open_duration(Duration::from_millis(open_ms))
+        .open(Duration::from_millis(open_ms))
         .build()
     {
         Ok(config) => config,

@@ -8,7 +8,7 @@
 //! use breakerbox::Config;
 //! use reqwest_middleware::ClientBuilder;
 //!
-//! let config = Config::builder().threshold(5).open_duration(Duration::from_secs(10)).build()?;
+//! let config = Config::builder().threshold(5).open(Duration::from_secs(10)).build()?;
 //! let client = ClientBuilder::new(reqwest::Client::new())
 //!     // One breaker per `host:port`, keys of the keyed group `upstream`, at
 //!     // most about 10,000 idle hosts kept.
@@ -132,7 +132,7 @@ pub struct SafeToRetry;
 enum Target {
     Group(Breaker),
     /// A breaker per `host:port`: the keys of a keyed group, bounded by its
-    /// `max_keys`; a known host costs a hash, a lock-free lookup and a handle
+    /// `key_capacity`; a known host costs a hash, a lock-free lookup and a handle
     /// clone, and no allocation until its response's body is wrapped.
     PerHost(KeyedGroup<String>),
 }
@@ -239,7 +239,7 @@ impl<C> CircuitBreakerMiddleware<C> {
     /// use breakerbox::{Config, RetryPolicy};
     /// use reqwest_middleware::ClientBuilder;
     ///
-    /// let retry = RetryPolicy::new(2).backoff(Duration::from_millis(100)).deadline(Duration::from_secs(5));
+    /// let retry = RetryPolicy::new(2).delay(Duration::from_millis(100)).deadline(Duration::from_secs(5));
     /// let client = ClientBuilder::new(reqwest::Client::new())
     ///     .with(CircuitBreakerMiddleware::per_host("docs-retry", &Config::default(), 1_000)?.retry(retry))
     ///     .build();

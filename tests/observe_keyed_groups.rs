@@ -1,6 +1,6 @@
 //! Keyed groups in the exporters: one series set per group, never per key
 //! (`breaker_keyed_*`), whose values are the group's `KeyedMetrics` (keys by
-//! state, `max_keys`, evictions, every counter summed over every key ever
+//! state, `key_capacity`, evictions, every counter summed over every key ever
 //! held), the same through Prometheus and the `metrics` facade; and a registry
 //! with no keyed group exports no keyed family at all.
 
@@ -61,7 +61,7 @@ fn a_keyed_group_is_exported_as_one_aggregate_by_both_exporters() {
             series("breaker_keyed_keys", &[name, ("state", "half_open")]),
             0.0,
         ),
-        (series("breaker_keyed_max_keys", &[name]), 4.0),
+        (series("breaker_keyed_key_capacity", &[name]), 4.0),
         (
             series("breaker_keyed_evictions_total", &[name]),
             m.evictions as f64,

@@ -131,7 +131,7 @@ fn every_kind_of_group() -> Arc<Registry> {
     let breakers = Arc::new(Registry::with_clock(clock.clone()));
     let tripping = Config::builder()
         .threshold(2)
-        .open_duration(Duration::from_secs(5))
+        .open(Duration::from_secs(5))
         .build()
         .unwrap();
     let search = breakers.breaker("search", &tripping);

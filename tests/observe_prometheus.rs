@@ -230,7 +230,7 @@ async fn scrape_of_the_demos_metrics_endpoint_equals_the_snapshot() {
     // failed probe: open, with a known retry_after.
     let config = Config::builder()
         .threshold(2)
-        .open_duration(Duration::from_secs(5))
+        .open(Duration::from_secs(5))
         .backoff(2.0)
         .build()
         .unwrap();
@@ -338,7 +338,7 @@ async fn scrape_of_the_demos_metrics_endpoint_equals_the_snapshot() {
 fn config_open_ms(open_ms: u64) -> Config {
     Config::builder()
         .threshold(1)
-        .open_duration(Duration::from_millis(open_ms))
+        .open(Duration::from_millis(open_ms))
         .build()
         .unwrap()
 }
@@ -397,14 +397,14 @@ fn scrapes_during_a_storm_of_calls_are_consistent_per_group() {
         b.failure_rate(0.35)
             .min_calls(5)
             .slow_call(Duration::from_millis(1))
-            .open_duration(Duration::from_millis(5))
+            .open(Duration::from_millis(5))
             .build()
             .unwrap()
     };
     let groups = [
         breakers.breaker(
             "time",
-            &window(Config::builder().window_duration(Duration::from_secs(1))),
+            &window(Config::builder().window(Duration::from_secs(1))),
         ),
         breakers.breaker("count", &window(Config::builder().window_calls(20))),
         breakers.breaker("consecutive", &config_open_ms(5)),

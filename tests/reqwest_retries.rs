@@ -72,7 +72,7 @@ async fn serve(script: Vec<(u16, Headers)>) -> (String, Upstream) {
 fn config(threshold: u32) -> Config {
     Config::builder()
         .threshold(threshold)
-        .open_duration(Duration::from_secs(60))
+        .open(Duration::from_secs(60))
         .build()
         .unwrap()
 }
@@ -175,7 +175,7 @@ async fn a_bad_retry_after_is_ignored_and_a_huge_one_is_not_waited_for() {
     let clock = ManualClock::new();
     let breaker = Breaker::with_clock("mw-bad-hint", config(10), clock.clone());
     let policy = RetryPolicy::new(1)
-        .backoff(Duration::from_millis(10))
+        .delay(Duration::from_millis(10))
         .no_budget();
     let (client, timer) = client(&breaker, &clock, policy);
 
@@ -319,7 +319,7 @@ async fn offer(breaker: &Breaker, clock: &ManualClock, policy: RetryPolicy) -> (
 
 #[tokio::test(flavor = "current_thread")]
 async fn the_budget_holds_the_server_s_load_near_the_calls_and_without_it_retries_multiply_it() {
-    let policy = RetryPolicy::new(RETRIES).backoff(Duration::from_millis(1));
+    let policy = RetryPolicy::new(RETRIES).delay(Duration::from_millis(1));
 
     let clock = ManualClock::new();
     let budgeted = Breaker::with_clock("mw-budgeted", config(100_000), clock.clone());

@@ -62,7 +62,7 @@ async fn answer(AxumState(upstream): AxumState<Upstream>) -> Response {
 fn breaker(name: &str, threshold: u32, clock: &ManualClock) -> Breaker {
     let config = Config::builder()
         .threshold(threshold)
-        .open_duration(Duration::from_secs(60))
+        .open(Duration::from_secs(60))
         .build()
         .unwrap();
     Breaker::with_clock(name, config, clock.clone())
@@ -385,7 +385,7 @@ async fn offer(breaker: &Breaker, clock: &ManualClock, policy: RetryPolicy) -> (
 
 #[tokio::test(flavor = "current_thread")]
 async fn the_budget_holds_the_upstream_s_load_near_the_calls_and_without_it_retries_multiply_it() {
-    let policy = RetryPolicy::new(RETRIES).backoff(Duration::from_millis(1));
+    let policy = RetryPolicy::new(RETRIES).delay(Duration::from_millis(1));
 
     let clock = ManualClock::new();
     let budgeted = breaker("layer-budgeted", 100_000, &clock);

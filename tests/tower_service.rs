@@ -23,7 +23,7 @@ const OPEN: Duration = Duration::from_millis(1_000);
 fn breaker(group: &str, clock: &ManualClock) -> Breaker {
     let config = Config::builder()
         .threshold(2)
-        .open_duration(Duration::from_millis(OPEN.as_millis() as u64))
+        .open(Duration::from_millis(OPEN.as_millis() as u64))
         .build()
         .unwrap();
     Breaker::with_clock(group, config, clock.clone())

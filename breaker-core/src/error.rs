@@ -5,7 +5,16 @@
 use std::fmt;
 use std::time::Duration;
 
-/// Why a claim was refused.
+/// Why the breaker refused a claim: every refusal, not only an open circuit.
+///
+/// A refusal is one of these steps saying no: the circuit is open (by its
+/// own trip, the fleet's, or an operator's force), half-open with every probe
+/// slot taken, the group's bulkhead is full, or a ramp after a close holds
+/// the call back. Each comes back as the same error, [`CircuitOpen`], with
+/// its reason and an honest `retry_after`; none is a failure of the
+/// dependency, none is retried, and a fallback answers each. The enum is
+/// `#[non_exhaustive]`: a new step of admission adds a reason, not an error
+/// type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum OpenReason {
@@ -49,8 +58,11 @@ impl OpenReason {
     }
 }
 
-/// A call was refused because its breaker's circuit is open; the wrapped function
-/// did not run.
+/// The breaker refused a call, and the wrapped function did not run: the one
+/// error of every refusal, whatever refused it ([`reason`](Self::reason)),
+/// not only an open circuit. It is named after the commonest one; a full
+/// bulkhead ([`OpenReason::BulkheadFull`]) or a ramp ([`OpenReason::Ramping`])
+/// refuses with it on a closed circuit too.
 ///
 /// ```
 /// # use breaker_core as breakerbox;
@@ -89,9 +101,12 @@ impl CircuitOpen {
         self.reason
     }
 
-    /// How long until a probe may go: the rest of the open duration, or, when every
-    /// probe slot is taken, the time until the probes' lease runs out. `None`
-    /// when forced open (only a person can close it).
+    /// How long until a call may be admitted: for an open circuit, the rest of
+    /// the open duration; when every probe slot is taken, the time until the
+    /// probes' lease runs out; for a ramp, the time until a call would be
+    /// admitted (see [`OpenReason`] for each). `None` when forced open (only a
+    /// person can close it) and for a full bulkhead (a slot frees when a call
+    /// ends).
     ///
     /// On the default clock it is an upper bound, at most one kernel tick longer
     /// than the exact time left, never shorter ([the coarse

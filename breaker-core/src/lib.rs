@@ -9,7 +9,7 @@
 //!
 //! let clock = ManualClock::new();
 //! let registry = Registry::with_clock(clock.clone());
-//! let config = Config::builder().threshold(3).open_duration(Duration::from_secs(30)).build()?;
+//! let config = Config::builder().threshold(3).open(Duration::from_secs(30)).build()?;
 //! let search = registry.breaker("search", &config);
 //!
 //! for _ in 0..3 {
@@ -18,7 +18,7 @@
 //! assert_eq!(search.state(), State::Open);
 //! assert!(matches!(search.call(|| Ok::<_, &str>(())), Err(CallError::Open(_))));
 //!
-//! clock.advance(config.open_duration());
+//! clock.advance(config.open());
 //! search.call(|| Ok::<_, &str>(())).expect("the probe runs"); // the probe
 //! assert_eq!(search.state(), State::Closed);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
@@ -81,7 +81,7 @@
 //! // ...but half of the calls of the last minute failed.
 //! let windowed = Breaker::new(
 //!     "b",
-//!     Config::builder().window_duration(Duration::from_secs(60)).failure_rate(0.5).min_calls(5).build()?,
+//!     Config::builder().window(Duration::from_secs(60)).failure_rate(0.5).min_calls(5).build()?,
 //! );
 //! for failed in [true, true, true, true, false, true, true, true, true] {
 //!     for breaker in [&consecutive, &windowed] {

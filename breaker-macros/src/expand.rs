@@ -416,7 +416,7 @@ fn guard(attr: &Attr, item: &ItemFn, l: &Locals, is_async: bool) -> (TokenStream
 /// let __registry: &::breakerbox::__private_v01::Registry = &REG;
 /// let __breaker = { /* as above */ __BREAKER_SITE.breaker(__registry, "search", &__BREAKER_CONFIG) };
 /// ```
-/// With `key = host` (a keyed group; `max_keys = 500`, else the default 10 000),
+/// With `key = host` (a keyed group; `key_capacity = 500`, else the default 10 000),
 /// the site caches the group, and every call finds its key's breaker in it (an
 /// owned handle, dropped at the end of the call); the group is declared for
 /// config files as an unkeyed one is:
@@ -506,7 +506,7 @@ fn claim(attr: &Attr, l: &Locals, on_open: TokenStream, is_async: bool) -> Token
                 quote_spanned!(Span::mixed_site()=> #group, &__BREAKER_CONFIG),
             ),
         ),
-        Some(Keyed { key, max_keys }) => {
+        Some(Keyed { key, key_capacity }) => {
             // Hygienic, but located at the user's expression, where a key type
             // that is no `AsKey` is reported.
             let key = Ident::new("breaker_key", Span::mixed_site().located_at(key.span()));
@@ -514,7 +514,7 @@ fn claim(attr: &Attr, l: &Locals, on_open: TokenStream, is_async: bool) -> Token
                 quote_spanned!(Span::mixed_site()=> KeyedSite),
                 lookup(
                     quote_spanned!(Span::mixed_site()=> keyed_site),
-                    quote_spanned!(Span::mixed_site()=> #group, &__BREAKER_CONFIG, #max_keys, #key),
+                    quote_spanned!(Span::mixed_site()=> #group, &__BREAKER_CONFIG, #key_capacity, #key),
                 ),
             )
         }
@@ -1018,7 +1018,7 @@ pub(crate) fn erase_impl_trait(ty: &Type) -> TokenStream {
 /// `idempotent = true` without `retry` expands the same loop with the policy
 /// `::breakerbox::__private_v01::no_retries()` (no retry, unless a file
 /// gives the group some).
-/// `retry_backoff_ms`, `retry_cap_ms`, `retry_deadline_ms`,
+/// `retry_delay_ms`, `retry_max_delay_ms`, `retry_deadline_ms`,
 /// `retry_budget_ratio` and `retry_budget_floor` add `.backoff(..)`,
 /// `.cap(..)`, `.deadline(..)`, `.budget_ratio(..)` and `.budget_floor(..)` to
 /// the policy. In an

@@ -84,7 +84,7 @@ pub enum ConfigError {
 impl ConfigError {
     /// The `#[circuit_breaker]` key (and file key) whose value was refused; a
     /// duration's builder method has a name of its own
-    /// ([`KeyInfo::method`](crate::KeyInfo::method): `open_ms` is `open_duration`).
+    /// ([`KeyInfo::method`](crate::KeyInfo::method): `open_ms` is `open`).
     ///
     /// ```
     /// use breakerbox::Config;

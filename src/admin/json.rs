@@ -143,7 +143,7 @@ pub(super) fn keyed(
     json!({
         "group": m.group,
         "keys": m.keys,
-        "max_keys": m.max_keys,
+        "key_capacity": m.key_capacity,
         "closed": m.keys.saturating_sub(m.open + m.half_open),
         "open": m.open,
         "half_open": m.half_open,

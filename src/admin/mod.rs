@@ -85,15 +85,15 @@
 //! "count"}`), `config` (every key of [`Config::KEYS`](crate::Config::KEYS):
 //! `{"value", "explicit"}`, `explicit` telling whether the value was set rather
 //! than left to its default), `retry` (the retry policy the group's calls run
-//! now, configuration included: every retry key, `retry`, `retry_backoff_ms`,
-//! `retry_cap_ms`, `retry_deadline_ms`, `retry_budget_ratio` and
+//! now, configuration included: every retry key, `retry`, `retry_delay_ms`,
+//! `retry_max_delay_ms`, `retry_deadline_ms`, `retry_budget_ratio` and
 //! `retry_budget_floor`, as `{"value", "explicit"}`, the value `null` when
 //! off, `explicit` telling whether the group's code set it; `null` until a
 //! retried call made the group's retry), `overrides`
 //! (each declared value configuration layers replaced, with its source, as
 //! text) and `conflicts`.
 //!
-//! **keyed** (one keyed group): `group`, `keys`, `max_keys`, `closed`, `open`,
+//! **keyed** (one keyed group): `group`, `keys`, `key_capacity`, `closed`, `open`,
 //! `half_open` (keys held by state; forced open counts as open), `evictions`,
 //! the summed `calls`, `successes`, `failures`, `ignored`, `rejected`,
 //! `abandoned`, `stale`, `times_opened`, `shadow_refused`, `shadow` (the mode
@@ -164,13 +164,15 @@
 
 mod auth;
 mod build;
+mod error;
 mod json;
 mod page;
 mod ring;
 mod routes;
 mod service;
 
-pub use self::build::{Admin, AdminBuilder, BuildError};
+pub use self::build::{Admin, AdminBuilder};
+pub use self::error::BuildError;
 pub use self::service::AdminService;
 
 #[cfg(doc)]

@@ -354,7 +354,7 @@ impl Settings {
 /// let applied = Settings::from_toml_str("[groups.search]\nopen_ms = \"5s\"\n", "prod.toml")?
 ///     .apply(&registry)?;
 /// let search = applied.groups.iter().find(|g| g.group == "search").unwrap();
-/// assert_eq!(search.config.open_duration().as_secs(), 5);
+/// assert_eq!(search.config.open().as_secs(), 5);
 /// assert_eq!(
 ///     search.to_string(),
 ///     "group `search`: `threshold = 3` (the code), \

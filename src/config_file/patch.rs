@@ -107,7 +107,7 @@ impl Key {
 /// The names of every key a file table or a variable may set, in table order:
 /// the `#[circuit_breaker]` keys that configure a breaker (all but `group`,
 /// `fallback`, `is_failure`, `registry`, `crate` and the like), then the
-/// retry keys (`retry`, `retry_backoff_ms`, `retry_cap_ms`,
+/// retry keys (`retry`, `retry_delay_ms`, `retry_max_delay_ms`,
 /// `retry_deadline_ms`, `retry_budget_ratio`, `retry_budget_floor`; not
 /// `idempotent`, which only code may say).
 pub fn keys() -> impl Iterator<Item = &'static str> {
@@ -123,7 +123,7 @@ pub(crate) fn key_index(name: &str) -> Option<usize> {
 /// a `max_open_ms` a short enough `open_ms`: some layer may bring those).
 const ALONE: [fn() -> ConfigBuilder; 5] = [
     ConfigBuilder::new,
-    || ConfigBuilder::new().open_duration(Duration::from_millis(1)),
+    || ConfigBuilder::new().open(Duration::from_millis(1)),
     // A window without a slow-call rule, for `latency_p99_ms`, which is one.
     || ConfigBuilder::new().window_calls(Config::MAX_WINDOW_CALLS),
     || {
@@ -133,7 +133,7 @@ const ALONE: [fn() -> ConfigBuilder; 5] = [
     },
     || {
         ConfigBuilder::new()
-            .window_duration(Duration::from_millis(u64::MAX))
+            .window(Duration::from_millis(u64::MAX))
             .slow_call(Duration::from_millis(u64::MAX))
     },
 ];
@@ -531,7 +531,7 @@ impl Patch {
     /// use breakerbox::config_file::{Patch, Value};
     /// use breakerbox::Config;
     ///
-    /// let declared = Config::builder().threshold(3).open_duration(Duration::from_secs(30)).build().unwrap();
+    /// let declared = Config::builder().threshold(3).open(Duration::from_secs(30)).build().unwrap();
     /// let literals = Patch::from_config(&declared);
     /// assert_eq!(literals.get("open_ms").unwrap().value, Value::U64(30_000));
     /// assert!(literals.get("backoff").is_none());
@@ -559,7 +559,7 @@ impl Patch {
 
     /// Calls the builder method of every configuration key set, in key-table
     /// order (the retry keys configure no breaker: see
-    /// [`Resolved::retry`](super::Resolved::retry)).
+    /// [`Resolution::retry`](super::Resolution::retry)).
     pub fn apply(&self, builder: ConfigBuilder) -> ConfigBuilder {
         KEYS.iter()
             .zip(&self.values)
@@ -592,8 +592,8 @@ impl Patch {
 fn tuning_values(values: breaker_rules::RetryValues) -> RetryValues {
     let breaker_rules::RetryValues {
         retry,
-        retry_backoff_ms,
-        retry_cap_ms,
+        retry_delay_ms,
+        retry_max_delay_ms,
         retry_deadline_ms,
         retry_budget_ratio,
         retry_budget_floor,
@@ -601,8 +601,8 @@ fn tuning_values(values: breaker_rules::RetryValues) -> RetryValues {
     let duration = |ms: Option<u64>| ms.map(Duration::from_millis);
     RetryValues {
         retries: retry,
-        backoff: duration(retry_backoff_ms),
-        cap: duration(retry_cap_ms),
+        delay: duration(retry_delay_ms),
+        max_delay: duration(retry_max_delay_ms),
         deadline: duration(retry_deadline_ms),
         budget_ratio: retry_budget_ratio,
         budget_floor: retry_budget_floor,
@@ -669,8 +669,8 @@ mod tests {
     #[test]
     fn every_retry_literal_a_policy_was_built_with_reads_back() {
         let policy = RetryPolicy::new(2)
-            .backoff(Duration::from_millis(7))
-            .cap(Duration::from_millis(70))
+            .delay(Duration::from_millis(7))
+            .max_delay(Duration::from_millis(70))
             .deadline(Duration::from_secs(1))
             .budget(0.25, 3);
         let mut literals = Patch::new();
@@ -680,8 +680,8 @@ mod tests {
             read,
             [
                 ("retry", Value::U32(2)),
-                ("retry_backoff_ms", Value::U64(7)),
-                ("retry_cap_ms", Value::U64(70)),
+                ("retry_delay_ms", Value::U64(7)),
+                ("retry_max_delay_ms", Value::U64(70)),
                 ("retry_deadline_ms", Value::U64(1_000)),
                 ("retry_budget_ratio", Value::F64(0.25)),
                 ("retry_budget_floor", Value::U32(3)),

@@ -61,7 +61,7 @@
 //! | series | type | labels | value |
 //! |---|---|---|---|
 //! | `breaker_keyed_keys` | gauge | `name`, `state` | keys held now by state: `closed` (forced closed included), `open` (forced open included), `half_open` |
-//! | `breaker_keyed_max_keys` | gauge | `name` | the group's `max_keys` |
+//! | `breaker_keyed_key_capacity` | gauge | `name` | the group's `key_capacity` |
 //! | `breaker_keyed_evictions_total` | counter | `name` | idle, closed keys evicted so far |
 //! | `breaker_keyed_calls_total` | counter | `name`, `kind` | as `breaker_calls_total`, summed over every key the group ever held |
 //! | `breaker_keyed_probes_total` | counter | `name`, `kind` | as `breaker_probes_total`, summed likewise |
@@ -170,7 +170,7 @@
 //! | `breaker_calls_seconds_sum` | `breaker.call.duration.sum` | observable counter (`f64`) | `s` |
 //! | `breaker_calls_seconds_count` | `breaker.call.duration.count` | observable counter (`u64`) | |
 //! | `breaker_keyed_keys` | `breaker.keyed.keys` | observable gauge (`f64`) | |
-//! | `breaker_keyed_max_keys` | `breaker.keyed.max_keys` | observable gauge (`f64`) | |
+//! | `breaker_keyed_key_capacity` | `breaker.keyed.key_capacity` | observable gauge (`f64`) | |
 //! | `breaker_keyed_evictions_total` | `breaker.keyed.evictions` | observable counter (`u64`) | |
 //! | `breaker_keyed_calls_total` | `breaker.keyed.calls` | observable counter (`u64`) | |
 //! | `breaker_keyed_probes_total` | `breaker.keyed.probes` | observable counter (`u64`) | |
@@ -637,15 +637,15 @@ pub(crate) const KEYED_FAMILIES: &[Family<KeyedMetrics>] = &[
         },
     },
     Family {
-        name: "breaker_keyed_max_keys",
-        help: "The most idle keys a keyed group keeps (max_keys); open keys may exceed it.",
+        name: "breaker_keyed_key_capacity",
+        help: "The most idle keys a keyed group keeps (key_capacity); open keys may exceed it.",
         ty: Type::Gauge,
         seconds: false,
-        samples: |m, sample| sample(&[], Value::Int(m.max_keys as u64)),
+        samples: |m, sample| sample(&[], Value::Int(m.key_capacity as u64)),
     },
     Family {
         name: "breaker_keyed_evictions_total",
-        help: "Idle, closed keys a keyed group evicted to stay within max_keys.",
+        help: "Idle, closed keys a keyed group evicted to stay within key_capacity.",
         ty: Type::Counter,
         seconds: false,
         samples: |m, sample| sample(&[], Value::Int(m.evictions)),
@@ -867,7 +867,7 @@ mod tests {
             .latency_p99(Duration::from_millis(50))
             .timeout(Duration::from_millis(100))
             .max_concurrent(1)
-            .open_duration(Duration::from_secs(1))
+            .open(Duration::from_secs(1))
             .build()
             .unwrap();
         let registry = crate::Registry::with_clock(clock.clone());

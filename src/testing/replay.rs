@@ -56,7 +56,7 @@ pub struct Timeline {
 ///     samples: (0..5).map(|i| failure(i * 10)).collect(),
 ///     changes: Vec::new(),
 /// };
-/// let strict = Config::builder().threshold(2).open_duration(Duration::from_millis(100)).build()?;
+/// let strict = Config::builder().threshold(2).open(Duration::from_millis(100)).build()?;
 /// let timeline = replay(&trace, &strict);
 /// assert_eq!(timeline.changes[0].step, "closed -> open (tripped by consecutive_failures)");
 /// assert_eq!(timeline.changes[0].at, Duration::from_millis(11));

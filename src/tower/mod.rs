@@ -161,7 +161,7 @@ impl CircuitBreakerLayer {
     /// use std::time::Duration;
     /// use breakerbox::{registry, tower::CircuitBreakerLayer, Config};
     ///
-    /// let config = Config::builder().threshold(3).open_duration(Duration::from_secs(10)).build()?;
+    /// let config = Config::builder().threshold(3).open(Duration::from_secs(10)).build()?;
     /// let layer = CircuitBreakerLayer::with_config("docs-payments", &config);
     /// assert!(layer.breaker().same_as(&registry().get("docs-payments").unwrap()));
     /// # Ok::<(), breakerbox::ConfigError>(())

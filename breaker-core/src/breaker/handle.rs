@@ -1,5 +1,6 @@
-//! The public [`Breaker`] handle: construction, the fast claim, the `call`
-//! helpers, the pure questions and manual control.
+//! The public [`Breaker`] handle: construction, the fast claim, the pure
+//! questions and manual control (the other `impl Breaker` files are listed in
+//! the module's docs).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -54,7 +55,7 @@ impl Breaker {
     /// use breakerbox::{Breaker, Config, ManualClock, State};
     ///
     /// let clock = ManualClock::new();
-    /// let config = Config::builder().threshold(1).open_duration(Duration::from_secs(1)).build().unwrap();
+    /// let config = Config::builder().threshold(1).open(Duration::from_secs(1)).build().unwrap();
     /// let breaker = Breaker::with_clock("db", config, clock.clone());
     /// breaker.try_acquire().unwrap().failure();
     /// assert!(!breaker.would_admit());
@@ -244,7 +245,7 @@ impl Breaker {
     /// use breakerbox::{Breaker, Config, ManualClock, OpenReason};
     ///
     /// let clock = ManualClock::new();
-    /// let config = Config::builder().threshold(1).open_duration(Duration::from_secs(1)).build()?;
+    /// let config = Config::builder().threshold(1).open(Duration::from_secs(1)).build()?;
     /// let breaker = Breaker::with_clock("quotes", config, clock.clone());
     /// assert!(breaker.refusal().is_none());
     /// breaker.try_acquire().unwrap().failure();

@@ -437,7 +437,7 @@ mod tests {
         live.set(
             Config::builder()
                 .threshold(1)
-                .open_duration(std::time::Duration::from_secs(30))
+                .open(std::time::Duration::from_secs(30))
                 .build()
                 .unwrap(),
         );

@@ -17,17 +17,17 @@ use crate::clock::millis_to_nanos;
 /// | key (builder method) | default | meaning |
 /// |---|---|---|
 /// | `threshold` | 5 | consecutive failures that open the circuit (consecutive policy) |
-/// | `window_ms` (`window_duration`) | unset | judge the failure rate over the last `window_ms` (time window policy) |
+/// | `window_ms` (`window`) | unset | judge the failure rate over the last `window_ms` (time window policy) |
 /// | `window_calls` | unset | judge the failure rate over the last `window_calls` outcomes (count window policy) |
 /// | `failure_rate` | 0.5 | share of failures in the window, in `(0, 1]`, that opens the circuit |
 /// | `min_calls` | 10; a count window's size | outcomes the window must hold before it judges |
 /// | `slow_call_ms` (`slow_call`) | unset | a call taking longer than this (claim to verdict) is slow |
 /// | `slow_call_rate` | 1.0 with `slow_call_ms` | share of slow calls in the window that opens the circuit |
-/// | `open_ms` (`open_duration`) | 30 s | how long the circuit stays open before a probe may go |
+/// | `open_ms` (`open`) | 30 s | how long the circuit stays open before a probe may go |
 /// | `half_open_probes` | 1 | probes in flight at once while half-open |
 /// | `successes_to_close` | 1 | probe successes that close the circuit |
 /// | `backoff` | 1.0 (constant) | factor the open duration grows by after each failed probe |
-/// | `max_open_ms` (`max_open_duration`) | max(`open_ms`, 300 s) | cap on the grown open duration |
+/// | `max_open_ms` (`max_open`) | max(`open_ms`, 300 s) | cap on the grown open duration |
 /// | `probe_timeout_ms` (`probe_timeout`) | 30 s | lease of a probe; a probe in flight longer loses its slot |
 /// | `timeout_ms` (`timeout`) | unset | deadline of one async call: a call that overruns it is dropped and fails |
 /// | `max_concurrent` | unset | bulkhead: calls of the group in flight at once; one over the cap is refused |
@@ -42,7 +42,7 @@ use crate::clock::millis_to_nanos;
 /// use std::time::Duration;
 /// use breakerbox::Config;
 ///
-/// const SEARCH: Config = match Config::builder().threshold(3).open_duration(Duration::from_secs(10)).build() {
+/// const SEARCH: Config = match Config::builder().threshold(3).open(Duration::from_secs(10)).build() {
 ///     Ok(config) => config,
 ///     Err(_) => panic!("invalid breaker config"),
 /// };
@@ -51,7 +51,7 @@ use crate::clock::millis_to_nanos;
 ///
 /// // Open when half the calls of the last 10 seconds failed, judged from 20 calls on.
 /// const PAYMENTS: Config = match Config::builder()
-///     .window_duration(Duration::from_secs(10))
+///     .window(Duration::from_secs(10))
 ///     .failure_rate(0.5)
 ///     .min_calls(20)
 ///     .build()
@@ -78,7 +78,7 @@ use crate::clock::millis_to_nanos;
 /// use std::time::Duration;
 /// use breakerbox::Config;
 ///
-/// let spelled = Config::builder().threshold(5).open_duration(Duration::from_secs(30)).build().unwrap();
+/// let spelled = Config::builder().threshold(5).open(Duration::from_secs(30)).build().unwrap();
 /// assert_eq!(spelled, Config::DEFAULT);
 /// assert_eq!(spelled.explicit_keys().collect::<Vec<_>>(), ["threshold", "open_ms"]);
 /// assert_eq!(Config::DEFAULT.explicit_keys().count(), 0);
@@ -167,7 +167,7 @@ impl Config {
     }
 
     /// The length of a time window; `None` under any other policy.
-    pub const fn window_duration(&self) -> Option<Duration> {
+    pub const fn window(&self) -> Option<Duration> {
         match self.checked.policy {
             FailurePolicy::TimeWindow { window_ms, .. } => Some(Duration::from_millis(window_ms)),
             _ => None,
@@ -222,7 +222,7 @@ impl Config {
     }
 
     /// The first open duration after a trip.
-    pub const fn open_duration(&self) -> Duration {
+    pub const fn open(&self) -> Duration {
         Duration::from_millis(self.checked.open_ms)
     }
 
@@ -242,7 +242,7 @@ impl Config {
     }
 
     /// Cap on the open duration.
-    pub const fn max_open_duration(&self) -> Duration {
+    pub const fn max_open(&self) -> Duration {
         Duration::from_millis(self.checked.max_open_ms)
     }
 

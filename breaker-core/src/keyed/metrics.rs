@@ -119,7 +119,7 @@ pub struct KeyedMetrics {
     /// Keys held now.
     pub keys: usize,
     /// The most idle keys the group holds (see [`KeyedGroup`](crate::KeyedGroup)).
-    pub max_keys: usize,
+    pub key_capacity: usize,
     /// Keys held now that are open (forced open included).
     pub open: usize,
     /// Keys held now that are half-open.
@@ -217,7 +217,7 @@ impl<K: Hash + Eq> Shared<K> {
         KeyedMetrics {
             group: shared.group,
             keys,
-            max_keys: shared.max_keys,
+            key_capacity: shared.key_capacity,
             open,
             half_open,
             evictions: shared.evictions.load(Relaxed),

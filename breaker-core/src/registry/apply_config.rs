@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use super::notes::Note;
+use super::reports::Note;
 use super::{ApplyConfigError, DeclarationOverride, Reconfigured, Registry, Resolver};
 
 impl Registry {
@@ -53,12 +53,12 @@ impl Registry {
     /// registry
     ///     .apply_config(Arc::new(|_group: &str, declared: Option<&Config>| {
     ///         let threshold = declared.map_or(5, Config::threshold);
-    ///         let config = Config::builder().threshold(threshold).open_duration(Duration::from_secs(5)).build();
+    ///         let config = Config::builder().threshold(threshold).open(Duration::from_secs(5)).build();
     ///         Ok(Resolution { config: config.map_err(|e| e.to_string())?, overrides: vec![], retry: Default::default() })
     ///     }))
     ///     .unwrap();
-    /// assert_eq!(search.config().open_duration().as_millis(), 5_000);
-    /// assert_eq!(registry.breaker_or_default("later").config().open_duration().as_millis(), 5_000);
+    /// assert_eq!(search.config().open().as_millis(), 5_000);
+    /// assert_eq!(registry.breaker_or_default("later").config().open().as_millis(), 5_000);
     /// ```
     pub fn apply_config(
         &self,
