@@ -9,6 +9,7 @@ use crate::events::TransitionCounts;
 pub use crate::histogram::{CallDurations, DurationCounts};
 use crate::policy::Counts;
 use crate::state::State;
+pub use crate::throttle::ThrottleMetrics;
 
 /// What one breaker did, taken at one moment. Taking it changes nothing.
 ///
@@ -107,6 +108,13 @@ pub struct Metrics {
     /// Retries a [`Retry`](crate::Retry)'s budget refused: each call ended
     /// at once with its own last error.
     pub retries_budget_exhausted: u64,
+    /// Claims the adaptive throttle (`throttle`) refused (each also counted
+    /// in `rejected`; in shadow mode, in `shadow_refused` instead).
+    pub throttled: u64,
+    /// The adaptive throttle (`throttle`): requests and accepts of its
+    /// window and the share it refuses now; `None` for a group that does not
+    /// throttle.
+    pub throttle: Option<ThrottleMetrics>,
 }
 
 impl Metrics {

@@ -31,8 +31,11 @@ impl Breaker {
     /// (claims time calls, and the window judges slowness, only for a group
     /// that has them). Such a change takes a restart (or a new group).
     ///
-    /// Refused as well: any change of `max_concurrent`, `timeout_ms` or
-    /// `histogram_ms`. The bulkhead, whether calls are timed out and the
+    /// Refused as well: any change of `max_concurrent`, `timeout_ms`,
+    /// `histogram_ms` or `throttle_window_ms`, and turning `throttle` on or off
+    /// (its window reads unset without it).
+    /// `throttle`, `throttle_max_reject` and `throttle_min_rps` change live,
+    /// judged from the next claim against what the throttle's window holds. The bulkhead, whether calls are timed out and the
     /// histogram's buckets (and whether claims read the clock for it) are built
     /// with the breaker; a reload that changed them would report success while
     /// the breaker kept the old ones.
@@ -120,6 +123,14 @@ pub(crate) fn check_change(
             millis(now.histogram()),
             millis(config.histogram()),
         ),
+        // The throttle's word flag and buckets are laid out with the breaker:
+        // set exactly when `throttle` is, so this also refuses turning the
+        // throttle on or off. Its `K`, cap and minimum rate change live.
+        (
+            "throttle_window_ms",
+            millis(now.throttle_window()),
+            millis(config.throttle_window()),
+        ),
     ];
     match fixed.into_iter().find(|(_, was, asked)| was != asked) {
         None => Ok(()),
@@ -134,7 +145,7 @@ pub(crate) fn check_change(
 /// [`Breaker::reconfigure`] was asked to change the failure policy of a live
 /// breaker in a way that would drop what it has counted, or a key fixed when
 /// the breaker was built (`max_concurrent`, `timeout_ms`, whether `latency_p99_ms` is set,
-/// `histogram_ms`).
+/// `histogram_ms`, `throttle_window_ms`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct PolicyChange {
     group: &'static str,
@@ -169,8 +180,8 @@ impl PolicyChange {
     }
 
     /// The key fixed at construction that was asked to change
-    /// (`"max_concurrent"`, `"timeout_ms"`, `"latency_p99_ms"` or
-    /// `"histogram_ms"`); `None` when
+    /// (`"max_concurrent"`, `"timeout_ms"`, `"latency_p99_ms"`,
+    /// `"histogram_ms"` or `"throttle_window_ms"`); `None` when
     /// the failure policy was what was refused.
     pub fn key(&self) -> Option<&'static str> {
         self.fixed.as_ref().map(|fixed| fixed.key)
@@ -188,7 +199,8 @@ impl std::fmt::Display for PolicyChange {
                 f,
                 "group `{}` is live with `{}` {}; a live reconfiguration cannot \
                  change it to {} (the bulkhead, the window's slow-call rule, the \
-                 call-duration histogram and call timing are built with the breaker): restart to apply it",
+                 call-duration histogram, call timing and the throttle's window are built \
+                 with the breaker): restart to apply it",
                 self.group,
                 fixed.key,
                 show(fixed.was),
