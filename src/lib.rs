@@ -445,6 +445,10 @@
 /// | `jitter` | number (`f64`) | 0.0 | share, in `[0, 1)`, by which each open is stretched or shortened at random: `0.2` opens for 80% to 120% of the duration |
 /// | `shadow` | `true` or `false` | `false` | shadow mode: the fn's body runs on every call, and the fallback never answers a call admitted in place of a refusal (its failure, or its deadline, with `fallback_on = "failure"`); what the breaker would have refused is counted in `shadow_refused` (see [Shadow mode](crate#shadow-mode)) |
 /// | `histogram_ms` | integer (`u64`) | none | keep a call-duration histogram by outcome, buckets at 1, 2.5 and 5 times each power of ten of milliseconds up to this (`10_000`: 1 ms to 10 s), exported as `breaker_calls_seconds`; fixed for the breaker's life |
+/// | `throttle` | number (`f64`) | none | adaptive throttling with multiplier `K` (at least 1.0): refuse a share `max(0, (requests - K * accepts) / (requests + 1))` of the calls at once with [`OpenReason::Throttled`], so about `K` times what the dependency accepts reaches it; no hard open |
+/// | `throttle_window_ms` | integer (`u64`) | 120000 | the window the throttle counts requests and accepts over (at least 10); needs `throttle`; fixed for the breaker's life |
+/// | `throttle_max_reject` | number (`f64`) | 0.9 | the most the throttle refuses, in `(0, 1)`; needs `throttle` |
+/// | `throttle_min_rps` | number (`f64`) | 0.0 | the request rate (calls a second over the window) below which nothing is throttled; needs `throttle` |
 /// | `fallback` | path, or `path(why)` | none | fn called with the same arguments when the circuit refuses (see [Fallbacks](#fallbacks)); `path(why)` passes a [`Fallback`] saying why as one more, last, argument |
 /// | `fallback_on` | `"refusal"` or `"failure"` | `"refusal"` | what the fallback answers: refusals only (open, half-open full, forced, bulkhead full), or also timeouts and the errors `is_failure` counts as failures (never an ignored error, never a panic); needs `fallback` |
 /// | `is_failure` | path to `fn(&E) -> bool` | every `Err` fails | which errors count as failures; the rest are ignored |
