@@ -120,7 +120,8 @@ pub struct Metrics {
 impl Metrics {
     /// The share of calls a claim now is admitted at, in `[0, 1]`: 1 closed
     /// or forced closed, the ramp's share while it ramps, 0 open, forced open
-    /// or half-open (where only probes go).
+    /// or half-open (where only probes go); while closed, less the share the
+    /// adaptive throttle refuses (`throttle`).
     ///
     /// ```
     /// # use breaker_core as breakerbox;
@@ -132,11 +133,16 @@ impl Metrics {
     /// assert_eq!(breaker.metrics().admitted_share(), 0.0);
     /// ```
     pub fn admitted_share(&self) -> f64 {
-        match (self.state, self.ramp) {
+        let throttled = match (self.state, self.throttle) {
+            (State::Closed, Some(throttle)) => throttle.reject_share,
+            _ => 0.0,
+        };
+        let share = match (self.state, self.ramp) {
             (State::Closed, Some(ramp)) => ramp.admitted_share(),
             (State::Closed | State::ForcedClosed, None) => 1.0,
             _ => 0.0,
-        }
+        };
+        share * (1.0 - throttled)
     }
 }
 
