@@ -166,7 +166,7 @@ macro_rules! config_keys {
             /// Shadow mode (default `false`): the breaker counts, transitions,
             /// tells events and exports as usual but never refuses a call. A
             /// claim it would have refused (open, half-open with every probe slot
-            /// taken, held back by a ramp) runs as an ordinary call, whose outcome
+            /// taken, held back by a ramp or the throttle) runs as an ordinary call, whose outcome
             /// is counted and never moves the breaker (a ramp's: as any closed
             /// call's), and is counted in `shadow_refused`; a fallback is never
             /// called for it. A full bulkhead and a forced open still refuse: the

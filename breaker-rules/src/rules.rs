@@ -384,6 +384,25 @@ const fn throttle_rules(
     max_reject: Option<f64>,
     min_rps: Option<f64>,
 ) -> Result<Option<ThrottleRules>, ConfigError> {
+    // Each value by its own rule first, so a bad one is named for what is
+    // wrong with it, with or without `throttle` beside it.
+    let window_ms = match window_ms {
+        Some(ms) if ms < MIN_WINDOW_MS => return Err(ConfigError::ThrottleWindowTooShort),
+        Some(ms) => Some(ms),
+        None => None,
+    };
+    let max_reject = match max_reject {
+        Some(cap) if !(cap > 0.0 && cap < 1.0) => {
+            return Err(ConfigError::ThrottleMaxRejectOutOfRange)
+        }
+        cap => cap,
+    };
+    let min_rps = match min_rps {
+        Some(rps) if rps.is_nan() || rps < 0.0 || rps.is_infinite() => {
+            return Err(ConfigError::ThrottleMinRpsOutOfRange)
+        }
+        rps => rps,
+    };
     let Some(k) = k else {
         if window_ms.is_some() {
             return Err(ConfigError::ThrottleKeyWithoutThrottle(
@@ -404,23 +423,8 @@ const fn throttle_rules(
         return Err(ConfigError::ThrottleBelowOne);
     }
     let window_ms = match window_ms {
-        Some(ms) if ms < MIN_WINDOW_MS => return Err(ConfigError::ThrottleWindowTooShort),
         Some(ms) => ms,
         None => DEFAULT_THROTTLE_WINDOW_MS,
-    };
-    let max_reject = match max_reject {
-        Some(cap) if !(cap > 0.0 && cap < 1.0) => {
-            return Err(ConfigError::ThrottleMaxRejectOutOfRange)
-        }
-        Some(cap) => cap,
-        None => DEFAULT_THROTTLE_MAX_REJECT,
-    };
-    let min_rps = match min_rps {
-        Some(rps) if rps.is_nan() || rps < 0.0 || rps.is_infinite() => {
-            return Err(ConfigError::ThrottleMinRpsOutOfRange)
-        }
-        Some(rps) => rps,
-        None => 0.0,
     };
     let Some(window_ms) = NonZeroU64::new(window_ms) else {
         return Err(ConfigError::ThrottleWindowTooShort);
@@ -428,8 +432,14 @@ const fn throttle_rules(
     Ok(Some(ThrottleRules {
         k,
         window_ms,
-        max_reject,
-        min_rps,
+        max_reject: match max_reject {
+            Some(cap) => cap,
+            None => DEFAULT_THROTTLE_MAX_REJECT,
+        },
+        min_rps: match min_rps {
+            Some(rps) => rps,
+            None => 0.0,
+        },
     }))
 }
 
