@@ -291,6 +291,30 @@ mod tests {
     }
 
     #[test]
+    fn claims_racing_on_threads_are_admitted_at_the_share_to_within_one() {
+        let r = rules(1.0, 0.9, 0.0);
+        let throttle = throttle(&r);
+        // Seven requests, one accepted: a quarter of the claims go.
+        for i in 0..7 {
+            throttle.record(0, i == 0);
+        }
+        let admitted = std::sync::atomic::AtomicU64::new(0);
+        std::thread::scope(|s| {
+            for _ in 0..4 {
+                s.spawn(|| {
+                    for _ in 0..10_000 {
+                        if throttle.admit(0, &r).0 == Judged::Admitted {
+                            admitted.fetch_add(1, Relaxed);
+                        }
+                    }
+                });
+            }
+        });
+        let admitted = admitted.into_inner();
+        assert!((10_000..=10_001).contains(&admitted), "{admitted} of 40000");
+    }
+
+    #[test]
     fn a_refusal_says_when_the_window_moves_on_and_asking_takes_no_credit() {
         let r = rules(1.0, 0.9, 0.0);
         let throttle = throttle(&r);
