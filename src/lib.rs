@@ -214,9 +214,10 @@
 //!   decision), counted in `rejected` and `throttled`; shadow mode counts it in
 //!   `shadow_refused` and refuses nothing.
 //! - **With the breaker.** A group may have both: the breaker for hard outages,
-//!   the throttle for partial ones. An open breaker refuses as open; the
-//!   throttle judges the calls the breaker would let go, probes included, and
-//!   each key of a keyed group throttles on its own.
+//!   the throttle for partial ones. The throttle judges the claims of a closed
+//!   or half-open breaker; an open one refuses as open, and the claim that
+//!   finds its open time over goes as the probe. Each key of a keyed group
+//!   throttles on its own.
 //! - **Seen.** [`Event::Throttle`](events::Event::Throttle) when it starts and
 //!   stops, [`Metrics::throttle`](metrics::Metrics::throttle), the exporters'
 //!   `breaker_throttle_reject_share` and `breaker_throttled_total`, the admin

@@ -231,9 +231,9 @@ macro_rules! config_keys {
             ///
             /// Admission is a deterministic credit, as a ramp's: of any `n`
             /// consecutive calls at one share the number admitted is within one of
-            /// it. The throttle judges the calls the breaker would let go (an open
-            /// circuit refuses as open), and composes with a ramp and shadow mode
-            /// (which counts what it would refuse). Unset (the default): no
+            /// it. The throttle judges the claims of a closed or half-open breaker
+            /// (an open one refuses as open), and composes with a ramp and shadow
+            /// mode (which counts what it would refuse). Unset (the default): no
             /// throttling, and the group's calls pay nothing for it. Whether it
             /// is set is laid out with the breaker; `K` may change live.
             ///

@@ -205,13 +205,16 @@ impl Inner {
     }
 
     /// A claim on a throttled word: the throttle's admission first, then the
-    /// breaker's claim, as for any word. A forced-closed breaker admits without
-    /// asking (an operator's order); shadow mode admits what the throttle
-    /// refuses and counts it in `shadow_refused`.
+    /// breaker's claim, as for any word. The throttle judges the claims of a
+    /// closed or half-open breaker: an open one refuses as open (and the claim
+    /// that finds its open time over goes as the probe), a forced-closed one
+    /// admits without asking (an operator's order), as `Breaker::refusal`
+    /// tells. Shadow mode admits what the throttle refuses and counts it in
+    /// `shadow_refused`.
     #[cold]
     #[inline(never)]
     fn acquire_throttled(&self, word: Word) -> ClaimCode {
-        if word.state() != State::ForcedClosed {
+        if matches!(word.state(), State::Closed | State::HalfOpen) {
             if let Some(refused) = self.throttle_claim(word) {
                 return refused;
             }
