@@ -190,6 +190,7 @@ const CASES: &[&str] = &[
     "count_window",
     "time_window",
     "ramping",
+    "throttled",
     "tower_bare",
     "tower_layer",
     "recloser",
@@ -234,6 +235,7 @@ const BASES: &[(&str, &str)] = &[
     ("count_window", "permit"),
     ("time_window", "permit"),
     ("ramping", "permit"),
+    ("throttled", "permit"),
     ("tower_layer", "tower_bare"),
     ("recloser", "bare"),
     ("failsafe", "bare"),
@@ -331,6 +333,17 @@ fn run(case: &str, n: u64) {
             clock.advance(Duration::from_secs(1_800));
             breaker
         }
+        // `permit`'s group with an adaptive throttle, every call accepted:
+        // each claim reads the throttle's window, each verdict counts in it.
+        "throttled" => Breaker::new(
+            "ir",
+            Config::builder()
+                .threshold(3)
+                .open(Duration::from_secs(3600))
+                .throttle(2.0)
+                .build()
+                .unwrap(),
+        ),
         _ => Breaker::new("ir", config()),
     };
     match case {
@@ -389,7 +402,8 @@ fn run(case: &str, n: u64) {
         | "latency_window"
         | "latency_time_window"
         | "histogram"
-        | "ramping" => repeat(n, || permit_call(b, black_box(1))),
+        | "ramping"
+        | "throttled" => repeat(n, || permit_call(b, black_box(1))),
         "call" => repeat(n, || b.call(|| work(black_box(1)))),
         "call_in_bulkhead" => repeat(n, || b.call_in_bulkhead(|| work(black_box(1)))),
         "bulkhead" => repeat(n, || guarded_bulkhead(black_box(1))),

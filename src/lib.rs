@@ -187,13 +187,74 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
+//! # Adaptive throttling
+//!
+//! A breaker is all or nothing: against a dependency that can take 40% of the
+//! calls, closed sends it every call and open sends it none. With `throttle =
+//! K` a group sheds in proportion instead (the client-side throttling of
+//! Google's SRE book): over the last `throttle_window_ms` (two minutes by
+//! default) it counts the calls it was asked to make (`requests`) and those
+//! the dependency accepted (`accepts`: successes, and errors the classifier
+//! ignores, since the dependency answered them), and refuses the share
+//!
+//! ```text
+//! max(0, (requests - K * accepts) / (requests + 1))      at most throttle_max_reject (0.9)
+//! ```
+//!
+//! of the calls at once. What reaches the dependency settles at about `K`
+//! times what it accepts (`2.0` is the usual choice), with no hard open and no
+//! timer, and all calls go again within one window of its heal.
+//!
+//! - **Exact, not random.** Admission is the ramp's credit: of any `n`
+//!   consecutive calls at one share the number admitted is within one of it,
+//!   and a trace replayed under the config that recorded it is throttled as it
+//!   was (`testing::replay`, feature `testing`).
+//! - **A refusal of its own.** [`OpenReason::Throttled`], answered by the
+//!   fallback like any refusal, never retried (it is the client's own
+//!   decision), counted in `rejected` and `throttled`; shadow mode counts it in
+//!   `shadow_refused` and refuses nothing.
+//! - **With the breaker.** A group may have both: the breaker for hard outages,
+//!   the throttle for partial ones. The throttle judges the claims of a closed
+//!   or half-open breaker; an open one refuses as open, and the claim that
+//!   finds its open time over goes as the probe. Each key of a keyed group
+//!   throttles on its own.
+//! - **Seen.** [`Event::Throttle`](events::Event::Throttle) when it starts and
+//!   stops, [`Metrics::throttle`](metrics::Metrics::throttle), the exporters'
+//!   `breaker_throttle_reject_share` and `breaker_throttled_total`, the admin
+//!   JSON and status page.
+//! - **Free when unused.** A group without `throttle` runs no step of it.
+//!
+//! ```
+//! use std::time::Duration;
+//! use breakerbox::{Breaker, Config, ManualClock, OpenReason};
+//!
+//! let clock = ManualClock::new();
+//! let config = Config::builder().threshold(1_000).throttle(2.0).build()?;
+//! let breaker = Breaker::with_clock("search", config, clock.clone());
+//! // The dependency fails three calls in four.
+//! let mut refused = 0;
+//! for i in 0..1_000 {
+//!     match breaker.try_acquire() {
+//!         Ok(permit) if i % 4 == 0 => permit.success(),
+//!         Ok(permit) => permit.failure(),
+//!         Err(open) => {
+//!             assert_eq!(open.reason(), OpenReason::Throttled);
+//!             refused += 1;
+//!         }
+//!     }
+//! }
+//! assert!(refused > 0);
+//! assert_eq!(breaker.metrics().throttled, refused);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
 //! # Shadow mode
 //!
 //! A threshold chosen at a desk is a guess. Shadow mode (`shadow = true`) lets
 //! a group run its real policy against production traffic without refusing
 //! anything: it counts, trips, probes, closes, tells its events and exports
 //! as usual, but every claim it would refuse (open, half-open with every probe
-//! slot taken, held back by a ramp) runs as an ordinary call and is counted in
+//! slot taken, held back by a ramp or the throttle) runs as an ordinary call and is counted in
 //! [`Metrics::shadow_refused`](metrics::Metrics::shadow_refused). Read that
 //! count and the transitions for a while, adjust the thresholds, then switch
 //! shadow mode off, live, and the same breaker enforces. (Resilience4j's

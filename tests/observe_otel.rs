@@ -156,6 +156,16 @@ fn every_kind_of_group() -> Arc<Registry> {
     slow.success();
     breakers.breaker("quiet", &windowed);
 
+    let throttled = Config::builder()
+        .threshold(100)
+        .throttle(1.0)
+        .build()
+        .unwrap();
+    let shed = breakers.breaker("shed", &throttled);
+    shed.try_acquire().unwrap().success();
+    shed.try_acquire().unwrap().failure();
+    assert!(shed.try_acquire().is_err(), "throttled");
+
     let keyed = Config::builder()
         .threshold(1)
         .histogram(Duration::from_secs(1))

@@ -168,6 +168,10 @@ fn assert_group_equals(scraped: &Exposition, breakers: &Registry, m: &GroupMetri
         None,
         m.shadow_refused as f64,
     );
+    if let Some(throttle) = &m.throttle {
+        series("breaker_throttle_reject_share", None, throttle.reject_share);
+    }
+    series("breaker_throttled_total", None, m.throttled as f64);
     series("breaker_retries_total", None, m.retries as f64);
     let exhausted = m.retries_budget_exhausted as f64;
     series("breaker_retries_budget_exhausted_total", None, exhausted);
@@ -361,12 +365,12 @@ fn group_names_that_are_not_plain_label_values_come_back_intact() {
         let closed = scraped.value("breaker_state", &[("name", name), ("state", "closed")]);
         assert_eq!(closed, Some(1.0), "{name:?}");
         // 19 series, the five transitions of the machine, the open duration,
-        // the timeout, bulkhead-refusal, latency-trip, ramp-refusal, retry
-        // and spent-budget counters, the admitted share, and shadow mode's
-        // gauge and counter.
-        assert_eq!(scraped.of_group(name).count(), 34, "{name:?}");
+        // the timeout, bulkhead-refusal, latency-trip, ramp-refusal, retry,
+        // spent-budget and throttled counters, the admitted share, and shadow
+        // mode's gauge and counter.
+        assert_eq!(scraped.of_group(name).count(), 35, "{name:?}");
     }
-    assert_eq!(scraped.samples.len(), 34 * names.len());
+    assert_eq!(scraped.samples.len(), 35 * names.len());
 }
 
 #[test]

@@ -40,12 +40,20 @@ pub enum OpenReason {
     /// made then, with none between, would be admitted (zero when the next
     /// call would be); at most the time the ramp has left.
     Ramping,
+    /// The group's adaptive throttle (`throttle`) refused the call: the
+    /// dependency accepted too few of the calls of the throttle's window, and
+    /// this one fell in the share the client sheds itself. The breaker's state
+    /// did not move, and the refusal is the client's own decision: no retry
+    /// layer retries it. `retry_after` is the time until the throttle's window
+    /// drops its oldest slice (at most a tenth of `throttle_window_ms`); the
+    /// credit may admit the next call before that.
+    Throttled,
 }
 
 impl OpenReason {
     /// A short snake_case label, spelled as [`State::as_str`](crate::State::as_str)
     /// spells states: `"open"`, `"half_open_full"`, `"forced_open"`,
-    /// `"fleet_open"`, `"bulkhead_full"`, `"ramping"`.
+    /// `"fleet_open"`, `"bulkhead_full"`, `"ramping"`, `"throttled"`.
     pub const fn as_str(self) -> &'static str {
         match self {
             OpenReason::Open => "open",
@@ -54,6 +62,7 @@ impl OpenReason {
             OpenReason::Fleet => "fleet_open",
             OpenReason::BulkheadFull => "bulkhead_full",
             OpenReason::Ramping => "ramping",
+            OpenReason::Throttled => "throttled",
         }
     }
 }
@@ -130,6 +139,11 @@ impl fmt::Display for CircuitOpen {
             OpenReason::Ramping => write!(
                 f,
                 "circuit `{}` is ramping its traffic back in after closing",
+                self.group
+            )?,
+            OpenReason::Throttled => write!(
+                f,
+                "group `{}` throttles its calls: its dependency accepts too few of them",
                 self.group
             )?,
             OpenReason::ForcedOpen => return write!(f, "circuit `{}` is forced open", self.group),

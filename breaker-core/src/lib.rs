@@ -156,6 +156,7 @@ pub mod retry;
 mod site;
 mod state;
 mod sync;
+mod throttle;
 pub mod timeout;
 
 pub use crate::breaker::{Attempts, Breaker, OwnedPermit, Permit, PolicyChange};
@@ -168,8 +169,8 @@ pub use crate::config::{
 pub use crate::conflict::{ConfigSource, Conflict};
 pub use crate::error::{CallError, CircuitOpen, Fallback, OpenReason, TimedOut};
 pub use crate::events::{
-    Event, KeyedTransition, RetryBudgetExhausted, Subscription, Transition, TransitionCounts,
-    TransitionReason, TripCause,
+    Event, KeyedTransition, RetryBudgetExhausted, Subscription, ThrottleChange, Transition,
+    TransitionCounts, TransitionReason, TripCause,
 };
 pub use crate::keyed::{AsKey, KeyedGroup, KeyedMetrics, WrongKeyType};
 pub use crate::metrics::{
@@ -181,4 +182,5 @@ pub use crate::registry::{
 };
 pub use crate::retry::{Retry, RetryAfterHint, RetryBudget, RetryPolicy};
 pub use crate::state::State;
+pub use crate::throttle::ThrottleMetrics;
 pub use crate::timeout::Timer;

@@ -9,6 +9,7 @@ use crate::events::TransitionCounts;
 pub use crate::histogram::{CallDurations, DurationCounts};
 use crate::policy::Counts;
 use crate::state::State;
+pub use crate::throttle::ThrottleMetrics;
 
 /// What one breaker did, taken at one moment. Taking it changes nothing.
 ///
@@ -107,12 +108,20 @@ pub struct Metrics {
     /// Retries a [`Retry`](crate::Retry)'s budget refused: each call ended
     /// at once with its own last error.
     pub retries_budget_exhausted: u64,
+    /// Claims the adaptive throttle (`throttle`) refused (each also counted
+    /// in `rejected`; in shadow mode, in `shadow_refused` instead).
+    pub throttled: u64,
+    /// The adaptive throttle (`throttle`): requests and accepts of its
+    /// window and the share it refuses now; `None` for a group that does not
+    /// throttle.
+    pub throttle: Option<ThrottleMetrics>,
 }
 
 impl Metrics {
     /// The share of calls a claim now is admitted at, in `[0, 1]`: 1 closed
     /// or forced closed, the ramp's share while it ramps, 0 open, forced open
-    /// or half-open (where only probes go).
+    /// or half-open (where only probes go); while closed, less the share the
+    /// adaptive throttle refuses (`throttle`).
     ///
     /// ```
     /// # use breaker_core as breakerbox;
@@ -124,11 +133,16 @@ impl Metrics {
     /// assert_eq!(breaker.metrics().admitted_share(), 0.0);
     /// ```
     pub fn admitted_share(&self) -> f64 {
-        match (self.state, self.ramp) {
+        let throttled = match (self.state, self.throttle) {
+            (State::Closed, Some(throttle)) => throttle.reject_share,
+            _ => 0.0,
+        };
+        let share = match (self.state, self.ramp) {
             (State::Closed, Some(ramp)) => ramp.admitted_share(),
             (State::Closed | State::ForcedClosed, None) => 1.0,
             _ => 0.0,
-        }
+        };
+        share * (1.0 - throttled)
     }
 }
 

@@ -20,6 +20,7 @@ const LAYERS: &[&[&str]] = &[
     &["conflict", "histogram"],
     &["guards", "events"],
     &["policy"],
+    &["throttle"],
     &["metrics"],
     &["breaker"],
     &["outcome", "keyed", "classify"],

@@ -79,6 +79,16 @@ pub enum ConfigError {
     HistogramOutOfRange,
     /// `retry_budget_ratio` was not in `[0, 1]` (or was NaN).
     RetryBudgetRatioOutOfRange,
+    /// `throttle` was below 1.0, infinite or NaN.
+    ThrottleBelowOne,
+    /// `throttle_window_ms` was below [`MIN_WINDOW_MS`](crate::MIN_WINDOW_MS) (0 included).
+    ThrottleWindowTooShort,
+    /// `throttle_max_reject` was not in `(0, 1)` (or was NaN).
+    ThrottleMaxRejectOutOfRange,
+    /// `throttle_min_rps` was negative, infinite or NaN.
+    ThrottleMinRpsOutOfRange,
+    /// A `throttle_*` key (named) was set without `throttle`.
+    ThrottleKeyWithoutThrottle(&'static str),
 }
 
 impl ConfigError {
@@ -126,6 +136,11 @@ impl ConfigError {
             ConfigError::JitterOutOfRange => "jitter",
             ConfigError::HistogramOutOfRange => "histogram_ms",
             ConfigError::RetryBudgetRatioOutOfRange => "retry_budget_ratio",
+            ConfigError::ThrottleBelowOne => "throttle",
+            ConfigError::ThrottleWindowTooShort => "throttle_window_ms",
+            ConfigError::ThrottleMaxRejectOutOfRange => "throttle_max_reject",
+            ConfigError::ThrottleMinRpsOutOfRange => "throttle_min_rps",
+            ConfigError::ThrottleKeyWithoutThrottle(key) => key,
         }
     }
 }
@@ -135,6 +150,24 @@ impl fmt::Display for ConfigError {
         let msg = match self {
             ConfigError::NotWholeMillis(key) => {
                 return write!(f, "`{key}` must be a whole number of milliseconds");
+            }
+            ConfigError::ThrottleKeyWithoutThrottle(key) => {
+                return write!(
+                    f,
+                    "`{key}` tunes adaptive throttling: add `throttle` (the multiplier K, 2.0 sends about twice what the dependency accepts)"
+                );
+            }
+            ConfigError::ThrottleBelowOne => {
+                "`throttle` must be a finite number of at least 1.0 (2.0 sends about twice what the dependency accepts)"
+            }
+            ConfigError::ThrottleWindowTooShort => {
+                "`throttle_window_ms` must be at least 10 (one millisecond per bucket)"
+            }
+            ConfigError::ThrottleMaxRejectOutOfRange => {
+                "`throttle_max_reject` must be above 0.0 and below 1.0 (0.9 lets one call in ten go)"
+            }
+            ConfigError::ThrottleMinRpsOutOfRange => {
+                "`throttle_min_rps` must be a finite number of at least 0.0 (calls a second)"
             }
             ConfigError::ZeroThreshold => "`threshold` must be at least 1",
             ConfigError::ThresholdTooLarge => "`threshold` must be at most 1048575",

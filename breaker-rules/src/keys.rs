@@ -169,7 +169,7 @@ macro_rules! config_keys {
             /// Shadow mode (default `false`): the breaker counts, transitions,
             /// tells events and exports as usual but never refuses a call. A
             /// claim it would have refused (open, half-open with every probe slot
-            /// taken, held back by a ramp) runs as an ordinary call, whose outcome
+            /// taken, held back by a ramp or the throttle) runs as an ordinary call, whose outcome
             /// is counted and never moves the breaker (a ramp's: as any closed
             /// call's), and is counted in `shadow_refused`; a fallback is never
             /// called for it. A full bulkhead and a forced open still refuse: the
@@ -219,6 +219,52 @@ macro_rules! config_keys {
             /// assert_eq!(Config::DEFAULT.histogram(), None);
             /// ```
             histogram_ms: u64 as histogram, Any, Fixed;
+            /// Client-side adaptive throttling (Google SRE): the multiplier `K`
+            /// (`>= 1.0`). Over the last `throttle_window_ms` the group counts the
+            /// calls it was asked to make (`requests`, those it throttled among them)
+            /// and the calls the dependency accepted (`accepts`: successes and
+            /// errors the classifier ignores, since the dependency answered), and
+            /// refuses a call with the share
+            /// `max(0, (requests - K * accepts) / (requests + 1))`, at most
+            /// `throttle_max_reject`. The calls that reach the dependency settle
+            /// at about `K` times what it accepts, with no hard open: `2.0` sends
+            /// twice what it takes, `1.1` sheds harder. A refused call gets
+            /// [`OpenReason::Throttled`](crate::OpenReason::Throttled) at once,
+            /// answered by a fallback like any refusal and never retried.
+            ///
+            /// Admission is a deterministic credit, as a ramp's: of any `n`
+            /// consecutive calls at one share the number admitted is within one of
+            /// it. The throttle judges the claims of a closed or half-open breaker
+            /// (an open one refuses as open), and composes with a ramp and shadow
+            /// mode (which counts what it would refuse). Unset (the default): no
+            /// throttling, and the group's calls pay nothing for it. Whether it
+            /// is set is laid out with the breaker; `K` may change live.
+            ///
+            /// ```
+            /// # use breaker_core as breakerbox;
+            /// use breakerbox::Config;
+            ///
+            /// let config = Config::builder().throttle(2.0).build().unwrap();
+            /// assert_eq!(config.throttle(), Some(2.0));
+            /// assert_eq!(config.throttle_max_reject(), Some(0.9));
+            /// assert!(Config::builder().throttle(0.5).build().is_err());
+            /// ```
+            throttle: f64, Any, Bound;
+            /// The throttle's window (key `throttle_window_ms`; default
+            /// [`Config::DEFAULT_THROTTLE_WINDOW_MS`], at least
+            /// [`Config::MIN_WINDOW_MS`]): requests and accepts of the last
+            /// `window`, in ten buckets, as a time window keeps outcomes. Needs
+            /// `throttle`; fixed when the breaker is built.
+            throttle_window_ms: u64 as throttle_window, Any, Fixed;
+            /// The most the throttle refuses, a share in `(0, 1)` (default
+            /// [`Config::DEFAULT_THROTTLE_MAX_REJECT`]): however badly the
+            /// dependency does, at least `1 - cap` of the calls still go, and
+            /// tell when it heals. Needs `throttle`.
+            throttle_max_reject: f64, Any, Live;
+            /// The request rate (calls a second over the throttle's window, `>= 0`;
+            /// default 0) below which nothing is throttled: a quiet group's few
+            /// calls all go. Needs `throttle`.
+            throttle_min_rps: f64, Any, Live;
         }
     };
 }

@@ -42,6 +42,7 @@ pub use crate::policy::{FailurePolicy, RateThresholds};
 pub use crate::renamed::{renamed, RENAMED};
 pub use crate::retry::{check_retry, check_retry_budget_ratio};
 pub use crate::rules::{
-    check, Checked, DEFAULT_FAILURE_RATE, DEFAULT_MIN_CALLS, MAX_HISTOGRAM_MS, MAX_PROBES,
+    check, Checked, ThrottleRules, DEFAULT_FAILURE_RATE, DEFAULT_MIN_CALLS,
+    DEFAULT_THROTTLE_MAX_REJECT, DEFAULT_THROTTLE_WINDOW_MS, MAX_HISTOGRAM_MS, MAX_PROBES,
     MAX_THRESHOLD, MAX_WINDOW_CALLS, MIN_WINDOW_MS, WINDOW_BUCKETS,
 };

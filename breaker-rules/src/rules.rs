@@ -26,6 +26,11 @@ pub const MAX_HISTOGRAM_MS: u64 = 86_400_000;
 /// `min_calls` of a time window when none is set (a count window defaults to
 /// its `window_calls`: it judges once full).
 pub const DEFAULT_MIN_CALLS: u32 = 10;
+/// `throttle_window_ms` when none is set: the two minutes of the SRE book's
+/// client-side throttling.
+pub const DEFAULT_THROTTLE_WINDOW_MS: u64 = 120_000;
+/// `throttle_max_reject` when none is set: one call in ten always goes.
+pub const DEFAULT_THROTTLE_MAX_REJECT: f64 = 0.9;
 
 const DEFAULT_THRESHOLD: u32 = 5;
 const DEFAULT_OPEN_MS: u64 = 30_000;
@@ -75,6 +80,23 @@ pub struct Checked {
     /// The longest call duration the call-duration histogram places in a
     /// bucket of its own, when the group keeps one (never zero).
     pub histogram_ms: Option<NonZeroU64>,
+    /// Client-side adaptive throttling, when the group throttles.
+    pub throttle: Option<ThrottleRules>,
+}
+
+/// The numbers of a group's adaptive throttling (the `throttle*` keys), checked.
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct ThrottleRules {
+    /// The multiplier `K` (`throttle`), at least 1.
+    pub k: f64,
+    /// The window requests and accepts are counted over (never zero: the
+    /// option stays as small as the four numbers).
+    pub window_ms: NonZeroU64,
+    /// The most the throttle refuses, in `(0, 1)`.
+    pub max_reject: f64,
+    /// The request rate (per second) below which nothing is throttled.
+    pub min_rps: f64,
 }
 
 /// Judges `values` by every rule: the configuration they make, or the first
@@ -113,6 +135,10 @@ pub const fn check(values: &Values) -> Result<Checked, ConfigError> {
         jitter,
         shadow,
         histogram_ms,
+        throttle,
+        throttle_window_ms,
+        throttle_max_reject,
+        throttle_min_rps,
     } = *values;
     let window = PolicyKeys {
         threshold,
@@ -208,7 +234,17 @@ pub const fn check(values: &Values) -> Result<Checked, ConfigError> {
             return Err(ConfigError::HistogramOutOfRange);
         }
     }
+    let throttle = match throttle_rules(
+        throttle,
+        throttle_window_ms,
+        throttle_max_reject,
+        throttle_min_rps,
+    ) {
+        Ok(throttle) => throttle,
+        Err(e) => return Err(e),
+    };
     Ok(Checked {
+        throttle,
         jitter,
         histogram_ms: non_zero(histogram_ms),
         policy,
@@ -267,6 +303,7 @@ impl Checked {
             jitter,
             shadow,
             histogram_ms,
+            throttle,
         } = *self;
         let (threshold, window_ms, window_calls, rates) = match policy {
             FailurePolicy::Consecutive { threshold } => (Some(threshold), None, None, None),
@@ -319,8 +356,91 @@ impl Checked {
             jitter: Some(jitter),
             shadow: Some(shadow),
             histogram_ms: get_u64(histogram_ms),
+            throttle: match throttle {
+                Some(t) => Some(t.k),
+                None => None,
+            },
+            throttle_window_ms: match throttle {
+                Some(t) => Some(t.window_ms.get()),
+                None => None,
+            },
+            throttle_max_reject: match throttle {
+                Some(t) => Some(t.max_reject),
+                None => None,
+            },
+            throttle_min_rps: match throttle {
+                Some(t) => Some(t.min_rps),
+                None => None,
+            },
         }
     }
+}
+
+/// The throttle's keys, checked: `None` when `throttle` is unset (and then no
+/// other `throttle_*` key may be).
+const fn throttle_rules(
+    k: Option<f64>,
+    window_ms: Option<u64>,
+    max_reject: Option<f64>,
+    min_rps: Option<f64>,
+) -> Result<Option<ThrottleRules>, ConfigError> {
+    // Each value by its own rule first, so a bad one is named for what is
+    // wrong with it, with or without `throttle` beside it.
+    let window_ms = match window_ms {
+        Some(ms) if ms < MIN_WINDOW_MS => return Err(ConfigError::ThrottleWindowTooShort),
+        Some(ms) => Some(ms),
+        None => None,
+    };
+    let max_reject = match max_reject {
+        Some(cap) if !(cap > 0.0 && cap < 1.0) => {
+            return Err(ConfigError::ThrottleMaxRejectOutOfRange)
+        }
+        cap => cap,
+    };
+    let min_rps = match min_rps {
+        Some(rps) if rps.is_nan() || rps < 0.0 || rps.is_infinite() => {
+            return Err(ConfigError::ThrottleMinRpsOutOfRange)
+        }
+        rps => rps,
+    };
+    let Some(k) = k else {
+        if window_ms.is_some() {
+            return Err(ConfigError::ThrottleKeyWithoutThrottle(
+                "throttle_window_ms",
+            ));
+        }
+        if max_reject.is_some() {
+            return Err(ConfigError::ThrottleKeyWithoutThrottle(
+                "throttle_max_reject",
+            ));
+        }
+        if min_rps.is_some() {
+            return Err(ConfigError::ThrottleKeyWithoutThrottle("throttle_min_rps"));
+        }
+        return Ok(None);
+    };
+    if k.is_nan() || k < 1.0 || k.is_infinite() {
+        return Err(ConfigError::ThrottleBelowOne);
+    }
+    let window_ms = match window_ms {
+        Some(ms) => ms,
+        None => DEFAULT_THROTTLE_WINDOW_MS,
+    };
+    let Some(window_ms) = NonZeroU64::new(window_ms) else {
+        return Err(ConfigError::ThrottleWindowTooShort);
+    };
+    Ok(Some(ThrottleRules {
+        k,
+        window_ms,
+        max_reject: match max_reject {
+            Some(cap) => cap,
+            None => DEFAULT_THROTTLE_MAX_REJECT,
+        },
+        min_rps: match min_rps {
+            Some(rps) => rps,
+            None => 0.0,
+        },
+    }))
 }
 
 const fn get_u64(value: Option<NonZeroU64>) -> Option<u64> {

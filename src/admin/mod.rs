@@ -77,9 +77,12 @@
 //! `probes_reclaimed`, `probes_in_flight`, `consecutive_failures`,
 //! `ramp_refused` (calls the ramp after a close refused), `shadow` (whether the
 //! breaker is in shadow mode now), `shadow_refused` (claims shadow mode admitted
-//! that it would have refused), `admitted_share` (the
-//! share of calls admitted now: 1 while closed and not ramping, below 1 during a
-//! ramp, 0 while open), `buffered_calls`, `buffered_failures`, `slow_calls`, `failure_rate`,
+//! that it would have refused), `throttled` (claims the adaptive throttle
+//! refused), `throttle` (`null` without `throttle`, else `{"requests",
+//! "accepts", "reject_share", "window_ms"}`: the throttle's window and the
+//! share it refuses now), `admitted_share` (the
+//! share of calls admitted now: 1 while closed and not ramping or throttling,
+//! below 1 during a ramp or while throttling, 0 while open), `buffered_calls`, `buffered_failures`, `slow_calls`, `failure_rate`,
 //! `slow_call_rate` (0 to 1; `null` without a window or while it is empty),
 //! `retry_after_ms`, `open_for_ms`, `transitions` (a list of `{"from", "to",
 //! "count"}`), `config` (every key of [`Config::KEYS`](crate::Config::KEYS):
@@ -96,7 +99,7 @@
 //! **keyed** (one keyed group): `group`, `keys`, `key_capacity`, `closed`, `open`,
 //! `half_open` (keys held by state; forced open counts as open), `evictions`,
 //! the summed `calls`, `successes`, `failures`, `ignored`, `rejected`,
-//! `abandoned`, `stale`, `times_opened`, `shadow_refused`, `shadow` (the mode
+//! `abandoned`, `stale`, `times_opened`, `shadow_refused`, `throttled`, `shadow` (the mode
 //! the group's new keys start in; `null` for a group whose key type the app
 //! did not register), and `worst_keys`: at most
 //! [`worst_keys`](AdminBuilder::worst_keys) keys that are open, half-open or

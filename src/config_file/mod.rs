@@ -65,6 +65,10 @@
 //! | `jitter` | number (`f64`) |
 //! | `shadow` | `true` or `false` (a variable: the text `true` or `false`) |
 //! | `histogram_ms` | duration (`"10s"`) or integer milliseconds (`u64`) |
+//! | `throttle` | number (`f64`), at least 1.0 |
+//! | `throttle_window_ms` | duration (`"2m"`) or integer milliseconds (`u64`) |
+//! | `throttle_max_reject` | number (`f64`) above 0.0 and below 1.0 |
+//! | `throttle_min_rps` | number (`f64`), at least 0.0 |
 //! | `retry` | integer (`u32`); `0` turns the group's retries off |
 //! | `retry_delay_ms` | duration (`"50ms"`) or integer milliseconds (`u64`) |
 //! | `retry_max_delay_ms` | duration (`"2s"`) or integer milliseconds (`u64`) |

@@ -120,8 +120,9 @@ pub(crate) fn key_index(name: &str) -> Option<usize> {
 
 /// Builders in which a single value is judged alone: a value is refused where
 /// it stands when every one of them refuses it (a `failure_rate` needs a window,
-/// a `max_open_ms` a short enough `open_ms`: some layer may bring those).
-const ALONE: [fn() -> ConfigBuilder; 5] = [
+/// a `max_open_ms` a short enough `open_ms`, a `throttle_max_reject` the
+/// throttle: some layer may bring those).
+const ALONE: [fn() -> ConfigBuilder; 6] = [
     ConfigBuilder::new,
     || ConfigBuilder::new().open(Duration::from_millis(1)),
     // A window without a slow-call rule, for `latency_p99_ms`, which is one.
@@ -136,6 +137,8 @@ const ALONE: [fn() -> ConfigBuilder; 5] = [
             .window(Duration::from_millis(u64::MAX))
             .slow_call(Duration::from_millis(u64::MAX))
     },
+    // The throttle, for the keys that tune it.
+    || ConfigBuilder::new().throttle(1.0),
 ];
 
 /// The builder's verdict on `value` for the key at `index`, with nothing else

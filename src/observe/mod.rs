@@ -46,6 +46,8 @@
 //! | `breaker_ramp_refused_total` | counter | `name` | claims the traffic ramp (`ramp_ms`) refused, each also `not_permitted` | none |
 //! | `breaker_shadow` | gauge | `name` | 1 while the breaker is in shadow mode (`shadow`: refusing nothing but a forced open), 0 otherwise | none (resilience4j's `metrics_only` is a state there) |
 //! | `breaker_shadow_refused_total` | counter | `name` | claims shadow mode admitted that the breaker would have refused (never `not_permitted`) | none |
+//! | `breaker_throttle_reject_share` | gauge | `name` | the share of claims the adaptive throttle (`throttle`) refuses now, from 0 to `throttle_max_reject`; only groups with `throttle` | none |
+//! | `breaker_throttled_total` | counter | `name` | claims the adaptive throttle refused, each also `not_permitted` (in shadow mode, `breaker_shadow_refused_total` instead) | none |
 //! | `breaker_retries_total` | counter | `name` | retries made (attempts after a call's first, `retry`), each also one of `breaker_calls_total` | `resilience4j_retry_calls` (by outcome, a separate module there) |
 //! | `breaker_retries_budget_exhausted_total` | counter | `name` | retries the retry budget refused: each call ended with its own error | none |
 //! | `breaker_transitions_total` | counter | `name`, `from`, `to` | transitions by the state left and the state entered (`from`/`to` spelled as `state`'s values); the five the state machine makes itself (`closed`->`open`, `open`->`half_open`, `half_open`->`open`, `half_open`->`closed`, `half_open`->`half_open` on a lease reclaim) are listed from the start, the ones made by hand (forcing, reset) once they happened | `resilience4j_circuitbreaker_state` transitions are events there, not a metric; closest is counting its `CircuitBreakerOnStateTransitionEvent`s |
@@ -71,6 +73,7 @@
 //! | `breaker_keyed_latency_trips_total` | counter | `name` | as `breaker_latency_trips_total`, summed likewise |
 //! | `breaker_keyed_ramp_refused_total` | counter | `name` | as `breaker_ramp_refused_total`, summed likewise (each key ramps on its own) |
 //! | `breaker_keyed_shadow_refused_total` | counter | `name` | as `breaker_shadow_refused_total`, summed likewise |
+//! | `breaker_keyed_throttled_total` | counter | `name` | as `breaker_throttled_total`, summed likewise (each key throttles on its own) |
 //! | `breaker_keyed_retries_total` | counter | `name` | as `breaker_retries_total`, summed likewise |
 //! | `breaker_keyed_retries_budget_exhausted_total` | counter | `name` | as `breaker_retries_budget_exhausted_total`, summed likewise (the keys share one budget) |
 //! | `breaker_keyed_transitions_total` | counter | `name`, `from`, `to` | as `breaker_transitions_total`, summed likewise |
@@ -160,6 +163,8 @@
 //! | `breaker_ramp_refused_total` | `breaker.ramp_refused` | observable counter (`u64`) | |
 //! | `breaker_shadow` | `breaker.shadow` | observable gauge (`f64`) | |
 //! | `breaker_shadow_refused_total` | `breaker.shadow_refused` | observable counter (`u64`) | |
+//! | `breaker_throttle_reject_share` | `breaker.throttle_reject_share` | observable gauge (`f64`) | |
+//! | `breaker_throttled_total` | `breaker.throttled` | observable counter (`u64`) | |
 //! | `breaker_retries_total` | `breaker.retries` | observable counter (`u64`) | |
 //! | `breaker_retries_budget_exhausted_total` | `breaker.retries_budget_exhausted` | observable counter (`u64`) | |
 //! | `breaker_transitions_total` | `breaker.transitions` | observable counter (`u64`) | |
@@ -180,6 +185,7 @@
 //! | `breaker_keyed_latency_trips_total` | `breaker.keyed.latency_trips` | observable counter (`u64`) | |
 //! | `breaker_keyed_ramp_refused_total` | `breaker.keyed.ramp_refused` | observable counter (`u64`) | |
 //! | `breaker_keyed_shadow_refused_total` | `breaker.keyed.shadow_refused` | observable counter (`u64`) | |
+//! | `breaker_keyed_throttled_total` | `breaker.keyed.throttled` | observable counter (`u64`) | |
 //! | `breaker_keyed_retries_total` | `breaker.keyed.retries` | observable counter (`u64`) | |
 //! | `breaker_keyed_retries_budget_exhausted_total` | `breaker.keyed.retries_budget_exhausted` | observable counter (`u64`) | |
 //! | `breaker_keyed_transitions_total` | `breaker.keyed.transitions` | observable counter (`u64`) | |
@@ -573,6 +579,24 @@ pub(crate) const FAMILIES: &[Family<Reading>] = &[
         samples: |m, sample| sample(&[], Value::Int(m.shadow_refused)),
     },
     Family {
+        name: "breaker_throttle_reject_share",
+        help: "The share of claims the adaptive throttle (throttle) refuses now (groups with throttle only).",
+        ty: Type::Gauge,
+        seconds: false,
+        samples: |m, sample| {
+            if let Some(throttle) = &m.throttle {
+                sample(&[], Value::Float(throttle.reject_share));
+            }
+        },
+    },
+    Family {
+        name: "breaker_throttled_total",
+        help: "Claims the adaptive throttle refused (each also counted as not_permitted).",
+        ty: Type::Counter,
+        seconds: false,
+        samples: |m, sample| sample(&[], Value::Int(m.throttled)),
+    },
+    Family {
         name: "breaker_retries_total",
         help: "Retries made: attempts after a call's first (each also counted in breaker_calls_total).",
         ty: Type::Counter,
@@ -718,6 +742,13 @@ pub(crate) const KEYED_FAMILIES: &[Family<KeyedMetrics>] = &[
         ty: Type::Counter,
         seconds: false,
         samples: |m, sample| sample(&[], Value::Int(m.shadow_refused)),
+    },
+    Family {
+        name: "breaker_keyed_throttled_total",
+        help: "Claims of any key of a keyed group (evicted keys included) its adaptive throttle refused.",
+        ty: Type::Counter,
+        seconds: false,
+        samples: |m, sample| sample(&[], Value::Int(m.throttled)),
     },
     Family {
         name: "breaker_keyed_retries_total",

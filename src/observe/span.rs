@@ -29,7 +29,7 @@
 //! | `breaker.key` | a keyed group's key, where the integration knows it |
 //! | `breaker.verdict` | [`Verdict::as_str`]: `admitted`, `probe`, `refused`, `shadow_refused` |
 //! | `breaker.outcome` | `refused` for a refused call; for an admitted one, what the call gave: `ok` or `error` (the attribute: the fn's `Result`), `success`, `failure` or `ignored` (an integration's classified response) |
-//! | `breaker.reason` | a refused call's [`OpenReason::as_str`](crate::OpenReason::as_str): `open`, `half_open_full`, `forced_open`, `fleet_open`, `bulkhead_full`, `ramping` |
+//! | `breaker.reason` | a refused call's [`OpenReason::as_str`](crate::OpenReason::as_str): `open`, `half_open_full`, `forced_open`, `fleet_open`, `bulkhead_full`, `ramping`, `throttled` |
 //!
 //! `#[circuit_breaker]` records through [`admitted`], [`refused`] and
 //! [`Call::ended`] (so its shadow mode's admissions read `admitted`: telling

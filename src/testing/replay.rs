@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use breaker_core::clock::Clock;
 use breaker_core::events::{Event, Transition};
-use breaker_core::{Breaker, Config, ManualClock, OwnedPermit, State, Subscription};
+use breaker_core::{Breaker, Config, ManualClock, OpenReason, OwnedPermit, State, Subscription};
 
 use super::trace::{Change, Outcome, Trace};
 use super::{lock, Step};
@@ -22,6 +22,10 @@ pub struct Timeline {
     pub calls: u64,
     /// Calls the breaker refused.
     pub refused: u64,
+    /// Calls of those the adaptive throttle (`throttle`) refused: its
+    /// admission is a deterministic credit, so a trace replayed under the
+    /// config that recorded it is throttled as it was.
+    pub throttled: u64,
     /// Time spent open (refusing every call: open or forced open), summed
     /// over the keys of a keyed group.
     pub time_open: Duration,
@@ -123,8 +127,11 @@ pub fn replay(trace: &Trace, config: &Config) -> Timeline {
             }
         };
         match breaker.try_acquire_owned() {
-            Err(_) => {
+            Err(refused) => {
                 timeline.refused += 1;
+                if refused.reason() == OpenReason::Throttled {
+                    timeline.throttled += 1;
+                }
                 end = end.max(at);
             }
             Ok(permit) => {

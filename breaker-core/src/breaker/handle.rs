@@ -20,6 +20,7 @@ use crate::policy::Policy;
 use crate::retry::RetrySlot;
 use crate::state::{State, Word};
 use crate::sync::{AtomicU64, Ordering::*};
+use crate::throttle::Throttle;
 
 /// A circuit breaker. Cloning is cheap and shares the same breaker.
 ///
@@ -102,7 +103,12 @@ impl Breaker {
         let policy = Policy::new(&config, &clock);
         // A histogram times every call, as slow-call judging does.
         let timed = policy.needs_clock() || config.histogram().is_some();
-        let word = Word::initial(timed, policy.is_window()).with_shadow(config.shadow());
+        let throttle = config
+            .throttle_rules()
+            .map(|rules| Box::new(Throttle::new(&rules, &clock)));
+        let word = Word::initial(timed, policy.is_window())
+            .with_shadow(config.shadow())
+            .with_throttle(config.throttle().is_some());
         Breaker {
             inner: Arc::new(Inner::new(
                 Hot {
@@ -116,6 +122,7 @@ impl Breaker {
                 config.open_nanos(),
                 Hub::new(word.generation(), inherited),
                 Guards::new(&config, histogram, retry),
+                throttle,
             )),
         }
     }
@@ -265,6 +272,13 @@ impl Breaker {
         if word.is_shadow() && word.state() != State::ForcedOpen {
             // Shadow mode admits every claim a forced open does not refuse.
             return None;
+        }
+        if let Some(retry_after) = inner.throttle_refusal(word) {
+            return Some(CircuitOpen::new(
+                inner.name,
+                OpenReason::Throttled,
+                Some(retry_after),
+            ));
         }
         let (reason, until) = match word.state() {
             State::Closed if word.is_ramping() => {

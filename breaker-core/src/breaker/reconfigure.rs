@@ -31,8 +31,11 @@ impl Breaker {
     /// (claims time calls, and the window judges slowness, only for a group
     /// that has them). Such a change takes a restart (or a new group).
     ///
-    /// Refused as well: any change of `max_concurrent`, `timeout_ms` or
-    /// `histogram_ms`. The bulkhead, whether calls are timed out and the
+    /// Refused as well: any change of `max_concurrent`, `timeout_ms`,
+    /// `histogram_ms` or `throttle_window_ms`, and turning `throttle` on or off
+    /// (its window reads unset without it).
+    /// `throttle`, `throttle_max_reject` and `throttle_min_rps` change live,
+    /// judged from the next claim against what the throttle's window holds. The bulkhead, whether calls are timed out and the
     /// histogram's buckets (and whether claims read the clock for it) are built
     /// with the breaker; a reload that changed them would report success while
     /// the breaker kept the old ones.

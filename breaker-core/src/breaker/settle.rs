@@ -47,6 +47,9 @@ impl Inner {
         if ended.is_some() {
             self.time_call(lasted, verdict);
         }
+        if admitted.is_throttled() {
+            self.throttle_settled(verdict);
+        }
         let word = self.word();
         let generation = admitted.generation();
         if word.generation() != generation {
@@ -81,6 +84,16 @@ impl Inner {
         let tripped = (self.hot.policy).record(&self.hot.word, generation, outcome, &self.clock);
         if let Some(cause) = tripped.filter(|_| closed) {
             self.trip_on(generation, cause);
+        }
+    }
+
+    /// Counts the request of a call a throttled group admitted: accepted when
+    /// the dependency answered it (a success, an error the classifier
+    /// ignores). Whatever its generation: a late answer is an answer.
+    fn throttle_settled(&self, verdict: Verdict) {
+        if let Some(throttle) = self.throttle.as_deref() {
+            let accepted = matches!(verdict, Verdict::Success | Verdict::Ignored);
+            throttle.record(throttle.now(&self.clock), accepted);
         }
     }
 

@@ -108,8 +108,7 @@ pub(super) enum Act {
     Hold,
 }
 
-/// Why the state machine refuses a claim: the [`OpenReason`]s a claim can
-/// give. (A full bulkhead refuses before any claim: it is no answer of the
+/// Why a claim is refused: the [`OpenReason`]s a claim can give. (A full bulkhead refuses before any claim: it is no answer of the
 /// state machine, so it has no value here.)
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Refusal {
@@ -123,6 +122,9 @@ pub(super) enum Refusal {
     ForcedOpen,
     /// Closed and ramping: the ramp's credit did not admit the claim.
     Ramping,
+    /// The adaptive throttle's credit did not admit the claim (decided before
+    /// the state machine is asked, in the claim layer).
+    Throttled,
 }
 
 impl Refusal {
@@ -135,6 +137,7 @@ impl Refusal {
             Refusal::Fleet => OpenReason::Fleet,
             Refusal::ForcedOpen => OpenReason::ForcedOpen,
             Refusal::Ramping => OpenReason::Ramping,
+            Refusal::Throttled => OpenReason::Throttled,
         }
     }
 }

@@ -36,6 +36,10 @@ use crate::clock::millis_to_nanos;
 /// | `jitter` | 0.0 | share, in `[0, 1)`, by which each open is stretched or shortened at random |
 /// | `shadow` | false | shadow mode: refuse nothing, count what would have been refused (switched live) |
 /// | `histogram_ms` (`histogram`) | unset | keep a call-duration histogram, buckets from 1 ms up to this, for the exporters |
+/// | `throttle` | unset | adaptive throttling: refuse a share `max(0, (requests - K * accepts) / (requests + 1))` of calls, so about `K` times what the dependency accepts goes |
+/// | `throttle_window_ms` (`throttle_window`) | 120 s with `throttle` | the window the throttle counts requests and accepts over |
+/// | `throttle_max_reject` | 0.9 with `throttle` | the most the throttle refuses, a share in `(0, 1)` |
+/// | `throttle_min_rps` | 0.0 with `throttle` | the request rate (calls a second) below which nothing is throttled |
 ///
 /// ```
 /// # use breaker_core as breakerbox;
@@ -141,6 +145,10 @@ impl Config {
     /// `min_calls` of a time window when the builder sets none (a count window
     /// defaults to its `window_calls`: it judges once full).
     pub const DEFAULT_MIN_CALLS: u32 = breaker_rules::DEFAULT_MIN_CALLS;
+    /// `throttle_window_ms` of a throttled group when the builder sets none.
+    pub const DEFAULT_THROTTLE_WINDOW_MS: u64 = breaker_rules::DEFAULT_THROTTLE_WINDOW_MS;
+    /// `throttle_max_reject` of a throttled group when the builder sets none.
+    pub const DEFAULT_THROTTLE_MAX_REJECT: f64 = breaker_rules::DEFAULT_THROTTLE_MAX_REJECT;
 
     /// The failure policy of the closed state.
     pub const fn policy(&self) -> FailurePolicy {
@@ -321,6 +329,47 @@ impl Config {
             Some(ms) => Some(Duration::from_millis(ms.get())),
             None => None,
         }
+    }
+
+    /// The adaptive throttle's multiplier `K`; `None` when the group does not
+    /// throttle (see [`ConfigBuilder::throttle`](super::ConfigBuilder::throttle)).
+    pub const fn throttle(&self) -> Option<f64> {
+        match self.checked.throttle {
+            Some(t) => Some(t.k),
+            None => None,
+        }
+    }
+
+    /// The window the throttle counts requests and accepts over; `None`
+    /// without a throttle.
+    pub const fn throttle_window(&self) -> Option<Duration> {
+        match self.checked.throttle {
+            Some(t) => Some(Duration::from_millis(t.window_ms.get())),
+            None => None,
+        }
+    }
+
+    /// The most the throttle refuses, a share in `(0, 1)`; `None` without a
+    /// throttle.
+    pub const fn throttle_max_reject(&self) -> Option<f64> {
+        match self.checked.throttle {
+            Some(t) => Some(t.max_reject),
+            None => None,
+        }
+    }
+
+    /// The request rate (calls a second) below which nothing is throttled;
+    /// `None` without a throttle.
+    pub const fn throttle_min_rps(&self) -> Option<f64> {
+        match self.checked.throttle {
+            Some(t) => Some(t.min_rps),
+            None => None,
+        }
+    }
+
+    /// The throttle's numbers, checked; `None` without a throttle.
+    pub(crate) const fn throttle_rules(&self) -> Option<breaker_rules::ThrottleRules> {
+        self.checked.throttle
     }
 
     pub(crate) const fn open_nanos(&self) -> u64 {

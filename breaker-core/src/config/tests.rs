@@ -156,9 +156,10 @@ fn the_longest_duration_saturates_at_the_longest_millisecond_count() {
     assert_eq!(c.open(), Duration::from_millis(u64::MAX));
 }
 
-/// Configurations a single key's value is judged against: alone, and with
-/// each window (and slow calls) for the keys that tune one.
-fn bases() -> [breaker_rules::Values; 4] {
+/// Configurations a single key's value is judged against: alone, with each
+/// window (and slow calls) for the keys that tune one, and throttled for the
+/// keys that tune the throttle.
+fn bases() -> [breaker_rules::Values; 5] {
     use breaker_rules::Values;
     [
         Values::EMPTY,
@@ -175,6 +176,10 @@ fn bases() -> [breaker_rules::Values; 4] {
         Values {
             window_ms: Some(10_000),
             slow_call_ms: Some(1_000),
+            ..Values::EMPTY
+        },
+        Values {
+            throttle: Some(2.0),
             ..Values::EMPTY
         },
     ]

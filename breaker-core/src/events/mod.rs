@@ -84,6 +84,23 @@ pub enum Event {
     /// subscribers and its registry's (for a keyed group's key, those of
     /// [`Registry::subscribe`](crate::Registry::subscribe), as its transitions are).
     RetryBudgetExhausted(RetryBudgetExhausted),
+    /// A group's adaptive throttle (`throttle`) started refusing a share of
+    /// its calls, or stopped: told by the claim that found the change, to the
+    /// breaker's own subscribers and its registry's, as
+    /// [`Event::RetryBudgetExhausted`] is.
+    Throttle(ThrottleChange),
+}
+
+/// The adaptive throttle started or stopped refusing ([`Event::Throttle`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct ThrottleChange {
+    /// The group of the breaker whose throttle changed.
+    pub group: &'static str,
+    /// Whether it refuses a share of the calls now (`false`: it stopped).
+    pub throttling: bool,
+    /// The share it refuses at the claim that found the change, in `[0, 1)`.
+    pub reject_share: f64,
 }
 
 /// A retry its budget refused ([`Event::RetryBudgetExhausted`]).
@@ -109,7 +126,7 @@ pub struct Transition {
     /// Why.
     pub reason: TransitionReason,
     /// The generation it entered (every transition starts a new one; it wraps
-    /// after 2^36).
+    /// after 2^35).
     pub generation: u64,
     /// When it entered [`State::Open`]: how long it stays open this time (grown by
     /// `backoff` after failed probes, with `jitter` drawn; the fleet's time left after a

@@ -31,6 +31,7 @@ pub(super) struct Folded {
     latency_trips: u64,
     ramp_refused: u64,
     shadow_refused: u64,
+    throttled: u64,
     retries: u64,
     retries_budget_exhausted: u64,
     transitions: TransitionCounts,
@@ -59,6 +60,7 @@ impl Folded {
             latency_p99: _,
             ramp: _,
             shadow: _,
+            throttle: _,
             // The group's own, read once by `metrics`.
             call_durations: _,
             calls,
@@ -77,6 +79,7 @@ impl Folded {
             latency_trips,
             ramp_refused,
             shadow_refused,
+            throttled,
             retries,
             retries_budget_exhausted,
             transitions,
@@ -98,6 +101,7 @@ impl Folded {
             (&mut self.latency_trips, latency_trips),
             (&mut self.ramp_refused, ramp_refused),
             (&mut self.shadow_refused, shadow_refused),
+            (&mut self.throttled, throttled),
             (&mut self.retries, retries),
             (&mut self.retries_budget_exhausted, retries_budget_exhausted),
         ] {
@@ -160,6 +164,9 @@ pub struct KeyedMetrics {
     pub ramp_refused: u64,
     /// As [`Metrics::shadow_refused`], summed likewise (none in `rejected`).
     pub shadow_refused: u64,
+    /// As [`Metrics::throttled`], summed likewise (each also in `rejected`):
+    /// every key throttles on its own.
+    pub throttled: u64,
     /// As [`Metrics::retries`], summed likewise.
     pub retries: u64,
     /// As [`Metrics::retries_budget_exhausted`], summed likewise (the keys
@@ -210,6 +217,7 @@ impl<K: Hash + Eq> Shared<K> {
             latency_trips,
             ramp_refused,
             shadow_refused,
+            throttled,
             retries,
             retries_budget_exhausted,
             transitions,
@@ -237,6 +245,7 @@ impl<K: Hash + Eq> Shared<K> {
             latency_trips,
             ramp_refused,
             shadow_refused,
+            throttled,
             retries,
             retries_budget_exhausted,
             transitions,
