@@ -44,10 +44,11 @@
 //! Off by default. Without the `tracing` feature the hooks compile to
 //! nothing. With it, an attribute's call checks one relaxed load before a
 //! cold recording path (and takes a read lock of the opted-in list while only
-//! some groups opted in); keeping the permit and the refusal at hand for that
-//! path costs the attribute's call some instructions even while no group
-//! opted in, and `Breaker::call` and permits nothing. Recording runs after
-//! the claim, outside the breaker's locks.
+//! some groups opted in). The check comes after the permit's record and
+//! reads only what the call keeps anyway (the permit's probe bit, the value
+//! where the fn returns it), so while no group opted in that load and its
+//! branch are all the attribute's call pays; `Breaker::call` and permits pay
+//! nothing. Recording runs after the claim, outside the breaker's locks.
 
 use std::sync::atomic::{AtomicU8, Ordering::Relaxed};
 use std::sync::RwLock;
@@ -55,7 +56,7 @@ use std::sync::RwLock;
 use tracing::Span;
 
 use crate::breaker::Permit;
-use crate::{Breaker, CircuitOpen, State};
+use crate::{Breaker, CircuitOpen, OpenReason, State};
 
 /// Whose calls are recorded: [`NONE`], [`SOME`] (the groups in [`GROUPS`])
 /// or [`ALL`]. One load tells a call of a group that did not opt in.
@@ -204,10 +205,18 @@ fn record_admission(
     breaker: Option<&Breaker>,
     key: Option<&str>,
 ) -> Call {
+    admitted_as(group, verdict(permit, breaker), key)
+}
+
+/// Records an admitted claim of `group` with its `verdict` on the current
+/// span, if the group is recorded: for a caller that knows the verdict
+/// without a permit at hand.
+#[cold]
+#[inline(never)]
+pub(crate) fn admitted_as(group: &'static str, verdict: Verdict, key: Option<&str>) -> Call {
     if !records(group) {
         return Call::off();
     }
-    let verdict = verdict(permit, breaker);
     let span = Span::current();
     set(&span, "breaker.group", group);
     if let Some(key) = key {
@@ -230,17 +239,25 @@ pub fn refused(open: &CircuitOpen, key: Option<&str>) {
 #[cold]
 #[inline(never)]
 fn record_refusal(open: &CircuitOpen, key: Option<&str>) {
-    if !records(open.group()) {
+    refused_as(open.group(), open.reason(), key);
+}
+
+/// Records a refused claim of `group` for `reason` on the current span, if
+/// the group is recorded.
+#[cold]
+#[inline(never)]
+pub(crate) fn refused_as(group: &'static str, reason: OpenReason, key: Option<&str>) {
+    if !records(group) {
         return;
     }
     let span = Span::current();
-    set(&span, "breaker.group", open.group());
+    set(&span, "breaker.group", group);
     if let Some(key) = key {
         set(&span, "breaker.key", key);
     }
     set(&span, "breaker.verdict", Verdict::Refused.as_str());
     set(&span, "breaker.outcome", "refused");
-    set(&span, "breaker.reason", open.reason().as_str());
+    set(&span, "breaker.reason", reason.as_str());
 }
 
 #[cold]
