@@ -6,7 +6,7 @@ use std::future::Future;
 use super::call_future::{ByRef, CallFuture};
 use super::handle::Breaker;
 use super::permit::{Classifier, EveryError, Permit};
-use crate::bulkhead::BulkheadSlot;
+use crate::bulkhead::{BulkheadSlot, OwnedBulkheadSlot};
 use crate::counters::Counter;
 use crate::error::{CallError, CircuitOpen, OpenReason, TimedOut};
 use crate::timeout::{within, Timer};
@@ -92,6 +92,31 @@ impl Breaker {
             Some(slot) => Ok(slot),
             None => Err(self.bulkhead_full()),
         }
+    }
+
+    /// [`enter_bulkhead`](Self::enter_bulkhead), for a slot that holds its
+    /// own handle to this breaker: an integration's response future keeps it
+    /// to the end of the call.
+    ///
+    /// ```
+    /// # use breaker_core as breakerbox;
+    /// use breakerbox::{Breaker, Config, OpenReason};
+    ///
+    /// let breaker = Breaker::new("docs-owned-slot", Config::builder().max_concurrent(1).build()?);
+    /// let slot = breaker.enter_bulkhead_owned()?;
+    /// assert_eq!(breaker.enter_bulkhead().unwrap_err().reason(), OpenReason::BulkheadFull);
+    /// drop(slot);
+    /// assert!(breaker.enter_bulkhead().is_ok());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn enter_bulkhead_owned(&self) -> Result<OwnedBulkheadSlot, CircuitOpen> {
+        let held = self.enter_bulkhead()?.keep();
+        Ok(OwnedBulkheadSlot::new(held.then(|| self.clone())))
+    }
+
+    /// The group's bulkhead, if it has one.
+    pub(crate) fn bulkhead(&self) -> Option<&crate::bulkhead::Bulkhead> {
+        self.inner.guards.bulkhead.as_ref()
     }
 
     #[cold]
