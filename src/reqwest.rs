@@ -360,7 +360,9 @@ where
             },
         };
         // One bulkhead place for the whole call, its retries included.
-        let _slot = breaker.enter_bulkhead().map_err(Error::middleware)?;
+        let _slot = breaker
+            .enter_bulkhead()
+            .map_err(|open| Error::middleware(traced_refusal(open)))?;
         let retry = match &self.retry {
             Some(policy)
                 if is_idempotent(request.method()) || extensions.get::<SafeToRetry>().is_some() =>
@@ -377,7 +379,7 @@ where
         let mut attempts = Attempts::start(breaker, retry);
         let mut request = request;
         loop {
-            let permit = breaker.try_acquire_owned().map_err(Error::middleware)?;
+            let permit = claim(breaker)?;
             let Some(result) =
                 within_deadline(breaker, next.clone().run(request, extensions)).await
             else {
@@ -428,13 +430,35 @@ where
         extensions: &mut Extensions,
         next: Next<'_>,
     ) -> reqwest_middleware::Result<Response> {
-        let permit = breaker.try_acquire_owned().map_err(Error::middleware)?;
+        let permit = claim(breaker)?;
         // Dropped with this future if the request is cancelled: abandoned.
         let Some(result) = within_deadline(breaker, next.run(request, extensions)).await else {
             return Err(timed_out(permit));
         };
         record(self.classifier.classify(result.as_ref()), result, permit)
     }
+}
+
+/// Claims a permit of `breaker` for one attempt, its verdict or refusal
+/// recorded on the current span ([`observe::span`](crate::observe::span),
+/// feature `tracing`).
+fn claim(breaker: &Breaker) -> Result<OwnedPermit, Error> {
+    match breaker.try_acquire_owned() {
+        Ok(permit) => {
+            #[cfg(feature = "tracing")]
+            let _ = crate::observe::span::admitted_owned(&permit, None);
+            Ok(permit)
+        }
+        Err(open) => Err(Error::middleware(traced_refusal(open))),
+    }
+}
+
+/// Records a refusal on the current span (feature `tracing`), and gives it
+/// back.
+fn traced_refusal(open: CircuitOpen) -> CircuitOpen {
+    #[cfg(feature = "tracing")]
+    crate::observe::span::refused(&open, None);
+    open
 }
 
 /// `attempt` raced against the group's `timeout_ms` on tokio's timer, if it
@@ -451,6 +475,7 @@ async fn within_deadline<F: Future>(breaker: &Breaker, attempt: F) -> Option<F::
 /// holding the [`TimedOut`](crate::TimedOut).
 fn timed_out(permit: OwnedPermit) -> Error {
     let after = permit.breaker().config().timeout().unwrap_or_default();
+    crate::tower::traced_outcome(permit.breaker().group(), Verdict::Failure);
     Error::middleware(permit.timed_out(after))
 }
 
@@ -461,6 +486,7 @@ fn record(
     result: reqwest_middleware::Result<Response>,
     permit: OwnedPermit,
 ) -> reqwest_middleware::Result<Response> {
+    crate::tower::traced_outcome(permit.breaker().group(), verdict);
     match (verdict, result) {
         (Verdict::Success, Ok(response)) => Ok(record_at_end_of_body(response, permit)),
         (Verdict::Success, result) => {

@@ -35,7 +35,11 @@
 //! [`Call::ended`] (so its shadow mode's admissions read `admitted`: telling
 //! them apart needs the breaker, which costs the attribute's call path an
 //! instruction); a layer or middleware records the same way around its own
-//! claim, with [`admitted_by`] and the key it knows (a host, a tenant).
+//! claim, with [`admitted_by`] (or [`admitted_owned`]) and the key it knows
+//! (a host, a tenant). The tower layer and the reqwest middleware record
+//! each call so: its verdict at the claim, or its refusal, and `success`,
+//! `failure` or `ignored` when its outcome is recorded (a reqwest response
+//! whose body is read later: when its head comes).
 //!
 //! With the `otel` feature the same keys are also set as OpenTelemetry
 //! attributes (through `tracing-opentelemetry` 0.32) on a span that did not
@@ -55,7 +59,7 @@ use std::sync::RwLock;
 
 use tracing::Span;
 
-use crate::breaker::Permit;
+use crate::breaker::{OwnedPermit, Permit};
 use crate::{Breaker, CircuitOpen, OpenReason, State};
 
 /// Whose calls are recorded: [`NONE`], [`SOME`] (the groups in [`GROUPS`])
@@ -183,6 +187,48 @@ pub fn admitted_by(breaker: &Breaker, permit: &Permit<'_>, key: Option<&str>) ->
         return Call::off();
     }
     record_admission(breaker.group(), permit, Some(breaker), key)
+}
+
+/// Records `outcome` as `breaker.outcome` on the current span if `group` is
+/// recorded: for a layer that keeps no [`Call`] from its claim to its end.
+#[inline(always)]
+pub fn ended_in(group: &str, outcome: &'static str) {
+    if RECORDED.load(Relaxed) != NONE {
+        record_outcome(group, outcome);
+    }
+}
+
+/// [`ended_in`], past the one load that tells nothing is recorded.
+#[cold]
+#[inline(never)]
+fn record_outcome(group: &str, outcome: &'static str) {
+    if records(group) {
+        set_outcome(outcome);
+    }
+}
+
+/// As [`admitted_by`], for an [`OwnedPermit`], which knows its breaker and
+/// whether shadow mode admitted it: what a layer or middleware calls.
+#[inline(always)]
+pub fn admitted_owned(permit: &OwnedPermit, key: Option<&str>) -> Call {
+    if RECORDED.load(Relaxed) == NONE {
+        return Call::off();
+    }
+    record_owned(permit, key)
+}
+
+/// [`admitted_owned`], past the one load that tells nothing is recorded.
+#[cold]
+#[inline(never)]
+fn record_owned(permit: &OwnedPermit, key: Option<&str>) -> Call {
+    let verdict = if permit.is_probe() {
+        Verdict::Probe
+    } else if permit.is_shadow_call() {
+        Verdict::ShadowRefused
+    } else {
+        Verdict::Admitted
+    };
+    admitted_as(permit.breaker().group(), verdict, key)
 }
 
 fn verdict(permit: &Permit<'_>, breaker: Option<&Breaker>) -> Verdict {

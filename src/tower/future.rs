@@ -177,7 +177,9 @@ where
                     }
                 };
                 if let Some(permit) = held {
-                    match classifier.classify(result.as_ref()) {
+                    let verdict = classifier.classify(result.as_ref());
+                    super::traced_outcome(permit.breaker().group(), verdict);
+                    match verdict {
                         Verdict::Success => permit.success(),
                         Verdict::Failure => permit.failure(),
                         Verdict::Ignored => permit.ignore(),
@@ -216,7 +218,9 @@ where
     match call.future.poll(cx) {
         Poll::Ready(result) => {
             if let Some(permit) = held {
-                match call.classifier.classify(result.as_ref()) {
+                let verdict = call.classifier.classify(result.as_ref());
+                super::traced_outcome(permit.breaker().group(), verdict);
+                match verdict {
                     Verdict::Success => permit.success(),
                     Verdict::Failure => permit.failure(),
                     Verdict::Ignored => permit.ignore(),
@@ -233,6 +237,7 @@ where
     // Drops the call (its future, its slot) before the timeout is recorded.
     kind.set(Kind::Refused { open: None });
     let permit = permit.expect("a call holds its permit until it ends");
+    super::traced_outcome(permit.breaker().group(), Verdict::Failure);
     Poll::Ready(Err(BreakerError::TimedOut(permit.timed_out(after))))
 }
 

@@ -338,11 +338,48 @@ where
         }
         match self.breaker.try_acquire_owned() {
             Ok(permit) => {
+                traced_admission(&permit);
                 ResponseFuture::called(self.inner.call(request), permit, self.classifier.clone())
             }
-            Err(open) => ResponseFuture::refused(open),
+            Err(open) => ResponseFuture::refused(traced_refusal(open)),
         }
     }
+}
+
+/// Records an admitted call's verdict on the current span
+/// ([`observe::span`](crate::observe::span), feature `tracing`).
+#[inline(always)]
+fn traced_admission(permit: &breaker_core::OwnedPermit) {
+    #[cfg(feature = "tracing")]
+    let _ = crate::observe::span::admitted_owned(permit, None);
+    #[cfg(not(feature = "tracing"))]
+    let _ = permit;
+}
+
+/// Records a refusal on the current span (feature `tracing`), and gives it
+/// back.
+#[inline(always)]
+fn traced_refusal(open: CircuitOpen) -> CircuitOpen {
+    #[cfg(feature = "tracing")]
+    crate::observe::span::refused(&open, None);
+    open
+}
+
+/// Records a call's classified outcome on the current span (feature
+/// `tracing`).
+#[inline(always)]
+pub(crate) fn traced_outcome(group: &str, verdict: Verdict) {
+    #[cfg(feature = "tracing")]
+    crate::observe::span::ended_in(
+        group,
+        match verdict {
+            Verdict::Success => "success",
+            Verdict::Failure => "failure",
+            Verdict::Ignored => "ignored",
+        },
+    );
+    #[cfg(not(feature = "tracing"))]
+    let _ = (group, verdict);
 }
 
 impl<S, C> CircuitBreaker<S, C> {
@@ -360,15 +397,16 @@ impl<S, C> CircuitBreaker<S, C> {
     {
         let slot = match self.breaker.enter_bulkhead_owned() {
             Ok(slot) => slot,
-            Err(open) => return ResponseFuture::refused(open),
+            Err(open) => return ResponseFuture::refused(traced_refusal(open)),
         };
         match self.breaker.try_acquire_owned() {
             Ok(permit) => {
+                traced_admission(&permit);
                 let deadline = self.breaker.config().timeout();
                 let future = self.inner.call(request);
                 ResponseFuture::guarded(future, permit, self.classifier.clone(), slot, deadline)
             }
-            Err(open) => ResponseFuture::refused(open),
+            Err(open) => ResponseFuture::refused(traced_refusal(open)),
         }
     }
 
@@ -390,7 +428,7 @@ impl<S, C> CircuitBreaker<S, C> {
     #[cold]
     #[inline(never)]
     fn refuse<F>(&mut self) -> ResponseFuture<F, C> {
-        ResponseFuture::refused(self.refusal_now())
+        ResponseFuture::refused(traced_refusal(self.refusal_now()))
     }
 
     /// The refusal of a call after a `poll_ready` that found the circuit

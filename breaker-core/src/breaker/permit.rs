@@ -292,6 +292,12 @@ impl OwnedPermit {
         self.admitted.is_shadow_call()
     }
 
+    /// As [`Permit::is_probe`]: whether this permit holds a half-open probe
+    /// slot.
+    pub fn is_probe(&self) -> bool {
+        self.admitted.state() == State::HalfOpen
+    }
+
     /// The breaker this permit was claimed from.
     pub fn breaker(&self) -> &Breaker {
         &self.breaker
