@@ -1088,11 +1088,15 @@ fn expand_retry(attr: &Attr, item: ItemFn, retry: &RetryPlan, is_async: bool) ->
         Some(path) => quote_spanned!(path.span()=> &#path),
         None => quote!(&#krate::__private_v01::DefaultTimer),
     };
-    // Each retry's claim, refused like the first.
+    // Each retry's claim, refused like the first, its refusal told to
+    // `observe::span` as the first one's is.
     let reclaim = quote_spanned! {Span::mixed_site()=>
         #permit = match #breaker.try_acquire() {
             ::core::result::Result::Ok(permit) => permit,
-            ::core::result::Result::Err(#open) => return #on_open,
+            ::core::result::Result::Err(#open) => {
+                let #open = #krate::__private_v01::traced_refusal(#open);
+                return #on_open;
+            }
         };
     };
     let run = if is_async {
