@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 use std::sync::LazyLock;
 use std::time::Duration;
 
-use breakerbox::observe::span;
 use breakerbox::clock::Clock;
+use breakerbox::observe::span;
 use breakerbox::{circuit_breaker, CircuitOpen, ManualClock, Registry};
 use opentelemetry::trace::TracerProvider as _;
 use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider};

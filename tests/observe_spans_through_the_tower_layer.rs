@@ -126,7 +126,10 @@ fn a_tower_call_past_its_deadline_records_a_failure_on_its_span() {
         tracing::info_span!("late").in_scope(|| {
             let service = layer.layer(service_fn(upstream));
             let answer = runtime.block_on(service.oneshot(0));
-            assert!(matches!(answer, Err(breakerbox::tower::BreakerError::TimedOut(_))));
+            assert!(matches!(
+                answer,
+                Err(breakerbox::tower::BreakerError::TimedOut(_))
+            ));
         });
     });
     assert_eq!(
