@@ -445,8 +445,7 @@ where
 fn claim(breaker: &Breaker) -> Result<OwnedPermit, Error> {
     match breaker.try_acquire_owned() {
         Ok(permit) => {
-            #[cfg(feature = "tracing")]
-            let _ = crate::observe::span::admitted_owned(&permit, None);
+            crate::tower::traced_admission(&permit);
             Ok(permit)
         }
         Err(open) => Err(Error::middleware(traced_refusal(open))),
@@ -475,7 +474,7 @@ async fn within_deadline<F: Future>(breaker: &Breaker, attempt: F) -> Option<F::
 /// holding the [`TimedOut`](crate::TimedOut).
 fn timed_out(permit: OwnedPermit) -> Error {
     let after = permit.breaker().config().timeout().unwrap_or_default();
-    crate::tower::traced_outcome(permit.breaker().group(), Verdict::Failure);
+    crate::tower::traced_outcome(&permit, Verdict::Failure);
     Error::middleware(permit.timed_out(after))
 }
 
@@ -486,7 +485,7 @@ fn record(
     result: reqwest_middleware::Result<Response>,
     permit: OwnedPermit,
 ) -> reqwest_middleware::Result<Response> {
-    crate::tower::traced_outcome(permit.breaker().group(), verdict);
+    crate::tower::traced_outcome(&permit, verdict);
     match (verdict, result) {
         (Verdict::Success, Ok(response)) => Ok(record_at_end_of_body(response, permit)),
         (Verdict::Success, result) => {

@@ -45,6 +45,12 @@ impl Bulkhead {
         }
     }
 
+    /// Gives back a place taken by [`try_enter`](Self::try_enter) whose slot
+    /// was [kept](BulkheadSlot::keep).
+    pub(crate) fn leave(&self) {
+        self.in_flight.fetch_sub(1, Release);
+    }
+
     /// Calls in flight now.
     pub(crate) fn in_flight(&self) -> u32 {
         self.in_flight.load(Relaxed)
@@ -82,32 +88,6 @@ impl BulkheadSlot<'_> {
     /// stays taken.
     pub(crate) fn keep(self) -> bool {
         std::mem::ManuallyDrop::new(self).held.is_some()
-    }
-}
-
-/// A [`BulkheadSlot`] that holds a handle to its breaker, so that it can live
-/// in a value that outlives the [`Breaker`](crate::Breaker) it was taken from
-/// (a response future, a spawned task); made by
-/// [`Breaker::enter_bulkhead_owned`](crate::Breaker::enter_bulkhead_owned).
-/// Freed when dropped, as a `BulkheadSlot` is.
-#[must_use = "the slot is freed when dropped: hold it for the whole call"]
-#[derive(Debug)]
-pub struct OwnedBulkheadSlot {
-    /// `None` for a group without a bulkhead.
-    held: Option<crate::Breaker>,
-}
-
-impl OwnedBulkheadSlot {
-    pub(crate) fn new(held: Option<crate::Breaker>) -> Self {
-        OwnedBulkheadSlot { held }
-    }
-}
-
-impl Drop for OwnedBulkheadSlot {
-    fn drop(&mut self) {
-        if let Some(bulkhead) = self.held.as_ref().and_then(|b| b.bulkhead()) {
-            bulkhead.in_flight.fetch_sub(1, Release);
-        }
     }
 }
 

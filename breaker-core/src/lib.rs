@@ -158,8 +158,8 @@ mod state;
 mod sync;
 pub mod timeout;
 
-pub use crate::breaker::{Attempts, Breaker, OwnedPermit, Permit, PolicyChange};
-pub use crate::bulkhead::{BulkheadSlot, OwnedBulkheadSlot};
+pub use crate::breaker::{Attempts, Breaker, OwnedBulkheadSlot, OwnedPermit, Permit, PolicyChange};
+pub use crate::bulkhead::BulkheadSlot;
 pub use crate::classify::{Classifier, EveryError};
 pub use crate::clock::{Clock, ManualClock, MonotonicClock};
 pub use crate::config::{

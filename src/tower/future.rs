@@ -178,7 +178,7 @@ where
                 };
                 if let Some(permit) = held {
                     let verdict = classifier.classify(result.as_ref());
-                    super::traced_outcome(permit.breaker().group(), verdict);
+                    super::traced_outcome(&permit, verdict);
                     match verdict {
                         Verdict::Success => permit.success(),
                         Verdict::Failure => permit.failure(),
@@ -219,7 +219,7 @@ where
         Poll::Ready(result) => {
             if let Some(permit) = held {
                 let verdict = call.classifier.classify(result.as_ref());
-                super::traced_outcome(permit.breaker().group(), verdict);
+                super::traced_outcome(&permit, verdict);
                 match verdict {
                     Verdict::Success => permit.success(),
                     Verdict::Failure => permit.failure(),
@@ -237,7 +237,7 @@ where
     // Drops the call (its future, its slot) before the timeout is recorded.
     kind.set(Kind::Refused { open: None });
     let permit = permit.expect("a call holds its permit until it ends");
-    super::traced_outcome(permit.breaker().group(), Verdict::Failure);
+    super::traced_outcome(&permit, Verdict::Failure);
     Poll::Ready(Err(BreakerError::TimedOut(permit.timed_out(after))))
 }
 

@@ -349,9 +349,18 @@ where
 /// Records an admitted call's verdict on the current span
 /// ([`observe::span`](crate::observe::span), feature `tracing`).
 #[inline(always)]
-fn traced_admission(permit: &breaker_core::OwnedPermit) {
+pub(crate) fn traced_admission(permit: &breaker_core::OwnedPermit) {
     #[cfg(feature = "tracing")]
-    let _ = crate::observe::span::admitted_owned(permit, None);
+    if crate::observe::span::any_recorded() {
+        use crate::observe::span::{admitted_as, Verdict};
+        // By value: the permit keeps no address for this path.
+        let verdict = match (permit.is_probe(), permit.is_shadow_call()) {
+            (true, _) => Verdict::Probe,
+            (false, true) => Verdict::ShadowRefused,
+            (false, false) => Verdict::Admitted,
+        };
+        let _ = admitted_as(permit.breaker().group(), verdict, None);
+    }
     #[cfg(not(feature = "tracing"))]
     let _ = permit;
 }
@@ -366,10 +375,23 @@ fn traced_refusal(open: CircuitOpen) -> CircuitOpen {
 }
 
 /// Records a call's classified outcome on the current span (feature
-/// `tracing`).
+/// `tracing`): past one relaxed load, the group read only on the recording
+/// path.
 #[inline(always)]
-pub(crate) fn traced_outcome(group: &str, verdict: Verdict) {
+pub(crate) fn traced_outcome(permit: &breaker_core::OwnedPermit, verdict: Verdict) {
     #[cfg(feature = "tracing")]
+    if crate::observe::span::any_recorded() {
+        record_outcome(permit.breaker().group(), verdict);
+    }
+    #[cfg(not(feature = "tracing"))]
+    let _ = (permit, verdict);
+}
+
+/// [`traced_outcome`], past the load that tells something is recorded.
+#[cfg(feature = "tracing")]
+#[cold]
+#[inline(never)]
+fn record_outcome(group: &str, verdict: Verdict) {
     crate::observe::span::ended_in(
         group,
         match verdict {
@@ -378,8 +400,6 @@ pub(crate) fn traced_outcome(group: &str, verdict: Verdict) {
             Verdict::Ignored => "ignored",
         },
     );
-    #[cfg(not(feature = "tracing"))]
-    let _ = (group, verdict);
 }
 
 impl<S, C> CircuitBreaker<S, C> {

@@ -6,10 +6,30 @@ use std::future::Future;
 use super::call_future::{ByRef, CallFuture};
 use super::handle::Breaker;
 use super::permit::{Classifier, EveryError, Permit};
-use crate::bulkhead::{BulkheadSlot, OwnedBulkheadSlot};
+use crate::bulkhead::BulkheadSlot;
 use crate::counters::Counter;
 use crate::error::{CallError, CircuitOpen, OpenReason, TimedOut};
 use crate::timeout::{within, Timer};
+
+/// A [`BulkheadSlot`] that holds a handle to its breaker, so that it can live
+/// in a value that outlives the [`Breaker`] it was taken from (a response
+/// future, a spawned task); made by
+/// [`Breaker::enter_bulkhead_owned`]. Freed when dropped, as a
+/// `BulkheadSlot` is.
+#[must_use = "the slot is freed when dropped: hold it for the whole call"]
+#[derive(Debug)]
+pub struct OwnedBulkheadSlot {
+    /// `None` for a group without a bulkhead.
+    held: Option<Breaker>,
+}
+
+impl Drop for OwnedBulkheadSlot {
+    fn drop(&mut self) {
+        if let Some(bulkhead) = self.held.as_ref().and_then(|b| b.bulkhead()) {
+            bulkhead.leave();
+        }
+    }
+}
 
 impl Breaker {
     /// Runs `f` if the breaker admits it, counting every `Err` as a failure.
@@ -111,7 +131,9 @@ impl Breaker {
     /// ```
     pub fn enter_bulkhead_owned(&self) -> Result<OwnedBulkheadSlot, CircuitOpen> {
         let held = self.enter_bulkhead()?.keep();
-        Ok(OwnedBulkheadSlot::new(held.then(|| self.clone())))
+        Ok(OwnedBulkheadSlot {
+            held: held.then(|| self.clone()),
+        })
     }
 
     /// The group's bulkhead, if it has one.

@@ -170,6 +170,7 @@ impl Breaker {
     }
 
     /// The group this breaker guards.
+    #[inline]
     pub fn group(&self) -> &'static str {
         self.inner.name
     }

@@ -288,17 +288,20 @@ impl OwnedPermit {
 
     /// As [`Permit::is_shadow_call`]: whether shadow mode admitted this call
     /// in place of a refusal.
+    #[inline]
     pub fn is_shadow_call(&self) -> bool {
         self.admitted.is_shadow_call()
     }
 
     /// As [`Permit::is_probe`]: whether this permit holds a half-open probe
     /// slot.
+    #[inline]
     pub fn is_probe(&self) -> bool {
         self.admitted.state() == State::HalfOpen
     }
 
     /// The breaker this permit was claimed from.
+    #[inline]
     pub fn breaker(&self) -> &Breaker {
         &self.breaker
     }
