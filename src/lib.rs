@@ -490,9 +490,9 @@ pub mod retry;
 pub mod breaker {
     //! What a call through a [`Breaker`](crate::Breaker) holds: the [`Permit`]
     //! a claim returns (or the [`OwnedPermit`] that holds its breaker), the
-    //! [`BulkheadSlot`] of `max_concurrent`, and the [`PolicyChange`] a live
-    //! reconfiguration refuses.
-    pub use breaker_core::{BulkheadSlot, OwnedPermit, Permit, PolicyChange};
+    //! [`BulkheadSlot`] of `max_concurrent` (or the [`OwnedBulkheadSlot`]),
+    //! and the [`PolicyChange`] a live reconfiguration refuses.
+    pub use breaker_core::{BulkheadSlot, OwnedBulkheadSlot, OwnedPermit, Permit, PolicyChange};
 
     // The names `#[circuit_breaker]`'s compile errors mention. rustc names an
     // item by its bare name only when a path outside every hidden module

@@ -24,6 +24,20 @@
 //! [`circuit_open`] finds. Dropping the request's future before it finishes
 //! counts the call as abandoned.
 //!
+//! # Bulkhead and deadline
+//!
+//! A group with `max_concurrent` or `timeout_ms` (from its config, a file or
+//! the variables) has them enforced by the middleware: a request takes one
+//! place in its breaker's bulkhead for the whole call, its retries included
+//! (a full bulkhead refuses with
+//! [`OpenReason::BulkheadFull`](crate::OpenReason::BulkheadFull) before
+//! anything is sent), and each attempt races the group's deadline on tokio's
+//! timer until its response's head comes. An attempt past the deadline is
+//! dropped, counted as a timeout (a failure, retried as one) and answered
+//! with `reqwest_middleware::Error::Middleware` holding the
+//! [`TimedOut`](crate::TimedOut). The body is read outside the deadline (a
+//! client's own timeout bounds it).
+//!
 //! # When a success is recorded
 //!
 //! A response whose head the classifier counts as a success is a success only
@@ -345,6 +359,10 @@ where
                 None => return next.run(request, extensions).await,
             },
         };
+        // One bulkhead place for the whole call, its retries included.
+        let _slot = breaker
+            .enter_bulkhead()
+            .map_err(|open| Error::middleware(traced_refusal(open)))?;
         let retry = match &self.retry {
             Some(policy)
                 if is_idempotent(request.method()) || extensions.get::<SafeToRetry>().is_some() =>
@@ -361,8 +379,28 @@ where
         let mut attempts = Attempts::start(breaker, retry);
         let mut request = request;
         loop {
-            let permit = breaker.try_acquire_owned().map_err(Error::middleware)?;
-            let result = next.clone().run(request, extensions).await;
+            let permit = claim(breaker)?;
+            let Some(result) =
+                within_deadline(breaker, next.clone().run(request, extensions)).await
+            else {
+                let late = Err(timed_out(permit));
+                match next_attempt(
+                    breaker,
+                    retry,
+                    &mut attempts,
+                    Verdict::Failure,
+                    None,
+                    spare.is_some(),
+                ) {
+                    None => return late,
+                    Some(delay) => {
+                        (self.wait)(delay).await;
+                        request = spare.take().expect("a retry has its request");
+                        spare = request.try_clone();
+                        continue;
+                    }
+                }
+            };
             let verdict = self.classifier.classify(result.as_ref());
             let hint = self.classifier.retry_after(result.as_ref());
             let result = record(verdict, result, permit);
@@ -392,11 +430,52 @@ where
         extensions: &mut Extensions,
         next: Next<'_>,
     ) -> reqwest_middleware::Result<Response> {
-        let permit = breaker.try_acquire_owned().map_err(Error::middleware)?;
+        let permit = claim(breaker)?;
         // Dropped with this future if the request is cancelled: abandoned.
-        let result = next.run(request, extensions).await;
+        let Some(result) = within_deadline(breaker, next.run(request, extensions)).await else {
+            return Err(timed_out(permit));
+        };
         record(self.classifier.classify(result.as_ref()), result, permit)
     }
+}
+
+/// Claims a permit of `breaker` for one attempt, its verdict or refusal
+/// recorded on the current span ([`observe::span`](crate::observe::span),
+/// feature `tracing`).
+fn claim(breaker: &Breaker) -> Result<OwnedPermit, Error> {
+    match breaker.try_acquire_owned() {
+        Ok(permit) => {
+            crate::tower::traced_admission(&permit);
+            Ok(permit)
+        }
+        Err(open) => Err(Error::middleware(traced_refusal(open))),
+    }
+}
+
+/// Records a refusal on the current span (feature `tracing`), and gives it
+/// back.
+fn traced_refusal(open: CircuitOpen) -> CircuitOpen {
+    #[cfg(feature = "tracing")]
+    crate::observe::span::refused(&open, None);
+    open
+}
+
+/// `attempt` raced against the group's `timeout_ms` on tokio's timer, if it
+/// has one: `None` when the deadline passed first (the attempt is dropped).
+async fn within_deadline<F: Future>(breaker: &Breaker, attempt: F) -> Option<F::Output> {
+    match breaker.config().timeout() {
+        None => Some(attempt.await),
+        Some(after) => crate::timeout::within(&crate::timeout::Tokio, after, attempt).await,
+    }
+}
+
+/// The error of an attempt dropped at the group's deadline, recorded as a
+/// timed-out call (a failure): `reqwest_middleware::Error::Middleware`
+/// holding the [`TimedOut`](crate::TimedOut).
+fn timed_out(permit: OwnedPermit) -> Error {
+    let after = permit.breaker().config().timeout().unwrap_or_default();
+    crate::tower::traced_outcome(&permit, Verdict::Failure);
+    Error::middleware(permit.timed_out(after))
 }
 
 /// Records `result` under `permit` as `verdict` says: a successful response
@@ -406,6 +485,7 @@ fn record(
     result: reqwest_middleware::Result<Response>,
     permit: OwnedPermit,
 ) -> reqwest_middleware::Result<Response> {
+    crate::tower::traced_outcome(&permit, verdict);
     match (verdict, result) {
         (Verdict::Success, Ok(response)) => Ok(record_at_end_of_body(response, permit)),
         (Verdict::Success, result) => {

@@ -101,6 +101,7 @@ where
         Ok(response) => Ok(response.status().as_u16()),
         Err(BreakerError::Open(open)) => Err(open),
         Err(BreakerError::Inner(never)) => match never {},
+        Err(BreakerError::TimedOut(late)) => panic!("no deadline here: {late}"),
     }
 }
 

@@ -159,7 +159,7 @@ mod sync;
 mod throttle;
 pub mod timeout;
 
-pub use crate::breaker::{Attempts, Breaker, OwnedPermit, Permit, PolicyChange};
+pub use crate::breaker::{Attempts, Breaker, OwnedBulkheadSlot, OwnedPermit, Permit, PolicyChange};
 pub use crate::bulkhead::BulkheadSlot;
 pub use crate::classify::{Classifier, EveryError};
 pub use crate::clock::{Clock, ManualClock, MonotonicClock};

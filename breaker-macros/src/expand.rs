@@ -363,8 +363,12 @@ fn run_async(attr: &Attr, l: &Locals, body: TokenStream, ret_span: Span) -> Toke
 /// The statements before the body (claim, or answer for an open circuit) and
 /// after it (record the outcome, return the value): the same for every shape.
 ///
-/// Before the record, the call's verdict and how it ended (`ok` or `error`)
-/// go to `observe::span` (nothing without feature `tracing`):
+/// The call's verdict and how it ended (`ok` or `error`) go to
+/// `observe::span` (nothing without feature `tracing`). Without `is_failure`
+/// and a failure fallback, [`record`] tells it after the permit's record,
+/// from the permit's probe bit and the value where it lies, so that a call no
+/// one traces pays a load and a branch. With them, whose record hands the
+/// value on, it is told before the record:
 /// ```text
 /// let __permit = {
 ///     use ::breakerbox::__private_v01::TracedAny as _;
@@ -376,6 +380,11 @@ fn guard(attr: &Attr, item: &ItemFn, l: &Locals, is_async: bool) -> (TokenStream
     let (krate, result) = (&attr.krate, &l.result);
     let (group, permit) = (&attr.group, &l.permit);
     let record = record(attr, l, is_async);
+    let failure_fallback = attr.fallback.as_ref().is_some_and(|f| f.on_failure);
+    if attr.is_failure.is_none() && !failure_fallback {
+        // `record` tells `observe::span` itself, after the permit's record.
+        return (claim(attr, l, on_open, is_async), record);
+    }
     let record = quote_spanned! {Span::mixed_site()=>
         let #permit = {
             #[allow(unused_imports)] // only for a value that is not a `Result`
@@ -830,13 +839,19 @@ fn fallback_call(
 
 /// Records the one outcome of a run body and returns its value.
 ///
-/// Input: no `is_failure`. Output:
+/// Input: no `is_failure`. Output (the verdict and `ok` or `error` told to
+/// `observe::span` after the record):
 /// ```text
+/// let __probe = __permit.is_probe();
 /// ::breakerbox::__private_v01::Outcome::new(&__result).record_every(__permit);
+/// {
+///     use ::breakerbox::__private_v01::TracedAny as _;
+///     ::breakerbox::__private_v01::Traced(&__result).after("search", __probe)
+/// };
 /// __result
 /// ```
 /// `record_every` is inherent on `Result` returns (`Err` is a failure) and
-/// reached by auto-deref for every other type (a success).
+/// reached by auto-deref for every other type (a success); so is `after`.
 ///
 /// Input: `is_failure = server_side`. Output:
 /// ```text
@@ -857,11 +872,22 @@ fn record(attr: &Attr, l: &Locals, is_async: bool) -> TokenStream {
         return record_or_answer(attr, l, fallback, is_async);
     }
     match &attr.is_failure {
-        None => quote_spanned! {Span::mixed_site()=>
-            #lints
-            #krate::__private_v01::Outcome::new(&#result).record_every(#permit);
-            #result
-        },
+        None => {
+            let group = &attr.group;
+            let probe = Ident::new("__probe", Span::mixed_site());
+            quote_spanned! {Span::mixed_site()=>
+                #lints
+                let #probe = #permit.is_probe();
+                #lints
+                #krate::__private_v01::Outcome::new(&#result).record_every(#permit);
+                {
+                    #[allow(unused_imports)] // only for a value that is not a `Result`
+                    use #krate::__private_v01::TracedAny as _;
+                    #krate::__private_v01::Traced(&#result).after(#group, #probe)
+                };
+                #result
+            }
+        }
         Some(path) => {
             let record = quote_spanned!(path.span()=> record(#permit, &#path));
             quote_spanned! {Span::mixed_site()=>
@@ -1062,11 +1088,15 @@ fn expand_retry(attr: &Attr, item: ItemFn, retry: &RetryPlan, is_async: bool) ->
         Some(path) => quote_spanned!(path.span()=> &#path),
         None => quote!(&#krate::__private_v01::DefaultTimer),
     };
-    // Each retry's claim, refused like the first.
+    // Each retry's claim, refused like the first, its refusal told to
+    // `observe::span` as the first one's is.
     let reclaim = quote_spanned! {Span::mixed_site()=>
         #permit = match #breaker.try_acquire() {
             ::core::result::Result::Ok(permit) => permit,
-            ::core::result::Result::Err(#open) => return #on_open,
+            ::core::result::Result::Err(#open) => {
+                let #open = #krate::__private_v01::traced_refusal(#open);
+                return #on_open;
+            }
         };
     };
     let run = if is_async {

@@ -101,8 +101,9 @@ macro_rules! config_keys {
             /// [`TimedOut`](crate::TimedOut) error.
             ///
             /// Enforced by the async helpers that take a [`Timer`](crate::Timer)
-            /// ([`Breaker::call_async_guarded`](crate::Breaker::call_async_guarded)) and
-            /// by `#[circuit_breaker]` on an async fn that names the key. A sync call
+            /// ([`Breaker::call_async_guarded`](crate::Breaker::call_async_guarded)), by
+            /// the tower layer, the reqwest middleware and the tonic layer (on tokio's
+            /// timer), and by `#[circuit_breaker]` on an async fn that names the key. A sync call
             /// cannot be interrupted from outside its thread, so the sync helpers ignore
             /// it and the attribute refuses it on a sync fn. Costs one timer registration
             /// per call.
@@ -115,7 +116,8 @@ macro_rules! config_keys {
             /// Enforced by the guarded helpers
             /// ([`Breaker::call_in_bulkhead`](crate::Breaker::call_in_bulkhead),
             /// [`Breaker::call_async_guarded`](crate::Breaker::call_async_guarded),
-            /// [`Breaker::enter_bulkhead`](crate::Breaker::enter_bulkhead)) and by `#[circuit_breaker]`
+            /// [`Breaker::enter_bulkhead`](crate::Breaker::enter_bulkhead)), by the tower
+            /// layer and the reqwest middleware, and by `#[circuit_breaker]`
             /// when it names the key; the plain `call` helpers and `try_acquire` do not
             /// look at it, so a group without it pays nothing.
             max_concurrent: u32, Any, Fixed;

@@ -201,7 +201,9 @@ impl Settings {
     /// and counts (see [`Breaker::reconfigure`](crate::Breaker::reconfigure) for
     /// what changes from when); groups created later are built through the
     /// settings. Every attribute literal the file or a variable takes away is
-    /// listed by [`Registry::overrides`], with its source.
+    /// listed by [`Registry::overrides`], with its source, from this call on:
+    /// for the live groups and for every group the code declares, made yet
+    /// or not.
     ///
     /// All or nothing: refused, with nothing applied, when the composed
     /// configuration of a declared group (every attribute of the program, from
@@ -298,6 +300,7 @@ impl Settings {
                 }
                 other => Error::new(ErrorKind::Refused, other.to_string()),
             })?;
+        self.report_pending(registry);
         let mut known = declared_groups();
         known.extend(registry.groups());
         known.extend(registry.keyed_names());
@@ -338,6 +341,29 @@ impl Settings {
             undeclared,
             groups,
         })
+    }
+}
+
+impl Settings {
+    /// Lists in [`Registry::overrides`] what these settings take from the
+    /// declaration of each group the code declares and has not made yet, as
+    /// its first call will: an operator sees every override at start-up.
+    fn report_pending(&self, registry: &Registry) {
+        let keyed = registry.keyed_names();
+        let mut reported: Vec<&str> = Vec::new();
+        for declaration in declarations() {
+            let group = declaration.group;
+            if reported.contains(&group) || keyed.contains(&group) || registry.get(group).is_some()
+            {
+                continue;
+            }
+            reported.push(group);
+            let literals = group_literals(group, Some(declaration.config));
+            if let Ok(resolved) = self.resolve(group, &literals) {
+                let overrides = resolved.overrides.iter().map(|o| o.to_string()).collect();
+                registry.report_overrides(group, overrides);
+            }
+        }
     }
 }
 

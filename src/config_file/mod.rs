@@ -81,8 +81,9 @@
 //! deadline and the bulkhead into a fn only for the keys it names (so that a
 //! group without them pays nothing), and [`Settings::apply`] refuses a value
 //! that would never be enforced. A group made by code
-//! ([`declare_group!`](crate::declare_group)) takes them, for the guarded
-//! helpers to enforce.
+//! ([`declare_group!`](crate::declare_group)) takes them: the tower layer,
+//! the reqwest middleware, the tonic layer (`timeout_ms`) and the guarded
+//! helpers enforce them.
 //!
 //! The `retry` keys tune a group's retries (see [Retries](#retries) below)
 //! rather than its breaker. A

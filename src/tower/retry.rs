@@ -339,6 +339,9 @@ impl<S, C: Clone, P: Clone, Tm: Clone> Layer<S> for RetryingLayer<C, P, Tm> {
                 breaker: self.breaker.clone(),
                 classifier: self.classifier.clone(),
                 refusal: None,
+                // The retry's attempts are made by `RetryFuture`, not by the
+                // guard's `call`.
+                guarded: false,
             },
             replay: self.replay.clone(),
             timer: self.timer.clone(),

@@ -178,6 +178,7 @@ impl Breaker {
     }
 
     /// The group this breaker guards.
+    #[inline]
     pub fn group(&self) -> &'static str {
         self.inner.name
     }

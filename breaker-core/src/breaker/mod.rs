@@ -49,6 +49,7 @@ mod transition;
 #[cfg(all(test, loom))]
 mod loom_tests;
 
+pub use self::call::OwnedBulkheadSlot;
 pub use self::handle::Breaker;
 pub(crate) use self::permit::Classifier;
 pub use self::permit::{OwnedPermit, Permit};

@@ -288,13 +288,53 @@ impl OwnedPermit {
 
     /// As [`Permit::is_shadow_call`]: whether shadow mode admitted this call
     /// in place of a refusal.
+    #[inline]
     pub fn is_shadow_call(&self) -> bool {
         self.admitted.is_shadow_call()
     }
 
+    /// As [`Permit::is_probe`]: whether this permit holds a half-open probe
+    /// slot.
+    #[inline]
+    pub fn is_probe(&self) -> bool {
+        self.admitted.state() == State::HalfOpen
+    }
+
     /// The breaker this permit was claimed from.
+    #[inline]
     pub fn breaker(&self) -> &Breaker {
         &self.breaker
+    }
+
+    /// The call ran past its deadline `after` and was dropped (drop it first):
+    /// recorded as a timed-out call is everywhere (a failure, a slow call,
+    /// counted in `timeouts`), and its error returned. For an integration
+    /// that races the group's [`timeout`](crate::Config::timeout) on a timer
+    /// of its own.
+    ///
+    /// ```
+    /// # use breaker_core as breakerbox;
+    /// use std::time::Duration;
+    /// use breakerbox::{Breaker, Config, State};
+    ///
+    /// let breaker = Breaker::new("docs-owned-late", Config::builder().threshold(1).build()?);
+    /// let late = breaker.try_acquire_owned()?.timed_out(Duration::from_millis(200));
+    /// assert_eq!(late.group(), "docs-owned-late");
+    /// assert_eq!(breaker.metrics().timeouts, 1);
+    /// assert_eq!(breaker.state(), State::Open);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn timed_out(self, after: std::time::Duration) -> crate::TimedOut {
+        let mut this = ManuallyDrop::new(self);
+        let inner = &this.breaker.inner;
+        inner.counters.bump(crate::counters::Counter::Timeouts);
+        let nanos = u64::try_from(after.as_nanos()).unwrap_or(u64::MAX);
+        inner.settle_timed_out(this.admitted, this.started, nanos);
+        let late = crate::TimedOut::new(inner.name, after);
+        // SAFETY: `this` is never dropped (`ManuallyDrop`) nor used again, so
+        // its breaker is dropped once, here.
+        unsafe { ManuallyDrop::drop(&mut this.breaker) };
+        late
     }
 
     #[inline(always)]

@@ -1,0 +1,143 @@
+//! A call through the tower layer carries its verdict and outcome on its
+//! span, as a call of the attribute does: an admitted call its classified
+//! outcome, a refused one `refused` and its reason, a call past its group's
+//! deadline `failure`.
+
+#![cfg(all(feature = "otel", feature = "tower", feature = "tokio"))]
+
+use std::collections::BTreeMap;
+use std::convert::Infallible;
+use std::time::Duration;
+
+use breakerbox::observe::span;
+use breakerbox::tower::CircuitBreakerLayer;
+use breakerbox::{Config, Registry};
+use opentelemetry::trace::TracerProvider as _;
+use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider};
+use tower::{service_fn, Layer, ServiceExt};
+use tracing_subscriber::layer::SubscriberExt as _;
+
+/// The `breaker.*` attributes of each span `run` ends, by span name.
+fn exported(run: impl FnOnce()) -> BTreeMap<String, BTreeMap<String, String>> {
+    let exporter = InMemorySpanExporter::default();
+    let provider = SdkTracerProvider::builder()
+        .with_simple_exporter(exporter.clone())
+        .build();
+    let layer = tracing_opentelemetry::layer().with_tracer(provider.tracer("test"));
+    let subscriber = tracing_subscriber::registry().with(layer);
+    tracing::subscriber::with_default(subscriber, run);
+    provider.force_flush().unwrap();
+    exporter
+        .get_finished_spans()
+        .unwrap()
+        .into_iter()
+        .map(|span| {
+            let fields = span
+                .attributes
+                .iter()
+                .filter(|kv| kv.key.as_str().starts_with("breaker."))
+                .map(|kv| (kv.key.to_string(), kv.value.to_string()))
+                .collect();
+            (span.name.into_owned(), fields)
+        })
+        .collect()
+}
+
+fn fields(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+/// Answers `status`, or sleeps past every deadline for `0`.
+async fn upstream(status: u16) -> Result<http::Response<()>, Infallible> {
+    if status == 0 {
+        tokio::time::sleep(Duration::from_secs(60)).await;
+    }
+    let mut response = http::Response::new(());
+    *response.status_mut() = http::StatusCode::from_u16(status.max(200)).unwrap();
+    Ok(response)
+}
+
+#[test]
+fn tower_layer_calls_carry_their_verdict_and_outcome_on_their_spans() {
+    let registry = Registry::new();
+    let config = Config::builder().threshold(2).build().unwrap();
+    let breaker = registry.breaker("spans-tower", &config);
+    let layer = CircuitBreakerLayer::for_breaker(&breaker);
+    span::record_calls_of("spans-tower", true);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .unwrap();
+    let call = |status: u16| {
+        let service = layer.layer(service_fn(upstream));
+        let _ = runtime.block_on(service.oneshot(status));
+    };
+    let spans = exported(|| {
+        tracing::info_span!("ok").in_scope(|| call(200));
+        tracing::info_span!("ignored").in_scope(|| call(404));
+        tracing::info_span!("failed").in_scope(|| call(503));
+        tracing::info_span!("tripping").in_scope(|| call(503));
+        tracing::info_span!("refused").in_scope(|| call(200));
+    });
+    let group = ("breaker.group", "spans-tower");
+    let admitted = ("breaker.verdict", "admitted");
+    assert_eq!(
+        spans["ok"],
+        fields(&[group, admitted, ("breaker.outcome", "success")])
+    );
+    assert_eq!(
+        spans["ignored"],
+        fields(&[group, admitted, ("breaker.outcome", "ignored")])
+    );
+    assert_eq!(
+        spans["failed"],
+        fields(&[group, admitted, ("breaker.outcome", "failure")])
+    );
+    assert_eq!(
+        spans["refused"],
+        fields(&[
+            group,
+            ("breaker.verdict", "refused"),
+            ("breaker.outcome", "refused"),
+            ("breaker.reason", "open"),
+        ])
+    );
+}
+
+#[test]
+fn a_tower_call_past_its_deadline_records_a_failure_on_its_span() {
+    let registry = Registry::new();
+    let config = Config::builder()
+        .timeout(Duration::from_millis(100))
+        .build()
+        .unwrap();
+    let breaker = registry.breaker("spans-tower-late", &config);
+    let layer = CircuitBreakerLayer::for_breaker(&breaker);
+    span::record_calls_of("spans-tower-late", true);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build()
+        .unwrap();
+    let spans = exported(|| {
+        tracing::info_span!("late").in_scope(|| {
+            let service = layer.layer(service_fn(upstream));
+            let answer = runtime.block_on(service.oneshot(0));
+            assert!(matches!(
+                answer,
+                Err(breakerbox::tower::BreakerError::TimedOut(_))
+            ));
+        });
+    });
+    assert_eq!(
+        spans["late"],
+        fields(&[
+            ("breaker.group", "spans-tower-late"),
+            ("breaker.verdict", "admitted"),
+            ("breaker.outcome", "failure"),
+        ])
+    );
+}
