@@ -5,6 +5,8 @@
 use std::fmt;
 use std::time::Duration;
 
+use crate::hold::HoldScope;
+
 /// Why a claim was refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -31,12 +33,21 @@ pub enum OpenReason {
     /// made then, with none between, would be admitted (zero when the next
     /// call would be); at most the time the ramp has left.
     Ramping,
+    /// The server asked every caller to wait (a `429` or `503` with
+    /// `Retry-After`, a gRPC `RESOURCE_EXHAUSTED`, the app's own hint) and the
+    /// breaker holds its calls back until then ([`Breaker::hold`](crate::Breaker::hold)):
+    /// not a failure of the dependency, and no open circuit. The scope says
+    /// whether the hold is the key's or the whole group's. `retry_after` is the
+    /// time the hold has left (or, when the circuit is also open, the later of
+    /// the two ends).
+    Held(HoldScope),
 }
 
 impl OpenReason {
     /// A short snake_case label, spelled as [`State::as_str`](crate::State::as_str)
     /// spells states: `"open"`, `"half_open_full"`, `"forced_open"`,
-    /// `"fleet_open"`, `"bulkhead_full"`, `"ramping"`.
+    /// `"fleet_open"`, `"bulkhead_full"`, `"ramping"`, `"held"` (the scope is
+    /// [`HoldScope::as_str`]).
     pub const fn as_str(self) -> &'static str {
         match self {
             OpenReason::Open => "open",
@@ -45,6 +56,7 @@ impl OpenReason {
             OpenReason::Fleet => "fleet_open",
             OpenReason::BulkheadFull => "bulkhead_full",
             OpenReason::Ramping => "ramping",
+            OpenReason::Held(_) => "held",
         }
     }
 }
@@ -90,8 +102,8 @@ impl CircuitOpen {
     }
 
     /// How long until a probe may go: the rest of the open duration, or, when every
-    /// probe slot is taken, the time until the probes' lease runs out. `None`
-    /// when forced open (only a person can close it).
+    /// probe slot is taken, the time until the probes' lease runs out, or the
+    /// time a hold has left. `None` when forced open (only a person can close it).
     ///
     /// On the default clock it is an upper bound, at most one kernel tick longer
     /// than the exact time left, never shorter ([the coarse
@@ -115,6 +127,11 @@ impl fmt::Display for CircuitOpen {
             OpenReason::Ramping => write!(
                 f,
                 "circuit `{}` is ramping its traffic back in after closing",
+                self.group
+            )?,
+            OpenReason::Held(scope) => write!(
+                f,
+                "circuit `{}` holds its calls: the server asked to wait ({scope} scope)",
                 self.group
             )?,
             OpenReason::ForcedOpen => return write!(f, "circuit `{}` is forced open", self.group),

@@ -145,6 +145,7 @@ pub mod events;
 pub mod fleet;
 mod guards;
 mod histogram;
+pub mod hold;
 pub mod keyed;
 pub mod metrics;
 mod names;
@@ -171,6 +172,7 @@ pub use crate::events::{
     Event, KeyedTransition, RetryBudgetExhausted, Subscription, Transition, TransitionCounts,
     TransitionReason, TripCause,
 };
+pub use crate::hold::{Held, HoldCounts, HoldScope};
 pub use crate::keyed::{AsKey, KeyedGroup, KeyedMetrics, WrongKeyType};
 pub use crate::metrics::{
     CallDurations, DurationCounts, Metrics, RampMetrics, Snapshot, WindowMetrics,

@@ -79,6 +79,9 @@ pub enum ConfigError {
     HistogramOutOfRange,
     /// `retry_budget_ratio` was not in `[0, 1]` (or was NaN).
     RetryBudgetRatioOutOfRange,
+    /// `max_hold_ms` is not a whole number of seconds from 1 s to
+    /// [`MAX_HOLD_MS`](crate::MAX_HOLD_MS).
+    MaxHoldOutOfRange,
 }
 
 impl ConfigError {
@@ -126,6 +129,7 @@ impl ConfigError {
             ConfigError::JitterOutOfRange => "jitter",
             ConfigError::HistogramOutOfRange => "histogram_ms",
             ConfigError::RetryBudgetRatioOutOfRange => "retry_budget_ratio",
+            ConfigError::MaxHoldOutOfRange => "max_hold_ms",
         }
     }
 }
@@ -205,6 +209,9 @@ impl fmt::Display for ConfigError {
             }
             ConfigError::ZeroRamp => {
                 "`ramp_ms` must be at least 1 (leave it out to close to every call at once)"
+            }
+            ConfigError::MaxHoldOutOfRange => {
+                "`max_hold_ms` must be whole seconds from 1000 to 65535000 (about 18 h): the longest a server's wait holds the group (default 3600000, an hour)"
             }
         };
         f.write_str(msg)

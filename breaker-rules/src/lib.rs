@@ -38,6 +38,6 @@ pub use crate::keys::{
 pub use crate::policy::{FailurePolicy, RateThresholds};
 pub use crate::retry::{check_retry, check_retry_budget_ratio};
 pub use crate::rules::{
-    check, Checked, DEFAULT_FAILURE_RATE, DEFAULT_MIN_CALLS, MAX_HISTOGRAM_MS, MAX_PROBES,
-    MAX_THRESHOLD, MAX_WINDOW_CALLS, MIN_WINDOW_MS, WINDOW_BUCKETS,
+    check, Checked, DEFAULT_FAILURE_RATE, DEFAULT_MIN_CALLS, MAX_HISTOGRAM_MS, MAX_HOLD_MS,
+    MAX_PROBES, MAX_THRESHOLD, MAX_WINDOW_CALLS, MIN_WINDOW_MS, WINDOW_BUCKETS,
 };

@@ -6,6 +6,7 @@ use super::transition::{self, Act, Input, Readings, Refusal, Step};
 use crate::clock::COARSE_LAG_MAX;
 use crate::counters::Counter;
 use crate::error::OpenReason;
+use crate::hold::{HoldScope, HoldUntil};
 use crate::ramp::Admission;
 use crate::state::{Refusing, State, Word};
 use crate::sync::Ordering::*;
@@ -19,7 +20,7 @@ use crate::sync::Ordering::*;
 /// a word in a state no admitted permit has (open or forced open); its probe
 /// field says "half-open and full" (1) or "open by the fleet" (2), and its
 /// success field whether `retry_after` is there. Only this type reads or writes
-/// that code. A ramp's refusal is kind 3.
+/// that code. A ramp's refusal is kind 3, a hold's 4 (key) or 5 (group).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) struct ClaimCode {
     code: Word,
@@ -54,6 +55,8 @@ impl ClaimCode {
             Refusal::HalfOpenFull => (State::Open, 1),
             Refusal::Fleet => (State::Open, 2),
             Refusal::Ramping => (State::Open, 3),
+            Refusal::Held(HoldScope::Key) => (State::Open, 4),
+            Refusal::Held(HoldScope::Group) => (State::Open, 5),
             Refusal::ForcedOpen => (State::ForcedOpen, 0),
         };
         ClaimCode {
@@ -76,7 +79,9 @@ impl ClaimCode {
                     (_, 0) => OpenReason::Open,
                     (_, 1) => OpenReason::HalfOpenFull,
                     (_, 2) => OpenReason::Fleet,
-                    (_, _) => OpenReason::Ramping,
+                    (_, 3) => OpenReason::Ramping,
+                    (_, 4) => OpenReason::Held(HoldScope::Key),
+                    (_, _) => OpenReason::Held(HoldScope::Group),
                 },
                 retry_after: code.code_flag().then_some(self.value),
             },
@@ -104,6 +109,10 @@ impl Readings for Inner {
     #[inline(always)]
     fn lease_until(&self) -> u64 {
         self.lease_until.load(Acquire)
+    }
+
+    fn hold(&self) -> HoldUntil {
+        self.hold_until()
     }
 }
 
@@ -213,6 +222,11 @@ impl Inner {
     fn acquire_stepping(&self, mut word: Word) -> ClaimCode {
         loop {
             let step = transition::step(word, Input::Claim, self.config(), self);
+            if step.act == Act::Release {
+                self.release_expired();
+                word = self.word();
+                continue;
+            }
             if step.act == Act::Ramp {
                 match self.ramp_claim(word) {
                     Ok(code) => return code,
@@ -311,6 +325,8 @@ mod tests {
             Refusal::Fleet,
             Refusal::ForcedOpen,
             Refusal::Ramping,
+            Refusal::Held(HoldScope::Key),
+            Refusal::Held(HoldScope::Group),
         ] {
             for retry_after in [None, Some(0), Some(7), Some(u64::MAX)] {
                 match ClaimCode::refused(refusal, retry_after).get() {

@@ -252,6 +252,9 @@ impl Inner {
         if word.is_shadow() && word.state() != State::ForcedOpen {
             return true;
         }
+        if self.held(word).is_some() {
+            return false;
+        }
         match word.state() {
             State::Closed if word.is_ramping() => self
                 .events
@@ -315,6 +318,13 @@ impl Inner {
                 Some(self.lease_until.load(Acquire).saturating_sub(now()))
             }
             _ => None,
+        };
+        // A hold in force refuses until the later of its end and the state's.
+        let held = self.held(word);
+        let retry_after = match (retry_after, held) {
+            (Some(state), Some(held)) => Some(state.max(nanos_of(held.remaining))),
+            (None, Some(held)) => Some(nanos_of(held.remaining)),
+            (state, None) => state,
         };
         // A ramp that ran its length is over, though no claim has ended it yet.
         let ramp = self
@@ -383,8 +393,19 @@ impl Inner {
             call_durations: (self.guards.histogram())
                 .filter(|h| !h.keyed && h.shown)
                 .map(|h| h.read()),
+            held,
+            holds: self
+                .events
+                .started_hold()
+                .map(|cell| cell.counts())
+                .unwrap_or_default(),
         }
     }
+}
+
+/// A duration's nanos, saturating.
+fn nanos_of(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
 
 #[cfg(all(test, not(loom)))]

@@ -16,7 +16,8 @@
 //! - `permit`: the permit and the classifiers that judge its error;
 //! - `reconfigure`: live changes of the config;
 //! - `retry`: the attempts of a retried call against the group's budget;
-//! - `jitter`: the draw that spreads each open's duration.
+//! - `jitter`: the draw that spreads each open's duration and each hold's end;
+//! - `hold`: holds (the server asked to wait), taken, released and asked about.
 //!
 //! A claim on a plain word (closed, untimed, no window, no failures to reset)
 //! is a permit at once, and its success, finding the word unchanged, is one
@@ -27,6 +28,7 @@ mod call;
 mod call_future;
 mod claim;
 mod handle;
+mod hold;
 mod inner;
 mod jitter;
 pub(crate) mod permit;
@@ -39,6 +41,7 @@ mod transition;
 mod loom_tests;
 
 pub use self::handle::Breaker;
+pub(crate) use self::hold::hold_deadline;
 pub(crate) use self::permit::Classifier;
 pub use self::permit::{OwnedPermit, Permit};
 pub(crate) use self::reconfigure::check_change;

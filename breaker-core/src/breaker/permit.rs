@@ -71,7 +71,7 @@ impl<E: ?Sized> Classifier<E> for EveryError {
 /// ```
 #[must_use = "a permit records an outcome: call `success`, `failure` or `record`, or the call counts as abandoned"]
 pub struct Permit<'a> {
-    inner: &'a Inner,
+    pub(super) inner: &'a Inner,
     /// The breaker's word at the claim: its generation, and whether this is a
     /// probe (a half-open word) or a call. [Marked](Word::marked) unless the
     /// call's success needs nothing but a count when it finds this same word.

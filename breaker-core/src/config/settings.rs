@@ -36,6 +36,7 @@ use crate::clock::millis_to_nanos;
 /// | `jitter` | 0.0 | share, in `[0, 1)`, by which each open is stretched or shortened at random |
 /// | `shadow` | false | shadow mode: refuse nothing, count what would have been refused (switched live) |
 /// | `histogram_ms` (`histogram`) | unset | keep a call-duration histogram, buckets from 1 ms up to this, for the exporters |
+/// | `max_hold_ms` (`max_hold`) | 1 h | the longest a server's wait holds the group; a longer one is capped |
 ///
 /// ```
 /// # use breaker_core as breakerbox;
@@ -136,6 +137,9 @@ impl Config {
     pub const MIN_WINDOW_MS: u64 = breaker_rules::MIN_WINDOW_MS;
     /// The largest `histogram_ms` accepted (a day): its buckets end at 10^8 ms.
     pub const MAX_HISTOGRAM_MS: u64 = breaker_rules::MAX_HISTOGRAM_MS;
+    /// The largest `max_hold_ms` accepted (65,535 s, about 18 h); the key
+    /// takes whole seconds.
+    pub const MAX_HOLD_MS: u64 = breaker_rules::MAX_HOLD_MS;
     /// `failure_rate` of a window policy when the builder sets none.
     pub const DEFAULT_FAILURE_RATE: f64 = breaker_rules::DEFAULT_FAILURE_RATE;
     /// `min_calls` of a time window when the builder sets none (a count window
@@ -321,6 +325,17 @@ impl Config {
             Some(ms) => Some(Duration::from_millis(ms.get())),
             None => None,
         }
+    }
+
+    /// The longest a hold lasts (see
+    /// [`ConfigBuilder::max_hold`](super::ConfigBuilder::max_hold)).
+    pub const fn max_hold(&self) -> Duration {
+        Duration::from_secs(self.checked.max_hold_secs as u64)
+    }
+
+    /// The longest a hold lasts, in nanos.
+    pub(crate) const fn max_hold_nanos(&self) -> u64 {
+        millis_to_nanos(self.checked.max_hold_secs as u64 * 1_000)
     }
 
     pub(crate) const fn open_nanos(&self) -> u64 {
