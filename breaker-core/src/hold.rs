@@ -25,6 +25,37 @@ use std::time::Duration;
 
 use crate::sync::{AtomicU64, Ordering::*};
 
+/// What an answer says about waiting, read without loss by an integration
+/// (`Retry-After`, `grpc-retry-pushback-ms`, an error's
+/// [`RetryAfterHint`](crate::RetryAfterHint)): the integration holds its
+/// breaker for [`For`](Self::For), counts [`Bad`](Self::Bad)
+/// ([`Breaker::count_bad_hold`](crate::Breaker::count_bad_hold)) and judges
+/// the answer as it would without it, and does nothing for
+/// [`None`](Self::None).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Wait {
+    /// The answer asks for no wait.
+    #[default]
+    None,
+    /// Every caller should wait this long (a wait longer than `max_hold_ms`
+    /// is capped by the hold, never refused).
+    For(Duration),
+    /// The answer asks for a wait it does not state usably: unreadable,
+    /// negative, or a date already past.
+    Bad,
+}
+
+impl Wait {
+    /// [`For`](Self::For) a wait above zero, [`None`](Self::None) for zero.
+    pub fn of(wait: Duration) -> Wait {
+        if wait.is_zero() {
+            Wait::None
+        } else {
+            Wait::For(wait)
+        }
+    }
+}
+
 /// The share of a hold by which its end is spread at random: the hold of `d`
 /// ends uniformly within `[d, d + d / RELEASE_SPREAD]`, never past `max_hold_ms`.
 pub const RELEASE_SPREAD: u32 = 10;

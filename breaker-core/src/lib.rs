@@ -169,8 +169,8 @@ pub use crate::config::{
 pub use crate::conflict::{ConfigSource, Conflict};
 pub use crate::error::{CallError, CircuitOpen, Fallback, OpenReason, TimedOut};
 pub use crate::events::{
-    Event, KeyedTransition, RetryBudgetExhausted, Subscription, Transition, TransitionCounts,
-    TransitionReason, TripCause,
+    Event, HoldReleased, HoldStarted, KeyedTransition, RetryBudgetExhausted, Subscription,
+    Transition, TransitionCounts, TransitionReason, TripCause,
 };
 pub use crate::hold::{Held, HoldCounts, HoldScope};
 pub use crate::keyed::{AsKey, KeyedGroup, KeyedMetrics, WrongKeyType};

@@ -6,10 +6,12 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
+use breaker_core::hold::HoldScope;
 use breaker_core::{CircuitOpen, OwnedPermit};
 use pin_project_lite::pin_project;
 
-use super::{BreakerError, Classify, Verdict};
+use super::classify::record_classified;
+use super::{BreakerError, Classify};
 
 pin_project! {
     /// The future of a call through a [`CircuitBreaker`](super::CircuitBreaker).
@@ -91,11 +93,7 @@ where
                     }
                 };
                 if let Some(permit) = held {
-                    match classifier.classify(result.as_ref()) {
-                        Verdict::Success => permit.success(),
-                        Verdict::Failure => permit.failure(),
-                        Verdict::Ignored => permit.ignore(),
-                    }
+                    record_classified(permit, &*classifier, result.as_ref(), HoldScope::Group);
                 }
                 Poll::Ready(result.map_err(BreakerError::Inner))
             }

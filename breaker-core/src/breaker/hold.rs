@@ -248,6 +248,14 @@ impl Breaker {
         drop(guard);
     }
 
+    /// Whether a claim made once the hold in force ends would be admitted, as
+    /// far as the state tells now: [`would_admit`](Self::would_admit) with
+    /// the hold set aside. For a retry, which waits a hold out.
+    pub(crate) fn would_admit_past_hold(&self) -> bool {
+        let word = self.inner.word().with_held(false);
+        word.admits_outright() || self.inner.would_admit(word)
+    }
+
     /// The clock reading (nanos) holds compare: the breaker's clock, now.
     pub(crate) fn clock_now(&self) -> u64 {
         self.inner.clock.now()

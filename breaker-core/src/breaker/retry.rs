@@ -326,7 +326,8 @@ impl Breaker {
         let inner = &*self.inner;
         let policy = retry.effective_policy();
         let number = attempts.next_retry;
-        if number > policy.retries() || !self.would_admit() {
+        // A hold in force is waited out: the retry goes once it ends.
+        if number > policy.retries() || !self.would_admit_past_hold() {
             return None;
         }
         let drawn = jitter::full(
@@ -335,7 +336,10 @@ impl Breaker {
             &inner.clock,
             retry.next_draw(),
         );
-        let delay = Duration::from_nanos(drawn).max(hint.unwrap_or(Duration::ZERO));
+        let held = self.held().map_or(Duration::ZERO, |held| held.remaining);
+        let delay = Duration::from_nanos(drawn)
+            .max(hint.unwrap_or(Duration::ZERO))
+            .max(held);
         let now = inner.clock.now();
         if let (Some(deadline), false) = (policy.overall_deadline(), attempts.started == UNTIMED) {
             let end = attempts
