@@ -19,11 +19,26 @@
 //! lockstep. The draw comes from the breaker's generator, keyed by
 //! [`Clock::jitter_seed`](crate::Clock::jitter_seed), its name and its key,
 //! so a test's holds end at the same instants on every run.
+//!
+//! At the end of a closed breaker's hold, one call goes first: the first
+//! claim after the deadline is admitted and the others are still refused as
+//! held until its answer, for at most the shorter of the hold's own length
+//! and `probe_timeout_ms` (the lease, after which another claim goes; a
+//! refusal's `retry_after` is the lease left). Any answer but another wait ends the hold; a
+//! wait holds again. So a server that asked every caller to wait receives
+//! one call per breaker per hold, not one per waiting caller. An open or
+//! half-open breaker's own probes play that part: its hold just ends.
 
 use std::fmt;
 use std::time::Duration;
 
 use crate::sync::{AtomicU64, Ordering::*};
+
+/// `nanos` rounded up to a multiple of four, saturating at the largest one:
+/// the deadlines a [`HoldCell`] keeps.
+pub(crate) const fn round(nanos: u64) -> u64 {
+    nanos.saturating_add(3) & !3
+}
 
 /// What an answer says about waiting, read without loss by an integration
 /// (`Retry-After`, `grpc-retry-pushback-ms`, an error's
@@ -143,19 +158,26 @@ pub struct HoldCounts {
 /// compares.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct HoldUntil {
-    /// Clock nanos at which the hold ends (0: none was ever set).
+    /// Clock nanos at which the hold ends (0: none was ever set), or, while
+    /// `probing`, at which the lease of the call that ends it runs out.
     pub(crate) until: u64,
     pub(crate) scope: HoldScope,
+    /// The hold's deadline passed and one call was let through to end it:
+    /// the others wait for its answer (see [the release window](self#the-release-window)).
+    pub(crate) probing: bool,
 }
 
 /// Where a breaker that was ever held keeps its hold: one word for the
-/// deadline and the scope (the deadline's nanos rounded up to even, the
-/// lowest bit the scope), so a claim reads both at once, and the counts.
-/// Written under the breaker's transition lock, before the word's hold bit
-/// that publishes it.
+/// deadline, whether one call is ending it, and the scope (the deadline's
+/// nanos rounded up to a multiple of four, bit 1 the probe, bit 0 the
+/// scope), so a claim reads them at once, and the counts. Written under the
+/// breaker's transition lock, before the word's hold bit that publishes it.
 #[derive(Debug, Default)]
 pub(crate) struct HoldCell {
     packed: AtomicU64,
+    /// How long the hold in force was taken for (nanos): the longest lease
+    /// of the call let through at its end.
+    length: AtomicU64,
     /// Indexed by `Count`.
     counts: [AtomicU64; 5],
 }
@@ -174,15 +196,27 @@ impl HoldCell {
     pub(crate) fn get(&self) -> HoldUntil {
         let packed = self.packed.load(Acquire);
         HoldUntil {
-            until: packed & !1,
+            until: packed & !3,
             scope: HoldScope::from_bit(packed),
+            probing: packed & 2 != 0,
         }
     }
 
-    /// Stores a hold ending at `until` (rounded up to even nanos, saturating).
-    pub(crate) fn set(&self, until: u64, scope: HoldScope) {
-        let even = until.saturating_add(until & 1) & !1;
-        self.packed.store(even | scope.bit(), Release);
+    /// Stores a hold ending at `until` (rounded up to a multiple of four
+    /// nanos, saturating); `probing`: the lease of the call that ends it.
+    pub(crate) fn set(&self, until: u64, scope: HoldScope, probing: bool) {
+        let packed = round(until) | (u64::from(probing) << 1) | scope.bit();
+        self.packed.store(packed, Release);
+    }
+
+    /// Records that the hold in force was taken for `nanos`.
+    pub(crate) fn set_length(&self, nanos: u64) {
+        self.length.store(nanos, Relaxed);
+    }
+
+    /// How long the hold in force was taken for (nanos).
+    pub(crate) fn length(&self) -> u64 {
+        self.length.load(Relaxed)
     }
 
     pub(crate) fn count(&self, count: Count) {
@@ -228,10 +262,13 @@ mod tests {
             (8, HoldScope::Key),
             (u64::MAX, HoldScope::Group),
         ] {
-            cell.set(until, scope);
-            let back = cell.get();
-            assert_eq!(back.scope, scope);
-            assert!(back.until >= until.min(u64::MAX - 1) && back.until <= until.saturating_add(1));
+            for probing in [false, true] {
+                cell.set(until, scope, probing);
+                let back = cell.get();
+                assert_eq!((back.scope, back.probing), (scope, probing));
+                assert!(back.until >= until.min(u64::MAX - 3));
+                assert!(back.until <= until.saturating_add(3));
+            }
         }
     }
 }

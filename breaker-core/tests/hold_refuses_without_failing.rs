@@ -2,7 +2,7 @@
 //! reason and an honest `retry_after`, records no failure, grows no backoff,
 //! keeps the later of two deadlines, composes with an open circuit, is capped
 //! at `max_hold_ms`, and ends at its deadline with a spread drawn from the
-//! breaker's seeded generator.
+//! breaker's seeded generator, one call going first.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -207,7 +207,7 @@ fn manual_control_and_release_by_hand_end_a_hold_and_are_told() {
 }
 
 #[test]
-fn a_deadline_release_is_told_by_the_first_claim_after_it() {
+fn a_deadline_release_is_told_when_the_first_call_after_it_answers() {
     let (b, clock) = breaker(Config::default());
     let seen = Arc::new(Mutex::new(Vec::new()));
     let sink = seen.clone();
@@ -265,4 +265,58 @@ fn a_key_hold_holds_its_key_and_a_group_hold_every_key_new_ones_included() {
     }
     assert_eq!(tenants.metrics().held, 0);
     assert_eq!(tenants.metrics().failures, 0);
+}
+
+#[test]
+fn at_the_end_of_a_hold_one_call_goes_first_and_the_rest_wait_for_its_answer() {
+    let config = Config::builder().probe_timeout(10 * SEC).build().unwrap();
+    let (b, clock) = breaker(config);
+    let held = b.hold(5 * SEC, HoldScope::Group);
+    clock.advance(held);
+
+    // The first claim past the deadline goes; every other one waits for it.
+    let first = b.try_acquire().expect("the call that ends the hold");
+    for _ in 0..100 {
+        let refused = b.try_acquire().unwrap_err();
+        assert_eq!(refused.reason(), OpenReason::Held(HoldScope::Group));
+        assert!(refused.retry_after().unwrap() <= 10 * SEC);
+    }
+    // Its answer is another wait: held again, the others still refused.
+    let again = first.hold(5 * SEC, HoldScope::Group);
+    assert!(again >= 5 * SEC);
+    assert_eq!(retry_after(&b), again);
+    clock.advance(again);
+
+    // This time it succeeds: the hold ends for everyone.
+    b.try_acquire()
+        .expect("the next call that ends the hold")
+        .success();
+    for _ in 0..10 {
+        b.try_acquire().expect("released").success();
+    }
+    let m = b.metrics();
+    assert_eq!((m.failures, m.successes, m.ignored), (0, 11, 1));
+    assert_eq!(m.rejected, 101);
+    assert!(m.held.is_none());
+}
+
+#[test]
+fn a_call_that_ends_a_hold_and_is_abandoned_or_overruns_its_lease_frees_the_next() {
+    let config = Config::builder().probe_timeout(10 * SEC).build().unwrap();
+    let (b, clock) = breaker(config);
+    clock.advance(b.hold(SEC, HoldScope::Key));
+    drop(b.try_acquire().expect("goes first"));
+    b.try_acquire()
+        .expect("an abandoned call ends the hold")
+        .success();
+
+    clock.advance(b.hold(SEC, HoldScope::Key));
+    let hung = b.try_acquire().expect("goes first");
+    assert!(b.try_acquire().is_err());
+    clock.advance(10 * SEC);
+    let next = b.try_acquire().expect("past its lease, another goes");
+    assert!(b.try_acquire().is_err(), "and only one");
+    next.success();
+    hung.success();
+    b.try_acquire().expect("released").success();
 }

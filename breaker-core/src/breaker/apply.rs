@@ -288,7 +288,8 @@ impl Inner {
             | Act::Probe { .. }
             | Act::Refuse { .. }
             | Act::Hold
-            | Act::Release => {}
+            | Act::Release
+            | Act::ReleaseProbe => {}
         }
         if let Some(transition) = step.change(from) {
             let open_for = open_for

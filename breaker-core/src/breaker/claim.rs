@@ -227,6 +227,15 @@ impl Inner {
                 word = self.word();
                 continue;
             }
+            if step.act == Act::ReleaseProbe {
+                match self.release_probe() {
+                    Some(code) => return code,
+                    None => {
+                        word = self.word();
+                        continue;
+                    }
+                }
+            }
             if step.act == Act::Ramp {
                 match self.ramp_claim(word) {
                     Ok(code) => return code,

@@ -6,6 +6,7 @@
 
 use std::time::Duration;
 
+use super::claim::ClaimCode;
 use super::handle::Breaker;
 use super::inner::Inner;
 use super::jitter;
@@ -23,6 +24,7 @@ impl Inner {
             HoldUntil {
                 until: 0,
                 scope: HoldScope::Key,
+                probing: false,
             },
             |cell| cell.get(),
         )
@@ -74,11 +76,14 @@ impl Inner {
         let cell = self.events.hold();
         let current = cell.get();
         let mut word = self.word();
-        if word.is_held() && current.until >= until {
+        // A later hold in force stays; the lease of the call let through to
+        // end a hold is no hold: a new wait replaces it.
+        if word.is_held() && !current.probing && current.until >= until {
             return (current.until.saturating_sub(now), current.scope);
         }
         // The deadline is written before the bit that publishes it.
-        cell.set(until, scope);
+        cell.set(until, scope, false);
+        cell.set_length(until.saturating_sub(now));
         while !word.is_held() {
             match self.cas(word, word.with_held(true)) {
                 Ok(()) => break,
@@ -109,6 +114,42 @@ impl Inner {
         let guard = self.transition.lock();
         let hold = self.hold_until();
         if !self.clock.reached(hold.until) || !self.clear_hold() {
+            return;
+        }
+        drop(guard);
+        log::info!("circuit `{}`: hold released at its deadline", self.name);
+        self.tell_released(hold.scope, false);
+    }
+
+    /// A claim past a closed word's hold: admits it as the one call that
+    /// ends the hold, leased for the shorter of the hold's length and
+    /// `probe_timeout_ms`, unless another claim
+    /// was let through meanwhile or a new hold came (`None`: claim again).
+    #[cold]
+    #[inline(never)]
+    pub(super) fn release_probe(&self) -> Option<ClaimCode> {
+        let guard = self.transition.lock();
+        let word = self.word();
+        let hold = self.hold_until();
+        let now = self.clock.now();
+        if !word.is_held() || word.state() != State::Closed || now < hold.until {
+            return None;
+        }
+        let cell = self.events.hold();
+        let lease = self.config().probe_timeout_nanos().min(cell.length());
+        cell.set(now.saturating_add(lease), hold.scope, true);
+        drop(guard);
+        // Marked and held: its verdict ends the hold (`settle_release_probe`).
+        let started = if word.is_timed() { now } else { 0 };
+        Some(ClaimCode::admitted(word.marked(), started))
+    }
+
+    /// The call let through to end a hold answered (with anything but
+    /// another wait, which held again): the hold ends, and it is told.
+    pub(super) fn end_release_probe(&self) {
+        let guard = self.transition.lock();
+        let hold = self.hold_until();
+        if !hold.probing || !self.clear_hold() {
             return;
         }
         drop(guard);

@@ -39,6 +39,11 @@ impl Inner {
     #[cold]
     #[inline(never)]
     fn settle_slow(&self, admitted: Word, started: u64, verdict: Verdict, at_least: u64) {
+        // Only the call let through to end a hold is admitted on a closed,
+        // held word (shadow and forced-closed calls are forced-closed copies).
+        if admitted.is_held() && admitted.state() == State::Closed {
+            return self.settle_release_probe(admitted, started, verdict, at_least);
+        }
         // Only timed words carry a start (every group with a slow-call rule
         // or a histogram is timed); an untimed call's duration is read by no one.
         let ended =
@@ -82,6 +87,15 @@ impl Inner {
         if let Some(cause) = tripped.filter(|_| closed) {
             self.trip_on(generation, cause);
         }
+    }
+
+    /// The verdict of the call let through to end a hold: recorded as any
+    /// closed call's, then the hold ends, unless its answer held again.
+    #[cold]
+    #[inline(never)]
+    fn settle_release_probe(&self, admitted: Word, started: u64, verdict: Verdict, at_least: u64) {
+        self.settle_slow(admitted.with_held(false), started, verdict, at_least);
+        self.end_release_probe();
     }
 
     /// Counts a call that lasted `lasted` nanos and ended by `verdict` in the

@@ -109,10 +109,15 @@ pub(super) enum Act {
     Stale,
     /// Write the fleet's new end of the current open.
     Hold,
-    /// The hold's deadline passed: `next` is the word released (same
-    /// generation). The thin layer releases it under the transition lock, so
-    /// that a hold set meanwhile is not lost, and claims again.
+    /// The hold's deadline passed on an open or half-open word: `next` is
+    /// the word released (same generation). The thin layer releases it under
+    /// the transition lock, so that a hold set meanwhile is not lost, and
+    /// claims again.
     Release,
+    /// The hold's deadline (or the lease of the call let through to end it)
+    /// passed on a closed word: the thin layer admits this claim as the one
+    /// call that ends the hold, under the transition lock, and leases it.
+    ReleaseProbe,
 }
 
 /// Why the state machine refuses a claim: the [`OpenReason`]s a claim can
@@ -369,9 +374,11 @@ fn claim(word: Word, config: &Config, at: &impl Readings) -> Step {
 /// a precise reading, as an open's is) it is refused as held, with the time
 /// the hold has left, or the later end of an open circuit under it; manual
 /// control outranks a hold (forced open refuses as forced, forced closed
-/// admits). Past the deadline the word is released, and the claim goes on
-/// as a claim on the word without the hold (an open circuit whose time ran
-/// out meanwhile still takes its probe).
+/// admits). Past the deadline a closed word lets this claim through as the
+/// one call that ends the hold (the others wait for its answer); an open or
+/// half-open word is released, and the claim goes on as a claim on the word
+/// without the hold (an open circuit whose time ran out meanwhile still
+/// takes its probe).
 #[cold]
 fn held(word: Word, at: &impl Readings) -> Step {
     match word.state() {
@@ -379,13 +386,16 @@ fn held(word: Word, at: &impl Readings) -> Step {
         State::ForcedClosed => return Step::stay(Act::Admit),
         _ => {}
     }
-    let HoldUntil { until, scope } = at.hold();
+    let HoldUntil { until, scope, .. } = at.hold();
     let mut now = at.coarse();
     if now < until {
         now = at.confirm(now, until);
     }
     if now >= until {
-        return Step::write(word.with_held(false), Act::Release);
+        return match word.state() {
+            State::Closed => Step::stay(Act::ReleaseProbe),
+            _ => Step::write(word.with_held(false), Act::Release),
+        };
     }
     let end = match word.state() {
         State::Open => until.max(at.reopen_at()),

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use super::{KeyedGroup, Shared};
 use crate::breaker::{hold_deadline, Breaker};
-use crate::hold::HoldScope;
+use crate::hold::{round, HoldScope};
 
 impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
     /// Holds every key of the group for `wait`, as [`HoldScope::Group`]: the
@@ -39,9 +39,8 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
         let now = shared.clock.now();
         let draw = shared.held_until.load(Relaxed);
         let held = hold_deadline(&config, shared.group, &shared.clock, wait, draw);
-        // Even, as every hold's deadline is kept (see `HoldCell`).
-        let until = now.saturating_add(held);
-        let until = until.saturating_add(until & 1) & !1;
+        // Rounded as every hold's deadline is kept (see `HoldCell`).
+        let until = round(now.saturating_add(held));
         shared.held_until.fetch_max(until, Relaxed);
         drop(writer);
         // Keys inserted after the store above hold themselves (`hold_new_key`,
