@@ -168,6 +168,21 @@ fn assert_group_equals(scraped: &Exposition, breakers: &Registry, m: &GroupMetri
         None,
         m.shadow_refused as f64,
     );
+    series("breaker_held", None, f64::from(u8::from(m.held.is_some())));
+    for (kind, count) in [("key", m.holds.key), ("group", m.holds.group)] {
+        series(
+            "breaker_holds_total",
+            Some(("kind", kind.into())),
+            count as f64,
+        );
+    }
+    series("breaker_holds_capped_total", None, m.holds.capped as f64);
+    series(
+        "breaker_holds_released_total",
+        None,
+        m.holds.released as f64,
+    );
+    series("breaker_hold_waits_bad_total", None, m.holds.bad as f64);
     series("breaker_retries_total", None, m.retries as f64);
     let exhausted = m.retries_budget_exhausted as f64;
     series("breaker_retries_budget_exhausted_total", None, exhausted);
@@ -362,11 +377,11 @@ fn group_names_that_are_not_plain_label_values_come_back_intact() {
         assert_eq!(closed, Some(1.0), "{name:?}");
         // 19 series, the five transitions of the machine, the open duration,
         // the timeout, bulkhead-refusal, latency-trip, ramp-refusal, retry
-        // and spent-budget counters, the admitted share, and shadow mode's
-        // gauge and counter.
-        assert_eq!(scraped.of_group(name).count(), 34, "{name:?}");
+        // and spent-budget counters, the admitted share, shadow mode's
+        // gauge and counter, and the hold's gauge and five counts.
+        assert_eq!(scraped.of_group(name).count(), 40, "{name:?}");
     }
-    assert_eq!(scraped.samples.len(), 34 * names.len());
+    assert_eq!(scraped.samples.len(), 40 * names.len());
 }
 
 #[test]
