@@ -11,6 +11,7 @@ use breakerbox::observe::prometheus::prometheus_client::registry::Registry as Me
 use breakerbox::observe::prometheus::BreakerCollector;
 use breakerbox::{Config, ManualClock, Registry};
 
+#[allow(dead_code)]
 #[path = "support/exposition.rs"]
 mod exposition;
 
