@@ -66,3 +66,35 @@ async fn a_hold_is_listed_and_released_by_an_operator_only() {
     quota.try_acquire().expect("released").success();
     assert_eq!(quota.metrics().holds.released, 1);
 }
+
+#[tokio::test]
+async fn the_status_page_shows_a_held_circuit() {
+    let registry = Arc::new(Registry::with_clock(ManualClock::new()));
+    let quota = registry.breaker("quota", &Config::default());
+    let calm = registry.breaker("calm", &Config::default());
+    quota.hold(Duration::from_secs(30), HoldScope::Key);
+    let admin = Admin::builder(registry.clone())
+        .token("ops", OPS)
+        .build()
+        .unwrap();
+    let url = serve(admin).await;
+    let page = reqwest::get(format!("{url}/"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        page.contains("data-group=\"quota\" data-state=\"closed\" data-held=\"key\""),
+        "{page}"
+    );
+    // 30 s and the release spread, at most a tenth more.
+    assert!(
+        ["30", "31", "32", "33"]
+            .iter()
+            .any(|s| page.contains(&format!("closed, held {s} s (key)"))),
+        "{page}"
+    );
+    assert!(!page.contains("data-group=\"calm\" data-state=\"closed\" data-held"));
+    drop(calm);
+}
