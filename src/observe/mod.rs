@@ -78,6 +78,9 @@
 //! | `breaker_keyed_shadow_refused_total` | counter | `name` | as `breaker_shadow_refused_total`, summed likewise |
 //! | `breaker_keyed_held` | gauge | `name` | keys whose calls a hold refuses now |
 //! | `breaker_keyed_holds_total` | counter | `name`, `kind` | as `breaker_holds_total`, summed likewise (a group hold counts once per key it holds) |
+//! | `breaker_keyed_holds_capped_total` | counter | `name` | as `breaker_holds_capped_total`, summed likewise |
+//! | `breaker_keyed_holds_released_total` | counter | `name` | as `breaker_holds_released_total`, summed likewise |
+//! | `breaker_keyed_hold_waits_bad_total` | counter | `name` | as `breaker_hold_waits_bad_total`, summed likewise |
 //! | `breaker_keyed_retries_total` | counter | `name` | as `breaker_retries_total`, summed likewise |
 //! | `breaker_keyed_retries_budget_exhausted_total` | counter | `name` | as `breaker_retries_budget_exhausted_total`, summed likewise (the keys share one budget) |
 //! | `breaker_keyed_transitions_total` | counter | `name`, `from`, `to` | as `breaker_transitions_total`, summed likewise |
@@ -194,6 +197,9 @@
 //! | `breaker_keyed_shadow_refused_total` | `breaker.keyed.shadow_refused` | observable counter (`u64`) | |
 //! | `breaker_keyed_held` | `breaker.keyed.held` | observable gauge (`f64`) | |
 //! | `breaker_keyed_holds_total` | `breaker.keyed.holds` | observable counter (`u64`) | |
+//! | `breaker_keyed_holds_capped_total` | `breaker.keyed.holds_capped` | observable counter (`u64`) | |
+//! | `breaker_keyed_holds_released_total` | `breaker.keyed.holds_released` | observable counter (`u64`) | |
+//! | `breaker_keyed_hold_waits_bad_total` | `breaker.keyed.hold_waits_bad` | observable counter (`u64`) | |
 //! | `breaker_keyed_retries_total` | `breaker.keyed.retries` | observable counter (`u64`) | |
 //! | `breaker_keyed_retries_budget_exhausted_total` | `breaker.keyed.retries_budget_exhausted` | observable counter (`u64`) | |
 //! | `breaker_keyed_transitions_total` | `breaker.keyed.transitions` | observable counter (`u64`) | |
@@ -787,6 +793,27 @@ pub(crate) const KEYED_FAMILIES: &[Family<KeyedMetrics>] = &[
             sample(&[("kind", "key")], Value::Int(m.holds.key));
             sample(&[("kind", "group")], Value::Int(m.holds.group));
         },
+    },
+    Family {
+        name: "breaker_keyed_holds_capped_total",
+        help: "As breaker_holds_capped_total, for every key of a keyed group (evicted keys included).",
+        ty: Type::Counter,
+        seconds: false,
+        samples: |m, sample| sample(&[], Value::Int(m.holds.capped)),
+    },
+    Family {
+        name: "breaker_keyed_holds_released_total",
+        help: "As breaker_holds_released_total, for every key of a keyed group (evicted keys included).",
+        ty: Type::Counter,
+        seconds: false,
+        samples: |m, sample| sample(&[], Value::Int(m.holds.released)),
+    },
+    Family {
+        name: "breaker_keyed_hold_waits_bad_total",
+        help: "As breaker_hold_waits_bad_total, for every key of a keyed group (evicted keys included).",
+        ty: Type::Counter,
+        seconds: false,
+        samples: |m, sample| sample(&[], Value::Int(m.holds.bad)),
     },
     Family {
         name: "breaker_keyed_retries_total",
