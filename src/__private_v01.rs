@@ -42,7 +42,8 @@ pub use breaker_core::TimedOut;
 // `RetryAfterHint` (or none) by method lookup.
 pub use breaker_core::__private::{
     group_retry, no_retries, retry_failed, retry_sleep, retry_start, retry_timed_out,
-    retry_verdict, retry_wait, Hint, Retry, RetryPolicy, RetryVerdict, ViaHint, ViaNoHint,
+    retry_verdict, retry_verdict_on, retry_wait, Hint, Retry, RetryPolicy, RetryVerdict, ViaHint,
+    ViaNoHint,
 };
 // The record: the body's value, through `is_failure` or not; with
 // `fallback_on = "failure"`, the error a failure hands the fallback.

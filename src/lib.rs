@@ -481,7 +481,7 @@ pub use breaker_core::{
 
 // Everything else lives in its module, each item at one path: the modules
 // below hold what the root does not.
-pub use breaker_core::{classify, events, fleet, metrics};
+pub use breaker_core::{classify, events, fleet, hold, metrics};
 pub mod clock;
 pub mod config;
 pub mod keyed;

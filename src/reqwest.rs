@@ -75,12 +75,19 @@
 //!   the call ends with it at once, also when a retry is refused after its
 //!   wait. No retry waits once a failure opened the circuit.
 //! - A `429` or `503` with `Retry-After` (whole seconds, or an HTTP date
-//!   measured from the answer's `Date`) makes the next wait at least that
-//!   long; the backoff's full-jitter draw is the wait of an answer without
-//!   one. A `429` is retried only when it says when, and counts as ignored in
-//!   the breaker as always. A header that is neither form is ignored. A server
-//!   asking for longer than [`MAX_RETRY_AFTER`](crate::tower::MAX_RETRY_AFTER)
-//!   (60 s) is not retried: its answer comes back at once, header and all.
+//!   measured from the answer's `Date`) is the server asking every caller to
+//!   wait: the request's breaker is [held](crate::Breaker::hold) for that long
+//!   (its host's key with [`per_host`](CircuitBreakerMiddleware::per_host), else the
+//!   group; at most the group's `max_hold_ms`), the answer counts as ignored,
+//!   and every other request until the hold ends is refused at once with the
+//!   time left. The request that met it is retried once the hold ends, when
+//!   the wait is within the policy's cap on a wait
+//!   ([`RetryPolicy::delay_cap`](crate::RetryPolicy::delay_cap)); a longer
+//!   wait comes back at once, header and all, and the hold answers the calls
+//!   after it. A `429` without `Retry-After` is ignored and not retried. A
+//!   header that is neither form, negative or a date past holds nothing and
+//!   is counted ([`HoldCounts::bad`](crate::hold::HoldCounts::bad)). The
+//!   backoff's full-jitter draw is the wait of a failure without a header.
 //! - The waits are tokio's (or a [`Timer`]'s, with
 //!   [`retry_timer`](CircuitBreakerMiddleware::retry_timer)); a failed
 //!   attempt's response is dropped before the wait.
@@ -100,6 +107,7 @@ use http::Extensions;
 use reqwest::{Request, Response, Url};
 use reqwest_middleware::{Error, Middleware, Next};
 
+use crate::hold::{HoldScope, Wait as ServerWait};
 use crate::tower::{is_idempotent, next_attempt, Classify, HttpResponses, RecordedBody, Verdict};
 
 /// A `reqwest-middleware` middleware that claims a breaker before each request
@@ -401,9 +409,8 @@ where
                     }
                 }
             };
-            let verdict = self.classifier.classify(result.as_ref());
-            let hint = self.classifier.retry_after(result.as_ref());
-            let result = record(verdict, result, permit);
+            let (verdict, held, result) = self.record(result, permit);
+            let hint = held.or_else(|| self.classifier.retry_after(result.as_ref()));
             let replayable = spare.is_some();
             match next_attempt(breaker, retry, &mut attempts, verdict, hint, replayable) {
                 None => return result,
@@ -435,7 +442,37 @@ where
         let Some(result) = within_deadline(breaker, next.run(request, extensions)).await else {
             return Err(timed_out(permit));
         };
-        record(self.classifier.classify(result.as_ref()), result, permit)
+        self.record(result, permit).2
+    }
+
+    /// Records `result` under `permit`: a hold for the wait it asks of every
+    /// caller (the call then counts as ignored), else the classifier's
+    /// verdict. Returns the verdict, the wait held for (a retry waits until
+    /// the hold ends, which the core reads itself) and the result.
+    fn record(
+        &self,
+        result: reqwest_middleware::Result<Response>,
+        permit: OwnedPermit,
+    ) -> (
+        Verdict,
+        Option<Duration>,
+        reqwest_middleware::Result<Response>,
+    ) {
+        // A host's wait holds its key; a group's, the group.
+        let scope = match self.target {
+            Target::Group(_) => HoldScope::Group,
+            Target::PerHost(_) => HoldScope::Key,
+        };
+        match self.classifier.wait(result.as_ref()) {
+            ServerWait::For(wait) => {
+                permit.hold(wait, scope);
+                return (Verdict::Ignored, Some(wait), result);
+            }
+            ServerWait::Bad => permit.breaker().count_bad_hold(),
+            ServerWait::None => {}
+        }
+        let verdict = self.classifier.classify(result.as_ref());
+        (verdict, None, record(verdict, result, permit))
     }
 }
 
@@ -554,6 +591,17 @@ impl Classify<Response, Error> for HttpResponses {
     fn retry_after(&self, result: Result<&Response, &Error>) -> Option<Duration> {
         let response = result.ok()?;
         crate::tower::retry_after(response.status().as_u16(), response.headers())
+    }
+
+    /// `Retry-After` on a `429` or `503`, for a hold
+    /// ([`server_wait`](crate::tower::server_wait())).
+    fn wait(&self, result: Result<&Response, &Error>) -> ServerWait {
+        match result {
+            Ok(response) => {
+                crate::tower::server_wait(response.status().as_u16(), response.headers())
+            }
+            Err(_) => ServerWait::None,
+        }
     }
 }
 

@@ -103,6 +103,18 @@ fn a_keyed_group_is_exported_as_one_aggregate_by_both_exporters() {
         (series("breaker_keyed_ramp_refused_total", &[name]), 0.0),
         (series("breaker_keyed_shadow_refused_total", &[name]), 0.0),
         (series("breaker_keyed_throttled_total", &[name]), 0.0),
+        (series("breaker_keyed_held", &[name]), 0.0),
+        (
+            series("breaker_keyed_holds_total", &[name, ("kind", "key")]),
+            0.0,
+        ),
+        (
+            series("breaker_keyed_holds_total", &[name, ("kind", "group")]),
+            0.0,
+        ),
+        (series("breaker_keyed_holds_capped_total", &[name]), 0.0),
+        (series("breaker_keyed_holds_released_total", &[name]), 0.0),
+        (series("breaker_keyed_hold_waits_bad_total", &[name]), 0.0),
         (series("breaker_keyed_retries_total", &[name]), 0.0),
         (
             series("breaker_keyed_retries_budget_exhausted_total", &[name]),

@@ -172,6 +172,21 @@ fn assert_group_equals(scraped: &Exposition, breakers: &Registry, m: &GroupMetri
         series("breaker_throttle_reject_share", None, throttle.reject_share);
     }
     series("breaker_throttled_total", None, m.throttled as f64);
+    series("breaker_held", None, f64::from(u8::from(m.held.is_some())));
+    for (kind, count) in [("key", m.holds.key), ("group", m.holds.group)] {
+        series(
+            "breaker_holds_total",
+            Some(("kind", kind.into())),
+            count as f64,
+        );
+    }
+    series("breaker_holds_capped_total", None, m.holds.capped as f64);
+    series(
+        "breaker_holds_released_total",
+        None,
+        m.holds.released as f64,
+    );
+    series("breaker_hold_waits_bad_total", None, m.holds.bad as f64);
     series("breaker_retries_total", None, m.retries as f64);
     let exhausted = m.retries_budget_exhausted as f64;
     series("breaker_retries_budget_exhausted_total", None, exhausted);
@@ -366,11 +381,11 @@ fn group_names_that_are_not_plain_label_values_come_back_intact() {
         assert_eq!(closed, Some(1.0), "{name:?}");
         // 19 series, the five transitions of the machine, the open duration,
         // the timeout, bulkhead-refusal, latency-trip, ramp-refusal, retry,
-        // spent-budget and throttled counters, the admitted share, and shadow
-        // mode's gauge and counter.
-        assert_eq!(scraped.of_group(name).count(), 35, "{name:?}");
+        // spent-budget and throttled counters, the admitted share, shadow
+        // mode's gauge and counter, and the hold's gauge and five counts.
+        assert_eq!(scraped.of_group(name).count(), 41, "{name:?}");
     }
-    assert_eq!(scraped.samples.len(), 35 * names.len());
+    assert_eq!(scraped.samples.len(), 41 * names.len());
 }
 
 #[test]

@@ -5,12 +5,15 @@
 use std::fmt;
 use std::time::Duration;
 
+use crate::hold::HoldScope;
+
 /// Why the breaker refused a claim: every refusal, not only an open circuit.
 ///
 /// A refusal is one of these steps saying no: the circuit is open (by its
 /// own trip, the fleet's, or an operator's force), half-open with every probe
-/// slot taken, the group's bulkhead is full, or a ramp after a close holds
-/// the call back. Each comes back as the same error, [`CircuitOpen`], with
+/// slot taken, the group's bulkhead is full, a ramp after a close holds
+/// the call back, the adaptive throttle sheds it, or a hold (the server
+/// asked to wait) keeps it back. Each comes back as the same error, [`CircuitOpen`], with
 /// its reason and an honest `retry_after`; none is a failure of the
 /// dependency, none is retried, and a fallback answers each. The enum is
 /// `#[non_exhaustive]`: a new step of admission adds a reason, not an error
@@ -48,12 +51,21 @@ pub enum OpenReason {
     /// drops its oldest slice (at most a tenth of `throttle_window_ms`); the
     /// credit may admit the next call before that.
     Throttled,
+    /// The server asked every caller to wait (a `429` or `503` with
+    /// `Retry-After`, a gRPC `RESOURCE_EXHAUSTED`, the app's own hint) and the
+    /// breaker holds its calls back until then ([`Breaker::hold`](crate::Breaker::hold)):
+    /// not a failure of the dependency, and no open circuit. The scope says
+    /// whether the hold is the key's or the whole group's. `retry_after` is the
+    /// time the hold has left (or, when the circuit is also open, the later of
+    /// the two ends).
+    Held(HoldScope),
 }
 
 impl OpenReason {
     /// A short snake_case label, spelled as [`State::as_str`](crate::State::as_str)
     /// spells states: `"open"`, `"half_open_full"`, `"forced_open"`,
-    /// `"fleet_open"`, `"bulkhead_full"`, `"ramping"`, `"throttled"`.
+    /// `"fleet_open"`, `"bulkhead_full"`, `"ramping"`, `"throttled"`, `"held"` (the
+    /// scope is [`HoldScope::as_str`]).
     pub const fn as_str(self) -> &'static str {
         match self {
             OpenReason::Open => "open",
@@ -63,6 +75,7 @@ impl OpenReason {
             OpenReason::BulkheadFull => "bulkhead_full",
             OpenReason::Ramping => "ramping",
             OpenReason::Throttled => "throttled",
+            OpenReason::Held(_) => "held",
         }
     }
 }
@@ -113,7 +126,7 @@ impl CircuitOpen {
     /// How long until a call may be admitted: for an open circuit, the rest of
     /// the open duration; when every probe slot is taken, the time until the
     /// probes' lease runs out; for a ramp, the time until a call would be
-    /// admitted (see [`OpenReason`] for each). `None` when forced open (only a
+    /// admitted; for a hold, the time it has left (see [`OpenReason`] for each). `None` when forced open (only a
     /// person can close it) and for a full bulkhead (a slot frees when a call
     /// ends).
     ///
@@ -144,6 +157,11 @@ impl fmt::Display for CircuitOpen {
             OpenReason::Throttled => write!(
                 f,
                 "group `{}` throttles its calls: its dependency accepts too few of them",
+                self.group
+            )?,
+            OpenReason::Held(scope) => write!(
+                f,
+                "circuit `{}` holds its calls: the server asked to wait ({scope} scope)",
                 self.group
             )?,
             OpenReason::ForcedOpen => return write!(f, "circuit `{}` is forced open", self.group),

@@ -145,6 +145,7 @@ pub mod events;
 pub mod fleet;
 mod guards;
 mod histogram;
+pub mod hold;
 pub mod keyed;
 pub mod metrics;
 mod names;
@@ -169,9 +170,10 @@ pub use crate::config::{
 pub use crate::conflict::{ConfigSource, Conflict};
 pub use crate::error::{CallError, CircuitOpen, Fallback, OpenReason, TimedOut};
 pub use crate::events::{
-    Event, KeyedTransition, RetryBudgetExhausted, Subscription, ThrottleChange, Transition,
-    TransitionCounts, TransitionReason, TripCause,
+    Event, HoldReleased, HoldStarted, KeyedTransition, RetryBudgetExhausted, Subscription,
+    ThrottleChange, Transition, TransitionCounts, TransitionReason, TripCause,
 };
+pub use crate::hold::{Held, HoldCounts, HoldScope};
 pub use crate::keyed::{AsKey, KeyedGroup, KeyedMetrics, WrongKeyType};
 pub use crate::metrics::{
     CallDurations, DurationCounts, Metrics, RampMetrics, Snapshot, WindowMetrics,

@@ -57,7 +57,8 @@ pub struct Metrics {
     /// What the window of a window policy holds now; `None` under the
     /// consecutive policy. Empty after every transition.
     pub window: Option<WindowMetrics>,
-    /// Time until a probe may go, when the breaker is refusing claims for a while.
+    /// Time until a probe may go, when the breaker is refusing claims for a
+    /// while (a hold in force included: the later of its end and the state's).
     pub retry_after: Option<Duration>,
     /// Transitions so far, by the state left and the state entered; counted
     /// where each is announced, never on the call path.
@@ -102,6 +103,11 @@ pub struct Metrics {
     /// for a key of a keyed group, whose keys count in one histogram that
     /// [`KeyedMetrics::call_durations`](crate::KeyedMetrics::call_durations) reads.
     pub call_durations: Option<CallDurations>,
+    /// The hold in force (the server asked to wait): its time left and scope;
+    /// `None` when no hold refuses claims.
+    pub held: Option<crate::Held>,
+    /// Holds taken, by scope, and what became of the waits asked for.
+    pub holds: crate::HoldCounts,
     /// Retries made through a [`Retry`](crate::Retry): attempts after a
     /// call's first, each also one outcome among `calls`.
     pub retries: u64,

@@ -166,6 +166,7 @@ other_keys! {
     "fallback" => fallback, like "cached_search",
     "fallback_on" => fallback_on, like "\"failure\"",
     "is_failure" => is_failure, like "is_server_error",
+    "retry_on" => retry_on, like "is_retryable",
     "registry" => registry, like "&REGISTRY",
     "crate" => krate, like "::my_reexport::breakerbox",
     "timer" => timer, like "MY_TIMER",
@@ -251,6 +252,9 @@ pub(crate) struct Args {
     /// `fallback_on = "refusal" | "failure"`, as written.
     pub(crate) fallback_on: Option<LitStr>,
     pub(crate) is_failure: Option<Path>,
+    /// `retry_on = path`: which errors are retried, apart from which count
+    /// as failures.
+    pub(crate) retry_on: Option<Path>,
     pub(crate) registry: Option<Expr>,
     pub(crate) krate: Option<Path>,
     pub(crate) timer: Option<Path>,

@@ -1051,6 +1051,10 @@ pub(crate) fn erase_impl_trait(ty: &Type) -> TokenStream {
 /// `async fn` the body is `async { body }.await` (raced against `timeout_ms`
 /// when set: a timed-out attempt is retried as a failure, through
 /// `retry_timed_out`) and the wait is the timer's (`timer`, or the default).
+/// With `retry_on = is_retryable` the verdict is
+/// `retry_verdict_on(.., __result, &EveryError, &is_retryable, __hint)`:
+/// `is_retryable` decides which errors are retried, the classifier which
+/// count as failures (a `429` retried after its wait, and ignored).
 /// With `fallback_on = "failure"` the last result goes through
 /// `retry_failed`, whose `Err` is the failure the fallback answers. The
 /// closure and the async block are not `move`: each attempt borrows the
@@ -1087,6 +1091,20 @@ fn expand_retry(attr: &Attr, item: ItemFn, retry: &RetryPlan, is_async: bool) ->
     let timer = match &attr.timer {
         Some(path) => quote_spanned!(path.span()=> &#path),
         None => quote!(&#krate::__private_v01::DefaultTimer),
+    };
+    // `retry_on = path` decides which errors are retried, apart from which
+    // count as failures; without it, a failure is retried.
+    let verdict = match &attr.retry_on {
+        Some(path) => quote_spanned! {path.span()=>
+            #krate::__private_v01::retry_verdict_on(
+                &#breaker, #site, &mut #attempts, #permit, #result, #classifier, &#path, #hint,
+            )
+        },
+        None => quote_spanned! {Span::mixed_site()=>
+            #krate::__private_v01::retry_verdict(
+                &#breaker, #site, &mut #attempts, #permit, #result, #classifier, #hint,
+            )
+        },
     };
     // Each retry's claim, refused like the first, its refusal told to
     // `observe::span` as the first one's is.
@@ -1182,9 +1200,7 @@ fn expand_retry(attr: &Attr, item: ItemFn, retry: &RetryPlan, is_async: bool) ->
                 #run
                 let #hint = #hint_of;
                 #last_shadow
-                match #krate::__private_v01::retry_verdict(
-                    &#breaker, #site, &mut #attempts, #permit, #result, #classifier, #hint,
-                ) {
+                match #verdict {
                     #krate::__private_v01::RetryVerdict::Done(#result) => break #result,
                     #krate::__private_v01::RetryVerdict::Again(#delay) => #again,
                 }

@@ -29,6 +29,9 @@ pub(crate) struct Attr {
     pub(crate) config: Vec<(Ident, TokenStream)>,
     pub(crate) fallback: Option<Fallback>,
     pub(crate) is_failure: Option<Path>,
+    /// `retry_on = path` (with `retry`): the errors retried, whether or not
+    /// they count as failures.
+    pub(crate) retry_on: Option<Path>,
     pub(crate) registry: Option<Expr>,
     /// `timeout_ms = ..` was written (on an async fn): its literal, the deadline
     /// when the group's effective config has none.
@@ -112,6 +115,7 @@ pub(crate) fn validate(args: Args, item: TokenStream) -> Result<Plan, syn::Error
         fallback,
         fallback_on,
         is_failure,
+        retry_on,
         registry,
         krate,
         timer,
@@ -204,6 +208,12 @@ pub(crate) fn validate(args: Args, item: TokenStream) -> Result<Plan, syn::Error
         errors.push(syn::Error::new(path.span(), message));
     }
 
+    if let (Some(path), false) = (&retry_on, retry[RETRY].is_some()) {
+        errors.push(syn::Error::new_spanned(
+            path,
+            "`retry_on` says which errors `retry` repeats, and `retry` is not set: add              `retry = N` (with `idempotent = true`), or remove `retry_on`",
+        ));
+    }
     let retry = check_retry(retry, idempotent, &shape, &mut errors);
 
     // The value the fn hands back is its declared return type (not a future's output).
@@ -294,6 +304,7 @@ pub(crate) fn validate(args: Args, item: TokenStream) -> Result<Plan, syn::Error
             config,
             fallback,
             is_failure,
+            retry_on,
             registry,
             timeout: timeout_key.map(|(_, literal)| literal),
             timer,

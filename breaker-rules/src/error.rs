@@ -89,6 +89,9 @@ pub enum ConfigError {
     ThrottleMinRpsOutOfRange,
     /// A `throttle_*` key (named) was set without `throttle`.
     ThrottleKeyWithoutThrottle(&'static str),
+    /// `max_hold_ms` is not a whole number of seconds from 1 s to
+    /// [`MAX_HOLD_MS`](crate::MAX_HOLD_MS).
+    MaxHoldOutOfRange,
 }
 
 impl ConfigError {
@@ -141,6 +144,7 @@ impl ConfigError {
             ConfigError::ThrottleMaxRejectOutOfRange => "throttle_max_reject",
             ConfigError::ThrottleMinRpsOutOfRange => "throttle_min_rps",
             ConfigError::ThrottleKeyWithoutThrottle(key) => key,
+            ConfigError::MaxHoldOutOfRange => "max_hold_ms",
         }
     }
 }
@@ -238,6 +242,9 @@ impl fmt::Display for ConfigError {
             }
             ConfigError::ZeroRamp => {
                 "`ramp_ms` must be at least 1 (leave it out to close to every call at once)"
+            }
+            ConfigError::MaxHoldOutOfRange => {
+                "`max_hold_ms` must be whole seconds from 1000 to 65535000 (about 18 h): the longest a server's wait holds the group (default 3600000, an hour)"
             }
         };
         f.write_str(msg)

@@ -267,6 +267,24 @@ macro_rules! config_keys {
             /// default 0) below which nothing is throttled: a quiet group's few
             /// calls all go. Needs `throttle`.
             throttle_min_rps: f64, Any, Live;
+            /// The longest a hold lasts (key `max_hold_ms`; default 1 h; whole seconds
+            /// from 1 s to [`Config::MAX_HOLD_MS`], about 18 h):
+            /// a server's wait (`Retry-After`, `grpc-retry-pushback-ms`, the app's own
+            /// hint) longer than this holds the group for this long, never longer, and
+            /// is counted as capped, never turned into an error. The release spread
+            /// (up to a tenth of the hold) stays within it too. Live: a new value
+            /// caps the next hold.
+            ///
+            /// ```
+            /// # use breaker_core as breakerbox;
+            /// use std::time::Duration;
+            /// use breakerbox::Config;
+            ///
+            /// let config = Config::builder().max_hold(Duration::from_secs(120)).build().unwrap();
+            /// assert_eq!(config.max_hold(), Duration::from_secs(120));
+            /// assert_eq!(Config::DEFAULT.max_hold(), Duration::from_secs(3_600));
+            /// ```
+            max_hold_ms: u64 as max_hold, Any, Live;
         }
     };
 }

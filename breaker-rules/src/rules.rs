@@ -23,6 +23,9 @@ pub const DEFAULT_FAILURE_RATE: f64 = 0.5;
 /// The largest `histogram_ms` accepted (a day): its buckets, 1, 2.5 and 5
 /// times each power of ten of milliseconds, end at 10^8 ms.
 pub const MAX_HISTOGRAM_MS: u64 = 86_400_000;
+/// The largest `max_hold_ms` accepted: 65,535 seconds (about 18 hours). The
+/// key takes whole seconds, in milliseconds as every duration key.
+pub const MAX_HOLD_MS: u64 = u16::MAX as u64 * 1_000;
 /// `min_calls` of a time window when none is set (a count window defaults to
 /// its `window_calls`: it judges once full).
 pub const DEFAULT_MIN_CALLS: u32 = 10;
@@ -41,6 +44,8 @@ const DEFAULT_BACKOFF: f64 = 1.0;
 /// `open_ms`, when that is longer).
 const DEFAULT_MAX_OPEN_MS: u64 = 300_000;
 const DEFAULT_PROBE_TIMEOUT_MS: u64 = 30_000;
+/// The longest hold when `max_hold_ms` is not set: an hour.
+const DEFAULT_MAX_HOLD_MS: u64 = 3_600_000;
 
 /// A configuration that obeys every rule, with every default filled in: what a
 /// breaker runs with.
@@ -80,6 +85,9 @@ pub struct Checked {
     /// The longest call duration the call-duration histogram places in a
     /// bucket of its own, when the group keeps one (never zero).
     pub histogram_ms: Option<NonZeroU64>,
+    /// The longest a hold lasts, in whole seconds (`max_hold_ms` / 1000, at
+    /// most [`MAX_HOLD_MS`]: 16 bits keep a breaker's config in its layout).
+    pub max_hold_secs: u16,
     /// Client-side adaptive throttling, when the group throttles.
     pub throttle: Option<ThrottleRules>,
 }
@@ -139,6 +147,7 @@ pub const fn check(values: &Values) -> Result<Checked, ConfigError> {
         throttle_window_ms,
         throttle_max_reject,
         throttle_min_rps,
+        max_hold_ms,
     } = *values;
     let window = PolicyKeys {
         threshold,
@@ -243,6 +252,12 @@ pub const fn check(values: &Values) -> Result<Checked, ConfigError> {
         Ok(throttle) => throttle,
         Err(e) => return Err(e),
     };
+    let max_hold_secs = match or_u64(max_hold_ms, DEFAULT_MAX_HOLD_MS) {
+        ms if ms == 0 || ms > MAX_HOLD_MS || ms % 1_000 != 0 => {
+            return Err(ConfigError::MaxHoldOutOfRange)
+        }
+        ms => (ms / 1_000) as u16,
+    };
     Ok(Checked {
         throttle,
         jitter,
@@ -263,6 +278,7 @@ pub const fn check(values: &Values) -> Result<Checked, ConfigError> {
         ramp_ms,
         // Any value is a mode: nothing to refuse.
         shadow: matches!(shadow, Some(true)),
+        max_hold_secs,
     })
 }
 
@@ -304,6 +320,7 @@ impl Checked {
             shadow,
             histogram_ms,
             throttle,
+            max_hold_secs,
         } = *self;
         let (threshold, window_ms, window_calls, rates) = match policy {
             FailurePolicy::Consecutive { threshold } => (Some(threshold), None, None, None),
@@ -372,6 +389,7 @@ impl Checked {
                 Some(t) => Some(t.min_rps),
                 None => None,
             },
+            max_hold_ms: Some(max_hold_secs as u64 * 1_000),
         }
     }
 }

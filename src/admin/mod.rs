@@ -33,7 +33,7 @@
 //! | `GET /breakers` | `{"breakers": {name: breaker}, "keyed": {name: keyed}, "conflicts": [conflict]}` |
 //! | `GET /breakers/{group}` | `{"breaker": breaker}` and/or `{"keyed": keyed}`, whichever the name has; `404` if neither |
 //! | `GET /breakers/{group}/keys/{key}` | `{"group", "key", "breaker": breaker}`, for a keyed group registered with [`AdminBuilder::keyed`] |
-//! | `POST /breakers/{group}` | body `{"action": "force_open" \| "force_closed" \| "reset", "reason"?: text}`; answers `{"applied", "group", "key": null, "state"}` |
+//! | `POST /breakers/{group}` | body `{"action": "force_open" \| "force_closed" \| "reset" \| "release_hold", "reason"?: text}` (`release_hold` ends a hold the server asked for, at once); answers `{"applied", "group", "key": null, "state"}` |
 //! | `POST /breakers/{group}/keys/{key}` | the same for one key the group holds (a key is never created) |
 //! | `POST /breakers/{group}/shadow` | body `{"on": true \| false, "reason"?: text}`: shadow mode on or off, live, for the unkeyed group and for every key of the keyed group of that name (and the keys it creates); answers `{"applied": "shadow_on" \| "shadow_off", "group", "key": null, "shadow", "state"}`, `state` `null` for a keyed group alone |
 //! | `POST /breakers/{group}/keys/{key}/shadow` | the same for one key the group holds |
@@ -123,7 +123,7 @@
 //! `admin` (`action`, `group`, `key`, `token`: the name of the token used,
 //! `reason`: the body's text or `null`, `state`: the state after it, `null`
 //! after a keyed group's shadow switch; `action` is one of `force_open`,
-//! `force_closed`, `reset`, `shadow_on`, `shadow_off`).
+//! `force_closed`, `reset`, `release_hold`, `shadow_on`, `shadow_off`).
 //!
 //! **error** (every `4xx` and `5xx` this router makes): `{"error": code,
 //! "message": text}`, with `code` one of `unauthorized` (401), `forbidden`

@@ -95,6 +95,12 @@ fn unkeyed_row(name: &str, b: &Value, events: &[Value], now: u64) -> String {
         tr.push_str(" data-shadow=\"on\"");
         badge.push_str(" (shadow)");
     }
+    // A hold (the server asked every caller to wait) refuses whatever the state.
+    if let Some(scope) = b["held"]["scope"].as_str() {
+        let _ = write!(tr, " data-held=\"{}\"", escape(scope));
+        let left = b["held"]["remaining_ms"].as_f64().unwrap_or(0.0) / 1_000.0;
+        let _ = write!(badge, ", held {left:.0} s ({scope})");
+    }
     tr.push('>');
     let history = history(events, name, None, state, now);
     let rate = if shadow {

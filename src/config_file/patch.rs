@@ -621,11 +621,12 @@ mod tests {
         let Set::Config(set) = KEYS[index].set else {
             panic!("`{}` configures no breaker", KEYS[index].name);
         };
+        // 20 s for a key that takes whole seconds (`max_hold_ms`).
         let candidates = match KEYS[index].ty {
-            Ty::U32 => [Value::U32(20), Value::U32(7)],
-            Ty::U64 => [Value::U64(20), Value::U64(7)],
-            Ty::F64 => [Value::F64(0.25), Value::F64(3.0)],
-            Ty::Bool => [Value::Bool(true), Value::Bool(false)],
+            Ty::U32 => [Value::U32(20), Value::U32(7), Value::U32(20)],
+            Ty::U64 => [Value::U64(20), Value::U64(7), Value::U64(20_000)],
+            Ty::F64 => [Value::F64(0.25), Value::F64(3.0), Value::F64(0.25)],
+            Ty::Bool => [Value::Bool(true), Value::Bool(false), Value::Bool(true)],
         };
         for value in candidates {
             for base in ALONE {

@@ -8,9 +8,11 @@ use std::task::{Context, Poll};
 
 use std::time::Duration;
 
+use breaker_core::hold::HoldScope;
 use breaker_core::{CircuitOpen, OwnedBulkheadSlot, OwnedPermit};
 use pin_project_lite::pin_project;
 
+use super::classify::record_classified;
 use super::{BreakerError, Classify, Verdict};
 
 pin_project! {
@@ -177,13 +179,7 @@ where
                     }
                 };
                 if let Some(permit) = held {
-                    let verdict = classifier.classify(result.as_ref());
-                    super::traced_outcome(&permit, verdict);
-                    match verdict {
-                        Verdict::Success => permit.success(),
-                        Verdict::Failure => permit.failure(),
-                        Verdict::Ignored => permit.ignore(),
-                    }
+                    record_classified(permit, &*classifier, result.as_ref(), HoldScope::Group);
                 }
                 Poll::Ready(result.map_err(BreakerError::Inner))
             }
@@ -218,13 +214,7 @@ where
     match call.future.poll(cx) {
         Poll::Ready(result) => {
             if let Some(permit) = held {
-                let verdict = call.classifier.classify(result.as_ref());
-                super::traced_outcome(&permit, verdict);
-                match verdict {
-                    Verdict::Success => permit.success(),
-                    Verdict::Failure => permit.failure(),
-                    Verdict::Ignored => permit.ignore(),
-                }
+                record_classified(permit, &*call.classifier, result.as_ref(), HoldScope::Group);
             }
             return Poll::Ready(result.map_err(BreakerError::Inner));
         }

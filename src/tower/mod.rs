@@ -30,6 +30,14 @@
 //!   records the outcome when the call finishes: the classifier's verdict on its
 //!   response or error, a failure if it panics, and *abandoned* if the future is
 //!   dropped first (a client that went away, a timeout outside this layer).
+//! - A response that asks every caller to wait (a `429` or `503` with
+//!   `Retry-After`, in seconds or as an HTTP date; [`Classify::wait`]) is no
+//!   failure: the breaker is [held](crate::Breaker::hold) for the wait (at
+//!   most the group's `max_hold_ms`), the call counts as ignored, and every
+//!   call until the hold ends is refused at once with
+//!   [`OpenReason::Held`](crate::OpenReason::Held) and the time left. A
+//!   `Retry-After` that is unreadable, negative or past holds nothing and is
+//!   counted ([`HoldCounts::bad`](crate::hold::HoldCounts::bad)).
 //! - Nothing is boxed per request: the layer holds a handle to its breaker
 //!   (a reference count, as tower's `ConcurrencyLimitLayer` holds its
 //!   semaphore), and the future is the inner future plus an
@@ -128,7 +136,7 @@ pub(crate) use self::retry::{is_idempotent, next_attempt};
 pub use self::retry::{
     Cloned, IdempotentHttp, IdempotentMethods, Replay, RetryFuture, Retrying, RetryingLayer,
 };
-pub use self::retry_after::{retry_after, MAX_RETRY_AFTER};
+pub use self::retry_after::{retry_after, server_wait};
 
 /// The type-erased error tower stacks use: `Box<dyn Error + Send + Sync>`.
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;

@@ -257,6 +257,9 @@ impl Inner {
         let (word, step) = self.drive(self.word(), Input::Force(state));
         drop(guard);
         self.execute(word, step, None);
+        if step.next.is_some() {
+            self.released_by_force(word);
+        }
     }
 
     /// What a step taken on `from` and swapped in does next, in one place for
@@ -284,7 +287,9 @@ impl Inner {
             | Act::RampOver
             | Act::Probe { .. }
             | Act::Refuse { .. }
-            | Act::Hold => {}
+            | Act::Hold
+            | Act::Release
+            | Act::ReleaseProbe => {}
         }
         if let Some(transition) = step.change(from) {
             let open_for = open_for

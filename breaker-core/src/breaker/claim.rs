@@ -7,6 +7,7 @@ use crate::clock::COARSE_LAG_MAX;
 use crate::counters::Counter;
 use crate::error::OpenReason;
 use crate::events::{Event, ThrottleChange};
+use crate::hold::{HoldScope, HoldUntil};
 use crate::ramp::Admission;
 use crate::state::{Refusing, State, Word};
 use crate::sync::Ordering::*;
@@ -21,7 +22,8 @@ use crate::throttle::{Edge, Judged};
 /// a word in a state no admitted permit has (open or forced open); its probe
 /// field says "half-open and full" (1) or "open by the fleet" (2), and its
 /// success field whether `retry_after` is there. Only this type reads or writes
-/// that code. A ramp's refusal is kind 3, the throttle's kind 4.
+/// that code. A ramp's refusal is kind 3, the throttle's 4, a hold's 5 (key) or 6
+/// (group).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) struct ClaimCode {
     code: Word,
@@ -57,6 +59,8 @@ impl ClaimCode {
             Refusal::Fleet => (State::Open, 2),
             Refusal::Ramping => (State::Open, 3),
             Refusal::Throttled => (State::Open, 4),
+            Refusal::Held(HoldScope::Key) => (State::Open, 5),
+            Refusal::Held(HoldScope::Group) => (State::Open, 6),
             Refusal::ForcedOpen => (State::ForcedOpen, 0),
         };
         ClaimCode {
@@ -80,7 +84,9 @@ impl ClaimCode {
                     (_, 1) => OpenReason::HalfOpenFull,
                     (_, 2) => OpenReason::Fleet,
                     (_, 3) => OpenReason::Ramping,
-                    (_, _) => OpenReason::Throttled,
+                    (_, 4) => OpenReason::Throttled,
+                    (_, 5) => OpenReason::Held(HoldScope::Key),
+                    (_, _) => OpenReason::Held(HoldScope::Group),
                 },
                 retry_after: code.code_flag().then_some(self.value),
             },
@@ -108,6 +114,10 @@ impl Readings for Inner {
     #[inline(always)]
     fn lease_until(&self) -> u64 {
         self.lease_until.load(Acquire)
+    }
+
+    fn hold(&self) -> HoldUntil {
+        self.hold_until()
     }
 }
 
@@ -210,11 +220,12 @@ impl Inner {
     /// that finds its open time over goes as the probe), a forced-closed one
     /// admits without asking (an operator's order), as `Breaker::refusal`
     /// tells. Shadow mode admits what the throttle refuses and counts it in
-    /// `shadow_refused`.
+    /// `shadow_refused`. A held word is judged by its hold first.
     #[cold]
     #[inline(never)]
     fn acquire_throttled(&self, word: Word) -> ClaimCode {
-        if matches!(word.state(), State::Closed | State::HalfOpen) {
+        // A hold refuses before the throttle is asked: the server's own wait.
+        if !word.is_held() && matches!(word.state(), State::Closed | State::HalfOpen) {
             if let Some(refused) = self.throttle_claim(word) {
                 return refused;
             }
@@ -286,6 +297,20 @@ impl Inner {
     fn acquire_stepping(&self, mut word: Word) -> ClaimCode {
         loop {
             let step = transition::step(word, Input::Claim, self.config(), self);
+            if step.act == Act::Release {
+                self.release_expired();
+                word = self.word();
+                continue;
+            }
+            if step.act == Act::ReleaseProbe {
+                match self.release_probe() {
+                    Some(code) => return code,
+                    None => {
+                        word = self.word();
+                        continue;
+                    }
+                }
+            }
             if step.act == Act::Ramp {
                 match self.ramp_claim(word) {
                     Ok(code) => return code,
@@ -385,6 +410,8 @@ mod tests {
             Refusal::ForcedOpen,
             Refusal::Ramping,
             Refusal::Throttled,
+            Refusal::Held(HoldScope::Key),
+            Refusal::Held(HoldScope::Group),
         ] {
             for retry_after in [None, Some(0), Some(7), Some(u64::MAX)] {
                 match ClaimCode::refused(refusal, retry_after).get() {

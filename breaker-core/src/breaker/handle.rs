@@ -274,6 +274,17 @@ impl Breaker {
             // Shadow mode admits every claim a forced open does not refuse.
             return None;
         }
+        if let Some(held) = inner.held(word) {
+            let open_left = (word.state() == State::Open)
+                .then(|| inner.reopen_at.load(Acquire))
+                .map(|until| Duration::from_nanos(until.saturating_sub(inner.clock.now_coarse())));
+            let left = open_left.map_or(held.remaining, |open| open.max(held.remaining));
+            return Some(CircuitOpen::new(
+                inner.name,
+                OpenReason::Held(held.scope),
+                Some(nanos(left)),
+            ));
+        }
         if let Some(retry_after) = inner.throttle_refusal(word) {
             return Some(CircuitOpen::new(
                 inner.name,
@@ -446,7 +457,7 @@ impl crate::fleet::FleetControl for Breaker {
 }
 
 /// Nanoseconds, saturating: a `Duration` past `u64::MAX` nanos is forever.
-fn nanos(d: Duration) -> u64 {
+pub(super) fn nanos(d: Duration) -> u64 {
     u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
 

@@ -259,7 +259,7 @@ impl Inner {
         if word.is_shadow() && word.state() != State::ForcedOpen {
             return true;
         }
-        if self.throttle_refusal(word).is_some() {
+        if self.held(word).is_some() || self.throttle_refusal(word).is_some() {
             return false;
         }
         match word.state() {
@@ -341,6 +341,13 @@ impl Inner {
             }
             _ => None,
         };
+        // A hold in force refuses until the later of its end and the state's.
+        let held = self.held(word);
+        let retry_after = match (retry_after, held) {
+            (Some(state), Some(held)) => Some(state.max(nanos_of(held.remaining))),
+            (None, Some(held)) => Some(nanos_of(held.remaining)),
+            (state, None) => state,
+        };
         // A ramp that ran its length is over, though no claim has ended it yet.
         let ramp = self
             .events
@@ -414,8 +421,19 @@ impl Inner {
                 .as_deref()
                 .zip(self.config().throttle_rules())
                 .map(|(throttle, rules)| throttle.metrics(throttle.now(&self.clock), &rules)),
+            held,
+            holds: self
+                .events
+                .started_hold()
+                .map(|cell| cell.counts())
+                .unwrap_or_default(),
         }
     }
+}
+
+/// A duration's nanos, saturating.
+fn nanos_of(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
 
 #[cfg(all(test, not(loom)))]

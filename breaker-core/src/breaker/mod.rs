@@ -12,6 +12,7 @@
 //! | `permit` | the owned claim (`try_acquire_owned`), beside the permits | |
 //! | `reconfigure` | live changes of the config | |
 //! | `retry` | the attempts of a retried call against the group's budget | |
+//! | `hold` | holds (the server asked to wait): taken, released, asked about | |
 //! | `inner` | | the type and its layout; the word's load and swap, the pure questions, metrics |
 //! | `claim` | | claims that find the word anything but plainly closed |
 //! | `settle` | | verdicts: timed, counted, fed to the failure policy ([`crate::policy`]) |
@@ -20,7 +21,7 @@
 //! Below them all, `transition` is the state machine as a pure function
 //! (`step`) of the word, an input and the readings it needs (its table of
 //! cases in `transition/tests.rs`), and `jitter` the draw that spreads each
-//! open's duration; `loom_tests` races the word under loom.
+//! open's duration and each hold's end; `loom_tests` races the word under loom.
 //!
 //! The breaker's state is the word, the open's and the lease's deadlines and
 //! the open duration in `Inner`; the traffic ramp a close starts is kept in the
@@ -38,6 +39,7 @@ mod call;
 mod call_future;
 mod claim;
 mod handle;
+mod hold;
 mod inner;
 mod jitter;
 pub(crate) mod permit;
@@ -51,6 +53,7 @@ mod loom_tests;
 
 pub use self::call::OwnedBulkheadSlot;
 pub use self::handle::Breaker;
+pub(crate) use self::hold::hold_deadline;
 pub(crate) use self::permit::Classifier;
 pub use self::permit::{OwnedPermit, Permit};
 pub(crate) use self::reconfigure::check_change;

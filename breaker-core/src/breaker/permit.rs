@@ -71,7 +71,7 @@ impl<E: ?Sized> Classifier<E> for EveryError {
 /// ```
 #[must_use = "a permit records an outcome: call `success`, `failure` or `record`, or the call counts as abandoned"]
 pub struct Permit<'a> {
-    inner: &'a Inner,
+    pub(super) inner: &'a Inner,
     /// The breaker's word at the claim: its generation, and whether this is a
     /// probe (a half-open word) or a call. [Marked](Word::marked) unless the
     /// call's success needs nothing but a count when it finds this same word.
@@ -221,6 +221,14 @@ impl<'a> Permit<'a> {
         let this = ManuallyDrop::new(self);
         this.inner.settle(this.admitted, this.started, verdict);
     }
+
+    /// Settles a call whose answer was a server's wait: ignored by the failure
+    /// policy, and a reject for the adaptive throttle (the dependency did not
+    /// take the call).
+    pub(super) fn settle_held(mut self) {
+        self.admitted = self.inner.throttle_rejected(self.admitted);
+        self.finish(Verdict::Ignored);
+    }
 }
 
 /// A [`Permit`] that holds a handle to its breaker, so that it can live in a
@@ -338,6 +346,12 @@ impl OwnedPermit {
     }
 
     #[inline(always)]
+    /// As [`Permit::settle_held`].
+    pub(super) fn settle_held(mut self) {
+        self.admitted = self.breaker.inner.throttle_rejected(self.admitted);
+        self.finish(Verdict::Ignored);
+    }
+
     fn finish(self, verdict: Verdict) {
         let mut this = ManuallyDrop::new(self);
         this.breaker

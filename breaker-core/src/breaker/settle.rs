@@ -39,6 +39,11 @@ impl Inner {
     #[cold]
     #[inline(never)]
     fn settle_slow(&self, admitted: Word, started: u64, verdict: Verdict, at_least: u64) {
+        // Only the call let through to end a hold is admitted on a closed,
+        // held word (shadow and forced-closed calls are forced-closed copies).
+        if admitted.is_held() && admitted.state() == State::Closed {
+            return self.settle_release_probe(admitted, started, verdict, at_least);
+        }
         // Only timed words carry a start (every group with a slow-call rule
         // or a histogram is timed); an untimed call's duration is read by no one.
         let ended =
@@ -90,11 +95,34 @@ impl Inner {
     /// Counts the request of a call a throttled group admitted: accepted when
     /// the dependency answered it (a success, an error the classifier
     /// ignores). Whatever its generation: a late answer is an answer.
+    /// Counts a request the dependency refused with a wait (a hold) in the
+    /// throttle of `admitted`'s group, and returns the word to settle the call
+    /// on: without the throttle, so that its ignored verdict is not counted
+    /// again as an accept.
+    pub(super) fn throttle_rejected(&self, admitted: Word) -> Word {
+        if !admitted.is_throttled() {
+            return admitted;
+        }
+        if let Some(throttle) = self.throttle.as_deref() {
+            throttle.record(throttle.now(&self.clock), false);
+        }
+        admitted.without_throttle()
+    }
+
     fn throttle_settled(&self, verdict: Verdict) {
         if let Some(throttle) = self.throttle.as_deref() {
             let accepted = matches!(verdict, Verdict::Success | Verdict::Ignored);
             throttle.record(throttle.now(&self.clock), accepted);
         }
+    }
+
+    /// The verdict of the call let through to end a hold: recorded as any
+    /// closed call's, then the hold ends, unless its answer held again.
+    #[cold]
+    #[inline(never)]
+    fn settle_release_probe(&self, admitted: Word, started: u64, verdict: Verdict, at_least: u64) {
+        self.settle_slow(admitted.with_held(false), started, verdict, at_least);
+        self.end_release_probe();
     }
 
     /// Counts a call that lasted `lasted` nanos and ended by `verdict` in the

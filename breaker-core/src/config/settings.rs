@@ -40,6 +40,7 @@ use crate::clock::millis_to_nanos;
 /// | `throttle_window_ms` (`throttle_window`) | 120 s with `throttle` | the window the throttle counts requests and accepts over |
 /// | `throttle_max_reject` | 0.9 with `throttle` | the most the throttle refuses, a share in `(0, 1)` |
 /// | `throttle_min_rps` | 0.0 with `throttle` | the request rate (calls a second) below which nothing is throttled |
+/// | `max_hold_ms` (`max_hold`) | 1 h | the longest a server's wait holds the group; a longer one is capped |
 ///
 /// ```
 /// # use breaker_core as breakerbox;
@@ -140,6 +141,9 @@ impl Config {
     pub const MIN_WINDOW_MS: u64 = breaker_rules::MIN_WINDOW_MS;
     /// The largest `histogram_ms` accepted (a day): its buckets end at 10^8 ms.
     pub const MAX_HISTOGRAM_MS: u64 = breaker_rules::MAX_HISTOGRAM_MS;
+    /// The largest `max_hold_ms` accepted (65,535 s, about 18 h); the key
+    /// takes whole seconds.
+    pub const MAX_HOLD_MS: u64 = breaker_rules::MAX_HOLD_MS;
     /// `failure_rate` of a window policy when the builder sets none.
     pub const DEFAULT_FAILURE_RATE: f64 = breaker_rules::DEFAULT_FAILURE_RATE;
     /// `min_calls` of a time window when the builder sets none (a count window
@@ -370,6 +374,17 @@ impl Config {
     /// The throttle's numbers, checked; `None` without a throttle.
     pub(crate) const fn throttle_rules(&self) -> Option<breaker_rules::ThrottleRules> {
         self.checked.throttle
+    }
+
+    /// The longest a hold lasts (see
+    /// [`ConfigBuilder::max_hold`](super::ConfigBuilder::max_hold)).
+    pub const fn max_hold(&self) -> Duration {
+        Duration::from_secs(self.checked.max_hold_secs as u64)
+    }
+
+    /// The longest a hold lasts, in nanos.
+    pub(crate) const fn max_hold_nanos(&self) -> u64 {
+        millis_to_nanos(self.checked.max_hold_secs as u64 * 1_000)
     }
 
     pub(crate) const fn open_nanos(&self) -> u64 {

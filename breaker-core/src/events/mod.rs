@@ -89,6 +89,13 @@ pub enum Event {
     /// breaker's own subscribers and its registry's, as
     /// [`Event::RetryBudgetExhausted`] is.
     Throttle(ThrottleChange),
+    /// A breaker took a hold: the server asked to wait
+    /// ([`Breaker::hold`](crate::Breaker::hold)). No transition: the state and
+    /// the generation stay. Told as [`RetryBudgetExhausted`](Event::RetryBudgetExhausted) is.
+    Held(HoldStarted),
+    /// A breaker's hold ended: its deadline passed (told by the first claim
+    /// after it), or it was released by hand. Told as [`Held`](Event::Held) is.
+    Released(HoldReleased),
 }
 
 /// The adaptive throttle started or stopped refusing ([`Event::Throttle`]).
@@ -101,6 +108,37 @@ pub struct ThrottleChange {
     pub throttling: bool,
     /// The share it refuses at the claim that found the change, in `[0, 1)`.
     pub reject_share: f64,
+}
+
+/// A hold a breaker took ([`Event::Held`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct HoldStarted {
+    /// The group of the breaker.
+    pub group: &'static str,
+    /// What the hold holds back.
+    pub scope: crate::HoldScope,
+    /// The wait the server asked for.
+    pub asked: Duration,
+    /// The time the breaker holds its calls from now: the wait, capped at
+    /// `max_hold_ms`, with the release spread drawn; the time left of an
+    /// earlier hold that ends later, which it keeps.
+    pub retry_after: Duration,
+    /// The wait was longer than `max_hold_ms` and was capped.
+    pub capped: bool,
+}
+
+/// A hold that ended ([`Event::Released`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct HoldReleased {
+    /// The group of the breaker.
+    pub group: &'static str,
+    /// What the hold held back.
+    pub scope: crate::HoldScope,
+    /// Released by hand ([`Breaker::release_hold`](crate::Breaker::release_hold),
+    /// manual control, the admin router) rather than by its deadline.
+    pub by_hand: bool,
 }
 
 /// A retry its budget refused ([`Event::RetryBudgetExhausted`]).
@@ -126,7 +164,7 @@ pub struct Transition {
     /// Why.
     pub reason: TransitionReason,
     /// The generation it entered (every transition starts a new one; it wraps
-    /// after 2^35).
+    /// after 2^34).
     pub generation: u64,
     /// When it entered [`State::Open`]: how long it stays open this time (grown by
     /// `backoff` after failed probes, with `jitter` drawn; the fleet's time left after a

@@ -114,6 +114,7 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
         );
         debug_assert!(replaced.is_none(), "a key is created under the writer lock");
         shared.keys.fetch_add(1, Relaxed);
+        shared.hold_new_key(&breaker);
         breaker
     }
 

@@ -6,6 +6,7 @@ use std::sync::atomic::Ordering::Relaxed;
 
 use super::Shared;
 use crate::events::TransitionCounts;
+use crate::hold::HoldCounts;
 use crate::metrics::CallDurations;
 use crate::metrics::Metrics;
 use crate::state::State;
@@ -35,6 +36,7 @@ pub(super) struct Folded {
     retries: u64,
     retries_budget_exhausted: u64,
     transitions: TransitionCounts,
+    holds: HoldCounts,
 }
 
 impl Folded {
@@ -63,6 +65,9 @@ impl Folded {
             throttle: _,
             // The group's own, read once by `metrics`.
             call_durations: _,
+            // Counted by state: `KeyedMetrics::held`.
+            held: _,
+            holds,
             calls,
             successes,
             failures,
@@ -108,6 +113,7 @@ impl Folded {
             *sum = sum.saturating_add(*n);
         }
         self.transitions.add(transitions);
+        self.holds.add(holds);
     }
 }
 
@@ -128,6 +134,9 @@ pub struct KeyedMetrics {
     pub open: usize,
     /// Keys held now that are half-open.
     pub half_open: usize,
+    /// Keys whose calls a hold refuses now (the server asked to wait), in
+    /// any state.
+    pub held: usize,
     /// Breakers evicted so far.
     pub evictions: u64,
     /// As [`Metrics::calls`], summed over every key the group ever held.
@@ -174,6 +183,8 @@ pub struct KeyedMetrics {
     pub retries_budget_exhausted: u64,
     /// As [`Metrics::transitions`], summed likewise, pair by pair.
     pub transitions: TransitionCounts,
+    /// As [`Metrics::holds`], summed likewise, count by count.
+    pub holds: HoldCounts,
     /// The group's call-duration histogram (`histogram_ms`), which all its
     /// keys count in (evicted ones included); `None` without it.
     pub call_durations: Option<CallDurations>,
@@ -187,10 +198,11 @@ impl<K: Hash + Eq> Shared<K> {
         // map or in the sums, never in neither. Calls take no part in it.
         let evicted = shared.evicted.lock();
         let mut sums = *evicted;
-        let (mut keys, mut open, mut half_open) = (0, 0, 0);
+        let (mut keys, mut open, mut half_open, mut held) = (0, 0, 0, 0);
         for (_, entry) in shared.map.pin().iter() {
             let m = entry.breaker.metrics();
             keys += 1;
+            held += usize::from(m.held.is_some());
             match m.state {
                 State::Open | State::ForcedOpen => open += 1,
                 State::HalfOpen => half_open += 1,
@@ -221,6 +233,7 @@ impl<K: Hash + Eq> Shared<K> {
             retries,
             retries_budget_exhausted,
             transitions,
+            holds,
         } = sums;
         KeyedMetrics {
             group: shared.group,
@@ -228,6 +241,7 @@ impl<K: Hash + Eq> Shared<K> {
             key_capacity: shared.key_capacity,
             open,
             half_open,
+            held,
             evictions: shared.evictions.load(Relaxed),
             calls,
             successes,
@@ -249,6 +263,7 @@ impl<K: Hash + Eq> Shared<K> {
             retries,
             retries_budget_exhausted,
             transitions,
+            holds,
             call_durations: shared.histogram.as_ref().map(|h| h.read()),
         }
     }

@@ -47,6 +47,7 @@ use crate::state::State;
 
 mod groups;
 mod handshake;
+mod hold;
 mod insert;
 mod key;
 mod key_text;
@@ -147,6 +148,9 @@ struct Shared<K> {
     /// The group's retry budget, which every key draws on: made by the
     /// group's first retried call, in a slot every key holds from its start.
     retry: Arc<RetrySlot>,
+    /// When the group's hold ends (clock nanos; 0: never held): every key
+    /// created before then is held until then. Written under `writer`.
+    held_until: AtomicU64,
 }
 
 /// A key's breaker.
@@ -204,6 +208,7 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
                 tell,
                 histogram: CallHistogram::new(&config, true).map(Arc::new),
                 retry: Arc::default(),
+                held_until: AtomicU64::new(0),
             }),
         }
     }

@@ -101,7 +101,12 @@ impl Key {
     /// for during another open duration (a crawler's dead host, say, or one
     /// whose probe was cancelled) may go, or the keys that once failed would
     /// pin the group's memory for ever.
+    ///
+    /// A held key is kept while its hold runs: its next call must be refused.
     pub(super) fn state_evictable(&self) -> bool {
+        if self.breaker.held().is_some() {
+            return false;
+        }
         match self.breaker.state() {
             State::Closed => !self.breaker.ramp_running(),
             State::Open | State::HalfOpen => self.breaker.idle_past_open(),
