@@ -168,7 +168,9 @@ async fn a_503_with_a_retry_after_date_waits_until_that_date_by_the_server_s_clo
     let clock = ManualClock::new();
     let breaker = Breaker::with_clock("mw-date", config(10), clock.clone());
     // A policy whose cap on a wait is above the server's 3 s.
-    let policy = RetryPolicy::new(1).max_delay(Duration::from_secs(5)).no_budget();
+    let policy = RetryPolicy::new(1)
+        .max_delay(Duration::from_secs(5))
+        .no_budget();
     let (client, timer) = client(&breaker, &clock, policy);
     let dated: Headers = &[
         ("date", "Tue, 01 Dec 2026 16:00:00 GMT"),

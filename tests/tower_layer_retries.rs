@@ -175,7 +175,9 @@ async fn a_429_is_retried_only_when_it_says_when_and_is_never_a_failure() {
         (200, NONE),
     ]);
     // A policy whose cap on a wait is above the server's 3 s.
-    let policy = RetryPolicy::new(3).max_delay(Duration::from_secs(5)).no_budget();
+    let policy = RetryPolicy::new(3)
+        .max_delay(Duration::from_secs(5))
+        .no_budget();
     let (addr, timer) = serve((&breaker, &clock), policy, &upstream).await;
 
     let response = reqwest::get(format!("http://{addr}/")).await.unwrap();

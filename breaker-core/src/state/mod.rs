@@ -340,7 +340,9 @@ impl Word {
     /// reset. One test of one register.
     #[inline(always)]
     pub(crate) const fn is_plain(self) -> bool {
-        self.0 & (REFUSING_OR_PROBING | TIMED | WINDOWED | FAILURE_FIELD | RAMPING | THROTTLED | HELD) == 0
+        self.0
+            & (REFUSING_OR_PROBING | TIMED | WINDOWED | FAILURE_FIELD | RAMPING | THROTTLED | HELD)
+            == 0
     }
 
     /// Whether this word admits a call without reading the clock: closed or
