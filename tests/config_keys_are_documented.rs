@@ -8,11 +8,12 @@ use breaker_rules::{KeyInfo, Ty, KEYS, RETRY_KEYS};
 use breakerbox::Config;
 
 /// The attribute keys that configure neither a breaker nor its retries.
-const OTHER_KEYS: [&str; 10] = [
+const OTHER_KEYS: [&str; 11] = [
     "group",
     "fallback",
     "fallback_on",
     "is_failure",
+    "retry_on",
     "registry",
     "crate",
     "timer",

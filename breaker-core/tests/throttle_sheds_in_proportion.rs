@@ -395,7 +395,7 @@ fn k_and_the_cap_change_live_and_the_window_does_not() {
     let refused = breaker.reconfigure(longer).unwrap_err();
     assert_eq!(refused.key(), Some("throttle_window_ms"));
     let off = breaker.reconfigure(Config::default()).unwrap_err();
-    assert_eq!(off.key(), Some("throttle_window_ms"));
+    assert_eq!(off.key(), Some("throttle"), "turning it off names the key that turns it on");
     let plain = Breaker::new("plain", Config::default());
     assert!(plain.reconfigure(throttled(2.0)).is_err(), "turned on live");
 }
