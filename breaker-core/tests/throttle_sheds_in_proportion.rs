@@ -395,7 +395,11 @@ fn k_and_the_cap_change_live_and_the_window_does_not() {
     let refused = breaker.reconfigure(longer).unwrap_err();
     assert_eq!(refused.key(), Some("throttle_window_ms"));
     let off = breaker.reconfigure(Config::default()).unwrap_err();
-    assert_eq!(off.key(), Some("throttle"), "turning it off names the key that turns it on");
+    assert_eq!(
+        off.key(),
+        Some("throttle"),
+        "turning it off names the key that turns it on"
+    );
     let plain = Breaker::new("plain", Config::default());
     assert!(plain.reconfigure(throttled(2.0)).is_err(), "turned on live");
 }
@@ -448,4 +452,37 @@ fn below_the_minimum_rate_nothing_is_throttled() {
     assert_eq!(breaker.metrics().throttle.unwrap().reject_share, 0.0);
     breaker.try_acquire().unwrap().failure();
     assert_eq!(breaker.metrics().throttle.unwrap().reject_share, 0.9);
+}
+
+#[test]
+fn a_call_answered_with_a_servers_wait_is_a_reject_for_the_throttle() {
+    use breaker_core::HoldScope;
+
+    let clock = ManualClock::new();
+    let breaker = Breaker::with_clock("quota", lenient(2.0), clock.clone());
+    breaker.try_acquire().unwrap().success();
+    breaker.try_acquire().unwrap().ignore();
+    let before = breaker.metrics().throttle.unwrap();
+    assert_eq!((before.requests, before.accepts), (2, 2));
+    breaker
+        .try_acquire()
+        .unwrap()
+        .hold(Duration::from_secs(1), HoldScope::Group);
+    let after = breaker.metrics().throttle.unwrap();
+    assert_eq!(
+        (after.requests, after.accepts),
+        (3, 2),
+        "the dependency did not take the held call: a request, not an accept"
+    );
+    let metrics = breaker.metrics();
+    assert_eq!(
+        (metrics.failures, metrics.ignored),
+        (0, 2),
+        "and no failure"
+    );
+    assert_eq!(
+        breaker.try_acquire().unwrap_err().reason(),
+        OpenReason::Held(HoldScope::Group),
+        "a held claim is refused by its hold before the throttle is asked"
+    );
 }
