@@ -3,16 +3,17 @@
 
 #![cfg(feature = "otel")]
 
-use std::collections::BTreeMap;
 use std::sync::LazyLock;
 use std::time::Duration;
 
 use breakerbox::clock::Clock;
 use breakerbox::observe::span;
 use breakerbox::{circuit_breaker, CircuitOpen, ManualClock, Registry};
-use opentelemetry::trace::TracerProvider as _;
-use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider};
-use tracing_subscriber::layer::SubscriberExt as _;
+
+#[path = "support/spans.rs"]
+mod spans;
+
+use spans::exported;
 
 /// A manual clock during whose waits an operator forces the group open.
 struct OperatorClock(ManualClock);
@@ -49,32 +50,6 @@ impl From<CircuitOpen> for AppError {
     idempotent = true, registry = &REG)]
 fn flaky() -> Result<u32, AppError> {
     Err(AppError::Down)
-}
-
-/// The `breaker.*` attributes of each span `run` ends, by span name.
-fn exported(run: impl FnOnce()) -> BTreeMap<String, BTreeMap<String, String>> {
-    let exporter = InMemorySpanExporter::default();
-    let provider = SdkTracerProvider::builder()
-        .with_simple_exporter(exporter.clone())
-        .build();
-    let layer = tracing_opentelemetry::layer().with_tracer(provider.tracer("test"));
-    let subscriber = tracing_subscriber::registry().with(layer);
-    tracing::subscriber::with_default(subscriber, run);
-    provider.force_flush().unwrap();
-    exporter
-        .get_finished_spans()
-        .unwrap()
-        .into_iter()
-        .map(|span| {
-            let fields = span
-                .attributes
-                .iter()
-                .filter(|kv| kv.key.as_str().starts_with("breaker."))
-                .map(|kv| (kv.key.to_string(), kv.value.to_string()))
-                .collect();
-            (span.name.into_owned(), fields)
-        })
-        .collect()
 }
 
 #[test]
