@@ -47,8 +47,6 @@ pub use breaker_core::__private::{
 };
 // The record: the body's value, through `is_failure` or not; with
 // `fallback_on = "failure"`, the error a failure hands the fallback.
-// The call's verdict and outcome on the current span (`observe::span`).
-pub use crate::span_hook::{traced_refusal, Traced, TracedAny};
 pub use breaker_core::__private::{
     Answered, AnsweredAny, AnyOutcome, Classified, ClassifiedAny, EveryError, NoClassifier,
     NoFailure, Outcome,

@@ -557,10 +557,6 @@ pub mod config_file;
 )]
 pub mod observe;
 
-// The attribute's per-call span hooks: `observe::span` with feature `tracing`,
-// nothing without.
-mod span_hook;
-
 // The integrations, each behind its feature; their docs are in their modules.
 #[cfg(feature = "admin")]
 #[cfg_attr(docsrs, doc(cfg(feature = "admin")))]

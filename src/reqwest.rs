@@ -359,7 +359,12 @@ where
         let keyed;
         let breaker = match &self.target {
             Target::Group(breaker) => breaker,
-            Target::PerHost(hosts) => match host_key(request.url(), |key| hosts.breaker(key)) {
+            Target::PerHost(hosts) => match host_key(request.url(), |key| {
+                let breaker = hosts.breaker(key);
+                #[cfg(feature = "tracing")]
+                crate::observe::span::record_key(&breaker, key);
+                breaker
+            }) {
                 Some(breaker) => {
                     keyed = breaker;
                     &keyed
@@ -368,9 +373,7 @@ where
             },
         };
         // One bulkhead place for the whole call, its retries included.
-        let _slot = breaker
-            .enter_bulkhead()
-            .map_err(|open| Error::middleware(traced_refusal(open)))?;
+        let _slot = breaker.enter_bulkhead().map_err(Error::middleware)?;
         let retry = match &self.retry {
             Some(policy)
                 if is_idempotent(request.method()) || extensions.get::<SafeToRetry>().is_some() =>
@@ -476,25 +479,9 @@ where
     }
 }
 
-/// Claims a permit of `breaker` for one attempt, its verdict or refusal
-/// recorded on the current span ([`observe::span`](crate::observe::span),
-/// feature `tracing`).
+/// Claims a permit of `breaker` for one attempt.
 fn claim(breaker: &Breaker) -> Result<OwnedPermit, Error> {
-    match breaker.try_acquire_owned() {
-        Ok(permit) => {
-            crate::tower::traced_admission(&permit);
-            Ok(permit)
-        }
-        Err(open) => Err(Error::middleware(traced_refusal(open))),
-    }
-}
-
-/// Records a refusal on the current span (feature `tracing`), and gives it
-/// back.
-fn traced_refusal(open: CircuitOpen) -> CircuitOpen {
-    #[cfg(feature = "tracing")]
-    crate::observe::span::refused(&open, None);
-    open
+    breaker.try_acquire_owned().map_err(Error::middleware)
 }
 
 /// `attempt` raced against the group's `timeout_ms` on tokio's timer, if it
@@ -511,7 +498,6 @@ async fn within_deadline<F: Future>(breaker: &Breaker, attempt: F) -> Option<F::
 /// holding the [`TimedOut`](crate::TimedOut).
 fn timed_out(permit: OwnedPermit) -> Error {
     let after = permit.breaker().config().timeout().unwrap_or_default();
-    crate::tower::traced_outcome(&permit, Verdict::Failure);
     Error::middleware(permit.timed_out(after))
 }
 
@@ -522,7 +508,6 @@ fn record(
     result: reqwest_middleware::Result<Response>,
     permit: OwnedPermit,
 ) -> reqwest_middleware::Result<Response> {
-    crate::tower::traced_outcome(&permit, verdict);
     match (verdict, result) {
         (Verdict::Success, Ok(response)) => Ok(record_at_end_of_body(response, permit)),
         (Verdict::Success, result) => {

@@ -1,8 +1,10 @@
 //! A guarded call's verdict and outcome on its span, as a trace sees it: with
 //! `tracing-opentelemetry` and the SDK's in-memory span exporter, a refused
 //! call's span carries `breaker.outcome = refused` and its reason, an admitted
-//! call's its verdict and outcome; a group that did not opt in records nothing;
-//! a span that declared the fields gets them as `tracing` fields.
+//! call's its verdict and outcome, a call dropped half-way `abandoned`; a
+//! group that did not opt in records nothing, and opting in or out reaches a
+//! breaker made before; a span that declared the fields gets them as
+//! `tracing` fields.
 
 #![cfg(feature = "otel")]
 
@@ -77,7 +79,7 @@ fn refused_and_admitted_calls_carry_their_verdict_and_outcome_on_their_spans() {
         fields(&[
             group,
             ("breaker.verdict", "admitted"),
-            ("breaker.outcome", "ok")
+            ("breaker.outcome", "success")
         ])
     );
     assert_eq!(
@@ -85,7 +87,7 @@ fn refused_and_admitted_calls_carry_their_verdict_and_outcome_on_their_spans() {
         fields(&[
             group,
             ("breaker.verdict", "admitted"),
-            ("breaker.outcome", "error")
+            ("breaker.outcome", "failure")
         ])
     );
     assert_eq!(
@@ -120,7 +122,7 @@ fn an_async_call_records_on_the_span_it_runs_in() {
         fields(&[
             ("breaker.group", "spans-async"),
             ("breaker.verdict", "admitted"),
-            ("breaker.outcome", "ok"),
+            ("breaker.outcome", "success"),
         ])
     );
 }
@@ -138,13 +140,13 @@ fn a_half_open_probe_is_recorded_as_a_probe() {
         fields(&[
             ("breaker.group", "spans-probe"),
             ("breaker.verdict", "probe"),
-            ("breaker.outcome", "ok"),
+            ("breaker.outcome", "success"),
         ])
     );
 }
 
 #[test]
-fn an_integration_records_shadow_mode_admissions_and_its_key() {
+fn shadow_mode_admissions_and_an_integrations_key_are_recorded() {
     span::record_calls_of("spans-shadow", true);
     let config = Config::builder().threshold(1).build().unwrap();
     let breaker = Breaker::new("spans-shadow", config);
@@ -153,7 +155,7 @@ fn an_integration_records_shadow_mode_admissions_and_its_key() {
     let spans = exported(|| {
         tracing::info_span!("shadow").in_scope(|| {
             let permit = breaker.try_acquire().expect("shadow mode refuses nothing");
-            span::admitted_by(&breaker, &permit, Some("a.example")).ended("success");
+            span::record_key(&breaker, "a.example");
             permit.success();
         });
     });
@@ -166,4 +168,84 @@ fn an_integration_records_shadow_mode_admissions_and_its_key() {
             ("breaker.outcome", "success"),
         ])
     );
+}
+
+#[circuit_breaker(group = "spans-dropped", registry = &REG)]
+async fn stalled() -> Result<u32, AppError> {
+    std::future::pending::<()>().await;
+    Ok(1)
+}
+
+#[test]
+fn a_future_dropped_half_way_records_abandoned_on_its_span() {
+    use futures::FutureExt as _;
+    use tracing::Instrument as _;
+
+    span::record_calls_of("spans-dropped", true);
+    let spans = exported(|| {
+        // Polled and dropped inside its span.
+        tracing::info_span!("dropped").in_scope(|| {
+            let mut call = Box::pin(stalled());
+            assert!(call.as_mut().now_or_never().is_none());
+        });
+        // Instrumented: polled in its span, dropped outside any, which
+        // `Instrumented` enters for the drop.
+        let mut call = Box::pin(stalled().instrument(tracing::info_span!("instrumented")));
+        assert!(call.as_mut().now_or_never().is_none());
+        drop(call);
+    });
+    let abandoned = fields(&[
+        ("breaker.group", "spans-dropped"),
+        ("breaker.verdict", "admitted"),
+        ("breaker.outcome", "abandoned"),
+    ]);
+    assert_eq!(spans["dropped"], abandoned);
+    assert_eq!(spans["instrumented"], abandoned);
+    let metrics = REG.get("spans-dropped").unwrap().metrics();
+    assert_eq!(metrics.abandoned, 2);
+}
+
+#[test]
+fn a_held_call_is_recorded_as_held_with_its_reason() {
+    span::record_calls_of("spans-held", true);
+    let breaker = Breaker::new("spans-held", Config::default());
+    breaker.hold(Duration::from_secs(30), breakerbox::hold::HoldScope::Group);
+    let spans = exported(|| {
+        tracing::info_span!("held").in_scope(|| {
+            let refused = breaker.try_acquire().unwrap_err();
+            assert_eq!(refused.reason().as_str(), "held");
+        });
+    });
+    assert_eq!(
+        spans["held"],
+        fields(&[
+            ("breaker.group", "spans-held"),
+            ("breaker.verdict", "held"),
+            ("breaker.outcome", "refused"),
+            ("breaker.reason", "held"),
+        ])
+    );
+}
+
+#[test]
+fn opting_in_and_out_reaches_a_breaker_made_before() {
+    let breaker = Breaker::new("spans-late", Config::default());
+    let call = || breaker.call(|| Ok::<_, AppError>(1)).unwrap();
+    let spans = exported(|| {
+        tracing::info_span!("before").in_scope(call);
+        span::record_calls_of("spans-late", true);
+        tracing::info_span!("opted_in").in_scope(call);
+        span::record_calls_of("spans-late", false);
+        tracing::info_span!("opted_out").in_scope(call);
+    });
+    assert_eq!(spans["before"], BTreeMap::new());
+    assert_eq!(
+        spans["opted_in"],
+        fields(&[
+            ("breaker.group", "spans-late"),
+            ("breaker.verdict", "admitted"),
+            ("breaker.outcome", "success"),
+        ])
+    );
+    assert_eq!(spans["opted_out"], BTreeMap::new());
 }

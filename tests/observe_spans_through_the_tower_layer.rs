@@ -1,7 +1,7 @@
 //! A call through the tower layer carries its verdict and outcome on its
 //! span, as a call of the attribute does: an admitted call its classified
 //! outcome, a refused one `refused` and its reason, a call past its group's
-//! deadline `failure`.
+//! deadline `failure`, a call whose response future is dropped `abandoned`.
 
 #![cfg(all(feature = "otel", feature = "tower", feature = "tokio"))]
 
@@ -108,4 +108,37 @@ fn a_tower_call_past_its_deadline_records_a_failure_on_its_span() {
             ("breaker.outcome", "failure"),
         ])
     );
+}
+
+#[test]
+fn a_tower_call_whose_response_future_is_dropped_records_abandoned() {
+    use futures::FutureExt as _;
+    use tower::Service as _;
+
+    let registry = Registry::new();
+    let breaker = registry.breaker("spans-tower-dropped", &Config::default());
+    let layer = CircuitBreakerLayer::for_breaker(&breaker);
+    span::record_calls_of("spans-tower-dropped", true);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .unwrap();
+    let _entered = runtime.enter();
+    let spans = exported(|| {
+        tracing::info_span!("dropped").in_scope(|| {
+            let mut service = layer.layer(service_fn(upstream));
+            assert!(matches!(service.ready().now_or_never(), Some(Ok(_))));
+            let mut call = Box::pin(service.call(0));
+            assert!(call.as_mut().now_or_never().is_none(), "it sleeps a minute");
+        });
+    });
+    assert_eq!(
+        spans["dropped"],
+        fields(&[
+            ("breaker.group", "spans-tower-dropped"),
+            ("breaker.verdict", "admitted"),
+            ("breaker.outcome", "abandoned"),
+        ])
+    );
+    assert_eq!(breaker.metrics().abandoned, 1);
 }

@@ -14,6 +14,14 @@ pub use crate::outcome::{
 };
 pub use crate::site::{CallSite, KeyedSite, SiteBreaker};
 
+/// Whose calls are recorded on spans, and the hook that records them: the
+/// facade's `observe::span` (feature `tracing`). Not public API.
+#[cfg(feature = "trace")]
+pub mod trace {
+    pub use crate::breaker::{is_traced, record_calls, record_calls_of, records};
+    pub use crate::trace::{install, Ended, Hook, Noted};
+}
+
 /// Records a call dropped at its deadline `after` and returns its error. Not
 /// public API.
 #[cold]

@@ -159,6 +159,8 @@ mod state;
 mod sync;
 mod throttle;
 pub mod timeout;
+#[cfg(feature = "trace")]
+mod trace;
 
 pub use crate::breaker::{Attempts, Breaker, OwnedBulkheadSlot, OwnedPermit, Permit, PolicyChange};
 pub use crate::bulkhead::BulkheadSlot;

@@ -362,38 +362,11 @@ fn run_async(attr: &Attr, l: &Locals, body: TokenStream, ret_span: Span) -> Toke
 
 /// The statements before the body (claim, or answer for an open circuit) and
 /// after it (record the outcome, return the value): the same for every shape.
-///
-/// The call's verdict and how it ended (`ok` or `error`) go to
-/// `observe::span` (nothing without feature `tracing`). Without `is_failure`
-/// and a failure fallback, [`record`] tells it after the permit's record,
-/// from the permit's probe bit and the value where it lies, so that a call no
-/// one traces pays a load and a branch. With them, whose record hands the
-/// value on, it is told before the record:
-/// ```text
-/// let __permit = {
-///     use ::breakerbox::__private_v01::TracedAny as _;
-///     ::breakerbox::__private_v01::Traced(&__result).ended("search", __permit)
-/// };
-/// ```
+/// `observe::span` needs nothing of the expansion: a recorded group's breaker
+/// records its claims and verdicts itself.
 fn guard(attr: &Attr, item: &ItemFn, l: &Locals, is_async: bool) -> (TokenStream, TokenStream) {
     let on_open = on_open(attr, item, l, is_async);
-    let (krate, result) = (&attr.krate, &l.result);
-    let (group, permit) = (&attr.group, &l.permit);
-    let record = record(attr, l, is_async);
-    let failure_fallback = attr.fallback.as_ref().is_some_and(|f| f.on_failure);
-    if attr.is_failure.is_none() && !failure_fallback {
-        // `record` tells `observe::span` itself, after the permit's record.
-        return (claim(attr, l, on_open, is_async), record);
-    }
-    let record = quote_spanned! {Span::mixed_site()=>
-        let #permit = {
-            #[allow(unused_imports)] // only for a value that is not a `Result`
-            use #krate::__private_v01::TracedAny as _;
-            #krate::__private_v01::Traced(&#result).ended(#group, #permit)
-        };
-        #record
-    };
-    (claim(attr, l, on_open, is_async), record)
+    (claim(attr, l, on_open, is_async), record(attr, l, is_async))
 }
 
 /// Claims a permit, or leaves the fn with `on_open` when the circuit refuses.
@@ -414,10 +387,7 @@ fn guard(attr: &Attr, item: &ItemFn, l: &Locals, is_async: bool) -> (TokenStream
 /// };
 /// let __permit = match __breaker.try_acquire() {
 ///     Ok(permit) => permit,
-///     Err(__open) => {
-///         let __open = ::breakerbox::__private_v01::traced_refusal(__open); // `observe::span`
-///         return /* on_open */;
-///     }
+///     Err(__open) => return /* on_open */,
 /// };
 /// ```
 /// With `registry = &REG`, a binding comes first and the site looks up in it:
@@ -584,10 +554,7 @@ fn claim(attr: &Attr, l: &Locals, on_open: TokenStream, is_async: bool) -> Token
         #lints
         let #permit = match #breaker.try_acquire() {
             ::core::result::Result::Ok(permit) => permit,
-            ::core::result::Result::Err(#open) => {
-                let #open = #krate::__private_v01::traced_refusal(#open);
-                return #on_open;
-            }
+            ::core::result::Result::Err(#open) => return #on_open,
         };
     }
 }
@@ -839,19 +806,13 @@ fn fallback_call(
 
 /// Records the one outcome of a run body and returns its value.
 ///
-/// Input: no `is_failure`. Output (the verdict and `ok` or `error` told to
-/// `observe::span` after the record):
+/// Input: no `is_failure`. Output:
 /// ```text
-/// let __probe = __permit.is_probe();
 /// ::breakerbox::__private_v01::Outcome::new(&__result).record_every(__permit);
-/// {
-///     use ::breakerbox::__private_v01::TracedAny as _;
-///     ::breakerbox::__private_v01::Traced(&__result).after("search", __probe)
-/// };
 /// __result
 /// ```
 /// `record_every` is inherent on `Result` returns (`Err` is a failure) and
-/// reached by auto-deref for every other type (a success); so is `after`.
+/// reached by auto-deref for every other type (a success).
 ///
 /// Input: `is_failure = server_side`. Output:
 /// ```text
@@ -872,22 +833,11 @@ fn record(attr: &Attr, l: &Locals, is_async: bool) -> TokenStream {
         return record_or_answer(attr, l, fallback, is_async);
     }
     match &attr.is_failure {
-        None => {
-            let group = &attr.group;
-            let probe = Ident::new("__probe", Span::mixed_site());
-            quote_spanned! {Span::mixed_site()=>
-                #lints
-                let #probe = #permit.is_probe();
-                #lints
-                #krate::__private_v01::Outcome::new(&#result).record_every(#permit);
-                {
-                    #[allow(unused_imports)] // only for a value that is not a `Result`
-                    use #krate::__private_v01::TracedAny as _;
-                    #krate::__private_v01::Traced(&#result).after(#group, #probe)
-                };
-                #result
-            }
-        }
+        None => quote_spanned! {Span::mixed_site()=>
+            #lints
+            #krate::__private_v01::Outcome::new(&#result).record_every(#permit);
+            #result
+        },
         Some(path) => {
             let record = quote_spanned!(path.span()=> record(#permit, &#path));
             quote_spanned! {Span::mixed_site()=>
@@ -1106,15 +1056,11 @@ fn expand_retry(attr: &Attr, item: ItemFn, retry: &RetryPlan, is_async: bool) ->
             )
         },
     };
-    // Each retry's claim, refused like the first, its refusal told to
-    // `observe::span` as the first one's is.
+    // Each retry's claim, refused like the first.
     let reclaim = quote_spanned! {Span::mixed_site()=>
         #permit = match #breaker.try_acquire() {
             ::core::result::Result::Ok(permit) => permit,
-            ::core::result::Result::Err(#open) => {
-                let #open = #krate::__private_v01::traced_refusal(#open);
-                return #on_open;
-            }
+            ::core::result::Result::Err(#open) => return #on_open,
         };
     };
     let run = if is_async {

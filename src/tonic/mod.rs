@@ -375,8 +375,18 @@ impl Target {
     fn breaker_for<B>(&self, request: &http::Request<B>) -> Breaker {
         match self {
             Target::Group(breaker) => breaker.clone(),
-            Target::Authority(keys) => keys.breaker(authority(request)),
-            Target::Method(keys) => keys.breaker(method_key(request.uri().path())),
+            Target::Authority(keys) => keys.breaker(self.key(request)),
+            Target::Method(keys) => keys.breaker(self.key(request)),
+        }
+    }
+
+    /// The key of `request`'s breaker: its authority or its method (empty
+    /// for the group's one breaker).
+    fn key<'r, B>(&self, request: &'r http::Request<B>) -> &'r str {
+        match self {
+            Target::Group(_) => "",
+            Target::Authority(_) => authority(request),
+            Target::Method(_) => method_key(request.uri().path()),
         }
     }
 }
@@ -486,7 +496,12 @@ where
     fn call(&mut self, mut request: http::Request<ReqBody>) -> Self::Future {
         let claimed = match &self.layer.target {
             Target::Group(breaker) => breaker.try_acquire_owned(),
-            keyed => keyed.breaker_for(&request).try_acquire_owned(),
+            keyed => {
+                let breaker = keyed.breaker_for(&request);
+                #[cfg(feature = "tracing")]
+                crate::observe::span::record_key(&breaker, keyed.key(&request));
+                breaker.try_acquire_owned()
+            }
         };
         let permit = match claimed {
             Ok(permit) => permit,

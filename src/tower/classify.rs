@@ -91,7 +91,6 @@ where
         Wait::None => {}
     }
     let verdict = classifier.classify(result);
-    super::traced_outcome(&permit, verdict);
     match verdict {
         Verdict::Success => permit.success(),
         Verdict::Failure => permit.failure(),

@@ -13,7 +13,7 @@ use breaker_core::{CircuitOpen, OwnedBulkheadSlot, OwnedPermit};
 use pin_project_lite::pin_project;
 
 use super::classify::record_classified;
-use super::{BreakerError, Classify, Verdict};
+use super::{BreakerError, Classify};
 
 pin_project! {
     /// The future of a call through a [`CircuitBreaker`](super::CircuitBreaker).
@@ -227,7 +227,6 @@ where
     // Drops the call (its future, its slot) before the timeout is recorded.
     kind.set(Kind::Refused { open: None });
     let permit = permit.expect("a call holds its permit until it ends");
-    super::traced_outcome(&permit, Verdict::Failure);
     Poll::Ready(Err(BreakerError::TimedOut(permit.timed_out(after))))
 }
 

@@ -346,68 +346,11 @@ where
         }
         match self.breaker.try_acquire_owned() {
             Ok(permit) => {
-                traced_admission(&permit);
                 ResponseFuture::called(self.inner.call(request), permit, self.classifier.clone())
             }
-            Err(open) => ResponseFuture::refused(traced_refusal(open)),
+            Err(open) => ResponseFuture::refused(open),
         }
     }
-}
-
-/// Records an admitted call's verdict on the current span
-/// ([`observe::span`](crate::observe::span), feature `tracing`).
-#[inline(always)]
-pub(crate) fn traced_admission(permit: &breaker_core::OwnedPermit) {
-    #[cfg(feature = "tracing")]
-    if crate::observe::span::any_recorded() {
-        use crate::observe::span::{admitted_as, Verdict};
-        // By value: the permit keeps no address for this path.
-        let verdict = match (permit.is_probe(), permit.is_shadow_call()) {
-            (true, _) => Verdict::Probe,
-            (false, true) => Verdict::ShadowRefused,
-            (false, false) => Verdict::Admitted,
-        };
-        let _ = admitted_as(permit.breaker().group(), verdict, None);
-    }
-    #[cfg(not(feature = "tracing"))]
-    let _ = permit;
-}
-
-/// Records a refusal on the current span (feature `tracing`), and gives it
-/// back.
-#[inline(always)]
-fn traced_refusal(open: CircuitOpen) -> CircuitOpen {
-    #[cfg(feature = "tracing")]
-    crate::observe::span::refused(&open, None);
-    open
-}
-
-/// Records a call's classified outcome on the current span (feature
-/// `tracing`): past one relaxed load, the group read only on the recording
-/// path.
-#[inline(always)]
-pub(crate) fn traced_outcome(permit: &breaker_core::OwnedPermit, verdict: Verdict) {
-    #[cfg(feature = "tracing")]
-    if crate::observe::span::any_recorded() {
-        record_outcome(permit.breaker().group(), verdict);
-    }
-    #[cfg(not(feature = "tracing"))]
-    let _ = (permit, verdict);
-}
-
-/// [`traced_outcome`], past the load that tells something is recorded.
-#[cfg(feature = "tracing")]
-#[cold]
-#[inline(never)]
-fn record_outcome(group: &str, verdict: Verdict) {
-    crate::observe::span::ended_in(
-        group,
-        match verdict {
-            Verdict::Success => "success",
-            Verdict::Failure => "failure",
-            Verdict::Ignored => "ignored",
-        },
-    );
 }
 
 impl<S, C> CircuitBreaker<S, C> {
@@ -425,16 +368,15 @@ impl<S, C> CircuitBreaker<S, C> {
     {
         let slot = match self.breaker.enter_bulkhead_owned() {
             Ok(slot) => slot,
-            Err(open) => return ResponseFuture::refused(traced_refusal(open)),
+            Err(open) => return ResponseFuture::refused(open),
         };
         match self.breaker.try_acquire_owned() {
             Ok(permit) => {
-                traced_admission(&permit);
                 let deadline = self.breaker.config().timeout();
                 let future = self.inner.call(request);
                 ResponseFuture::guarded(future, permit, self.classifier.clone(), slot, deadline)
             }
-            Err(open) => ResponseFuture::refused(traced_refusal(open)),
+            Err(open) => ResponseFuture::refused(open),
         }
     }
 
@@ -456,7 +398,7 @@ impl<S, C> CircuitBreaker<S, C> {
     #[cold]
     #[inline(never)]
     fn refuse<F>(&mut self) -> ResponseFuture<F, C> {
-        ResponseFuture::refused(traced_refusal(self.refusal_now()))
+        ResponseFuture::refused(self.refusal_now())
     }
 
     /// The refusal of a call after a `poll_ready` that found the circuit

@@ -146,6 +146,13 @@ impl Breaker {
         let inner = &*self.inner;
         inner.counters.bump(crate::counters::Counter::Rejected);
         inner.counters.bump(Counter::BulkheadRejected);
+        #[cfg(feature = "trace")]
+        if inner.word().is_traced() {
+            crate::trace::tell(
+                inner.name,
+                crate::trace::Noted::Refused(OpenReason::BulkheadFull),
+            );
+        }
         CircuitOpen::new(inner.name, OpenReason::BulkheadFull, None)
     }
 

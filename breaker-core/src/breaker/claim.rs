@@ -201,13 +201,38 @@ impl Inner {
     }
 
     /// The claims that admit, and may move the breaker: open to half-open,
-    /// probe slots, a ramp's credit, the throttle's. Reads the word afresh.
+    /// probe slots, a ramp's credit, the throttle's. Reads the word afresh. A
+    /// traced word's claim is told to the span hook (`trace`).
     #[inline(always)]
     fn acquire_moving(&self) -> ClaimCode {
         let word = self.word();
-        if word.admits_outright() {
+        if word.admits_untraced() {
             return self.admit_timed(word);
         }
+        // One test for two flags: a word without either takes the step as
+        // fast as ever.
+        if word.is_throttled_or_traced() {
+            return self.acquire_throttled_or_traced(word);
+        }
+        self.acquire_stepping(word)
+    }
+
+    /// A claim on a throttled or traced word (`trace`: told to the span hook).
+    #[cold]
+    #[inline(never)]
+    fn acquire_throttled_or_traced(&self, word: Word) -> ClaimCode {
+        #[cfg(feature = "trace")]
+        if word.is_traced() {
+            return self.acquire_traced(word);
+        }
+        self.acquire_throttled(word)
+    }
+
+    /// [`acquire_moving`](Self::acquire_moving) of a word that does not admit
+    /// outright, told to the span hook or not: through the throttle, or the
+    /// claim step.
+    #[cfg(feature = "trace")]
+    pub(super) fn acquire_flagged(&self, word: Word) -> ClaimCode {
         if word.is_throttled() {
             return self.acquire_throttled(word);
         }
@@ -221,8 +246,6 @@ impl Inner {
     /// admits without asking (an operator's order), as `Breaker::refusal`
     /// tells. Shadow mode admits what the throttle refuses and counts it in
     /// `shadow_refused`. A held word is judged by its hold first.
-    #[cold]
-    #[inline(never)]
     fn acquire_throttled(&self, word: Word) -> ClaimCode {
         // A hold refuses before the throttle is asked: the server's own wait.
         if !word.is_held() && matches!(word.state(), State::Closed | State::HalfOpen) {

@@ -109,7 +109,7 @@ impl Breaker {
         let word = Word::initial(timed, policy.is_window())
             .with_shadow(config.shadow())
             .with_throttle(config.throttle().is_some());
-        Breaker {
+        let breaker = Breaker {
             inner: Arc::new(Inner::new(
                 Hot {
                     word: AtomicU64::new(word.0),
@@ -124,7 +124,11 @@ impl Breaker {
                 Guards::new(&config, histogram, retry),
                 throttle,
             )),
-        }
+        };
+        // Listed so that choosing whose calls are recorded reaches it.
+        #[cfg(feature = "trace")]
+        super::enlist(&breaker);
+        breaker
     }
 
     /// Calls `subscriber` with every transition of this breaker, in generation

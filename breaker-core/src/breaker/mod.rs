@@ -16,6 +16,7 @@
 //! | `inner` | | the type and its layout; the word's load and swap, the pure questions, metrics |
 //! | `claim` | | claims that find the word anything but plainly closed |
 //! | `settle` | | verdicts: timed, counted, fed to the failure policy ([`crate::policy`]) |
+//! | `trace` | whose calls are recorded on spans, and the trace bit that says so, set live (feature `trace`) | claims and verdicts of a traced word, told to the span hook |
 //! | `apply` | | every other input (trips, opens, closes, forcing, the fleet's), and `execute`, the one place a swapped-in step's counts and transition are carried out |
 //!
 //! Below them all, `transition` is the state machine as a pure function
@@ -46,6 +47,8 @@ pub(crate) mod permit;
 mod reconfigure;
 mod retry;
 mod settle;
+#[cfg(feature = "trace")]
+mod trace;
 mod transition;
 
 #[cfg(all(test, loom))]
@@ -59,3 +62,7 @@ pub use self::permit::{OwnedPermit, Permit};
 pub(crate) use self::reconfigure::check_change;
 pub use self::reconfigure::PolicyChange;
 pub use self::retry::{Attempts, RetryAttempts, RetryVerdict};
+#[cfg(feature = "trace")]
+pub(crate) use self::trace::enlist;
+#[cfg(feature = "trace")]
+pub use self::trace::{is_traced, record_calls, record_calls_of, records};

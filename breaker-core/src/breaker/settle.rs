@@ -39,10 +39,9 @@ impl Inner {
     #[cold]
     #[inline(never)]
     fn settle_slow(&self, admitted: Word, started: u64, verdict: Verdict, at_least: u64) {
-        // Only the call let through to end a hold is admitted on a closed,
-        // held word (shadow and forced-closed calls are forced-closed copies).
-        if admitted.is_held() && admitted.state() == State::Closed {
-            return self.settle_release_probe(admitted, started, verdict, at_least);
+        if admitted.is_held_or_traced() && self.settle_flagged(admitted, started, verdict, at_least)
+        {
+            return;
         }
         // Only timed words carry a start (every group with a slow-call rule
         // or a histogram is timed); an untimed call's duration is read by no one.
@@ -114,6 +113,31 @@ impl Inner {
             let accepted = matches!(verdict, Verdict::Success | Verdict::Ignored);
             throttle.record(throttle.now(&self.clock), accepted);
         }
+    }
+
+    /// A verdict on a held or traced word: told to the span hook if traced,
+    /// and settled here (`true`) if it is the call let through to end a hold.
+    /// Only that call is admitted on a closed, held word (shadow and
+    /// forced-closed calls are forced-closed copies).
+    #[cold]
+    #[inline(never)]
+    fn settle_flagged(
+        &self,
+        admitted: Word,
+        started: u64,
+        verdict: Verdict,
+        at_least: u64,
+    ) -> bool {
+        #[cfg(feature = "trace")]
+        if admitted.is_traced() {
+            self.settled_traced(verdict);
+        }
+        let admitted = admitted.with_traced(false);
+        if admitted.is_held() && admitted.state() == State::Closed {
+            self.settle_release_probe(admitted, started, verdict, at_least);
+            return true;
+        }
+        false
     }
 
     /// The verdict of the call let through to end a hold: recorded as any

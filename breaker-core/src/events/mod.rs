@@ -164,7 +164,7 @@ pub struct Transition {
     /// Why.
     pub reason: TransitionReason,
     /// The generation it entered (every transition starts a new one; it wraps
-    /// after 2^34).
+    /// after 2^33).
     pub generation: u64,
     /// When it entered [`State::Open`]: how long it stays open this time (grown by
     /// `backoff` after failed probes, with `jitter` drawn; the fleet's time left after a

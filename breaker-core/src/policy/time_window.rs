@@ -80,7 +80,7 @@ impl Stamps {
 
 /// Whether generation `a` is later than `b`. Generations are the state word's,
 /// which wraps at [`GEN_MASK`]: of two less than half that range apart, the one
-/// ahead is the later (2^34 transitions apart: half a year at a thousand a second).
+/// ahead is the later (up to 2^32 transitions apart: 49 days at a thousand a second).
 fn is_later(a: u64, b: u64) -> bool {
     let ahead = a.wrapping_sub(b) & GEN_MASK;
     ahead != 0 && ahead <= GEN_MASK / 2

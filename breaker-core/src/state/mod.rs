@@ -2,8 +2,8 @@
 //! generation, the consecutive failures while closed, the probes in flight and
 //! probe successes of a half-open episode, whether an open came from the fleet,
 //! whether a closed circuit still ramps its traffic back in, whether claims
-//! pass the adaptive throttle, and whether a hold (the server asked to wait)
-//! refuses claims.
+//! pass the adaptive throttle, whether a hold (the server asked to wait)
+//! refuses claims, and whether the group's calls are recorded on spans.
 
 use std::fmt;
 
@@ -84,7 +84,7 @@ const REFUSING_OR_PROBING: u64 = 0b011;
 const TIMED: u64 = 1 << STATE_BITS;
 /// Set for the breaker's life when verdicts feed a window policy.
 const WINDOWED: u64 = 1 << (STATE_BITS + 1);
-const FLAGS: u64 = TIMED | WINDOWED | SHADOW | THROTTLED | HELD;
+const FLAGS: u64 = TIMED | WINDOWED | SHADOW | THROTTLED | HELD | TRACED;
 /// Never set in the breaker's word: set in a permit's copy of it unless the claim
 /// found the word plain, so a success that may need more than a count (and
 /// rarely one that does not) never takes the verdict's fast path.
@@ -112,8 +112,12 @@ const THROTTLED: u64 = 1 << (SUCCESS_SHIFT + SUCCESS_BITS + 2);
 /// past it clears the bit. Kept by every transition, so a hold outlives a trip
 /// or a close; cleared by manual control and by the release.
 const HELD: u64 = 1 << (SUCCESS_SHIFT + SUCCESS_BITS + 3);
-const GEN_SHIFT: u32 = SUCCESS_SHIFT + SUCCESS_BITS + 4;
-/// Generations count modulo 2^34: at one transition a millisecond that is 199 days
+/// Set while the group's calls are recorded on spans (`trace`, switched live):
+/// claims and verdicts leave the fast paths, whose cold paths tell the span
+/// hook, so a group that is not recorded keeps every path as it is.
+const TRACED: u64 = 1 << (SUCCESS_SHIFT + SUCCESS_BITS + 4);
+const GEN_SHIFT: u32 = SUCCESS_SHIFT + SUCCESS_BITS + 5;
+/// Generations count modulo 2^33: at one transition a millisecond that is 99 days
 /// before a number comes back, and a permit would have to outlive all of them.
 pub(crate) const GEN_MASK: u64 = (1 << (64 - GEN_SHIFT)) - 1;
 const FIELD_MASK: u64 = (1 << PROBE_BITS) - 1;
@@ -154,6 +158,7 @@ const _: () = {
         SHADOW,
         THROTTLED,
         HELD,
+        TRACED,
         GEN_FIELD,
     ];
     let mut union = 0u64;
@@ -207,7 +212,8 @@ const _: () = {
 /// | 27 | shadow mode: refusals are admitted and counted (switched live) |
 /// | 28 | claims pass the adaptive throttle (fixed for the breaker's life) |
 /// | 29 | held: a hold's deadline may refuse claims |
-/// | 30..64 | generation |
+/// | 30 | traced: the group's calls are recorded on spans (switched live) |
+/// | 31..64 | generation |
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Word(pub(crate) u64);
 
@@ -341,16 +347,23 @@ impl Word {
     #[inline(always)]
     pub(crate) const fn is_plain(self) -> bool {
         self.0
-            & (REFUSING_OR_PROBING | TIMED | WINDOWED | FAILURE_FIELD | RAMPING | THROTTLED | HELD)
+            & (REFUSING_OR_PROBING
+                | TIMED
+                | WINDOWED
+                | FAILURE_FIELD
+                | RAMPING
+                | THROTTLED
+                | HELD
+                | TRACED)
             == 0
     }
 
     /// Whether this word admits a call without reading the clock: closed or
-    /// forced closed, not timed, not ramping, not throttled and not held. Its
-    /// verdict may still need more than a count.
+    /// forced closed, not timed, not ramping, not throttled, not held and not
+    /// traced. Its verdict may still need more than a count.
     #[inline(always)]
     pub(crate) const fn admits_untimed(self) -> bool {
-        self.0 & (REFUSING_OR_PROBING | TIMED | RAMPING | THROTTLED | HELD) == 0
+        self.0 & (REFUSING_OR_PROBING | TIMED | RAMPING | THROTTLED | HELD | TRACED) == 0
     }
 
     /// Whether a claim on this word would be admitted with no question to
@@ -359,6 +372,43 @@ impl Word {
     #[inline(always)]
     pub(crate) const fn admits_outright(self) -> bool {
         self.0 & (REFUSING_OR_PROBING | RAMPING | THROTTLED | HELD) == 0
+    }
+
+    /// [`admits_outright`](Self::admits_outright), and not traced: a claim
+    /// of a traced word is told to the span hook.
+    #[inline(always)]
+    pub(crate) const fn admits_untraced(self) -> bool {
+        self.0 & (REFUSING_OR_PROBING | RAMPING | THROTTLED | HELD | TRACED) == 0
+    }
+
+    /// Whether the group's calls are recorded on spans: claims and verdicts
+    /// on this word are told to the span hook.
+    #[inline(always)]
+    pub(crate) const fn is_traced(self) -> bool {
+        self.0 & TRACED != 0
+    }
+
+    /// Whether claims pass the adaptive throttle or are told to the span
+    /// hook (one mask).
+    #[inline(always)]
+    pub(crate) const fn is_throttled_or_traced(self) -> bool {
+        self.0 & (THROTTLED | TRACED) != 0
+    }
+
+    /// This word traced (`on`) or not, every other field kept.
+    pub(crate) const fn with_traced(self, on: bool) -> Word {
+        if on {
+            Word(self.0 | TRACED)
+        } else {
+            Word(self.0 & !TRACED)
+        }
+    }
+
+    /// Whether a verdict on this permit's word leaves the verdict's slow
+    /// path's first test: held or traced (one mask).
+    #[inline(always)]
+    pub(crate) const fn is_held_or_traced(self) -> bool {
+        self.0 & (HELD | TRACED) != 0
     }
 
     /// Whether a hold may refuse claims on this word: its deadline decides.
@@ -448,12 +498,13 @@ impl Word {
     }
 
     /// What the claim's refusal frame must tell apart, from one mask of the
-    /// state bits, the fleet bit, the shadow bit and the hold bit (a shadow
-    /// word is `Other`: the claim step decides, and the shadow helper admits
-    /// what it refuses; a held word is `Other`: the step compares the hold).
+    /// state bits, the fleet bit, the shadow bit, the hold bit and the trace
+    /// bit (a shadow word is `Other`: the claim step decides, and the shadow
+    /// helper admits what it refuses; a held word is `Other`: the step
+    /// compares the hold; a traced word is `Other`: its refusal is told).
     #[inline(always)]
     pub(crate) const fn refusing(self) -> Refusing {
-        match self.0 & (STATE_FIELD | FLEET | SHADOW | HELD) {
+        match self.0 & (STATE_FIELD | FLEET | SHADOW | HELD | TRACED) {
             OPEN_BITS => Refusing::LocallyOpen,
             FORCED_OPEN_BITS => Refusing::ForcedOpen,
             _ => Refusing::Other,
@@ -535,6 +586,7 @@ impl fmt::Debug for Word {
             .field("shadow", &self.is_shadow())
             .field("throttled", &self.is_throttled())
             .field("held", &self.is_held())
+            .field("traced", &self.is_traced())
             .finish()
     }
 }

@@ -211,3 +211,33 @@ fn every_state_survives_packing() {
         assert_eq!(Word::new(s, 7, 3, 2).state(), s);
     }
 }
+
+#[test]
+fn a_traced_word_leaves_every_fast_path_and_keeps_its_flag() {
+    let plain = Word::initial(false, false);
+    let traced = plain.with_traced(true);
+    assert!(traced.is_traced() && !plain.is_traced());
+    assert!(!traced.is_plain(), "its success is told");
+    assert!(!traced.admits_untimed(), "its claim is told");
+    assert!(!traced.admits_untraced());
+    assert!(traced.admits_outright(), "a traced closed word admits");
+    assert!(traced.is_held_or_traced());
+    assert_eq!(traced.next(State::Open).refusing(), Refusing::Other);
+    assert_eq!(
+        traced.next(State::ForcedOpen).refusing(),
+        Refusing::Other,
+        "its refusal is told"
+    );
+    let later = traced
+        .next(State::Open)
+        .next(State::HalfOpen)
+        .next(State::Closed);
+    assert!(later.is_traced(), "kept by every transition");
+    assert_eq!(
+        later.with_traced(false),
+        plain
+            .next(State::Open)
+            .next(State::HalfOpen)
+            .next(State::Closed)
+    );
+}
