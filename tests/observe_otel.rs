@@ -15,6 +15,7 @@ use std::time::Duration;
 
 use breakerbox::observe::otel::opentelemetry::metrics::MeterProvider as _;
 use breakerbox::observe::otel::BreakerInstruments;
+use breakerbox::hold::HoldScope;
 use breakerbox::{Config, ManualClock, Registry};
 use opentelemetry_sdk::metrics::data::{AggregatedMetrics, MetricData, ResourceMetrics};
 use opentelemetry_sdk::metrics::{InMemoryMetricExporter, SdkMeterProvider};
@@ -166,6 +167,15 @@ fn every_kind_of_group() -> Arc<Registry> {
     shed.try_acquire().unwrap().failure();
     assert!(shed.try_acquire().is_err(), "throttled");
 
+    // A hold and shadow mode: their series hold counts other than 0.
+    let held = breakers.breaker("held", &Config::default());
+    held.hold(Duration::from_secs(30), HoldScope::Group);
+    assert!(held.try_acquire().is_err(), "held");
+    let shadowed = Config::builder().threshold(1).shadow(true).build().unwrap();
+    let shadow = breakers.breaker("shadow", &shadowed);
+    shadow.try_acquire().unwrap().failure();
+    shadow.try_acquire().expect("shadow mode refuses nothing").success();
+
     let keyed = Config::builder()
         .threshold(1)
         .histogram(Duration::from_secs(1))
@@ -175,6 +185,8 @@ fn every_kind_of_group() -> Arc<Registry> {
     hosts.breaker(&1).try_acquire().unwrap().success();
     hosts.breaker(&2).try_acquire().unwrap().failure();
     assert!(hosts.breaker(&2).try_acquire().is_err());
+    hosts.breaker(&3).hold(Duration::from_secs(30), HoldScope::Key);
+    assert!(hosts.breaker(&3).try_acquire().is_err(), "a key's hold");
     clock.advance(Duration::from_secs(1));
     breakers
 }
