@@ -13,9 +13,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::Duration;
 
+use breakerbox::hold::HoldScope;
 use breakerbox::observe::otel::opentelemetry::metrics::MeterProvider as _;
 use breakerbox::observe::otel::BreakerInstruments;
-use breakerbox::hold::HoldScope;
 use breakerbox::{Config, ManualClock, Registry};
 use opentelemetry_sdk::metrics::data::{AggregatedMetrics, MetricData, ResourceMetrics};
 use opentelemetry_sdk::metrics::{InMemoryMetricExporter, SdkMeterProvider};
@@ -174,7 +174,10 @@ fn every_kind_of_group() -> Arc<Registry> {
     let shadowed = Config::builder().threshold(1).shadow(true).build().unwrap();
     let shadow = breakers.breaker("shadow", &shadowed);
     shadow.try_acquire().unwrap().failure();
-    shadow.try_acquire().expect("shadow mode refuses nothing").success();
+    shadow
+        .try_acquire()
+        .expect("shadow mode refuses nothing")
+        .success();
 
     let keyed = Config::builder()
         .threshold(1)
@@ -185,7 +188,9 @@ fn every_kind_of_group() -> Arc<Registry> {
     hosts.breaker(&1).try_acquire().unwrap().success();
     hosts.breaker(&2).try_acquire().unwrap().failure();
     assert!(hosts.breaker(&2).try_acquire().is_err());
-    hosts.breaker(&3).hold(Duration::from_secs(30), HoldScope::Key);
+    hosts
+        .breaker(&3)
+        .hold(Duration::from_secs(30), HoldScope::Key);
     assert!(hosts.breaker(&3).try_acquire().is_err(), "a key's hold");
     clock.advance(Duration::from_secs(1));
     breakers

@@ -74,6 +74,9 @@
 //!   slot it held is freed.
 //! - Until then the call holds its permit, a half-open probe slot included,
 //!   and its duration for a slow-call rule runs to the trailers.
+//! - With feature `tracing`, a recorded group's call carries its group, its
+//!   key (the authority or the method), its verdict and its outcome on the
+//!   current span (see `observe::span`).
 //!
 //! # Classification
 //!
