@@ -18,7 +18,7 @@ const LAYERS: &[&[&str]] = &[
         "retry",
     ],
     &["config"],
-    &["conflict", "histogram"],
+    &["conflict", "histogram", "trace"],
     &["guards", "events"],
     &["policy"],
     &["throttle"],
