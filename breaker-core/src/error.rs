@@ -31,12 +31,17 @@ pub enum OpenReason {
     /// made then, with none between, would be admitted (zero when the next
     /// call would be); at most the time the ramp has left.
     Ramping,
+    /// The call's keyed group is open as one (`systemic_share` or
+    /// `max_open_keys`): a fault shared by its keys, not this key's. Every
+    /// key is refused while it is, and one probe at a time goes for the whole
+    /// group; `retry_after` is the time until that probe may go.
+    Group,
 }
 
 impl OpenReason {
     /// A short snake_case label, spelled as [`State::as_str`](crate::State::as_str)
     /// spells states: `"open"`, `"half_open_full"`, `"forced_open"`,
-    /// `"fleet_open"`, `"bulkhead_full"`, `"ramping"`.
+    /// `"fleet_open"`, `"bulkhead_full"`, `"ramping"`, `"group_open"`.
     pub const fn as_str(self) -> &'static str {
         match self {
             OpenReason::Open => "open",
@@ -45,6 +50,7 @@ impl OpenReason {
             OpenReason::Fleet => "fleet_open",
             OpenReason::BulkheadFull => "bulkhead_full",
             OpenReason::Ramping => "ramping",
+            OpenReason::Group => "group_open",
         }
     }
 }
@@ -112,6 +118,11 @@ impl fmt::Display for CircuitOpen {
                 self.group
             )?,
             OpenReason::Fleet => write!(f, "circuit `{}` is open across the fleet", self.group)?,
+            OpenReason::Group => write!(
+                f,
+                "keyed group `{}` is open as one: a fault its keys share",
+                self.group
+            )?,
             OpenReason::Ramping => write!(
                 f,
                 "circuit `{}` is ramping its traffic back in after closing",

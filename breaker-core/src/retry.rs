@@ -11,7 +11,9 @@
 
 use std::time::Duration;
 
+use crate::keyed::Judge;
 use crate::sync::{AtomicBool, AtomicU32, AtomicU64, Mutex, OnceLock, Ordering::*};
+use std::sync::Arc;
 
 /// An error that may say how long to wait before the call is repeated (an
 /// HTTP `Retry-After`, a rate limiter's reset): the next attempt waits at
@@ -673,25 +675,39 @@ impl Retry {
 /// Where a group keeps its [`Retry`]: empty until the group's first retried
 /// call, which makes it from its declaration; shared by a keyed group's keys.
 /// It also holds what layered configuration gives the group's retries, so
-/// that the `Retry` is made with it, or takes it live once made.
+/// that the `Retry` is made with it, or takes it live once made. A keyed
+/// group's slot also holds the group level its keys report to, when the group
+/// judges as one: what every key shares with its group, behind one pointer.
 #[derive(Debug)]
 pub(crate) struct RetrySlot {
     retry: OnceLock<Retry>,
     /// Locked to make the `Retry` and to change the tuning, so a tuning set
     /// while the first call makes it is never lost.
     tuning: Mutex<RetryTuning>,
+    judge: Option<Arc<Judge>>,
 }
 
 impl Default for RetrySlot {
     fn default() -> Self {
-        RetrySlot {
-            retry: OnceLock::new(),
-            tuning: Mutex::new(RetryTuning::NONE),
-        }
+        RetrySlot::with_judge(None)
     }
 }
 
 impl RetrySlot {
+    /// A keyed group's slot, with the group level its keys report to.
+    pub(crate) fn with_judge(judge: Option<Arc<Judge>>) -> Self {
+        RetrySlot {
+            retry: OnceLock::new(),
+            tuning: Mutex::new(RetryTuning::NONE),
+            judge,
+        }
+    }
+
+    /// The group level a keyed group's keys report to, if it judges as one.
+    pub(crate) fn judge(&self) -> Option<&Judge> {
+        self.judge.as_deref()
+    }
+
     /// The group's `Retry`, made from `declared` by the first call (`fixed`:
     /// `declared` is a `static`). A later declaration that differs is reported
     /// once (see [`Retry::conflict`]) and draws on the first one's budget,

@@ -249,6 +249,34 @@ impl Inner {
         true
     }
 
+    /// A keyed group's own breaker opens the group because `cause` tripped,
+    /// if it is closed (see `keyed::judge`).
+    #[cold]
+    pub(super) fn trip_group(&self, cause: TripCause) {
+        let word = self.word();
+        if word.state() == State::Closed {
+            self.trip(word.generation(), cause);
+        }
+    }
+
+    /// A keyed group's own breaker takes a key's report as a verdict of a
+    /// call admitted now (see `keyed::judge`), if it is closed; returns its
+    /// consecutive failures after it.
+    #[cold]
+    pub(super) fn report(&self, failed: bool) -> u32 {
+        let word = self.word();
+        if word.state() != State::Closed {
+            return 0;
+        }
+        let verdict = if failed {
+            Verdict::Failure
+        } else {
+            Verdict::Success
+        };
+        self.settle(word.marked(), 0, verdict);
+        self.word().failures()
+    }
+
     pub(super) fn force(&self, state: State) {
         let guard = self.transition.lock();
         if state == State::Closed {
@@ -297,6 +325,10 @@ impl Inner {
     #[cold]
     #[inline(never)]
     pub(super) fn publish(&self, t: Change, open_for: Option<u64>) {
+        if let Some(judge) = self.guards.judge() {
+            let tripped = matches!(t.kind, ChangeKind::Tripped(_));
+            judge.key_moved(t.from, t.to, tripped);
+        }
         let name = self.name;
         let open_for = open_for.map(Duration::from_nanos);
         let reason = match t.kind {

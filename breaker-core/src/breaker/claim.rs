@@ -19,7 +19,7 @@ use crate::sync::Ordering::*;
 /// a word in a state no admitted permit has (open or forced open); its probe
 /// field says "half-open and full" (1) or "open by the fleet" (2), and its
 /// success field whether `retry_after` is there. Only this type reads or writes
-/// that code. A ramp's refusal is kind 3.
+/// that code. A ramp's refusal is kind 3, a keyed group's own breaker's 4.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) struct ClaimCode {
     code: Word,
@@ -54,6 +54,7 @@ impl ClaimCode {
             Refusal::HalfOpenFull => (State::Open, 1),
             Refusal::Fleet => (State::Open, 2),
             Refusal::Ramping => (State::Open, 3),
+            Refusal::Group => (State::Open, 4),
             Refusal::ForcedOpen => (State::ForcedOpen, 0),
         };
         ClaimCode {
@@ -76,7 +77,8 @@ impl ClaimCode {
                     (_, 0) => OpenReason::Open,
                     (_, 1) => OpenReason::HalfOpenFull,
                     (_, 2) => OpenReason::Fleet,
-                    (_, _) => OpenReason::Ramping,
+                    (_, 3) => OpenReason::Ramping,
+                    (_, _) => OpenReason::Group,
                 },
                 retry_after: code.code_flag().then_some(self.value),
             },
@@ -157,6 +159,11 @@ impl Inner {
 
     #[inline(always)]
     fn refuse(&self, refusal: Refusal, retry_after: Option<u64>) -> ClaimCode {
+        let refusal = if self.group_level {
+            refusal.of_group()
+        } else {
+            refusal
+        };
         self.counters
             .bump_then(Counter::Rejected, ClaimCode::refused(refusal, retry_after))
     }
@@ -311,6 +318,7 @@ mod tests {
             Refusal::Fleet,
             Refusal::ForcedOpen,
             Refusal::Ramping,
+            Refusal::Group,
         ] {
             for retry_after in [None, Some(0), Some(7), Some(u64::MAX)] {
                 match ClaimCode::refused(refusal, retry_after).get() {

@@ -84,6 +84,17 @@ impl Breaker {
         Self::from_parts_sharing(name, config, clock, inherited, None, None, 0)
     }
 
+    /// A keyed group's own breaker (see `keyed::judge`), telling its
+    /// transitions to `inherited` (the registry's subscribers).
+    pub(crate) fn group_level(
+        name: &'static str,
+        config: Config,
+        clock: ClockSource,
+        inherited: Option<Arc<Subscribers>>,
+    ) -> Self {
+        Self::build(name, config, clock, inherited, None, None, 0, true)
+    }
+
     /// A breaker that counts its call durations in `histogram` when given (a
     /// keyed group's key), else in one of its own if `config` asks for one,
     /// retries in `retry`'s budget when given (a keyed group's key), else in
@@ -98,6 +109,29 @@ impl Breaker {
         retry: Option<Arc<RetrySlot>>,
         jitter_salt: u32,
     ) -> Self {
+        Self::build(
+            name,
+            config,
+            clock,
+            inherited,
+            histogram,
+            retry,
+            jitter_salt,
+            false,
+        )
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn build(
+        name: &'static str,
+        config: Config,
+        clock: ClockSource,
+        inherited: Option<Arc<Subscribers>>,
+        histogram: Option<Arc<CallHistogram>>,
+        retry: Option<Arc<RetrySlot>>,
+        jitter_salt: u32,
+        group_level: bool,
+    ) -> Self {
         let policy = Policy::new(&config, &clock);
         // A histogram times every call, as slow-call judging does.
         let timed = policy.needs_clock() || config.histogram().is_some();
@@ -110,6 +144,7 @@ impl Breaker {
                 },
                 name,
                 jitter_salt,
+                group_level,
                 config,
                 clock,
                 config.open_nanos(),
@@ -291,6 +326,11 @@ impl Breaker {
         } else {
             coarse
         };
+        let reason = if inner.group_level {
+            OpenReason::Group
+        } else {
+            reason
+        };
         (now < until).then(|| CircuitOpen::new(inner.name, reason, Some(until - now)))
     }
 
@@ -403,6 +443,18 @@ impl Breaker {
     /// ```
     pub fn set_shadow(&self, on: bool) -> bool {
         self.inner.set_shadow(on)
+    }
+
+    /// As a keyed group's own breaker: opens it because `cause` tripped, if
+    /// it is closed.
+    pub(crate) fn trip_group(&self, cause: crate::events::TripCause) {
+        self.inner.trip_group(cause);
+    }
+
+    /// As a keyed group's own breaker: takes a key's report (see
+    /// `keyed::judge`); returns the consecutive failures after it.
+    pub(crate) fn report(&self, failed: bool) -> u32 {
+        self.inner.report(failed)
     }
 
     /// Whether the breaker is in shadow mode now.

@@ -120,6 +120,14 @@ pub(crate) fn check_change(
             millis(now.histogram()),
             millis(config.histogram()),
         ),
+        // A keyed group's group level is built with it: whether there is
+        // one is fixed, the shares may change.
+        bound_share(
+            "systemic_share",
+            now.systemic_share(),
+            config.systemic_share(),
+        ),
+        bound_share("max_open_keys", now.max_open_keys(), config.max_open_keys()),
     ];
     match fixed.into_iter().find(|(_, was, asked)| was != asked) {
         None => Ok(()),
@@ -128,6 +136,20 @@ pub(crate) fn check_change(
             policies: Box::new([from, to]),
             fixed: Some(Box::new(FixedKey { key, was, asked })),
         }),
+    }
+}
+
+/// A share that may change while set, as `check_change` compares fixed keys:
+/// in whole percent, and the same on both sides while set on both.
+fn bound_share(
+    key: &'static str,
+    was: Option<f64>,
+    asked: Option<f64>,
+) -> (&'static str, Option<u64>, Option<u64>) {
+    let percent = |share: Option<f64>| share.map(|s| (s * 100.0).round() as u64);
+    match (was, asked) {
+        (Some(_), Some(_)) => (key, percent(was), percent(was)),
+        _ => (key, percent(was), percent(asked)),
     }
 }
 

@@ -6,6 +6,7 @@ use super::transition::{Input, Verdict};
 use crate::counters::Counter;
 use crate::events::TripCause;
 use crate::histogram::Kind;
+use crate::keyed::Judge;
 use crate::policy::Outcome;
 use crate::state::{State, Word};
 
@@ -78,9 +79,33 @@ impl Inner {
             lasted,
             ended,
         };
+        if let Some(judge) = self.guards.judge().filter(|_| closed) {
+            judge.key_outcome(
+                failed,
+                admitted.failures() != 0,
+                self.hot.policy.is_window(),
+            );
+        }
         let tripped = (self.hot.policy).record(&self.hot.word, generation, outcome, &self.clock);
         if let Some(cause) = tripped.filter(|_| closed) {
-            self.trip_on(generation, cause);
+            match self.guards.judge() {
+                None => {
+                    self.trip_on(generation, cause);
+                }
+                Some(judge) => self.trip_judged(judge, generation, cause),
+            }
+        }
+    }
+
+    /// A key of a keyed group that judges as one trips: it opens if
+    /// `max_open_keys` leaves room, or the group opens in its place.
+    #[cold]
+    fn trip_judged(&self, judge: &Judge, generation: u64, cause: TripCause) {
+        if !judge.reserve_open() {
+            return judge.key_past_cap();
+        }
+        if !self.trip_on(generation, cause) {
+            judge.release_open();
         }
     }
 
@@ -123,10 +148,13 @@ impl Inner {
     /// Opens the breaker because `cause` tripped in `generation`. The p99
     /// rule's trips are counted when they open it, not when the window says
     /// so: racing verdicts may all see it over the bound, and one opens.
+    /// Returns whether it opened.
     #[cold]
-    fn trip_on(&self, generation: u64, cause: TripCause) {
-        if self.trip(generation, cause) && cause == TripCause::LatencyP99 {
+    fn trip_on(&self, generation: u64, cause: TripCause) -> bool {
+        let opened = self.trip(generation, cause);
+        if opened && cause == TripCause::LatencyP99 {
             self.counters.bump(Counter::LatencyTrips);
         }
+        opened
     }
 }

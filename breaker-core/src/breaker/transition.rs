@@ -123,6 +123,8 @@ pub(super) enum Refusal {
     ForcedOpen,
     /// Closed and ramping: the ramp's credit did not admit the claim.
     Ramping,
+    /// A keyed group's own breaker refuses: open or half-open and full.
+    Group,
 }
 
 impl Refusal {
@@ -135,6 +137,17 @@ impl Refusal {
             Refusal::Fleet => OpenReason::Fleet,
             Refusal::ForcedOpen => OpenReason::ForcedOpen,
             Refusal::Ramping => OpenReason::Ramping,
+            Refusal::Group => OpenReason::Group,
+        }
+    }
+
+    /// The refusal as a keyed group's own breaker tells it: a forced open
+    /// stays one.
+    #[inline(always)]
+    pub(super) const fn of_group(self) -> Refusal {
+        match self {
+            Refusal::ForcedOpen | Refusal::Ramping => self,
+            _ => Refusal::Group,
         }
     }
 }

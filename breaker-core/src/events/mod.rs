@@ -222,6 +222,12 @@ pub enum TripCause {
     /// (its p99 is above it), while the failure rate alone would not have
     /// tripped.
     LatencyP99,
+    /// A keyed group's own breaker: at least `systemic_share` of its keys
+    /// began failing while none recovered.
+    SystemicShare,
+    /// A keyed group's own breaker: a key would have tripped with
+    /// `max_open_keys` of the keys open already.
+    MaxOpenKeys,
 }
 
 impl TransitionReason {
@@ -245,13 +251,16 @@ impl TransitionReason {
 }
 
 impl TripCause {
-    /// `consecutive_failures`, `failure_rate`, `slow_call_rate` or `latency_p99`.
+    /// `consecutive_failures`, `failure_rate`, `slow_call_rate`,
+    /// `latency_p99`, `systemic_share` or `max_open_keys`.
     pub const fn as_str(self) -> &'static str {
         match self {
             TripCause::ConsecutiveFailures => "consecutive_failures",
             TripCause::FailureRate => "failure_rate",
             TripCause::SlowCallRate => "slow_call_rate",
             TripCause::LatencyP99 => "latency_p99",
+            TripCause::SystemicShare => "systemic_share",
+            TripCause::MaxOpenKeys => "max_open_keys",
         }
     }
 }

@@ -28,7 +28,7 @@ use crate::events::Subscribers;
 impl<K> Shared<K> {
     /// A breaker for a new key whose hash is `salt`, running `config`,
     /// counting its call durations in the group's histogram and its retries
-    /// in the group's budget.
+    /// in the group's budget (and reporting to the group level the slot holds).
     fn new_breaker(&self, config: Config, salt: u32) -> Breaker {
         let histogram = self.histogram.clone();
         let retry = Some(Arc::clone(&self.retry));
@@ -114,6 +114,9 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
         );
         debug_assert!(replaced.is_none(), "a key is created under the writer lock");
         shared.keys.fetch_add(1, Relaxed);
+        if let Some(judge) = &shared.judge {
+            judge.key_created();
+        }
         breaker
     }
 

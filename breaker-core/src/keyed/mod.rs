@@ -48,6 +48,7 @@ use crate::state::State;
 mod groups;
 mod handshake;
 mod insert;
+mod judge;
 mod key;
 mod key_text;
 mod metrics;
@@ -61,6 +62,7 @@ pub(crate) use self::groups::KeyedGroups;
 pub use self::groups::WrongKeyType;
 use self::handshake::Mark;
 pub(crate) use self::insert::Tell;
+pub(crate) use self::judge::Judge;
 pub use self::key::AsKey;
 pub(crate) use self::key_text::key_text;
 use self::metrics::Folded;
@@ -147,6 +149,9 @@ struct Shared<K> {
     /// The group's retry budget, which every key draws on: made by the
     /// group's first retried call, in a slot every key holds from its start.
     retry: Arc<RetrySlot>,
+    /// The group level, when the group judges as one (`systemic_share`,
+    /// `max_open_keys`; see `judge`): every key holds it from its start.
+    judge: Option<Arc<Judge>>,
 }
 
 /// A key's breaker.
@@ -183,6 +188,10 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
         max_keys: usize,
         tell: Option<Tell<K>>,
     ) -> Self {
+        let judge = config.judges_group().then(|| {
+            let subscribers = tell.as_ref().map(|tell| Arc::clone(&tell.subscribers));
+            Arc::new(Judge::new(group, config, clock.clone(), subscribers))
+        });
         KeyedGroup {
             shared: Arc::new(Shared {
                 group,
@@ -203,7 +212,8 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
                 evicted: Mutex::new(Folded::default()),
                 tell,
                 histogram: CallHistogram::new(&config, true).map(Arc::new),
-                retry: Arc::default(),
+                retry: Arc::new(RetrySlot::with_judge(judge.clone())),
+                judge,
             }),
         }
     }
@@ -310,6 +320,37 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
         self.shared.set_shadow(on);
     }
 
+    /// The group's own breaker when the group judges as one
+    /// (`systemic_share` or `max_open_keys` set), `None` otherwise. Closed
+    /// while its keys judge alone; open (or half-open), it stands for every
+    /// key, as [`breaker`](Self::breaker) says. Force it open to refuse the
+    /// whole group by hand.
+    ///
+    /// ```
+    /// # use breaker_core as breakerbox;
+    /// use breakerbox::{keyed::KeyedGroup, Config, OpenReason, State};
+    ///
+    /// let config = Config::builder().threshold(3).systemic_share(0.5).build().unwrap();
+    /// let hosts = KeyedGroup::<u32>::new("shards", config, 100);
+    /// for shard in 0..4 {
+    ///     hosts.breaker(&shard).try_acquire().unwrap().success();
+    /// }
+    /// // Two of four shards fail, none recovers: half the keys, a shared fault.
+    /// hosts.breaker(&0).try_acquire().unwrap().failure();
+    /// hosts.breaker(&1).try_acquire().unwrap().failure();
+    /// assert_eq!(hosts.group_breaker().unwrap().state(), State::Open);
+    /// let refused = hosts.breaker(&3).try_acquire().unwrap_err();
+    /// assert_eq!(refused.reason(), OpenReason::Group);
+    /// assert_eq!(hosts.breaker(&0).state(), State::Open, "the group's, for every key");
+    /// assert_eq!(hosts.get(&0).unwrap().state(), State::Closed, "the key's own");
+    /// ```
+    pub fn group_breaker(&self) -> Option<Breaker> {
+        self.shared
+            .judge
+            .as_ref()
+            .map(|judge| judge.breaker().clone())
+    }
+
     /// The most idle keys the group holds.
     pub fn max_keys(&self) -> usize {
         self.shared.max_keys
@@ -318,6 +359,13 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
     /// The breaker of `key`, created on first use (evicting idle keys if the group
     /// is full). Holding the handle keeps the key from being evicted; a call
     /// holds it for the call's length.
+    ///
+    /// While a group that judges as one (`systemic_share`, `max_open_keys`)
+    /// is open, this is the group's own breaker, whatever the key: it refuses
+    /// with [`OpenReason::Group`](crate::OpenReason::Group) and admits the
+    /// group's probe (see [`group_breaker`](Self::group_breaker)). Look the
+    /// key up for each call: a handle kept from before the group opened runs
+    /// the key's own breaker.
     ///
     /// ```
     /// # use breaker_core as breakerbox;
@@ -367,6 +415,11 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
+        if let Some(judge) = &self.shared.judge {
+            if judge.refuses() {
+                return judge.breaker().clone();
+            }
+        }
         let map = &self.shared.map;
         let guard = map.guard();
         if let Some(entry) = map.get(key, &guard) {

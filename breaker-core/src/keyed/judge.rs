@@ -1,0 +1,182 @@
+//! The level above the keys of a keyed group that sets `systemic_share` or
+//! `max_open_keys`: a [`Judge`] with the group's own breaker, which every key
+//! reports to on its slow path and which opens the whole group as one.
+//!
+//! The group's breaker runs the group's config and never runs a call while
+//! closed: keys report to it. Under the consecutive policy a key reports a
+//! failure when it *begins* a failure run (its first failure after a success)
+//! and a success when it *recovers* (a success after failures); so the
+//! group's consecutive count is the number of keys that began failing while
+//! none recovered, and one key failing again and again counts once. Under a
+//! window policy every outcome of every key reaches the slow path, and each
+//! one is reported: the group judges the rate over all its keys' calls,
+//! whether or not any one key had `min_calls`. A closed key's plain success
+//! reports nothing: a group whose keys are healthy costs nothing more.
+//!
+//! Open, the group's breaker is what [`KeyedGroup::breaker`] hands out for
+//! every key: each call is refused with [`OpenReason::Group`], and when the
+//! open time has passed, one claim, for whichever key, is the group's probe.
+//! The keys' own breakers are left as they were, and resume when the group
+//! closes.
+//!
+//! [`KeyedGroup::breaker`]: super::KeyedGroup::breaker
+//! [`OpenReason::Group`]: crate::OpenReason::Group
+
+use std::sync::atomic::{AtomicUsize, Ordering::*};
+
+use crate::breaker::Breaker;
+use crate::clock::ClockSource;
+use crate::config::Config;
+use crate::events::{Subscribers, TripCause};
+use crate::state::State;
+
+/// The group level of a keyed group: its breaker and what it counts of its
+/// keys.
+pub(crate) struct Judge {
+    /// The group's own circuit (see the module docs).
+    breaker: Breaker,
+    /// Keys the group holds now.
+    held: AtomicUsize,
+    /// Keys that are not closed on their own now (open, half-open or forced
+    /// open), reservations for trips under way included.
+    open: AtomicUsize,
+}
+
+impl Judge {
+    /// The judge of the keyed group `group` running `config`, telling its
+    /// transitions to `subscribers` (a registry's group).
+    pub(crate) fn new(
+        group: &'static str,
+        config: Config,
+        clock: ClockSource,
+        subscribers: Option<std::sync::Arc<Subscribers>>,
+    ) -> Self {
+        Judge {
+            breaker: Breaker::group_level(group, config, clock, subscribers),
+            held: AtomicUsize::new(0),
+            open: AtomicUsize::new(0),
+        }
+    }
+
+    /// The group's breaker.
+    #[inline]
+    pub(crate) fn breaker(&self) -> &Breaker {
+        &self.breaker
+    }
+
+    /// Whether the group is open as one (open, half-open or forced open): its
+    /// breaker is then what every key's lookup hands out.
+    #[inline]
+    pub(crate) fn refuses(&self) -> bool {
+        !matches!(self.breaker.state(), State::Closed | State::ForcedClosed)
+    }
+
+    /// A key was created.
+    pub(crate) fn key_created(&self) {
+        self.held.fetch_add(1, Relaxed);
+    }
+
+    /// A key in `state` left the group.
+    pub(crate) fn key_evicted(&self, state: State) {
+        self.held.fetch_sub(1, Relaxed);
+        if !admits(state) {
+            self.open.fetch_sub(1, Relaxed);
+        }
+    }
+
+    /// Keys the group holds now.
+    pub(crate) fn held(&self) -> usize {
+        self.held.load(Relaxed)
+    }
+
+    /// Keys not closed on their own now.
+    pub(crate) fn open_keys(&self) -> usize {
+        self.open.load(Relaxed)
+    }
+
+    /// A key's breaker moved from `from` to `to`; `tripped`: by its own trip,
+    /// whose place [`reserve_open`](Self::reserve_open) took.
+    pub(crate) fn key_moved(&self, from: State, to: State, tripped: bool) {
+        match (admits(from), admits(to)) {
+            (true, false) if !tripped => {
+                self.open.fetch_add(1, Relaxed);
+            }
+            (false, true) => {
+                self.open.fetch_sub(1, Relaxed);
+                if to == State::Closed {
+                    // A key that closes recovered.
+                    self.breaker.report(false);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Takes a place for one more key open on its own, if `max_open_keys`
+    /// leaves one; `false` when the cap is reached (the key's trip is then
+    /// the group's: see [`key_past_cap`](Self::key_past_cap)).
+    pub(crate) fn reserve_open(&self) -> bool {
+        let Some(share) = self.breaker.config().max_open_keys() else {
+            self.open.fetch_add(1, Relaxed);
+            return true;
+        };
+        // At least one key may open on its own, whatever the share.
+        let cap = ((share * self.held() as f64) as usize).max(1);
+        self.open
+            .fetch_update(Relaxed, Relaxed, |open| (open < cap).then_some(open + 1))
+            .is_ok()
+    }
+
+    /// Gives back a place [`reserve_open`](Self::reserve_open) took for a trip
+    /// that another verdict made first.
+    pub(crate) fn release_open(&self) {
+        self.open.fetch_sub(1, Relaxed);
+    }
+
+    /// A key would trip past `max_open_keys`: the fault is the group's.
+    #[cold]
+    pub(crate) fn key_past_cap(&self) {
+        self.breaker.trip_group(TripCause::MaxOpenKeys);
+    }
+
+    /// A key's closed outcome, reported as the module docs say: `failed`,
+    /// and whether the key had failures before it (`was_failing`) or runs a
+    /// window (`windowed`: every outcome is reported).
+    #[cold]
+    pub(crate) fn key_outcome(&self, failed: bool, was_failing: bool, windowed: bool) {
+        let report = windowed || failed != was_failing;
+        if !report {
+            return;
+        }
+        let failing = self.breaker.report(failed);
+        if failed && !windowed {
+            self.judge_share(failing);
+        }
+    }
+
+    /// The share rule: `failing` keys began failing while none recovered.
+    fn judge_share(&self, failing: u32) {
+        let Some(share) = self.breaker.config().systemic_share() else {
+            return;
+        };
+        let needed = (share * self.held() as f64).ceil().max(2.0);
+        if f64::from(failing) >= needed {
+            self.breaker.trip_group(TripCause::SystemicShare);
+        }
+    }
+}
+
+/// Whether a breaker in `state` admits calls on its own.
+fn admits(state: State) -> bool {
+    matches!(state, State::Closed | State::ForcedClosed)
+}
+
+impl std::fmt::Debug for Judge {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Judge")
+            .field("state", &self.breaker.state())
+            .field("held", &self.held())
+            .field("open", &self.open_keys())
+            .finish()
+    }
+}
