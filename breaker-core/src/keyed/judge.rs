@@ -3,15 +3,20 @@
 //! reports to on its slow path and which opens the whole group as one.
 //!
 //! The group's breaker runs the group's config and never runs a call while
-//! closed: keys report to it. Under the consecutive policy a key reports a
-//! failure when it *begins* a failure run (its first failure after a success)
-//! and a success when it *recovers* (a success after failures); so the
-//! group's consecutive count is the number of keys that began failing while
-//! none recovered, and one key failing again and again counts once. Under a
-//! window policy every outcome of every key reaches the slow path, and each
-//! one is reported: the group judges the rate over all its keys' calls,
-//! whether or not any one key had `min_calls`. A closed key's plain success
-//! reports nothing: a group whose keys are healthy costs nothing more.
+//! closed: keys report to the judge, on their slow path only. Under the
+//! consecutive policy a key reports when it *begins* a failure run (its first
+//! failure after a success) and when it *recovers* (a success after failures,
+//! or its own probe closing it); the judge counts the keys that began failing
+//! while none recovered (one key failing again and again counts once), and
+//! opens the group when that count reaches `systemic_share` of the keys it
+//! holds (two at least), or `threshold` keys while no key of the group
+//! succeeded since the first of them began (read from the keys' success
+//! counts, a walk over the keys, when a run begins and when it would trip).
+//! Under a window policy every outcome of every key reaches the slow path, and
+//! each one is the group breaker's too: the group judges the rate over all its
+//! keys' calls, whether or not any one key had `min_calls`. A closed key's
+//! plain success reports nothing: a group whose keys are healthy costs
+//! nothing more.
 //!
 //! Open, the group's breaker is what [`KeyedGroup::breaker`] hands out for
 //! every key: each call is refused with [`OpenReason::Group`], and when the
@@ -22,7 +27,7 @@
 //! [`KeyedGroup::breaker`]: super::KeyedGroup::breaker
 //! [`OpenReason::Group`]: crate::OpenReason::Group
 
-use std::sync::atomic::{AtomicUsize, Ordering::*};
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering::*};
 
 use crate::breaker::Breaker;
 use crate::clock::ClockSource;
@@ -40,6 +45,12 @@ pub(crate) struct Judge {
     /// Keys that are not closed on their own now (open, half-open or forced
     /// open), reservations for trips under way included.
     open: AtomicUsize,
+    /// Consecutive policy: keys that began failing while none recovered.
+    run: AtomicU32,
+    /// The group's successes when the current run began.
+    run_successes: AtomicU64,
+    /// The successes of every key the group ever held (a walk over them).
+    successes: Box<dyn Fn() -> u64 + Send + Sync>,
 }
 
 impl Judge {
@@ -50,11 +61,15 @@ impl Judge {
         config: Config,
         clock: ClockSource,
         subscribers: Option<std::sync::Arc<Subscribers>>,
+        successes: Box<dyn Fn() -> u64 + Send + Sync>,
     ) -> Self {
         Judge {
             breaker: Breaker::group_level(group, config, clock, subscribers),
             held: AtomicUsize::new(0),
             open: AtomicUsize::new(0),
+            run: AtomicU32::new(0),
+            run_successes: AtomicU64::new(0),
+            successes,
         }
     }
 
@@ -105,7 +120,7 @@ impl Judge {
                 self.open.fetch_sub(1, Relaxed);
                 if to == State::Closed {
                     // A key that closes recovered.
-                    self.breaker.report(false);
+                    self.run.store(0, Relaxed);
                 }
             }
             _ => {}
@@ -136,33 +151,46 @@ impl Judge {
     /// A key would trip past `max_open_keys`: the fault is the group's.
     #[cold]
     pub(crate) fn key_past_cap(&self) {
-        self.breaker.trip_group(TripCause::MaxOpenKeys);
+        self.trip(TripCause::MaxOpenKeys);
     }
 
     /// A key's closed outcome, reported as the module docs say: `failed`,
     /// and whether the key had failures before it (`was_failing`) or runs a
-    /// window (`windowed`: every outcome is reported).
+    /// window (`windowed`: every outcome is the group breaker's too).
     #[cold]
     pub(crate) fn key_outcome(&self, failed: bool, was_failing: bool, windowed: bool) {
-        let report = windowed || failed != was_failing;
-        if !report {
+        if windowed {
+            self.breaker.report(failed);
             return;
         }
-        let failing = self.breaker.report(failed);
-        if failed && !windowed {
-            self.judge_share(failing);
+        match (failed, was_failing) {
+            (true, false) => self.began_failing(),
+            (false, true) => self.run.store(0, Relaxed),
+            _ => {}
         }
     }
 
-    /// The share rule: `failing` keys began failing while none recovered.
-    fn judge_share(&self, failing: u32) {
-        let Some(share) = self.breaker.config().systemic_share() else {
-            return;
-        };
-        let needed = (share * self.held() as f64).ceil().max(2.0);
-        if f64::from(failing) >= needed {
-            self.breaker.trip_group(TripCause::SystemicShare);
+    /// A key began a failure run: the share rule, then the count rule.
+    fn began_failing(&self) {
+        let failing = self.run.fetch_add(1, Relaxed).saturating_add(1);
+        if failing == 1 {
+            self.run_successes.store((self.successes)(), Relaxed);
         }
+        let config = self.breaker.config();
+        if let Some(share) = config.systemic_share() {
+            let needed = (share * self.held() as f64).ceil().max(2.0);
+            if f64::from(failing) >= needed {
+                return self.trip(TripCause::SystemicShare);
+            }
+        }
+        if failing >= config.threshold() && (self.successes)() == self.run_successes.load(Relaxed) {
+            self.trip(TripCause::ConsecutiveFailures);
+        }
+    }
+
+    fn trip(&self, cause: TripCause) {
+        self.run.store(0, Relaxed);
+        self.breaker.trip_group(cause);
     }
 }
 

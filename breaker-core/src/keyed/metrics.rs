@@ -173,6 +173,16 @@ pub struct KeyedMetrics {
 }
 
 impl<K: Hash + Eq> Shared<K> {
+    /// The successes of every key the group ever held: what the group level
+    /// reads when a failure run begins and when it would trip.
+    pub(super) fn successes(&self) -> u64 {
+        let evicted = self.evicted.lock();
+        let held = self.map.pin().iter().fold(0u64, |sum, (_, entry)| {
+            sum.saturating_add(entry.breaker.metrics().successes)
+        });
+        held.saturating_add(evicted.successes)
+    }
+
     /// See [`KeyedGroup::metrics`](crate::KeyedGroup::metrics).
     pub(super) fn metrics(&self) -> KeyedMetrics {
         let shared = self;

@@ -34,7 +34,7 @@ use std::borrow::Borrow;
 use std::fmt;
 use std::hash::Hash;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::*};
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
 use parking_lot::Mutex;
 
@@ -188,32 +188,42 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
         max_keys: usize,
         tell: Option<Tell<K>>,
     ) -> Self {
-        let judge = config.judges_group().then(|| {
-            let subscribers = tell.as_ref().map(|tell| Arc::clone(&tell.subscribers));
-            Arc::new(Judge::new(group, config, clock.clone(), subscribers))
-        });
         KeyedGroup {
-            shared: Arc::new(Shared {
-                group,
-                declared,
-                config: Mutex::new(config),
-                clock,
-                max_keys: max_keys.max(1),
-                map: papaya::HashMap::builder()
-                    .hasher(Default::default())
-                    .collector(seize::Collector::new().batch_size(RETIRE_BATCH))
-                    .build(),
-                writer: Mutex::new(()),
-                keys: AtomicUsize::new(0),
-                hand: AtomicUsize::new(0),
-                futile: AtomicUsize::new(0),
-                futile_at: AtomicU64::new(0),
-                evictions: AtomicU64::new(0),
-                evicted: Mutex::new(Folded::default()),
-                tell,
-                histogram: CallHistogram::new(&config, true).map(Arc::new),
-                retry: Arc::new(RetrySlot::with_judge(judge.clone())),
-                judge,
+            shared: Arc::new_cyclic(|shared: &Weak<Shared<K>>| {
+                let judge = config.judges_group().then(|| {
+                    let subscribers = tell.as_ref().map(|tell| Arc::clone(&tell.subscribers));
+                    let shared = shared.clone();
+                    let successes = move || shared.upgrade().map_or(0, |s| s.successes());
+                    Arc::new(Judge::new(
+                        group,
+                        config,
+                        clock.clone(),
+                        subscribers,
+                        Box::new(successes),
+                    ))
+                });
+                Shared {
+                    group,
+                    declared,
+                    config: Mutex::new(config),
+                    clock,
+                    max_keys: max_keys.max(1),
+                    map: papaya::HashMap::builder()
+                        .hasher(Default::default())
+                        .collector(seize::Collector::new().batch_size(RETIRE_BATCH))
+                        .build(),
+                    writer: Mutex::new(()),
+                    keys: AtomicUsize::new(0),
+                    hand: AtomicUsize::new(0),
+                    futile: AtomicUsize::new(0),
+                    futile_at: AtomicU64::new(0),
+                    evictions: AtomicU64::new(0),
+                    evicted: Mutex::new(Folded::default()),
+                    tell,
+                    histogram: CallHistogram::new(&config, true).map(Arc::new),
+                    retry: Arc::new(RetrySlot::with_judge(judge.clone())),
+                    judge,
+                }
             }),
         }
     }
