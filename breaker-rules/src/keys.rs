@@ -222,7 +222,8 @@ macro_rules! config_keys {
             /// one: it counts the keys that begin a failure run while no key
             /// recovers (a success after a failure, or a key's probe closing it), and
             /// opens when that count reaches `systemic_share` of the keys it holds
-            /// (two keys at least) or `threshold` keys, whichever comes first. While
+            /// (two keys at least), or `threshold` keys (two at least) while no key of the
+            /// group succeeded since the first of them began, whichever comes first. While
             /// the group is open, every key's call is refused with
             /// [`OpenReason::Group`](crate::OpenReason::Group) and one probe at a
             /// time goes for the whole group; when it succeeds, each key resumes in

@@ -9,7 +9,7 @@
 //! or its own probe closing it); the judge counts the keys that began failing
 //! while none recovered (one key failing again and again counts once), and
 //! opens the group when that count reaches `systemic_share` of the keys it
-//! holds (two at least), or `threshold` keys while no key of the group
+//! holds (two at least), or `threshold` keys (two at least) while no key of the group
 //! succeeded since the first of them began (read from the keys' success
 //! counts, a walk over the keys, when a run begins and when it would trip).
 //! Under a window policy every outcome of every key reaches the slow path, and
@@ -183,7 +183,9 @@ impl Judge {
                 return self.trip(TripCause::SystemicShare);
             }
         }
-        if failing >= config.threshold() && (self.successes)() == self.run_successes.load(Relaxed) {
+        // Never one key alone: that key judges itself.
+        let threshold = config.threshold().max(2);
+        if failing >= threshold && (self.successes)() == self.run_successes.load(Relaxed) {
             self.trip(TripCause::ConsecutiveFailures);
         }
     }
