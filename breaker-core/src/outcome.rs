@@ -123,7 +123,10 @@ impl<T, E> Answered<Result<T, E>> {
             }
             Err(error) if classifier.is_failure(&error) => {
                 let shadow = permit.is_shadow_call();
-                permit.failure();
+                match classifier.scope(&error) {
+                    crate::classify::Scope::Key => permit.failure(),
+                    crate::classify::Scope::Group => permit.failure_of_group(),
+                }
                 match shadow {
                     false => Err(error),
                     true => Ok(Err(error)),

@@ -118,4 +118,9 @@ impl<E, C: Classifier<E> + ?Sized> Classifier<E> for ByRef<'_, C> {
     fn is_failure(&self, error: &E) -> bool {
         self.0.is_failure(error)
     }
+
+    #[inline(always)]
+    fn scope(&self, error: &E) -> crate::classify::Scope {
+        self.0.scope(error)
+    }
 }

@@ -26,6 +26,9 @@ pub(super) struct ClaimCode {
     value: u64,
 }
 
+/// The kind of a keyed group's own breaker's refusals in a [`ClaimCode`].
+const GROUP_KIND: u32 = 4;
+
 /// A [`ClaimCode`] taken apart: what `Breaker::try_acquire` matches on.
 pub(super) enum Claimed {
     Admitted {
@@ -47,6 +50,16 @@ impl ClaimCode {
         }
     }
 
+    /// [`refused`](Self::refused) for [`Refusal::Open`] (`group`:
+    /// [`Refusal::Group`]) with a `retry_after`.
+    #[inline(always)]
+    pub(super) fn refused_open(group: bool, retry_after: u64) -> ClaimCode {
+        ClaimCode {
+            code: Word::code(State::Open, group as u32 * GROUP_KIND, true),
+            value: retry_after,
+        }
+    }
+
     #[inline(always)]
     pub(super) fn refused(refusal: Refusal, retry_after: Option<u64>) -> ClaimCode {
         let (state, kind) = match refusal {
@@ -54,7 +67,7 @@ impl ClaimCode {
             Refusal::HalfOpenFull => (State::Open, 1),
             Refusal::Fleet => (State::Open, 2),
             Refusal::Ramping => (State::Open, 3),
-            Refusal::Group => (State::Open, 4),
+            Refusal::Group => (State::Open, GROUP_KIND),
             Refusal::ForcedOpen => (State::ForcedOpen, 0),
         };
         ClaimCode {
@@ -129,7 +142,7 @@ impl Inner {
             let reopen_at = self.reopen_at.load(Acquire);
             let coarse = self.clock.now_coarse();
             if coarse < reopen_at && reopen_at - coarse > COARSE_LAG_MAX {
-                return self.refuse(Refusal::Open, Some(reopen_at - coarse));
+                return self.refuse_open(reopen_at - coarse);
             }
             return self.acquire_near_deadline();
         }
@@ -166,6 +179,18 @@ impl Inner {
         };
         self.counters
             .bump_then(Counter::Rejected, ClaimCode::refused(refusal, retry_after))
+    }
+
+    /// The refusal of a word open by its own trip or failed probe, `retry_after`
+    /// nanos before its deadline: [`Refusal::Open`], or [`Refusal::Group`] for
+    /// a keyed group's own breaker, told apart by arithmetic on the flag
+    /// rather than a branch, so the open path pays a load for it.
+    #[inline(always)]
+    fn refuse_open(&self, retry_after: u64) -> ClaimCode {
+        self.counters.bump_then(
+            Counter::Rejected,
+            ClaimCode::refused_open(self.group_level, retry_after),
+        )
     }
 
     /// A refusal the state machine decided on `word`, unless the breaker is in
@@ -332,6 +357,12 @@ mod tests {
                     Claimed::Admitted { .. } => panic!("{refusal:?} admitted"),
                 }
             }
+        }
+        for (group, refusal) in [(false, Refusal::Open), (true, Refusal::Group)] {
+            assert_eq!(
+                ClaimCode::refused_open(group, 7),
+                ClaimCode::refused(refusal, Some(7))
+            );
         }
     }
 }

@@ -97,6 +97,21 @@ impl Inner {
         }
     }
 
+    /// The verdict on this breaker of a failure that is its keyed group's
+    /// (`Permit::failure_of_group`) admitted on `admitted`: told to the group
+    /// level and ignored here, when there is one and the call was a closed
+    /// one's; a failure otherwise.
+    #[cold]
+    pub(super) fn failure_of_group(&self, admitted: Word) -> Verdict {
+        match self.guards.judge() {
+            Some(judge) if admitted.state() == State::Closed => {
+                judge.group_failure(self.hot.policy.is_window());
+                Verdict::Ignored
+            }
+            _ => Verdict::Failure,
+        }
+    }
+
     /// A key of a keyed group that judges as one trips: it opens if
     /// `max_open_keys` leaves room, or the group opens in its place.
     #[cold]

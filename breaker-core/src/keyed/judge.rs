@@ -170,6 +170,19 @@ impl Judge {
         }
     }
 
+    /// A failure its classifier said is the group's
+    /// ([`Scope::Group`](crate::classify::Scope::Group)): under the
+    /// consecutive policy each one counts as a key beginning to fail; under a
+    /// window it is a failure of the group breaker's window.
+    #[cold]
+    pub(crate) fn group_failure(&self, windowed: bool) {
+        if windowed {
+            self.breaker.report(true);
+        } else {
+            self.began_failing();
+        }
+    }
+
     /// A key began a failure run: the share rule, then the count rule.
     fn began_failing(&self) {
         let failing = self.run.fetch_add(1, Relaxed).saturating_add(1);
