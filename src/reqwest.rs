@@ -420,6 +420,10 @@ fn record(
             permit.ignore();
             result
         }
+        (Verdict::GroupFailure, result) => {
+            permit.failure_of_group();
+            result
+        }
     }
 }
 

@@ -196,6 +196,7 @@ fn record(permit: OwnedPermit, verdict: Verdict) {
         Verdict::Success => permit.success(),
         Verdict::Failure => permit.failure(),
         Verdict::Ignored => permit.ignore(),
+        Verdict::GroupFailure => permit.failure_of_group(),
     }
 }
 

@@ -95,6 +95,7 @@ where
                         Verdict::Success => permit.success(),
                         Verdict::Failure => permit.failure(),
                         Verdict::Ignored => permit.ignore(),
+                        Verdict::GroupFailure => permit.failure_of_group(),
                     }
                 }
                 Poll::Ready(result.map_err(BreakerError::Inner))

@@ -162,7 +162,7 @@ pub(crate) fn next_attempt(
 ) -> Option<Duration> {
     let asked = match verdict {
         Verdict::Success => false,
-        Verdict::Failure => true,
+        Verdict::Failure | Verdict::GroupFailure => true,
         Verdict::Ignored => hint.is_some(),
     };
     if !asked || !replayable || hint.is_some_and(|wait| wait > MAX_RETRY_AFTER) {
@@ -595,6 +595,7 @@ impl<S, Req, C, P, Tm> Again<S, Req, C, P, Tm> {
             Verdict::Success => permit.success(),
             Verdict::Failure => permit.failure(),
             Verdict::Ignored => permit.ignore(),
+            Verdict::GroupFailure => permit.failure_of_group(),
         }
         next_attempt(
             &self.breaker,

@@ -172,11 +172,6 @@ impl Inner {
 
     #[inline(always)]
     fn refuse(&self, refusal: Refusal, retry_after: Option<u64>) -> ClaimCode {
-        let refusal = if self.group_level {
-            refusal.of_group()
-        } else {
-            refusal
-        };
         self.counters
             .bump_then(Counter::Rejected, ClaimCode::refused(refusal, retry_after))
     }
@@ -211,6 +206,12 @@ impl Inner {
         retry_after: Option<u64>,
     ) -> ClaimCode {
         if !word.is_shadow() || refusal == Refusal::ForcedOpen {
+            // A keyed group's own breaker tells its refusals as the group's.
+            let refusal = if self.group_level {
+                refusal.of_group()
+            } else {
+                refusal
+            };
             return self.refuse(refusal, retry_after);
         }
         self.counters.bump(Counter::ShadowRefused);
