@@ -161,6 +161,13 @@ pub(super) fn keyed(
         "config": config.map(config_json),
         "worst_keys": worst,
         "worst_keys_limit": limit,
+        "group_level": m.group_level.as_ref().map(|g| json!({
+            "state": g.state.as_str(),
+            "systemic": m.is_systemic(),
+            "times_opened": g.times_opened,
+            "rejected": g.rejected,
+            "retry_after_ms": ms(g.retry_after),
+        })),
     })
 }
 

@@ -114,7 +114,7 @@ impl Inner {
         }
         let prepared = prepare(word);
         loop {
-            let next = step.next?;
+            let next = self.opened_word(step.next?);
             match self.cas(word, next) {
                 Ok(()) => return Some((word, step, prepared)),
                 Err(seen) => {
@@ -125,6 +125,17 @@ impl Inner {
                     }
                 }
             }
+        }
+    }
+
+    /// The open word a step swaps in: a keyed group's own breaker's is
+    /// refused by the state machine, which tells its refusals as the group's
+    /// (the open path of every other breaker never asks).
+    fn opened_word(&self, next: Word) -> Word {
+        if self.group_level && next.state() == State::Open && !next.is_fleet_open() {
+            next.stepped_open()
+        } else {
+            next
         }
     }
 

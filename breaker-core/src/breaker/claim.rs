@@ -50,16 +50,6 @@ impl ClaimCode {
         }
     }
 
-    /// [`refused`](Self::refused) for [`Refusal::Open`] (`group`:
-    /// [`Refusal::Group`]) with a `retry_after`.
-    #[inline(always)]
-    pub(super) fn refused_open(group: bool, retry_after: u64) -> ClaimCode {
-        ClaimCode {
-            code: Word::code(State::Open, group as u32 * GROUP_KIND, true),
-            value: retry_after,
-        }
-    }
-
     #[inline(always)]
     pub(super) fn refused(refusal: Refusal, retry_after: Option<u64>) -> ClaimCode {
         let (state, kind) = match refusal {
@@ -142,7 +132,7 @@ impl Inner {
             let reopen_at = self.reopen_at.load(Acquire);
             let coarse = self.clock.now_coarse();
             if coarse < reopen_at && reopen_at - coarse > COARSE_LAG_MAX {
-                return self.refuse_open(reopen_at - coarse);
+                return self.refuse(Refusal::Open, Some(reopen_at - coarse));
             }
             return self.acquire_near_deadline();
         }
@@ -174,18 +164,6 @@ impl Inner {
     fn refuse(&self, refusal: Refusal, retry_after: Option<u64>) -> ClaimCode {
         self.counters
             .bump_then(Counter::Rejected, ClaimCode::refused(refusal, retry_after))
-    }
-
-    /// The refusal of a word open by its own trip or failed probe, `retry_after`
-    /// nanos before its deadline: [`Refusal::Open`], or [`Refusal::Group`] for
-    /// a keyed group's own breaker, told apart by arithmetic on the flag
-    /// rather than a branch, so the open path pays a load for it.
-    #[inline(always)]
-    fn refuse_open(&self, retry_after: u64) -> ClaimCode {
-        self.counters.bump_then(
-            Counter::Rejected,
-            ClaimCode::refused_open(self.group_level, retry_after),
-        )
     }
 
     /// A refusal the state machine decided on `word`, unless the breaker is in
@@ -358,12 +336,6 @@ mod tests {
                     Claimed::Admitted { .. } => panic!("{refusal:?} admitted"),
                 }
             }
-        }
-        for (group, refusal) in [(false, Refusal::Open), (true, Refusal::Group)] {
-            assert_eq!(
-                ClaimCode::refused_open(group, 7),
-                ClaimCode::refused(refusal, Some(7))
-            );
         }
     }
 }

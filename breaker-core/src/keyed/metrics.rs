@@ -170,6 +170,25 @@ pub struct KeyedMetrics {
     /// The group's call-duration histogram (`histogram_ms`), which all its
     /// keys count in (evicted ones included); `None` without it.
     pub call_durations: Option<CallDurations>,
+    /// The group's own breaker, when the group judges as one
+    /// (`systemic_share`, `max_open_keys`; see
+    /// [`KeyedGroup::group_breaker`](crate::KeyedGroup::group_breaker)); `None`
+    /// when its keys judge alone. Its `state` is the group's ("systemic" when
+    /// not closed), its `rejected` the calls refused for the whole group, its
+    /// probes the group's; none of its counts are in the sums above. Under a
+    /// window policy its successes and failures are its keys' outcomes it
+    /// judged.
+    pub group_level: Option<Metrics>,
+}
+
+impl KeyedMetrics {
+    /// Whether the group is open as one (its own breaker open, half-open or
+    /// forced open): every key's call is refused for the group.
+    pub fn is_systemic(&self) -> bool {
+        self.group_level
+            .as_ref()
+            .is_some_and(|m| !matches!(m.state, State::Closed | State::ForcedClosed))
+    }
 }
 
 impl<K: Hash + Eq> Shared<K> {
@@ -251,6 +270,7 @@ impl<K: Hash + Eq> Shared<K> {
             retries_budget_exhausted,
             transitions,
             call_durations: shared.histogram.as_ref().map(|h| h.read()),
+            group_level: shared.judge.as_ref().map(|judge| judge.breaker().metrics()),
         }
     }
 }
