@@ -65,6 +65,8 @@
 //! | `jitter` | number (`f64`) |
 //! | `shadow` | `true` or `false` (a variable: the text `true` or `false`) |
 //! | `histogram_ms` | duration (`"10s"`) or integer milliseconds (`u64`) |
+//! | `systemic_share` | number (`f64`), in `(0, 1]` |
+//! | `max_open_keys` | number (`f64`), in `(0, 1]` |
 //! | `retry` | integer (`u32`); `0` turns the group's retries off |
 //! | `retry_backoff_ms` | duration (`"50ms"`) or integer milliseconds (`u64`) |
 //! | `retry_cap_ms` | duration (`"2s"`) or integer milliseconds (`u64`) |

@@ -79,21 +79,31 @@ impl Inner {
             lasted,
             ended,
         };
-        if let Some(judge) = self.guards.judge().filter(|_| closed) {
-            judge.key_outcome(
-                failed,
-                admitted.failures() != 0,
-                self.hot.policy.is_window(),
-            );
+        if let Some(judge) = self.guards.judge() {
+            return self.record_judged(judge, admitted, outcome, closed);
         }
         let tripped = (self.hot.policy).record(&self.hot.word, generation, outcome, &self.clock);
         if let Some(cause) = tripped.filter(|_| closed) {
-            match self.guards.judge() {
-                None => {
-                    self.trip_on(generation, cause);
-                }
-                Some(judge) => self.trip_judged(judge, generation, cause),
-            }
+            self.trip_on(generation, cause);
+        }
+    }
+
+    /// The end of [`settle_slow`](Self::settle_slow) for a key of a keyed
+    /// group that judges as one: the group level hears of a closed key's
+    /// outcome first (see `keyed::judge`), then the key's policy records it,
+    /// and a trip opens the key if `max_open_keys` leaves room, or the group
+    /// in its place.
+    #[cold]
+    #[inline(never)]
+    fn record_judged(&self, judge: &Judge, admitted: Word, outcome: Outcome, closed: bool) {
+        let generation = admitted.generation();
+        if closed {
+            let windowed = self.hot.policy.is_window();
+            judge.key_outcome(outcome.failed, admitted.failures() != 0, windowed);
+        }
+        let tripped = (self.hot.policy).record(&self.hot.word, generation, outcome, &self.clock);
+        if let Some(cause) = tripped.filter(|_| closed) {
+            self.trip_judged(judge, generation, cause);
         }
     }
 

@@ -425,9 +425,9 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
-        if let Some(judge) = &self.shared.judge {
-            if judge.refuses() {
-                return judge.breaker().clone();
+        if self.shared.judge.is_some() {
+            if let Some(group) = self.group_open() {
+                return group;
             }
         }
         let map = &self.shared.map;
@@ -439,6 +439,15 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
         }
         drop(guard);
         self.create(key, owned)
+    }
+
+    /// The group's own breaker if the group is open as one (out of line: a
+    /// group that does not judge as one never calls it).
+    #[cold]
+    #[inline(never)]
+    fn group_open(&self) -> Option<Breaker> {
+        let judge = self.shared.judge.as_ref()?;
+        judge.refuses().then(|| judge.breaker().clone())
     }
 
     /// The breaker of `key` if the group holds one; creates nothing and changes
