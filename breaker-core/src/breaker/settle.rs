@@ -79,31 +79,36 @@ impl Inner {
             lasted,
             ended,
         };
-        if let Some(judge) = self.guards.judge() {
-            return self.record_judged(judge, admitted, outcome, closed);
-        }
         let tripped = (self.hot.policy).record(&self.hot.word, generation, outcome, &self.clock);
+        // A key of a keyed group that judges as one tells its group level,
+        // which also decides whether its trip opens it (see `keyed::judge`).
+        if let Some(judge) = self.guards.judge() {
+            return self.tell_judge(judge, admitted, failed, tripped.filter(|_| closed), closed);
+        }
         if let Some(cause) = tripped.filter(|_| closed) {
             self.trip_on(generation, cause);
         }
     }
 
-    /// The end of [`settle_slow`](Self::settle_slow) for a key of a keyed
-    /// group that judges as one: the group level hears of a closed key's
-    /// outcome first (see `keyed::judge`), then the key's policy records it,
-    /// and a trip opens the key if `max_open_keys` leaves room, or the group
-    /// in its place.
+    /// A key's outcome told to its group level, if the key is closed, and
+    /// the trip its policy asked for (`tripped`), made as `max_open_keys`
+    /// allows.
     #[cold]
     #[inline(never)]
-    fn record_judged(&self, judge: &Judge, admitted: Word, outcome: Outcome, closed: bool) {
-        let generation = admitted.generation();
+    fn tell_judge(
+        &self,
+        judge: &Judge,
+        admitted: Word,
+        failed: bool,
+        tripped: Option<TripCause>,
+        closed: bool,
+    ) {
         if closed {
             let windowed = self.hot.policy.is_window();
-            judge.key_outcome(outcome.failed, admitted.failures() != 0, windowed);
+            judge.key_outcome(failed, admitted.failures() != 0, windowed);
         }
-        let tripped = (self.hot.policy).record(&self.hot.word, generation, outcome, &self.clock);
-        if let Some(cause) = tripped.filter(|_| closed) {
-            self.trip_judged(judge, generation, cause);
+        if let Some(cause) = tripped {
+            self.trip_judged(judge, admitted.generation(), cause);
         }
     }
 
