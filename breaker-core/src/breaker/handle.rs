@@ -132,6 +132,7 @@ impl Breaker {
         jitter_salt: u32,
         group_level: bool,
     ) -> Self {
+        let judged_key = retry.as_ref().is_some_and(|slot| slot.judge().is_some());
         let policy = Policy::new(&config, &clock);
         // A histogram times every call, as slow-call judging does.
         let timed = policy.needs_clock() || config.histogram().is_some();
@@ -145,6 +146,7 @@ impl Breaker {
                 name,
                 jitter_salt,
                 group_level,
+                judged_key,
                 config,
                 clock,
                 config.open_nanos(),

@@ -41,6 +41,10 @@ pub(super) struct Inner {
     /// refusals say [`OpenReason::Group`](crate::OpenReason::Group). Read by
     /// refusals only; in the byte the lock leaves before `jitter_salt`.
     pub(super) group_level: bool,
+    /// Whether this is a key of a keyed group that judges as one, which tells
+    /// its group level of its outcomes (see `keyed::judge`). Read by the
+    /// verdicts' slow path, in the byte after `group_level`.
+    pub(super) judged_key: bool,
     /// Mixed into the jitter's draws beside the name: a keyed group's key's
     /// hash, so its keys open for different durations; 0 for a breaker of its
     /// own. Read by trips only; 32 bits, the room the lock leaves in this line.
@@ -88,6 +92,7 @@ impl Inner {
         name: &'static str,
         jitter_salt: u32,
         group_level: bool,
+        judged_key: bool,
         config: Config,
         clock: ClockSource,
         open_for: u64,
@@ -102,6 +107,7 @@ impl Inner {
             clock,
             transition: Mutex::new(()),
             group_level,
+            judged_key,
             _line: LineBreak,
             config: LiveConfig::new(config),
             reopen_at: AtomicU64::new(0),

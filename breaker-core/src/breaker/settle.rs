@@ -82,8 +82,8 @@ impl Inner {
         let tripped = (self.hot.policy).record(&self.hot.word, generation, outcome, &self.clock);
         // A key of a keyed group that judges as one tells its group level,
         // which also decides whether its trip opens it (see `keyed::judge`).
-        if let Some(judge) = self.guards.judge() {
-            return self.tell_judge(judge, admitted, failed, tripped.filter(|_| closed), closed);
+        if self.judged_key {
+            return self.tell_judge(admitted, failed, tripped.filter(|_| closed), closed);
         }
         if let Some(cause) = tripped.filter(|_| closed) {
             self.trip_on(generation, cause);
@@ -95,14 +95,14 @@ impl Inner {
     /// allows.
     #[cold]
     #[inline(never)]
-    fn tell_judge(
-        &self,
-        judge: &Judge,
-        admitted: Word,
-        failed: bool,
-        tripped: Option<TripCause>,
-        closed: bool,
-    ) {
+    fn tell_judge(&self, admitted: Word, failed: bool, tripped: Option<TripCause>, closed: bool) {
+        let Some(judge) = self.guards.judge() else {
+            // Not reached: a judged key's slot holds its group level for life.
+            if let Some(cause) = tripped {
+                self.trip_on(admitted.generation(), cause);
+            }
+            return;
+        };
         if closed {
             let windowed = self.hot.policy.is_window();
             judge.key_outcome(failed, admitted.failures() != 0, windowed);

@@ -334,7 +334,10 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
     /// (`systemic_share` or `max_open_keys` set), `None` otherwise. Closed
     /// while its keys judge alone; open (or half-open), it stands for every
     /// key, as [`breaker`](Self::breaker) says. Force it open to refuse the
-    /// whole group by hand.
+    /// whole group by hand. A registry's group tells its transitions to the
+    /// registry's subscribers as [`Event::Transition`](crate::events::Event::Transition)s
+    /// of the group's name (its keys' are `KeyedTransition`s), with the trip
+    /// causes `systemic_share` and `max_open_keys` of its own.
     ///
     /// ```
     /// # use breaker_core as breakerbox;
