@@ -6,7 +6,6 @@ use super::transition::{Input, Verdict};
 use crate::counters::Counter;
 use crate::events::TripCause;
 use crate::histogram::Kind;
-use crate::keyed::Judge;
 use crate::policy::Outcome;
 use crate::state::{State, Word};
 
@@ -79,36 +78,28 @@ impl Inner {
             lasted,
             ended,
         };
-        let tripped = (self.hot.policy).record(&self.hot.word, generation, outcome, &self.clock);
-        // A key of a keyed group that judges as one tells its group level,
-        // which also decides whether its trip opens it (see `keyed::judge`).
-        if self.judged_key {
-            return self.tell_judge(admitted, failed, tripped.filter(|_| closed), closed);
+        // A key of a keyed group that judges as one tells its group level
+        // (see `keyed::judge`); nothing of it stays live across the record.
+        if self.judged_key && closed {
+            self.tell_judge(admitted, failed);
         }
+        let tripped = (self.hot.policy).record(&self.hot.word, generation, outcome, &self.clock);
         if let Some(cause) = tripped.filter(|_| closed) {
-            self.trip_on(generation, cause);
+            if self.judged_key {
+                self.trip_judged(generation, cause);
+            } else {
+                self.trip_on(generation, cause);
+            }
         }
     }
 
-    /// A key's outcome told to its group level, if the key is closed, and
-    /// the trip its policy asked for (`tripped`), made as `max_open_keys`
-    /// allows.
+    /// A closed key's outcome told to its group level.
     #[cold]
     #[inline(never)]
-    fn tell_judge(&self, admitted: Word, failed: bool, tripped: Option<TripCause>, closed: bool) {
-        let Some(judge) = self.guards.judge() else {
-            // Not reached: a judged key's slot holds its group level for life.
-            if let Some(cause) = tripped {
-                self.trip_on(admitted.generation(), cause);
-            }
-            return;
-        };
-        if closed {
+    fn tell_judge(&self, admitted: Word, failed: bool) {
+        if let Some(judge) = self.guards.judge() {
             let windowed = self.hot.policy.is_window();
             judge.key_outcome(failed, admitted.failures() != 0, windowed);
-        }
-        if let Some(cause) = tripped {
-            self.trip_judged(judge, admitted.generation(), cause);
         }
     }
 
@@ -130,7 +121,13 @@ impl Inner {
     /// A key of a keyed group that judges as one trips: it opens if
     /// `max_open_keys` leaves room, or the group opens in its place.
     #[cold]
-    fn trip_judged(&self, judge: &Judge, generation: u64, cause: TripCause) {
+    #[inline(never)]
+    fn trip_judged(&self, generation: u64, cause: TripCause) {
+        let Some(judge) = self.guards.judge() else {
+            // Not reached: a judged key's slot holds its group level for life.
+            self.trip_on(generation, cause);
+            return;
+        };
         if !judge.reserve_open() {
             return judge.key_past_cap();
         }
