@@ -1,6 +1,6 @@
 //! Heap bytes per breaker and per key, counted by a global allocator: an idle
 //! breaker, the same after one thread's first call, and a keyed group's bytes per
-//! key at its `max_keys` and by the threads that called its keys, beside the
+//! key at its `key_capacity` and by the threads that called its keys, beside the
 //! peers' idle breakers.
 
 use std::fmt::Write;
@@ -117,7 +117,7 @@ fn main() {
     let _ = writeln!(out, "|---|---:|");
     let _ = writeln!(out, "| breaker, idle | {idle} |");
     let _ = writeln!(out, "| breaker, after one thread's call | {used} |");
-    let _ = writeln!(out, "| keyed group, per key held at max_keys = {MAX} ({keys} keys, `String` keys, one thread) | {per_key} |");
+    let _ = writeln!(out, "| keyed group, per key held at key_capacity = {MAX} ({keys} keys, `String` keys, one thread) | {per_key} |");
     let _ = writeln!(out, "| keyed group, per key held, added by 100 reloads alternating two configs | {per_key_reloads} |");
     let _ = writeln!(out, "| keyed group, per key held, added by a registry subscriber (`host-N` keys) | {per_key_named} |");
     for (threads, bytes) in per_key_threads {

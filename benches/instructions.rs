@@ -205,6 +205,7 @@ const CASES: &[&str] = &[
     "count_window",
     "time_window",
     "ramping",
+    "throttled",
     "tower_bare",
     "tower_layer",
     "recloser",
@@ -250,6 +251,7 @@ const BASES: &[(&str, &str)] = &[
     ("count_window", "permit"),
     ("time_window", "permit"),
     ("ramping", "permit"),
+    ("throttled", "permit"),
     ("tower_layer", "tower_bare"),
     ("recloser", "bare"),
     ("failsafe", "bare"),
@@ -275,7 +277,7 @@ const BASES: &[(&str, &str)] = &[
 fn config() -> Config {
     Config::builder()
         .threshold(3)
-        .open_duration(Duration::from_secs(3600))
+        .open(Duration::from_secs(3600))
         .build()
         .expect("valid config")
 }
@@ -287,7 +289,7 @@ fn run(case: &str, n: u64) {
         "time_window" => Breaker::new(
             "ir",
             Config::builder()
-                .window_duration(Duration::from_secs(10))
+                .window(Duration::from_secs(10))
                 .build()
                 .unwrap(),
         ),
@@ -295,7 +297,7 @@ fn run(case: &str, n: u64) {
             "ir",
             Config::builder()
                 .threshold(3)
-                .open_duration(Duration::from_secs(3600))
+                .open(Duration::from_secs(3600))
                 .max_concurrent(64)
                 .build()
                 .unwrap(),
@@ -313,7 +315,7 @@ fn run(case: &str, n: u64) {
         "latency_time_window" => Breaker::new(
             "ir",
             Config::builder()
-                .window_duration(Duration::from_secs(10))
+                .window(Duration::from_secs(10))
                 .latency_p99(Duration::from_secs(1))
                 .build()
                 .unwrap(),
@@ -324,7 +326,7 @@ fn run(case: &str, n: u64) {
             "ir",
             Config::builder()
                 .threshold(3)
-                .open_duration(Duration::from_secs(3600))
+                .open(Duration::from_secs(3600))
                 .histogram(Duration::from_secs(10))
                 .build()
                 .unwrap(),
@@ -335,7 +337,7 @@ fn run(case: &str, n: u64) {
             let clock = ManualClock::new();
             let config = Config::builder()
                 .threshold(3)
-                .open_duration(Duration::from_millis(1_000))
+                .open(Duration::from_millis(1_000))
                 .ramp(Duration::from_secs(3_600))
                 .build()
                 .unwrap();
@@ -348,6 +350,17 @@ fn run(case: &str, n: u64) {
             clock.advance(Duration::from_secs(1_800));
             breaker
         }
+        // `permit`'s group with an adaptive throttle, every call accepted:
+        // each claim reads the throttle's window, each verdict counts in it.
+        "throttled" => Breaker::new(
+            "ir",
+            Config::builder()
+                .threshold(3)
+                .open(Duration::from_secs(3600))
+                .throttle(2.0)
+                .build()
+                .unwrap(),
+        ),
         _ => Breaker::new("ir", config()),
     };
     match case {
@@ -406,7 +419,8 @@ fn run(case: &str, n: u64) {
         | "latency_window"
         | "latency_time_window"
         | "histogram"
-        | "ramping" => repeat(n, || permit_call(b, black_box(1))),
+        | "ramping"
+        | "throttled" => repeat(n, || permit_call(b, black_box(1))),
         "call" => repeat(n, || b.call(|| work(black_box(1)))),
         "call_in_bulkhead" => repeat(n, || b.call_in_bulkhead(|| work(black_box(1)))),
         "bulkhead" => repeat(n, || guarded_bulkhead(black_box(1))),
@@ -519,7 +533,7 @@ fn run(case: &str, n: u64) {
             let registry = breakerbox::Registry::new();
             let trips = Config::builder()
                 .threshold(1)
-                .open_duration(Duration::from_millis(3_600_000))
+                .open(Duration::from_millis(3_600_000))
                 .build()
                 .unwrap();
             let group = registry.keyed::<u64>("ir-worst", &trips, 1_000).unwrap();

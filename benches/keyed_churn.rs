@@ -18,7 +18,7 @@ use breakerbox::{keyed::KeyedGroup, Config};
 #[path = "readme.rs"]
 mod readme;
 
-const MAX_KEYS: usize = 10_000;
+const KEY_CAPACITY: usize = 10_000;
 const HOT_KEYS: usize = 64;
 
 fn group(name: &str) -> KeyedGroup<String> {
@@ -26,7 +26,7 @@ fn group(name: &str) -> KeyedGroup<String> {
         .threshold(3)
         .build()
         .expect("valid config");
-    KeyedGroup::new(name, config, MAX_KEYS)
+    KeyedGroup::new(name, config, KEY_CAPACITY)
 }
 
 /// One call through `key`'s breaker.
@@ -126,7 +126,7 @@ fn main() {
     let one = new_keys(1, 400_000);
     let two = new_keys(2, 200_000);
     let out = format!(
-        "A keyed group at max_keys = {MAX_KEYS}, `String` keys.\n\n\
+        "A keyed group at key_capacity = {KEY_CAPACITY}, `String` keys.\n\n\
          | case | p50 ns | p99 ns | p99.9 ns | p99.99 ns | max ns | |\n\
          |---|---:|---:|---:|---:|---:|---|\n\
          {held}\n\n\

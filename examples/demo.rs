@@ -95,7 +95,7 @@ async fn profile(api: &Api, id: u32) -> Result<Profile, ProfileError> {
     open_ms = 300,
     retry = 1,
     idempotent = true,
-    retry_backoff_ms = 20
+    retry_delay_ms = 20
 )]
 async fn price(api: &Api, sku: &str) -> Result<String, HttpError> {
     let cents: u64 = api
@@ -117,7 +117,7 @@ async fn price(api: &Api, sku: &str) -> Result<String, HttpError> {
     open_ms = 300,
     retry = 1,
     idempotent = true,
-    retry_backoff_ms = 5
+    retry_delay_ms = 5
 )]
 async fn stock(api: &Api, sku: &str) -> Result<String, HttpError> {
     let left = api.get(&format!("/stock/{sku}")).await?;
@@ -805,9 +805,7 @@ fn check(t: &Timeline<'_>, upstream: &Upstream, burst: &Burst) -> Result<(), Str
         );
         let config = breakerbox::registry().get(group).map(|b| *b.config());
         expect(
-            config.is_some_and(|c| {
-                c.threshold() == 3 && c.open_duration() == Duration::from_millis(300)
-            }),
+            config.is_some_and(|c| c.threshold() == 3 && c.open() == Duration::from_millis(300)),
             "runs with another config than the timeline's header says (threshold 3, open 300 ms)"
                 .to_owned(),
         );

@@ -36,7 +36,7 @@ use tower::Layer;
 /// Three failures open a server's breaker for one second.
 const STOCK: Config = match Config::builder()
     .threshold(3)
-    .open_duration(Duration::from_secs(1))
+    .open(Duration::from_secs(1))
     .build()
 {
     Ok(config) => config,

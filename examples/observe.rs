@@ -27,7 +27,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .window_calls(4)
         .failure_rate(0.5)
         .slow_call(Duration::from_millis(100))
-        .open_duration(Duration::from_secs(10))
+        .open(Duration::from_secs(10))
         .build()?;
     let payments = breakers.breaker("payments", &config);
     let expect = |state: State| {

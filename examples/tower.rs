@@ -24,7 +24,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
 use breakerbox::reqwest::{circuit_open, CircuitBreakerMiddleware};
-use breakerbox::tower::CircuitBreakerLayer;
+use breakerbox::tower::{CircuitBreakerLayer, Classify, HttpResponses, Verdict};
 use breakerbox::{registry, Config};
 use reqwest_middleware::{ClientBuilder, ClientWithMiddleware};
 use tower::ServiceBuilder;
@@ -39,7 +39,7 @@ const ROUTE: Config = config(5, 1_200);
 const fn config(threshold: u32, open_ms: u64) -> Config {
     match Config::builder()
         .threshold(threshold)
-        .open_duration(Duration::from_millis(open_ms))
+        .open(Duration::from_millis(open_ms))
         .build()
     {
         Ok(config) => config,
@@ -74,6 +74,19 @@ async fn quote(State(upstream): State<Upstream>) -> Response {
 struct App {
     client: ClientWithMiddleware,
     quote_url: String,
+}
+
+/// How the route's breaker judges the route's own answers: by status, as
+/// [`HttpResponses`] does, but a `503 + Retry-After` the handler relays from
+/// the client's refusal is the route failing, not a server asking its callers
+/// to wait, so it holds nothing (`Classify::wait` keeps its default, none).
+#[derive(Clone, Copy)]
+struct RouteAnswers;
+
+impl<B, E> Classify<axum::http::Response<B>, E> for RouteAnswers {
+    fn classify(&self, result: Result<&axum::http::Response<B>, &E>) -> Verdict {
+        HttpResponses.classify(result)
+    }
 }
 
 async fn price(State(app): State<App>) -> Response {
@@ -206,7 +219,7 @@ async fn run() -> Result<(), Vec<String>> {
         .layer(
             ServiceBuilder::new()
                 .layer(HandleErrorLayer::new(breakerbox::axum::handle_error))
-                .layer(CircuitBreakerLayer::with_config("price", &ROUTE)),
+                .layer(CircuitBreakerLayer::with_config("price", &ROUTE).classify(RouteAnswers)),
         )
         .with_state(app);
     let app_addr = serve(router).await;

@@ -42,7 +42,8 @@ pub use breaker_core::TimedOut;
 // `RetryAfterHint` (or none) by method lookup.
 pub use breaker_core::__private::{
     group_retry, no_retries, retry_failed, retry_sleep, retry_start, retry_timed_out,
-    retry_verdict, retry_wait, Hint, Retry, RetryPolicy, RetryVerdict, ViaHint, ViaNoHint,
+    retry_verdict, retry_verdict_on, retry_wait, Hint, Retry, RetryPolicy, RetryVerdict, ViaHint,
+    ViaNoHint,
 };
 // The record: the body's value, through `is_failure` or not; with
 // `fallback_on = "failure"`, the error a failure hands the fallback.
@@ -85,7 +86,8 @@ impl<T, E> Answer for Result<T, E> {
 /// An error type a refusal converts into.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot carry an open circuit: `#[circuit_breaker]` without `fallback` returns `Err(CircuitOpen.into())`",
-    label = "add `impl From<CircuitOpen> for {Self}` (with thiserror, a variant `Open(#[from] CircuitOpen)`), or add `fallback = path`"
+    label = "for an error type of your crate, add `impl From<CircuitOpen> for {Self}` (with thiserror, a variant `Open(#[from] CircuitOpen)`); or add `fallback = path`",
+    note = "an error type of another crate (`reqwest::Error`, `serde_json::Error`) cannot take that impl (the orphan rule forbids it): return an error type of your own that wraps it, such as `enum Error {{ Open(CircuitOpen), Upstream(reqwest::Error) }}` with a `From` impl for each, or answer refusals with `fallback = path`"
 )]
 pub trait OpenInto: Sized {
     /// `From::from(open)`.
@@ -103,7 +105,8 @@ impl<E: From<CircuitOpen>> OpenInto for E {
 /// An error type a timeout converts into.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot carry a timeout: `#[circuit_breaker(timeout_ms = ..)]` returns `Err(TimedOut.into())`",
-    label = "add `impl From<TimedOut> for {Self}` (with thiserror, a variant `TimedOut(#[from] TimedOut)`), or answer timeouts with a fallback: `fallback_on = \"failure\"`"
+    label = "for an error type of your crate, add `impl From<TimedOut> for {Self}` (with thiserror, a variant `TimedOut(#[from] TimedOut)`); or answer timeouts with a fallback: `fallback_on = \"failure\"`",
+    note = "an error type of another crate (`reqwest::Error`, `serde_json::Error`) cannot take that impl (the orphan rule forbids it): return an error type of your own that wraps it, with a `From` impl for `TimedOut` and for the other crate's error"
 )]
 pub trait TimedOutInto: Sized {
     /// `From::from(late)`.

@@ -53,12 +53,16 @@ pub fn open_response(open: &CircuitOpen) -> Response {
     response
 }
 
-/// A refusal answers with [`open_response`]; an inner error with its own response.
+/// A refusal answers with [`open_response`]; an inner error with its own
+/// response; a call past its group's `timeout_ms` `504 Gateway Timeout`.
 impl<E: IntoResponse> IntoResponse for BreakerError<E> {
     fn into_response(self) -> Response {
         match self {
             BreakerError::Open(open) => open_response(&open),
             BreakerError::Inner(e) => e.into_response(),
+            BreakerError::TimedOut(late) => {
+                (StatusCode::GATEWAY_TIMEOUT, late.to_string()).into_response()
+            }
         }
     }
 }

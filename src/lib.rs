@@ -168,7 +168,7 @@
 //! let clock = ManualClock::new();
 //! let config = Config::builder()
 //!     .threshold(1)
-//!     .open_duration(Duration::from_secs(1))
+//!     .open(Duration::from_secs(1))
 //!     .ramp(Duration::from_secs(10))
 //!     .build()?;
 //! let breaker = Breaker::with_clock("inventory", config, clock.clone());
@@ -187,13 +187,74 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
+//! # Adaptive throttling
+//!
+//! A breaker is all or nothing: against a dependency that can take 40% of the
+//! calls, closed sends it every call and open sends it none. With `throttle =
+//! K` a group sheds in proportion instead (the client-side throttling of
+//! Google's SRE book): over the last `throttle_window_ms` (two minutes by
+//! default) it counts the calls it was asked to make (`requests`) and those
+//! the dependency accepted (`accepts`: successes, and errors the classifier
+//! ignores, since the dependency answered them), and refuses the share
+//!
+//! ```text
+//! max(0, (requests - K * accepts) / (requests + 1))      at most throttle_max_reject (0.9)
+//! ```
+//!
+//! of the calls at once. What reaches the dependency settles at about `K`
+//! times what it accepts (`2.0` is the usual choice), with no hard open and no
+//! timer, and all calls go again within one window of its heal.
+//!
+//! - **Exact, not random.** Admission is the ramp's credit: of any `n`
+//!   consecutive calls at one share the number admitted is within one of it,
+//!   and a trace replayed under the config that recorded it is throttled as it
+//!   was (`testing::replay`, feature `testing`).
+//! - **A refusal of its own.** [`OpenReason::Throttled`], answered by the
+//!   fallback like any refusal, never retried (it is the client's own
+//!   decision), counted in `rejected` and `throttled`; shadow mode counts it in
+//!   `shadow_refused` and refuses nothing.
+//! - **With the breaker.** A group may have both: the breaker for hard outages,
+//!   the throttle for partial ones. The throttle judges the claims of a closed
+//!   or half-open breaker; an open one refuses as open, and the claim that
+//!   finds its open time over goes as the probe. Each key of a keyed group
+//!   throttles on its own.
+//! - **Seen.** [`Event::Throttle`](events::Event::Throttle) when it starts and
+//!   stops, [`Metrics::throttle`](metrics::Metrics::throttle), the exporters'
+//!   `breaker_throttle_reject_share` and `breaker_throttled_total`, the admin
+//!   JSON and status page.
+//! - **Free when unused.** A group without `throttle` runs no step of it.
+//!
+//! ```
+//! use std::time::Duration;
+//! use breakerbox::{Breaker, Config, ManualClock, OpenReason};
+//!
+//! let clock = ManualClock::new();
+//! let config = Config::builder().threshold(1_000).throttle(2.0).build()?;
+//! let breaker = Breaker::with_clock("search", config, clock.clone());
+//! // The dependency fails three calls in four.
+//! let mut refused = 0;
+//! for i in 0..1_000 {
+//!     match breaker.try_acquire() {
+//!         Ok(permit) if i % 4 == 0 => permit.success(),
+//!         Ok(permit) => permit.failure(),
+//!         Err(open) => {
+//!             assert_eq!(open.reason(), OpenReason::Throttled);
+//!             refused += 1;
+//!         }
+//!     }
+//! }
+//! assert!(refused > 0);
+//! assert_eq!(breaker.metrics().throttled, refused);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
 //! # Shadow mode
 //!
 //! A threshold chosen at a desk is a guess. Shadow mode (`shadow = true`) lets
 //! a group run its real policy against production traffic without refusing
 //! anything: it counts, trips, probes, closes, tells its events and exports
 //! as usual, but every claim it would refuse (open, half-open with every probe
-//! slot taken, held back by a ramp) runs as an ordinary call and is counted in
+//! slot taken, held back by a ramp or the throttle) runs as an ordinary call and is counted in
 //! [`Metrics::shadow_refused`](metrics::Metrics::shadow_refused). Read that
 //! count and the transitions for a while, adjust the thresholds, then switch
 //! shadow mode off, live, and the same breaker enforces. (Resilience4j's
@@ -249,7 +310,7 @@
 //!
 //! static REGISTRY: LazyLock<Registry> = LazyLock::new(|| Registry::with_clock(ManualClock::new()));
 //!
-//! #[circuit_breaker(group = "upstream", key = host, max_keys = 10_000, threshold = 2, registry = &REGISTRY)]
+//! #[circuit_breaker(group = "upstream", key = host, key_capacity = 10_000, threshold = 2, registry = &REGISTRY)]
 //! fn fetch(host: &str, path: &str) -> Result<String, CallError<String>> {
 //!     if host == "down.example" { return Err(CallError::Inner(format!("{host} refused"))) }
 //!     Ok(format!("https://{host}{path}"))
@@ -277,10 +338,10 @@
 //!   gives the cost beside an unkeyed call); it allocates nothing and interns
 //!   nothing beyond what any breaker's call may (see above: a trip, a thread's
 //!   first call). A new key allocates its breaker and its owned key.
-//! - **Bounded memory.** Past `max_keys` (default 10 000), creating a key
+//! - **Bounded memory.** Past `key_capacity` (default 10 000), creating a key
 //!   evicts idle, closed breakers, about least recently used first. An open,
 //!   half-open or forced breaker, or one with a call in flight, is never
-//!   evicted, so the group may hold more keys than `max_keys` while many are
+//!   evicted, so the group may hold more keys than `key_capacity` while many are
 //!   open. An evicted key that comes back starts closed, with fresh counts;
 //!   the group's summed counts keep what evicted keys did.
 //! - **Everything else as for a group.** Every way out is recorded against
@@ -398,338 +459,9 @@
 // which feature it needs.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
-/// The attribute on a fn (free, method, associated, generic, `async`, or
-/// ending in an `async move` block) sends every call through the breaker of its
-/// `group` in [`registry()`] (or the registry the `registry` key names); the
-/// [crate overview](crate) opens with a complete example.
-///
-/// ```
-/// use breakerbox::{circuit_breaker, CallError};
-///
-/// #[circuit_breaker(group = "inventory", threshold = 2, open_ms = 10_000)]
-/// fn stock(sku: u32) -> Result<u32, CallError<String>> {
-///     if sku == 0 { Err(CallError::Inner("no such sku".into())) } else { Ok(7) }
-/// }
-///
-/// for _ in 0..2 { let _ = stock(0); } // the second consecutive failure trips
-/// assert!(stock(1).unwrap_err().is_open()); // refused: the body does not run
-/// ```
-///
-/// # Keys
-///
-/// Every key except `group` is optional. Each numeric key calls the [`Config`]
-/// builder method of the same name, so the attribute and code configuration mean
-/// the same thing; the values are checked by that builder when the attribute
-/// expands, and a refused value is a compile error on its key.
-///
-/// | key | type | default | meaning |
-/// |---|---|---|---|
-/// | `group` | string literal | required | name of the breaker; call sites naming one group share one breaker; the value of the `name` label of every Prometheus and `metrics` series, and the `group` of events, admin JSON and [`CircuitOpen::group`] |
-/// | `threshold` | integer (`u32`) | 5 | consecutive failures that open the circuit (`3`: the third trips) |
-/// | `failure_rate` | number (`f64`) | 0.5 with a window | share of failures in the window that opens the circuit, in `(0, 1]` |
-/// | `window_ms` | integer (`u64`) | none | judge `failure_rate` over the last `window_ms` milliseconds (time window) |
-/// | `window_calls` | integer (`u32`) | none | judge `failure_rate` over the last `window_calls` outcomes (count window) |
-/// | `min_calls` | integer (`u32`) | 10 (time), `window_calls` (count) | outcomes a window must hold before it judges |
-/// | `slow_call_ms` | integer (`u64`) | none | a call longer than this is slow; needs a window |
-/// | `slow_call_rate` | number (`f64`) | 1.0 | share of slow calls in the window that opens the circuit |
-/// | `open_ms` | integer (`u64`) | 30 000 | how long the circuit stays open before a probe may go |
-/// | `half_open_probes` | integer (`u32`) | 1 | probes in flight at once while half-open |
-/// | `successes_to_close` | integer (`u32`) | 1 | probe successes that close the circuit |
-/// | `backoff` | number (`f64`) | 1.0 | factor the open time grows by after each failed probe (`>= 1.0`) |
-/// | `max_open_ms` | integer (`u64`) | max(`open_ms`, 300 000) | cap on the grown open time |
-/// | `probe_timeout_ms` | integer (`u64`) | 30 000 | a probe in flight longer loses its slot; its late outcome is stale |
-/// | `timeout_ms` | integer (`u64`) | none | async fns only: a call still running after this is dropped, counts as a failure and returns `Err(TimedOut.into())` (see [`timeout`]) |
-/// | `max_concurrent` | integer (`u32`) | none | bulkhead: calls of the group in flight at once; one over the cap is refused like an open circuit, with [`OpenReason::BulkheadFull`] |
-/// | `latency_p99_ms` | integer (`u64`) | none | open when the window's p99 latency is above this, even if every call succeeds; needs a window |
-/// | `ramp_ms` | integer (`u64`) | none | after a close, admit a share of calls that rises linearly from none to all over this; the others are refused at once with [`OpenReason::Ramping`] (see [The traffic ramp](crate#the-traffic-ramp)) |
-/// | `jitter` | number (`f64`) | 0.0 | share, in `[0, 1)`, by which each open is stretched or shortened at random: `0.2` opens for 80% to 120% of the duration |
-/// | `shadow` | `true` or `false` | `false` | shadow mode: the fn's body runs on every call, and the fallback never answers a call admitted in place of a refusal (its failure, or its deadline, with `fallback_on = "failure"`); what the breaker would have refused is counted in `shadow_refused` (see [Shadow mode](crate#shadow-mode)) |
-/// | `histogram_ms` | integer (`u64`) | none | keep a call-duration histogram by outcome, buckets at 1, 2.5 and 5 times each power of ten of milliseconds up to this (`10_000`: 1 ms to 10 s), exported as `breaker_calls_seconds`; fixed for the breaker's life |
-/// | `systemic_share` | number (`f64`) | none | keyed groups (`key = ..`): the share of the keys, in `(0, 1]`, failing at once that opens the whole group, every key then refused with [`OpenReason::Group`] and one probe going for the group (see [`KeyedGroup::group_breaker`](keyed::KeyedGroup::group_breaker)) |
-/// | `max_open_keys` | number (`f64`) | none | keyed groups: the most keys open at once on their own, as a share in `(0, 1]` of the keys held; a trip past it opens the whole group instead |
-/// | `fallback` | path, or `path(why)` | none | fn called with the same arguments when the circuit refuses (see [Fallbacks](#fallbacks)); `path(why)` passes a [`Fallback`] saying why as one more, last, argument |
-/// | `fallback_on` | `"refusal"` or `"failure"` | `"refusal"` | what the fallback answers: refusals only (open, half-open full, forced, bulkhead full), or also timeouts and the errors `is_failure` counts as failures (never an ignored error, never a panic); needs `fallback` |
-/// | `is_failure` | path to `fn(&E) -> bool` | every `Err` fails | which errors count as failures; the rest are ignored |
-/// | `registry` | expression of type `&Registry` | [`registry()`] | the registry to use, e.g. `&TEST_REGISTRY` with a [`ManualClock`]; a call site caches the breaker of the first registry it meets, and looks others up on every call |
-/// | `crate` | path | `::breakerbox` | where generated code finds this crate, for re-exporters |
-/// | `timer` | path to a value implementing [`timeout::Timer`] | `breakerbox::timeout::Tokio` (feature `tokio`) | the timer `timeout_ms` races the call against and an async fn's `retry` waits on, for runtimes other than tokio |
-/// | `key` | expression of the fn's arguments, of a type implementing [`AsKey`] | none | one breaker per value of the expression, all on the group's config (see [Keyed breakers](crate#keyed-breakers)) |
-/// | `max_keys` | integer | 10 000 (with `key`) | the most idle keys the group keeps; needs `key` |
-/// | `retry` | integer | none | up to this many more attempts after a failure the classifier counts, each one claim and one outcome; needs `idempotent = true` (see [Retries](#retries)) |
-/// | `idempotent` | `true` or `false` | none | the promise `retry` needs: the call is safe to repeat; `retry` without it, or with `false`, is a compile error; `true` alone runs a retry loop of no retries that a configuration file may raise |
-/// | `retry_backoff_ms` | integer | 50 | the first retry waits a uniformly random share of this ("full jitter"), each later one of twice the one before; needs `retry` |
-/// | `retry_cap_ms` | integer | 2 000 | cap on a retry's backed-off bound (an error's [`RetryAfterHint`] may still ask for longer); needs `retry` |
-/// | `retry_deadline_ms` | integer | none | no wait that would end later than this after the first attempt: the last error is returned instead; needs `retry` |
-/// | `retry_budget_ratio` | number in `[0, 1]` | 0.2 | the share of the group's first attempts its retry budget lets retry; needs `retry` |
-/// | `retry_budget_floor` | integer | 10 | retries a second the group's budget allows whatever the traffic; needs `retry` |
-///
-/// `threshold` selects the consecutive-failure policy; `window_ms` or
-/// `window_calls` (not both) selects a rate window instead, and `threshold` may
-/// then not be set. The builder's rules between keys are checked the same way.
-///
-/// # Retries
-///
-/// `retry = N` (with `idempotent = true`) runs the body again after a failure,
-/// up to `N` times, in this order, outermost first: the bulkhead (one place
-/// for the whole call) > the retries > the breaker (one claim and one outcome
-/// per attempt, so each attempt counts in the window) > `timeout_ms` (per
-/// attempt; a timed-out attempt is retried like a failure) > the body. A
-/// refusal is never retried: it is answered at once, by the fallback or
-/// `Err(CircuitOpen.into())`; no retry starts once a failure opened the
-/// circuit; an error `is_failure` ignores is returned at once. A fallback runs
-/// once, after the last attempt. The wait is on the breaker's clock in a sync
-/// fn ([`Clock::sleep`](clock::Clock::sleep): a [`ManualClock`] advances by it
-/// and returns at once) and on `timer` in an async fn; an error implementing
-/// [`RetryAfterHint`] sets the next wait's floor. Retries of the group share
-/// one budget, kept with the group ([`Breaker::group_retry`]): every fn of the
-/// group, every key of a keyed group and every integration retrying for it:
-/// at most `retry_budget_ratio` (20%) of the group's first attempts plus
-/// `retry_budget_floor` (10) per second ([`RetryPolicy`]); past it the call
-/// ends with its own error, counted in `retries_budget_exhausted`. The first
-/// retried call of the group makes the budget from its fn's keys; a fn of the
-/// group declaring other retry keys is logged once at `warn`, and the first
-/// declaration holds. The body runs once per
-/// attempt and borrows the arguments, so it may not move one out. Code
-/// retries a call by hand with [`Breaker::call_retrying`].
-///
-/// A configuration file and `BREAKER_` variables take the same retry keys
-/// (see [`config_file`][config-retries]), over the attribute's
-/// literals and live: `retry = 0` for the group turns its retries off. They
-/// are taken only by a fn that runs a retry loop: one that names `retry`, or
-/// says `idempotent = true` alone (no retry keys of its own: it runs its
-/// group's, those another fn of the group declares or the file's, whichever
-/// fn calls first). Such a fn's calls pay the retry path's first attempt (the
-/// `retry_first_attempt_ok` row of `benches/README.md`); a fn without
-/// `idempotent` pays nothing for it.
-///
-/// ```
-/// use breakerbox::{circuit_breaker, CircuitOpen};
-///
-/// #[derive(Debug)]
-/// enum Error { Busy, Open(CircuitOpen) }
-/// impl From<CircuitOpen> for Error {
-///     fn from(open: CircuitOpen) -> Self { Error::Open(open) }
-/// }
-///
-/// #[circuit_breaker(group = "inventory", retry = 2, idempotent = true, retry_backoff_ms = 1)]
-/// fn stock(sku: &str) -> Result<u32, Error> {
-///     # let _ = Error::Busy;
-///     Ok(sku.len() as u32)
-/// }
-/// assert_eq!(stock("A-1").unwrap(), 3);
-/// ```
-///
-/// # What is recorded
-///
-/// Each admitted call records exactly one outcome, however it leaves the fn:
-///
-/// - a fn returning `Result<T, E>` (under any name, `io::Result` or a local
-///   `type Result` too): `Ok` is a success, `Err` a failure, unless `is_failure`
-///   says the error is ignored (neither success nor failure: a 404, a validation
-///   error). Every `?` and `return` counts like the value it returns.
-/// - any other return type: a success.
-/// - a panic: a failure, and the panic goes on unchanged.
-/// - an async call whose future is dropped before it finishes (a timeout, a lost
-///   `select!` branch, an aborted task): *abandoned*, counted in metrics as such,
-///   and a probe slot it held is freed.
-///
-/// An `async fn`, or a fn ending in `async move { .. }`,
-/// `Box::pin(async move { .. })` (as `#[async_trait]` writes it) or
-/// `async move { .. }.boxed()`, claims the breaker when its future first runs, not
-/// when it is created; the future is `Send` whenever the body's is. A fn that
-/// returns a future made elsewhere (`-> impl Future { other() }`) is refused at
-/// compile time: the attribute could only record when the future was created.
-///
-/// # When the circuit is open
-///
-/// The body does not run. Without a fallback the fn must return `Result<_, E>`
-/// with `E: From<CircuitOpen>`, and returns `Err(CircuitOpen.into())`;
-/// [`CircuitOpen`] tells the group, the reason and `retry_after`. With a
-/// fallback, the fallback's value is returned.
-///
-/// # Fallbacks
-///
-/// A fallback is a fn called with the same arguments as the guarded fn (a
-/// method's gets the receiver first), whose value the guarded fn returns
-/// (awaited for an async fn). Two keys choose its form:
-///
-/// | attribute | called on | the fallback's parameters |
-/// |---|---|---|
-/// | `fallback = cached` | refusals | the fn's |
-/// | `fallback = cached(why)` | refusals | the fn's, then `why: Fallback<E>` |
-/// | `fallback = cached, fallback_on = "failure"` | refusals, timeouts, failures | the fn's |
-/// | `fallback = cached(why), fallback_on = "failure"` | refusals, timeouts, failures | the fn's, then `why: Fallback<E>` |
-///
-/// - **Refusals** are every claim the breaker refuses: open, half-open with
-///   every probe slot taken, forced open, and a full bulkhead (`max_concurrent`);
-///   [`Fallback::Refused`] carries the [`CircuitOpen`] and its
-///   [`reason`](CircuitOpen::reason).
-/// - **Failures** (`fallback_on = "failure"`) are a timeout (`timeout_ms`,
-///   [`Fallback::TimedOut`]) and an `Err` the classifier counts as a failure
-///   ([`Fallback::Failed`] with the error; every `Err` without `is_failure`). An
-///   error `is_failure` ignores is returned as it is, and so is a success.
-/// - **Shadow mode** (`shadow = true`): a call the breaker would have refused
-///   runs, and whatever it returns is the caller's answer: the fallback
-///   answers no failure of such a call, and with `timeout_ms` such a call
-///   runs without the deadline (it has no answer for it but the fallback's).
-///   The group's other calls are answered as above.
-/// - **A panic** is recorded as a failure and goes on unwinding: no fallback
-///   answers it.
-/// - **Never counted.** The call's outcome (a failure, a timeout, a refusal) is
-///   recorded before the fallback runs; what the fallback returns is never an
-///   outcome of the breaker, in any form: not a success, not a probe's verdict.
-/// - **The arguments after the call.** A failure fallback gets the arguments
-///   the body ran with, so the body borrows the arguments instead of taking
-///   them: a body that moves an owned argument away is a compile error at the
-///   fallback path ("use of moved value"); take that argument by reference, or
-///   clone it in the body. A fn ending in `async move { .. }` hands its
-///   arguments to that block, so it answers refusals only.
-/// - **Where the name is looked up.** In a method, a bare name means
-///   `Self::name` (`fallback = cached` calls `Self::cached(self, ..)`); name a
-///   free fn by its path (`fallback = self::cached`), and it gets the receiver
-///   first too. A bare name in a method that is also a fn of the module with
-///   the fallback's signature is a compile error at the name asking for
-///   `self::name` or `Self::name`, so a fallback meant as the module's fn is
-///   told how to write it. A path
-///   may carry generics (`fallback = cache::get::<T>`).
-/// - **Keyed fns** answer as unkeyed ones: the refusal or failure is the key's.
-///
-/// Refusals, with the same arguments:
-///
-/// ```
-/// use breakerbox::circuit_breaker;
-///
-/// struct Catalog { cache: Vec<String> }
-///
-/// impl Catalog {
-///     #[circuit_breaker(group = "catalog", fallback = cached)]
-///     fn list(&self, page: usize) -> Vec<String> {
-///         vec![format!("live page {page}")]
-///     }
-///
-///     fn cached(&self, page: usize) -> Vec<String> {
-///         self.cache.iter().skip(page * 10).take(10).cloned().collect()
-///     }
-/// }
-/// # assert_eq!(Catalog { cache: vec![] }.list(0), ["live page 0"]);
-/// ```
-///
-/// Refusals, told why: a full bulkhead sheds load instead of serving stale data.
-///
-/// ```
-/// use breakerbox::{circuit_breaker, CallError, Fallback, OpenReason};
-///
-/// #[circuit_breaker(group = "prices", max_concurrent = 64, fallback = last_known(why))]
-/// fn price(sku: u32) -> Result<u64, CallError<String>> {
-///     Ok(u64::from(sku) * 100)
-/// }
-///
-/// fn last_known(sku: u32, why: Fallback<CallError<String>>) -> Result<u64, CallError<String>> {
-///     match why {
-///         Fallback::Refused(open) if open.reason() == OpenReason::BulkheadFull => Err(open.into()),
-///         _ => Ok(u64::from(sku) * 90),
-///     }
-/// }
-///
-/// assert_eq!(price(2).unwrap(), 200);
-/// breakerbox::registry().force_open("prices").unwrap();
-/// assert_eq!(price(2).unwrap(), 180); // forced open: the last known price
-/// ```
-///
-/// Failures too, with the same arguments:
-///
-/// ```
-/// use breakerbox::{circuit_breaker, CallError};
-///
-/// #[circuit_breaker(group = "avatars", fallback = placeholder, fallback_on = "failure")]
-/// fn avatar(user: &str) -> Result<String, CallError<String>> {
-///     if user.is_empty() { return Err(CallError::Inner("no such user".into())) }
-///     Ok(format!("https://img.example/{user}.png"))
-/// }
-///
-/// fn placeholder(_user: &str) -> Result<String, CallError<String>> {
-///     Ok("https://img.example/anonymous.png".into())
-/// }
-///
-/// assert_eq!(avatar("").unwrap(), "https://img.example/anonymous.png"); // failed, then answered
-/// assert_eq!(breakerbox::registry().get("avatars").unwrap().metrics().failures, 1);
-/// ```
-///
-/// Failures too, told why, on an async fn with a deadline and a classifier:
-///
-/// ```
-/// use breakerbox::{circuit_breaker, CircuitOpen, Fallback, TimedOut};
-///
-/// #[derive(Debug)]
-/// enum ApiError { NotFound, Unavailable, Open(CircuitOpen), Late(TimedOut) }
-/// impl From<CircuitOpen> for ApiError { fn from(e: CircuitOpen) -> Self { ApiError::Open(e) } }
-/// impl From<TimedOut> for ApiError { fn from(e: TimedOut) -> Self { ApiError::Late(e) } }
-///
-/// fn server_side(e: &ApiError) -> bool { !matches!(e, ApiError::NotFound) }
-///
-/// #[circuit_breaker(group = "profiles", is_failure = server_side,
-///                   fallback = cached(why), fallback_on = "failure")]
-/// async fn profile(id: u32) -> Result<String, ApiError> {
-///     match id {
-///         0 => Err(ApiError::NotFound),    // ignored: returned as it is
-///         1 => Err(ApiError::Unavailable), // a failure: answered by `cached`
-///         _ => Ok(format!("profile {id}")),
-///     }
-/// }
-///
-/// async fn cached(id: u32, why: Fallback<ApiError>) -> Result<String, ApiError> {
-///     match why {
-///         Fallback::Failed(ApiError::Unavailable) => Ok(format!("cached profile {id}")),
-///         Fallback::Refused(open) => Err(open.into()),
-///         Fallback::TimedOut(late) => Err(late.into()),
-///         Fallback::Failed(other) => Err(other),
-///         _ => Err(ApiError::Unavailable), // `Fallback` is `#[non_exhaustive]`
-///     }
-/// }
-///
-/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
-/// assert!(matches!(profile(0).await, Err(ApiError::NotFound)));
-/// assert_eq!(profile(1).await.unwrap(), "cached profile 1");
-/// # });
-/// ```
-///
-/// **From resilience4j.** `@CircuitBreaker(name = "search", fallbackMethod =
-/// "cached")` with `List<String> cached(String q, Throwable t)` is
-/// `#[circuit_breaker(group = "search", fallback = cached(why), fallback_on =
-/// "failure")]` with `fn cached(q: &str, why: Fallback<E>) -> Result<Vec<String>, E>`:
-/// the same arguments, and the exception as `why`, where
-/// `CallNotPermittedException` is [`Fallback::Refused`], a `TimeLimiter`
-/// timeout [`Fallback::TimedOut`] and the method's own exception
-/// [`Fallback::Failed`]. Two differences: an error the classifier ignores
-/// (resilience4j's `ignoreExceptions`) is returned, not handed to the
-/// fallback, and the fallback's signature is checked when the crate compiles,
-/// not when it is first called. A fallback without `why` is a `fallbackMethod`
-/// that drops the exception parameter.
-///
-/// # Compile-time checks
-///
-/// Unknown keys (with a suggestion), repeated keys, wrong literal types, values
-/// the builder refuses, a missing or empty `group`, use on anything but a fn with
-/// a body, `const fn`, `-> !`, variadic fns, `max_keys` without `key` or set to
-/// 0, a `key` whose type is no [`AsKey`] (on the key expression), a
-/// future-returning fn whose body the attribute cannot see into, a tuple key
-/// naming a borrowed parameter (`key = (host, port)` with `host: &str`: write
-/// `host.to_owned()`, or key by `host` alone), a fallback on a fn returning
-/// `impl Trait`, `fallback_on` without `fallback` or with another value, and
-/// `fallback_on = "failure"` on a fn not returning a `Result` are all compile
-/// errors pointing at the offending tokens. A fallback of another arity,
-/// parameter type, return type or asyncness is one error at the fallback's
-/// name that writes the expected signature out, ``fallback must be `fn(&str,
-/// u32) -> Result<Vec<String>, ApiError>` ``, and names the fallback's own
-/// signature; it suggests no edit. A return type that cannot
-/// carry a refusal or a timeout says which `From` to add. A bad attribute still
-/// emits the fn unchanged, and every argument error of one attribute shows in
-/// one build.
-///
-/// ```compile_fail
-/// #[breakerbox::circuit_breaker(group = "search", treshold = 3)] // did you mean `threshold`?
-/// fn search() -> Result<(), breakerbox::CallError<()>> { Ok(()) }
-/// ```
+// The attribute's own page (its keys, what it records, its fallbacks and
+// compile-time checks) is a file of its own, rendered here.
+#[doc = include_str!("circuit_breaker.md")]
 #[cfg_attr(
     feature = "config",
     doc = "[config-retries]: crate::config_file#retries"
@@ -749,7 +481,7 @@ pub use breaker_core::{
 
 // Everything else lives in its module, each item at one path: the modules
 // below hold what the root does not.
-pub use breaker_core::{classify, events, fleet, metrics};
+pub use breaker_core::{classify, events, fleet, hold, metrics};
 pub mod clock;
 pub mod config;
 pub mod keyed;
@@ -758,9 +490,9 @@ pub mod retry;
 pub mod breaker {
     //! What a call through a [`Breaker`](crate::Breaker) holds: the [`Permit`]
     //! a claim returns (or the [`OwnedPermit`] that holds its breaker), the
-    //! [`BulkheadSlot`] of `max_concurrent`, and the [`PolicyChange`] a live
-    //! reconfiguration refuses.
-    pub use breaker_core::{BulkheadSlot, OwnedPermit, Permit, PolicyChange};
+    //! [`BulkheadSlot`] of `max_concurrent` (or the [`OwnedBulkheadSlot`]),
+    //! and the [`PolicyChange`] a live reconfiguration refuses.
+    pub use breaker_core::{BulkheadSlot, OwnedBulkheadSlot, OwnedPermit, Permit, PolicyChange};
 
     // The names `#[circuit_breaker]`'s compile errors mention. rustc names an
     // item by its bare name only when a path outside every hidden module
@@ -863,7 +595,7 @@ pub mod tower;
 /// use std::time::Duration;
 /// use breakerbox::Config;
 ///
-/// const UPSTREAM: Config = match Config::builder().threshold(5).open_duration(Duration::from_secs(30)).build() {
+/// const UPSTREAM: Config = match Config::builder().threshold(5).open(Duration::from_secs(30)).build() {
 ///     Ok(config) => config,
 ///     Err(_) => panic!("the upstream breakers' config is invalid"),
 /// };

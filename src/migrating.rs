@@ -108,16 +108,16 @@
 //! // The defaults.
 //! let config = Config::default();
 //! assert_eq!(config.threshold(), 5);
-//! assert_eq!(config.open_duration(), Duration::from_secs(30));
+//! assert_eq!(config.open(), Duration::from_secs(30));
 //! assert_eq!(config.backoff(), 1.0);
-//! assert_eq!(config.max_open_duration(), Duration::from_secs(300));
+//! assert_eq!(config.max_open(), Duration::from_secs(300));
 //! assert_eq!((config.half_open_probes(), config.successes_to_close()), (1, 1));
 //! assert_eq!(config.probe_timeout(), Duration::from_secs(30));
 //!
 //! // Half-open closes after `successes_to_close` successes; a failure reopens.
 //! let config = Config::builder()
 //!     .threshold(1)
-//!     .open_duration(Duration::from_secs(1))
+//!     .open(Duration::from_secs(1))
 //!     .half_open_probes(2)
 //!     .successes_to_close(2)
 //!     .build()?;

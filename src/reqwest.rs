@@ -8,7 +8,7 @@
 //! use breakerbox::Config;
 //! use reqwest_middleware::ClientBuilder;
 //!
-//! let config = Config::builder().threshold(5).open_duration(Duration::from_secs(10)).build()?;
+//! let config = Config::builder().threshold(5).open(Duration::from_secs(10)).build()?;
 //! let client = ClientBuilder::new(reqwest::Client::new())
 //!     // One breaker per `host:port`, keys of the keyed group `upstream`, at
 //!     // most about 10,000 idle hosts kept.
@@ -23,6 +23,20 @@
 //! `reqwest_middleware::Error::Middleware` holding the [`CircuitOpen`], which
 //! [`circuit_open`] finds. Dropping the request's future before it finishes
 //! counts the call as abandoned.
+//!
+//! # Bulkhead and deadline
+//!
+//! A group with `max_concurrent` or `timeout_ms` (from its config, a file or
+//! the variables) has them enforced by the middleware: a request takes one
+//! place in its breaker's bulkhead for the whole call, its retries included
+//! (a full bulkhead refuses with
+//! [`OpenReason::BulkheadFull`](crate::OpenReason::BulkheadFull) before
+//! anything is sent), and each attempt races the group's deadline on tokio's
+//! timer until its response's head comes. An attempt past the deadline is
+//! dropped, counted as a timeout (a failure, retried as one) and answered
+//! with `reqwest_middleware::Error::Middleware` holding the
+//! [`TimedOut`](crate::TimedOut). The body is read outside the deadline (a
+//! client's own timeout bounds it).
 //!
 //! # When a success is recorded
 //!
@@ -61,12 +75,19 @@
 //!   the call ends with it at once, also when a retry is refused after its
 //!   wait. No retry waits once a failure opened the circuit.
 //! - A `429` or `503` with `Retry-After` (whole seconds, or an HTTP date
-//!   measured from the answer's `Date`) makes the next wait at least that
-//!   long; the backoff's full-jitter draw is the wait of an answer without
-//!   one. A `429` is retried only when it says when, and counts as ignored in
-//!   the breaker as always. A header that is neither form is ignored. A server
-//!   asking for longer than [`MAX_RETRY_AFTER`](crate::tower::MAX_RETRY_AFTER)
-//!   (60 s) is not retried: its answer comes back at once, header and all.
+//!   measured from the answer's `Date`) is the server asking every caller to
+//!   wait: the request's breaker is [held](crate::Breaker::hold) for that long
+//!   (its host's key with [`per_host`](CircuitBreakerMiddleware::per_host), else the
+//!   group; at most the group's `max_hold_ms`), the answer counts as ignored,
+//!   and every other request until the hold ends is refused at once with the
+//!   time left. The request that met it is retried once the hold ends, when
+//!   the wait is within the policy's cap on a wait
+//!   ([`RetryPolicy::delay_cap`](crate::RetryPolicy::delay_cap)); a longer
+//!   wait comes back at once, header and all, and the hold answers the calls
+//!   after it. A `429` without `Retry-After` is ignored and not retried. A
+//!   header that is neither form, negative or a date past holds nothing and
+//!   is counted ([`HoldCounts::bad`](crate::hold::HoldCounts::bad)). The
+//!   backoff's full-jitter draw is the wait of a failure without a header.
 //! - The waits are tokio's (or a [`Timer`]'s, with
 //!   [`retry_timer`](CircuitBreakerMiddleware::retry_timer)); a failed
 //!   attempt's response is dropped before the wait.
@@ -86,6 +107,7 @@ use http::Extensions;
 use reqwest::{Request, Response, Url};
 use reqwest_middleware::{Error, Middleware, Next};
 
+use crate::hold::{HoldScope, Wait as ServerWait};
 use crate::tower::{is_idempotent, next_attempt, Classify, HttpResponses, RecordedBody, Verdict};
 
 /// A `reqwest-middleware` middleware that claims a breaker before each request
@@ -132,7 +154,7 @@ pub struct SafeToRetry;
 enum Target {
     Group(Breaker),
     /// A breaker per `host:port`: the keys of a keyed group, bounded by its
-    /// `max_keys`; a known host costs a hash, a lock-free lookup and a handle
+    /// `key_capacity`; a known host costs a hash, a lock-free lookup and a handle
     /// clone, and no allocation until its response's body is wrapped.
     PerHost(KeyedGroup<String>),
 }
@@ -239,7 +261,7 @@ impl<C> CircuitBreakerMiddleware<C> {
     /// use breakerbox::{Config, RetryPolicy};
     /// use reqwest_middleware::ClientBuilder;
     ///
-    /// let retry = RetryPolicy::new(2).backoff(Duration::from_millis(100)).deadline(Duration::from_secs(5));
+    /// let retry = RetryPolicy::new(2).delay(Duration::from_millis(100)).deadline(Duration::from_secs(5));
     /// let client = ClientBuilder::new(reqwest::Client::new())
     ///     .with(CircuitBreakerMiddleware::per_host("docs-retry", &Config::default(), 1_000)?.retry(retry))
     ///     .build();
@@ -345,6 +367,10 @@ where
                 None => return next.run(request, extensions).await,
             },
         };
+        // One bulkhead place for the whole call, its retries included.
+        let _slot = breaker
+            .enter_bulkhead()
+            .map_err(|open| Error::middleware(traced_refusal(open)))?;
         let retry = match &self.retry {
             Some(policy)
                 if is_idempotent(request.method()) || extensions.get::<SafeToRetry>().is_some() =>
@@ -361,11 +387,30 @@ where
         let mut attempts = Attempts::start(breaker, retry);
         let mut request = request;
         loop {
-            let permit = breaker.try_acquire_owned().map_err(Error::middleware)?;
-            let result = next.clone().run(request, extensions).await;
-            let verdict = self.classifier.classify(result.as_ref());
-            let hint = self.classifier.retry_after(result.as_ref());
-            let result = record(verdict, result, permit);
+            let permit = claim(breaker)?;
+            let Some(result) =
+                within_deadline(breaker, next.clone().run(request, extensions)).await
+            else {
+                let late = Err(timed_out(permit));
+                match next_attempt(
+                    breaker,
+                    retry,
+                    &mut attempts,
+                    Verdict::Failure,
+                    None,
+                    spare.is_some(),
+                ) {
+                    None => return late,
+                    Some(delay) => {
+                        (self.wait)(delay).await;
+                        request = spare.take().expect("a retry has its request");
+                        spare = request.try_clone();
+                        continue;
+                    }
+                }
+            };
+            let (verdict, held, result) = self.record(result, permit);
+            let hint = held.or_else(|| self.classifier.retry_after(result.as_ref()));
             let replayable = spare.is_some();
             match next_attempt(breaker, retry, &mut attempts, verdict, hint, replayable) {
                 None => return result,
@@ -392,11 +437,82 @@ where
         extensions: &mut Extensions,
         next: Next<'_>,
     ) -> reqwest_middleware::Result<Response> {
-        let permit = breaker.try_acquire_owned().map_err(Error::middleware)?;
+        let permit = claim(breaker)?;
         // Dropped with this future if the request is cancelled: abandoned.
-        let result = next.run(request, extensions).await;
-        record(self.classifier.classify(result.as_ref()), result, permit)
+        let Some(result) = within_deadline(breaker, next.run(request, extensions)).await else {
+            return Err(timed_out(permit));
+        };
+        self.record(result, permit).2
     }
+
+    /// Records `result` under `permit`: a hold for the wait it asks of every
+    /// caller (the call then counts as ignored), else the classifier's
+    /// verdict. Returns the verdict, the wait held for (a retry waits until
+    /// the hold ends, which the core reads itself) and the result.
+    fn record(
+        &self,
+        result: reqwest_middleware::Result<Response>,
+        permit: OwnedPermit,
+    ) -> (
+        Verdict,
+        Option<Duration>,
+        reqwest_middleware::Result<Response>,
+    ) {
+        // A host's wait holds its key; a group's, the group.
+        let scope = match self.target {
+            Target::Group(_) => HoldScope::Group,
+            Target::PerHost(_) => HoldScope::Key,
+        };
+        match self.classifier.wait(result.as_ref()) {
+            ServerWait::For(wait) => {
+                permit.hold(wait, scope);
+                return (Verdict::Ignored, Some(wait), result);
+            }
+            ServerWait::Bad => permit.breaker().count_bad_hold(),
+            ServerWait::None => {}
+        }
+        let verdict = self.classifier.classify(result.as_ref());
+        (verdict, None, record(verdict, result, permit))
+    }
+}
+
+/// Claims a permit of `breaker` for one attempt, its verdict or refusal
+/// recorded on the current span ([`observe::span`](crate::observe::span),
+/// feature `tracing`).
+fn claim(breaker: &Breaker) -> Result<OwnedPermit, Error> {
+    match breaker.try_acquire_owned() {
+        Ok(permit) => {
+            crate::tower::traced_admission(&permit);
+            Ok(permit)
+        }
+        Err(open) => Err(Error::middleware(traced_refusal(open))),
+    }
+}
+
+/// Records a refusal on the current span (feature `tracing`), and gives it
+/// back.
+fn traced_refusal(open: CircuitOpen) -> CircuitOpen {
+    #[cfg(feature = "tracing")]
+    crate::observe::span::refused(&open, None);
+    open
+}
+
+/// `attempt` raced against the group's `timeout_ms` on tokio's timer, if it
+/// has one: `None` when the deadline passed first (the attempt is dropped).
+async fn within_deadline<F: Future>(breaker: &Breaker, attempt: F) -> Option<F::Output> {
+    match breaker.config().timeout() {
+        None => Some(attempt.await),
+        Some(after) => crate::timeout::within(&crate::timeout::Tokio, after, attempt).await,
+    }
+}
+
+/// The error of an attempt dropped at the group's deadline, recorded as a
+/// timed-out call (a failure): `reqwest_middleware::Error::Middleware`
+/// holding the [`TimedOut`](crate::TimedOut).
+fn timed_out(permit: OwnedPermit) -> Error {
+    let after = permit.breaker().config().timeout().unwrap_or_default();
+    crate::tower::traced_outcome(&permit, Verdict::Failure);
+    Error::middleware(permit.timed_out(after))
 }
 
 /// Records `result` under `permit` as `verdict` says: a successful response
@@ -406,6 +522,7 @@ fn record(
     result: reqwest_middleware::Result<Response>,
     permit: OwnedPermit,
 ) -> reqwest_middleware::Result<Response> {
+    crate::tower::traced_outcome(&permit, verdict);
     match (verdict, result) {
         (Verdict::Success, Ok(response)) => Ok(record_at_end_of_body(response, permit)),
         (Verdict::Success, result) => {
@@ -478,6 +595,17 @@ impl Classify<Response, Error> for HttpResponses {
     fn retry_after(&self, result: Result<&Response, &Error>) -> Option<Duration> {
         let response = result.ok()?;
         crate::tower::retry_after(response.status().as_u16(), response.headers())
+    }
+
+    /// `Retry-After` on a `429` or `503`, for a hold
+    /// ([`server_wait`](crate::tower::server_wait())).
+    fn wait(&self, result: Result<&Response, &Error>) -> ServerWait {
+        match result {
+            Ok(response) => {
+                crate::tower::server_wait(response.status().as_u16(), response.headers())
+            }
+            Err(_) => ServerWait::None,
+        }
     }
 }
 

@@ -6,6 +6,6 @@
 //! itself.
 pub use breaker_core::retry::{
     RetryBudget, RetryTuning, RetryValues, DEFAULT_BUDGET_FLOOR, DEFAULT_BUDGET_RATIO,
-    DEFAULT_RETRY_BACKOFF, DEFAULT_RETRY_CAP,
+    DEFAULT_RETRY_DELAY, DEFAULT_RETRY_MAX_DELAY,
 };
 pub use breaker_core::Attempts;

@@ -19,19 +19,33 @@ pub fn traced_refusal(open: CircuitOpen) -> CircuitOpen {
     open
 }
 
-/// A body's value, to record the call's verdict and outcome before the
-/// permit records it: `Traced(&value).ended(breaker, permit)` finds the
-/// inherent method for a `Result` (`ok` or `error`) and [`TracedAny`]'s for
-/// anything else (`ok`). The permit goes through by value, and comes back.
+/// A body's value, to record the call's verdict and outcome: after the
+/// permit recorded, `Traced(&value).after(group, probe)` with the permit's
+/// probe bit; before, `Traced(&value).ended(group, permit)`, where the
+/// permit goes through by value and comes back. Each finds the inherent
+/// method for a `Result` (`ok` or `error`) and [`TracedAny`]'s for anything
+/// else (`ok`). Neither gives the permit an address: one kept in memory for
+/// the recording path would cost every call, recorded or not.
 pub struct Traced<'a, R>(pub &'a R);
 
 impl<T, E> Traced<'_, Result<T, E>> {
+    /// Records the verdict and `ok` or `error`, after the permit recorded. Not public API.
+    #[inline(always)]
+    pub fn after(&self, group: &'static str, probe: bool) {
+        #[cfg(feature = "tracing")]
+        if span::any_recorded() {
+            ended(group, probe, outcome(self.0));
+        }
+        #[cfg(not(feature = "tracing"))]
+        let _ = (group, probe);
+    }
+
     /// Records the verdict and `ok` or `error`. Not public API.
     #[inline(always)]
     pub fn ended<'p>(&self, group: &'static str, permit: Permit<'p>) -> Permit<'p> {
         #[cfg(feature = "tracing")]
         if span::any_recorded() {
-            ended(group, &permit, outcome(self.0));
+            ended(group, permit.is_probe(), outcome(self.0));
         }
         #[cfg(not(feature = "tracing"))]
         let _ = group;
@@ -52,16 +66,29 @@ fn outcome<T, E>(result: &Result<T, E>) -> &'static str {
 
 /// The outcome of a body whose value is not a `Result`: `ok`.
 pub trait TracedAny {
+    /// Records the verdict and `ok`, after the permit recorded. Not public API.
+    fn after(&self, group: &'static str, probe: bool);
+
     /// Records the verdict and `ok`. Not public API.
     fn ended<'p>(&self, group: &'static str, permit: Permit<'p>) -> Permit<'p>;
 }
 
 impl<R> TracedAny for Traced<'_, R> {
     #[inline(always)]
+    fn after(&self, group: &'static str, probe: bool) {
+        #[cfg(feature = "tracing")]
+        if span::any_recorded() {
+            ended(group, probe, "ok");
+        }
+        #[cfg(not(feature = "tracing"))]
+        let _ = (group, probe);
+    }
+
+    #[inline(always)]
     fn ended<'p>(&self, group: &'static str, permit: Permit<'p>) -> Permit<'p> {
         #[cfg(feature = "tracing")]
         if span::any_recorded() {
-            ended(group, &permit, "ok");
+            ended(group, permit.is_probe(), "ok");
         }
         #[cfg(not(feature = "tracing"))]
         let _ = group;
@@ -81,6 +108,10 @@ fn refused(open: &CircuitOpen) {
 #[cfg(feature = "tracing")]
 #[cold]
 #[inline(never)]
-fn ended(group: &'static str, permit: &Permit<'_>, outcome: &'static str) {
-    span::admitted(group, permit, None).ended(outcome);
+fn ended(group: &'static str, probe: bool, outcome: &'static str) {
+    let verdict = match probe {
+        true => span::Verdict::Probe,
+        false => span::Verdict::Admitted,
+    };
+    span::admitted_as(group, verdict, None).ended(outcome);
 }

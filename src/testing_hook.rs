@@ -44,10 +44,10 @@ pub fn keyed_site<A: AsKey + ?Sized>(
     site: &KeyedSite,
     group: &str,
     config: &Config,
-    max_keys: usize,
+    key_capacity: usize,
     key: &A,
 ) -> Breaker {
-    site.global(group, config, max_keys, key)
+    site.global(group, config, key_capacity, key)
 }
 
 /// The breaker of `key` in the keyed group `group`, in the installed test
@@ -58,12 +58,12 @@ pub fn keyed_site<A: AsKey + ?Sized>(
     site: &KeyedSite,
     group: &str,
     config: &Config,
-    max_keys: usize,
+    key_capacity: usize,
     key: &A,
 ) -> Breaker {
     match crate::testing::installed() {
-        None => site.global(group, config, max_keys, key),
-        Some(kit) => site.breaker(kit.registry(), group, config, max_keys, key),
+        None => site.global(group, config, key_capacity, key),
+        Some(kit) => site.breaker(kit.registry(), group, config, key_capacity, key),
     }
 }
 

@@ -14,7 +14,7 @@ use support::{json, serve, OPS};
 fn trips_at_once() -> Config {
     Config::builder()
         .threshold(1)
-        .open_duration(Duration::from_secs(60))
+        .open(Duration::from_secs(60))
         .build()
         .unwrap()
 }
@@ -48,8 +48,8 @@ async fn a_breaker_shows_the_retry_policy_its_calls_run_configuration_included()
         body["breakers"]["prices"]["retry"],
         json!({
             "retry": {"value": 0, "explicit": true},
-            "retry_backoff_ms": {"value": 50, "explicit": false},
-            "retry_cap_ms": {"value": 2000, "explicit": false},
+            "retry_delay_ms": {"value": 50, "explicit": false},
+            "retry_max_delay_ms": {"value": 2000, "explicit": false},
             "retry_deadline_ms": {"value": null, "explicit": false},
             "retry_budget_ratio": {"value": 0.2, "explicit": false},
             "retry_budget_floor": {"value": 10, "explicit": false},

@@ -29,7 +29,7 @@ use tokio::sync::Notify;
 fn trips_at_once() -> Config {
     Config::builder()
         .threshold(1)
-        .open_duration(Duration::from_millis(600_000))
+        .open(Duration::from_millis(600_000))
         .build()
         .unwrap()
 }
@@ -127,7 +127,7 @@ async fn headless_chromium_shows_the_open_circuit_and_its_timeline() {
         "checkout",
         &Config::builder()
             .threshold(1)
-            .open_duration(Duration::from_secs(1))
+            .open(Duration::from_secs(1))
             .ramp(Duration::from_secs(10))
             .build()
             .unwrap(),
@@ -269,7 +269,7 @@ async fn a_plain_screenshot_shows_the_states_and_each_keys_timeline_without_wait
             "hosts",
             &Config::builder()
                 .threshold(1)
-                .open_duration(Duration::from_secs(1))
+                .open(Duration::from_secs(1))
                 .build()
                 .unwrap(),
             100,

@@ -20,7 +20,7 @@ const OPEN_MS: u64 = 60_000;
 fn config() -> Config {
     Config::builder()
         .threshold(3)
-        .open_duration(Duration::from_millis(OPEN_MS))
+        .open(Duration::from_millis(OPEN_MS))
         .build()
         .unwrap()
 }

@@ -26,8 +26,8 @@ fn the_attribute_sets_durations_in_milliseconds_and_the_jitter() {
     let _ = fetch();
     let breaker = REG.get("jittered_attribute").unwrap();
     let config = breaker.config();
-    assert_eq!(config.open_duration(), Duration::from_millis(1500));
-    assert_eq!(config.max_open_duration(), Duration::from_secs(60));
+    assert_eq!(config.open(), Duration::from_millis(1500));
+    assert_eq!(config.max_open(), Duration::from_secs(60));
     assert_eq!(config.probe_timeout(), Duration::from_millis(250));
     assert_eq!(config.jitter(), 0.25);
     let open = breaker.metrics().retry_after.expect("tripped");

@@ -61,7 +61,7 @@ fn an_open_key_refuses_while_another_key_of_the_group_runs() {
     assert_eq!(host_state(&OPEN, "hosts", "up.example"), State::Closed);
 
     let group = hosts(&OPEN, "hosts").metrics();
-    assert_eq!((group.keys, group.open, group.max_keys), (2, 1, 10_000));
+    assert_eq!((group.keys, group.open, group.key_capacity), (2, 1, 10_000));
     assert_eq!(
         (group.calls, group.failures, group.successes, group.rejected),
         (3, 2, 1, 1)
@@ -197,7 +197,7 @@ async fn a_dropped_keyed_future_is_abandoned_against_its_key_and_frees_nothing_e
 
 static EVICT: LazyLock<Isolated> = LazyLock::new(Isolated::new);
 
-#[circuit_breaker(group = "evict", key = id, max_keys = 16, threshold = 1, registry = &EVICT)]
+#[circuit_breaker(group = "evict", key = id, key_capacity = 16, threshold = 1, registry = &EVICT)]
 fn touch(id: u64, fail: bool) -> Result<(), AppError> {
     if fail {
         Err(AppError::Down)
@@ -214,7 +214,7 @@ fn a_full_group_evicts_idle_closed_keys_and_never_an_open_one() {
     }
     let group = EVICT.get_keyed::<u64>("evict").unwrap().unwrap();
     let m = group.metrics();
-    assert!(m.keys <= 16 + 1, "bounded by max_keys: {} keys", m.keys);
+    assert!(m.keys <= 16 + 1, "bounded by key_capacity: {} keys", m.keys);
     assert!(m.evictions >= 2_000 - 17, "{} evictions", m.evictions);
     assert_eq!(
         group.get(&0).map(|b| b.state()),

@@ -58,7 +58,7 @@ static ONCE: LazyLock<Site> = LazyLock::new(site);
 static ONCE_CALLS: AtomicU32 = AtomicU32::new(0);
 
 #[circuit_breaker(group = "retry-once", registry = &ONCE.registry, retry = 2, idempotent = true,
-    retry_backoff_ms = 100)]
+    retry_delay_ms = 100)]
 fn fails_once(name: &str) -> Result<String, Error> {
     if ONCE_CALLS.fetch_add(1, SeqCst) == 0 {
         return Err(Error::Busy);
@@ -176,7 +176,7 @@ static TIMED: LazyLock<Site> = LazyLock::new(site);
 static TIMED_CALLS: AtomicU32 = AtomicU32::new(0);
 
 #[circuit_breaker(group = "retry-timed", registry = &TIMED.registry, retry = 1, idempotent = true,
-    timeout_ms = 100, retry_backoff_ms = 1)]
+    timeout_ms = 100, retry_delay_ms = 1)]
 async fn hangs_once() -> Result<u32, Error> {
     if TIMED_CALLS.fetch_add(1, SeqCst) == 0 {
         std::future::pending::<()>().await;
@@ -194,7 +194,7 @@ async fn a_timed_out_attempt_is_retried_like_a_failure() {
 static HUNG: LazyLock<Site> = LazyLock::new(site);
 
 #[circuit_breaker(group = "retry-hung", registry = &HUNG.registry, threshold = 1000, retry = 1,
-    idempotent = true, timeout_ms = 10, retry_backoff_ms = 1)]
+    idempotent = true, timeout_ms = 10, retry_delay_ms = 1)]
 async fn always_hangs() -> Result<u32, Error> {
     std::future::pending::<()>().await;
     Ok(0)
@@ -254,7 +254,7 @@ async fn a_retried_async_fn_waits_on_the_timer_it_names_without_a_deadline() {
 static THIN: LazyLock<Site> = LazyLock::new(site);
 
 #[circuit_breaker(group = "retry-thin-budget", registry = &THIN.registry, threshold = 1000,
-    retry = 1, idempotent = true, retry_backoff_ms = 1, retry_budget_ratio = 0.5,
+    retry = 1, idempotent = true, retry_delay_ms = 1, retry_budget_ratio = 0.5,
     retry_budget_floor = 1)]
 fn thin() -> Result<u32, Error> {
     Err(Error::Busy)

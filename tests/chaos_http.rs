@@ -816,7 +816,7 @@ async fn survive_chaos(path: Path) {
         if cycle == 0 {
             let config = *breakerbox::registry().get(path.group()).unwrap().config();
             assert_eq!(u64::from(config.threshold()), path.threshold());
-            assert_eq!(config.open_duration(), Duration::from_millis(OPEN_MS));
+            assert_eq!(config.open(), Duration::from_millis(OPEN_MS));
         }
     }
     chaos.check_totals();

@@ -164,7 +164,7 @@ async fn run(config: Config) -> Run {
 fn builder() -> breakerbox::ConfigBuilder {
     Config::builder()
         .threshold(5)
-        .open_duration(Duration::from_millis(OPEN_MS))
+        .open(Duration::from_millis(OPEN_MS))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -39,14 +39,7 @@ fn applied(file: &str, env: &[(&str, &str)]) -> (u128, u128, Registry) {
     settings.apply(&registry).unwrap();
     ranked(&registry).unwrap();
     plain(&registry).unwrap();
-    let open = |group| {
-        registry
-            .get(group)
-            .unwrap()
-            .config()
-            .open_duration()
-            .as_millis()
-    };
+    let open = |group| registry.get(group).unwrap().config().open().as_millis();
     (open("ranked"), open("plain"), registry)
 }
 
@@ -144,10 +137,10 @@ fn applied_to_a_live_registry_the_same_rule_holds_and_the_state_is_kept() {
     assert_eq!(changed, ["plain", "ranked"]);
     let ranked_now = registry.get("ranked").unwrap();
     assert_eq!(ranked_now.config().threshold(), 4);
-    assert_eq!(ranked_now.config().open_duration().as_millis(), 30_000);
+    assert_eq!(ranked_now.config().open().as_millis(), 30_000);
     let plain_now = registry.get("plain").unwrap();
     assert_eq!(plain_now.config().threshold(), 7);
-    assert_eq!(plain_now.config().open_duration().as_millis(), 10_000);
+    assert_eq!(plain_now.config().open().as_millis(), 10_000);
     assert_eq!(ranked_now.metrics().successes, before.successes);
     // The call site's cached breaker is the one reconfigured.
     ranked(&registry).unwrap();
@@ -171,7 +164,7 @@ fn a_configured_group_takes_the_place_of_its_attribute_in_the_layers() {
         "the code's explicit threshold is a literal"
     );
     assert_eq!(
-        config.open_duration().as_millis(),
+        config.open().as_millis(),
         10_000,
         "the rest layers as usual"
     );

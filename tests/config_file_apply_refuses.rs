@@ -74,7 +74,7 @@ fn later_is_built_by_the_first_settings(registry: &Registry) {
         "no [groups.orders-later]: the declaration holds"
     );
     assert_eq!(
-        later.config().open_duration().as_millis(),
+        later.config().open().as_millis(),
         30_000,
         "the refused file's [defaults] did not reach groups created after it"
     );
@@ -120,12 +120,7 @@ fn a_composition_the_builder_refuses_applies_nothing_live_or_later() {
     assert_eq!(observed(&registry), before);
     later_is_built_by_the_first_settings(&registry);
     assert_eq!(
-        registry
-            .get("orders")
-            .unwrap()
-            .config()
-            .open_duration()
-            .as_millis(),
+        registry.get("orders").unwrap().config().open().as_millis(),
         30_000,
         "the [defaults] of the refused file did not apply either"
     );

@@ -103,7 +103,7 @@ fn a_group_made_at_run_time_is_declared_by_declare_group() {
         .keyed::<String>("inventory-runtime", &RUNTIME, 100)
         .unwrap();
     assert_eq!(hosts.config().window_calls(), Some(20));
-    assert_eq!(hosts.config().open_duration().as_millis(), 2_000);
+    assert_eq!(hosts.config().open().as_millis(), 2_000);
     // A table the declared config cannot take is refused before anything
     // runs: alone `min_calls = 30` is fine, over `window_calls = 20` it is not.
     let mixed = "[groups.inventory-runtime]\nmin_calls = 30\n";
@@ -138,7 +138,7 @@ fn applied_settings_list_each_declared_groups_configuration_and_sources_before_a
     );
     let alpha = &applied.groups[0];
     assert_eq!(alpha.config.threshold(), 2);
-    assert_eq!(alpha.config.open_duration().as_millis(), 2_000);
+    assert_eq!(alpha.config.open().as_millis(), 2_000);
     assert_eq!(
         alpha.to_string(),
         "group `inventory-alpha`: `threshold = 2` (the attribute), `open_ms = 2000` \

@@ -20,9 +20,9 @@ fn a_file_takes_durations_and_milliseconds_alike() {
                 [groups.plain]\nopen_ms = 2500\n";
     let settings = Settings::from_toml_str(text, "app.toml").unwrap();
     let search = resolved(&settings, "search");
-    assert_eq!(search.open_duration(), Duration::from_secs(90));
-    assert_eq!(search.max_open_duration(), Duration::from_secs(7200));
-    assert_eq!(search.window_duration(), Some(Duration::from_secs(10)));
+    assert_eq!(search.open(), Duration::from_secs(90));
+    assert_eq!(search.max_open(), Duration::from_secs(7200));
+    assert_eq!(search.window(), Some(Duration::from_secs(10)));
     assert_eq!(search.slow_call(), Some(Duration::from_millis(250)));
     assert_eq!(search.probe_timeout(), Duration::from_millis(1500));
     assert_eq!(
@@ -30,7 +30,7 @@ fn a_file_takes_durations_and_milliseconds_alike() {
         Some(Duration::from_millis(40))
     );
     assert_eq!(
-        resolved(&settings, "plain").open_duration(),
+        resolved(&settings, "plain").open(),
         Duration::from_millis(2500)
     );
 }
@@ -45,12 +45,9 @@ fn a_variable_takes_durations_and_milliseconds_alike() {
         ])
         .unwrap();
     let search = resolved(&settings, "search");
-    assert_eq!(search.open_duration(), Duration::from_millis(750));
-    assert_eq!(search.max_open_duration(), Duration::from_secs(5400));
-    assert_eq!(
-        resolved(&settings, "other").open_duration(),
-        Duration::from_secs(45)
-    );
+    assert_eq!(search.open(), Duration::from_millis(750));
+    assert_eq!(search.max_open(), Duration::from_secs(5400));
+    assert_eq!(resolved(&settings, "other").open(), Duration::from_secs(45));
 }
 
 /// Each bad duration, and what its refusal says beside the place.
@@ -123,7 +120,7 @@ fn a_quoted_number_without_a_unit_in_a_file_is_refused_and_an_integer_is_millise
     }
     let settings = Settings::from_toml_str("[groups.search]\nopen_ms = 30\n", "app.toml").unwrap();
     assert_eq!(
-        resolved(&settings, "search").open_duration(),
+        resolved(&settings, "search").open(),
         Duration::from_millis(30)
     );
 }

@@ -19,7 +19,7 @@ fn open_ms(settings: &Settings, group: &str) -> u128 {
         .resolve(group, &Patch::new())
         .unwrap()
         .config
-        .open_duration()
+        .open()
         .as_millis()
 }
 

@@ -41,7 +41,7 @@ fn values_and_overrides_name_the_apps_file_and_the_keys_line() {
         .unwrap();
     let search = settings.resolve("search", &literals).unwrap();
     assert_eq!(search.config.threshold(), 4);
-    assert_eq!(search.config.open_duration().as_secs(), 10);
+    assert_eq!(search.config.open().as_secs(), 10);
     assert_eq!(
         search.overrides[0].to_string(),
         "the attribute's `threshold = 3` is overridden by `threshold = 4` \

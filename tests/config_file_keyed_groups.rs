@@ -19,7 +19,7 @@ impl From<CircuitOpen> for FetchError {
     }
 }
 
-#[circuit_breaker(group = "cfg-keyed-upstream", key = host, max_keys = 100, threshold = 5)]
+#[circuit_breaker(group = "cfg-keyed-upstream", key = host, key_capacity = 100, threshold = 5)]
 fn fetch(host: &str, up: bool) -> Result<u32, FetchError> {
     if up {
         Ok(200)

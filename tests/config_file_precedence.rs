@@ -61,7 +61,7 @@ fn each_layer_overrides_every_layer_below_it_and_none_above_it() {
             .resolve("search", &literals)
             .unwrap()
             .config
-            .open_duration()
+            .open()
             .as_millis();
         let want = set.last().map_or(30_000, |top| (top + 2) as u128 * 1000);
         let names: Vec<&str> = set.iter().map(|i| LAYERS[*i]).collect();
@@ -99,14 +99,14 @@ fn defaults_and_template_variables_edit_their_table_in_place() {
     ]);
     let r = settings.resolve("search", &literals).unwrap();
     // The defaults variable beats `[defaults]` but not the group's own table...
-    assert_eq!(r.config.open_duration().as_millis(), 5000);
+    assert_eq!(r.config.open().as_millis(), 5000);
     assert_eq!(r.config.backoff(), 3.0);
     // ...and the template variable beats the template but not the attribute.
     assert_eq!(r.config.min_calls(), Some(9));
     assert!(r.overrides.is_empty(), "{:?}", r.overrides);
 
     let other = settings.resolve("other", &Patch::new()).unwrap();
-    assert_eq!(other.config.open_duration().as_millis(), 1500);
+    assert_eq!(other.config.open().as_millis(), 1500);
     assert_eq!(
         other.settings.get("open_ms").unwrap().source,
         Source::Env {
@@ -122,13 +122,13 @@ fn a_template_gives_its_values_to_the_groups_that_name_it_only() {
                 [groups.users]\nopen_ms = 1_000\n";
     let settings = Settings::from_toml_str(file, "f.toml").unwrap();
     let search = settings.resolve("search", &Patch::new()).unwrap().config;
-    assert_eq!(search.window_duration().unwrap().as_millis(), 60_000);
+    assert_eq!(search.window().unwrap().as_millis(), 60_000);
     assert_eq!(search.failure_rate(), Some(0.25));
     assert_eq!(search.min_calls(), Some(20));
     let users = settings.resolve("users", &Patch::new()).unwrap().config;
-    assert_eq!(users.window_duration(), None);
+    assert_eq!(users.window(), None);
     assert_eq!(users.threshold(), 5);
-    assert_eq!(users.open_duration().as_millis(), 1_000);
+    assert_eq!(users.open().as_millis(), 1_000);
 }
 
 #[test]
@@ -179,7 +179,7 @@ fn the_attribute_policy_replaces_a_template_policy_with_its_window_keys() {
     let literals = attribute(&[("threshold", Value::U32(3))]);
     let config = settings.resolve("search", &literals).unwrap().config;
     assert_eq!(config.threshold(), 3);
-    assert_eq!(config.window_duration(), None);
+    assert_eq!(config.window(), None);
     assert_eq!(config.min_calls(), None);
 }
 
@@ -210,8 +210,8 @@ fn a_variable_that_picks_the_consecutive_policy_takes_the_literal_window_and_its
     ]);
     let r = settings.resolve("search", &literals).unwrap();
     assert_eq!(r.config.threshold(), 2);
-    assert_eq!(r.config.window_duration(), None);
-    assert_eq!(r.config.open_duration().as_millis(), 1_000);
+    assert_eq!(r.config.window(), None);
+    assert_eq!(r.config.open().as_millis(), 1_000);
     let taken: Vec<(&str, &str)> = r.overrides.iter().map(|o| (o.key, o.by.key)).collect();
     assert_eq!(
         taken,

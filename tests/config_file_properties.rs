@@ -267,7 +267,7 @@ fn check(text: &str, vars: &[(String, String)]) -> Result<(), TestCaseError> {
         );
         let later = registry.breaker_or_default("made-later");
         prop_assert_eq!(
-            later.config().open_duration().as_millis(),
+            later.config().open().as_millis(),
             12_000,
             "after: {}",
             message

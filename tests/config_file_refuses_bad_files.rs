@@ -34,7 +34,8 @@ fn an_unknown_key_lists_the_allowed_keys_and_suggests_the_nearest() {
              `slow_call_ms`, `slow_call_rate`, `open_ms`, `half_open_probes`, \
              `successes_to_close`, `backoff`, `max_open_ms`, `probe_timeout_ms`, `timeout_ms`, \
              `max_concurrent`, `latency_p99_ms`, `ramp_ms`, `jitter`, `shadow`, `histogram_ms`, \
-             `retry`, `retry_backoff_ms`, `retry_cap_ms`, `retry_deadline_ms`, \
+             `throttle`, `throttle_window_ms`, `throttle_max_reject`, `throttle_min_rps`, \
+             `max_hold_ms`, `retry`, `retry_delay_ms`, `retry_max_delay_ms`, `retry_deadline_ms`, \
              `retry_budget_ratio`, `retry_budget_floor`, and `template`",
         ],
     );
@@ -227,6 +228,21 @@ fn a_value_the_builder_refuses_gives_the_builders_rule_even_in_an_unused_templat
             "backoff = nan",
             "`backoff` must be a finite number",
         ),
+        (
+            "groups.search",
+            "throttle = 0.5",
+            "`throttle` must be a finite number of at least 1.0",
+        ),
+        (
+            "templates.unused",
+            "throttle_max_reject = 1.0",
+            "`throttle_max_reject` must be above 0.0 and below 1.0",
+        ),
+        (
+            "defaults",
+            "throttle_window_ms = 0",
+            "`throttle_window_ms` must be at least 10",
+        ),
     ] {
         let (kind, msg) = refused(&format!("[{table}]\n{line}\n"));
         assert_eq!(kind, ErrorKind::Refused, "{line}");
@@ -242,7 +258,7 @@ fn values_that_need_another_layer_are_not_refused_alone() {
     // A rate needs a window, a cap needs a short enough `open_ms`: some other
     // layer may bring either, so the file is taken and the group is judged whole.
     let text = "[templates.rates]\nfailure_rate = 0.2\nmin_calls = 100_000\n\
-                [defaults]\nmax_open_ms = 1000\n";
+                throttle_max_reject = 0.5\n[defaults]\nmax_open_ms = 1000\n";
     let settings = Settings::from_toml_str(text, "f.toml").unwrap();
     assert!(settings.template("rates").is_some());
 }
@@ -422,7 +438,7 @@ fn resolving_every_declared_group_is_all_or_nothing() {
     assert!(err.to_string().contains("group `search`"), "{err}");
     let ok = settings.resolve_all([("users", &empty)]).unwrap();
     assert_eq!(ok[0].0, "users");
-    assert_eq!(ok[0].1.config.open_duration().as_millis(), 1000);
+    assert_eq!(ok[0].1.config.open().as_millis(), 1000);
 }
 
 #[test]
@@ -511,8 +527,8 @@ fn a_bad_retry_key_or_value_is_refused_naming_it_as_the_attribute_would() {
         &msg,
         &["line 2", "unknown key `rety` (did you mean `retry`?);"],
     );
-    let (_, msg) = refused("[defaults]\nretry_backof_ms = 20\n");
-    assert_has(&msg, &["(did you mean `retry_backoff_ms`?)"]);
+    let (_, msg) = refused("[defaults]\nretry_dealy_ms = 20\n");
+    assert_has(&msg, &["(did you mean `retry_delay_ms`?)"]);
 
     let (kind, msg) = refused("[groups.search]\nretry_budget_ratio = 1.5\n");
     assert_eq!(kind, ErrorKind::Refused);
@@ -530,11 +546,11 @@ fn a_bad_retry_key_or_value_is_refused_naming_it_as_the_attribute_would() {
         &msg,
         &["`retry` takes a whole number from 0 to 4294967295 (u32)"],
     );
-    let (kind, msg) = refused("[templates.t]\nretry_cap_ms = \"soon\"\n");
+    let (kind, msg) = refused("[templates.t]\nretry_max_delay_ms = \"soon\"\n");
     assert_eq!(kind, ErrorKind::WrongType);
     assert_has(
         &msg,
-        &["[templates.t] retry_cap_ms = \"soon\": `retry_cap_ms` takes a duration"],
+        &["[templates.t] retry_max_delay_ms = \"soon\": `retry_max_delay_ms` takes a duration"],
     );
 
     let err = Settings::new()

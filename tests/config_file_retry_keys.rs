@@ -58,7 +58,7 @@ static FOUR: LazyLock<Registry> = LazyLock::new(registry);
 static FOUR_CALLS: AtomicU32 = AtomicU32::new(0);
 
 #[circuit_breaker(group = "file-retries", registry = &FOUR, threshold = 100, retry = 1,
-    idempotent = true, retry_backoff_ms = 10)]
+    idempotent = true, retry_delay_ms = 10)]
 fn file_retries() -> Result<(), Error> {
     FOUR_CALLS.fetch_add(1, SeqCst);
     Err(Error::Busy)
@@ -78,7 +78,7 @@ fn a_files_retry_of_three_makes_an_attribute_with_retry_one_attempt_four_times()
     let m = FOUR.get("file-retries").unwrap().metrics();
     assert_eq!((m.calls, m.failures, m.retries), (4, 4, 3));
     assert_eq!(
-        made(&FOUR, "file-retries").first_backoff(),
+        made(&FOUR, "file-retries").first_delay(),
         Duration::from_millis(10)
     );
     let overrides: Vec<String> = FOUR.overrides().iter().map(ToString::to_string).collect();
@@ -95,7 +95,7 @@ static LIVE: LazyLock<Registry> = LazyLock::new(registry);
 static LIVE_CALLS: AtomicU32 = AtomicU32::new(0);
 
 #[circuit_breaker(group = "live-off", registry = &LIVE, threshold = 100, retry = 2,
-    idempotent = true, retry_backoff_ms = 1)]
+    idempotent = true, retry_delay_ms = 1)]
 fn live_off() -> Result<(), Error> {
     LIVE_CALLS.fetch_add(1, SeqCst);
     Err(Error::Busy)
@@ -127,14 +127,14 @@ static ENV_CALLS: AtomicU32 = AtomicU32::new(0);
 static DEFAULTS_CALLS: AtomicU32 = AtomicU32::new(0);
 
 #[circuit_breaker(group = "env-wins", registry = &ENV, threshold = 100, retry = 1,
-    idempotent = true, retry_backoff_ms = 1)]
+    idempotent = true, retry_delay_ms = 1)]
 fn env_wins() -> Result<(), Error> {
     ENV_CALLS.fetch_add(1, SeqCst);
     Err(Error::Busy)
 }
 
 #[circuit_breaker(group = "defaults-lose", registry = &ENV, threshold = 100, retry = 1,
-    idempotent = true, retry_backoff_ms = 1)]
+    idempotent = true, retry_delay_ms = 1)]
 fn defaults_lose() -> Result<(), Error> {
     DEFAULTS_CALLS.fetch_add(1, SeqCst);
     Err(Error::Busy)
@@ -239,7 +239,7 @@ fn idempotent_alone_retries_only_as_the_configuration_says() {
         1,
         "no retry of its own"
     );
-    settings("[defaults]\nretry = 1\nretry_backoff_ms = 0\n")
+    settings("[defaults]\nretry = 1\nretry_delay_ms = 0\n")
         .apply(&IDEM)
         .unwrap();
     assert_eq!(
@@ -247,7 +247,7 @@ fn idempotent_alone_retries_only_as_the_configuration_says() {
         2,
         "its `retry` is no literal: `[defaults]` sets it"
     );
-    settings("[groups.idempotent-only]\nretry = 3\nretry_backoff_ms = 0\n")
+    settings("[groups.idempotent-only]\nretry = 3\nretry_delay_ms = 0\n")
         .apply(&IDEM)
         .unwrap();
     assert_eq!(attempts(&IDEM_CALLS, idempotent_only).1, 4);
@@ -258,7 +258,7 @@ static BUDGET: LazyLock<Registry> = LazyLock::new(registry);
 static BUDGET_FAILS: AtomicBool = AtomicBool::new(true);
 
 #[circuit_breaker(group = "budget", registry = &BUDGET, threshold = 1000, retry = 1,
-    idempotent = true, retry_backoff_ms = 0, retry_budget_ratio = 0.0, retry_budget_floor = 4)]
+    idempotent = true, retry_delay_ms = 0, retry_budget_ratio = 0.0, retry_budget_floor = 4)]
 fn budgeted() -> Result<(), Error> {
     if BUDGET_FAILS.load(SeqCst) {
         Err(Error::Busy)
@@ -337,7 +337,7 @@ static KEYED: LazyLock<Registry> = LazyLock::new(registry);
 static KEYED_CALLS: AtomicU32 = AtomicU32::new(0);
 
 #[circuit_breaker(group = "retried-hosts", key = host, registry = &KEYED, threshold = 100,
-    retry = 1, idempotent = true, retry_backoff_ms = 0)]
+    retry = 1, idempotent = true, retry_delay_ms = 0)]
 fn fetch(host: &str) -> Result<(), Error> {
     let _ = host;
     KEYED_CALLS.fetch_add(1, SeqCst);
@@ -359,7 +359,7 @@ fn every_key_of_a_keyed_group_runs_the_files_retries() {
 #[test]
 fn a_reload_racing_retried_calls_never_allows_more_than_either_policy_nor_refills_the_budget() {
     static POLICY: RetryPolicy = RetryPolicy::new(2)
-        .backoff(Duration::ZERO)
+        .delay(Duration::ZERO)
         .budget(0.0, 1_000_000);
     const THREADS: usize = 4;
     const CALLS: usize = 400;
@@ -457,7 +457,7 @@ static SHARED: LazyLock<Registry> = LazyLock::new(registry);
 static SHARED_CALLS: AtomicU32 = AtomicU32::new(0);
 
 #[circuit_breaker(group = "one-retries", registry = &SHARED, threshold = 100, retry = 1,
-    idempotent = true, retry_backoff_ms = 0)]
+    idempotent = true, retry_delay_ms = 0)]
 fn read_retried() -> Result<(), Error> {
     SHARED_CALLS.fetch_add(1, SeqCst);
     Err(Error::Busy)
@@ -492,7 +492,7 @@ fn mixed_alone() -> Result<(), Error> {
 }
 
 #[circuit_breaker(group = "mixed", registry = &MIXED, threshold = 100, retry = 2,
-    idempotent = true, retry_backoff_ms = 0)]
+    idempotent = true, retry_delay_ms = 0)]
 fn mixed_retried() -> Result<(), Error> {
     MIXED_CALLS.fetch_add(1, SeqCst);
     Err(Error::Busy)

@@ -86,8 +86,8 @@ fn assert_same_as_file(settings: &Settings) {
         file.groups().collect::<Vec<_>>()
     );
     let search = settings.resolve("search", &Patch::new()).unwrap().config;
-    assert_eq!(search.open_duration(), Duration::from_secs(30));
-    assert_eq!(search.window_duration(), Some(Duration::from_secs(30)));
+    assert_eq!(search.open(), Duration::from_secs(30));
+    assert_eq!(search.window(), Some(Duration::from_secs(30)));
 }
 
 #[test]
@@ -251,8 +251,8 @@ fn variables_win_over_a_serde_table_as_over_a_file() {
         assert_eq!(resolved(&layered, group), resolved(&file, group), "{group}");
     }
     let search = layered.resolve("search", &Patch::new()).unwrap().config;
-    assert_eq!(search.open_duration(), Duration::from_secs(45));
+    assert_eq!(search.open(), Duration::from_secs(45));
     assert_eq!(search.min_calls(), Some(50));
     let billing = layered.resolve("billing", &Patch::new()).unwrap().config;
-    assert_eq!(billing.open_duration(), Duration::from_secs(2));
+    assert_eq!(billing.open(), Duration::from_secs(2));
 }

@@ -8,8 +8,9 @@ use breakerbox::{Breaker, Config};
 
 /// Configurations a key is judged against: alone, and with each window (and
 /// slow calls) for the keys that tune one.
-const BASES: [&[(&str, Value)]; 4] = [
+const BASES: [&[(&str, Value)]; 5] = [
     &[],
+    &[("throttle", Value::F64(2.0))],
     &[("window_calls", Value::U32(100))],
     &[
         ("window_calls", Value::U32(100)),

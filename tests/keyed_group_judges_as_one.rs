@@ -14,7 +14,7 @@ const OPEN: Duration = Duration::from_secs(10);
 fn judged(threshold: u32) -> Config {
     Config::builder()
         .threshold(threshold)
-        .open_duration(OPEN)
+        .open(OPEN)
         .systemic_share(0.5)
         .max_open_keys(0.1)
         .build()
@@ -87,8 +87,8 @@ fn keys_resume_in_their_own_state_when_the_group_closes() {
     let registry = Registry::with_clock(clock.clone());
     let config = Config::builder()
         .threshold(2)
-        .open_duration(OPEN)
-        .max_open_duration(Duration::from_secs(600))
+        .open(OPEN)
+        .max_open(Duration::from_secs(600))
         .systemic_share(0.5)
         .build()
         .unwrap();
@@ -150,7 +150,7 @@ fn a_trip_past_max_open_keys_opens_the_group_instead_of_one_more_key() {
     let registry = Registry::with_clock(ManualClock::new());
     let config = Config::builder()
         .threshold(2)
-        .open_duration(OPEN)
+        .open(OPEN)
         .max_open_keys(0.1)
         .build()
         .unwrap();

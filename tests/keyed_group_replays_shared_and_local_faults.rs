@@ -19,9 +19,7 @@ fn trace(name: &str) -> Trace {
 }
 
 fn config(judged: bool) -> Config {
-    let builder = Config::builder()
-        .threshold(5)
-        .open_duration(Duration::from_secs(8));
+    let builder = Config::builder().threshold(5).open(Duration::from_secs(8));
     let builder = if judged {
         builder.systemic_share(0.5).max_open_keys(0.1)
     } else {
@@ -131,7 +129,7 @@ fn no_more_than_max_open_keys_keys_are_ever_open_on_their_own() {
     let trace = trace("keyed_one_bad_key.jsonl");
     let config = Config::builder()
         .threshold(1)
-        .open_duration(Duration::from_secs(8))
+        .open(Duration::from_secs(8))
         .max_open_keys(0.02)
         .build()
         .unwrap();

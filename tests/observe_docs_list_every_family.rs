@@ -47,6 +47,8 @@ fn every_kind_of_group() -> Arc<Registry> {
     let b = breakers.breaker("window", &window);
     b.try_acquire().unwrap().success();
     breakers.breaker("consecutive", &Config::default());
+    let throttled = Config::builder().throttle(2.0).build().unwrap();
+    breakers.breaker("throttled", &throttled);
     let timed = Config::builder()
         .histogram(Duration::from_secs(1))
         .build()

@@ -28,7 +28,7 @@ fn scrape(collector: BreakerCollector<Arc<Registry>>) -> exposition::Exposition 
 fn trips_at_once() -> Config {
     Config::builder()
         .threshold(1)
-        .open_duration(Duration::from_millis(1_000))
+        .open(Duration::from_millis(1_000))
         .build()
         .unwrap()
 }

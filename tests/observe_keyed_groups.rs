@@ -1,6 +1,6 @@
 //! Keyed groups in the exporters: one series set per group, never per key
 //! (`breaker_keyed_*`), whose values are the group's `KeyedMetrics` (keys by
-//! state, `max_keys`, evictions, every counter summed over every key ever
+//! state, `key_capacity`, evictions, every counter summed over every key ever
 //! held), the same through Prometheus and the `metrics` facade; and a registry
 //! with no keyed group exports no keyed family at all.
 
@@ -61,7 +61,7 @@ fn a_keyed_group_is_exported_as_one_aggregate_by_both_exporters() {
             series("breaker_keyed_keys", &[name, ("state", "half_open")]),
             0.0,
         ),
-        (series("breaker_keyed_max_keys", &[name]), 4.0),
+        (series("breaker_keyed_key_capacity", &[name]), 4.0),
         (
             series("breaker_keyed_evictions_total", &[name]),
             m.evictions as f64,
@@ -102,6 +102,19 @@ fn a_keyed_group_is_exported_as_one_aggregate_by_both_exporters() {
         (series("breaker_keyed_latency_trips_total", &[name]), 0.0),
         (series("breaker_keyed_ramp_refused_total", &[name]), 0.0),
         (series("breaker_keyed_shadow_refused_total", &[name]), 0.0),
+        (series("breaker_keyed_throttled_total", &[name]), 0.0),
+        (series("breaker_keyed_held", &[name]), 0.0),
+        (
+            series("breaker_keyed_holds_total", &[name, ("kind", "key")]),
+            0.0,
+        ),
+        (
+            series("breaker_keyed_holds_total", &[name, ("kind", "group")]),
+            0.0,
+        ),
+        (series("breaker_keyed_holds_capped_total", &[name]), 0.0),
+        (series("breaker_keyed_holds_released_total", &[name]), 0.0),
+        (series("breaker_keyed_hold_waits_bad_total", &[name]), 0.0),
         (series("breaker_keyed_retries_total", &[name]), 0.0),
         (
             series("breaker_keyed_retries_budget_exhausted_total", &[name]),

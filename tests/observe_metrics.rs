@@ -27,7 +27,7 @@ fn publish_gives_a_recorder_what_prometheus_scrapes() {
     let breakers = Arc::new(Registry::with_clock(clock.clone()));
     let tripping = Config::builder()
         .threshold(2)
-        .open_duration(Duration::from_secs(5))
+        .open(Duration::from_secs(5))
         .build()
         .unwrap();
     let search = breakers.breaker("search", &tripping);

@@ -131,7 +131,7 @@ fn every_kind_of_group() -> Arc<Registry> {
     let breakers = Arc::new(Registry::with_clock(clock.clone()));
     let tripping = Config::builder()
         .threshold(2)
-        .open_duration(Duration::from_secs(5))
+        .open(Duration::from_secs(5))
         .build()
         .unwrap();
     let search = breakers.breaker("search", &tripping);
@@ -155,6 +155,16 @@ fn every_kind_of_group() -> Arc<Registry> {
     clock.advance(Duration::from_millis(150));
     slow.success();
     breakers.breaker("quiet", &windowed);
+
+    let throttled = Config::builder()
+        .threshold(100)
+        .throttle(1.0)
+        .build()
+        .unwrap();
+    let shed = breakers.breaker("shed", &throttled);
+    shed.try_acquire().unwrap().success();
+    shed.try_acquire().unwrap().failure();
+    assert!(shed.try_acquire().is_err(), "throttled");
 
     let keyed = Config::builder()
         .threshold(1)

@@ -13,9 +13,11 @@ use std::time::Duration;
 
 use breakerbox::observe::span;
 use breakerbox::{circuit_breaker, Breaker, CircuitOpen, Config, ManualClock, Registry};
-use opentelemetry::trace::TracerProvider as _;
-use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider};
-use tracing_subscriber::layer::SubscriberExt as _;
+
+#[path = "support/spans.rs"]
+mod spans;
+
+use spans::{exported, fields};
 
 static REG: LazyLock<Registry> = LazyLock::new(Registry::new);
 static CLOCK: LazyLock<ManualClock> = LazyLock::new(ManualClock::new);
@@ -59,40 +61,6 @@ fn untraced() -> Result<u32, AppError> {
 #[circuit_breaker(group = "spans-async", registry = &REG)]
 async fn traced_async() -> Result<u32, AppError> {
     Ok(7)
-}
-
-/// The `breaker.*` attributes of each span `run` ends, by span name, as the
-/// SDK exports them through `tracing-opentelemetry`.
-fn exported(run: impl FnOnce()) -> BTreeMap<String, BTreeMap<String, String>> {
-    let exporter = InMemorySpanExporter::default();
-    let provider = SdkTracerProvider::builder()
-        .with_simple_exporter(exporter.clone())
-        .build();
-    let layer = tracing_opentelemetry::layer().with_tracer(provider.tracer("test"));
-    let subscriber = tracing_subscriber::registry().with(layer);
-    tracing::subscriber::with_default(subscriber, run);
-    provider.force_flush().unwrap();
-    exporter
-        .get_finished_spans()
-        .unwrap()
-        .into_iter()
-        .map(|span| {
-            let fields = span
-                .attributes
-                .iter()
-                .filter(|kv| kv.key.as_str().starts_with("breaker."))
-                .map(|kv| (kv.key.to_string(), kv.value.to_string()))
-                .collect();
-            (span.name.into_owned(), fields)
-        })
-        .collect()
-}
-
-fn fields(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-    pairs
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect()
 }
 
 #[test]

@@ -168,6 +168,25 @@ fn assert_group_equals(scraped: &Exposition, breakers: &Registry, m: &GroupMetri
         None,
         m.shadow_refused as f64,
     );
+    if let Some(throttle) = &m.throttle {
+        series("breaker_throttle_reject_share", None, throttle.reject_share);
+    }
+    series("breaker_throttled_total", None, m.throttled as f64);
+    series("breaker_held", None, f64::from(u8::from(m.held.is_some())));
+    for (kind, count) in [("key", m.holds.key), ("group", m.holds.group)] {
+        series(
+            "breaker_holds_total",
+            Some(("kind", kind.into())),
+            count as f64,
+        );
+    }
+    series("breaker_holds_capped_total", None, m.holds.capped as f64);
+    series(
+        "breaker_holds_released_total",
+        None,
+        m.holds.released as f64,
+    );
+    series("breaker_hold_waits_bad_total", None, m.holds.bad as f64);
     series("breaker_retries_total", None, m.retries as f64);
     let exhausted = m.retries_budget_exhausted as f64;
     series("breaker_retries_budget_exhausted_total", None, exhausted);
@@ -230,7 +249,7 @@ async fn scrape_of_the_demos_metrics_endpoint_equals_the_snapshot() {
     // failed probe: open, with a known retry_after.
     let config = Config::builder()
         .threshold(2)
-        .open_duration(Duration::from_secs(5))
+        .open(Duration::from_secs(5))
         .backoff(2.0)
         .build()
         .unwrap();
@@ -338,7 +357,7 @@ async fn scrape_of_the_demos_metrics_endpoint_equals_the_snapshot() {
 fn config_open_ms(open_ms: u64) -> Config {
     Config::builder()
         .threshold(1)
-        .open_duration(Duration::from_millis(open_ms))
+        .open(Duration::from_millis(open_ms))
         .build()
         .unwrap()
 }
@@ -361,12 +380,12 @@ fn group_names_that_are_not_plain_label_values_come_back_intact() {
         let closed = scraped.value("breaker_state", &[("name", name), ("state", "closed")]);
         assert_eq!(closed, Some(1.0), "{name:?}");
         // 19 series, the five transitions of the machine, the open duration,
-        // the timeout, bulkhead-refusal, latency-trip, ramp-refusal, retry
-        // and spent-budget counters, the admitted share, and shadow mode's
-        // gauge and counter.
-        assert_eq!(scraped.of_group(name).count(), 34, "{name:?}");
+        // the timeout, bulkhead-refusal, latency-trip, ramp-refusal, retry,
+        // spent-budget and throttled counters, the admitted share, shadow
+        // mode's gauge and counter, and the hold's gauge and five counts.
+        assert_eq!(scraped.of_group(name).count(), 41, "{name:?}");
     }
-    assert_eq!(scraped.samples.len(), 34 * names.len());
+    assert_eq!(scraped.samples.len(), 41 * names.len());
 }
 
 #[test]
@@ -397,14 +416,14 @@ fn scrapes_during_a_storm_of_calls_are_consistent_per_group() {
         b.failure_rate(0.35)
             .min_calls(5)
             .slow_call(Duration::from_millis(1))
-            .open_duration(Duration::from_millis(5))
+            .open(Duration::from_millis(5))
             .build()
             .unwrap()
     };
     let groups = [
         breakers.breaker(
             "time",
-            &window(Config::builder().window_duration(Duration::from_secs(1))),
+            &window(Config::builder().window(Duration::from_secs(1))),
         ),
         breakers.breaker("count", &window(Config::builder().window_calls(20))),
         breakers.breaker("consecutive", &config_open_ms(5)),

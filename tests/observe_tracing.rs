@@ -84,7 +84,7 @@ fn each_transition_is_one_event_with_its_fields() {
     tracing::subscriber::with_default(collect.clone(), || {
         let config = Config::builder()
             .threshold(1)
-            .open_duration(Duration::from_millis(1_500))
+            .open(Duration::from_millis(1_500))
             .build()
             .unwrap();
         let db = registry.breaker("db", &config);

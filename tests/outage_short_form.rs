@@ -37,7 +37,7 @@ fn config() -> breakerbox::ConfigBuilder {
     Config::builder()
         .window_calls(WINDOW_CALLS)
         .failure_rate(0.5)
-        .open_duration(OPEN)
+        .open(OPEN)
 }
 
 const FAILURES_TO_TRIP: u64 = WINDOW_CALLS as u64 / 2;

@@ -97,7 +97,7 @@ fn without_a_fallback_the_caller_is_told_ramping_and_when_to_come_back() {
 fn ramped() -> Config {
     Config::builder()
         .threshold(1)
-        .open_duration(Duration::from_millis(1_000))
+        .open(Duration::from_millis(1_000))
         .ramp(Duration::from_secs(10))
         .build()
         .unwrap()

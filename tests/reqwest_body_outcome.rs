@@ -49,7 +49,7 @@ fn stalling_upstream(whole: bool) -> SocketAddr {
 fn config() -> Config {
     Config::builder()
         .threshold(3)
-        .open_duration(Duration::from_secs(60))
+        .open(Duration::from_secs(60))
         .build()
         .unwrap()
 }

@@ -63,7 +63,7 @@ fn host(backend: Arc<Backend>, bad: bool) -> SocketAddr {
 fn config(judged: bool) -> Config {
     let builder = Config::builder()
         .threshold(3)
-        .open_duration(Duration::from_secs(3_600));
+        .open(Duration::from_secs(3_600));
     let builder = if judged {
         builder.systemic_share(0.5)
     } else {

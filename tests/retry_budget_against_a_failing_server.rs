@@ -78,7 +78,7 @@ fn never_trips() -> Config {
 
 #[test]
 fn the_budget_holds_the_load_near_the_calls_offered_and_without_it_retries_multiply_it() {
-    let policy = RetryPolicy::new(RETRIES).backoff(Duration::from_millis(1));
+    let policy = RetryPolicy::new(RETRIES).delay(Duration::from_millis(1));
 
     let clock = ManualClock::new();
     let budgeted = Breaker::with_clock("budgeted", never_trips(), clock.clone());
@@ -106,11 +106,11 @@ fn no_request_reaches_the_server_while_the_circuit_is_open() {
     let clock = ManualClock::new();
     let config = Config::builder()
         .threshold(5)
-        .open_duration(Duration::from_secs(60))
+        .open(Duration::from_secs(60))
         .build()
         .unwrap();
     let breaker = Breaker::with_clock("trips", config, clock.clone());
-    let retry = Retry::new(RetryPolicy::new(RETRIES).backoff(Duration::from_millis(1)));
+    let retry = Retry::new(RetryPolicy::new(RETRIES).delay(Duration::from_millis(1)));
     let (addr, received) = failing_server();
     let mut refused = 0;
     for _ in 0..CALLS {

@@ -32,14 +32,14 @@ static TWO_FNS: LazyLock<Registry> = LazyLock::new(registry);
 static TWO_FNS_ATTEMPTS: AtomicU32 = AtomicU32::new(0);
 
 #[circuit_breaker(group = "two-fns", registry = &TWO_FNS, threshold = 1000, retry = 1,
-    idempotent = true, retry_backoff_ms = 1)]
+    idempotent = true, retry_delay_ms = 1)]
 fn reads() -> Result<(), Error> {
     TWO_FNS_ATTEMPTS.fetch_add(1, SeqCst);
     Err(Error::Busy)
 }
 
 #[circuit_breaker(group = "two-fns", registry = &TWO_FNS, threshold = 1000, retry = 1,
-    idempotent = true, retry_backoff_ms = 1)]
+    idempotent = true, retry_delay_ms = 1)]
 fn lists() -> Result<(), Error> {
     TWO_FNS_ATTEMPTS.fetch_add(1, SeqCst);
     Err(Error::Busy)
@@ -67,7 +67,7 @@ static KEYED: LazyLock<Registry> = LazyLock::new(registry);
 static KEYED_ATTEMPTS: AtomicU32 = AtomicU32::new(0);
 
 #[circuit_breaker(group = "keyed-budget", registry = &KEYED, key = host, threshold = 1000,
-    retry = 1, idempotent = true, retry_backoff_ms = 1)]
+    retry = 1, idempotent = true, retry_delay_ms = 1)]
 fn fetch(host: &str) -> Result<(), Error> {
     let _ = host;
     KEYED_ATTEMPTS.fetch_add(1, SeqCst);
@@ -75,7 +75,7 @@ fn fetch(host: &str) -> Result<(), Error> {
 }
 
 #[circuit_breaker(group = "keyed-budget", registry = &KEYED, key = host, threshold = 1000,
-    retry = 1, idempotent = true, retry_backoff_ms = 1)]
+    retry = 1, idempotent = true, retry_delay_ms = 1)]
 fn head(host: &str) -> Result<(), Error> {
     let _ = host;
     KEYED_ATTEMPTS.fetch_add(1, SeqCst);
@@ -124,14 +124,14 @@ static CONFLICT: LazyLock<Registry> = LazyLock::new(registry);
 static CONFLICT_ATTEMPTS: AtomicU32 = AtomicU32::new(0);
 
 #[circuit_breaker(group = "two-policies", registry = &CONFLICT, threshold = 1000, retry = 1,
-    idempotent = true, retry_backoff_ms = 1)]
+    idempotent = true, retry_delay_ms = 1)]
 fn once_more() -> Result<(), Error> {
     CONFLICT_ATTEMPTS.fetch_add(1, SeqCst);
     Err(Error::Busy)
 }
 
 #[circuit_breaker(group = "two-policies", registry = &CONFLICT, threshold = 1000, retry = 3,
-    idempotent = true, retry_backoff_ms = 1)]
+    idempotent = true, retry_delay_ms = 1)]
 fn thrice_more() -> Result<(), Error> {
     CONFLICT_ATTEMPTS.fetch_add(1, SeqCst);
     Err(Error::Busy)

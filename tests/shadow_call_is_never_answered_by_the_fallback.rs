@@ -157,7 +157,7 @@ fn a_late_shadow_call_returns_its_body_and_an_ordinary_late_call_the_fallback() 
 fn a_permit_tells_whether_shadow_mode_admitted_it_in_place_of_a_refusal() {
     let config = Config::builder()
         .threshold(1)
-        .open_duration(Duration::from_secs(10))
+        .open(Duration::from_secs(10))
         .shadow(true)
         .build()
         .unwrap();

@@ -138,7 +138,7 @@ fn a_shadow_value_that_is_not_a_boolean_is_refused() {
 fn trips_at_once() -> Config {
     Config::builder()
         .threshold(1)
-        .open_duration(Duration::from_secs(60))
+        .open(Duration::from_secs(60))
         .build()
         .unwrap()
 }

@@ -31,7 +31,7 @@ fn a_layer_built_under_a_kit_trips_in_the_kit_and_recovers_on_its_clock() {
     let _installed = kit.install();
     let config = Config::builder()
         .threshold(2)
-        .open_duration(Duration::from_secs(30))
+        .open(Duration::from_secs(30))
         .build()
         .unwrap();
     let layer = CircuitBreakerLayer::with_config("kit-tower", &config);

@@ -64,10 +64,10 @@ fn config() -> impl Strategy<Value = Config> {
     (1u32..4, 1u64..60, 1u32..3, 0u8..3).prop_map(|(threshold, open_ms, to_close, backoff)| {
         Config::builder()
             .threshold(threshold)
-            .open_duration(Duration::from_millis(open_ms))
+            .open(Duration::from_millis(open_ms))
             .successes_to_close(to_close)
             .backoff(1.0 + f64::from(backoff) / 2.0)
-            .max_open_duration(Duration::from_millis(200))
+            .max_open(Duration::from_millis(200))
             .build()
             .unwrap()
     })
@@ -106,12 +106,12 @@ proptest! {
 fn the_same_trace_under_a_stricter_config_trips_sooner_and_refuses_more() {
     let lenient = Config::builder()
         .threshold(4)
-        .open_duration(Duration::from_millis(50))
+        .open(Duration::from_millis(50))
         .build()
         .unwrap();
     let strict = Config::builder()
         .threshold(2)
-        .open_duration(Duration::from_millis(50))
+        .open(Duration::from_millis(50))
         .build()
         .unwrap();
     // Failures in pairs between successes, then an outage.

@@ -24,7 +24,7 @@ use tower::Layer;
 fn config(threshold: u32) -> Config {
     Config::builder()
         .threshold(threshold)
-        .open_duration(Duration::from_secs(60))
+        .open(Duration::from_secs(60))
         .build()
         .unwrap()
 }

@@ -19,7 +19,7 @@ use tonic::Code;
 fn config() -> Config {
     Config::builder()
         .threshold(2)
-        .open_duration(Duration::from_secs(60))
+        .open(Duration::from_secs(60))
         .build()
         .unwrap()
 }

@@ -46,7 +46,7 @@ const OPEN: Duration = Duration::from_secs(60);
 fn breaker(group: &str, clock: &ManualClock) -> Breaker {
     let config = Config::builder()
         .threshold(3)
-        .open_duration(Duration::from_millis(OPEN.as_millis() as u64))
+        .open(Duration::from_millis(OPEN.as_millis() as u64))
         .build()
         .unwrap();
     Breaker::with_clock(group, config, clock.clone())

@@ -66,7 +66,7 @@ impl Body for Frames {
 fn breaker(group: &str, clock: &ManualClock) -> Breaker {
     let config = Config::builder()
         .threshold(1)
-        .open_duration(Duration::from_secs(10))
+        .open(Duration::from_secs(10))
         .build()
         .unwrap();
     Breaker::with_clock(group, config, clock.clone())

@@ -79,7 +79,7 @@ async fn get_status(client: &reqwest::Client, url: &str) -> (u16, Option<String>
 fn config(threshold: u32, open_ms: u64) -> Config {
     Config::builder()
         .threshold(threshold)
-        .open_duration(Duration::from_millis(open_ms))
+        .open(Duration::from_millis(open_ms))
         .build()
         .unwrap()
 }

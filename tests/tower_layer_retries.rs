@@ -62,7 +62,7 @@ async fn answer(AxumState(upstream): AxumState<Upstream>) -> Response {
 fn breaker(name: &str, threshold: u32, clock: &ManualClock) -> Breaker {
     let config = Config::builder()
         .threshold(threshold)
-        .open_duration(Duration::from_secs(60))
+        .open(Duration::from_secs(60))
         .build()
         .unwrap();
     Breaker::with_clock(name, config, clock.clone())
@@ -149,12 +149,20 @@ async fn a_503_with_retry_after_makes_the_next_wait_at_least_that_long() {
 
     let response = reqwest::get(format!("http://{addr}/")).await.unwrap();
     assert_eq!(response.status(), 200);
-    assert_eq!(
-        timer.waits(),
-        [Duration::from_secs(2)],
-        "the floor, not a jitter below it"
+    // The answer held the breaker for 2 s and its release spread (at most a
+    // tenth more): the retry waits the hold out, never less than asked.
+    let waits = timer.waits();
+    assert_eq!(waits.len(), 1);
+    assert!(
+        waits[0] >= Duration::from_secs(2) && waits[0] <= Duration::from_millis(2_200),
+        "{waits:?}"
     );
-    assert_eq!(clock.now_nanos(), 2_000_000_000);
+    assert_eq!(clock.now_nanos(), waits[0].as_nanos() as u64);
+    let m = breaker.metrics();
+    assert_eq!(
+        (m.failures, m.ignored, m.successes, m.holds.group),
+        (0, 1, 1, 1)
+    );
 }
 
 #[tokio::test(flavor = "current_thread")]
@@ -166,17 +174,20 @@ async fn a_429_is_retried_only_when_it_says_when_and_is_never_a_failure() {
         (429, NONE),
         (200, NONE),
     ]);
-    let (addr, timer) = serve(
-        (&breaker, &clock),
-        RetryPolicy::new(3).no_budget(),
-        &upstream,
-    )
-    .await;
+    // A policy whose cap on a wait is above the server's 3 s.
+    let policy = RetryPolicy::new(3)
+        .max_delay(Duration::from_secs(5))
+        .no_budget();
+    let (addr, timer) = serve((&breaker, &clock), policy, &upstream).await;
 
     let response = reqwest::get(format!("http://{addr}/")).await.unwrap();
     assert_eq!(response.status(), 429, "the second 429 has no Retry-After");
     assert_eq!(upstream.hits(), 2);
-    assert_eq!(timer.waits(), [Duration::from_secs(3)]);
+    let waits = timer.waits();
+    assert!(
+        waits.len() == 1 && waits[0] >= Duration::from_secs(3),
+        "the hold waited out: {waits:?}"
+    );
     let m = breaker.metrics();
     assert_eq!(
         (m.ignored, m.failures),
@@ -311,6 +322,21 @@ async fn a_retry_refused_after_its_wait_ends_the_call_with_the_refusal() {
     assert_eq!(breaker.metrics().rejected, 1);
 }
 
+/// A classifier whose failures ask for a delay before the next attempt
+/// (`retry_after`) without asking every caller to wait (no hold).
+#[derive(Clone)]
+struct FailsWithDelay;
+
+impl<B, E> breakerbox::tower::Classify<http::Response<B>, E> for FailsWithDelay {
+    fn classify(&self, result: Result<&http::Response<B>, &E>) -> breakerbox::tower::Verdict {
+        breakerbox::tower::HttpResponses.classify(result)
+    }
+
+    fn retry_after(&self, result: Result<&http::Response<B>, &E>) -> Option<Duration> {
+        breakerbox::tower::HttpResponses.retry_after(result)
+    }
+}
+
 #[tokio::test(flavor = "current_thread", start_paused = true)]
 async fn the_default_timer_waits_the_servers_delay_on_tokio_s_clock() {
     let breaker = Breaker::new("layer-tokio-timer", Config::default());
@@ -328,7 +354,9 @@ async fn the_default_timer_waits_the_servers_delay_on_tokio_s_clock() {
             Ok::<_, std::convert::Infallible>(response.body(()).unwrap())
         }
     });
-    let layer = CircuitBreakerLayer::for_breaker(&breaker).retry(RetryPolicy::new(1));
+    let layer = CircuitBreakerLayer::for_breaker(&breaker)
+        .classify(FailsWithDelay)
+        .retry(RetryPolicy::new(1));
     let started = tokio::time::Instant::now();
     let response = layer
         .layer(service)
@@ -385,7 +413,7 @@ async fn offer(breaker: &Breaker, clock: &ManualClock, policy: RetryPolicy) -> (
 
 #[tokio::test(flavor = "current_thread")]
 async fn the_budget_holds_the_upstream_s_load_near_the_calls_and_without_it_retries_multiply_it() {
-    let policy = RetryPolicy::new(RETRIES).backoff(Duration::from_millis(1));
+    let policy = RetryPolicy::new(RETRIES).delay(Duration::from_millis(1));
 
     let clock = ManualClock::new();
     let budgeted = breaker("layer-budgeted", 100_000, &clock);

@@ -60,7 +60,7 @@ static REGISTRY: LazyLock<Registry> = LazyLock::new(Registry::new);
 fn config() -> Config {
     Config::builder()
         .threshold(3)
-        .open_duration(Duration::from_secs(60))
+        .open(Duration::from_secs(60))
         .build()
         .unwrap()
 }

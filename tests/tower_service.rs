@@ -23,7 +23,7 @@ const OPEN: Duration = Duration::from_millis(1_000);
 fn breaker(group: &str, clock: &ManualClock) -> Breaker {
     let config = Config::builder()
         .threshold(2)
-        .open_duration(Duration::from_millis(OPEN.as_millis() as u64))
+        .open(Duration::from_millis(OPEN.as_millis() as u64))
         .build()
         .unwrap();
     Breaker::with_clock(group, config, clock.clone())
@@ -101,6 +101,7 @@ where
         Ok(response) => Ok(response.status().as_u16()),
         Err(BreakerError::Open(open)) => Err(open),
         Err(BreakerError::Inner(never)) => match never {},
+        Err(BreakerError::TimedOut(late)) => panic!("no deadline here: {late}"),
     }
 }
 

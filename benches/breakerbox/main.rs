@@ -123,7 +123,7 @@ fn guarded_open(x: u64, ok: bool) -> Result<u64, BenchError> {
 /// The config every case uses: what the attributes above declare.
 const CONFIG: Config = match Config::builder()
     .threshold(3)
-    .open_duration(Duration::from_millis(FAR))
+    .open(Duration::from_millis(FAR))
     .build()
 {
     Ok(config) => config,
@@ -398,7 +398,7 @@ fn threads(c: &mut Criterion) {
             Config::builder()
                 .window_calls(100)
                 .failure_rate(0.5)
-                .open_duration(Duration::from_millis(FAR))
+                .open(Duration::from_millis(FAR))
                 .build()
                 .expect("valid window config"),
         );
@@ -417,9 +417,9 @@ fn threads(c: &mut Criterion) {
         let timed = Breaker::new(
             "bench-threads-time-window",
             Config::builder()
-                .window_duration(Duration::from_secs(10))
+                .window(Duration::from_secs(10))
                 .failure_rate(0.5)
-                .open_duration(Duration::from_millis(FAR))
+                .open(Duration::from_millis(FAR))
                 .build()
                 .expect("valid window config"),
         );
@@ -441,7 +441,7 @@ fn threads(c: &mut Criterion) {
                 .window_calls(100)
                 .failure_rate(0.5)
                 .latency_p99(Duration::from_secs(1))
-                .open_duration(Duration::from_millis(FAR))
+                .open(Duration::from_millis(FAR))
                 .build()
                 .expect("valid window config"),
         );
@@ -504,12 +504,12 @@ fn policies(c: &mut Criterion) {
     let windows = [
         (
             "time window",
-            Config::builder().window_duration(Duration::from_secs(10)),
+            Config::builder().window(Duration::from_secs(10)),
         ),
         (
             "time window + slow calls",
             Config::builder()
-                .window_duration(Duration::from_secs(10))
+                .window(Duration::from_secs(10))
                 .slow_call(Duration::from_secs(1))
                 .slow_call_rate(0.5),
         ),
@@ -525,7 +525,7 @@ fn policies(c: &mut Criterion) {
     for (name, builder) in windows {
         let config = builder
             .failure_rate(0.5)
-            .open_duration(Duration::from_millis(FAR))
+            .open(Duration::from_millis(FAR))
             .build()
             .expect("valid window config");
         let breaker = Breaker::new(&format!("bench-{name}"), config);

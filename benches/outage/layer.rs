@@ -40,6 +40,7 @@ pub fn answer<B>(result: Result<Response<B>, BreakerError<BoxError>>) -> Answer 
         Err(BreakerError::Open(open)) if open.reason() == OpenReason::Ramping => Answer::Ramping,
         Err(BreakerError::Open(_)) => Answer::Refused,
         Err(BreakerError::Inner(e)) if e.is::<tower::timeout::error::Elapsed>() => Answer::TimedOut,
+        Err(BreakerError::TimedOut(_)) => Answer::TimedOut,
         Err(BreakerError::Inner(_)) => Answer::Failed,
     }
 }

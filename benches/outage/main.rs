@@ -79,10 +79,10 @@ pub(crate) struct Entry {
 /// breakerbox's config for the shared policy, before any default is changed.
 fn shared_config() -> ConfigBuilder {
     Config::builder()
-        .window_duration(policy::WINDOW)
+        .window(policy::WINDOW)
         .failure_rate(policy::FAILURE_RATE)
         .min_calls(policy::MIN_CALLS)
-        .open_duration(policy::OPEN)
+        .open(policy::OPEN)
         .half_open_probes(policy::PROBES)
 }
 
@@ -90,13 +90,13 @@ fn describe(config: &Config) -> String {
     let mut text = format!(
         "time window {} ms, failure rate {}, min calls {}, open {} ms, {} probe(s), backoff {}, \
          cap {} ms, jitter {}",
-        config.window_duration().map_or(0, |w| w.as_millis()),
+        config.window().map_or(0, |w| w.as_millis()),
         config.failure_rate().unwrap_or(0.0),
         config.min_calls().unwrap_or(0),
-        config.open_duration().as_millis(),
+        config.open().as_millis(),
         config.half_open_probes(),
         config.backoff(),
-        config.max_open_duration().as_millis(),
+        config.max_open().as_millis(),
         config.jitter(),
     );
     if let Some(ramp) = config.ramp() {
@@ -113,8 +113,8 @@ fn layer_entry(name: &str, config: Config, retry: Option<RetryPolicy>) -> Entry 
             text,
             "; {} retries, waits from {} ms doubling up to {} ms",
             policy.retries(),
-            policy.first_backoff().as_millis(),
-            policy.backoff_cap().as_millis()
+            policy.first_delay().as_millis(),
+            policy.delay_cap().as_millis()
         );
         if let Some((ratio, floor)) = policy.budget_limits() {
             let _ = write!(
@@ -185,7 +185,7 @@ fn variants() -> Vec<Entry> {
         variant("backoff 1.0", &|b| b.backoff(1.0)),
         variant("backoff 1.5", &|b| b.backoff(1.5)),
         variant("backoff 2.0, cap 4x open", &|b| {
-            b.max_open_duration(policy::OPEN * 4)
+            b.max_open(policy::OPEN * 4)
         }),
         variant("backoff 1.0, jitter 0.2", &|b| b.backoff(1.0).jitter(0.2)),
         variant("backoff 1.0, 3 probes", &|b| {

@@ -65,6 +65,28 @@ where
     breaker.verdict(retry, attempts, permit, result, classifier, hint)
 }
 
+/// As [`retry_verdict`], with `retry_on` deciding which errors are retried
+/// apart from `classifier`, which decides which count as failures. Not public
+/// API.
+#[inline]
+#[allow(clippy::too_many_arguments)]
+pub fn retry_verdict_on<T, E, C, R>(
+    breaker: &Breaker,
+    retry: &Retry,
+    attempts: &mut RetryAttempts,
+    permit: Permit<'_>,
+    result: Result<T, E>,
+    classifier: &C,
+    retry_on: &R,
+    hint: Option<Duration>,
+) -> RetryVerdict<Result<T, E>>
+where
+    C: crate::Classifier<E> + ?Sized,
+    R: Fn(&E) -> bool + ?Sized,
+{
+    breaker.verdict_on(retry, attempts, permit, result, classifier, retry_on, hint)
+}
+
 /// A timed-out attempt (recorded as a failure): the wait before the next one,
 /// or the error to answer with. Not public API.
 #[cold]

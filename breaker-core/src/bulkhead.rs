@@ -5,8 +5,8 @@
 //! permit, so probes count against the cap like any call, and a refusal here
 //! never reaches the breaker's state.
 
+use crate::sync::{AtomicU32, Ordering::*};
 use std::num::NonZeroU32;
-use std::sync::atomic::{AtomicU32, Ordering::*};
 
 /// The slots of one group.
 #[derive(Debug)]
@@ -45,6 +45,12 @@ impl Bulkhead {
         }
     }
 
+    /// Gives back a place taken by [`try_enter`](Self::try_enter) whose slot
+    /// was [kept](BulkheadSlot::keep).
+    pub(crate) fn leave(&self) {
+        self.in_flight.fetch_sub(1, Release);
+    }
+
     /// Calls in flight now.
     pub(crate) fn in_flight(&self) -> u32 {
         self.in_flight.load(Relaxed)
@@ -77,6 +83,12 @@ impl BulkheadSlot<'_> {
     pub(crate) const fn free() -> Self {
         BulkheadSlot { held: None }
     }
+
+    /// Whether this slot holds a place (its group has a bulkhead); the place
+    /// stays taken.
+    pub(crate) fn keep(self) -> bool {
+        std::mem::ManuallyDrop::new(self).held.is_some()
+    }
 }
 
 impl Drop for BulkheadSlot<'_> {
@@ -85,5 +97,41 @@ impl Drop for BulkheadSlot<'_> {
         if let Some(bulkhead) = self.held {
             bulkhead.in_flight.fetch_sub(1, Release);
         }
+    }
+}
+
+/// The bulkhead under loom's model checker: two callers race for its one
+/// place while a third holds nothing; the cap is never exceeded, a refused
+/// caller found the place taken, and every way out gives the place back.
+/// Run with `RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test -p breaker-core --release --lib loom_`.
+#[cfg(all(test, loom))]
+mod loom_tests {
+    use super::*;
+    use loom::sync::atomic::AtomicUsize;
+    use loom::sync::Arc;
+
+    #[test]
+    fn loom_racing_callers_never_exceed_the_cap_and_free_every_place() {
+        loom::model(|| {
+            let bulkhead = Arc::new(Bulkhead::new(NonZeroU32::new(1).unwrap()));
+            let inside = Arc::new(AtomicUsize::new(0));
+            let caller = |bulkhead: Arc<Bulkhead>, inside: Arc<AtomicUsize>| {
+                move || match bulkhead.try_enter() {
+                    Some(slot) => {
+                        let now = inside.fetch_add(1, SeqCst) + 1;
+                        assert_eq!(now, 1, "two callers inside a bulkhead of one");
+                        inside.fetch_sub(1, SeqCst);
+                        drop(slot);
+                        true
+                    }
+                    None => false,
+                }
+            };
+            let other = loom::thread::spawn(caller(Arc::clone(&bulkhead), Arc::clone(&inside)));
+            let here = caller(Arc::clone(&bulkhead), Arc::clone(&inside))();
+            let there = other.join().unwrap();
+            assert!(here || there, "a free bulkhead admits");
+            assert_eq!(bulkhead.in_flight(), 0, "every place is given back");
+        });
     }
 }

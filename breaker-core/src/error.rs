@@ -5,7 +5,19 @@
 use std::fmt;
 use std::time::Duration;
 
-/// Why a claim was refused.
+use crate::hold::HoldScope;
+
+/// Why the breaker refused a claim: every refusal, not only an open circuit.
+///
+/// A refusal is one of these steps saying no: the circuit is open (by its
+/// own trip, the fleet's, or an operator's force), half-open with every probe
+/// slot taken, the group's bulkhead is full, a ramp after a close holds
+/// the call back, the adaptive throttle sheds it, or a hold (the server
+/// asked to wait) keeps it back. Each comes back as the same error, [`CircuitOpen`], with
+/// its reason and an honest `retry_after`; none is a failure of the
+/// dependency, none is retried, and a fallback answers each. The enum is
+/// `#[non_exhaustive]`: a new step of admission adds a reason, not an error
+/// type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum OpenReason {
@@ -31,6 +43,22 @@ pub enum OpenReason {
     /// made then, with none between, would be admitted (zero when the next
     /// call would be); at most the time the ramp has left.
     Ramping,
+    /// The group's adaptive throttle (`throttle`) refused the call: the
+    /// dependency accepted too few of the calls of the throttle's window, and
+    /// this one fell in the share the client sheds itself. The breaker's state
+    /// did not move, and the refusal is the client's own decision: no retry
+    /// layer retries it. `retry_after` is the time until the throttle's window
+    /// drops its oldest slice (at most a tenth of `throttle_window_ms`); the
+    /// credit may admit the next call before that.
+    Throttled,
+    /// The server asked every caller to wait (a `429` or `503` with
+    /// `Retry-After`, a gRPC `RESOURCE_EXHAUSTED`, the app's own hint) and the
+    /// breaker holds its calls back until then ([`Breaker::hold`](crate::Breaker::hold)):
+    /// not a failure of the dependency, and no open circuit. The scope says
+    /// whether the hold is the key's or the whole group's. `retry_after` is the
+    /// time the hold has left (or, when the circuit is also open, the later of
+    /// the two ends).
+    Held(HoldScope),
     /// The call's keyed group is open as one (`systemic_share` or
     /// `max_open_keys`): a fault shared by its keys, not this key's. Every
     /// key is refused while it is, and one probe at a time goes for the whole
@@ -41,7 +69,8 @@ pub enum OpenReason {
 impl OpenReason {
     /// A short snake_case label, spelled as [`State::as_str`](crate::State::as_str)
     /// spells states: `"open"`, `"half_open_full"`, `"forced_open"`,
-    /// `"fleet_open"`, `"bulkhead_full"`, `"ramping"`, `"group_open"`.
+    /// `"fleet_open"`, `"bulkhead_full"`, `"ramping"`, `"throttled"`, `"held"` (the
+    /// scope is [`HoldScope::as_str`]), `"group_open"`.
     pub const fn as_str(self) -> &'static str {
         match self {
             OpenReason::Open => "open",
@@ -50,13 +79,18 @@ impl OpenReason {
             OpenReason::Fleet => "fleet_open",
             OpenReason::BulkheadFull => "bulkhead_full",
             OpenReason::Ramping => "ramping",
+            OpenReason::Throttled => "throttled",
+            OpenReason::Held(_) => "held",
             OpenReason::Group => "group_open",
         }
     }
 }
 
-/// A call was refused because its breaker's circuit is open; the wrapped function
-/// did not run.
+/// The breaker refused a call, and the wrapped function did not run: the one
+/// error of every refusal, whatever refused it ([`reason`](Self::reason)),
+/// not only an open circuit. It is named after the commonest one; a full
+/// bulkhead ([`OpenReason::BulkheadFull`]) or a ramp ([`OpenReason::Ramping`])
+/// refuses with it on a closed circuit too.
 ///
 /// ```
 /// # use breaker_core as breakerbox;
@@ -95,9 +129,12 @@ impl CircuitOpen {
         self.reason
     }
 
-    /// How long until a probe may go: the rest of the open duration, or, when every
-    /// probe slot is taken, the time until the probes' lease runs out. `None`
-    /// when forced open (only a person can close it).
+    /// How long until a call may be admitted: for an open circuit, the rest of
+    /// the open duration; when every probe slot is taken, the time until the
+    /// probes' lease runs out; for a ramp, the time until a call would be
+    /// admitted; for a hold, the time it has left (see [`OpenReason`] for each). `None` when forced open (only a
+    /// person can close it) and for a full bulkhead (a slot frees when a call
+    /// ends).
     ///
     /// On the default clock it is an upper bound, at most one kernel tick longer
     /// than the exact time left, never shorter ([the coarse
@@ -126,6 +163,16 @@ impl fmt::Display for CircuitOpen {
             OpenReason::Ramping => write!(
                 f,
                 "circuit `{}` is ramping its traffic back in after closing",
+                self.group
+            )?,
+            OpenReason::Throttled => write!(
+                f,
+                "group `{}` throttles its calls: its dependency accepts too few of them",
+                self.group
+            )?,
+            OpenReason::Held(scope) => write!(
+                f,
+                "circuit `{}` holds its calls: the server asked to wait ({scope} scope)",
                 self.group
             )?,
             OpenReason::ForcedOpen => return write!(f, "circuit `{}` is forced open", self.group),

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use crate::bulkhead::Bulkhead;
 use crate::config::Config;
 use crate::histogram::CallHistogram;
-use crate::keyed::Judge;
+use crate::level::GroupLevel;
 use crate::retry::RetrySlot;
 use crate::sync::{AtomicPtr, Ordering::*};
 
@@ -92,8 +92,8 @@ impl Guards {
     /// The group level this key reports to, if its keyed group judges as
     /// one (held in the slot the group's keys share). Read on slow paths only.
     #[inline]
-    pub(crate) fn judge(&self) -> Option<&Judge> {
-        self.made_retry_slot().and_then(RetrySlot::judge)
+    pub(crate) fn group_level(&self) -> Option<&dyn GroupLevel> {
+        self.made_retry_slot().and_then(RetrySlot::level)
     }
 
     /// The call-duration histogram (`histogram_ms` or `latency_p99_ms`).

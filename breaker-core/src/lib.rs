@@ -9,7 +9,7 @@
 //!
 //! let clock = ManualClock::new();
 //! let registry = Registry::with_clock(clock.clone());
-//! let config = Config::builder().threshold(3).open_duration(Duration::from_secs(30)).build()?;
+//! let config = Config::builder().threshold(3).open(Duration::from_secs(30)).build()?;
 //! let search = registry.breaker("search", &config);
 //!
 //! for _ in 0..3 {
@@ -18,7 +18,7 @@
 //! assert_eq!(search.state(), State::Open);
 //! assert!(matches!(search.call(|| Ok::<_, &str>(())), Err(CallError::Open(_))));
 //!
-//! clock.advance(config.open_duration());
+//! clock.advance(config.open());
 //! search.call(|| Ok::<_, &str>(())).expect("the probe runs"); // the probe
 //! assert_eq!(search.state(), State::Closed);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
@@ -81,7 +81,7 @@
 //! // ...but half of the calls of the last minute failed.
 //! let windowed = Breaker::new(
 //!     "b",
-//!     Config::builder().window_duration(Duration::from_secs(60)).failure_rate(0.5).min_calls(5).build()?,
+//!     Config::builder().window(Duration::from_secs(60)).failure_rate(0.5).min_calls(5).build()?,
 //! );
 //! for failed in [true, true, true, true, false, true, true, true, true] {
 //!     for breaker in [&consecutive, &windowed] {
@@ -145,7 +145,9 @@ pub mod events;
 pub mod fleet;
 mod guards;
 mod histogram;
+pub mod hold;
 pub mod keyed;
+mod level;
 pub mod metrics;
 mod names;
 mod outcome;
@@ -156,9 +158,10 @@ pub mod retry;
 mod site;
 mod state;
 mod sync;
+mod throttle;
 pub mod timeout;
 
-pub use crate::breaker::{Attempts, Breaker, OwnedPermit, Permit, PolicyChange};
+pub use crate::breaker::{Attempts, Breaker, OwnedBulkheadSlot, OwnedPermit, Permit, PolicyChange};
 pub use crate::bulkhead::BulkheadSlot;
 pub use crate::classify::{Classifier, EveryError};
 pub use crate::clock::{Clock, ManualClock, MonotonicClock};
@@ -168,9 +171,10 @@ pub use crate::config::{
 pub use crate::conflict::{ConfigSource, Conflict};
 pub use crate::error::{CallError, CircuitOpen, Fallback, OpenReason, TimedOut};
 pub use crate::events::{
-    Event, KeyedTransition, RetryBudgetExhausted, Subscription, Transition, TransitionCounts,
-    TransitionReason, TripCause,
+    Event, HoldReleased, HoldStarted, KeyedTransition, RetryBudgetExhausted, Subscription,
+    ThrottleChange, Transition, TransitionCounts, TransitionReason, TripCause,
 };
+pub use crate::hold::{Held, HoldCounts, HoldScope};
 pub use crate::keyed::{AsKey, KeyedGroup, KeyedMetrics, WrongKeyType};
 pub use crate::metrics::{
     CallDurations, DurationCounts, Metrics, RampMetrics, Snapshot, WindowMetrics,
@@ -181,4 +185,5 @@ pub use crate::registry::{
 };
 pub use crate::retry::{Retry, RetryAfterHint, RetryBudget, RetryPolicy};
 pub use crate::state::State;
+pub use crate::throttle::ThrottleMetrics;
 pub use crate::timeout::Timer;

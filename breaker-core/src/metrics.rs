@@ -9,6 +9,7 @@ use crate::events::TransitionCounts;
 pub use crate::histogram::{CallDurations, DurationCounts};
 use crate::policy::Counts;
 use crate::state::State;
+pub use crate::throttle::ThrottleMetrics;
 
 /// What one breaker did, taken at one moment. Taking it changes nothing.
 ///
@@ -56,7 +57,8 @@ pub struct Metrics {
     /// What the window of a window policy holds now; `None` under the
     /// consecutive policy. Empty after every transition.
     pub window: Option<WindowMetrics>,
-    /// Time until a probe may go, when the breaker is refusing claims for a while.
+    /// Time until a probe may go, when the breaker is refusing claims for a
+    /// while (a hold in force included: the later of its end and the state's).
     pub retry_after: Option<Duration>,
     /// Transitions so far, by the state left and the state entered; counted
     /// where each is announced, never on the call path.
@@ -101,18 +103,31 @@ pub struct Metrics {
     /// for a key of a keyed group, whose keys count in one histogram that
     /// [`KeyedMetrics::call_durations`](crate::KeyedMetrics::call_durations) reads.
     pub call_durations: Option<CallDurations>,
+    /// The hold in force (the server asked to wait): its time left and scope;
+    /// `None` when no hold refuses claims.
+    pub held: Option<crate::Held>,
+    /// Holds taken, by scope, and what became of the waits asked for.
+    pub holds: crate::HoldCounts,
     /// Retries made through a [`Retry`](crate::Retry): attempts after a
     /// call's first, each also one outcome among `calls`.
     pub retries: u64,
     /// Retries a [`Retry`](crate::Retry)'s budget refused: each call ended
     /// at once with its own last error.
     pub retries_budget_exhausted: u64,
+    /// Claims the adaptive throttle (`throttle`) refused (each also counted
+    /// in `rejected`; in shadow mode, in `shadow_refused` instead).
+    pub throttled: u64,
+    /// The adaptive throttle (`throttle`): requests and accepts of its
+    /// window and the share it refuses now; `None` for a group that does not
+    /// throttle.
+    pub throttle: Option<ThrottleMetrics>,
 }
 
 impl Metrics {
     /// The share of calls a claim now is admitted at, in `[0, 1]`: 1 closed
     /// or forced closed, the ramp's share while it ramps, 0 open, forced open
-    /// or half-open (where only probes go).
+    /// or half-open (where only probes go); while closed, less the share the
+    /// adaptive throttle refuses (`throttle`).
     ///
     /// ```
     /// # use breaker_core as breakerbox;
@@ -124,11 +139,16 @@ impl Metrics {
     /// assert_eq!(breaker.metrics().admitted_share(), 0.0);
     /// ```
     pub fn admitted_share(&self) -> f64 {
-        match (self.state, self.ramp) {
+        let throttled = match (self.state, self.throttle) {
+            (State::Closed, Some(throttle)) => throttle.reject_share,
+            _ => 0.0,
+        };
+        let share = match (self.state, self.ramp) {
             (State::Closed, Some(ramp)) => ramp.admitted_share(),
             (State::Closed | State::ForcedClosed, None) => 1.0,
             _ => 0.0,
-        }
+        };
+        share * (1.0 - throttled)
     }
 }
 

@@ -113,15 +113,33 @@ impl Ramp {
         let Some(share) = share(now, from, length) else {
             return Admission::Over;
         };
-        let before = self.credit.fetch_add(share, Relaxed);
-        if crosses(before, share) {
-            return Admission::Admitted;
-        }
-        let left = before.wrapping_add(share) & FRACTION;
-        Admission::Refused {
-            retry_after: retry_after(left, now, from, length),
+        match take_credit(&self.credit, share) {
+            Ok(()) => Admission::Admitted,
+            Err(left) => Admission::Refused {
+                retry_after: retry_after(left, now, from, length),
+            },
         }
     }
+}
+
+/// One claim's `share` of a call (in `ONE`s, at most `ONE`) added to `credit`:
+/// admitted (`Ok`) when the addition carries the credit past a whole call, else
+/// the fraction of a call the credit holds after it. The one rule of every
+/// deterministic admission (a ramp's, the adaptive throttle's): of any `n`
+/// consecutive claims the number admitted is the sum of their shares rounded
+/// down or up, whatever the interleaving.
+#[inline]
+pub(crate) fn take_credit(credit: &AtomicU64, share: u64) -> Result<(), u64> {
+    let before = credit.fetch_add(share, Relaxed);
+    if crosses(before, share) {
+        return Ok(());
+    }
+    Err(before.wrapping_add(share) & FRACTION)
+}
+
+/// Whether a claim adding `share` to `credit` would be admitted, without taking it.
+pub(crate) fn would_take(credit: &AtomicU64, share: u64) -> bool {
+    crosses(credit.load(Relaxed), share)
 }
 
 /// With `left` (a fraction of a call) in credit, the nanos from `now` until a

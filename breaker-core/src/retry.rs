@@ -1,5 +1,5 @@
-//! Retries composed with the breaker: the [`RetryPolicy`] (attempts, a capped
-//! exponential backoff with full jitter, an overall deadline, a budget), the
+//! Retries composed with the breaker: the [`RetryPolicy`] (attempts, a delay
+//! that doubles up to a cap, with full jitter, an overall deadline, a budget), the
 //! [`Retry`] that runs it with its group's [`budget`](Retry::budget), and the
 //! [`RetryAfterHint`] an error implements to direct the next delay.
 //!
@@ -11,13 +11,13 @@
 
 use std::time::Duration;
 
-use crate::keyed::Judge;
+use crate::level::GroupLevel;
 use crate::sync::{AtomicBool, AtomicU32, AtomicU64, Mutex, OnceLock, Ordering::*};
 use std::sync::Arc;
 
 /// An error that may say how long to wait before the call is repeated (an
 /// HTTP `Retry-After`, a rate limiter's reset): the next attempt waits at
-/// least that long, never less than the backoff drew.
+/// least that long, never less than the delay drawn.
 ///
 /// The default method says nothing, so an error type opts in with an empty
 /// impl and overrides only to give a delay:
@@ -57,14 +57,14 @@ impl RetryAfterHint for Box<dyn std::error::Error + Send + Sync> {}
 pub const DEFAULT_BUDGET_RATIO: f64 = 0.2;
 /// The budget's default retries per second allowed whatever the traffic.
 pub const DEFAULT_BUDGET_FLOOR: u32 = 10;
-/// The default delay before the first retry, before jitter.
-pub const DEFAULT_RETRY_BACKOFF: Duration = Duration::from_millis(50);
-/// The default cap on any one backed-off delay.
-pub const DEFAULT_RETRY_CAP: Duration = Duration::from_secs(2);
+/// The default upper end of the first retry's delay, before jitter.
+pub const DEFAULT_RETRY_DELAY: Duration = Duration::from_millis(50);
+/// The default cap on any one retry's delay.
+pub const DEFAULT_RETRY_MAX_DELAY: Duration = Duration::from_secs(2);
 
 /// How a call is retried: `retries` more attempts at most after the first,
 /// the `k`-th retry after a delay drawn uniformly from
-/// `[0, min(cap, backoff × 2^(k-1))]` ("full jitter"), a server-directed
+/// `[0, min(max_delay, delay × 2^(k-1))]` ("full jitter"), a server-directed
 /// [`RetryAfterHint`] as that delay's floor, no wait that would end past the
 /// `deadline` (measured from the first attempt on the breaker's clock), and the
 /// group's budget (see [`Retry`]).
@@ -78,8 +78,8 @@ pub const DEFAULT_RETRY_CAP: Duration = Duration::from_secs(2);
 ///
 /// static PAYMENTS: Retry = Retry::new(
 ///     RetryPolicy::new(3)
-///         .backoff(Duration::from_millis(20))
-///         .cap(Duration::from_millis(500))
+///         .delay(Duration::from_millis(20))
+///         .max_delay(Duration::from_millis(500))
 ///         .budget(0.1, 5),
 /// );
 /// assert_eq!(PAYMENTS.policy().retries(), 3);
@@ -98,15 +98,15 @@ pub const DEFAULT_RETRY_CAP: Duration = Duration::from_secs(2);
 /// use std::time::Duration;
 /// use breakerbox::RetryPolicy;
 ///
-/// let policy = RetryPolicy::new(2).cap(Duration::from_secs(1));
-/// assert_eq!(policy.explicit_keys().collect::<Vec<_>>(), ["retry", "retry_cap_ms"]);
-/// assert_eq!(policy, RetryPolicy::new(2).cap(Duration::from_secs(1)).budget_floor(10));
+/// let policy = RetryPolicy::new(2).max_delay(Duration::from_secs(1));
+/// assert_eq!(policy.explicit_keys().collect::<Vec<_>>(), ["retry", "retry_max_delay_ms"]);
+/// assert_eq!(policy, RetryPolicy::new(2).max_delay(Duration::from_secs(1)).budget_floor(10));
 /// ```
 #[derive(Clone, Copy, Debug)]
 pub struct RetryPolicy {
     retries: u32,
-    backoff_nanos: u64,
-    cap_nanos: u64,
+    delay_nanos: u64,
+    max_delay_nanos: u64,
     deadline_nanos: Option<u64>,
     /// `None`: no budget (every permitted retry goes).
     budget: Option<(f64, u32)>,
@@ -118,8 +118,8 @@ pub struct RetryPolicy {
 /// The bits of a policy's `explicit`, by the key's place in
 /// [`RETRY_KEYS`](breaker_rules::RETRY_KEYS).
 const SET_RETRIES: u8 = breaker_rules::retry_key_bit("retry");
-const SET_BACKOFF: u8 = breaker_rules::retry_key_bit("retry_backoff_ms");
-const SET_CAP: u8 = breaker_rules::retry_key_bit("retry_cap_ms");
+const SET_DELAY: u8 = breaker_rules::retry_key_bit("retry_delay_ms");
+const SET_MAX_DELAY: u8 = breaker_rules::retry_key_bit("retry_max_delay_ms");
 const SET_DEADLINE: u8 = breaker_rules::retry_key_bit("retry_deadline_ms");
 const SET_RATIO: u8 = breaker_rules::retry_key_bit("retry_budget_ratio");
 const SET_FLOOR: u8 = breaker_rules::retry_key_bit("retry_budget_floor");
@@ -129,8 +129,8 @@ const SET_FLOOR: u8 = breaker_rules::retry_key_bit("retry_budget_floor");
 impl PartialEq for RetryPolicy {
     fn eq(&self, other: &Self) -> bool {
         self.retries == other.retries
-            && self.backoff_nanos == other.backoff_nanos
-            && self.cap_nanos == other.cap_nanos
+            && self.delay_nanos == other.delay_nanos
+            && self.max_delay_nanos == other.max_delay_nanos
             && self.deadline_nanos == other.deadline_nanos
             && self.budget == other.budget
     }
@@ -138,15 +138,15 @@ impl PartialEq for RetryPolicy {
 
 impl RetryPolicy {
     /// Up to `retries` attempts after the first (so `retries + 1` in all), the
-    /// default backoff ([`DEFAULT_RETRY_BACKOFF`], capped at
-    /// [`DEFAULT_RETRY_CAP`]) and the default budget
+    /// default delay ([`DEFAULT_RETRY_DELAY`], capped at
+    /// [`DEFAULT_RETRY_MAX_DELAY`]) and the default budget
     /// ([`DEFAULT_BUDGET_RATIO`] of first attempts plus
     /// [`DEFAULT_BUDGET_FLOOR`] per second).
     pub const fn new(retries: u32) -> Self {
         RetryPolicy {
             retries,
-            backoff_nanos: DEFAULT_RETRY_BACKOFF.as_nanos() as u64,
-            cap_nanos: DEFAULT_RETRY_CAP.as_nanos() as u64,
+            delay_nanos: DEFAULT_RETRY_DELAY.as_nanos() as u64,
+            max_delay_nanos: DEFAULT_RETRY_MAX_DELAY.as_nanos() as u64,
             deadline_nanos: None,
             budget: Some((DEFAULT_BUDGET_RATIO, DEFAULT_BUDGET_FLOOR)),
             explicit: SET_RETRIES,
@@ -163,17 +163,17 @@ impl RetryPolicy {
 
     /// The upper end of the first retry's delay, doubled for each retry after
     /// it (saturating at about 584 years).
-    pub const fn backoff(mut self, first: Duration) -> Self {
-        self.backoff_nanos = nanos(first);
-        self.explicit |= SET_BACKOFF;
+    pub const fn delay(mut self, first: Duration) -> Self {
+        self.delay_nanos = nanos(first);
+        self.explicit |= SET_DELAY;
         self
     }
 
-    /// The cap on the upper end of any retry's backed-off delay (a server's
+    /// The cap on the upper end of any retry's delay (a server's
     /// [`RetryAfterHint`] may still ask for longer).
-    pub const fn cap(mut self, cap: Duration) -> Self {
-        self.cap_nanos = nanos(cap);
-        self.explicit |= SET_CAP;
+    pub const fn max_delay(mut self, max: Duration) -> Self {
+        self.max_delay_nanos = nanos(max);
+        self.explicit |= SET_MAX_DELAY;
         self
     }
 
@@ -248,14 +248,14 @@ impl RetryPolicy {
         self.retries
     }
 
-    /// The first retry's delay bound ([`backoff`](Self::backoff)).
-    pub const fn first_backoff(&self) -> Duration {
-        Duration::from_nanos(self.backoff_nanos)
+    /// The upper end of the first retry's delay ([`delay`](Self::delay)).
+    pub const fn first_delay(&self) -> Duration {
+        Duration::from_nanos(self.delay_nanos)
     }
 
-    /// The cap on a backed-off delay ([`cap`](Self::cap)).
-    pub const fn backoff_cap(&self) -> Duration {
-        Duration::from_nanos(self.cap_nanos)
+    /// The cap on any retry's delay ([`max_delay`](Self::max_delay)).
+    pub const fn delay_cap(&self) -> Duration {
+        Duration::from_nanos(self.max_delay_nanos)
     }
 
     /// The overall deadline, if one is set.
@@ -273,7 +273,7 @@ impl RetryPolicy {
 
     /// The retry keys whose builder method made this policy, in the order of
     /// the attribute's and the file's keys: `retry` ([`new`](Self::new)),
-    /// `retry_backoff_ms`, `retry_cap_ms`, `retry_deadline_ms`,
+    /// `retry_delay_ms`, `retry_max_delay_ms`, `retry_deadline_ms`,
     /// `retry_budget_ratio` and `retry_budget_floor` (both for
     /// [`budget`](Self::budget) and [`no_budget`](Self::no_budget)).
     pub fn explicit_keys(&self) -> impl Iterator<Item = &'static str> {
@@ -294,9 +294,9 @@ impl RetryPolicy {
     /// The upper end of the `retry`-th retry's delay (1 is the first).
     pub(crate) fn ceiling(&self, retry: u32) -> u64 {
         let doublings = retry.saturating_sub(1).min(63);
-        self.backoff_nanos
+        self.delay_nanos
             .saturating_mul(1u64 << doublings)
-            .min(self.cap_nanos)
+            .min(self.max_delay_nanos)
     }
 }
 
@@ -316,10 +316,10 @@ const fn nanos(d: Duration) -> u64 {
 pub struct RetryValues {
     /// `retry`: attempts after the first, at most ([`RetryPolicy::new`]).
     pub retries: Option<u32>,
-    /// `retry_backoff_ms` ([`RetryPolicy::backoff`]).
-    pub backoff: Option<Duration>,
-    /// `retry_cap_ms` ([`RetryPolicy::cap`]).
-    pub cap: Option<Duration>,
+    /// `retry_delay_ms` ([`RetryPolicy::delay`]).
+    pub delay: Option<Duration>,
+    /// `retry_max_delay_ms` ([`RetryPolicy::max_delay`]).
+    pub max_delay: Option<Duration>,
     /// `retry_deadline_ms` ([`RetryPolicy::deadline`]).
     pub deadline: Option<Duration>,
     /// `retry_budget_ratio` ([`RetryPolicy::budget_ratio`]).
@@ -332,8 +332,8 @@ impl RetryValues {
     /// No key set.
     pub const EMPTY: RetryValues = RetryValues {
         retries: None,
-        backoff: None,
-        cap: None,
+        delay: None,
+        max_delay: None,
         deadline: None,
         budget_ratio: None,
         budget_floor: None,
@@ -362,15 +362,15 @@ impl RetryValues {
 /// use breakerbox::retry::{RetryTuning, RetryValues};
 /// use breakerbox::RetryPolicy;
 ///
-/// let declared = RetryPolicy::new(1).backoff(Duration::from_millis(5));
+/// let declared = RetryPolicy::new(1).delay(Duration::from_millis(5));
 /// let tuning = RetryTuning {
-///     fallback: RetryValues { backoff: Some(Duration::from_millis(80)), cap: Some(Duration::from_secs(1)), ..RetryValues::EMPTY },
+///     fallback: RetryValues { delay: Some(Duration::from_millis(80)), max_delay: Some(Duration::from_secs(1)), ..RetryValues::EMPTY },
 ///     overriding: RetryValues { retries: Some(3), ..RetryValues::EMPTY },
 /// };
 /// let runs = tuning.over(&declared);
 /// assert_eq!(runs.retries(), 3); // the group's table over the code
-/// assert_eq!(runs.first_backoff(), Duration::from_millis(5)); // the code over `[defaults]`
-/// assert_eq!(runs.backoff_cap(), Duration::from_secs(1)); // `[defaults]` over the default
+/// assert_eq!(runs.first_delay(), Duration::from_millis(5)); // the code over `[defaults]`
+/// assert_eq!(runs.delay_cap(), Duration::from_secs(1)); // `[defaults]` over the default
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct RetryTuning {
@@ -406,11 +406,11 @@ impl RetryTuning {
         if let Some(retries) = pick(SET_RETRIES, e, o.retries, f.retries) {
             runs.retries = retries;
         }
-        if let Some(backoff) = pick(SET_BACKOFF, e, o.backoff, f.backoff) {
-            runs = runs.backoff(backoff);
+        if let Some(delay) = pick(SET_DELAY, e, o.delay, f.delay) {
+            runs = runs.delay(delay);
         }
-        if let Some(cap) = pick(SET_CAP, e, o.cap, f.cap) {
-            runs = runs.cap(cap);
+        if let Some(max) = pick(SET_MAX_DELAY, e, o.max_delay, f.max_delay) {
+            runs = runs.max_delay(max);
         }
         if let Some(deadline) = pick(SET_DEADLINE, e, o.deadline, f.deadline) {
             runs = runs.deadline(deadline);
@@ -457,8 +457,8 @@ pub struct Retry {
     retries: AtomicU32,
     /// [`HAS_DEADLINE`] and [`HAS_BUDGET`].
     flags: AtomicU32,
-    backoff_nanos: AtomicU64,
-    cap_nanos: AtomicU64,
+    delay_nanos: AtomicU64,
+    max_delay_nanos: AtomicU64,
     deadline_nanos: AtomicU64,
     /// The budget's ratio as `f64` bits, as it was set (the bucket keeps the
     /// deposit it makes).
@@ -505,8 +505,8 @@ macro_rules! retry_running {
             declared: policy,
             retries: AtomicU32::new(policy.retries),
             flags: AtomicU32::new(flags_of(&policy)),
-            backoff_nanos: AtomicU64::new(policy.backoff_nanos),
-            cap_nanos: AtomicU64::new(policy.cap_nanos),
+            delay_nanos: AtomicU64::new(policy.delay_nanos),
+            max_delay_nanos: AtomicU64::new(policy.max_delay_nanos),
             deadline_nanos: AtomicU64::new(match policy.deadline_nanos {
                 Some(n) => n,
                 None => 0,
@@ -603,8 +603,8 @@ impl Retry {
         let flags = self.flags.load(Acquire);
         RetryPolicy {
             retries: self.retries.load(Relaxed),
-            backoff_nanos: self.backoff_nanos.load(Relaxed),
-            cap_nanos: self.cap_nanos.load(Relaxed),
+            delay_nanos: self.delay_nanos.load(Relaxed),
+            max_delay_nanos: self.max_delay_nanos.load(Relaxed),
             deadline_nanos: (flags & HAS_DEADLINE != 0).then(|| self.deadline_nanos.load(Relaxed)),
             budget: (flags & HAS_BUDGET != 0).then(|| {
                 let ratio = f64::from_bits(self.ratio_bits.load(Relaxed));
@@ -622,8 +622,8 @@ impl Retry {
     /// later one to resume.
     pub(crate) fn retune(&self, policy: &RetryPolicy, now: u64) {
         self.retries.store(policy.retries, Relaxed);
-        self.backoff_nanos.store(policy.backoff_nanos, Relaxed);
-        self.cap_nanos.store(policy.cap_nanos, Relaxed);
+        self.delay_nanos.store(policy.delay_nanos, Relaxed);
+        self.max_delay_nanos.store(policy.max_delay_nanos, Relaxed);
         if let Some(deadline) = policy.deadline_nanos {
             self.deadline_nanos.store(deadline, Relaxed);
         }
@@ -684,28 +684,28 @@ pub(crate) struct RetrySlot {
     /// Locked to make the `Retry` and to change the tuning, so a tuning set
     /// while the first call makes it is never lost.
     tuning: Mutex<RetryTuning>,
-    judge: Option<Arc<Judge>>,
+    level: Option<Arc<dyn GroupLevel>>,
 }
 
 impl Default for RetrySlot {
     fn default() -> Self {
-        RetrySlot::with_judge(None)
+        RetrySlot::with_level(None)
     }
 }
 
 impl RetrySlot {
     /// A keyed group's slot, with the group level its keys report to.
-    pub(crate) fn with_judge(judge: Option<Arc<Judge>>) -> Self {
+    pub(crate) fn with_level(level: Option<Arc<dyn GroupLevel>>) -> Self {
         RetrySlot {
             retry: OnceLock::new(),
             tuning: Mutex::new(RetryTuning::NONE),
-            judge,
+            level,
         }
     }
 
     /// The group level a keyed group's keys report to, if it judges as one.
-    pub(crate) fn judge(&self) -> Option<&Judge> {
-        self.judge.as_deref()
+    pub(crate) fn level(&self) -> Option<&dyn GroupLevel> {
+        self.level.as_deref()
     }
 
     /// The group's `Retry`, made from `declared` by the first call (`fixed`:
@@ -1004,15 +1004,15 @@ mod tests {
     const SEC: u64 = 1_000_000_000;
 
     #[test]
-    fn the_ceiling_doubles_from_the_backoff_up_to_the_cap() {
+    fn the_ceiling_doubles_from_the_delay_up_to_the_max_delay() {
         let p = RetryPolicy::new(5)
-            .backoff(Duration::from_millis(10))
-            .cap(Duration::from_millis(50));
+            .delay(Duration::from_millis(10))
+            .max_delay(Duration::from_millis(50));
         let ceilings: Vec<u64> = (1..=5).map(|k| p.ceiling(k) / 1_000_000).collect();
         assert_eq!(ceilings, [10, 20, 40, 50, 50]);
         assert_eq!(
             RetryPolicy::new(1).ceiling(400),
-            DEFAULT_RETRY_CAP.as_nanos() as u64
+            DEFAULT_RETRY_MAX_DELAY.as_nanos() as u64
         );
     }
 

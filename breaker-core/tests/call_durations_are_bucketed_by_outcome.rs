@@ -66,7 +66,7 @@ fn probes_and_stale_outcomes_are_calls_too_and_abandoned_ones_are_not() {
     let clock = ManualClock::new();
     let config = Config::builder()
         .threshold(1)
-        .open_duration(ms(100))
+        .open(ms(100))
         .histogram(ms(1_000))
         .build()
         .unwrap();

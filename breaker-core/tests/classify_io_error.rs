@@ -84,7 +84,7 @@ fn an_ignored_probe_error_frees_the_slot_and_moves_nothing() {
     let clock = breaker_core::ManualClock::new();
     let config = Config::builder()
         .threshold(1)
-        .open_duration(Duration::from_millis(10))
+        .open(Duration::from_millis(10))
         .build()
         .unwrap();
     let b = Breaker::with_clock("io-probe", config, clock.clone());

@@ -34,7 +34,7 @@ fn open_ms_near_u64_max_saturates_instead_of_wrapping() {
     let (breaker, clock) = manual(
         Config::builder()
             .threshold(1)
-            .open_duration(Duration::from_millis(u64::MAX - 1))
+            .open(Duration::from_millis(u64::MAX - 1))
             .backoff(1e300)
             .build()
             .unwrap(),
@@ -64,7 +64,7 @@ fn a_probe_lease_at_the_end_of_time_does_not_overflow() {
     let (breaker, clock) = manual(
         Config::builder()
             .threshold(1)
-            .open_duration(Duration::from_millis(1))
+            .open(Duration::from_millis(1))
             .probe_timeout(Duration::from_millis(u64::MAX))
             .build()
             .unwrap(),

@@ -22,7 +22,7 @@ fn sixty_four_threads_released_after_the_open_duration_admit_exactly_half_open_p
         for _ in 0..if probes == 1 { 200 } else { 50 } {
             let config = Config::builder()
                 .threshold(1)
-                .open_duration(Duration::from_secs(1))
+                .open(Duration::from_secs(1))
                 .half_open_probes(probes)
                 .build()
                 .unwrap();
@@ -142,7 +142,7 @@ struct Mixed {
 fn flapping() -> Config {
     Config::builder()
         .threshold(4)
-        .open_duration(Duration::from_millis(2))
+        .open(Duration::from_millis(2))
         .half_open_probes(2)
         .backoff(1.0)
         .probe_timeout(Duration::from_millis(5))
@@ -260,7 +260,7 @@ fn a_count_window_empties_on_reset_after_a_mixed_run_with_manual_control() {
     let cfg = Config::builder()
         .window_calls(20)
         .failure_rate(0.5)
-        .open_duration(Duration::from_millis(2))
+        .open(Duration::from_millis(2))
         .half_open_probes(2)
         .probe_timeout(Duration::from_millis(5))
         .build()
@@ -273,12 +273,12 @@ fn a_count_window_empties_on_reset_after_a_mixed_run_with_manual_control() {
 #[test]
 fn slow_calls_are_still_timed_after_a_mixed_run_with_manual_control() {
     let cfg = Config::builder()
-        .window_duration(Duration::from_millis(100))
+        .window(Duration::from_millis(100))
         .failure_rate(0.5)
         .min_calls(5)
         .slow_call(Duration::from_millis(1))
         .slow_call_rate(0.9)
-        .open_duration(Duration::from_millis(2))
+        .open(Duration::from_millis(2))
         .half_open_probes(2)
         .probe_timeout(Duration::from_millis(5))
         .build()

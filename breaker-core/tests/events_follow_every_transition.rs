@@ -55,7 +55,7 @@ fn every_transition_of_the_state_machine_is_told_in_order_with_its_reason() {
     let _subscription = registry.subscribe(seen.subscriber());
     let config = Config::builder()
         .threshold(2)
-        .open_duration(Duration::from_secs(1))
+        .open(Duration::from_secs(1))
         .backoff(2.0)
         .probe_timeout(Duration::from_millis(500))
         .build()

@@ -17,9 +17,9 @@ use support::{fail, manual, ms, trip};
 fn probes(n: u32) -> Config {
     Config::builder()
         .threshold(2)
-        .open_duration(Duration::from_secs(1))
+        .open(Duration::from_secs(1))
         .backoff(2.0)
-        .max_open_duration(Duration::from_secs(60))
+        .max_open(Duration::from_secs(60))
         .half_open_probes(n)
         .build()
         .unwrap()
@@ -267,7 +267,7 @@ fn open_times_near_the_end_of_time_saturate() {
 fn a_fleet_open_never_shortens_a_local_open_that_ends_later() {
     let config = Config::builder()
         .threshold(1)
-        .open_duration(Duration::from_secs(60))
+        .open(Duration::from_secs(60))
         .build()
         .unwrap();
     let (b, _clock) = manual(config);

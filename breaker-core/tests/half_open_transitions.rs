@@ -8,9 +8,7 @@ use breaker_core::{Config, OpenReason, State};
 use support::{config, manual, ms, trip};
 
 fn cfg() -> breaker_core::ConfigBuilder {
-    Config::builder()
-        .threshold(1)
-        .open_duration(Duration::from_secs(1))
+    Config::builder().threshold(1).open(Duration::from_secs(1))
 }
 
 #[test]
@@ -71,7 +69,7 @@ fn a_failed_probe_reopens_at_once_with_the_open_duration_grown_by_backoff_up_to_
     let (breaker, clock) = manual(
         cfg()
             .backoff(2.0)
-            .max_open_duration(Duration::from_secs(3))
+            .max_open(Duration::from_secs(3))
             .build()
             .unwrap(),
     );

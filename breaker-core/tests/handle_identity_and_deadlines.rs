@@ -12,7 +12,7 @@ fn opened(open_ms: u64, probes: u32) -> (Breaker, ManualClock) {
     clock.set_nanos(1_000_000_000);
     let config = Config::builder()
         .threshold(1)
-        .open_duration(Duration::from_millis(open_ms))
+        .open(Duration::from_millis(open_ms))
         .half_open_probes(probes)
         .probe_timeout(Duration::from_millis(50))
         .build()
@@ -103,7 +103,7 @@ fn a_half_open_breaker_with_a_free_slot_reports_no_wait() {
 fn a_forced_closed_breaker_feeds_its_window_and_never_trips() {
     let clock = ManualClock::new();
     let config = Config::builder()
-        .window_duration(Duration::from_secs(10))
+        .window(Duration::from_secs(10))
         .failure_rate(0.5)
         .min_calls(2)
         .build()

@@ -1,10 +1,10 @@
 //! An idle breaker holds a few hundred bytes of heap, and one grows only with
 //! the threads that count in it: measured with a counting allocator.
 //!
-//! The bound is 512 bytes, the budget of a breaker per key: the breaker's
+//! The bound is 640 bytes, the budget of a breaker per key: the breaker's
 //! one `Arc` allocation (the counts, padded to the state word's line pair, then
-//! the word's line pair and one more holding the config inline). Any growth
-//! fails here.
+//! the word's line pair and two more holding the config inline, the deadlines,
+//! the event hub and the guards). Any growth fails here.
 
 use breaker_core::{Breaker, Config};
 
@@ -24,7 +24,7 @@ fn live_after<T>(make: impl FnOnce() -> T) -> (T, isize) {
 }
 
 #[test]
-fn an_idle_breaker_holds_at_most_512_bytes_and_grows_a_cell_per_counting_thread() {
+fn an_idle_breaker_holds_at_most_640_bytes_and_grows_a_cell_per_counting_thread() {
     let config = Config::builder().threshold(3).build().unwrap();
     let _warm = Breaker::new("heap", config); // interns the name once
     let (breakers, bytes) = live_after(|| {
@@ -35,7 +35,7 @@ fn an_idle_breaker_holds_at_most_512_bytes_and_grows_a_cell_per_counting_thread(
     let vec_bytes = (100 * size_of::<Breaker>()) as isize;
     let per_breaker = (bytes - vec_bytes) / 100;
     println!("heap per idle breaker: {per_breaker} B");
-    assert!(per_breaker <= 512, "{per_breaker} B per idle breaker");
+    assert!(per_breaker <= 640, "{per_breaker} B per idle breaker");
 
     // This thread counts in one breaker: one table of cells, of a few cells at most
     // (slots are dense; this test's threads are few).

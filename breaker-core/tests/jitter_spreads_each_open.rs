@@ -14,7 +14,7 @@ const OPEN: Duration = Duration::from_secs(10);
 fn jittered(jitter: f64) -> Config {
     Config::builder()
         .threshold(1)
-        .open_duration(OPEN)
+        .open(OPEN)
         .backoff(1.0)
         .jitter(jitter)
         .build()
@@ -121,7 +121,7 @@ fn refused_claims_draw_nothing() {
 fn backoff_grows_the_duration_before_jitter() {
     let config = Config::builder()
         .threshold(1)
-        .open_duration(Duration::from_secs(1))
+        .open(Duration::from_secs(1))
         .backoff(4.0)
         .jitter(0.1)
         .build()

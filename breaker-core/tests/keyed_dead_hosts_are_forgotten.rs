@@ -14,7 +14,7 @@ const OPEN: Duration = Duration::from_secs(60);
 fn one_failure_opens() -> Config {
     Config::builder()
         .threshold(1)
-        .open_duration(Duration::from_millis(OPEN.as_millis() as u64))
+        .open(Duration::from_millis(OPEN.as_millis() as u64))
         .build()
         .unwrap()
 }
@@ -30,7 +30,7 @@ fn open_keys_stay_while_their_open_time_runs_and_go_once_idle_past_it() {
         hosts.breaker_for(&host).try_acquire().unwrap().failure();
     }
     // Every one of them is open and within its open time: none may go, so the
-    // group holds them all (memory past `max_keys` is the price of remembering
+    // group holds them all (memory past `key_capacity` is the price of remembering
     // that 5,000 hosts are down).
     let m = hosts.metrics();
     assert_eq!((m.keys, m.open), (5_000, 5_000));
@@ -49,7 +49,11 @@ fn open_keys_stay_while_their_open_time_runs_and_go_once_idle_past_it() {
         hosts.breaker_for(&host).try_acquire().unwrap().success();
     }
     let m = hosts.metrics();
-    assert!(m.keys <= 16 + 100, "{} keys held for max_keys = 16", m.keys);
+    assert!(
+        m.keys <= 16 + 100,
+        "{} keys held for key_capacity = 16",
+        m.keys
+    );
     assert!(m.evictions >= 5_000, "{} evictions", m.evictions);
     // Nothing is lost from the group's counts.
     assert_eq!(m.failures, 5_000);
@@ -113,7 +117,7 @@ fn half_open_keys_whose_probes_were_cancelled_go_once_idle() {
     let m = hosts.metrics();
     assert!(
         m.keys <= 100,
-        "{} keys held for max_keys = 100: {m:?}",
+        "{} keys held for key_capacity = 100: {m:?}",
         m.keys
     );
     assert!(m.evictions >= 500, "{} evictions", m.evictions);
@@ -149,7 +153,7 @@ fn a_half_open_key_whose_probe_was_leaked_goes_once_its_lease_ran_out() {
     let registry = Registry::with_clock(clock.clone());
     let config = Config::builder()
         .threshold(1)
-        .open_duration(Duration::from_millis(OPEN.as_millis() as u64))
+        .open(Duration::from_millis(OPEN.as_millis() as u64))
         .probe_timeout(Duration::from_millis(10 * OPEN.as_millis() as u64))
         .build()
         .unwrap();

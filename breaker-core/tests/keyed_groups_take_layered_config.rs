@@ -127,7 +127,7 @@ fn a_layer_that_would_change_a_keyed_groups_policy_changes_nothing() {
     assert!(hosts.check_reconfigure(&threshold(9)).is_ok());
     assert!(hosts.reconfigure(window).is_err());
     assert_eq!(hosts.config().threshold(), 5, "a check changes nothing");
-    assert_eq!(hosts.max_keys(), 100);
+    assert_eq!(hosts.key_capacity(), 100);
 }
 
 /// Groups created on other threads while a layer lands: each is built through

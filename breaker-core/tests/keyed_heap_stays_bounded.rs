@@ -1,4 +1,4 @@
-//! A keyed group churned through far more keys than `max_keys` keeps its live heap
+//! A keyed group churned through far more keys than `key_capacity` keeps its live heap
 //! bounded by the cap, and never evicts a key within its open time.
 
 use breaker_core::{Config, KeyedGroup, ManualClock, Registry, State};
@@ -18,7 +18,7 @@ fn a_million_keys_through_ten_thousand_slots_keep_the_heap_flat_and_every_open_k
     let registry = Registry::with_clock(ManualClock::new()); // time never passes
     let config = Config::builder()
         .threshold(1)
-        .open_duration(Duration::from_secs(3600))
+        .open(Duration::from_secs(3600))
         .build()
         .unwrap();
     let hosts: KeyedGroup<String> = registry.keyed("hosts", &config, MAX).unwrap();

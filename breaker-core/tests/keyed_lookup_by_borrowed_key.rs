@@ -190,7 +190,7 @@ fn keyed_metrics_list_every_keyed_group_sorted_and_apart_from_unkeyed_ones() {
     let all = registry.keyed_metrics();
     let summary: Vec<_> = all
         .iter()
-        .map(|m| (m.group, m.keys, m.open, m.max_keys, m.calls))
+        .map(|m| (m.group, m.keys, m.open, m.key_capacity, m.calls))
         .collect();
     assert_eq!(
         summary,

@@ -89,7 +89,7 @@ fn guarded() -> Config {
         .latency_p99(Duration::from_millis(50))
         .timeout(Duration::from_millis(TIMEOUT.as_millis() as u64))
         .max_concurrent(1)
-        .open_duration(Duration::from_millis(OPEN.as_millis() as u64))
+        .open(Duration::from_millis(OPEN.as_millis() as u64))
         .probe_timeout(Duration::from_millis(500))
         .build()
         .unwrap()

@@ -1,5 +1,5 @@
 //! With a registry subscriber naming every key, a keyed group churned through
-//! many more keys than `max_keys` still keeps its live heap bounded: a key's
+//! many more keys than `key_capacity` still keeps its live heap bounded: a key's
 //! name goes with its breaker when the key is evicted.
 
 use breaker_core::{Config, Event, KeyedGroup, ManualClock, Registry};

@@ -45,7 +45,7 @@ impl Seen {
 fn trips_at_once() -> Config {
     Config::builder()
         .threshold(1)
-        .open_duration(Duration::from_secs(1))
+        .open(Duration::from_secs(1))
         .build()
         .unwrap()
 }

@@ -101,7 +101,7 @@ fn a_call_exactly_at_the_bound_is_not_over_it() {
 fn a_time_window_trips_on_sustained_latency_and_forgets_old_calls() {
     let clock = ManualClock::new();
     let config = Config::builder()
-        .window_duration(Duration::from_secs(10))
+        .window(Duration::from_secs(10))
         .min_calls(20)
         .latency_p99(Duration::from_millis(200))
         .build()
@@ -130,7 +130,7 @@ fn the_window_starts_empty_after_the_circuit_closes_again() {
         .window_calls(10)
         .min_calls(10)
         .latency_p99(Duration::from_millis(100))
-        .open_duration(Duration::from_secs(1))
+        .open(Duration::from_secs(1))
         .build()
         .unwrap();
     let breaker = Breaker::with_clock("p99-gen", config, clock.clone());

@@ -14,7 +14,7 @@ fn four_racing_slow_calls_count_one_latency_trip_for_the_one_open() {
         .window_calls(100)
         .min_calls(1)
         .latency_p99(Duration::from_millis(100))
-        .open_duration(Duration::from_secs(3600))
+        .open(Duration::from_secs(3600))
         .build()
         .unwrap();
     for round in 0..200 {

@@ -152,7 +152,7 @@ fn a_window_of_another_size_or_kind_still_needs_a_restart() {
     let refused = [
         Config::builder().window_calls(500).build().unwrap(),
         Config::builder()
-            .window_duration(Duration::from_secs(10))
+            .window(Duration::from_secs(10))
             .build()
             .unwrap(),
         Config::builder().threshold(3).build().unwrap(),

@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 /// none of its own layer or above.
 const LAYERS: &[&[&str]] = &[
     &["sync"],
+    &["hold"],
     &[
         "names", "clock", "state", "counters", "bulkhead", "timeout", "error", "fleet", "ramp",
         "retry",
@@ -20,6 +21,7 @@ const LAYERS: &[&[&str]] = &[
     &["conflict", "histogram"],
     &["guards", "events"],
     &["policy"],
+    &["throttle"],
     &["metrics"],
     &["breaker"],
     &["outcome", "keyed", "classify"],

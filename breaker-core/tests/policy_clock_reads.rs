@@ -43,7 +43,7 @@ fn the_consecutive_policy_never_reads_the_clock_on_the_closed_path() {
 #[test]
 fn a_time_window_reads_the_clock_once_per_call_at_the_verdict() {
     let config = Config::builder()
-        .window_duration(Duration::from_secs(1))
+        .window(Duration::from_secs(1))
         .failure_rate(1.0)
         .min_calls(1_000)
         .build()
@@ -72,7 +72,7 @@ fn a_count_window_reads_the_clock_only_to_time_slow_calls() {
 #[test]
 fn a_time_window_timing_slow_calls_reads_the_clock_at_claim_and_verdict() {
     let config = Config::builder()
-        .window_duration(Duration::from_secs(1))
+        .window(Duration::from_secs(1))
         .min_calls(1_000)
         .slow_call(Duration::from_millis(10))
         .build()

@@ -11,13 +11,13 @@ fn no_window_key_keeps_the_consecutive_policy() {
     assert_eq!(c.policy(), FailurePolicy::Consecutive { threshold: 3 });
     assert_eq!(c.rates(), None);
     assert_eq!(c.failure_rate(), None);
-    assert_eq!(c.window_duration(), None);
+    assert_eq!(c.window(), None);
 }
 
 #[test]
 fn window_ms_selects_the_time_window_with_documented_defaults() {
     let c = Config::builder()
-        .window_duration(Duration::from_secs(10))
+        .window(Duration::from_secs(10))
         .build()
         .unwrap();
     assert!(matches!(
@@ -28,7 +28,7 @@ fn window_ms_selects_the_time_window_with_documented_defaults() {
         }
     ));
     assert_eq!(c.threshold(), 0);
-    assert_eq!(c.window_duration(), Some(Duration::from_secs(10)));
+    assert_eq!(c.window(), Some(Duration::from_secs(10)));
     assert_eq!(c.failure_rate(), Some(0.5));
     assert_eq!(c.min_calls(), Some(10));
     assert_eq!(c.slow_call(), None);
@@ -58,14 +58,14 @@ fn window_calls_selects_the_count_window_which_judges_once_full_by_default() {
 #[test]
 fn slow_call_ms_alone_trips_when_every_call_in_the_window_is_slow() {
     let c = Config::builder()
-        .window_duration(Duration::from_secs(1))
+        .window(Duration::from_secs(1))
         .slow_call(Duration::from_millis(200))
         .build()
         .unwrap();
     assert_eq!(c.slow_call(), Some(Duration::from_millis(200)));
     assert_eq!(c.slow_call_rate(), Some(1.0));
     let c = Config::builder()
-        .window_duration(Duration::from_secs(1))
+        .window(Duration::from_secs(1))
         .slow_call(Duration::from_millis(200))
         .slow_call_rate(0.25)
         .build()
@@ -75,7 +75,7 @@ fn slow_call_ms_alone_trips_when_every_call_in_the_window_is_slow() {
 
 #[test]
 fn rates_outside_zero_exclusive_to_one_inclusive_are_refused() {
-    let w = || Config::builder().window_duration(Duration::from_secs(1));
+    let w = || Config::builder().window(Duration::from_secs(1));
     for bad in [0.0, -0.1, 1.000_001, f64::NAN, f64::INFINITY] {
         assert_eq!(
             w().failure_rate(bad).build(),
@@ -107,26 +107,22 @@ fn each_refusal_names_the_key_to_fix() {
     let b = Config::builder;
     let cases: [(Result<Config, ConfigError>, ConfigError, &str); 15] = [
         (
-            b().window_duration(Duration::from_secs(1))
-                .window_calls(10)
-                .build(),
+            b().window(Duration::from_secs(1)).window_calls(10).build(),
             ConfigError::BothWindows,
             "window_calls",
         ),
         (
-            b().threshold(3)
-                .window_duration(Duration::from_secs(1))
-                .build(),
+            b().threshold(3).window(Duration::from_secs(1)).build(),
             ConfigError::ThresholdWithWindow,
             "threshold",
         ),
         (
-            b().window_duration(Duration::from_millis(0)).build(),
+            b().window(Duration::from_millis(0)).build(),
             ConfigError::WindowTooShort,
             "window_ms",
         ),
         (
-            b().window_duration(Duration::from_millis(9)).build(),
+            b().window(Duration::from_millis(9)).build(),
             ConfigError::WindowTooShort,
             "window_ms",
         ),
@@ -141,9 +137,7 @@ fn each_refusal_names_the_key_to_fix() {
             "window_calls",
         ),
         (
-            b().window_duration(Duration::from_secs(1))
-                .min_calls(0)
-                .build(),
+            b().window(Duration::from_secs(1)).min_calls(0).build(),
             ConfigError::ZeroMinCalls,
             "min_calls",
         ),
@@ -168,28 +162,26 @@ fn each_refusal_names_the_key_to_fix() {
             "slow_call_ms",
         ),
         (
-            b().window_duration(Duration::from_secs(1))
+            b().window(Duration::from_secs(1))
                 .slow_call(Duration::from_millis(0))
                 .build(),
             ConfigError::ZeroSlowCall,
             "slow_call_ms",
         ),
         (
-            b().window_duration(Duration::from_secs(1))
+            b().window(Duration::from_secs(1))
                 .slow_call_rate(0.5)
                 .build(),
             ConfigError::SlowCallRateWithoutSlowCall,
             "slow_call_rate",
         ),
         (
-            b().window_duration(Duration::from_secs(1))
-                .failure_rate(2.0)
-                .build(),
+            b().window(Duration::from_secs(1)).failure_rate(2.0).build(),
             ConfigError::FailureRateOutOfRange,
             "failure_rate",
         ),
         (
-            b().window_duration(Duration::from_secs(1))
+            b().window(Duration::from_secs(1))
                 .slow_call(Duration::from_millis(5))
                 .slow_call_rate(0.0)
                 .build(),
@@ -208,24 +200,18 @@ fn each_refusal_names_the_key_to_fix() {
 #[test]
 fn boundary_values_are_accepted() {
     let b = Config::builder;
-    assert!(b()
-        .window_duration(Duration::from_millis(10))
-        .build()
-        .is_ok());
-    assert!(b()
-        .window_duration(Duration::from_millis(u64::MAX))
-        .build()
-        .is_ok());
+    assert!(b().window(Duration::from_millis(10)).build().is_ok());
+    assert!(b().window(Duration::from_millis(u64::MAX)).build().is_ok());
     assert!(b().window_calls(1).build().is_ok());
     assert!(b().window_calls(Config::MAX_WINDOW_CALLS).build().is_ok());
     assert!(b().window_calls(10).min_calls(10).build().is_ok());
     assert!(b()
-        .window_duration(Duration::from_secs(1))
+        .window(Duration::from_secs(1))
         .min_calls(u32::MAX)
         .build()
         .is_ok());
     assert!(b()
-        .window_duration(Duration::from_secs(1))
+        .window(Duration::from_secs(1))
         .slow_call(Duration::from_millis(1))
         .build()
         .is_ok());

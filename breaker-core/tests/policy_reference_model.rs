@@ -26,11 +26,11 @@ struct Rates {
 
 impl Policy {
     fn config(&self) -> Config {
-        let b = Config::builder().open_duration(Duration::from_millis(OPEN_MS));
+        let b = Config::builder().open(Duration::from_millis(OPEN_MS));
         let (b, rates) = match *self {
             Policy::Consecutive { threshold } => return b.threshold(threshold).build().unwrap(),
             Policy::Time { window_ms, rates } => {
-                (b.window_duration(Duration::from_millis(window_ms)), rates)
+                (b.window(Duration::from_millis(window_ms)), rates)
             }
             Policy::Count {
                 window_calls,

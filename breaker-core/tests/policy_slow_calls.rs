@@ -15,7 +15,7 @@ fn slow_breaker(config: Config) -> (Breaker, ManualClock) {
 
 fn time_window(slow_call_ms: u64, slow_call_rate: f64, min_calls: u32) -> Config {
     Config::builder()
-        .window_duration(Duration::from_secs(60))
+        .window(Duration::from_secs(60))
         .min_calls(min_calls)
         .slow_call(Duration::from_millis(slow_call_ms))
         .slow_call_rate(slow_call_rate)
@@ -119,7 +119,7 @@ fn a_count_window_with_slow_calls_trips_on_slowness() {
 #[test]
 fn without_slow_call_ms_no_call_is_slow() {
     let config = Config::builder()
-        .window_duration(Duration::from_secs(10))
+        .window(Duration::from_secs(10))
         .min_calls(1)
         .build()
         .unwrap();

@@ -9,7 +9,7 @@ use support::{fail, ms, succeed, window};
 
 fn windowed(window_ms: u64, rate: f64, min_calls: u32) -> (Breaker, ManualClock) {
     let config = Config::builder()
-        .window_duration(Duration::from_millis(window_ms))
+        .window(Duration::from_millis(window_ms))
         .failure_rate(rate)
         .min_calls(min_calls)
         .build()
@@ -29,7 +29,7 @@ fn consecutive_and_window_policies_tell_apart_scattered_failures() {
     let windowed = Breaker::with_clock(
         "windowed",
         Config::builder()
-            .window_duration(Duration::from_secs(60))
+            .window(Duration::from_secs(60))
             .failure_rate(0.5)
             .min_calls(5)
             .build()

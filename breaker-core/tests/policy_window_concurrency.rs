@@ -15,7 +15,7 @@ const PER_THREAD: u64 = 20_000;
 /// A window that never trips: it only counts.
 fn counting_time_window(clock: &ManualClock) -> Breaker {
     let config = Config::builder()
-        .window_duration(Duration::from_secs(10))
+        .window(Duration::from_secs(10))
         .failure_rate(1.0)
         .min_calls(u32::MAX)
         .slow_call(Duration::from_millis(1))
@@ -116,7 +116,7 @@ fn time_window_counts_stay_exact_while_buckets_roll_over_under_the_threads() {
 /// successes take the window's shortest way (one add to the current bucket).
 fn counting_successes(window: Duration) -> Config {
     Config::builder()
-        .window_duration(window)
+        .window(window)
         .failure_rate(1.0)
         .min_calls(u32::MAX)
         .build()
@@ -208,7 +208,7 @@ fn count_window_counts_are_exact_at_quiescence() {
 fn a_storm_of_failures_under_a_window_opens_exactly_once() {
     for config in [
         Config::builder()
-            .window_duration(Duration::from_secs(1))
+            .window(Duration::from_secs(1))
             .min_calls(50),
         Config::builder().window_calls(50),
     ] {

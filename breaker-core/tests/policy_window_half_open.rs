@@ -9,10 +9,10 @@ const OPEN_MS: u64 = 1_000;
 
 fn configs() -> [Config; 2] {
     let time = Config::builder()
-        .window_duration(Duration::from_secs(60))
+        .window(Duration::from_secs(60))
         .failure_rate(0.5)
         .min_calls(4)
-        .open_duration(Duration::from_millis(OPEN_MS))
+        .open(Duration::from_millis(OPEN_MS))
         .half_open_probes(2)
         .successes_to_close(2)
         .build()
@@ -20,7 +20,7 @@ fn configs() -> [Config; 2] {
     let count = Config::builder()
         .window_calls(4)
         .failure_rate(0.5)
-        .open_duration(Duration::from_millis(OPEN_MS))
+        .open(Duration::from_millis(OPEN_MS))
         .half_open_probes(2)
         .successes_to_close(2)
         .build()

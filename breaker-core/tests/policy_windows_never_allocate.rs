@@ -42,11 +42,11 @@ fn exercise(breaker: &Breaker, clock: &ManualClock) {
 fn recording_tripping_and_closing_under_a_window_allocate_nothing() {
     let configs = [
         Config::builder()
-            .window_duration(Duration::from_secs(2))
+            .window(Duration::from_secs(2))
             .failure_rate(0.3)
             .min_calls(20),
         Config::builder()
-            .window_duration(Duration::from_secs(2))
+            .window(Duration::from_secs(2))
             .slow_call(Duration::from_millis(2))
             .slow_call_rate(0.5),
         Config::builder().window_calls(30).failure_rate(0.3),

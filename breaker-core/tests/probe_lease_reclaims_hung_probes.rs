@@ -8,7 +8,7 @@ use support::{manual, ms, trip};
 fn cfg() -> Config {
     Config::builder()
         .threshold(1)
-        .open_duration(Duration::from_millis(100))
+        .open(Duration::from_millis(100))
         .probe_timeout(Duration::from_secs(5))
         .build()
         .unwrap()

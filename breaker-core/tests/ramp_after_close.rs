@@ -22,7 +22,7 @@ const RAMP_MS: u64 = 10_000;
 fn ramped() -> Config {
     Config::builder()
         .threshold(3)
-        .open_duration(Duration::from_millis(OPEN_MS))
+        .open(Duration::from_millis(OPEN_MS))
         .backoff(2.0)
         .ramp(Duration::from_millis(RAMP_MS))
         .build()
@@ -92,7 +92,7 @@ fn every_slice_of_the_ramp_admits_the_curves_share_to_within_one_call() {
 fn without_a_ramp_the_close_admits_every_call_at_once() {
     let config = Config::builder()
         .threshold(3)
-        .open_duration(Duration::from_millis(OPEN_MS))
+        .open(Duration::from_millis(OPEN_MS))
         .build()
         .unwrap();
     let (breaker, clock) = manual(config);
@@ -289,7 +289,7 @@ fn a_live_change_of_ramp_ms_applies_from_the_next_close() {
     // Mid-ramp, the ramp is made four times shorter: this ramp keeps its curve.
     let shorter = Config::builder()
         .threshold(3)
-        .open_duration(Duration::from_millis(OPEN_MS))
+        .open(Duration::from_millis(OPEN_MS))
         .ramp(Duration::from_millis(RAMP_MS / 4))
         .build()
         .unwrap();
@@ -307,7 +307,7 @@ fn a_live_change_of_ramp_ms_applies_from_the_next_close() {
         .reconfigure(
             Config::builder()
                 .threshold(3)
-                .open_duration(Duration::from_millis(OPEN_MS))
+                .open(Duration::from_millis(OPEN_MS))
                 .build()
                 .unwrap(),
         )
@@ -363,7 +363,7 @@ fn a_keyed_sweep_keeps_a_key_whose_ramp_runs() {
     let a = hosts.breaker("a.example");
     trip_and_heal(&a, &clock);
     drop(a);
-    // New keys past `max_keys` evict idle closed keys, the oldest first.
+    // New keys past `key_capacity` evict idle closed keys, the oldest first.
     for host in ["b.example", "c.example", "d.example"] {
         claim(&hosts.breaker(host), 1);
     }

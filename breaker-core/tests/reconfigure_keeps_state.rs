@@ -9,7 +9,7 @@ use breaker_core::{Breaker, Config, ManualClock, State};
 fn consecutive(threshold: u32, open_ms: u64) -> Config {
     Config::builder()
         .threshold(threshold)
-        .open_duration(Duration::from_millis(open_ms))
+        .open(Duration::from_millis(open_ms))
         .backoff(1.0)
         .build()
         .unwrap()
@@ -92,7 +92,7 @@ fn more_probes_admit_more_claims_from_the_next_claim_of_the_same_half_open_episo
     let generation = breaker.metrics().generation;
     let two = Config::builder()
         .threshold(1)
-        .open_duration(Duration::from_secs(1))
+        .open(Duration::from_secs(1))
         .backoff(1.0)
         .half_open_probes(2)
         .successes_to_close(2)
@@ -141,14 +141,11 @@ fn a_change_of_failure_policy_is_refused_and_changes_nothing() {
     assert_eq!(breaker.config().failure_rate(), Some(0.2));
     let longer = Config::builder()
         .window_calls(10)
-        .open_duration(Duration::from_secs(9))
+        .open(Duration::from_secs(9))
         .build()
         .unwrap();
     breaker.reconfigure(longer).unwrap();
-    assert_eq!(
-        breaker.config().open_duration(),
-        Duration::from_millis(9_000)
-    );
+    assert_eq!(breaker.config().open(), Duration::from_millis(9_000));
 
     let count = Breaker::new("api", consecutive(3, 1_000));
     assert!(count.reconfigure(window).is_err());
@@ -228,13 +225,10 @@ fn a_change_of_a_key_fixed_at_construction_is_refused_and_changes_nothing() {
         b.max_concurrent(2)
             .timeout(Duration::from_millis(500))
             .latency_p99(Duration::from_millis(100))
-            .open_duration(Duration::from_secs(9))
+            .open(Duration::from_secs(9))
     });
     breaker.reconfigure(longer).unwrap();
-    assert_eq!(
-        breaker.config().open_duration(),
-        Duration::from_millis(9_000)
-    );
+    assert_eq!(breaker.config().open(), Duration::from_millis(9_000));
 
     // A breaker built without them refuses to gain them live.
     let plain = Breaker::new("plain", consecutive(3, 1_000));

@@ -124,7 +124,7 @@ fn with_clock_gives_every_breaker_the_registrys_clock() {
     let registry = Registry::with_clock(clock.clone());
     let config = Config::builder()
         .threshold(1)
-        .open_duration(Duration::from_millis(50))
+        .open(Duration::from_millis(50))
         .build()
         .unwrap();
     let a = registry.breaker("a", &config);

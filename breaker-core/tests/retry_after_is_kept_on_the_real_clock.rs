@@ -17,7 +17,7 @@ use support::fail;
 fn sleeping_retry_after_on_the_real_clock_finds_the_probe_slot_free() {
     let config = Config::builder()
         .threshold(1)
-        .open_duration(Duration::from_millis(7))
+        .open(Duration::from_millis(7))
         .build()
         .unwrap();
     let mut refused_again = 0;
@@ -49,7 +49,7 @@ fn sleeping_retry_after_on_the_real_clock_finds_the_probe_slot_free() {
 fn would_admit_agrees_once_retry_after_has_passed() {
     let config = Config::builder()
         .threshold(1)
-        .open_duration(Duration::from_millis(5))
+        .open(Duration::from_millis(5))
         .build()
         .unwrap();
     for _ in 0..50 {

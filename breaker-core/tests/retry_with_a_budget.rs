@@ -45,8 +45,8 @@ fn attempt_times(seed: u64, retry: &Retry) -> Vec<u64> {
 #[test]
 fn three_retries_make_four_attempts_each_within_its_doubled_ceiling() {
     let policy = RetryPolicy::new(3)
-        .backoff(Duration::from_millis(100))
-        .cap(Duration::from_millis(300))
+        .delay(Duration::from_millis(100))
+        .max_delay(Duration::from_millis(300))
         .no_budget();
     let times = attempt_times(7, &Retry::new(policy));
     assert_eq!(times.len(), 4);
@@ -63,7 +63,7 @@ fn three_retries_make_four_attempts_each_within_its_doubled_ceiling() {
 fn a_server_delay_longer_than_the_backoff_is_waited_exactly() {
     static RETRY: Retry = Retry::new(
         RetryPolicy::new(2)
-            .backoff(Duration::from_millis(10))
+            .delay(Duration::from_millis(10))
             .no_budget(),
     );
     let clock = ManualClock::new();
@@ -79,8 +79,8 @@ fn a_server_delay_longer_than_the_backoff_is_waited_exactly() {
 #[test]
 fn a_server_delay_shorter_than_the_draw_never_shortens_it() {
     let policy = RetryPolicy::new(4)
-        .backoff(Duration::from_secs(1))
-        .cap(Duration::from_secs(1))
+        .delay(Duration::from_secs(1))
+        .max_delay(Duration::from_secs(1))
         .no_budget();
     let run = |hint| {
         let clock = ManualClock::new();
@@ -118,7 +118,7 @@ fn a_half_open_circuit_with_its_probe_taken_is_refused_at_once() {
     let clock = ManualClock::new();
     let config = Config::builder()
         .threshold(1)
-        .open_duration(Duration::from_secs(1))
+        .open(Duration::from_secs(1))
         .build()
         .unwrap();
     let breaker = Breaker::with_clock("probing", config, clock.clone());
@@ -307,7 +307,7 @@ proptest! {
         let clock = ManualClock::new();
         let breaker = Breaker::with_clock("prop", never_trips(), clock.clone());
         let retry = Retry::new(
-            RetryPolicy::new(3).backoff(Duration::from_millis(5)).budget(ratio, floor),
+            RetryPolicy::new(3).delay(Duration::from_millis(5)).budget(ratio, floor),
         );
         for (failures_first, gap_ms) in &calls {
             clock.advance(Duration::from_millis(*gap_ms));

@@ -17,7 +17,7 @@ const OPEN_MS: u64 = 1_000;
 fn config(threshold: u32, shadow: bool) -> Config {
     Config::builder()
         .threshold(threshold)
-        .open_duration(ms(OPEN_MS))
+        .open(ms(OPEN_MS))
         .backoff(2.0)
         .shadow(shadow)
         .build()
@@ -156,7 +156,7 @@ fn a_forced_open_still_refuses_in_shadow_mode() {
 fn a_ramp_in_shadow_mode_admits_what_its_credit_holds_back_as_ordinary_calls() {
     let config = Config::builder()
         .threshold(1)
-        .open_duration(ms(OPEN_MS))
+        .open(ms(OPEN_MS))
         .ramp(Duration::from_secs(10))
         .shadow(true)
         .build()
@@ -195,7 +195,7 @@ fn a_reload_that_changes_shadow_applies_at_once_and_one_that_keeps_it_leaves_the
     breaker.set_shadow(false);
     let retuned = Config::builder()
         .threshold(1)
-        .open_duration(ms(OPEN_MS))
+        .open(ms(OPEN_MS))
         .backoff(3.0)
         .shadow(true)
         .build()

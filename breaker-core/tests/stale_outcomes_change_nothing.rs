@@ -39,7 +39,7 @@ fn a_probe_from_an_earlier_half_open_episode_neither_closes_nor_frees_a_slot() {
     let (breaker, clock) = manual(
         Config::builder()
             .threshold(1)
-            .open_duration(Duration::from_millis(100))
+            .open(Duration::from_millis(100))
             .half_open_probes(2)
             .backoff(1.0)
             .build()
@@ -117,7 +117,7 @@ fn a_failed_probe_that_loses_the_race_to_a_closing_probe_is_stale_and_does_not_r
         "gated",
         Config::builder()
             .threshold(1)
-            .open_duration(Duration::from_millis(100))
+            .open(Duration::from_millis(100))
             .half_open_probes(2)
             .build()
             .unwrap(),

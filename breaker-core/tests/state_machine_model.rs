@@ -44,8 +44,8 @@ fn run(seed: u64) {
     let clock = ManualClock::new();
     let cfg = Config::builder()
         .threshold(T)
-        .open_duration(Duration::from_millis(10))
-        .max_open_duration(Duration::from_millis(40))
+        .open(Duration::from_millis(10))
+        .max_open(Duration::from_millis(40))
         .backoff(2.0)
         .half_open_probes(HOP)
         .successes_to_close(STC)

@@ -9,7 +9,7 @@ use support::{fail, succeed, window};
 
 fn time_window_at(window_ms: u64, clock: &ManualClock) -> Breaker {
     let config = Config::builder()
-        .window_duration(Duration::from_millis(window_ms))
+        .window(Duration::from_millis(window_ms))
         .failure_rate(0.5)
         .min_calls(4)
         .build()

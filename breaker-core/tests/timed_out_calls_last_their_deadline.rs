@@ -20,7 +20,7 @@ impl Timer for TokioTimer {
 fn config(time_window: bool) -> Config {
     let builder = Config::builder();
     let builder = if time_window {
-        builder.window_duration(Duration::from_secs(60))
+        builder.window(Duration::from_secs(60))
     } else {
         builder.window_calls(10)
     };

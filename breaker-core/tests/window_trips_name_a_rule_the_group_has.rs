@@ -14,7 +14,7 @@ fn racing_verdicts_on_a_count_window_without_a_slow_rule_trip_only_by_failure_ra
         .window_calls(20)
         .min_calls(10)
         .failure_rate(0.4)
-        .open_duration(Duration::from_secs(3600))
+        .open(Duration::from_secs(3600))
         .build()
         .unwrap();
     let breaker = Breaker::with_clock("racing-window-cause", config, ManualClock::new());

@@ -21,7 +21,7 @@ fn transitions(breaker: &Breaker, n: u32) {
 
 fn time_window_at(window_ms: u64, clock: &ManualClock) -> Breaker {
     let config = Config::builder()
-        .window_duration(Duration::from_millis(window_ms))
+        .window(Duration::from_millis(window_ms))
         .failure_rate(0.5)
         .min_calls(4)
         .build()

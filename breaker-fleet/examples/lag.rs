@@ -28,7 +28,7 @@ fn instance(name: &str, url: &str, prefix: &str, config: &AgentConfig) -> Instan
     let registry: &'static Registry = Box::leak(Box::new(Registry::new()));
     let group = Config::builder()
         .threshold(3)
-        .open_duration(Duration::from_secs(60))
+        .open(Duration::from_secs(60))
         .build()
         .expect("valid");
     let breaker = registry.breaker("dep", &group);

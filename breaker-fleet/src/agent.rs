@@ -622,7 +622,7 @@ impl<S: FleetStore, L: LocalSide> Agent<S, L> {
             let judged =
                 total >= agg.min_calls.max(1) && failed as f64 >= agg.failure_rate * total as f64;
             if judged && view.state == FleetState::Closed {
-                let open_for = self.local.open_duration(&group).unwrap_or_default();
+                let open_for = self.local.open_for(&group).unwrap_or_default();
                 let trip = Trip {
                     group: &group,
                     expected: view.epoch,

@@ -93,7 +93,7 @@ pub trait LocalSide: Send + Sync + 'static {
 
     /// The open duration to propose when the fleet itself trips `group` (on
     /// aggregated counts): its configured open duration.
-    fn open_duration(&self, group: &str) -> Option<Duration>;
+    fn open_for(&self, group: &str) -> Option<Duration>;
 
     /// Cumulative `(calls, failures)` of `group`, for aggregation.
     fn counts(&self, group: &str) -> Option<(u64, u64)>;
@@ -232,8 +232,8 @@ impl LocalSide for RegistrySide {
         self.breaker(group).map(|b| b.config().half_open_probes())
     }
 
-    fn open_duration(&self, group: &str) -> Option<Duration> {
-        self.breaker(group).map(|b| b.config().open_duration())
+    fn open_for(&self, group: &str) -> Option<Duration> {
+        self.breaker(group).map(|b| b.config().open())
     }
 
     fn counts(&self, group: &str) -> Option<(u64, u64)> {

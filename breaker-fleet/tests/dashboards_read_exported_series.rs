@@ -87,6 +87,8 @@ fn exported() -> BTreeSet<String> {
         .try_acquire()
         .unwrap()
         .success();
+    let throttled = Config::builder().throttle(2.0).build().unwrap();
+    registry.breaker("dashboard-throttled", &throttled);
     let timed = Config::builder()
         .histogram(Duration::from_millis(1_000))
         .build()

@@ -24,7 +24,7 @@ fn instance(name: &str, clock: &ManualClock, store: &MemoryStore) -> Instance {
     let registry: &'static Registry = Box::leak(Box::new(Registry::with_clock(clock.clone())));
     let config = Config::builder()
         .threshold(3)
-        .open_duration(Duration::from_secs(30))
+        .open(Duration::from_secs(30))
         .systemic_share(0.5)
         .build()
         .unwrap();

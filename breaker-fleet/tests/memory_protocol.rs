@@ -28,7 +28,7 @@ struct Instance {
 fn config(probes: u32) -> Config {
     Config::builder()
         .threshold(3)
-        .open_duration(Duration::from_secs(30))
+        .open(Duration::from_secs(30))
         .backoff(2.0)
         .half_open_probes(probes)
         .build()
@@ -335,7 +335,7 @@ async fn with_a_ramp_every_instance_ramps_from_the_fleets_close() {
     for i in &fleet {
         let ramped = Config::builder()
             .threshold(3)
-            .open_duration(Duration::from_millis(30_000))
+            .open(Duration::from_millis(30_000))
             .ramp(ramp)
             .build()
             .unwrap();

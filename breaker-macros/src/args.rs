@@ -74,7 +74,7 @@ impl Number for bool {
 pub(crate) struct ConfigValue {
     /// The value as the expansion writes it, spanned at the user's literal.
     pub(crate) literal: TokenTree,
-    /// The builder method of a duration key (`open_ms` is `open_duration`),
+    /// The builder method of a duration key (`open_ms` is `open`),
     /// which takes the milliseconds as a `Duration`; `None` for a number key,
     /// whose method is the key.
     pub(crate) duration_method: Option<&'static str>,
@@ -166,11 +166,12 @@ other_keys! {
     "fallback" => fallback, like "cached_search",
     "fallback_on" => fallback_on, like "\"failure\"",
     "is_failure" => is_failure, like "is_server_error",
+    "retry_on" => retry_on, like "is_retryable",
     "registry" => registry, like "&REGISTRY",
     "crate" => krate, like "::my_reexport::breakerbox",
     "timer" => timer, like "MY_TIMER",
     "key" => key, like "host",
-    "max_keys" => max_keys, like "10000",
+    "key_capacity" => key_capacity, like "10000",
     "idempotent" => idempotent, like "true",
 }
 
@@ -210,8 +211,8 @@ breaker_rules::retry_keys!(retry_keys);
 fn retry_example(name: &str) -> &'static str {
     match name {
         "retry" => "2",
-        "retry_backoff_ms" => "50",
-        "retry_cap_ms" => "2000",
+        "retry_delay_ms" => "50",
+        "retry_max_delay_ms" => "2000",
         "retry_deadline_ms" => "5000",
         "retry_budget_ratio" => "0.1",
         "retry_budget_floor" => "5",
@@ -251,15 +252,18 @@ pub(crate) struct Args {
     /// `fallback_on = "refusal" | "failure"`, as written.
     pub(crate) fallback_on: Option<LitStr>,
     pub(crate) is_failure: Option<Path>,
+    /// `retry_on = path`: which errors are retried, apart from which count
+    /// as failures.
+    pub(crate) retry_on: Option<Path>,
     pub(crate) registry: Option<Expr>,
     pub(crate) krate: Option<Path>,
     pub(crate) timer: Option<Path>,
     /// `key = expr`: one breaker per value of `expr`.
     pub(crate) key: Option<Expr>,
-    pub(crate) max_keys: Option<MaxKeys>,
+    pub(crate) key_capacity: Option<KeyCapacity>,
     /// `idempotent = true`: the promise `retry` needs.
     pub(crate) idempotent: Option<syn::LitBool>,
-    /// The retry keys written (`retry = N`, `retry_backoff_ms`, ...), by
+    /// The retry keys written (`retry = N`, `retry_delay_ms`, ...), by
     /// their index in [`breaker_rules::RETRY_KEYS`].
     pub(crate) retry: [Option<RetryArg>; breaker_rules::RETRY_KEY_COUNT],
     /// Keys read so far, for "set at most once".
@@ -319,6 +323,12 @@ impl Args {
             (row.name, (row.read)(self, key, input))
         } else if let Some(row) = CONFIG_KEYS.iter().find(|k| k.name == name) {
             (row.name, self.set_config(key, row, input))
+        } else if let Some(now) = breaker_rules::renamed(&name) {
+            self.unreadable.push(now);
+            return Err(syn::Error::new(
+                key.span(),
+                format!("`{name}` is renamed to `{now}`: write `{now} = ..`"),
+            ));
         } else {
             let meant = suggest(&name);
             self.unreadable.extend(meant);
@@ -524,8 +534,8 @@ impl Value for syn::LitBool {
     }
 }
 
-/// `max_keys = N` as written: the key (for spans) and the value.
-pub(crate) struct MaxKeys {
+/// `key_capacity = N` as written: the key (for spans) and the value.
+pub(crate) struct KeyCapacity {
     pub(crate) key: Ident,
     pub(crate) value: u64,
     /// The value as the expansion writes it (unsuffixed: a `usize` parameter
@@ -533,12 +543,12 @@ pub(crate) struct MaxKeys {
     pub(crate) literal: Literal,
 }
 
-impl Value for MaxKeys {
+impl Value for KeyCapacity {
     fn read(input: ParseStream<'_>, key: &Ident, example: &str) -> syn::Result<Self> {
         let (value, span) = read_number::<u64>(input, key, example)?;
         let mut literal = Literal::u64_unsuffixed(value);
         literal.set_span(span);
-        Ok(MaxKeys {
+        Ok(KeyCapacity {
             key: key.clone(),
             value,
             literal,

@@ -363,8 +363,12 @@ fn run_async(attr: &Attr, l: &Locals, body: TokenStream, ret_span: Span) -> Toke
 /// The statements before the body (claim, or answer for an open circuit) and
 /// after it (record the outcome, return the value): the same for every shape.
 ///
-/// Before the record, the call's verdict and how it ended (`ok` or `error`)
-/// go to `observe::span` (nothing without feature `tracing`):
+/// The call's verdict and how it ended (`ok` or `error`) go to
+/// `observe::span` (nothing without feature `tracing`). Without `is_failure`
+/// and a failure fallback, [`record`] tells it after the permit's record,
+/// from the permit's probe bit and the value where it lies, so that a call no
+/// one traces pays a load and a branch. With them, whose record hands the
+/// value on, it is told before the record:
 /// ```text
 /// let __permit = {
 ///     use ::breakerbox::__private_v01::TracedAny as _;
@@ -376,6 +380,11 @@ fn guard(attr: &Attr, item: &ItemFn, l: &Locals, is_async: bool) -> (TokenStream
     let (krate, result) = (&attr.krate, &l.result);
     let (group, permit) = (&attr.group, &l.permit);
     let record = record(attr, l, is_async);
+    let failure_fallback = attr.fallback.as_ref().is_some_and(|f| f.on_failure);
+    if attr.is_failure.is_none() && !failure_fallback {
+        // `record` tells `observe::span` itself, after the permit's record.
+        return (claim(attr, l, on_open, is_async), record);
+    }
     let record = quote_spanned! {Span::mixed_site()=>
         let #permit = {
             #[allow(unused_imports)] // only for a value that is not a `Result`
@@ -416,7 +425,7 @@ fn guard(attr: &Attr, item: &ItemFn, l: &Locals, is_async: bool) -> (TokenStream
 /// let __registry: &::breakerbox::__private_v01::Registry = &REG;
 /// let __breaker = { /* as above */ __BREAKER_SITE.breaker(__registry, "search", &__BREAKER_CONFIG) };
 /// ```
-/// With `key = host` (a keyed group; `max_keys = 500`, else the default 10 000),
+/// With `key = host` (a keyed group; `key_capacity = 500`, else the default 10 000),
 /// the site caches the group, and every call finds its key's breaker in it (an
 /// owned handle, dropped at the end of the call); the group is declared for
 /// config files as an unkeyed one is:
@@ -506,7 +515,7 @@ fn claim(attr: &Attr, l: &Locals, on_open: TokenStream, is_async: bool) -> Token
                 quote_spanned!(Span::mixed_site()=> #group, &__BREAKER_CONFIG),
             ),
         ),
-        Some(Keyed { key, max_keys }) => {
+        Some(Keyed { key, key_capacity }) => {
             // Hygienic, but located at the user's expression, where a key type
             // that is no `AsKey` is reported.
             let key = Ident::new("breaker_key", Span::mixed_site().located_at(key.span()));
@@ -514,7 +523,7 @@ fn claim(attr: &Attr, l: &Locals, on_open: TokenStream, is_async: bool) -> Token
                 quote_spanned!(Span::mixed_site()=> KeyedSite),
                 lookup(
                     quote_spanned!(Span::mixed_site()=> keyed_site),
-                    quote_spanned!(Span::mixed_site()=> #group, &__BREAKER_CONFIG, #max_keys, #key),
+                    quote_spanned!(Span::mixed_site()=> #group, &__BREAKER_CONFIG, #key_capacity, #key),
                 ),
             )
         }
@@ -830,13 +839,19 @@ fn fallback_call(
 
 /// Records the one outcome of a run body and returns its value.
 ///
-/// Input: no `is_failure`. Output:
+/// Input: no `is_failure`. Output (the verdict and `ok` or `error` told to
+/// `observe::span` after the record):
 /// ```text
+/// let __probe = __permit.is_probe();
 /// ::breakerbox::__private_v01::Outcome::new(&__result).record_every(__permit);
+/// {
+///     use ::breakerbox::__private_v01::TracedAny as _;
+///     ::breakerbox::__private_v01::Traced(&__result).after("search", __probe)
+/// };
 /// __result
 /// ```
 /// `record_every` is inherent on `Result` returns (`Err` is a failure) and
-/// reached by auto-deref for every other type (a success).
+/// reached by auto-deref for every other type (a success); so is `after`.
 ///
 /// Input: `is_failure = server_side`. Output:
 /// ```text
@@ -857,11 +872,22 @@ fn record(attr: &Attr, l: &Locals, is_async: bool) -> TokenStream {
         return record_or_answer(attr, l, fallback, is_async);
     }
     match &attr.is_failure {
-        None => quote_spanned! {Span::mixed_site()=>
-            #lints
-            #krate::__private_v01::Outcome::new(&#result).record_every(#permit);
-            #result
-        },
+        None => {
+            let group = &attr.group;
+            let probe = Ident::new("__probe", Span::mixed_site());
+            quote_spanned! {Span::mixed_site()=>
+                #lints
+                let #probe = #permit.is_probe();
+                #lints
+                #krate::__private_v01::Outcome::new(&#result).record_every(#permit);
+                {
+                    #[allow(unused_imports)] // only for a value that is not a `Result`
+                    use #krate::__private_v01::TracedAny as _;
+                    #krate::__private_v01::Traced(&#result).after(#group, #probe)
+                };
+                #result
+            }
+        }
         Some(path) => {
             let record = quote_spanned!(path.span()=> record(#permit, &#path));
             quote_spanned! {Span::mixed_site()=>
@@ -1018,13 +1044,17 @@ pub(crate) fn erase_impl_trait(ty: &Type) -> TokenStream {
 /// `idempotent = true` without `retry` expands the same loop with the policy
 /// `::breakerbox::__private_v01::no_retries()` (no retry, unless a file
 /// gives the group some).
-/// `retry_backoff_ms`, `retry_cap_ms`, `retry_deadline_ms`,
+/// `retry_delay_ms`, `retry_max_delay_ms`, `retry_deadline_ms`,
 /// `retry_budget_ratio` and `retry_budget_floor` add `.backoff(..)`,
 /// `.cap(..)`, `.deadline(..)`, `.budget_ratio(..)` and `.budget_floor(..)` to
 /// the policy. In an
 /// `async fn` the body is `async { body }.await` (raced against `timeout_ms`
 /// when set: a timed-out attempt is retried as a failure, through
 /// `retry_timed_out`) and the wait is the timer's (`timer`, or the default).
+/// With `retry_on = is_retryable` the verdict is
+/// `retry_verdict_on(.., __result, &EveryError, &is_retryable, __hint)`:
+/// `is_retryable` decides which errors are retried, the classifier which
+/// count as failures (a `429` retried after its wait, and ignored).
 /// With `fallback_on = "failure"` the last result goes through
 /// `retry_failed`, whose `Err` is the failure the fallback answers. The
 /// closure and the async block are not `move`: each attempt borrows the
@@ -1062,11 +1092,29 @@ fn expand_retry(attr: &Attr, item: ItemFn, retry: &RetryPlan, is_async: bool) ->
         Some(path) => quote_spanned!(path.span()=> &#path),
         None => quote!(&#krate::__private_v01::DefaultTimer),
     };
-    // Each retry's claim, refused like the first.
+    // `retry_on = path` decides which errors are retried, apart from which
+    // count as failures; without it, a failure is retried.
+    let verdict = match &attr.retry_on {
+        Some(path) => quote_spanned! {path.span()=>
+            #krate::__private_v01::retry_verdict_on(
+                &#breaker, #site, &mut #attempts, #permit, #result, #classifier, &#path, #hint,
+            )
+        },
+        None => quote_spanned! {Span::mixed_site()=>
+            #krate::__private_v01::retry_verdict(
+                &#breaker, #site, &mut #attempts, #permit, #result, #classifier, #hint,
+            )
+        },
+    };
+    // Each retry's claim, refused like the first, its refusal told to
+    // `observe::span` as the first one's is.
     let reclaim = quote_spanned! {Span::mixed_site()=>
         #permit = match #breaker.try_acquire() {
             ::core::result::Result::Ok(permit) => permit,
-            ::core::result::Result::Err(#open) => return #on_open,
+            ::core::result::Result::Err(#open) => {
+                let #open = #krate::__private_v01::traced_refusal(#open);
+                return #on_open;
+            }
         };
     };
     let run = if is_async {
@@ -1152,9 +1200,7 @@ fn expand_retry(attr: &Attr, item: ItemFn, retry: &RetryPlan, is_async: bool) ->
                 #run
                 let #hint = #hint_of;
                 #last_shadow
-                match #krate::__private_v01::retry_verdict(
-                    &#breaker, #site, &mut #attempts, #permit, #result, #classifier, #hint,
-                ) {
+                match #verdict {
                     #krate::__private_v01::RetryVerdict::Done(#result) => break #result,
                     #krate::__private_v01::RetryVerdict::Again(#delay) => #again,
                 }

@@ -23,7 +23,7 @@ mod validate;
 /// failure, a dropped future abandoned); an open circuit skips the body and
 /// returns the fallback's value or `Err(CircuitOpen.into())`. With
 /// `key = expr` (an expression of the fn's arguments) the group holds one breaker
-/// per value of `expr`, at most about `max_keys` idle ones. The `breakerbox` crate
+/// per value of `expr`, at most about `key_capacity` idle ones. The `breakerbox` crate
 /// docs hold the table of every key with its type, default and meaning.
 #[proc_macro_attribute]
 pub fn circuit_breaker(args: TokenStream, item: TokenStream) -> TokenStream {

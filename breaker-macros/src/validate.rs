@@ -6,7 +6,7 @@ use proc_macro2::{Literal, Span, TokenStream, TokenTree};
 use syn::spanned::Spanned;
 use syn::{Expr, FnArg, Ident, ItemFn, LitStr, Pat, Path, ReturnType, Signature, Type};
 
-use crate::args::{Args, ConfigArg, FallbackArg, MaxKeys, RetryArg, RetryNumber};
+use crate::args::{Args, ConfigArg, FallbackArg, KeyCapacity, RetryArg, RetryNumber};
 use crate::shape::{early_return, returns_future, take_shape, Shape};
 
 /// Everything the expansion needs, already checked.
@@ -29,6 +29,9 @@ pub(crate) struct Attr {
     pub(crate) config: Vec<(Ident, TokenStream)>,
     pub(crate) fallback: Option<Fallback>,
     pub(crate) is_failure: Option<Path>,
+    /// `retry_on = path` (with `retry`): the errors retried, whether or not
+    /// they count as failures.
+    pub(crate) retry_on: Option<Path>,
     pub(crate) registry: Option<Expr>,
     /// `timeout_ms = ..` was written (on an async fn): its literal, the deadline
     /// when the group's effective config has none.
@@ -50,7 +53,7 @@ pub(crate) struct RetryPlan {
     /// configuration gives the group some).
     pub(crate) retries: Option<Literal>,
     /// The `RetryPolicy` builder calls of the other retry keys written
-    /// (`.backoff(Duration::from_millis(50))`), in table order, spanned at
+    /// (`.delay(Duration::from_millis(50))`), in table order, spanned at
     /// each literal.
     pub(crate) tuning: Vec<TokenStream>,
 }
@@ -59,11 +62,11 @@ pub(crate) struct RetryPlan {
 pub(crate) struct Keyed {
     /// The key expression, as written.
     pub(crate) key: Expr,
-    /// `max_keys`, or [`DEFAULT_MAX_KEYS`], as a literal.
-    pub(crate) max_keys: Literal,
+    /// `key_capacity`, or [`DEFAULT_MAX_KEYS`], as a literal.
+    pub(crate) key_capacity: Literal,
 }
 
-/// The `max_keys` of a keyed group that does not set it. Documented in the
+/// The `key_capacity` of a keyed group that does not set it. Documented in the
 /// `breakerbox` crate's key table: change both together.
 pub(crate) const DEFAULT_MAX_KEYS: u64 = 10_000;
 
@@ -112,11 +115,12 @@ pub(crate) fn validate(args: Args, item: TokenStream) -> Result<Plan, syn::Error
         fallback,
         fallback_on,
         is_failure,
+        retry_on,
         registry,
         krate,
         timer,
         key,
-        max_keys,
+        key_capacity,
         retry,
         idempotent,
         mut errors,
@@ -144,7 +148,7 @@ pub(crate) fn validate(args: Args, item: TokenStream) -> Result<Plan, syn::Error
     if let Some(key) = &key {
         check_tuple_key(key, &item.sig, &mut errors);
     }
-    let keyed = check_keyed(key, max_keys, unreadable_key, &mut errors);
+    let keyed = check_keyed(key, key_capacity, unreadable_key, &mut errors);
     check_signature(&item, &mut errors);
 
     let sig = &item.sig;
@@ -204,6 +208,12 @@ pub(crate) fn validate(args: Args, item: TokenStream) -> Result<Plan, syn::Error
         errors.push(syn::Error::new(path.span(), message));
     }
 
+    if let (Some(path), false) = (&retry_on, retry[RETRY].is_some()) {
+        errors.push(syn::Error::new_spanned(
+            path,
+            "`retry_on` says which errors `retry` repeats, and `retry` is not set: add              `retry = N` (with `idempotent = true`), or remove `retry_on`",
+        ));
+    }
     let retry = check_retry(retry, idempotent, &shape, &mut errors);
 
     // The value the fn hands back is its declared return type (not a future's output).
@@ -294,6 +304,7 @@ pub(crate) fn validate(args: Args, item: TokenStream) -> Result<Plan, syn::Error
             config,
             fallback,
             is_failure,
+            retry_on,
             registry,
             timeout: timeout_key.map(|(_, literal)| literal),
             timer,
@@ -502,37 +513,37 @@ fn check_tuple_key(key: &Expr, sig: &Signature, errors: &mut Vec<syn::Error>) {
     }
 }
 
-/// `key` and `max_keys`: a keyed group's call, or why not. `max_keys` without
+/// `key` and `key_capacity`: a keyed group's call, or why not. `key_capacity` without
 /// `key` is an error unless `key` was written but unreadable (it has its own).
 fn check_keyed(
     key: Option<Expr>,
-    max_keys: Option<MaxKeys>,
+    key_capacity: Option<KeyCapacity>,
     unreadable_key: bool,
     errors: &mut Vec<syn::Error>,
 ) -> Option<Keyed> {
-    if let Some(MaxKeys {
+    if let Some(KeyCapacity {
         value: 0, literal, ..
-    }) = &max_keys
+    }) = &key_capacity
     {
         errors.push(syn::Error::new(
             literal.span(),
-            "`max_keys = 0` is refused: a keyed group holds at least one key; write the most \
-             idle keys to keep, like `max_keys = 10000`",
+            "`key_capacity = 0` is refused: a keyed group holds at least one key; write the most \
+             idle keys to keep, like `key_capacity = 10000`",
         ));
     }
-    match (key, max_keys) {
-        (Some(key), max_keys) => Some(Keyed {
+    match (key, key_capacity) {
+        (Some(key), key_capacity) => Some(Keyed {
             key,
-            max_keys: max_keys
+            key_capacity: key_capacity
                 .map_or_else(|| Literal::u64_unsuffixed(DEFAULT_MAX_KEYS), |m| m.literal),
         }),
-        (None, Some(max_keys)) => {
+        (None, Some(key_capacity)) => {
             if !unreadable_key {
                 errors.push(syn::Error::new(
-                    max_keys.key.span(),
-                    "`max_keys` bounds a keyed group, and this fn has no `key`: add \
+                    key_capacity.key.span(),
+                    "`key_capacity` bounds a keyed group, and this fn has no `key`: add \
                      `key = <an expression of the fn's arguments>`, like `key = host`, or \
-                     remove `max_keys`",
+                     remove `key_capacity`",
                 ));
             }
             None

@@ -83,12 +83,25 @@ pub enum ConfigError {
     SystemicShareOutOfRange,
     /// `max_open_keys` was not in `(0, 1]` (or was NaN).
     MaxOpenKeysOutOfRange,
+    /// `throttle` was below 1.0, infinite or NaN.
+    ThrottleBelowOne,
+    /// `throttle_window_ms` was below [`MIN_WINDOW_MS`](crate::MIN_WINDOW_MS) (0 included).
+    ThrottleWindowTooShort,
+    /// `throttle_max_reject` was not in `(0, 1)` (or was NaN).
+    ThrottleMaxRejectOutOfRange,
+    /// `throttle_min_rps` was negative, infinite or NaN.
+    ThrottleMinRpsOutOfRange,
+    /// A `throttle_*` key (named) was set without `throttle`.
+    ThrottleKeyWithoutThrottle(&'static str),
+    /// `max_hold_ms` is not a whole number of seconds from 1 s to
+    /// [`MAX_HOLD_MS`](crate::MAX_HOLD_MS).
+    MaxHoldOutOfRange,
 }
 
 impl ConfigError {
     /// The `#[circuit_breaker]` key (and file key) whose value was refused; a
     /// duration's builder method has a name of its own
-    /// ([`KeyInfo::method`](crate::KeyInfo::method): `open_ms` is `open_duration`).
+    /// ([`KeyInfo::method`](crate::KeyInfo::method): `open_ms` is `open`).
     ///
     /// ```
     /// use breakerbox::Config;
@@ -132,6 +145,12 @@ impl ConfigError {
             ConfigError::RetryBudgetRatioOutOfRange => "retry_budget_ratio",
             ConfigError::SystemicShareOutOfRange => "systemic_share",
             ConfigError::MaxOpenKeysOutOfRange => "max_open_keys",
+            ConfigError::ThrottleBelowOne => "throttle",
+            ConfigError::ThrottleWindowTooShort => "throttle_window_ms",
+            ConfigError::ThrottleMaxRejectOutOfRange => "throttle_max_reject",
+            ConfigError::ThrottleMinRpsOutOfRange => "throttle_min_rps",
+            ConfigError::ThrottleKeyWithoutThrottle(key) => key,
+            ConfigError::MaxHoldOutOfRange => "max_hold_ms",
         }
     }
 }
@@ -141,6 +160,24 @@ impl fmt::Display for ConfigError {
         let msg = match self {
             ConfigError::NotWholeMillis(key) => {
                 return write!(f, "`{key}` must be a whole number of milliseconds");
+            }
+            ConfigError::ThrottleKeyWithoutThrottle(key) => {
+                return write!(
+                    f,
+                    "`{key}` tunes adaptive throttling: add `throttle` (the multiplier K, 2.0 sends about twice what the dependency accepts)"
+                );
+            }
+            ConfigError::ThrottleBelowOne => {
+                "`throttle` must be a finite number of at least 1.0 (2.0 sends about twice what the dependency accepts)"
+            }
+            ConfigError::ThrottleWindowTooShort => {
+                "`throttle_window_ms` must be at least 10 (one millisecond per bucket)"
+            }
+            ConfigError::ThrottleMaxRejectOutOfRange => {
+                "`throttle_max_reject` must be above 0.0 and below 1.0 (0.9 lets one call in ten go)"
+            }
+            ConfigError::ThrottleMinRpsOutOfRange => {
+                "`throttle_min_rps` must be a finite number of at least 0.0 (calls a second)"
             }
             ConfigError::ZeroThreshold => "`threshold` must be at least 1",
             ConfigError::ThresholdTooLarge => "`threshold` must be at most 1048575",
@@ -217,6 +254,9 @@ impl fmt::Display for ConfigError {
             }
             ConfigError::ZeroRamp => {
                 "`ramp_ms` must be at least 1 (leave it out to close to every call at once)"
+            }
+            ConfigError::MaxHoldOutOfRange => {
+                "`max_hold_ms` must be whole seconds from 1000 to 65535000 (about 18 h): the longest a server's wait holds the group (default 3600000, an hour)"
             }
         };
         f.write_str(msg)

@@ -9,6 +9,9 @@
 /// is the attribute's and the file's key; the type is its value there; a `u64`
 /// key is a duration in whole milliseconds (its name ends in `_ms`), and its
 /// builder method, named after `as`, takes a [`Duration`](core::time::Duration).
+/// That method is the key's name without `_ms` (`open_ms: u64 as open`; a test
+/// holds every entry to it): a `macro_rules!` cannot cut a suffix off an
+/// identifier, so the entry spells it out.
 /// The role ([`Role`]) is how the key takes part in choosing the failure
 /// policy; the class ([`Class`]) whether a live breaker may take a new value.
 ///
@@ -51,7 +54,7 @@ macro_rules! config_keys {
             /// On the default clock, a window of 1 s or more without `slow_call_ms` places
             /// outcomes by [the coarse reading](crate#the-coarse-reading), which lags
             /// by at most one tick: a few per cent of a bucket.
-            window_ms: u64 as window_duration, Picks, Fixed;
+            window_ms: u64 as window, Picks, Fixed;
             /// Judge the failure rate over the last `calls` recorded outcomes (1 to
             /// [`Config::MAX_WINDOW_CALLS`]): selects the count window policy.
             window_calls: u32, Picks, Fixed;
@@ -74,7 +77,7 @@ macro_rules! config_keys {
             slow_call_rate: f64, Window, Live;
             /// How long the circuit stays open before the next claim may probe (key
             /// `open_ms`; default 30 s; at least 1 ms).
-            open_ms: u64 as open_duration, Any, Live;
+            open_ms: u64 as open, Any, Live;
             /// Probes allowed in flight at once while half-open (default 1; 1 to
             /// [`Config::MAX_PROBES`]).
             half_open_probes: u32, Any, Live;
@@ -86,7 +89,7 @@ macro_rules! config_keys {
             backoff: f64, Any, Live;
             /// Cap on the grown open duration (key `max_open_ms`). Must be at least the
             /// open duration (default: the longer of the open duration and 300 s).
-            max_open_ms: u64 as max_open_duration, Any, Live;
+            max_open_ms: u64 as max_open, Any, Live;
             /// How long a probe may stay in flight before its slot is reclaimed and its
             /// outcome, when it finally comes, is counted as stale (key
             /// `probe_timeout_ms`; default 30 s).
@@ -98,8 +101,9 @@ macro_rules! config_keys {
             /// [`TimedOut`](crate::TimedOut) error.
             ///
             /// Enforced by the async helpers that take a [`Timer`](crate::Timer)
-            /// ([`Breaker::call_async_guarded`](crate::Breaker::call_async_guarded)) and
-            /// by `#[circuit_breaker]` on an async fn that names the key. A sync call
+            /// ([`Breaker::call_async_guarded`](crate::Breaker::call_async_guarded)), by
+            /// the tower layer, the reqwest middleware and the tonic layer (on tokio's
+            /// timer), and by `#[circuit_breaker]` on an async fn that names the key. A sync call
             /// cannot be interrupted from outside its thread, so the sync helpers ignore
             /// it and the attribute refuses it on a sync fn. Costs one timer registration
             /// per call.
@@ -112,7 +116,8 @@ macro_rules! config_keys {
             /// Enforced by the guarded helpers
             /// ([`Breaker::call_in_bulkhead`](crate::Breaker::call_in_bulkhead),
             /// [`Breaker::call_async_guarded`](crate::Breaker::call_async_guarded),
-            /// [`Breaker::enter_bulkhead`](crate::Breaker::enter_bulkhead)) and by `#[circuit_breaker]`
+            /// [`Breaker::enter_bulkhead`](crate::Breaker::enter_bulkhead)), by the tower
+            /// layer and the reqwest middleware, and by `#[circuit_breaker]`
             /// when it names the key; the plain `call` helpers and `try_acquire` do not
             /// look at it, so a group without it pays nothing.
             max_concurrent: u32, Any, Fixed;
@@ -166,7 +171,7 @@ macro_rules! config_keys {
             /// Shadow mode (default `false`): the breaker counts, transitions,
             /// tells events and exports as usual but never refuses a call. A
             /// claim it would have refused (open, half-open with every probe slot
-            /// taken, held back by a ramp) runs as an ordinary call, whose outcome
+            /// taken, held back by a ramp or the throttle) runs as an ordinary call, whose outcome
             /// is counted and never moves the breaker (a ramp's: as any closed
             /// call's), and is counted in `shadow_refused`; a fallback is never
             /// called for it. A full bulkhead and a forced open still refuse: the
@@ -240,6 +245,70 @@ macro_rules! config_keys {
             /// is fixed with the group; its value may change live. Kept to a whole
             /// percent.
             max_open_keys: f64, Any, Bound;
+            /// Client-side adaptive throttling (Google SRE): the multiplier `K`
+            /// (`>= 1.0`). Over the last `throttle_window_ms` the group counts the
+            /// calls it was asked to make (`requests`, those it throttled among them)
+            /// and the calls the dependency accepted (`accepts`: successes and
+            /// errors the classifier ignores, since the dependency answered), and
+            /// refuses a call with the share
+            /// `max(0, (requests - K * accepts) / (requests + 1))`, at most
+            /// `throttle_max_reject`. The calls that reach the dependency settle
+            /// at about `K` times what it accepts, with no hard open: `2.0` sends
+            /// twice what it takes, `1.1` sheds harder. A refused call gets
+            /// [`OpenReason::Throttled`](crate::OpenReason::Throttled) at once,
+            /// answered by a fallback like any refusal and never retried.
+            ///
+            /// Admission is a deterministic credit, as a ramp's: of any `n`
+            /// consecutive calls at one share the number admitted is within one of
+            /// it. The throttle judges the claims of a closed or half-open breaker
+            /// (an open one refuses as open), and composes with a ramp and shadow
+            /// mode (which counts what it would refuse). Unset (the default): no
+            /// throttling, and the group's calls pay nothing for it. Whether it
+            /// is set is laid out with the breaker; `K` may change live.
+            ///
+            /// ```
+            /// # use breaker_core as breakerbox;
+            /// use breakerbox::Config;
+            ///
+            /// let config = Config::builder().throttle(2.0).build().unwrap();
+            /// assert_eq!(config.throttle(), Some(2.0));
+            /// assert_eq!(config.throttle_max_reject(), Some(0.9));
+            /// assert!(Config::builder().throttle(0.5).build().is_err());
+            /// ```
+            throttle: f64, Any, Bound;
+            /// The throttle's window (key `throttle_window_ms`; default
+            /// [`Config::DEFAULT_THROTTLE_WINDOW_MS`], at least
+            /// [`Config::MIN_WINDOW_MS`]): requests and accepts of the last
+            /// `window`, in ten buckets, as a time window keeps outcomes. Needs
+            /// `throttle`; fixed when the breaker is built.
+            throttle_window_ms: u64 as throttle_window, Any, Fixed;
+            /// The most the throttle refuses, a share in `(0, 1)` (default
+            /// [`Config::DEFAULT_THROTTLE_MAX_REJECT`]): however badly the
+            /// dependency does, at least `1 - cap` of the calls still go, and
+            /// tell when it heals. Needs `throttle`.
+            throttle_max_reject: f64, Any, Live;
+            /// The request rate (calls a second over the throttle's window, `>= 0`;
+            /// default 0) below which nothing is throttled: a quiet group's few
+            /// calls all go. Needs `throttle`.
+            throttle_min_rps: f64, Any, Live;
+            /// The longest a hold lasts (key `max_hold_ms`; default 1 h; whole seconds
+            /// from 1 s to [`Config::MAX_HOLD_MS`], about 18 h):
+            /// a server's wait (`Retry-After`, `grpc-retry-pushback-ms`, the app's own
+            /// hint) longer than this holds the group for this long, never longer, and
+            /// is counted as capped, never turned into an error. The release spread
+            /// (up to a tenth of the hold) stays within it too. Live: a new value
+            /// caps the next hold.
+            ///
+            /// ```
+            /// # use breaker_core as breakerbox;
+            /// use std::time::Duration;
+            /// use breakerbox::Config;
+            ///
+            /// let config = Config::builder().max_hold(Duration::from_secs(120)).build().unwrap();
+            /// assert_eq!(config.max_hold(), Duration::from_secs(120));
+            /// assert_eq!(Config::DEFAULT.max_hold(), Duration::from_secs(3_600));
+            /// ```
+            max_hold_ms: u64 as max_hold, Any, Live;
         }
     };
 }
@@ -289,7 +358,7 @@ pub struct KeyInfo {
     /// The key of the attribute, the file and the variables.
     pub name: &'static str,
     /// Its builder method: the key's name, or the name the table gives after
-    /// `as` (`open_ms` is `open_duration`; the retry key `retry` is
+    /// `as` (`open_ms` is `open`; the retry key `retry` is
     /// `RetryPolicy::new`).
     pub method: &'static str,
     /// The type of its value.
@@ -514,7 +583,7 @@ const fn bytes_eq(a: &[u8], b: &[u8]) -> bool {
 ///
 /// ```
 /// assert_eq!(breaker_rules::retry_key_bit("retry"), 1);
-/// assert_eq!(breaker_rules::retry_key_bit("retry_cap_ms"), 1 << 2);
+/// assert_eq!(breaker_rules::retry_key_bit("retry_max_delay_ms"), 1 << 2);
 /// ```
 pub const fn retry_key_bit(name: &str) -> u8 {
     let index = index_of(&RETRY_NAMES, name);
@@ -576,14 +645,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_duration_key_is_in_milliseconds_and_has_a_method_of_its_own() {
+    fn every_duration_key_is_in_milliseconds_and_its_method_is_the_key_without_ms() {
         for key in KEYS {
             let duration = key.ty == Ty::U64;
             assert_eq!(duration, key.name.ends_with("_ms"), "{key:?}");
-            assert_eq!(duration, key.method != key.name, "{key:?}");
+            let method = key.name.strip_suffix("_ms").unwrap_or(key.name);
+            assert_eq!(key.method, method, "{key:?}");
         }
         let open = KEYS.iter().find(|k| k.name == "open_ms").unwrap();
-        assert_eq!(open.method, "open_duration");
+        assert_eq!(open.method, "open");
     }
 
     #[test]

@@ -18,6 +18,8 @@
 //!   written in code is checked at compile time. [`Checked::values`] reads a
 //!   configuration back as the keys that make it; [`check_retry`] is the retry
 //!   keys' rule.
+//! - [`renamed`] gives the key a former name stands for, so the attribute
+//!   and the loader answer it with the name to write.
 //!
 //! The crate has no dependencies, so the attribute can check its values at
 //! expansion time without building the runtime for the host.
@@ -27,6 +29,7 @@
 mod error;
 mod keys;
 mod policy;
+mod renamed;
 mod retry;
 mod rules;
 
@@ -36,8 +39,10 @@ pub use crate::keys::{
     KEY_COUNT, NAMES, RETRY_KEYS, RETRY_KEY_COUNT, RETRY_NAMES,
 };
 pub use crate::policy::{FailurePolicy, RateThresholds};
+pub use crate::renamed::{renamed, RENAMED};
 pub use crate::retry::{check_retry, check_retry_budget_ratio};
 pub use crate::rules::{
-    check, Checked, DEFAULT_FAILURE_RATE, DEFAULT_MIN_CALLS, MAX_HISTOGRAM_MS, MAX_PROBES,
-    MAX_THRESHOLD, MAX_WINDOW_CALLS, MIN_WINDOW_MS, WINDOW_BUCKETS,
+    check, Checked, ThrottleRules, DEFAULT_FAILURE_RATE, DEFAULT_MIN_CALLS,
+    DEFAULT_THROTTLE_MAX_REJECT, DEFAULT_THROTTLE_WINDOW_MS, MAX_HISTOGRAM_MS, MAX_HOLD_MS,
+    MAX_PROBES, MAX_THRESHOLD, MAX_WINDOW_CALLS, MIN_WINDOW_MS, WINDOW_BUCKETS,
 };

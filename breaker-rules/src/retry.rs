@@ -25,9 +25,9 @@ macro_rules! retry_keys {
             retry: u32 as new, Any, Live;
             /// The upper end of the first retry's delay, doubled for each
             /// retry after it.
-            retry_backoff_ms: u64 as backoff, Any, Live;
+            retry_delay_ms: u64 as delay, Any, Live;
             /// The cap on a backed-off delay.
-            retry_cap_ms: u64 as cap, Any, Live;
+            retry_max_delay_ms: u64 as max_delay, Any, Live;
             /// No wait that would end later than this after the first attempt.
             retry_deadline_ms: u64 as deadline, Any, Live;
             /// The share of the group's first attempts its budget lets retry,
@@ -58,8 +58,8 @@ pub const fn check_retry(values: &RetryValues) -> Result<(), ConfigError> {
         // Any number of retries, 0 included: a file turns a group's off with 0.
         retry: _,
         // Any duration: 0 retries at once, `u64::MAX` saturates.
-        retry_backoff_ms: _,
-        retry_cap_ms: _,
+        retry_delay_ms: _,
+        retry_max_delay_ms: _,
         retry_deadline_ms: _,
         retry_budget_ratio,
         // Any number a second.

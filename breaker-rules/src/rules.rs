@@ -23,9 +23,17 @@ pub const DEFAULT_FAILURE_RATE: f64 = 0.5;
 /// The largest `histogram_ms` accepted (a day): its buckets, 1, 2.5 and 5
 /// times each power of ten of milliseconds, end at 10^8 ms.
 pub const MAX_HISTOGRAM_MS: u64 = 86_400_000;
+/// The largest `max_hold_ms` accepted: 65,535 seconds (about 18 hours). The
+/// key takes whole seconds, in milliseconds as every duration key.
+pub const MAX_HOLD_MS: u64 = u16::MAX as u64 * 1_000;
 /// `min_calls` of a time window when none is set (a count window defaults to
 /// its `window_calls`: it judges once full).
 pub const DEFAULT_MIN_CALLS: u32 = 10;
+/// `throttle_window_ms` when none is set: the two minutes of the SRE book's
+/// client-side throttling.
+pub const DEFAULT_THROTTLE_WINDOW_MS: u64 = 120_000;
+/// `throttle_max_reject` when none is set: one call in ten always goes.
+pub const DEFAULT_THROTTLE_MAX_REJECT: f64 = 0.9;
 
 const DEFAULT_THRESHOLD: u32 = 5;
 const DEFAULT_OPEN_MS: u64 = 30_000;
@@ -36,6 +44,8 @@ const DEFAULT_BACKOFF: f64 = 1.0;
 /// `open_ms`, when that is longer).
 const DEFAULT_MAX_OPEN_MS: u64 = 300_000;
 const DEFAULT_PROBE_TIMEOUT_MS: u64 = 30_000;
+/// The longest hold when `max_hold_ms` is not set: an hour.
+const DEFAULT_MAX_HOLD_MS: u64 = 3_600_000;
 
 /// A configuration that obeys every rule, with every default filled in: what a
 /// breaker runs with.
@@ -82,6 +92,26 @@ pub struct Checked {
     /// In a keyed group, the most keys open at once on their own, as a share
     /// of the keys it holds, in whole percent, when capped (never zero).
     pub max_open_keys: Option<NonZeroU8>,
+    /// The longest a hold lasts, in whole seconds (`max_hold_ms` / 1000, at
+    /// most [`MAX_HOLD_MS`]: 16 bits keep a breaker's config in its layout).
+    pub max_hold_secs: u16,
+    /// Client-side adaptive throttling, when the group throttles.
+    pub throttle: Option<ThrottleRules>,
+}
+
+/// The numbers of a group's adaptive throttling (the `throttle*` keys), checked.
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct ThrottleRules {
+    /// The multiplier `K` (`throttle`), at least 1.
+    pub k: f64,
+    /// The window requests and accepts are counted over (never zero: the
+    /// option stays as small as the four numbers).
+    pub window_ms: NonZeroU64,
+    /// The most the throttle refuses, in `(0, 1)`.
+    pub max_reject: f64,
+    /// The request rate (per second) below which nothing is throttled.
+    pub min_rps: f64,
 }
 
 /// Judges `values` by every rule: the configuration they make, or the first
@@ -122,6 +152,11 @@ pub const fn check(values: &Values) -> Result<Checked, ConfigError> {
         histogram_ms,
         systemic_share,
         max_open_keys,
+        throttle,
+        throttle_window_ms,
+        throttle_max_reject,
+        throttle_min_rps,
+        max_hold_ms,
     } = *values;
     let window = PolicyKeys {
         threshold,
@@ -227,9 +262,25 @@ pub const fn check(values: &Values) -> Result<Checked, ConfigError> {
         Some(share) => Some(percent(share)),
         None => None,
     };
+    let throttle = match throttle_rules(
+        throttle,
+        throttle_window_ms,
+        throttle_max_reject,
+        throttle_min_rps,
+    ) {
+        Ok(throttle) => throttle,
+        Err(e) => return Err(e),
+    };
+    let max_hold_secs = match or_u64(max_hold_ms, DEFAULT_MAX_HOLD_MS) {
+        ms if ms == 0 || ms > MAX_HOLD_MS || ms % 1_000 != 0 => {
+            return Err(ConfigError::MaxHoldOutOfRange)
+        }
+        ms => (ms / 1_000) as u16,
+    };
     Ok(Checked {
         systemic_share,
         max_open_keys,
+        throttle,
         jitter,
         histogram_ms: non_zero(histogram_ms),
         policy,
@@ -248,6 +299,7 @@ pub const fn check(values: &Values) -> Result<Checked, ConfigError> {
         ramp_ms,
         // Any value is a mode: nothing to refuse.
         shadow: matches!(shadow, Some(true)),
+        max_hold_secs,
     })
 }
 
@@ -290,6 +342,8 @@ impl Checked {
             histogram_ms,
             systemic_share,
             max_open_keys,
+            throttle,
+            max_hold_secs,
         } = *self;
         let (threshold, window_ms, window_calls, rates) = match policy {
             FailurePolicy::Consecutive { threshold } => (Some(threshold), None, None, None),
@@ -344,6 +398,23 @@ impl Checked {
             histogram_ms: get_u64(histogram_ms),
             systemic_share: share(systemic_share),
             max_open_keys: share(max_open_keys),
+            throttle: match throttle {
+                Some(t) => Some(t.k),
+                None => None,
+            },
+            throttle_window_ms: match throttle {
+                Some(t) => Some(t.window_ms.get()),
+                None => None,
+            },
+            throttle_max_reject: match throttle {
+                Some(t) => Some(t.max_reject),
+                None => None,
+            },
+            throttle_min_rps: match throttle {
+                Some(t) => Some(t.min_rps),
+                None => None,
+            },
+            max_hold_ms: Some(max_hold_secs as u64 * 1_000),
         }
     }
 }
@@ -367,6 +438,73 @@ const fn percent(share: f64) -> NonZeroU8 {
 /// Whether `share` is in `(0, 1]` (NaN is not).
 const fn is_share(share: f64) -> bool {
     share > 0.0 && share <= 1.0
+}
+
+/// The throttle's keys, checked: `None` when `throttle` is unset (and then no
+/// other `throttle_*` key may be).
+const fn throttle_rules(
+    k: Option<f64>,
+    window_ms: Option<u64>,
+    max_reject: Option<f64>,
+    min_rps: Option<f64>,
+) -> Result<Option<ThrottleRules>, ConfigError> {
+    // Each value by its own rule first, so a bad one is named for what is
+    // wrong with it, with or without `throttle` beside it.
+    let window_ms = match window_ms {
+        Some(ms) if ms < MIN_WINDOW_MS => return Err(ConfigError::ThrottleWindowTooShort),
+        Some(ms) => Some(ms),
+        None => None,
+    };
+    let max_reject = match max_reject {
+        Some(cap) if !(cap > 0.0 && cap < 1.0) => {
+            return Err(ConfigError::ThrottleMaxRejectOutOfRange)
+        }
+        cap => cap,
+    };
+    let min_rps = match min_rps {
+        Some(rps) if rps.is_nan() || rps < 0.0 || rps.is_infinite() => {
+            return Err(ConfigError::ThrottleMinRpsOutOfRange)
+        }
+        rps => rps,
+    };
+    let Some(k) = k else {
+        if window_ms.is_some() {
+            return Err(ConfigError::ThrottleKeyWithoutThrottle(
+                "throttle_window_ms",
+            ));
+        }
+        if max_reject.is_some() {
+            return Err(ConfigError::ThrottleKeyWithoutThrottle(
+                "throttle_max_reject",
+            ));
+        }
+        if min_rps.is_some() {
+            return Err(ConfigError::ThrottleKeyWithoutThrottle("throttle_min_rps"));
+        }
+        return Ok(None);
+    };
+    if k.is_nan() || k < 1.0 || k.is_infinite() {
+        return Err(ConfigError::ThrottleBelowOne);
+    }
+    let window_ms = match window_ms {
+        Some(ms) => ms,
+        None => DEFAULT_THROTTLE_WINDOW_MS,
+    };
+    let Some(window_ms) = NonZeroU64::new(window_ms) else {
+        return Err(ConfigError::ThrottleWindowTooShort);
+    };
+    Ok(Some(ThrottleRules {
+        k,
+        window_ms,
+        max_reject: match max_reject {
+            Some(cap) => cap,
+            None => DEFAULT_THROTTLE_MAX_REJECT,
+        },
+        min_rps: match min_rps {
+            Some(rps) => rps,
+            None => 0.0,
+        },
+    }))
 }
 
 const fn get_u64(value: Option<NonZeroU64>) -> Option<u64> {

@@ -5,12 +5,8 @@ use std::hint::black_box;
 
 use http::HeaderMap;
 
-use super::build::BuildError;
+use super::error::{BuildError, MAX_SECRET, MIN_SECRET};
 
-/// Shortest secret accepted.
-pub(super) const MIN_SECRET: usize = 16;
-/// Longest secret accepted.
-pub(super) const MAX_SECRET: usize = 256;
 /// Longest `Authorization` header read; a longer one is refused unread.
 pub(super) const MAX_CREDENTIAL: usize = 512;
 /// Longest token name.

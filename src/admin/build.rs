@@ -11,7 +11,8 @@ use std::time::Duration;
 
 use breaker_core::{Breaker, Metrics, Registry, Subscription};
 
-use super::auth::{Role, Token, Tokens, MAX_SECRET, MIN_SECRET};
+use super::auth::{Role, Token, Tokens};
+use super::error::BuildError;
 use super::ring::Ring;
 use super::service::AdminService;
 
@@ -122,69 +123,6 @@ pub struct AdminBuilder {
     events: Option<usize>,
     unready_when_open: Vec<String>,
 }
-
-/// Why [`AdminBuilder::build`] refused.
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum BuildError {
-    /// Mutations are on and no [`token`](AdminBuilder::token) was given: call
-    /// `.token(name, secret)`, or `.read_only()` for a router without mutations.
-    NoToken,
-    /// A token's secret is shorter than 16 or longer than 256 bytes, or holds
-    /// a character other than visible ASCII.
-    BadSecret {
-        /// The token's name.
-        name: String,
-    },
-    /// A token's name is empty, longer than 64 bytes, or given twice.
-    BadName {
-        /// The name.
-        name: String,
-    },
-    /// Two tokens were given the same secret.
-    SharedSecret {
-        /// The later token's name.
-        name: String,
-        /// The name of the token that has the secret already.
-        with: String,
-    },
-    /// [`events`](AdminBuilder::events) was given 0, or more than 65,536.
-    BadCapacity(usize),
-    /// [`worst_keys`](AdminBuilder::worst_keys) was given 0, or more than 1,000.
-    BadWorstKeys(usize),
-}
-
-impl fmt::Display for BuildError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            BuildError::NoToken => f.write_str(
-                "admin router: mutations are on and no token was given; \
-                 call `.token(name, secret)`, or `.read_only()`",
-            ),
-            BuildError::BadSecret { name } => write!(
-                f,
-                "admin router: the secret of token `{name}` must be {MIN_SECRET} to {MAX_SECRET} \
-                 visible ASCII characters"
-            ),
-            BuildError::BadName { name } => write!(
-                f,
-                "admin router: token name `{name}` is empty, over 64 bytes, or given twice"
-            ),
-            BuildError::SharedSecret { name, with } => write!(
-                f,
-                "admin router: token `{name}` has the secret of token `{with}`; give each token its own"
-            ),
-            BuildError::BadCapacity(n) => {
-                write!(f, "admin router: an event ring of {n}; expected 1 to 65536")
-            }
-            BuildError::BadWorstKeys(n) => {
-                write!(f, "admin router: {n} worst keys; expected 1 to 1000")
-            }
-        }
-    }
-}
-
-impl std::error::Error for BuildError {}
 
 /// A built admin router: [`router`](Self::router) or
 /// [`into_service`](Self::into_service) to mount it. Cheap to clone; every

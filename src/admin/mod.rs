@@ -33,7 +33,7 @@
 //! | `GET /breakers` | `{"breakers": {name: breaker}, "keyed": {name: keyed}, "conflicts": [conflict]}` |
 //! | `GET /breakers/{group}` | `{"breaker": breaker}` and/or `{"keyed": keyed}`, whichever the name has; `404` if neither |
 //! | `GET /breakers/{group}/keys/{key}` | `{"group", "key", "breaker": breaker}`, for a keyed group registered with [`AdminBuilder::keyed`] |
-//! | `POST /breakers/{group}` | body `{"action": "force_open" \| "force_closed" \| "reset", "reason"?: text}`; answers `{"applied", "group", "key": null, "state"}` |
+//! | `POST /breakers/{group}` | body `{"action": "force_open" \| "force_closed" \| "reset" \| "release_hold", "reason"?: text}` (`release_hold` ends a hold the server asked for, at once); answers `{"applied", "group", "key": null, "state"}` |
 //! | `POST /breakers/{group}/keys/{key}` | the same for one key the group holds (a key is never created) |
 //! | `POST /breakers/{group}/shadow` | body `{"on": true \| false, "reason"?: text}`: shadow mode on or off, live, for the unkeyed group and for every key of the keyed group of that name (and the keys it creates); answers `{"applied": "shadow_on" \| "shadow_off", "group", "key": null, "shadow", "state"}`, `state` `null` for a keyed group alone |
 //! | `POST /breakers/{group}/keys/{key}/shadow` | the same for one key the group holds |
@@ -77,26 +77,29 @@
 //! `probes_reclaimed`, `probes_in_flight`, `consecutive_failures`,
 //! `ramp_refused` (calls the ramp after a close refused), `shadow` (whether the
 //! breaker is in shadow mode now), `shadow_refused` (claims shadow mode admitted
-//! that it would have refused), `admitted_share` (the
-//! share of calls admitted now: 1 while closed and not ramping, below 1 during a
-//! ramp, 0 while open), `buffered_calls`, `buffered_failures`, `slow_calls`, `failure_rate`,
+//! that it would have refused), `throttled` (claims the adaptive throttle
+//! refused), `throttle` (`null` without `throttle`, else `{"requests",
+//! "accepts", "reject_share", "window_ms"}`: the throttle's window and the
+//! share it refuses now), `admitted_share` (the
+//! share of calls admitted now: 1 while closed and not ramping or throttling,
+//! below 1 during a ramp or while throttling, 0 while open), `buffered_calls`, `buffered_failures`, `slow_calls`, `failure_rate`,
 //! `slow_call_rate` (0 to 1; `null` without a window or while it is empty),
 //! `retry_after_ms`, `open_for_ms`, `transitions` (a list of `{"from", "to",
 //! "count"}`), `config` (every key of [`Config::KEYS`](crate::Config::KEYS):
 //! `{"value", "explicit"}`, `explicit` telling whether the value was set rather
 //! than left to its default), `retry` (the retry policy the group's calls run
-//! now, configuration included: every retry key, `retry`, `retry_backoff_ms`,
-//! `retry_cap_ms`, `retry_deadline_ms`, `retry_budget_ratio` and
+//! now, configuration included: every retry key, `retry`, `retry_delay_ms`,
+//! `retry_max_delay_ms`, `retry_deadline_ms`, `retry_budget_ratio` and
 //! `retry_budget_floor`, as `{"value", "explicit"}`, the value `null` when
 //! off, `explicit` telling whether the group's code set it; `null` until a
 //! retried call made the group's retry), `overrides`
 //! (each declared value configuration layers replaced, with its source, as
 //! text) and `conflicts`.
 //!
-//! **keyed** (one keyed group): `group`, `keys`, `max_keys`, `closed`, `open`,
+//! **keyed** (one keyed group): `group`, `keys`, `key_capacity`, `closed`, `open`,
 //! `half_open` (keys held by state; forced open counts as open), `evictions`,
 //! the summed `calls`, `successes`, `failures`, `ignored`, `rejected`,
-//! `abandoned`, `stale`, `times_opened`, `shadow_refused`, `shadow` (the mode
+//! `abandoned`, `stale`, `times_opened`, `shadow_refused`, `throttled`, `shadow` (the mode
 //! the group's new keys start in; `null` for a group whose key type the app
 //! did not register), and `worst_keys`: at most
 //! [`worst_keys`](AdminBuilder::worst_keys) keys that are open, half-open or
@@ -120,7 +123,7 @@
 //! `admin` (`action`, `group`, `key`, `token`: the name of the token used,
 //! `reason`: the body's text or `null`, `state`: the state after it, `null`
 //! after a keyed group's shadow switch; `action` is one of `force_open`,
-//! `force_closed`, `reset`, `shadow_on`, `shadow_off`).
+//! `force_closed`, `reset`, `release_hold`, `shadow_on`, `shadow_off`).
 //!
 //! **error** (every `4xx` and `5xx` this router makes): `{"error": code,
 //! "message": text}`, with `code` one of `unauthorized` (401), `forbidden`
@@ -164,13 +167,15 @@
 
 mod auth;
 mod build;
+mod error;
 mod json;
 mod page;
 mod ring;
 mod routes;
 mod service;
 
-pub use self::build::{Admin, AdminBuilder, BuildError};
+pub use self::build::{Admin, AdminBuilder};
+pub use self::error::BuildError;
 pub use self::service::AdminService;
 
 #[cfg(doc)]

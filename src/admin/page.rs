@@ -70,19 +70,36 @@ fn unkeyed_row(name: &str, b: &Value, events: &[Value], now: u64) -> String {
         escape(name),
         escape(state)
     );
+    let throttled = b["throttle"]["reject_share"]
+        .as_f64()
+        .filter(|s| state == "closed" && *s > 0.0);
     let mut badge = state.to_owned();
     let mut ramp = String::new();
     if let Some(share) = share {
-        let _ = write!(tr, " data-ramp=\"{share:.2}\"");
-        badge = format!("closed, ramping {}%", (100.0 * share).round());
+        // Below what the throttle alone leaves: a ramp runs too.
+        let ramping = share < 1.0 - throttled.unwrap_or(0.0) - 1e-9;
+        if ramping {
+            let _ = write!(tr, " data-ramp=\"{share:.2}\"");
+            badge = format!("closed, ramping {}%", (100.0 * share).round());
+        }
+        if let Some(throttled) = throttled {
+            let _ = write!(tr, " data-throttle=\"{throttled:.2}\"");
+            let _ = write!(badge, ", throttling {}%", (100.0 * throttled).round());
+        }
         ramp = format!(
-            "<span class=\"ramp\" title=\"admitted share after the close\"><b style=\"width: {:.1}%;\"></b></span>",
+            "<span class=\"ramp\" title=\"share of calls admitted now\"><b style=\"width: {:.1}%;\"></b></span>",
             100.0 * share
         );
     }
     if shadow {
         tr.push_str(" data-shadow=\"on\"");
         badge.push_str(" (shadow)");
+    }
+    // A hold (the server asked every caller to wait) refuses whatever the state.
+    if let Some(scope) = b["held"]["scope"].as_str() {
+        let _ = write!(tr, " data-held=\"{}\"", escape(scope));
+        let left = b["held"]["remaining_ms"].as_f64().unwrap_or(0.0) / 1_000.0;
+        let _ = write!(badge, ", held {left:.0} s ({scope})");
     }
     tr.push('>');
     let history = history(events, name, None, state, now);

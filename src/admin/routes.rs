@@ -380,19 +380,27 @@ enum Action {
     ForceOpen,
     ForceClosed,
     Reset,
+    /// Ends a hold in force (the server asked to wait) at once.
+    ReleaseHold,
     /// Shadow mode on (`true`) or off: the `.../shadow` routes' one action.
     Shadow(bool),
 }
 
 impl Action {
     /// The actions `POST /breakers/{group}` takes by name.
-    const ALL: [Action; 3] = [Action::ForceOpen, Action::ForceClosed, Action::Reset];
+    const ALL: [Action; 4] = [
+        Action::ForceOpen,
+        Action::ForceClosed,
+        Action::Reset,
+        Action::ReleaseHold,
+    ];
 
     fn as_str(self) -> &'static str {
         match self {
             Action::ForceOpen => "force_open",
             Action::ForceClosed => "force_closed",
             Action::Reset => "reset",
+            Action::ReleaseHold => "release_hold",
             Action::Shadow(true) => "shadow_on",
             Action::Shadow(false) => "shadow_off",
         }
@@ -403,6 +411,9 @@ impl Action {
             Action::ForceOpen => breaker.force_open(),
             Action::ForceClosed => breaker.force_closed(),
             Action::Reset => breaker.reset(),
+            Action::ReleaseHold => {
+                breaker.release_hold();
+            }
             Action::Shadow(on) => {
                 breaker.set_shadow(on);
             }
@@ -478,7 +489,7 @@ async fn read_asked(
     let expected = if shadow {
         SHADOW_BODY
     } else {
-        "expected {\"action\": \"force_open\" | \"force_closed\" | \"reset\", \"reason\"?: text}"
+        "expected {\"action\": \"force_open\" | \"force_closed\" | \"reset\" | \"release_hold\", \"reason\"?: text}"
     };
     let field = if shadow { "on" } else { "action" };
     let value: Value = serde_json::from_slice(&bytes)

@@ -201,7 +201,9 @@ impl Settings {
     /// and counts (see [`Breaker::reconfigure`](crate::Breaker::reconfigure) for
     /// what changes from when); groups created later are built through the
     /// settings. Every attribute literal the file or a variable takes away is
-    /// listed by [`Registry::overrides`], with its source.
+    /// listed by [`Registry::overrides`], with its source, from this call on:
+    /// for the live groups and for every group the code declares, made yet
+    /// or not.
     ///
     /// All or nothing: refused, with nothing applied, when the composed
     /// configuration of a declared group (every attribute of the program, from
@@ -298,6 +300,7 @@ impl Settings {
                 }
                 other => Error::new(ErrorKind::Refused, other.to_string()),
             })?;
+        self.report_pending(registry);
         let mut known = declared_groups();
         known.extend(registry.groups());
         known.extend(registry.keyed_names());
@@ -341,6 +344,29 @@ impl Settings {
     }
 }
 
+impl Settings {
+    /// Lists in [`Registry::overrides`] what these settings take from the
+    /// declaration of each group the code declares and has not made yet, as
+    /// its first call will: an operator sees every override at start-up.
+    fn report_pending(&self, registry: &Registry) {
+        let keyed = registry.keyed_names();
+        let mut reported: Vec<&str> = Vec::new();
+        for declaration in declarations() {
+            let group = declaration.group;
+            if reported.contains(&group) || keyed.contains(&group) || registry.get(group).is_some()
+            {
+                continue;
+            }
+            reported.push(group);
+            let literals = group_literals(group, Some(declaration.config));
+            if let Ok(resolved) = self.resolve(group, &literals) {
+                let overrides = resolved.overrides.iter().map(|o| o.to_string()).collect();
+                registry.report_overrides(group, overrides);
+            }
+        }
+    }
+}
+
 /// One group's configuration as applied settings compose it: what its
 /// breaker runs with (a group not yet called: from its first call) and every
 /// value its declaration and the configuration set, each with its source.
@@ -354,7 +380,7 @@ impl Settings {
 /// let applied = Settings::from_toml_str("[groups.search]\nopen_ms = \"5s\"\n", "prod.toml")?
 ///     .apply(&registry)?;
 /// let search = applied.groups.iter().find(|g| g.group == "search").unwrap();
-/// assert_eq!(search.config.open_duration().as_secs(), 5);
+/// assert_eq!(search.config.open().as_secs(), 5);
 /// assert_eq!(
 ///     search.to_string(),
 ///     "group `search`: `threshold = 3` (the code), \

@@ -2,7 +2,7 @@
 //! edits the table it names, checked like a file key.
 
 use super::duration::parse_millis;
-use super::error::{list, suggest, Error, ErrorKind};
+use super::error::{list, suggest, suggest_key, Error, ErrorKind};
 use super::patch::{check_alone, key_index, keys, takes, Patch, Source, Ty, Value, KEYS};
 use super::Settings;
 
@@ -99,7 +99,7 @@ pub(crate) fn apply(settings: &mut Settings, vars: &[(String, String)]) -> Resul
                 format!(
                     "unknown key `{}`{}; allowed keys (upper-case in the name): {}",
                     key.to_ascii_uppercase(),
-                    suggest(&key, keys()),
+                    suggest_key(&key, keys()),
                     list(keys())
                 )
             };

@@ -93,6 +93,16 @@ pub(crate) fn suggest<'a>(typed: &str, choices: impl Iterator<Item = &'a str>) -
         .unwrap_or_default()
 }
 
+/// What the unknown key `typed` stands for: " (renamed to `x`)" for a former
+/// name of one of `keys`, else the closest of them, as [`suggest`] says it.
+pub(crate) fn suggest_key<'a>(typed: &str, keys: impl Iterator<Item = &'a str>) -> String {
+    let keys: Vec<&str> = keys.collect();
+    match breaker_rules::renamed(&typed.to_ascii_lowercase()).filter(|now| keys.contains(now)) {
+        Some(now) => format!(" (renamed to `{now}`)"),
+        None => suggest(typed, keys.into_iter()),
+    }
+}
+
 /// "`a`, `b`, `c`"
 pub(crate) fn list<'a>(items: impl Iterator<Item = &'a str>) -> String {
     items

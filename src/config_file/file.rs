@@ -8,7 +8,7 @@ use toml::de::{DeTable, DeValue};
 use toml::Spanned;
 
 use super::duration::parse_quoted_millis;
-use super::error::{list, suggest, Error, ErrorKind};
+use super::error::{list, suggest, suggest_key, Error, ErrorKind};
 use super::patch::{check_alone, key_index, keys, takes, Patch, Source, Ty, Value, KEYS};
 use super::{FileGroup, Settings};
 
@@ -340,7 +340,7 @@ fn patch(
                 key.span(),
                 format!(
                     "[{table}] unknown key `{name}`{}; allowed keys: {}{also}",
-                    suggest(name, keys()),
+                    suggest_key(name, keys()),
                     list(keys()),
                 ),
             ));

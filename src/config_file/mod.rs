@@ -32,7 +32,7 @@
 //! Every table takes the attribute's configuration keys ([`keys()`]), with the
 //! meaning and the rules of the builder method of the same name (a duration
 //! key's method is named for what it sets: `open_ms` is
-//! [`open_duration`](crate::ConfigBuilder::open_duration)). A duration is a
+//! [`open`](crate::ConfigBuilder::open)). A duration is a
 //! string of parts, each a number (a decimal fraction allowed) and a unit of
 //! `h`, `m`, `s`, `ms` or `us` (`"30s"`, `"250ms"`, `"1m30s"`, `"1.5s"`), from
 //! the longest unit down and each unit once, that makes whole milliseconds, or
@@ -65,11 +65,16 @@
 //! | `jitter` | number (`f64`) |
 //! | `shadow` | `true` or `false` (a variable: the text `true` or `false`) |
 //! | `histogram_ms` | duration (`"10s"`) or integer milliseconds (`u64`) |
+//! | `throttle` | number (`f64`), at least 1.0 |
+//! | `throttle_window_ms` | duration (`"2m"`) or integer milliseconds (`u64`) |
+//! | `throttle_max_reject` | number (`f64`) above 0.0 and below 1.0 |
+//! | `throttle_min_rps` | number (`f64`), at least 0.0 |
+//! | `max_hold_ms` | duration (`"1h"`) or integer milliseconds (`u64`), whole seconds |
 //! | `systemic_share` | number (`f64`), in `(0, 1]` |
 //! | `max_open_keys` | number (`f64`), in `(0, 1]` |
 //! | `retry` | integer (`u32`); `0` turns the group's retries off |
-//! | `retry_backoff_ms` | duration (`"50ms"`) or integer milliseconds (`u64`) |
-//! | `retry_cap_ms` | duration (`"2s"`) or integer milliseconds (`u64`) |
+//! | `retry_delay_ms` | duration (`"50ms"`) or integer milliseconds (`u64`) |
+//! | `retry_max_delay_ms` | duration (`"2s"`) or integer milliseconds (`u64`) |
 //! | `retry_deadline_ms` | duration (`"5s"`) or integer milliseconds (`u64`) |
 //! | `retry_budget_ratio` | number (`f64`) from 0.0 to 1.0 |
 //! | `retry_budget_floor` | integer (`u32`) |
@@ -79,8 +84,9 @@
 //! deadline and the bulkhead into a fn only for the keys it names (so that a
 //! group without them pays nothing), and [`Settings::apply`] refuses a value
 //! that would never be enforced. A group made by code
-//! ([`declare_group!`](crate::declare_group)) takes them, for the guarded
-//! helpers to enforce.
+//! ([`declare_group!`](crate::declare_group)) takes them: the tower layer,
+//! the reqwest middleware, the tonic layer (`timeout_ms`) and the guarded
+//! helpers enforce them.
 //!
 //! The `retry` keys tune a group's retries (see [Retries](#retries) below)
 //! rather than its breaker. A
@@ -137,7 +143,7 @@
 //! let settings = app.breaker.with_env([("BREAKER_GROUPS__SEARCH__OPEN_MS", "30s")])?;
 //! let search = settings.resolve("search", &Patch::new())?.config;
 //! assert_eq!(search.threshold(), 3);
-//! assert_eq!(search.open_duration().as_secs(), 30);
+//! assert_eq!(search.open().as_secs(), 30);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
@@ -183,7 +189,7 @@
 //! names in place, so it overrides the file's value there but never a group's
 //! own values; a `BREAKER_GROUPS__` variable overrides everything. Every
 //! attribute literal that rank 5 or 6 takes away is listed in
-//! [`Resolved::overrides`], with its source (file, line and table, or variable).
+//! [`Resolution::overrides`], with its source (file, line and table, or variable).
 //!
 //! **The failure policy is one choice.** `threshold` (consecutive failures),
 //! `window_ms` (time window) and `window_calls` (count window) pick the policy:
@@ -201,7 +207,7 @@
 //!
 //! The retry keys are the attribute's, with its meanings and rules
 //! ([`RetryPolicy`](crate::RetryPolicy)): `retry` is the most attempts after
-//! the first, `retry_backoff_ms`, `retry_cap_ms` and `retry_deadline_ms` are
+//! the first, `retry_delay_ms`, `retry_max_delay_ms` and `retry_deadline_ms` are
 //! durations as above, `retry_budget_ratio` is a share of first attempts from
 //! 0.0 to 1.0 and `retry_budget_floor` retries a second. They follow the
 //! precedence table key by key, over the policy the group's code declares
@@ -291,7 +297,7 @@
 //! let settings = Settings::new().with_env(env)?;
 //! let search = settings.resolve("search", &Patch::new())?;
 //! assert_eq!(search.config.threshold(), 10);
-//! assert_eq!(search.config.open_duration().as_millis(), 5_000);
+//! assert_eq!(search.config.open().as_millis(), 5_000);
 //!
 //! let bad = Settings::new().with_env([("BREAKER_GROUPS__SEARCH__OPEN_MS", "soon")]);
 //! assert!(bad.unwrap_err().to_string().contains("BREAKER_GROUPS__SEARCH__OPEN_MS"));
@@ -314,7 +320,7 @@ pub use apply::{declarations, declared_groups, init, Applied, Declaration, Group
 pub use env::{env_name, CONFIG_VAR, PREFIX};
 pub use error::{Error, ErrorKind};
 pub use patch::{keys, Patch, SetError, Setting, Source, Value};
-pub use resolve::{Override, Resolved};
+pub use resolve::{Override, Resolution};
 
 /// A loaded configuration: the file's tables with the variables' edits, each
 /// value checked. Resolve a group's [`Config`](crate::Config) with

@@ -107,7 +107,7 @@ impl Key {
 /// The names of every key a file table or a variable may set, in table order:
 /// the `#[circuit_breaker]` keys that configure a breaker (all but `group`,
 /// `fallback`, `is_failure`, `registry`, `crate` and the like), then the
-/// retry keys (`retry`, `retry_backoff_ms`, `retry_cap_ms`,
+/// retry keys (`retry`, `retry_delay_ms`, `retry_max_delay_ms`,
 /// `retry_deadline_ms`, `retry_budget_ratio`, `retry_budget_floor`; not
 /// `idempotent`, which only code may say).
 pub fn keys() -> impl Iterator<Item = &'static str> {
@@ -120,10 +120,11 @@ pub(crate) fn key_index(name: &str) -> Option<usize> {
 
 /// Builders in which a single value is judged alone: a value is refused where
 /// it stands when every one of them refuses it (a `failure_rate` needs a window,
-/// a `max_open_ms` a short enough `open_ms`: some layer may bring those).
-const ALONE: [fn() -> ConfigBuilder; 5] = [
+/// a `max_open_ms` a short enough `open_ms`, a `throttle_max_reject` the
+/// throttle: some layer may bring those).
+const ALONE: [fn() -> ConfigBuilder; 6] = [
     ConfigBuilder::new,
-    || ConfigBuilder::new().open_duration(Duration::from_millis(1)),
+    || ConfigBuilder::new().open(Duration::from_millis(1)),
     // A window without a slow-call rule, for `latency_p99_ms`, which is one.
     || ConfigBuilder::new().window_calls(Config::MAX_WINDOW_CALLS),
     || {
@@ -133,9 +134,11 @@ const ALONE: [fn() -> ConfigBuilder; 5] = [
     },
     || {
         ConfigBuilder::new()
-            .window_duration(Duration::from_millis(u64::MAX))
+            .window(Duration::from_millis(u64::MAX))
             .slow_call(Duration::from_millis(u64::MAX))
     },
+    // The throttle, for the keys that tune it.
+    || ConfigBuilder::new().throttle(1.0),
 ];
 
 /// The builder's verdict on `value` for the key at `index`, with nothing else
@@ -531,7 +534,7 @@ impl Patch {
     /// use breakerbox::config_file::{Patch, Value};
     /// use breakerbox::Config;
     ///
-    /// let declared = Config::builder().threshold(3).open_duration(Duration::from_secs(30)).build().unwrap();
+    /// let declared = Config::builder().threshold(3).open(Duration::from_secs(30)).build().unwrap();
     /// let literals = Patch::from_config(&declared);
     /// assert_eq!(literals.get("open_ms").unwrap().value, Value::U64(30_000));
     /// assert!(literals.get("backoff").is_none());
@@ -559,7 +562,7 @@ impl Patch {
 
     /// Calls the builder method of every configuration key set, in key-table
     /// order (the retry keys configure no breaker: see
-    /// [`Resolved::retry`](super::Resolved::retry)).
+    /// [`Resolution::retry`](super::Resolution::retry)).
     pub fn apply(&self, builder: ConfigBuilder) -> ConfigBuilder {
         KEYS.iter()
             .zip(&self.values)
@@ -592,8 +595,8 @@ impl Patch {
 fn tuning_values(values: breaker_rules::RetryValues) -> RetryValues {
     let breaker_rules::RetryValues {
         retry,
-        retry_backoff_ms,
-        retry_cap_ms,
+        retry_delay_ms,
+        retry_max_delay_ms,
         retry_deadline_ms,
         retry_budget_ratio,
         retry_budget_floor,
@@ -601,8 +604,8 @@ fn tuning_values(values: breaker_rules::RetryValues) -> RetryValues {
     let duration = |ms: Option<u64>| ms.map(Duration::from_millis);
     RetryValues {
         retries: retry,
-        backoff: duration(retry_backoff_ms),
-        cap: duration(retry_cap_ms),
+        delay: duration(retry_delay_ms),
+        max_delay: duration(retry_max_delay_ms),
         deadline: duration(retry_deadline_ms),
         budget_ratio: retry_budget_ratio,
         budget_floor: retry_budget_floor,
@@ -618,11 +621,12 @@ mod tests {
         let Set::Config(set) = KEYS[index].set else {
             panic!("`{}` configures no breaker", KEYS[index].name);
         };
+        // 20 s for a key that takes whole seconds (`max_hold_ms`).
         let candidates = match KEYS[index].ty {
-            Ty::U32 => [Value::U32(20), Value::U32(7)],
-            Ty::U64 => [Value::U64(20), Value::U64(7)],
-            Ty::F64 => [Value::F64(0.25), Value::F64(3.0)],
-            Ty::Bool => [Value::Bool(true), Value::Bool(false)],
+            Ty::U32 => [Value::U32(20), Value::U32(7), Value::U32(20)],
+            Ty::U64 => [Value::U64(20), Value::U64(7), Value::U64(20_000)],
+            Ty::F64 => [Value::F64(0.25), Value::F64(3.0), Value::F64(0.25)],
+            Ty::Bool => [Value::Bool(true), Value::Bool(false), Value::Bool(true)],
         };
         for value in candidates {
             for base in ALONE {
@@ -669,8 +673,8 @@ mod tests {
     #[test]
     fn every_retry_literal_a_policy_was_built_with_reads_back() {
         let policy = RetryPolicy::new(2)
-            .backoff(Duration::from_millis(7))
-            .cap(Duration::from_millis(70))
+            .delay(Duration::from_millis(7))
+            .max_delay(Duration::from_millis(70))
             .deadline(Duration::from_secs(1))
             .budget(0.25, 3);
         let mut literals = Patch::new();
@@ -680,8 +684,8 @@ mod tests {
             read,
             [
                 ("retry", Value::U32(2)),
-                ("retry_backoff_ms", Value::U64(7)),
-                ("retry_cap_ms", Value::U64(70)),
+                ("retry_delay_ms", Value::U64(7)),
+                ("retry_max_delay_ms", Value::U64(70)),
                 ("retry_deadline_ms", Value::U64(1_000)),
                 ("retry_budget_ratio", Value::F64(0.25)),
                 ("retry_budget_floor", Value::U32(3)),

@@ -13,7 +13,7 @@ use super::Settings;
 /// attribute.
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
-pub struct Resolved {
+pub struct Resolution {
     /// The configuration the group's breaker should get.
     pub config: Config,
     /// Every value that went into it, with its source; keys left unset take
@@ -200,13 +200,13 @@ impl Settings {
     ///
     /// let search = settings.resolve("search", &literals)?;
     /// assert_eq!(search.config.threshold(), 4);
-    /// assert_eq!(search.config.open_duration().as_millis(), 5_000);
+    /// assert_eq!(search.config.open().as_millis(), 5_000);
     /// assert_eq!(search.overrides[0].to_string(),
     ///     "the attribute's `threshold = 3` is overridden by `threshold = 4` \
     ///      (`breaker.toml` line 4, [groups.search])");
     /// # Ok::<(), breakerbox::config_file::Error>(())
     /// ```
-    pub fn resolve(&self, group: &str, literals: &Patch) -> Result<Resolved, Error> {
+    pub fn resolve(&self, group: &str, literals: &Patch) -> Result<Resolution, Error> {
         let empty = Patch::new();
         let file = self.groups.get(group);
         let template = file
@@ -232,7 +232,7 @@ impl Settings {
             fallback: Patch::retry_values(&[layers[0].1, layers[1].1]),
             overriding: Patch::retry_values(&[layers[3].1, layers[4].1]),
         };
-        Ok(Resolved {
+        Ok(Resolution {
             config,
             settings,
             overrides,
@@ -245,7 +245,7 @@ impl Settings {
     pub fn resolve_all<'a>(
         &self,
         declared: impl IntoIterator<Item = (&'a str, &'a Patch)>,
-    ) -> Result<Vec<(String, Resolved)>, Error> {
+    ) -> Result<Vec<(String, Resolution)>, Error> {
         declared
             .into_iter()
             .map(|(group, literals)| Ok((group.to_owned(), self.resolve(group, literals)?)))

@@ -46,6 +46,13 @@
 //! | `breaker_ramp_refused_total` | counter | `name` | claims the traffic ramp (`ramp_ms`) refused, each also `not_permitted` | none |
 //! | `breaker_shadow` | gauge | `name` | 1 while the breaker is in shadow mode (`shadow`: refusing nothing but a forced open), 0 otherwise | none (resilience4j's `metrics_only` is a state there) |
 //! | `breaker_shadow_refused_total` | counter | `name` | claims shadow mode admitted that the breaker would have refused (never `not_permitted`) | none |
+//! | `breaker_throttle_reject_share` | gauge | `name` | the share of claims the adaptive throttle (`throttle`) refuses now, from 0 to `throttle_max_reject`; only groups with `throttle` | none |
+//! | `breaker_throttled_total` | counter | `name` | claims the adaptive throttle refused, each also `not_permitted` (in shadow mode, `breaker_shadow_refused_total` instead) | none |
+//! | `breaker_held` | gauge | `name` | 1 while a hold refuses claims (the server asked every caller to wait: `Retry-After`, `grpc-retry-pushback-ms`), 0 otherwise | none |
+//! | `breaker_holds_total` | counter | `name`, `kind` | holds taken, by scope: `key` (one key's quota) or `group` (the whole group's) | none |
+//! | `breaker_holds_capped_total` | counter | `name` | waits asked for longer than `max_hold_ms`, held for `max_hold_ms` | none |
+//! | `breaker_holds_released_total` | counter | `name` | holds released by hand before their deadline (an operator, manual control) | none |
+//! | `breaker_hold_waits_bad_total` | counter | `name` | waits a server asked for that held nothing: unreadable, negative or past | none |
 //! | `breaker_retries_total` | counter | `name` | retries made (attempts after a call's first, `retry`), each also one of `breaker_calls_total` | `resilience4j_retry_calls` (by outcome, a separate module there) |
 //! | `breaker_retries_budget_exhausted_total` | counter | `name` | retries the retry budget refused: each call ended with its own error | none |
 //! | `breaker_transitions_total` | counter | `name`, `from`, `to` | transitions by the state left and the state entered (`from`/`to` spelled as `state`'s values); the five the state machine makes itself (`closed`->`open`, `open`->`half_open`, `half_open`->`open`, `half_open`->`closed`, `half_open`->`half_open` on a lease reclaim) are listed from the start, the ones made by hand (forcing, reset) once they happened | `resilience4j_circuitbreaker_state` transitions are events there, not a metric; closest is counting its `CircuitBreakerOnStateTransitionEvent`s |
@@ -61,7 +68,7 @@
 //! | series | type | labels | value |
 //! |---|---|---|---|
 //! | `breaker_keyed_keys` | gauge | `name`, `state` | keys held now by state: `closed` (forced closed included), `open` (forced open included), `half_open` |
-//! | `breaker_keyed_max_keys` | gauge | `name` | the group's `max_keys` |
+//! | `breaker_keyed_key_capacity` | gauge | `name` | the group's `key_capacity` |
 //! | `breaker_keyed_evictions_total` | counter | `name` | idle, closed keys evicted so far |
 //! | `breaker_keyed_calls_total` | counter | `name`, `kind` | as `breaker_calls_total`, summed over every key the group ever held |
 //! | `breaker_keyed_probes_total` | counter | `name`, `kind` | as `breaker_probes_total`, summed likewise |
@@ -71,6 +78,12 @@
 //! | `breaker_keyed_latency_trips_total` | counter | `name` | as `breaker_latency_trips_total`, summed likewise |
 //! | `breaker_keyed_ramp_refused_total` | counter | `name` | as `breaker_ramp_refused_total`, summed likewise (each key ramps on its own) |
 //! | `breaker_keyed_shadow_refused_total` | counter | `name` | as `breaker_shadow_refused_total`, summed likewise |
+//! | `breaker_keyed_throttled_total` | counter | `name` | as `breaker_throttled_total`, summed likewise (each key throttles on its own) |
+//! | `breaker_keyed_held` | gauge | `name` | keys whose calls a hold refuses now |
+//! | `breaker_keyed_holds_total` | counter | `name`, `kind` | as `breaker_holds_total`, summed likewise (a group hold counts once per key it holds) |
+//! | `breaker_keyed_holds_capped_total` | counter | `name` | as `breaker_holds_capped_total`, summed likewise |
+//! | `breaker_keyed_holds_released_total` | counter | `name` | as `breaker_holds_released_total`, summed likewise |
+//! | `breaker_keyed_hold_waits_bad_total` | counter | `name` | as `breaker_hold_waits_bad_total`, summed likewise |
 //! | `breaker_keyed_retries_total` | counter | `name` | as `breaker_retries_total`, summed likewise |
 //! | `breaker_keyed_retries_budget_exhausted_total` | counter | `name` | as `breaker_retries_budget_exhausted_total`, summed likewise (the keys share one budget) |
 //! | `breaker_keyed_transitions_total` | counter | `name`, `from`, `to` | as `breaker_transitions_total`, summed likewise |
@@ -163,6 +176,13 @@
 //! | `breaker_ramp_refused_total` | `breaker.ramp_refused` | observable counter (`u64`) | |
 //! | `breaker_shadow` | `breaker.shadow` | observable gauge (`f64`) | |
 //! | `breaker_shadow_refused_total` | `breaker.shadow_refused` | observable counter (`u64`) | |
+//! | `breaker_throttle_reject_share` | `breaker.throttle_reject_share` | observable gauge (`f64`) | |
+//! | `breaker_throttled_total` | `breaker.throttled` | observable counter (`u64`) | |
+//! | `breaker_held` | `breaker.held` | observable gauge (`f64`) | |
+//! | `breaker_holds_total` | `breaker.holds` | observable counter (`u64`) | |
+//! | `breaker_holds_capped_total` | `breaker.holds_capped` | observable counter (`u64`) | |
+//! | `breaker_holds_released_total` | `breaker.holds_released` | observable counter (`u64`) | |
+//! | `breaker_hold_waits_bad_total` | `breaker.hold_waits_bad` | observable counter (`u64`) | |
 //! | `breaker_retries_total` | `breaker.retries` | observable counter (`u64`) | |
 //! | `breaker_retries_budget_exhausted_total` | `breaker.retries_budget_exhausted` | observable counter (`u64`) | |
 //! | `breaker_transitions_total` | `breaker.transitions` | observable counter (`u64`) | |
@@ -173,7 +193,7 @@
 //! | `breaker_calls_seconds_sum` | `breaker.call.duration.sum` | observable counter (`f64`) | `s` |
 //! | `breaker_calls_seconds_count` | `breaker.call.duration.count` | observable counter (`u64`) | |
 //! | `breaker_keyed_keys` | `breaker.keyed.keys` | observable gauge (`f64`) | |
-//! | `breaker_keyed_max_keys` | `breaker.keyed.max_keys` | observable gauge (`f64`) | |
+//! | `breaker_keyed_key_capacity` | `breaker.keyed.key_capacity` | observable gauge (`f64`) | |
 //! | `breaker_keyed_evictions_total` | `breaker.keyed.evictions` | observable counter (`u64`) | |
 //! | `breaker_keyed_calls_total` | `breaker.keyed.calls` | observable counter (`u64`) | |
 //! | `breaker_keyed_probes_total` | `breaker.keyed.probes` | observable counter (`u64`) | |
@@ -183,6 +203,12 @@
 //! | `breaker_keyed_latency_trips_total` | `breaker.keyed.latency_trips` | observable counter (`u64`) | |
 //! | `breaker_keyed_ramp_refused_total` | `breaker.keyed.ramp_refused` | observable counter (`u64`) | |
 //! | `breaker_keyed_shadow_refused_total` | `breaker.keyed.shadow_refused` | observable counter (`u64`) | |
+//! | `breaker_keyed_throttled_total` | `breaker.keyed.throttled` | observable counter (`u64`) | |
+//! | `breaker_keyed_held` | `breaker.keyed.held` | observable gauge (`f64`) | |
+//! | `breaker_keyed_holds_total` | `breaker.keyed.holds` | observable counter (`u64`) | |
+//! | `breaker_keyed_holds_capped_total` | `breaker.keyed.holds_capped` | observable counter (`u64`) | |
+//! | `breaker_keyed_holds_released_total` | `breaker.keyed.holds_released` | observable counter (`u64`) | |
+//! | `breaker_keyed_hold_waits_bad_total` | `breaker.keyed.hold_waits_bad` | observable counter (`u64`) | |
 //! | `breaker_keyed_retries_total` | `breaker.keyed.retries` | observable counter (`u64`) | |
 //! | `breaker_keyed_retries_budget_exhausted_total` | `breaker.keyed.retries_budget_exhausted` | observable counter (`u64`) | |
 //! | `breaker_keyed_transitions_total` | `breaker.keyed.transitions` | observable counter (`u64`) | |
@@ -579,6 +605,62 @@ pub(crate) const FAMILIES: &[Family<Reading>] = &[
         samples: |m, sample| sample(&[], Value::Int(m.shadow_refused)),
     },
     Family {
+        name: "breaker_throttle_reject_share",
+        help: "The share of claims the adaptive throttle (throttle) refuses now (groups with throttle only).",
+        ty: Type::Gauge,
+        seconds: false,
+        samples: |m, sample| {
+            if let Some(throttle) = &m.throttle {
+                sample(&[], Value::Float(throttle.reject_share));
+            }
+        },
+    },
+    Family {
+        name: "breaker_throttled_total",
+        help: "Claims the adaptive throttle refused (each also counted as not_permitted).",
+        ty: Type::Counter,
+        seconds: false,
+        samples: |m, sample| sample(&[], Value::Int(m.throttled)),
+    },
+    Family {
+        name: "breaker_held",
+        help: "1 while a hold refuses claims (the server asked every caller to wait), 0 otherwise.",
+        ty: Type::Gauge,
+        seconds: false,
+        samples: |m, sample| sample(&[], Value::Int(u64::from(m.held.is_some()))),
+    },
+    Family {
+        name: "breaker_holds_total",
+        help: "Holds taken, by scope (kind): key or group.",
+        ty: Type::Counter,
+        seconds: false,
+        samples: |m, sample| {
+            sample(&[("kind", "key")], Value::Int(m.holds.key));
+            sample(&[("kind", "group")], Value::Int(m.holds.group));
+        },
+    },
+    Family {
+        name: "breaker_holds_capped_total",
+        help: "Waits asked for longer than max_hold_ms, held for max_hold_ms.",
+        ty: Type::Counter,
+        seconds: false,
+        samples: |m, sample| sample(&[], Value::Int(m.holds.capped)),
+    },
+    Family {
+        name: "breaker_holds_released_total",
+        help: "Holds released by hand before their deadline.",
+        ty: Type::Counter,
+        seconds: false,
+        samples: |m, sample| sample(&[], Value::Int(m.holds.released)),
+    },
+    Family {
+        name: "breaker_hold_waits_bad_total",
+        help: "Waits a server asked for that held nothing: unreadable, negative or past.",
+        ty: Type::Counter,
+        seconds: false,
+        samples: |m, sample| sample(&[], Value::Int(m.holds.bad)),
+    },
+    Family {
         name: "breaker_retries_total",
         help: "Retries made: attempts after a call's first (each also counted in breaker_calls_total).",
         ty: Type::Counter,
@@ -643,15 +725,15 @@ pub(crate) const KEYED_FAMILIES: &[Family<KeyedMetrics>] = &[
         },
     },
     Family {
-        name: "breaker_keyed_max_keys",
-        help: "The most idle keys a keyed group keeps (max_keys); open keys may exceed it.",
+        name: "breaker_keyed_key_capacity",
+        help: "The most idle keys a keyed group keeps (key_capacity); open keys may exceed it.",
         ty: Type::Gauge,
         seconds: false,
-        samples: |m, sample| sample(&[], Value::Int(m.max_keys as u64)),
+        samples: |m, sample| sample(&[], Value::Int(m.key_capacity as u64)),
     },
     Family {
         name: "breaker_keyed_evictions_total",
-        help: "Idle, closed keys a keyed group evicted to stay within max_keys.",
+        help: "Idle, closed keys a keyed group evicted to stay within key_capacity.",
         ty: Type::Counter,
         seconds: false,
         samples: |m, sample| sample(&[], Value::Int(m.evictions)),
@@ -724,6 +806,51 @@ pub(crate) const KEYED_FAMILIES: &[Family<KeyedMetrics>] = &[
         ty: Type::Counter,
         seconds: false,
         samples: |m, sample| sample(&[], Value::Int(m.shadow_refused)),
+    },
+    Family {
+        name: "breaker_keyed_throttled_total",
+        help: "Claims of any key of a keyed group (evicted keys included) its adaptive throttle refused.",
+        ty: Type::Counter,
+        seconds: false,
+        samples: |m, sample| sample(&[], Value::Int(m.throttled)),
+    },
+    Family {
+        name: "breaker_keyed_held",
+        help: "Keys of a keyed group whose calls a hold refuses now.",
+        ty: Type::Gauge,
+        seconds: false,
+        samples: |m, sample| sample(&[], Value::Int(m.held as u64)),
+    },
+    Family {
+        name: "breaker_keyed_holds_total",
+        help: "Holds taken by every key of a keyed group (evicted keys included), by scope (kind): key or group.",
+        ty: Type::Counter,
+        seconds: false,
+        samples: |m, sample| {
+            sample(&[("kind", "key")], Value::Int(m.holds.key));
+            sample(&[("kind", "group")], Value::Int(m.holds.group));
+        },
+    },
+    Family {
+        name: "breaker_keyed_holds_capped_total",
+        help: "As breaker_holds_capped_total, for every key of a keyed group (evicted keys included).",
+        ty: Type::Counter,
+        seconds: false,
+        samples: |m, sample| sample(&[], Value::Int(m.holds.capped)),
+    },
+    Family {
+        name: "breaker_keyed_holds_released_total",
+        help: "As breaker_holds_released_total, for every key of a keyed group (evicted keys included).",
+        ty: Type::Counter,
+        seconds: false,
+        samples: |m, sample| sample(&[], Value::Int(m.holds.released)),
+    },
+    Family {
+        name: "breaker_keyed_hold_waits_bad_total",
+        help: "As breaker_hold_waits_bad_total, for every key of a keyed group (evicted keys included).",
+        ty: Type::Counter,
+        seconds: false,
+        samples: |m, sample| sample(&[], Value::Int(m.holds.bad)),
     },
     Family {
         name: "breaker_keyed_retries_total",
@@ -909,7 +1036,7 @@ mod tests {
             .latency_p99(Duration::from_millis(50))
             .timeout(Duration::from_millis(100))
             .max_concurrent(1)
-            .open_duration(Duration::from_secs(1))
+            .open(Duration::from_secs(1))
             .build()
             .unwrap();
         let registry = crate::Registry::with_clock(clock.clone());

@@ -29,13 +29,17 @@
 //! | `breaker.key` | a keyed group's key, where the integration knows it |
 //! | `breaker.verdict` | [`Verdict::as_str`]: `admitted`, `probe`, `refused`, `shadow_refused` |
 //! | `breaker.outcome` | `refused` for a refused call; for an admitted one, what the call gave: `ok` or `error` (the attribute: the fn's `Result`), `success`, `failure` or `ignored` (an integration's classified response) |
-//! | `breaker.reason` | a refused call's [`OpenReason::as_str`](crate::OpenReason::as_str): `open`, `half_open_full`, `forced_open`, `fleet_open`, `bulkhead_full`, `ramping` |
+//! | `breaker.reason` | a refused call's [`OpenReason::as_str`](crate::OpenReason::as_str): `open`, `half_open_full`, `forced_open`, `fleet_open`, `bulkhead_full`, `ramping`, `throttled` |
 //!
 //! `#[circuit_breaker]` records through [`admitted`], [`refused`] and
 //! [`Call::ended`] (so its shadow mode's admissions read `admitted`: telling
 //! them apart needs the breaker, which costs the attribute's call path an
 //! instruction); a layer or middleware records the same way around its own
-//! claim, with [`admitted_by`] and the key it knows (a host, a tenant).
+//! claim, with [`admitted_by`] (or [`admitted_owned`]) and the key it knows
+//! (a host, a tenant). The tower layer and the reqwest middleware record
+//! each call so: its verdict at the claim, or its refusal, and `success`,
+//! `failure` or `ignored` when its outcome is recorded (a reqwest response
+//! whose body is read later: when its head comes).
 //!
 //! With the `otel` feature the same keys are also set as OpenTelemetry
 //! attributes (through `tracing-opentelemetry` 0.32) on a span that did not
@@ -44,18 +48,19 @@
 //! Off by default. Without the `tracing` feature the hooks compile to
 //! nothing. With it, an attribute's call checks one relaxed load before a
 //! cold recording path (and takes a read lock of the opted-in list while only
-//! some groups opted in); keeping the permit and the refusal at hand for that
-//! path costs the attribute's call some instructions even while no group
-//! opted in, and `Breaker::call` and permits nothing. Recording runs after
-//! the claim, outside the breaker's locks.
+//! some groups opted in). The check comes after the permit's record and
+//! reads only what the call keeps anyway (the permit's probe bit, the value
+//! where the fn returns it), so while no group opted in that load and its
+//! branch are all the attribute's call pays; `Breaker::call` and permits pay
+//! nothing. Recording runs after the claim, outside the breaker's locks.
 
 use std::sync::atomic::{AtomicU8, Ordering::Relaxed};
 use std::sync::RwLock;
 
 use tracing::Span;
 
-use crate::breaker::Permit;
-use crate::{Breaker, CircuitOpen, State};
+use crate::breaker::{OwnedPermit, Permit};
+use crate::{Breaker, CircuitOpen, OpenReason, State};
 
 /// Whose calls are recorded: [`NONE`], [`SOME`] (the groups in [`GROUPS`])
 /// or [`ALL`]. One load tells a call of a group that did not opt in.
@@ -184,6 +189,48 @@ pub fn admitted_by(breaker: &Breaker, permit: &Permit<'_>, key: Option<&str>) ->
     record_admission(breaker.group(), permit, Some(breaker), key)
 }
 
+/// Records `outcome` as `breaker.outcome` on the current span if `group` is
+/// recorded: for a layer that keeps no [`Call`] from its claim to its end.
+#[inline(always)]
+pub fn ended_in(group: &str, outcome: &'static str) {
+    if RECORDED.load(Relaxed) != NONE {
+        record_outcome(group, outcome);
+    }
+}
+
+/// [`ended_in`], past the one load that tells nothing is recorded.
+#[cold]
+#[inline(never)]
+fn record_outcome(group: &str, outcome: &'static str) {
+    if records(group) {
+        set_outcome(outcome);
+    }
+}
+
+/// As [`admitted_by`], for an [`OwnedPermit`], which knows its breaker and
+/// whether shadow mode admitted it: what a layer or middleware calls.
+#[inline(always)]
+pub fn admitted_owned(permit: &OwnedPermit, key: Option<&str>) -> Call {
+    if RECORDED.load(Relaxed) == NONE {
+        return Call::off();
+    }
+    record_owned(permit, key)
+}
+
+/// [`admitted_owned`], past the one load that tells nothing is recorded.
+#[cold]
+#[inline(never)]
+fn record_owned(permit: &OwnedPermit, key: Option<&str>) -> Call {
+    let verdict = if permit.is_probe() {
+        Verdict::Probe
+    } else if permit.is_shadow_call() {
+        Verdict::ShadowRefused
+    } else {
+        Verdict::Admitted
+    };
+    admitted_as(permit.breaker().group(), verdict, key)
+}
+
 fn verdict(permit: &Permit<'_>, breaker: Option<&Breaker>) -> Verdict {
     let refusing = |b: &Breaker| !matches!(b.state(), State::Closed | State::ForcedClosed);
     if permit.is_probe() {
@@ -204,10 +251,18 @@ fn record_admission(
     breaker: Option<&Breaker>,
     key: Option<&str>,
 ) -> Call {
+    admitted_as(group, verdict(permit, breaker), key)
+}
+
+/// Records an admitted claim of `group` with its `verdict` on the current
+/// span, if the group is recorded: for a caller that knows the verdict
+/// without a permit at hand.
+#[cold]
+#[inline(never)]
+pub(crate) fn admitted_as(group: &'static str, verdict: Verdict, key: Option<&str>) -> Call {
     if !records(group) {
         return Call::off();
     }
-    let verdict = verdict(permit, breaker);
     let span = Span::current();
     set(&span, "breaker.group", group);
     if let Some(key) = key {
@@ -230,17 +285,25 @@ pub fn refused(open: &CircuitOpen, key: Option<&str>) {
 #[cold]
 #[inline(never)]
 fn record_refusal(open: &CircuitOpen, key: Option<&str>) {
-    if !records(open.group()) {
+    refused_as(open.group(), open.reason(), key);
+}
+
+/// Records a refused claim of `group` for `reason` on the current span, if
+/// the group is recorded.
+#[cold]
+#[inline(never)]
+pub(crate) fn refused_as(group: &'static str, reason: OpenReason, key: Option<&str>) {
+    if !records(group) {
         return;
     }
     let span = Span::current();
-    set(&span, "breaker.group", open.group());
+    set(&span, "breaker.group", group);
     if let Some(key) = key {
         set(&span, "breaker.key", key);
     }
     set(&span, "breaker.verdict", Verdict::Refused.as_str());
     set(&span, "breaker.outcome", "refused");
-    set(&span, "breaker.reason", open.reason().as_str());
+    set(&span, "breaker.reason", reason.as_str());
 }
 
 #[cold]

@@ -9,7 +9,9 @@ use std::time::Duration;
 use breaker_core::clock::Clock;
 use breaker_core::events::{Event, Transition};
 use breaker_core::keyed::KeyedGroup;
-use breaker_core::{Breaker, Config, ManualClock, OwnedPermit, Registry, State, Subscription};
+use breaker_core::{
+    Breaker, Config, ManualClock, OpenReason, OwnedPermit, Registry, State, Subscription,
+};
 
 use super::trace::{Change, Outcome, Trace};
 use super::{lock, Step};
@@ -23,6 +25,10 @@ pub struct Timeline {
     pub calls: u64,
     /// Calls the breaker refused.
     pub refused: u64,
+    /// Calls of those the adaptive throttle (`throttle`) refused: its
+    /// admission is a deterministic credit, so a trace replayed under the
+    /// config that recorded it is throttled as it was.
+    pub throttled: u64,
     /// Time spent open (refusing every call: open or forced open), summed
     /// over the keys of a keyed group.
     pub time_open: Duration,
@@ -60,7 +66,7 @@ pub struct Timeline {
 ///     samples: (0..5).map(|i| failure(i * 10)).collect(),
 ///     changes: Vec::new(),
 /// };
-/// let strict = Config::builder().threshold(2).open_duration(Duration::from_millis(100)).build()?;
+/// let strict = Config::builder().threshold(2).open(Duration::from_millis(100)).build()?;
 /// let timeline = replay(&trace, &strict);
 /// assert_eq!(timeline.changes[0].step, "closed -> open (tripped by consecutive_failures)");
 /// assert_eq!(timeline.changes[0].at, Duration::from_millis(11));
@@ -160,8 +166,11 @@ pub fn replay(trace: &Trace, config: &Config) -> Timeline {
             }
         };
         match claimed {
-            Err(_) => {
+            Err(refused) => {
                 timeline.refused += 1;
+                if refused.reason() == OpenReason::Throttled {
+                    timeline.throttled += 1;
+                }
                 end = end.max(at);
             }
             Ok(permit) => {

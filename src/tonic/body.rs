@@ -5,6 +5,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
+use breaker_core::hold::{HoldScope, Wait};
 use breaker_core::OwnedPermit;
 use http::HeaderMap;
 use http_body::{Body, Frame, SizeHint};
@@ -20,16 +21,22 @@ use crate::tower::{Classify, Verdict};
 pub(super) struct Recorder<C> {
     permit: OwnedPermit,
     classifier: C,
-    /// The classifier's verdict on a status, for the service's error type
-    /// (which the body does not name).
-    verdict: fn(&C, &GrpcStatus) -> Verdict,
+    /// The classifier's verdict on a status and the wait it reads in it, for
+    /// the service's error type (which the body does not name).
+    judge: fn(&C, &GrpcStatus) -> (Verdict, Wait),
+    /// What a wait the server asks for holds: the key or the group.
+    scope: HoldScope,
     /// Boxed, and made only for a call that has a deadline.
     pub(super) deadline: Option<Pin<Box<Sleep>>>,
 }
 
-/// `classifier`'s verdict on `status`, as a service with errors `E` sees it.
-fn on_status<C: Classify<GrpcStatus, E>, E>(classifier: &C, status: &GrpcStatus) -> Verdict {
-    classifier.classify(Ok(status))
+/// `classifier`'s verdict on `status` and the wait it reads there, as a
+/// service with errors `E` sees it.
+fn on_status<C: Classify<GrpcStatus, E>, E>(
+    classifier: &C,
+    status: &GrpcStatus,
+) -> (Verdict, Wait) {
+    (classifier.classify(Ok(status)), classifier.wait(Ok(status)))
 }
 
 impl<C> Recorder<C> {
@@ -37,6 +44,7 @@ impl<C> Recorder<C> {
         permit: OwnedPermit,
         classifier: C,
         deadline: Option<Pin<Box<Sleep>>>,
+        scope: HoldScope,
     ) -> Self
     where
         C: Classify<GrpcStatus, E>,
@@ -44,14 +52,25 @@ impl<C> Recorder<C> {
         Recorder {
             permit,
             classifier,
-            verdict: on_status::<C, E>,
+            judge: on_status::<C, E>,
+            scope,
             deadline,
         }
     }
 
-    /// Records the classifier's verdict on `status`.
+    /// Records the classifier's verdict on `status`, or a hold for the wait
+    /// it asks of every caller (`grpc-retry-pushback-ms` on a
+    /// `RESOURCE_EXHAUSTED`): the call then counts as ignored.
     pub(super) fn record(self, status: &GrpcStatus) {
-        let verdict = (self.verdict)(&self.classifier, status);
+        let (verdict, wait) = (self.judge)(&self.classifier, status);
+        match wait {
+            Wait::For(wait) => {
+                self.permit.hold(wait, self.scope);
+                return;
+            }
+            Wait::Bad => self.permit.breaker().count_bad_hold(),
+            Wait::None => {}
+        }
         self.settle(verdict);
     }
 

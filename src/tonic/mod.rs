@@ -168,6 +168,7 @@ mod status;
 use std::fmt;
 use std::task::{Context, Poll};
 
+use breaker_core::hold::HoldScope;
 use breaker_core::{Breaker, CircuitOpen, Config, KeyedGroup, Registry, WrongKeyType};
 use http::HeaderValue;
 use http_body::Body;
@@ -497,7 +498,14 @@ where
             Role::Server => group,
         };
         let deadline = deadline.map(|after| Box::pin(tokio::time::sleep(after)));
-        let recorder = Recorder::new::<S::Error>(permit, self.layer.classifier.clone(), deadline);
+        // A server's wait holds what the call went through: a key's breaker
+        // holds its key, the group's breaker the group.
+        let scope = match self.layer.target {
+            Target::Group(_) => HoldScope::Group,
+            Target::Authority(_) | Target::Method(_) => HoldScope::Key,
+        };
+        let recorder =
+            Recorder::new::<S::Error>(permit, self.layer.classifier.clone(), deadline, scope);
         ResponseFuture::called(self.inner.call(request), recorder)
     }
 }

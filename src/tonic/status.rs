@@ -4,6 +4,7 @@
 
 use std::time::Duration;
 
+use breaker_core::hold::Wait;
 use http::HeaderMap;
 
 use crate::tower::{Classify, Verdict};
@@ -243,9 +244,8 @@ pub const fn code_verdict(code: Code) -> Verdict {
 }
 
 /// The verdict on `RESOURCE_EXHAUSTED`: ignored. The one place that decides
-/// it, so that a server's "wait" can become a hold of the breaker where the
-/// breaker has holds; its `grpc-retry-pushback-ms` is already read
-/// ([`GrpcStatuses`]' [`retry_after`](Classify::retry_after)).
+/// it. With a `grpc-retry-pushback-ms`, the answer is a server's wait, and
+/// [`GrpcStatuses`] holds the breaker for it ([`Classify::wait`]).
 pub const fn resource_exhausted() -> Verdict {
     Verdict::Ignored
 }
@@ -291,6 +291,24 @@ impl<E> Classify<GrpcStatus, E> for GrpcStatuses {
         match (status.code(), status.pushback()?) {
             (Code::ResourceExhausted | Code::Unavailable, Pushback::After(after)) => Some(after),
             _ => None,
+        }
+    }
+
+    /// A `RESOURCE_EXHAUSTED` or `UNAVAILABLE` answer's
+    /// `grpc-retry-pushback-ms`: a wait above zero holds the breaker for that
+    /// long (the call counts as ignored, whatever its code); a negative or
+    /// unreadable one is [`Wait::Bad`], counted, and the code judged as
+    /// without it.
+    fn wait(&self, result: Result<&GrpcStatus, &E>) -> Wait {
+        let Ok(status) = result else {
+            return Wait::None;
+        };
+        match (status.code(), status.pushback()) {
+            (Code::ResourceExhausted | Code::Unavailable, Some(Pushback::After(after))) => {
+                Wait::of(after)
+            }
+            (Code::ResourceExhausted | Code::Unavailable, Some(Pushback::DoNotRetry)) => Wait::Bad,
+            _ => Wait::None,
         }
     }
 }

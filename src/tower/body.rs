@@ -9,12 +9,14 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
+use breaker_core::hold::{HoldScope, Wait};
 use breaker_core::{CircuitOpen, OwnedPermit};
 use http_body::{Body, Frame, SizeHint};
 use pin_project_lite::pin_project;
 use tower_layer::Layer;
 use tower_service::Service;
 
+use super::classify::record_classified;
 use super::{BreakerError, CircuitBreaker, CircuitBreakerLayer, Classify, HttpResponses, Verdict};
 
 pin_project! {
@@ -383,12 +385,15 @@ where
                             .map_err(BreakerError::Inner),
                     );
                 };
+                // A success is recorded at the end of its body; a hold, or
+                // any other verdict, now.
+                let holds = classifier.wait(result.as_ref()) != Wait::None;
                 Poll::Ready(match (classifier.classify(result.as_ref()), result) {
-                    (Verdict::Success, Ok(response)) => {
+                    (Verdict::Success, Ok(response)) if !holds => {
                         Ok(response.map(|body| RecordedBody::new(body, permit)))
                     }
-                    (verdict, result) => {
-                        record(permit, verdict);
+                    (_, result) => {
+                        record_classified(permit, &*classifier, result.as_ref(), HoldScope::Group);
                         result
                             .map(|response| response.map(RecordedBody::recorded))
                             .map_err(BreakerError::Inner)

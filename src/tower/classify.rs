@@ -1,8 +1,11 @@
 //! What a guarded service's outcome counts as: the [`Verdict`], the [`Classify`]
 //! trait, and the ready classifiers [`HttpResponses`] and [`Errors`].
 
+use std::time::Duration;
+
 use breaker_core::classify::status_is_failure;
-use breaker_core::{Classifier, EveryError};
+use breaker_core::hold::{HoldScope, Wait};
+use breaker_core::{Classifier, EveryError, OwnedPermit};
 
 /// What one call's outcome counts as for its breaker.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -56,6 +59,52 @@ pub trait Classify<Res, E> {
         let _ = result;
         None
     }
+
+    /// The wait the response or error asks of every caller (a `429` or `503`
+    /// with `Retry-After`): the layer [holds](crate::Breaker::hold) its
+    /// breaker for it, and the call counts as ignored, whatever
+    /// [`classify`](Self::classify) says: a server that asks to wait is not
+    /// failing. A [`Wait::Bad`] one is counted
+    /// ([`HoldCounts::bad`](crate::hold::HoldCounts::bad)) and the call judged
+    /// as without it. None by default; [`HttpResponses`] reads
+    /// [`server_wait`](super::server_wait()).
+    #[inline]
+    fn wait(&self, result: Result<&Res, &E>) -> Wait {
+        let _ = result;
+        Wait::None
+    }
+}
+
+/// Records one call's `result` under `permit`: a hold for the wait the
+/// classifier reads in it (the call then counts as ignored), else its
+/// verdict. Returns the verdict recorded and the wait held for, if any (a
+/// retry waits until the hold ends, which the core reads itself).
+pub(crate) fn record_classified<Res, E, C>(
+    permit: OwnedPermit,
+    classifier: &C,
+    result: Result<&Res, &E>,
+    scope: HoldScope,
+) -> (Verdict, Option<Duration>)
+where
+    C: Classify<Res, E> + ?Sized,
+{
+    match classifier.wait(result) {
+        Wait::For(wait) => {
+            permit.hold(wait, scope);
+            return (Verdict::Ignored, Some(wait));
+        }
+        Wait::Bad => permit.breaker().count_bad_hold(),
+        Wait::None => {}
+    }
+    let verdict = classifier.classify(result);
+    super::traced_outcome(&permit, verdict);
+    match verdict {
+        Verdict::Success => permit.success(),
+        Verdict::Failure => permit.failure(),
+        Verdict::Ignored => permit.ignore(),
+        Verdict::GroupFailure => permit.failure_of_group(),
+    }
+    (verdict, None)
 }
 
 impl<Res, E, F> Classify<Res, E> for F
@@ -126,6 +175,15 @@ impl<B, E> Classify<http::Response<B>, E> for HttpResponses {
     fn retry_after(&self, result: Result<&http::Response<B>, &E>) -> Option<std::time::Duration> {
         let response = result.ok()?;
         super::retry_after(response.status().as_u16(), response.headers())
+    }
+
+    /// `Retry-After` on a `429` or `503`, for a hold ([`server_wait`](super::server_wait())).
+    #[inline]
+    fn wait(&self, result: Result<&http::Response<B>, &E>) -> Wait {
+        match result {
+            Ok(response) => super::server_wait(response.status().as_u16(), response.headers()),
+            Err(_) => Wait::None,
+        }
     }
 }
 

@@ -30,6 +30,14 @@
 //!   records the outcome when the call finishes: the classifier's verdict on its
 //!   response or error, a failure if it panics, and *abandoned* if the future is
 //!   dropped first (a client that went away, a timeout outside this layer).
+//! - A response that asks every caller to wait (a `429` or `503` with
+//!   `Retry-After`, in seconds or as an HTTP date; [`Classify::wait`]) is no
+//!   failure: the breaker is [held](crate::Breaker::hold) for the wait (at
+//!   most the group's `max_hold_ms`), the call counts as ignored, and every
+//!   call until the hold ends is refused at once with
+//!   [`OpenReason::Held`](crate::OpenReason::Held) and the time left. A
+//!   `Retry-After` that is unreadable, negative or past holds nothing and is
+//!   counted ([`HoldCounts::bad`](crate::hold::HoldCounts::bad)).
 //! - Nothing is boxed per request: the layer holds a handle to its breaker
 //!   (a reference count, as tower's `ConcurrencyLimitLayer` holds its
 //!   semaphore), and the future is the inner future plus an
@@ -40,10 +48,24 @@
 //!   the breaker's transition mutex, as any call does (see the crate docs,
 //!   "Groups, config and speed").
 //!
+//! # Bulkhead and deadline
+//!
+//! A group with `max_concurrent` or `timeout_ms` (from its config, a file or
+//! the variables) has them enforced by the layer: a call first takes a place
+//! in the group's bulkhead, held by its future to the end of the call (a
+//! full bulkhead refuses with
+//! [`OpenReason::BulkheadFull`](crate::OpenReason::BulkheadFull), and the
+//! inner service is not called); with the `tokio` feature the admitted call
+//! races the group's deadline on tokio's timer, and a call past it is
+//! dropped, counted as a timeout (a failure) and answered with
+//! [`BreakerError::TimedOut`]. A group without them takes neither, and pays
+//! one test of a flag. The [`RetryingLayer`] enforces neither: put tower's
+//! `ConcurrencyLimitLayer` above it and a timeout layer below it.
+//!
 //! # Errors
 //!
-//! The service's error is [`BreakerError<E>`]: the inner error, or
-//! [`CircuitOpen`]. It is a `std::error::Error` (a message of its own, the
+//! The service's error is [`BreakerError<E>`]: the inner error,
+//! [`CircuitOpen`], or the group's deadline passing ([`TimedOut`]). It is a `std::error::Error` (a message of its own, the
 //! refusal or the inner error as its `source`) when `E` is one, so it goes into
 //! tower's `BoxError` (`Box<dyn Error + Send + Sync>`) or `anyhow` with `?`;
 //! [`circuit_open`] finds a refusal anywhere in such an error's chain.
@@ -102,7 +124,7 @@ mod retry_after;
 use std::fmt;
 use std::task::{Context, Poll};
 
-use breaker_core::{Breaker, CircuitOpen, Config};
+use breaker_core::{Breaker, CircuitOpen, Config, TimedOut};
 use tower_layer::Layer;
 use tower_service::Service;
 
@@ -114,7 +136,7 @@ pub(crate) use self::retry::{is_idempotent, next_attempt};
 pub use self::retry::{
     Cloned, IdempotentHttp, IdempotentMethods, Replay, RetryFuture, Retrying, RetryingLayer,
 };
-pub use self::retry_after::{retry_after, MAX_RETRY_AFTER};
+pub use self::retry_after::{retry_after, server_wait};
 
 /// The type-erased error tower stacks use: `Box<dyn Error + Send + Sync>`.
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -161,7 +183,7 @@ impl CircuitBreakerLayer {
     /// use std::time::Duration;
     /// use breakerbox::{registry, tower::CircuitBreakerLayer, Config};
     ///
-    /// let config = Config::builder().threshold(3).open_duration(Duration::from_secs(10)).build()?;
+    /// let config = Config::builder().threshold(3).open(Duration::from_secs(10)).build()?;
     /// let layer = CircuitBreakerLayer::with_config("docs-payments", &config);
     /// assert!(layer.breaker().same_as(&registry().get("docs-payments").unwrap()));
     /// # Ok::<(), breakerbox::ConfigError>(())
@@ -225,8 +247,17 @@ impl<S, C: Clone> Layer<S> for CircuitBreakerLayer<C> {
             breaker: self.breaker.clone(),
             classifier: self.classifier.clone(),
             refusal: None,
+            guarded: guarded(&self.breaker),
         }
     }
+}
+
+/// Whether calls through `breaker` take a bulkhead slot (`max_concurrent`) or
+/// race a deadline (`timeout_ms`, with the `tokio` feature): both are fixed
+/// for a breaker's life, so a service asks once.
+fn guarded(breaker: &Breaker) -> bool {
+    let config = breaker.config();
+    config.max_concurrent().is_some() || (cfg!(feature = "tokio") && config.timeout().is_some())
 }
 
 /// A service behind a circuit breaker; made by [`CircuitBreakerLayer`].
@@ -237,6 +268,9 @@ pub struct CircuitBreaker<S, C = HttpResponses> {
     /// Set by a `poll_ready` that found the circuit refusing: the next `call`
     /// refuses, and the inner service, not made ready, is not called.
     refusal: Option<CircuitOpen>,
+    /// The group has `max_concurrent` or `timeout_ms`: calls take the
+    /// guarded path.
+    guarded: bool,
 }
 
 impl<S, C> CircuitBreaker<S, C> {
@@ -269,6 +303,7 @@ impl<S: Clone, C: Clone> Clone for CircuitBreaker<S, C> {
             breaker: self.breaker.clone(),
             classifier: self.classifier.clone(),
             refusal: None,
+            guarded: self.guarded,
         }
     }
 }
@@ -306,16 +341,104 @@ where
         if self.refusal.is_some() {
             return self.refuse();
         }
+        if self.guarded {
+            return self.call_guarded(request);
+        }
         match self.breaker.try_acquire_owned() {
             Ok(permit) => {
+                traced_admission(&permit);
                 ResponseFuture::called(self.inner.call(request), permit, self.classifier.clone())
             }
-            Err(open) => ResponseFuture::refused(open),
+            Err(open) => ResponseFuture::refused(traced_refusal(open)),
         }
     }
 }
 
+/// Records an admitted call's verdict on the current span
+/// ([`observe::span`](crate::observe::span), feature `tracing`).
+#[inline(always)]
+pub(crate) fn traced_admission(permit: &breaker_core::OwnedPermit) {
+    #[cfg(feature = "tracing")]
+    if crate::observe::span::any_recorded() {
+        use crate::observe::span::{admitted_as, Verdict};
+        // By value: the permit keeps no address for this path.
+        let verdict = match (permit.is_probe(), permit.is_shadow_call()) {
+            (true, _) => Verdict::Probe,
+            (false, true) => Verdict::ShadowRefused,
+            (false, false) => Verdict::Admitted,
+        };
+        let _ = admitted_as(permit.breaker().group(), verdict, None);
+    }
+    #[cfg(not(feature = "tracing"))]
+    let _ = permit;
+}
+
+/// Records a refusal on the current span (feature `tracing`), and gives it
+/// back.
+#[inline(always)]
+fn traced_refusal(open: CircuitOpen) -> CircuitOpen {
+    #[cfg(feature = "tracing")]
+    crate::observe::span::refused(&open, None);
+    open
+}
+
+/// Records a call's classified outcome on the current span (feature
+/// `tracing`): past one relaxed load, the group read only on the recording
+/// path.
+#[inline(always)]
+pub(crate) fn traced_outcome(permit: &breaker_core::OwnedPermit, verdict: Verdict) {
+    #[cfg(feature = "tracing")]
+    if crate::observe::span::any_recorded() {
+        record_outcome(permit.breaker().group(), verdict);
+    }
+    #[cfg(not(feature = "tracing"))]
+    let _ = (permit, verdict);
+}
+
+/// [`traced_outcome`], past the load that tells something is recorded.
+#[cfg(feature = "tracing")]
+#[cold]
+#[inline(never)]
+fn record_outcome(group: &str, verdict: Verdict) {
+    crate::observe::span::ended_in(
+        group,
+        match verdict {
+            Verdict::Success => "success",
+            // A failure of the whole keyed group is a failure to the span.
+            Verdict::Failure | Verdict::GroupFailure => "failure",
+            Verdict::Ignored => "ignored",
+        },
+    );
+}
+
 impl<S, C> CircuitBreaker<S, C> {
+    /// A call of a group with `max_concurrent` or `timeout_ms`: a bulkhead
+    /// slot first (a full bulkhead refuses with
+    /// [`OpenReason::BulkheadFull`](crate::OpenReason::BulkheadFull)), then
+    /// the claim, then the inner call raced against the group's deadline.
+    /// The slot and the deadline live in the response future.
+    #[cold]
+    #[inline(never)]
+    fn call_guarded<Req>(&mut self, request: Req) -> ResponseFuture<S::Future, C>
+    where
+        S: Service<Req>,
+        C: Clone,
+    {
+        let slot = match self.breaker.enter_bulkhead_owned() {
+            Ok(slot) => slot,
+            Err(open) => return ResponseFuture::refused(traced_refusal(open)),
+        };
+        match self.breaker.try_acquire_owned() {
+            Ok(permit) => {
+                traced_admission(&permit);
+                let deadline = self.breaker.config().timeout();
+                let future = self.inner.call(request);
+                ResponseFuture::guarded(future, permit, self.classifier.clone(), slot, deadline)
+            }
+            Err(open) => ResponseFuture::refused(traced_refusal(open)),
+        }
+    }
+
     /// Readiness when the circuit may refuse, or refused at the last look:
     /// whether it refuses now (then `call` refuses without calling the inner
     /// service). Out of line, so that the closed path stays small enough for
@@ -334,7 +457,7 @@ impl<S, C> CircuitBreaker<S, C> {
     #[cold]
     #[inline(never)]
     fn refuse<F>(&mut self) -> ResponseFuture<F, C> {
-        ResponseFuture::refused(self.refusal_now())
+        ResponseFuture::refused(traced_refusal(self.refusal_now()))
     }
 
     /// The refusal of a call after a `poll_ready` that found the circuit
@@ -388,6 +511,9 @@ pub enum BreakerError<E> {
     Open(CircuitOpen),
     /// The inner service was called and failed with this error.
     Inner(E),
+    /// The call ran past the group's `timeout_ms` and was dropped (a
+    /// failure the breaker counts); with the `tokio` feature.
+    TimedOut(TimedOut),
 }
 
 impl<E> BreakerError<E> {
@@ -400,15 +526,15 @@ impl<E> BreakerError<E> {
     pub fn open(&self) -> Option<&CircuitOpen> {
         match self {
             BreakerError::Open(open) => Some(open),
-            BreakerError::Inner(_) => None,
+            _ => None,
         }
     }
 
-    /// The inner service's error, if it was called.
+    /// The inner service's error, if it was called and failed on its own.
     pub fn into_inner(self) -> Option<E> {
         match self {
             BreakerError::Inner(e) => Some(e),
-            BreakerError::Open(_) => None,
+            _ => None,
         }
     }
 
@@ -422,6 +548,7 @@ impl<E> BreakerError<E> {
         match self {
             BreakerError::Open(open) => Box::new(open),
             BreakerError::Inner(e) => e.into(),
+            BreakerError::TimedOut(late) => Box::new(late),
         }
     }
 }
@@ -439,6 +566,7 @@ impl<E> fmt::Display for BreakerError<E> {
         f.write_str(match self {
             BreakerError::Open(_) => "the circuit breaker refused the call",
             BreakerError::Inner(_) => "the service behind the circuit breaker failed",
+            BreakerError::TimedOut(_) => "the call ran past its group's deadline",
         })
     }
 }
@@ -448,6 +576,7 @@ impl<E: std::error::Error + 'static> std::error::Error for BreakerError<E> {
         match self {
             BreakerError::Open(open) => Some(open),
             BreakerError::Inner(e) => Some(e),
+            BreakerError::TimedOut(late) => Some(late),
         }
     }
 }

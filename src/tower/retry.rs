@@ -8,14 +8,16 @@ use std::pin::Pin;
 use std::task::{ready, Context, Poll};
 use std::time::Duration;
 
+use breaker_core::hold::HoldScope;
 use breaker_core::{Attempts, Breaker, OwnedPermit, Retry, RetryPolicy, Timer};
 use pin_project_lite::pin_project;
 use tower_layer::Layer;
 use tower_service::Service;
 
+use super::classify::record_classified;
 use super::{
     BreakerError, CircuitBreaker, CircuitBreakerLayer, Classify, HttpResponses, ResponseFuture,
-    Verdict, MAX_RETRY_AFTER,
+    Verdict,
 };
 use crate::timeout::DefaultTimer;
 
@@ -148,10 +150,13 @@ pub(crate) fn is_idempotent(method: &http::Method) -> bool {
 /// After an attempt whose outcome is recorded as `verdict`: the wait before
 /// the next attempt, or `None` when the call ends with this one. A failure is
 /// retried; an ignored answer only when the server asked for it again with a
-/// delay (a `429` with `Retry-After`); never a success, a request that cannot
-/// be replayed, or one whose server asks to wait longer than
-/// [`MAX_RETRY_AFTER`]. The rest (retries left, the circuit still admitting,
-/// the deadline, the budget) is the core's decision.
+/// delay (a `429` with `Retry-After`, which holds the breaker: the retry
+/// waits the hold out); never a success, a request that cannot be replayed,
+/// or one whose server asks to wait longer than the policy's own cap on a
+/// wait ([`RetryPolicy::delay_cap`]): that wait stays a hold, which answers
+/// every caller at once until it ends. The rest (retries left, the circuit
+/// still admitting once a hold ends, the deadline, the budget) is the core's
+/// decision.
 pub(crate) fn next_attempt(
     breaker: &Breaker,
     retry: &Retry,
@@ -165,7 +170,8 @@ pub(crate) fn next_attempt(
         Verdict::Failure | Verdict::GroupFailure => true,
         Verdict::Ignored => hint.is_some(),
     };
-    if !asked || !replayable || hint.is_some_and(|wait| wait > MAX_RETRY_AFTER) {
+    let cap = retry.effective_policy().delay_cap();
+    if !asked || !replayable || hint.is_some_and(|wait| wait > cap) {
         attempts.finish(retry);
         return None;
     }
@@ -219,8 +225,11 @@ impl<C> CircuitBreakerLayer<C> {
     /// wait. No retry waits once a failure opened the circuit. An ignored
     /// answer is not retried, except one that asks for it with a delay (a `429`
     /// with `Retry-After`, see [`Classify::retry_after`]); a server's delay is
-    /// the next wait's floor, never shortened, and one longer than
-    /// [`MAX_RETRY_AFTER`] ends the call with that answer.
+    /// the next wait's floor, never shortened. A server's wait
+    /// ([`Classify::wait`]) holds the breaker: the call that met it retries
+    /// once the hold ends, if the wait is within the policy's cap on a wait
+    /// ([`RetryPolicy::delay_cap`]), and ends with that answer otherwise;
+    /// every other call is refused at once with the hold's time left.
     ///
     /// ```
     /// use std::convert::Infallible;
@@ -339,6 +348,9 @@ impl<S, C: Clone, P: Clone, Tm: Clone> Layer<S> for RetryingLayer<C, P, Tm> {
                 breaker: self.breaker.clone(),
                 classifier: self.classifier.clone(),
                 refusal: None,
+                // The retry's attempts are made by `RetryFuture`, not by the
+                // guard's `call`.
+                guarded: false,
             },
             replay: self.replay.clone(),
             timer: self.timer.clone(),
@@ -589,14 +601,9 @@ impl<S, Req, C, P, Tm> Again<S, Req, C, P, Tm> {
     where
         C: Classify<Res, E>,
     {
-        let verdict = self.classifier.classify(result);
-        let hint = self.classifier.retry_after(result);
-        match verdict {
-            Verdict::Success => permit.success(),
-            Verdict::Failure => permit.failure(),
-            Verdict::Ignored => permit.ignore(),
-            Verdict::GroupFailure => permit.failure_of_group(),
-        }
+        let (verdict, asked) =
+            record_classified(permit, &self.classifier, result, HoldScope::Group);
+        let hint = asked.or_else(|| self.classifier.retry_after(result));
         next_attempt(
             &self.breaker,
             made_retry(&self.breaker),

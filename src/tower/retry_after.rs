@@ -1,16 +1,12 @@
 //! The server's delay in an HTTP answer: [`retry_after`] reads `Retry-After`
-//! on a `429` or `503`, and [`MAX_RETRY_AFTER`] bounds what a retry waits for.
+//! on a `429` or `503` for a retry's next wait, and [`server_wait`] reads it
+//! without loss for a hold (see [`breakerbox::hold`](crate::hold)).
 
 use std::time::{Duration, SystemTime};
 
+use breaker_core::hold::Wait;
 use http::header::{DATE, RETRY_AFTER};
 use http::HeaderMap;
-
-/// The longest `Retry-After` a retry waits for. A server asking for longer
-/// (a maintenance window, a day's quota) is not retried: its answer is
-/// returned at once, with the header, for the caller to act on. A wait is
-/// never cut short of what the server asked.
-pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
 
 /// The delay a `429 Too Many Requests` or `503 Service Unavailable` answer
 /// asks for in its `Retry-After` header, in either form: whole seconds
@@ -21,8 +17,8 @@ pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
 ///
 /// `None` for any other status, without the header, or when the header is
 /// not one of the two forms (a bad header is ignored, as if absent). Seconds
-/// too many for a `u64` read as `u64::MAX` seconds, which a retry then
-/// declines as longer than [`MAX_RETRY_AFTER`].
+/// too many for a `u64` read as `u64::MAX` seconds, which a hold caps at the
+/// group's `max_hold_ms`.
 ///
 /// ```
 /// use std::time::Duration;
@@ -41,20 +37,75 @@ pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
 /// assert_eq!(retry_after(503, &headers), None);
 /// ```
 pub fn retry_after(status: u16, headers: &HeaderMap) -> Option<Duration> {
+    match read(status, headers)? {
+        Ok(wait) => Some(wait),
+        Err(Bad::Past) => Some(Duration::ZERO),
+        Err(Bad::Unreadable) => None,
+    }
+}
+
+/// What a `429 Too Many Requests` or `503 Service Unavailable` answer asks of
+/// every caller, read as [`retry_after`] reads it, for a hold:
+/// [`Wait::For`] a delay above zero; [`Wait::Bad`] a header that is there but
+/// not usable (not whole seconds or an HTTP date, negative, a date already
+/// past), which an integration counts and otherwise ignores; [`Wait::None`]
+/// for `Retry-After: 0`, any other status, or no header. Never panics;
+/// a delay too long for a `Duration`'s seconds is `u64::MAX` seconds, which
+/// the hold caps at `max_hold_ms`.
+///
+/// ```
+/// use std::time::Duration;
+/// use breakerbox::hold::Wait;
+/// use breakerbox::tower::server_wait;
+///
+/// let mut headers = http::HeaderMap::new();
+/// headers.insert("retry-after", "5".parse().unwrap());
+/// assert_eq!(server_wait(429, &headers), Wait::For(Duration::from_secs(5)));
+/// assert_eq!(server_wait(200, &headers), Wait::None);
+/// headers.insert("retry-after", "-5".parse().unwrap());
+/// assert_eq!(server_wait(429, &headers), Wait::Bad);
+/// ```
+pub fn server_wait(status: u16, headers: &HeaderMap) -> Wait {
+    match read(status, headers) {
+        None => Wait::None,
+        Some(Ok(wait)) => Wait::of(wait),
+        Some(Err(_)) => Wait::Bad,
+    }
+}
+
+/// Why a `Retry-After` there gives no delay.
+enum Bad {
+    /// Neither whole seconds nor an HTTP date.
+    Unreadable,
+    /// A date at or before the answer's.
+    Past,
+}
+
+/// The `Retry-After` of an answer whose status asks for one: `None` without
+/// it (or for another status), the delay, or why it gives none.
+fn read(status: u16, headers: &HeaderMap) -> Option<Result<Duration, Bad>> {
     if status != 429 && status != 503 {
         return None;
     }
-    let value = headers.get(RETRY_AFTER)?.to_str().ok()?.trim();
+    let value = headers.get(RETRY_AFTER)?;
+    let Ok(value) = value.to_str().map(str::trim) else {
+        return Some(Err(Bad::Unreadable));
+    };
     if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) {
-        return Some(Duration::from_secs(value.parse().unwrap_or(u64::MAX)));
+        return Some(Ok(Duration::from_secs(value.parse().unwrap_or(u64::MAX))));
     }
-    let at = httpdate::parse_http_date(value).ok()?;
+    let Ok(at) = httpdate::parse_http_date(value) else {
+        return Some(Err(Bad::Unreadable));
+    };
     let now = headers
         .get(DATE)
         .and_then(|date| date.to_str().ok())
         .and_then(|date| httpdate::parse_http_date(date).ok())
         .unwrap_or_else(SystemTime::now);
-    Some(at.duration_since(now).unwrap_or(Duration::ZERO))
+    Some(match at.duration_since(now) {
+        Ok(wait) if !wait.is_zero() => Ok(wait),
+        _ => Err(Bad::Past),
+    })
 }
 
 #[cfg(test)]
@@ -78,7 +129,7 @@ mod tests {
             assert_eq!(retry_after(429, &h(bad)), None, "{bad:?}");
         }
         let huge = retry_after(503, &h("99999999999999999999999")).unwrap();
-        assert!(huge > MAX_RETRY_AFTER);
+        assert_eq!(huge, Duration::from_secs(u64::MAX));
         assert_eq!(retry_after(200, &h("3")), None);
         assert_eq!(retry_after(502, &h("3")), None);
     }
@@ -105,5 +156,33 @@ mod tests {
         // Without a `Date`, a date in 1994 is long past by this machine's clock.
         let no_date = headers(&[("retry-after", "Sun, 06 Nov 1994 08:50:00 GMT")]);
         assert_eq!(retry_after(429, &no_date), Some(Duration::ZERO));
+    }
+
+    #[test]
+    fn a_wait_for_a_hold_tells_bad_values_apart_from_none() {
+        let h = |v: &str| headers(&[("retry-after", v)]);
+        assert_eq!(server_wait(429, &h("5")), Wait::For(Duration::from_secs(5)));
+        assert_eq!(server_wait(503, &h("5")), Wait::For(Duration::from_secs(5)));
+        assert_eq!(server_wait(429, &h("0")), Wait::None);
+        assert_eq!(server_wait(429, &HeaderMap::new()), Wait::None);
+        assert_eq!(server_wait(500, &h("5")), Wait::None);
+        for bad in ["-1", "1.5", "2s", "", "tomorrow"] {
+            assert_eq!(server_wait(429, &h(bad)), Wait::Bad, "{bad:?}");
+        }
+        let past = headers(&[
+            ("date", "Sun, 06 Nov 1994 08:49:37 GMT"),
+            ("retry-after", "Sun, 06 Nov 1994 08:00:00 GMT"),
+        ]);
+        assert_eq!(server_wait(429, &past), Wait::Bad);
+        assert_eq!(
+            server_wait(429, &h("99999999999999999999999")),
+            Wait::For(Duration::from_secs(u64::MAX))
+        );
+        let mut opaque = HeaderMap::new();
+        opaque.insert(
+            "retry-after",
+            http::HeaderValue::from_bytes(b"\xff").unwrap(),
+        );
+        assert_eq!(server_wait(429, &opaque), Wait::Bad);
     }
 }

@@ -296,6 +296,9 @@ impl Inner {
         let (word, step) = self.drive(self.word(), Input::Force(state));
         drop(guard);
         self.execute(word, step, None);
+        if step.next.is_some() {
+            self.released_by_force(word);
+        }
     }
 
     /// What a step taken on `from` and swapped in does next, in one place for
@@ -323,7 +326,9 @@ impl Inner {
             | Act::RampOver
             | Act::Probe { .. }
             | Act::Refuse { .. }
-            | Act::Hold => {}
+            | Act::Hold
+            | Act::Release
+            | Act::ReleaseProbe => {}
         }
         if let Some(transition) = step.change(from) {
             let open_for = open_for
@@ -336,9 +341,14 @@ impl Inner {
     #[cold]
     #[inline(never)]
     pub(super) fn publish(&self, t: Change, open_for: Option<u64>) {
-        if let Some(judge) = self.guards.judge() {
+        if let Some(level) = self.guards.group_level() {
+            // A trip took its place with `reserve_open` before it was made.
             let tripped = matches!(t.kind, ChangeKind::Tripped(_));
-            judge.key_moved(t.from, t.to, tripped);
+            match (admits(t.from), admits(t.to)) {
+                (true, false) if !tripped => level.key_stopped(),
+                (false, true) => level.key_resumed(t.to == State::Closed),
+                _ => {}
+            }
         }
         let name = self.name;
         let open_for = open_for.map(Duration::from_nanos);
@@ -397,4 +407,10 @@ impl Inner {
             _ => log::info!("circuit `{name}` set to {} by hand", t.to),
         }
     }
+}
+
+/// Whether a breaker in `state` admits calls on its own (as its group level
+/// counts keys).
+fn admits(state: State) -> bool {
+    matches!(state, State::Closed | State::ForcedClosed)
 }

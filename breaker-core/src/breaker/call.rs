@@ -11,6 +11,26 @@ use crate::counters::Counter;
 use crate::error::{CallError, CircuitOpen, OpenReason, TimedOut};
 use crate::timeout::{within, Timer};
 
+/// A [`BulkheadSlot`] that holds a handle to its breaker, so that it can live
+/// in a value that outlives the [`Breaker`] it was taken from (a response
+/// future, a spawned task); made by
+/// [`Breaker::enter_bulkhead_owned`]. Freed when dropped, as a
+/// `BulkheadSlot` is.
+#[must_use = "the slot is freed when dropped: hold it for the whole call"]
+#[derive(Debug)]
+pub struct OwnedBulkheadSlot {
+    /// `None` for a group without a bulkhead.
+    held: Option<Breaker>,
+}
+
+impl Drop for OwnedBulkheadSlot {
+    fn drop(&mut self) {
+        if let Some(bulkhead) = self.held.as_ref().and_then(|b| b.bulkhead()) {
+            bulkhead.leave();
+        }
+    }
+}
+
 impl Breaker {
     /// Runs `f` if the breaker admits it, counting every `Err` as a failure.
     /// A panic in `f` is recorded as a failure and goes on unwinding.
@@ -92,6 +112,33 @@ impl Breaker {
             Some(slot) => Ok(slot),
             None => Err(self.bulkhead_full()),
         }
+    }
+
+    /// [`enter_bulkhead`](Self::enter_bulkhead), for a slot that holds its
+    /// own handle to this breaker: an integration's response future keeps it
+    /// to the end of the call.
+    ///
+    /// ```
+    /// # use breaker_core as breakerbox;
+    /// use breakerbox::{Breaker, Config, OpenReason};
+    ///
+    /// let breaker = Breaker::new("docs-owned-slot", Config::builder().max_concurrent(1).build()?);
+    /// let slot = breaker.enter_bulkhead_owned()?;
+    /// assert_eq!(breaker.enter_bulkhead().unwrap_err().reason(), OpenReason::BulkheadFull);
+    /// drop(slot);
+    /// assert!(breaker.enter_bulkhead().is_ok());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn enter_bulkhead_owned(&self) -> Result<OwnedBulkheadSlot, CircuitOpen> {
+        let held = self.enter_bulkhead()?.keep();
+        Ok(OwnedBulkheadSlot {
+            held: held.then(|| self.clone()),
+        })
+    }
+
+    /// The group's bulkhead, if it has one.
+    pub(crate) fn bulkhead(&self) -> Option<&crate::bulkhead::Bulkhead> {
+        self.inner.guards.bulkhead.as_ref()
     }
 
     #[cold]

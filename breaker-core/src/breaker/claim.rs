@@ -6,9 +6,12 @@ use super::transition::{self, Act, Input, Readings, Refusal, Step};
 use crate::clock::COARSE_LAG_MAX;
 use crate::counters::Counter;
 use crate::error::OpenReason;
+use crate::events::{Event, ThrottleChange};
+use crate::hold::{HoldScope, HoldUntil};
 use crate::ramp::Admission;
 use crate::state::{Refusing, State, Word};
 use crate::sync::Ordering::*;
+use crate::throttle::{Edge, Judged};
 
 /// What a claim that left the fast path comes to: admitted (the permit's copy of
 /// the word and when the call started, 0 when nothing times it) or refused (why,
@@ -19,7 +22,8 @@ use crate::sync::Ordering::*;
 /// a word in a state no admitted permit has (open or forced open); its probe
 /// field says "half-open and full" (1) or "open by the fleet" (2), and its
 /// success field whether `retry_after` is there. Only this type reads or writes
-/// that code. A ramp's refusal is kind 3, a keyed group's own breaker's 4.
+/// that code. A ramp's refusal is kind 3, the throttle's 4, a hold's 5 (key) or 6
+/// (group), a keyed group's own breaker's 7 ([`GROUP_KIND`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) struct ClaimCode {
     code: Word,
@@ -27,7 +31,7 @@ pub(super) struct ClaimCode {
 }
 
 /// The kind of a keyed group's own breaker's refusals in a [`ClaimCode`].
-const GROUP_KIND: u32 = 4;
+const GROUP_KIND: u32 = 7;
 
 /// A [`ClaimCode`] taken apart: what `Breaker::try_acquire` matches on.
 pub(super) enum Claimed {
@@ -57,6 +61,9 @@ impl ClaimCode {
             Refusal::HalfOpenFull => (State::Open, 1),
             Refusal::Fleet => (State::Open, 2),
             Refusal::Ramping => (State::Open, 3),
+            Refusal::Throttled => (State::Open, 4),
+            Refusal::Held(HoldScope::Key) => (State::Open, 5),
+            Refusal::Held(HoldScope::Group) => (State::Open, 6),
             Refusal::Group => (State::Open, GROUP_KIND),
             Refusal::ForcedOpen => (State::ForcedOpen, 0),
         };
@@ -81,6 +88,9 @@ impl ClaimCode {
                     (_, 1) => OpenReason::HalfOpenFull,
                     (_, 2) => OpenReason::Fleet,
                     (_, 3) => OpenReason::Ramping,
+                    (_, 4) => OpenReason::Throttled,
+                    (_, 5) => OpenReason::Held(HoldScope::Key),
+                    (_, 6) => OpenReason::Held(HoldScope::Group),
                     (_, _) => OpenReason::Group,
                 },
                 retry_after: code.code_flag().then_some(self.value),
@@ -109,6 +119,10 @@ impl Readings for Inner {
     #[inline(always)]
     fn lease_until(&self) -> u64 {
         self.lease_until.load(Acquire)
+    }
+
+    fn hold(&self) -> HoldUntil {
+        self.hold_until()
     }
 }
 
@@ -198,14 +212,84 @@ impl Inner {
     }
 
     /// The claims that admit, and may move the breaker: open to half-open,
-    /// probe slots, a ramp's credit. Reads the word afresh.
+    /// probe slots, a ramp's credit, the throttle's. Reads the word afresh.
     #[inline(always)]
     fn acquire_moving(&self) -> ClaimCode {
         let word = self.word();
         if word.admits_outright() {
             return self.admit_timed(word);
         }
+        if word.is_throttled() {
+            return self.acquire_throttled(word);
+        }
         self.acquire_stepping(word)
+    }
+
+    /// A claim on a throttled word: the throttle's admission first, then the
+    /// breaker's claim, as for any word. The throttle judges the claims of a
+    /// closed or half-open breaker: an open one refuses as open (and the claim
+    /// that finds its open time over goes as the probe), a forced-closed one
+    /// admits without asking (an operator's order), as `Breaker::refusal`
+    /// tells. Shadow mode admits what the throttle refuses and counts it in
+    /// `shadow_refused`. A held word is judged by its hold first.
+    #[cold]
+    #[inline(never)]
+    fn acquire_throttled(&self, word: Word) -> ClaimCode {
+        // A hold refuses before the throttle is asked: the server's own wait.
+        if !word.is_held() && matches!(word.state(), State::Closed | State::HalfOpen) {
+            if let Some(refused) = self.throttle_claim(word) {
+                return refused;
+            }
+        }
+        if word.admits_past_throttle() {
+            let started = if word.is_timed() { self.clock.now() } else { 0 };
+            return ClaimCode::admitted(word.marked(), started);
+        }
+        self.acquire_stepping(word)
+    }
+
+    /// The throttle's judgement of one claim on `word`: the refusal, or `None`
+    /// for a claim that goes on to the breaker. Tells the start or stop of
+    /// throttling this claim found.
+    fn throttle_claim(&self, word: Word) -> Option<ClaimCode> {
+        let (throttle, rules) = self
+            .throttle
+            .as_deref()
+            .zip(self.config().throttle_rules())?;
+        let now = throttle.now(&self.clock);
+        let (judged, edge) = throttle.admit(now, &rules);
+        if let Some(edge) = edge {
+            self.tell_throttle(edge, throttle.reject_share(now, &rules));
+        }
+        let Judged::Refused { retry_after } = judged else {
+            return None;
+        };
+        if word.is_shadow() {
+            self.counters.bump(Counter::ShadowRefused);
+            return None;
+        }
+        throttle.refused(now);
+        Some(self.refuse(Refusal::Throttled, Some(retry_after)))
+    }
+
+    /// Logs and tells the start or stop of throttling.
+    #[cold]
+    fn tell_throttle(&self, edge: Edge, reject_share: f64) {
+        let throttling = edge == Edge::Started;
+        if throttling {
+            log::info!(
+                "group `{}`: throttling, refusing {:.1}% of calls",
+                self.name,
+                reject_share * 100.0
+            );
+        } else {
+            log::info!("group `{}`: throttling stopped", self.name);
+        }
+        self.events.tell_other(&Event::Throttle(ThrottleChange {
+            group: self.name,
+            throttling,
+            reject_share,
+        }));
     }
 
     /// A closed, timed word (slow calls or latency judged): admitted with the
@@ -224,6 +308,20 @@ impl Inner {
     fn acquire_stepping(&self, mut word: Word) -> ClaimCode {
         loop {
             let step = transition::step(word, Input::Claim, self.config(), self);
+            if step.act == Act::Release {
+                self.release_expired();
+                word = self.word();
+                continue;
+            }
+            if step.act == Act::ReleaseProbe {
+                match self.release_probe() {
+                    Some(code) => return code,
+                    None => {
+                        word = self.word();
+                        continue;
+                    }
+                }
+            }
             if step.act == Act::Ramp {
                 match self.ramp_claim(word) {
                     Ok(code) => return code,
@@ -322,6 +420,9 @@ mod tests {
             Refusal::Fleet,
             Refusal::ForcedOpen,
             Refusal::Ramping,
+            Refusal::Throttled,
+            Refusal::Held(HoldScope::Key),
+            Refusal::Held(HoldScope::Group),
             Refusal::Group,
         ] {
             for retry_after in [None, Some(0), Some(7), Some(u64::MAX)] {

@@ -1,5 +1,6 @@
-//! The public [`Breaker`] handle: construction, the fast claim, the `call`
-//! helpers, the pure questions and manual control.
+//! The public [`Breaker`] handle: construction, the fast claim, the pure
+//! questions and manual control (the other `impl Breaker` files are listed in
+//! the module's docs).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -19,6 +20,7 @@ use crate::policy::Policy;
 use crate::retry::RetrySlot;
 use crate::state::{State, Word};
 use crate::sync::{AtomicU64, Ordering::*};
+use crate::throttle::Throttle;
 
 /// A circuit breaker. Cloning is cheap and shares the same breaker.
 ///
@@ -54,7 +56,7 @@ impl Breaker {
     /// use breakerbox::{Breaker, Config, ManualClock, State};
     ///
     /// let clock = ManualClock::new();
-    /// let config = Config::builder().threshold(1).open_duration(Duration::from_secs(1)).build().unwrap();
+    /// let config = Config::builder().threshold(1).open(Duration::from_secs(1)).build().unwrap();
     /// let breaker = Breaker::with_clock("db", config, clock.clone());
     /// breaker.try_acquire().unwrap().failure();
     /// assert!(!breaker.would_admit());
@@ -132,11 +134,16 @@ impl Breaker {
         jitter_salt: u32,
         group_level: bool,
     ) -> Self {
-        let judged_key = retry.as_ref().is_some_and(|slot| slot.judge().is_some());
+        let judged_key = retry.as_ref().is_some_and(|slot| slot.level().is_some());
         let policy = Policy::new(&config, &clock);
         // A histogram times every call, as slow-call judging does.
         let timed = policy.needs_clock() || config.histogram().is_some();
-        let word = Word::initial(timed, policy.is_window()).with_shadow(config.shadow());
+        let throttle = config
+            .throttle_rules()
+            .map(|rules| Box::new(Throttle::new(&rules, &clock)));
+        let word = Word::initial(timed, policy.is_window())
+            .with_shadow(config.shadow())
+            .with_throttle(config.throttle().is_some());
         Breaker {
             inner: Arc::new(Inner::new(
                 Hot {
@@ -152,6 +159,7 @@ impl Breaker {
                 config.open_nanos(),
                 Hub::new(word.generation(), inherited),
                 Guards::new(&config, histogram, retry),
+                throttle,
             )),
         }
     }
@@ -207,6 +215,7 @@ impl Breaker {
     }
 
     /// The group this breaker guards.
+    #[inline]
     pub fn group(&self) -> &'static str {
         self.inner.name
     }
@@ -281,7 +290,7 @@ impl Breaker {
     /// use breakerbox::{Breaker, Config, ManualClock, OpenReason};
     ///
     /// let clock = ManualClock::new();
-    /// let config = Config::builder().threshold(1).open_duration(Duration::from_secs(1)).build()?;
+    /// let config = Config::builder().threshold(1).open(Duration::from_secs(1)).build()?;
     /// let breaker = Breaker::with_clock("quotes", config, clock.clone());
     /// assert!(breaker.refusal().is_none());
     /// breaker.try_acquire().unwrap().failure();
@@ -301,6 +310,24 @@ impl Breaker {
         if word.is_shadow() && word.state() != State::ForcedOpen {
             // Shadow mode admits every claim a forced open does not refuse.
             return None;
+        }
+        if let Some(held) = inner.held(word) {
+            let open_left = (word.state() == State::Open)
+                .then(|| inner.reopen_at.load(Acquire))
+                .map(|until| Duration::from_nanos(until.saturating_sub(inner.clock.now_coarse())));
+            let left = open_left.map_or(held.remaining, |open| open.max(held.remaining));
+            return Some(CircuitOpen::new(
+                inner.name,
+                OpenReason::Held(held.scope),
+                Some(nanos(left)),
+            ));
+        }
+        if let Some(retry_after) = inner.throttle_refusal(word) {
+            return Some(CircuitOpen::new(
+                inner.name,
+                OpenReason::Throttled,
+                Some(retry_after),
+            ));
         }
         let (reason, until) = match word.state() {
             State::Closed if word.is_ramping() => {
@@ -484,7 +511,7 @@ impl crate::fleet::FleetControl for Breaker {
 }
 
 /// Nanoseconds, saturating: a `Duration` past `u64::MAX` nanos is forever.
-fn nanos(d: Duration) -> u64 {
+pub(super) fn nanos(d: Duration) -> u64 {
     u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
 

@@ -12,9 +12,10 @@ use crate::metrics::{Metrics, RampMetrics, WindowMetrics};
 use crate::policy::Policy;
 use crate::state::{State, Word};
 use crate::sync::{AtomicPtr, AtomicU64, Mutex, Ordering::*};
+use crate::throttle::Throttle;
 
-/// The shared state of one breaker: 384 bytes in two parts, so that with the
-/// `Arc`'s counts an idle breaker's whole heap is 512 bytes.
+/// The shared state of one breaker: 512 bytes in two parts, so that with the
+/// `Arc`'s counts an idle breaker's whole heap is 640 bytes.
 ///
 /// The first 128 bytes (one line pair, as `crossbeam_utils::CachePadded` would
 /// give) hold what a call reads, and what is written rarely: with the word (a
@@ -68,11 +69,15 @@ pub(super) struct Inner {
     /// groups that set `max_concurrent`, `timeout_ms`, `latency_p99_ms` or
     /// `histogram_ms`, or retry.
     pub(super) guards: Guards,
+    /// The adaptive throttle (`throttle`): its tally, credit and count; `None`
+    /// for a group without it, whose calls never read this. Boxed: its
+    /// buckets are written by every verdict.
+    pub(super) throttle: Option<Box<Throttle>>,
 }
 
 // The layout the doc above promises, where the word's line pair is 128 bytes.
 #[cfg(all(not(loom), target_arch = "x86_64"))]
-const _: () = assert!(size_of::<Inner>() == 384 && std::mem::offset_of!(Inner, config) == 128);
+const _: () = assert!(size_of::<Inner>() == 512 && std::mem::offset_of!(Inner, config) == 128);
 
 /// A field of no size that starts the next one on a new line pair (the
 /// alignment `crossbeam_utils::CachePadded` uses on x86-64 and aarch64, where the prefetcher
@@ -98,6 +103,7 @@ impl Inner {
         open_for: u64,
         events: Hub,
         guards: Guards,
+        throttle: Option<Box<Throttle>>,
     ) -> Self {
         Inner {
             hot,
@@ -115,6 +121,7 @@ impl Inner {
             lease_until: AtomicU64::new(0),
             events,
             guards,
+            throttle,
         }
     }
 }
@@ -264,6 +271,9 @@ impl Inner {
         if word.is_shadow() && word.state() != State::ForcedOpen {
             return true;
         }
+        if self.held(word).is_some() || self.throttle_refusal(word).is_some() {
+            return false;
+        }
         match word.state() {
             State::Closed if word.is_ramping() => self
                 .events
@@ -278,6 +288,21 @@ impl Inner {
                     || self.clock.reached(self.lease_until.load(Acquire))
             }
         }
+    }
+
+    /// The throttle's refusal of a claim on `word` now, without taking credit:
+    /// the nanos until its window moves on, or `None` when the throttle would
+    /// let the claim go on to the breaker (or the group has none, or the
+    /// breaker is forced or open: those refuse or admit without asking it).
+    pub(super) fn throttle_refusal(&self, word: Word) -> Option<u64> {
+        if !word.is_throttled() || !matches!(word.state(), State::Closed | State::HalfOpen) {
+            return None;
+        }
+        let (throttle, rules) = self
+            .throttle
+            .as_deref()
+            .zip(self.config().throttle_rules())?;
+        throttle.refusal(throttle.now(&self.clock), &rules)
     }
 
     /// Sets the word's shadow bit to `on`, whatever the word does meanwhile;
@@ -327,6 +352,13 @@ impl Inner {
                 Some(self.lease_until.load(Acquire).saturating_sub(now()))
             }
             _ => None,
+        };
+        // A hold in force refuses until the later of its end and the state's.
+        let held = self.held(word);
+        let retry_after = match (retry_after, held) {
+            (Some(state), Some(held)) => Some(state.max(nanos_of(held.remaining))),
+            (None, Some(held)) => Some(nanos_of(held.remaining)),
+            (state, None) => state,
         };
         // A ramp that ran its length is over, though no claim has ended it yet.
         let ramp = self
@@ -395,8 +427,25 @@ impl Inner {
             call_durations: (self.guards.histogram())
                 .filter(|h| !h.keyed && h.shown)
                 .map(|h| h.read()),
+            throttled: self.throttle.as_deref().map_or(0, |t| t.throttled()),
+            throttle: self
+                .throttle
+                .as_deref()
+                .zip(self.config().throttle_rules())
+                .map(|(throttle, rules)| throttle.metrics(throttle.now(&self.clock), &rules)),
+            held,
+            holds: self
+                .events
+                .started_hold()
+                .map(|cell| cell.counts())
+                .unwrap_or_default(),
         }
     }
+}
+
+/// A duration's nanos, saturating.
+fn nanos_of(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
 
 #[cfg(all(test, not(loom)))]
@@ -449,7 +498,7 @@ mod tests {
         live.set(
             Config::builder()
                 .threshold(1)
-                .open_duration(std::time::Duration::from_secs(30))
+                .open(std::time::Duration::from_secs(30))
                 .build()
                 .unwrap(),
         );

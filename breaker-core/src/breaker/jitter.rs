@@ -61,6 +61,23 @@ pub(super) fn full(ceiling: u64, name: &str, clock: &ClockSource, draw: u64) -> 
 /// Mixed into the key of retry draws.
 const RETRY_SALT: u64 = 0x5245_5452_5921_0001;
 
+/// A hold's release spread: uniform in `[0, ceiling]`, the `draw`-th of the
+/// breaker `name` (a keyed group's key: `salt`, its hash) on `clock`, keyed
+/// as [`apply`]'s draws are (and apart from them and from retries').
+pub(super) fn spread(ceiling: u64, name: &str, salt: u64, clock: &ClockSource, draw: u64) -> u64 {
+    let key = match clock.jitter_seed() {
+        Some(seed) => seed,
+        None => process_key(),
+    } ^ fnv1a(name)
+        ^ salt
+        ^ HOLD_SALT;
+    let bits = mix(key.wrapping_add(draw.wrapping_mul(STEP)));
+    ((u128::from(bits) * (u128::from(ceiling) + 1)) >> 64) as u64
+}
+
+/// Mixed into the key of a hold's release draws.
+const HOLD_SALT: u64 = 0x484f_4c44_5245_4c01;
+
 /// A random key, the same for the whole process.
 fn process_key() -> u64 {
     static KEY: OnceLock<u64> = OnceLock::new();

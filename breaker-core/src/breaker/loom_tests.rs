@@ -42,7 +42,7 @@ fn due_breaker(config: Config) -> (Breaker, ManualClock) {
 fn config(half_open_probes: u32) -> Config {
     Config::builder()
         .threshold(1)
-        .open_duration(Duration::from_millis(10))
+        .open(Duration::from_millis(10))
         .half_open_probes(half_open_probes)
         .probe_timeout(Duration::from_millis(100))
         .build()

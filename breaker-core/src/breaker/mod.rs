@@ -1,22 +1,34 @@
 //! One circuit breaker: the public [`Breaker`] handle, the [`Permit`] a claim
 //! returns, and the state machine behind them.
 //!
-//! - `handle`: the public API (claims, questions, manual control);
-//! - `call`, `call_future`: the call helpers that claim, run and record;
-//! - `inner`: the state the handles share, with the word's load and swap;
-//! - `transition`: the state machine as a pure function (`step`) of the word,
-//!   an input and the readings it needs;
-//! - `claim`: the thin layer that runs it on claims that find the breaker
-//!   anything but plainly closed;
-//! - `settle`: verdicts, timed, counted and fed to the failure policy
-//!   ([`crate::policy`]), whose trip names the rule that tripped;
-//! - `apply`: the swap loop for every other input, the opens under the
-//!   transition lock, and `execute`, the one place a swapped-in step's counts
-//!   and transition are carried out;
-//! - `permit`: the permit and the classifiers that judge its error;
-//! - `reconfigure`: live changes of the config;
-//! - `retry`: the attempts of a retried call against the group's budget;
-//! - `jitter`: the draw that spreads each open's duration.
+//! A `Breaker` is a handle on an `Inner`, the state its clones share. Both
+//! types' methods are split by what drives them, one file each, below the
+//! module that defines the type:
+//!
+//! | file | `impl Breaker` | `impl Inner` |
+//! |---|---|---|
+//! | `handle` | the type; making one, the claim, the pure questions, manual control | |
+//! | `call`, `call_future` | the call helpers: claim, run, record | |
+//! | `permit` | the owned claim (`try_acquire_owned`), beside the permits | |
+//! | `reconfigure` | live changes of the config | |
+//! | `retry` | the attempts of a retried call against the group's budget | |
+//! | `hold` | holds (the server asked to wait): taken, released, asked about | |
+//! | `inner` | | the type and its layout; the word's load and swap, the pure questions, metrics |
+//! | `claim` | | claims that find the word anything but plainly closed |
+//! | `settle` | | verdicts: timed, counted, fed to the failure policy ([`crate::policy`]) |
+//! | `apply` | | every other input (trips, opens, closes, forcing, the fleet's), and `execute`, the one place a swapped-in step's counts and transition are carried out |
+//!
+//! Below them all, `transition` is the state machine as a pure function
+//! (`step`) of the word, an input and the readings it needs (its table of
+//! cases in `transition/tests.rs`), and `jitter` the draw that spreads each
+//! open's duration and each hold's end; `loom_tests` races the word under loom.
+//!
+//! The breaker's state is the word, the open's and the lease's deadlines and
+//! the open duration in `Inner`; the traffic ramp a close starts is kept in the
+//! box a breaker allocates on its first move, beside its events
+//! ([`crate::events`]'s hub): a ramp only follows a close, so an idle breaker
+//! carries none of it, and `Inner`'s layout (two line pairs) has no room for
+//! it inline.
 //!
 //! A claim on a plain word (closed, untimed, no window, no failures to reset)
 //! is a permit at once, and its success, finding the word unchanged, is one
@@ -27,6 +39,7 @@ mod call;
 mod call_future;
 mod claim;
 mod handle;
+mod hold;
 mod inner;
 mod jitter;
 pub(crate) mod permit;
@@ -38,7 +51,9 @@ mod transition;
 #[cfg(all(test, loom))]
 mod loom_tests;
 
+pub use self::call::OwnedBulkheadSlot;
 pub use self::handle::Breaker;
+pub(crate) use self::hold::hold_deadline;
 pub(crate) use self::permit::Classifier;
 pub use self::permit::{OwnedPermit, Permit};
 pub(crate) use self::reconfigure::check_change;

@@ -121,7 +121,7 @@ impl<E: ?Sized> Classifier<E> for EveryError {
 /// ```
 #[must_use = "a permit records an outcome: call `success`, `failure` or `record`, or the call counts as abandoned"]
 pub struct Permit<'a> {
-    inner: &'a Inner,
+    pub(super) inner: &'a Inner,
     /// The breaker's word at the claim: its generation, and whether this is a
     /// probe (a half-open word) or a call. [Marked](Word::marked) unless the
     /// call's success needs nothing but a count when it finds this same word.
@@ -291,6 +291,14 @@ impl<'a> Permit<'a> {
         let this = ManuallyDrop::new(self);
         this.inner.settle(this.admitted, this.started, verdict);
     }
+
+    /// Settles a call whose answer was a server's wait: ignored by the failure
+    /// policy, and a reject for the adaptive throttle (the dependency did not
+    /// take the call).
+    pub(super) fn settle_held(mut self) {
+        self.admitted = self.inner.throttle_rejected(self.admitted);
+        self.finish(Verdict::Ignored);
+    }
 }
 
 /// A [`Permit`] that holds a handle to its breaker, so that it can live in a
@@ -365,16 +373,62 @@ impl OwnedPermit {
 
     /// As [`Permit::is_shadow_call`]: whether shadow mode admitted this call
     /// in place of a refusal.
+    #[inline]
     pub fn is_shadow_call(&self) -> bool {
         self.admitted.is_shadow_call()
     }
 
+    /// As [`Permit::is_probe`]: whether this permit holds a half-open probe
+    /// slot.
+    #[inline]
+    pub fn is_probe(&self) -> bool {
+        self.admitted.state() == State::HalfOpen
+    }
+
     /// The breaker this permit was claimed from.
+    #[inline]
     pub fn breaker(&self) -> &Breaker {
         &self.breaker
     }
 
+    /// The call ran past its deadline `after` and was dropped (drop it first):
+    /// recorded as a timed-out call is everywhere (a failure, a slow call,
+    /// counted in `timeouts`), and its error returned. For an integration
+    /// that races the group's [`timeout`](crate::Config::timeout) on a timer
+    /// of its own.
+    ///
+    /// ```
+    /// # use breaker_core as breakerbox;
+    /// use std::time::Duration;
+    /// use breakerbox::{Breaker, Config, State};
+    ///
+    /// let breaker = Breaker::new("docs-owned-late", Config::builder().threshold(1).build()?);
+    /// let late = breaker.try_acquire_owned()?.timed_out(Duration::from_millis(200));
+    /// assert_eq!(late.group(), "docs-owned-late");
+    /// assert_eq!(breaker.metrics().timeouts, 1);
+    /// assert_eq!(breaker.state(), State::Open);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn timed_out(self, after: std::time::Duration) -> crate::TimedOut {
+        let mut this = ManuallyDrop::new(self);
+        let inner = &this.breaker.inner;
+        inner.counters.bump(crate::counters::Counter::Timeouts);
+        let nanos = u64::try_from(after.as_nanos()).unwrap_or(u64::MAX);
+        inner.settle_timed_out(this.admitted, this.started, nanos);
+        let late = crate::TimedOut::new(inner.name, after);
+        // SAFETY: `this` is never dropped (`ManuallyDrop`) nor used again, so
+        // its breaker is dropped once, here.
+        unsafe { ManuallyDrop::drop(&mut this.breaker) };
+        late
+    }
+
     #[inline(always)]
+    /// As [`Permit::settle_held`].
+    pub(super) fn settle_held(mut self) {
+        self.admitted = self.breaker.inner.throttle_rejected(self.admitted);
+        self.finish(Verdict::Ignored);
+    }
+
     fn finish(self, verdict: Verdict) {
         let mut this = ManuallyDrop::new(self);
         this.breaker

@@ -1,7 +1,7 @@
 //! Live reconfiguration of a [`Breaker`], and the error that refuses a change
 //! it cannot make without dropping what the breaker has counted.
 
-use std::time::Duration;
+use breaker_rules::{Class, KeyValue, KEYS};
 
 use super::handle::Breaker;
 use crate::config::{Config, FailurePolicy};
@@ -31,8 +31,11 @@ impl Breaker {
     /// (claims time calls, and the window judges slowness, only for a group
     /// that has them). Such a change takes a restart (or a new group).
     ///
-    /// Refused as well: any change of `max_concurrent`, `timeout_ms` or
-    /// `histogram_ms`. The bulkhead, whether calls are timed out and the
+    /// Refused as well: any change of `max_concurrent`, `timeout_ms`,
+    /// `histogram_ms` or `throttle_window_ms`, and turning `throttle` on or off
+    /// (its window reads unset without it).
+    /// `throttle`, `throttle_max_reject` and `throttle_min_rps` change live,
+    /// judged from the next claim against what the throttle's window holds. The bulkhead, whether calls are timed out and the
     /// histogram's buckets (and whether claims read the clock for it) are built
     /// with the breaker; a reload that changed them would report success while
     /// the breaker kept the old ones.
@@ -93,70 +96,36 @@ pub(crate) fn check_change(
             fixed: None,
         });
     }
-    let millis = |d: Option<Duration>| d.map(|d| d.as_millis() as u64);
-    // The p99 rule is the window's slow-call rule, built with the breaker:
-    // its bound may change, not whether there is one.
-    let (was_p99, asked_p99) = (millis(now.latency_p99()), millis(config.latency_p99()));
-    let asked_p99 = match (was_p99, asked_p99) {
-        (Some(_), Some(_)) => was_p99,
-        _ => asked_p99,
-    };
-    let fixed = [
-        (
-            "max_concurrent",
-            now.max_concurrent().map(u64::from),
-            config.max_concurrent().map(u64::from),
-        ),
-        (
-            "timeout_ms",
-            millis(now.timeout()),
-            millis(config.timeout()),
-        ),
-        ("latency_p99_ms", was_p99, asked_p99),
-        // Claims time calls, and the buckets are laid out, for the
-        // breaker's life.
-        (
-            "histogram_ms",
-            millis(now.histogram()),
-            millis(config.histogram()),
-        ),
-        // A keyed group's group level is built with it: whether there is
-        // one is fixed, the shares may change.
-        bound_share(
-            "systemic_share",
-            now.systemic_share(),
-            config.systemic_share(),
-        ),
-        bound_share("max_open_keys", now.max_open_keys(), config.max_open_keys()),
-    ];
-    match fixed.into_iter().find(|(_, was, asked)| was != asked) {
+    // What the table classes `Fixed` is laid out with the breaker, and for a
+    // `Bound` key whether it is set: neither may change while it runs.
+    let fixed = KEYS.iter().find_map(|key| {
+        let (was, asked) = (now.value(key.name), config.value(key.name));
+        let changed = match key.class {
+            Class::Live => false,
+            Class::Bound => was.is_some() != asked.is_some(),
+            Class::Fixed => was != asked,
+        };
+        changed.then_some(FixedKey {
+            key: key.name,
+            was,
+            asked,
+        })
+    });
+    match fixed {
         None => Ok(()),
-        Some((key, was, asked)) => Err(PolicyChange {
+        Some(fixed) => Err(PolicyChange {
             group,
             policies: Box::new([from, to]),
-            fixed: Some(Box::new(FixedKey { key, was, asked })),
+            fixed: Some(Box::new(fixed)),
         }),
     }
 }
 
-/// A share that may change while set, as `check_change` compares fixed keys:
-/// in whole percent, and the same on both sides while set on both.
-fn bound_share(
-    key: &'static str,
-    was: Option<f64>,
-    asked: Option<f64>,
-) -> (&'static str, Option<u64>, Option<u64>) {
-    let percent = |share: Option<f64>| share.map(|s| (s * 100.0).round() as u64);
-    match (was, asked) {
-        (Some(_), Some(_)) => (key, percent(was), percent(was)),
-        _ => (key, percent(was), percent(asked)),
-    }
-}
-
 /// [`Breaker::reconfigure`] was asked to change the failure policy of a live
-/// breaker in a way that would drop what it has counted, or a key fixed when
-/// the breaker was built (`max_concurrent`, `timeout_ms`, whether `latency_p99_ms` is set,
-/// `histogram_ms`).
+/// breaker in a way that would drop what it has counted, or a key laid out
+/// when the breaker was built: a key the table of keys classes fixed
+/// (`max_concurrent`, `timeout_ms`, `histogram_ms`, ...), or whether a key it
+/// classes bound is set (`latency_p99_ms`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct PolicyChange {
     group: &'static str,
@@ -170,8 +139,8 @@ pub struct PolicyChange {
 #[derive(Clone, Debug, PartialEq)]
 struct FixedKey {
     key: &'static str,
-    was: Option<u64>,
-    asked: Option<u64>,
+    was: Option<KeyValue>,
+    asked: Option<KeyValue>,
 }
 
 impl PolicyChange {
@@ -190,10 +159,10 @@ impl PolicyChange {
         self.policies[1]
     }
 
-    /// The key fixed at construction that was asked to change
-    /// (`"max_concurrent"`, `"timeout_ms"`, `"latency_p99_ms"` or
-    /// `"histogram_ms"`); `None` when
-    /// the failure policy was what was refused.
+    /// The key fixed at construction that was asked to change (one the table
+    /// of keys classes fixed, or a bound one set or cleared: `"max_concurrent"`,
+    /// `"timeout_ms"`, `"latency_p99_ms"`, ...); `None` when the failure policy
+    /// was what was refused.
     pub fn key(&self) -> Option<&'static str> {
         self.fixed.as_ref().map(|fixed| fixed.key)
     }
@@ -202,15 +171,19 @@ impl PolicyChange {
 impl std::fmt::Display for PolicyChange {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         if let Some(fixed) = &self.fixed {
-            let show = |value: Option<u64>| match value {
-                Some(value) => value.to_string(),
+            let show = |value: Option<KeyValue>| match value {
+                Some(KeyValue::U32(v)) => v.to_string(),
+                Some(KeyValue::U64(v)) => v.to_string(),
+                Some(KeyValue::F64(v)) => v.to_string(),
+                Some(KeyValue::Bool(v)) => v.to_string(),
                 None => "unset".to_owned(),
             };
             return write!(
                 f,
                 "group `{}` is live with `{}` {}; a live reconfiguration cannot \
-                 change it to {} (the bulkhead, the window's slow-call rule, the \
-                 call-duration histogram and call timing are built with the breaker): restart to apply it",
+                 change it to {} (it is laid out with the breaker, as the bulkhead, the \
+                 window's slow-call rule, the call-duration histogram and call timing \
+                 are): restart to apply it",
                 self.group,
                 fixed.key,
                 show(fixed.was),
@@ -237,10 +210,79 @@ impl std::error::Error for PolicyChange {}
 mod tests {
     use std::sync::Arc;
 
+    use breaker_rules::{Class, KeyValue, Role, Values, KEYS};
+
+    use crate::config::ConfigBuilder;
     use crate::{Breaker, Config, Registry, Resolution};
 
     fn with_threshold(threshold: u32) -> Config {
         Config::builder().threshold(threshold).build().unwrap()
+    }
+
+    /// A count window with `key` set to `value` (or left unset), when the
+    /// rules take that.
+    fn window_with(key: &str, value: Option<KeyValue>) -> Option<Config> {
+        let mut values = Values {
+            window_calls: Some(20),
+            ..Values::EMPTY
+        };
+        if let Some(value) = value {
+            values.set(key, value);
+        }
+        ConfigBuilder::from_values(values).build().ok()
+    }
+
+    /// Two values of a key's type.
+    fn samples(like: KeyValue) -> [KeyValue; 2] {
+        match like {
+            KeyValue::U32(_) => [KeyValue::U32(2), KeyValue::U32(3)],
+            KeyValue::U64(_) => [KeyValue::U64(100), KeyValue::U64(200)],
+            KeyValue::F64(_) => [KeyValue::F64(0.5), KeyValue::F64(0.75)],
+            KeyValue::Bool(_) => [KeyValue::Bool(true), KeyValue::Bool(false)],
+        }
+    }
+
+    /// The keys a live breaker keeps are the table's classes, key by key: a
+    /// key added as fixed or bound is refused without a list to add it to.
+    #[test]
+    fn a_live_change_is_judged_by_the_class_the_table_gives_each_key() {
+        let mut judged = 0;
+        for key in KEYS.iter().filter(|k| k.role != Role::Picks) {
+            let ty = match key.ty {
+                breaker_rules::Ty::U32 => KeyValue::U32(0),
+                breaker_rules::Ty::U64 => KeyValue::U64(0),
+                breaker_rules::Ty::F64 => KeyValue::F64(0.0),
+                breaker_rules::Ty::Bool => KeyValue::Bool(false),
+            };
+            let [one, other] = samples(ty);
+            let (Some(set), Some(reset)) = (
+                window_with(key.name, Some(one)),
+                window_with(key.name, Some(other)),
+            ) else {
+                continue;
+            };
+            let unset = window_with(key.name, None).unwrap();
+            let breaker = Breaker::new("db", set);
+            // Refused: `Some` with the key named, or with `None` when the
+            // window's keys refused it as a change of policy.
+            let refused = |to: &Config| breaker.check_reconfigure(to).err().map(|e| e.key());
+            let named = |key: &'static str| Some(Some(key));
+            let (cleared, changed) = match key.class {
+                Class::Live => (None, None),
+                Class::Bound => (named(key.name), None),
+                Class::Fixed => (named(key.name), named(key.name)),
+            };
+            if set.value(key.name) != unset.value(key.name) {
+                let refusal = refused(&unset);
+                assert!(
+                    refusal == cleared || (cleared.is_some() && refusal == Some(None)),
+                    "{key:?} cleared: {refusal:?}"
+                );
+            }
+            assert_eq!(refused(&reset), changed, "{key:?} changed");
+            judged += 1;
+        }
+        assert!(judged > 10, "{judged} keys judged");
     }
 
     /// Each config published is kept until the breaker drops: a reload that
@@ -282,7 +324,7 @@ mod tests {
                     Ok(Resolution {
                         config: Config::builder()
                             .threshold(5)
-                            .open_duration(std::time::Duration::from_secs(5))
+                            .open(std::time::Duration::from_secs(5))
                             .build()
                             .unwrap(),
                         overrides: vec![],

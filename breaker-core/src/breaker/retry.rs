@@ -291,6 +291,47 @@ impl Breaker {
         }
     }
 
+    /// As [`verdict`](Self::verdict), with retry apart from record:
+    /// `retry_on` decides which errors are retried, `classifier` which count
+    /// as failures. An error retried and not a failure (a `429` whose wait is
+    /// its hint) is ignored in the breaker and repeated after the wait.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn verdict_on<T, E, C, R>(
+        &self,
+        retry: &Retry,
+        attempts: &mut RetryAttempts,
+        permit: Permit<'_>,
+        result: Result<T, E>,
+        classifier: &C,
+        retry_on: &R,
+        hint: Option<Duration>,
+    ) -> RetryVerdict<Result<T, E>>
+    where
+        C: Classifier<E> + ?Sized,
+        R: Fn(&E) -> bool + ?Sized,
+    {
+        attempts.deposit_first(retry);
+        let error = match result {
+            Ok(value) => {
+                permit.success();
+                return RetryVerdict::Done(Ok(value));
+            }
+            Err(error) => error,
+        };
+        if classifier.is_failure(&error) {
+            permit.failure();
+        } else {
+            permit.ignore();
+        }
+        if !retry_on(&error) {
+            return RetryVerdict::Done(Err(error));
+        }
+        match self.retry_delay(retry, attempts, hint) {
+            Some(delay) => RetryVerdict::Again(delay),
+            None => RetryVerdict::Done(Err(error)),
+        }
+    }
+
     /// After an attempt whose outcome the caller recorded itself (an
     /// integration that judges responses, or records a success only when a
     /// body ends): the first attempt earns the budget its share, and the
@@ -329,7 +370,8 @@ impl Breaker {
         let inner = &*self.inner;
         let policy = retry.effective_policy();
         let number = attempts.next_retry;
-        if number > policy.retries() || !self.would_admit() {
+        // A hold in force is waited out: the retry goes once it ends.
+        if number > policy.retries() || !self.would_admit_past_hold() {
             return None;
         }
         let drawn = jitter::full(
@@ -338,7 +380,10 @@ impl Breaker {
             &inner.clock,
             retry.next_draw(),
         );
-        let delay = Duration::from_nanos(drawn).max(hint.unwrap_or(Duration::ZERO));
+        let held = self.held().map_or(Duration::ZERO, |held| held.remaining);
+        let delay = Duration::from_nanos(drawn)
+            .max(hint.unwrap_or(Duration::ZERO))
+            .max(held);
         let now = inner.clock.now();
         if let (Some(deadline), false) = (policy.overall_deadline(), attempts.started == UNTIMED) {
             let end = attempts

@@ -39,6 +39,11 @@ impl Inner {
     #[cold]
     #[inline(never)]
     fn settle_slow(&self, admitted: Word, started: u64, verdict: Verdict, at_least: u64) {
+        // Only the call let through to end a hold is admitted on a closed,
+        // held word (shadow and forced-closed calls are forced-closed copies).
+        if admitted.is_held() && admitted.state() == State::Closed {
+            return self.settle_release_probe(admitted, started, verdict, at_least);
+        }
         // Only timed words carry a start (every group with a slow-call rule
         // or a histogram is timed); an untimed call's duration is read by no one.
         let ended =
@@ -46,6 +51,9 @@ impl Inner {
         let lasted = ended.map_or(0, |now| now.saturating_sub(started).max(at_least));
         if ended.is_some() {
             self.time_call(lasted, verdict);
+        }
+        if admitted.is_throttled() {
+            self.throttle_settled(verdict);
         }
         let word = self.word();
         let generation = admitted.generation();
@@ -79,9 +87,9 @@ impl Inner {
             ended,
         };
         // A key of a keyed group that judges as one tells its group level
-        // (see `keyed::judge`); nothing of it stays live across the record.
+        // (see `level`); nothing of it stays live across the record.
         if self.judged_key && closed {
-            self.tell_judge(admitted, failed);
+            self.tell_level(admitted, failed);
         }
         let tripped = (self.hot.policy).record(&self.hot.word, generation, outcome, &self.clock);
         if let Some(cause) = tripped.filter(|_| closed) {
@@ -96,10 +104,10 @@ impl Inner {
     /// A closed key's outcome told to its group level.
     #[cold]
     #[inline(never)]
-    fn tell_judge(&self, admitted: Word, failed: bool) {
-        if let Some(judge) = self.guards.judge() {
+    fn tell_level(&self, admitted: Word, failed: bool) {
+        if let Some(level) = self.guards.group_level() {
             let windowed = self.hot.policy.is_window();
-            judge.key_outcome(failed, admitted.failures() != 0, windowed);
+            level.key_outcome(failed, admitted.failures() != 0, windowed);
         }
     }
 
@@ -109,9 +117,9 @@ impl Inner {
     /// one's; a failure otherwise.
     #[cold]
     pub(super) fn failure_of_group(&self, admitted: Word) -> Verdict {
-        match self.guards.judge() {
-            Some(judge) if admitted.state() == State::Closed => {
-                judge.group_failure(self.hot.policy.is_window());
+        match self.guards.group_level() {
+            Some(level) if admitted.state() == State::Closed => {
+                level.group_failure(self.hot.policy.is_window());
                 Verdict::Ignored
             }
             _ => Verdict::Failure,
@@ -123,17 +131,50 @@ impl Inner {
     #[cold]
     #[inline(never)]
     fn trip_judged(&self, generation: u64, cause: TripCause) {
-        let Some(judge) = self.guards.judge() else {
+        let Some(level) = self.guards.group_level() else {
             // Not reached: a judged key's slot holds its group level for life.
             self.trip_on(generation, cause);
             return;
         };
-        if !judge.reserve_open() {
-            return judge.key_past_cap();
+        if !level.reserve_open() {
+            return level.key_past_cap();
         }
         if !self.trip_on(generation, cause) {
-            judge.release_open();
+            level.release_open();
         }
+    }
+
+    /// Counts the request of a call a throttled group admitted: accepted when
+    /// the dependency answered it (a success, an error the classifier
+    /// ignores). Whatever its generation: a late answer is an answer.
+    /// Counts a request the dependency refused with a wait (a hold) in the
+    /// throttle of `admitted`'s group, and returns the word to settle the call
+    /// on: without the throttle, so that its ignored verdict is not counted
+    /// again as an accept.
+    pub(super) fn throttle_rejected(&self, admitted: Word) -> Word {
+        if !admitted.is_throttled() {
+            return admitted;
+        }
+        if let Some(throttle) = self.throttle.as_deref() {
+            throttle.record(throttle.now(&self.clock), false);
+        }
+        admitted.without_throttle()
+    }
+
+    fn throttle_settled(&self, verdict: Verdict) {
+        if let Some(throttle) = self.throttle.as_deref() {
+            let accepted = matches!(verdict, Verdict::Success | Verdict::Ignored);
+            throttle.record(throttle.now(&self.clock), accepted);
+        }
+    }
+
+    /// The verdict of the call let through to end a hold: recorded as any
+    /// closed call's, then the hold ends, unless its answer held again.
+    #[cold]
+    #[inline(never)]
+    fn settle_release_probe(&self, admitted: Word, started: u64, verdict: Verdict, at_least: u64) {
+        self.settle_slow(admitted.with_held(false), started, verdict, at_least);
+        self.end_release_probe();
     }
 
     /// Counts a call that lasted `lasted` nanos and ended by `verdict` in the

@@ -6,6 +6,7 @@
 use crate::config::Config;
 use crate::error::OpenReason;
 use crate::events::TripCause;
+use crate::hold::{HoldScope, HoldUntil};
 use crate::state::{State, Word};
 
 /// How a permit's call ended.
@@ -66,6 +67,8 @@ pub(super) trait Readings {
     fn reopen_at(&self) -> u64;
     /// Until when the probes in flight hold their slots.
     fn lease_until(&self) -> u64;
+    /// When the hold ends, and its scope: read only on a held word.
+    fn hold(&self) -> HoldUntil;
 }
 
 /// What [`step`] decided: the word to swap in (`None`: leave it), what to do
@@ -106,10 +109,18 @@ pub(super) enum Act {
     Stale,
     /// Write the fleet's new end of the current open.
     Hold,
+    /// The hold's deadline passed on an open or half-open word: `next` is
+    /// the word released (same generation). The thin layer releases it under
+    /// the transition lock, so that a hold set meanwhile is not lost, and
+    /// claims again.
+    Release,
+    /// The hold's deadline (or the lease of the call let through to end it)
+    /// passed on a closed word: the thin layer admits this claim as the one
+    /// call that ends the hold, under the transition lock, and leases it.
+    ReleaseProbe,
 }
 
-/// Why the state machine refuses a claim: the [`OpenReason`]s a claim can
-/// give. (A full bulkhead refuses before any claim: it is no answer of the
+/// Why a claim is refused: the [`OpenReason`]s a claim can give. (A full bulkhead refuses before any claim: it is no answer of the
 /// state machine, so it has no value here.)
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Refusal {
@@ -123,6 +134,11 @@ pub(super) enum Refusal {
     ForcedOpen,
     /// Closed and ramping: the ramp's credit did not admit the claim.
     Ramping,
+    /// The adaptive throttle's credit did not admit the claim (decided before
+    /// the state machine is asked, in the claim layer).
+    Throttled,
+    /// Held: the server asked to wait, and the hold has not ended.
+    Held(HoldScope),
     /// A keyed group's own breaker refuses: open or half-open and full.
     Group,
 }
@@ -137,16 +153,19 @@ impl Refusal {
             Refusal::Fleet => OpenReason::Fleet,
             Refusal::ForcedOpen => OpenReason::ForcedOpen,
             Refusal::Ramping => OpenReason::Ramping,
+            Refusal::Throttled => OpenReason::Throttled,
+            Refusal::Held(scope) => OpenReason::Held(scope),
             Refusal::Group => OpenReason::Group,
         }
     }
 
-    /// The refusal as a keyed group's own breaker tells it: a forced open
-    /// stays one.
+    /// The refusal as a keyed group's own breaker tells it: its open and
+    /// half-open refusals are the group's; a forced open, a ramp, a throttle
+    /// and a hold say what they are.
     #[inline(always)]
     pub(super) const fn of_group(self) -> Refusal {
         match self {
-            Refusal::ForcedOpen | Refusal::Ramping => self,
+            Refusal::ForcedOpen | Refusal::Ramping | Refusal::Throttled | Refusal::Held(_) => self,
             _ => Refusal::Group,
         }
     }
@@ -283,14 +302,16 @@ pub(super) fn step(word: Word, input: Input, config: &Config, at: &impl Readings
 /// Set by hand to `state`: a transition into a new generation, unless the
 /// breaker is in `state` already. Then nothing is told and the generation
 /// stays, so calls in flight keep their outcomes; a reset of a closed word
-/// clears its failure count and ends its ramp.
+/// clears its failure count and ends its ramp. Either way a hold ends: the
+/// operator's hand outranks the server's wait.
 fn forced(word: Word, state: State) -> Step {
+    let unheld = word.with_held(false);
     if word.state() != state {
-        return Step::to(word.next(state), Act::Nothing, ChangeKind::Forced);
+        return Step::to(unheld.next(state), Act::Nothing, ChangeKind::Forced);
     }
     let next = match state {
-        State::Closed => word.ramp_done().with_failures(0),
-        _ => word,
+        State::Closed => unheld.ramp_done().with_failures(0),
+        _ => unheld,
     };
     if next == word {
         Step::stay(Act::Nothing)
@@ -311,6 +332,9 @@ pub(super) const fn open_refusal(word: Word) -> Refusal {
 
 #[inline(always)]
 fn claim(word: Word, config: &Config, at: &impl Readings) -> Step {
+    if word.is_held() {
+        return held(word, at);
+    }
     match word.state() {
         State::Closed if word.is_ramping() => Step::stay(Act::Ramp),
         State::Closed | State::ForcedClosed => Step::stay(Act::Admit),
@@ -361,6 +385,40 @@ fn claim(word: Word, config: &Config, at: &impl Readings) -> Step {
             Step::to(next, act, ChangeKind::LeaseReclaimed { probes })
         }
     }
+}
+
+/// A claim on a held word. Before the hold's deadline (confirmed near it by
+/// a precise reading, as an open's is) it is refused as held, with the time
+/// the hold has left, or the later end of an open circuit under it; manual
+/// control outranks a hold (forced open refuses as forced, forced closed
+/// admits). Past the deadline a closed word lets this claim through as the
+/// one call that ends the hold (the others wait for its answer); an open or
+/// half-open word is released, and the claim goes on as a claim on the word
+/// without the hold (an open circuit whose time ran out meanwhile still
+/// takes its probe).
+#[cold]
+fn held(word: Word, at: &impl Readings) -> Step {
+    match word.state() {
+        State::ForcedOpen => return refuse(Refusal::ForcedOpen, None),
+        State::ForcedClosed => return Step::stay(Act::Admit),
+        _ => {}
+    }
+    let HoldUntil { until, scope, .. } = at.hold();
+    let mut now = at.coarse();
+    if now < until {
+        now = at.confirm(now, until);
+    }
+    if now >= until {
+        return match word.state() {
+            State::Closed => Step::stay(Act::ReleaseProbe),
+            _ => Step::write(word.with_held(false), Act::Release),
+        };
+    }
+    let end = match word.state() {
+        State::Open => until.max(at.reopen_at()),
+        _ => until,
+    };
+    refuse(Refusal::Held(scope), Some(end - now))
 }
 
 fn probe_ended(word: Word, generation: u64, verdict: Verdict, config: &Config) -> Step {

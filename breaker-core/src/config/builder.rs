@@ -63,10 +63,10 @@ impl Config {
 /// let by_count = Config::builder().window_calls(50).failure_rate(0.2).build()?;
 /// assert_eq!(by_count.min_calls(), Some(50)); // judges once the ring is full
 ///
-/// let slow = Config::builder().window_duration(Duration::from_secs(60)).slow_call(Duration::from_secs(2)).build()?;
+/// let slow = Config::builder().window(Duration::from_secs(60)).slow_call(Duration::from_secs(2)).build()?;
 /// assert_eq!(slow.slow_call_rate(), Some(1.0)); // all calls slow: open
 ///
-/// let both = Config::builder().window_duration(Duration::from_secs(10)).window_calls(100).build();
+/// let both = Config::builder().window(Duration::from_secs(10)).window_calls(100).build();
 /// assert_eq!(both, Err(ConfigError::BothWindows));
 /// # Ok::<(), ConfigError>(())
 /// ```
@@ -137,6 +137,15 @@ impl ConfigBuilder {
     pub const fn new() -> Self {
         ConfigBuilder {
             values: Values::EMPTY,
+            fraction: None,
+        }
+    }
+
+    /// A builder holding `values`, as if each had been given by its method.
+    #[cfg(test)]
+    pub(crate) const fn from_values(values: Values) -> Self {
+        ConfigBuilder {
+            values,
             fraction: None,
         }
     }

@@ -17,17 +17,17 @@ use crate::clock::millis_to_nanos;
 /// | key (builder method) | default | meaning |
 /// |---|---|---|
 /// | `threshold` | 5 | consecutive failures that open the circuit (consecutive policy) |
-/// | `window_ms` (`window_duration`) | unset | judge the failure rate over the last `window_ms` (time window policy) |
+/// | `window_ms` (`window`) | unset | judge the failure rate over the last `window_ms` (time window policy) |
 /// | `window_calls` | unset | judge the failure rate over the last `window_calls` outcomes (count window policy) |
 /// | `failure_rate` | 0.5 | share of failures in the window, in `(0, 1]`, that opens the circuit |
 /// | `min_calls` | 10; a count window's size | outcomes the window must hold before it judges |
 /// | `slow_call_ms` (`slow_call`) | unset | a call taking longer than this (claim to verdict) is slow |
 /// | `slow_call_rate` | 1.0 with `slow_call_ms` | share of slow calls in the window that opens the circuit |
-/// | `open_ms` (`open_duration`) | 30 s | how long the circuit stays open before a probe may go |
+/// | `open_ms` (`open`) | 30 s | how long the circuit stays open before a probe may go |
 /// | `half_open_probes` | 1 | probes in flight at once while half-open |
 /// | `successes_to_close` | 1 | probe successes that close the circuit |
 /// | `backoff` | 1.0 (constant) | factor the open duration grows by after each failed probe |
-/// | `max_open_ms` (`max_open_duration`) | max(`open_ms`, 300 s) | cap on the grown open duration |
+/// | `max_open_ms` (`max_open`) | max(`open_ms`, 300 s) | cap on the grown open duration |
 /// | `probe_timeout_ms` (`probe_timeout`) | 30 s | lease of a probe; a probe in flight longer loses its slot |
 /// | `timeout_ms` (`timeout`) | unset | deadline of one async call: a call that overruns it is dropped and fails |
 /// | `max_concurrent` | unset | bulkhead: calls of the group in flight at once; one over the cap is refused |
@@ -38,13 +38,18 @@ use crate::clock::millis_to_nanos;
 /// | `histogram_ms` (`histogram`) | unset | keep a call-duration histogram, buckets from 1 ms up to this, for the exporters |
 /// | `systemic_share` | unset | keyed group: share of its keys failing at once that opens the whole group |
 /// | `max_open_keys` | unset | keyed group: most keys open at once on their own, as a share of its keys |
+/// | `throttle` | unset | adaptive throttling: refuse a share `max(0, (requests - K * accepts) / (requests + 1))` of calls, so about `K` times what the dependency accepts goes |
+/// | `throttle_window_ms` (`throttle_window`) | 120 s with `throttle` | the window the throttle counts requests and accepts over |
+/// | `throttle_max_reject` | 0.9 with `throttle` | the most the throttle refuses, a share in `(0, 1)` |
+/// | `throttle_min_rps` | 0.0 with `throttle` | the request rate (calls a second) below which nothing is throttled |
+/// | `max_hold_ms` (`max_hold`) | 1 h | the longest a server's wait holds the group; a longer one is capped |
 ///
 /// ```
 /// # use breaker_core as breakerbox;
 /// use std::time::Duration;
 /// use breakerbox::Config;
 ///
-/// const SEARCH: Config = match Config::builder().threshold(3).open_duration(Duration::from_secs(10)).build() {
+/// const SEARCH: Config = match Config::builder().threshold(3).open(Duration::from_secs(10)).build() {
 ///     Ok(config) => config,
 ///     Err(_) => panic!("invalid breaker config"),
 /// };
@@ -53,7 +58,7 @@ use crate::clock::millis_to_nanos;
 ///
 /// // Open when half the calls of the last 10 seconds failed, judged from 20 calls on.
 /// const PAYMENTS: Config = match Config::builder()
-///     .window_duration(Duration::from_secs(10))
+///     .window(Duration::from_secs(10))
 ///     .failure_rate(0.5)
 ///     .min_calls(20)
 ///     .build()
@@ -80,7 +85,7 @@ use crate::clock::millis_to_nanos;
 /// use std::time::Duration;
 /// use breakerbox::Config;
 ///
-/// let spelled = Config::builder().threshold(5).open_duration(Duration::from_secs(30)).build().unwrap();
+/// let spelled = Config::builder().threshold(5).open(Duration::from_secs(30)).build().unwrap();
 /// assert_eq!(spelled, Config::DEFAULT);
 /// assert_eq!(spelled.explicit_keys().collect::<Vec<_>>(), ["threshold", "open_ms"]);
 /// assert_eq!(Config::DEFAULT.explicit_keys().count(), 0);
@@ -138,11 +143,18 @@ impl Config {
     pub const MIN_WINDOW_MS: u64 = breaker_rules::MIN_WINDOW_MS;
     /// The largest `histogram_ms` accepted (a day): its buckets end at 10^8 ms.
     pub const MAX_HISTOGRAM_MS: u64 = breaker_rules::MAX_HISTOGRAM_MS;
+    /// The largest `max_hold_ms` accepted (65,535 s, about 18 h); the key
+    /// takes whole seconds.
+    pub const MAX_HOLD_MS: u64 = breaker_rules::MAX_HOLD_MS;
     /// `failure_rate` of a window policy when the builder sets none.
     pub const DEFAULT_FAILURE_RATE: f64 = breaker_rules::DEFAULT_FAILURE_RATE;
     /// `min_calls` of a time window when the builder sets none (a count window
     /// defaults to its `window_calls`: it judges once full).
     pub const DEFAULT_MIN_CALLS: u32 = breaker_rules::DEFAULT_MIN_CALLS;
+    /// `throttle_window_ms` of a throttled group when the builder sets none.
+    pub const DEFAULT_THROTTLE_WINDOW_MS: u64 = breaker_rules::DEFAULT_THROTTLE_WINDOW_MS;
+    /// `throttle_max_reject` of a throttled group when the builder sets none.
+    pub const DEFAULT_THROTTLE_MAX_REJECT: f64 = breaker_rules::DEFAULT_THROTTLE_MAX_REJECT;
 
     /// The failure policy of the closed state.
     pub const fn policy(&self) -> FailurePolicy {
@@ -169,7 +181,7 @@ impl Config {
     }
 
     /// The length of a time window; `None` under any other policy.
-    pub const fn window_duration(&self) -> Option<Duration> {
+    pub const fn window(&self) -> Option<Duration> {
         match self.checked.policy {
             FailurePolicy::TimeWindow { window_ms, .. } => Some(Duration::from_millis(window_ms)),
             _ => None,
@@ -224,7 +236,7 @@ impl Config {
     }
 
     /// The first open duration after a trip.
-    pub const fn open_duration(&self) -> Duration {
+    pub const fn open(&self) -> Duration {
         Duration::from_millis(self.checked.open_ms)
     }
 
@@ -244,7 +256,7 @@ impl Config {
     }
 
     /// Cap on the open duration.
-    pub const fn max_open_duration(&self) -> Duration {
+    pub const fn max_open(&self) -> Duration {
         Duration::from_millis(self.checked.max_open_ms)
     }
 
@@ -344,6 +356,58 @@ impl Config {
     /// Whether a keyed group of this config also judges as one.
     pub(crate) const fn judges_group(&self) -> bool {
         self.checked.systemic_share.is_some() || self.checked.max_open_keys.is_some()
+    }
+
+    /// The adaptive throttle's multiplier `K`; `None` when the group does not
+    /// throttle (see [`ConfigBuilder::throttle`](super::ConfigBuilder::throttle)).
+    pub const fn throttle(&self) -> Option<f64> {
+        match self.checked.throttle {
+            Some(t) => Some(t.k),
+            None => None,
+        }
+    }
+
+    /// The window the throttle counts requests and accepts over; `None`
+    /// without a throttle.
+    pub const fn throttle_window(&self) -> Option<Duration> {
+        match self.checked.throttle {
+            Some(t) => Some(Duration::from_millis(t.window_ms.get())),
+            None => None,
+        }
+    }
+
+    /// The most the throttle refuses, a share in `(0, 1)`; `None` without a
+    /// throttle.
+    pub const fn throttle_max_reject(&self) -> Option<f64> {
+        match self.checked.throttle {
+            Some(t) => Some(t.max_reject),
+            None => None,
+        }
+    }
+
+    /// The request rate (calls a second) below which nothing is throttled;
+    /// `None` without a throttle.
+    pub const fn throttle_min_rps(&self) -> Option<f64> {
+        match self.checked.throttle {
+            Some(t) => Some(t.min_rps),
+            None => None,
+        }
+    }
+
+    /// The throttle's numbers, checked; `None` without a throttle.
+    pub(crate) const fn throttle_rules(&self) -> Option<breaker_rules::ThrottleRules> {
+        self.checked.throttle
+    }
+
+    /// The longest a hold lasts (see
+    /// [`ConfigBuilder::max_hold`](super::ConfigBuilder::max_hold)).
+    pub const fn max_hold(&self) -> Duration {
+        Duration::from_secs(self.checked.max_hold_secs as u64)
+    }
+
+    /// The longest a hold lasts, in nanos.
+    pub(crate) const fn max_hold_nanos(&self) -> u64 {
+        millis_to_nanos(self.checked.max_hold_secs as u64 * 1_000)
     }
 
     pub(crate) const fn open_nanos(&self) -> u64 {

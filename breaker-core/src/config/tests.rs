@@ -8,11 +8,11 @@ use super::*;
 fn defaults_are_documented_values() {
     let c = Config::default();
     assert_eq!(c.threshold(), 5);
-    assert_eq!(c.open_duration(), Duration::from_secs(30));
+    assert_eq!(c.open(), Duration::from_secs(30));
     assert_eq!(c.half_open_probes(), 1);
     assert_eq!(c.successes_to_close(), 1);
     assert_eq!(c.backoff(), 1.0);
-    assert_eq!(c.max_open_duration(), Duration::from_secs(300));
+    assert_eq!(c.max_open(), Duration::from_secs(300));
     assert_eq!(c.probe_timeout(), Duration::from_secs(30));
 }
 
@@ -25,7 +25,7 @@ fn invalid_values_are_typed_errors_not_panics() {
         Err(ConfigError::ThresholdTooLarge)
     );
     assert_eq!(
-        b().open_duration(Duration::from_millis(0)).build(),
+        b().open(Duration::from_millis(0)).build(),
         Err(ConfigError::ZeroOpen)
     );
     assert_eq!(
@@ -54,8 +54,8 @@ fn invalid_values_are_typed_errors_not_panics() {
         Err(ConfigError::BackoffNotFinite)
     );
     assert_eq!(
-        b().open_duration(Duration::from_secs(10))
-            .max_open_duration(Duration::from_millis(9_999))
+        b().open(Duration::from_secs(10))
+            .max_open(Duration::from_millis(9_999))
             .build(),
         Err(ConfigError::MaxOpenBelowOpen)
     );
@@ -68,24 +68,24 @@ fn invalid_values_are_typed_errors_not_panics() {
 #[test]
 fn long_open_without_a_cap_is_not_cut_short_by_the_default_cap() {
     let c = Config::builder()
-        .open_duration(Duration::from_secs(600))
+        .open(Duration::from_secs(600))
         .build()
         .unwrap();
-    assert_eq!(c.max_open_duration(), Duration::from_secs(600));
+    assert_eq!(c.max_open(), Duration::from_secs(600));
 }
 
 #[test]
 fn backoff_grows_to_the_cap_and_saturates_near_u64_max() {
     let c = Config::builder()
-        .open_duration(Duration::from_secs(1))
+        .open(Duration::from_secs(1))
         .backoff(3.0)
-        .max_open_duration(Duration::from_secs(5))
+        .max_open(Duration::from_secs(5))
         .build()
         .unwrap();
     assert_eq!(c.grown_open_nanos(1_000_000_000), 3_000_000_000);
     assert_eq!(c.grown_open_nanos(3_000_000_000), 5_000_000_000);
     let huge = Config::builder()
-        .open_duration(Duration::from_millis(u64::MAX))
+        .open(Duration::from_millis(u64::MAX))
         .build()
         .unwrap();
     assert_eq!(huge.grown_open_nanos(huge.open_nanos()), u64::MAX);
@@ -94,15 +94,15 @@ fn backoff_grows_to_the_cap_and_saturates_near_u64_max() {
 #[test]
 fn durations_are_set_and_read_back_by_one_name() {
     let c = Config::builder()
-        .window_duration(Duration::from_secs(10))
+        .window(Duration::from_secs(10))
         .slow_call(Duration::from_millis(250))
-        .open_duration(Duration::from_secs(5))
-        .max_open_duration(Duration::from_secs(60))
+        .open(Duration::from_secs(5))
+        .max_open(Duration::from_secs(60))
         .probe_timeout(Duration::from_secs(2))
         .timeout(Duration::from_millis(300))
         .build()
         .unwrap();
-    assert_eq!(c.window_duration(), Some(Duration::from_secs(10)));
+    assert_eq!(c.window(), Some(Duration::from_secs(10)));
     assert_eq!(c.slow_call(), Some(Duration::from_millis(250)));
     let p99 = Config::builder()
         .window_calls(100)
@@ -110,8 +110,8 @@ fn durations_are_set_and_read_back_by_one_name() {
         .build()
         .unwrap();
     assert_eq!(p99.latency_p99(), Some(Duration::from_millis(40)));
-    assert_eq!(c.open_duration(), Duration::from_secs(5));
-    assert_eq!(c.max_open_duration(), Duration::from_secs(60));
+    assert_eq!(c.open(), Duration::from_secs(5));
+    assert_eq!(c.max_open(), Duration::from_secs(60));
     assert_eq!(c.probe_timeout(), Duration::from_secs(2));
     assert_eq!(c.timeout(), Some(Duration::from_millis(300)));
     let keys: Vec<_> = c.explicit_keys().collect();
@@ -125,7 +125,7 @@ fn durations_are_set_and_read_back_by_one_name() {
 fn a_part_of_a_millisecond_is_refused_naming_the_key() {
     let b = Config::builder;
     assert_eq!(
-        b().open_duration(Duration::from_micros(1_500)).build(),
+        b().open(Duration::from_micros(1_500)).build(),
         Err(ConfigError::NotWholeMillis("open_ms"))
     );
     let err = b()
@@ -139,29 +139,27 @@ fn a_part_of_a_millisecond_is_refused_naming_the_key() {
         "`probe_timeout_ms` must be a whole number of milliseconds"
     );
     // Whole milliseconds of any spelling are taken.
-    assert!(b()
-        .open_duration(Duration::from_micros(2_000))
-        .build()
-        .is_ok());
+    assert!(b().open(Duration::from_micros(2_000)).build().is_ok());
 }
 
 #[test]
 fn the_longest_duration_saturates_at_the_longest_millisecond_count() {
     let c = Config::builder()
-        .open_duration(Duration::from_millis(u64::MAX))
+        .open(Duration::from_millis(u64::MAX))
         .build()
         .unwrap();
-    assert_eq!(c.open_duration(), Duration::from_millis(u64::MAX));
+    assert_eq!(c.open(), Duration::from_millis(u64::MAX));
     let c = Config::builder()
-        .open_duration(Duration::from_secs(u64::MAX))
+        .open(Duration::from_secs(u64::MAX))
         .build()
         .unwrap();
-    assert_eq!(c.open_duration(), Duration::from_millis(u64::MAX));
+    assert_eq!(c.open(), Duration::from_millis(u64::MAX));
 }
 
-/// Configurations a single key's value is judged against: alone, and with
-/// each window (and slow calls) for the keys that tune one.
-fn bases() -> [breaker_rules::Values; 4] {
+/// Configurations a single key's value is judged against: alone, with each
+/// window (and slow calls) for the keys that tune one, and throttled for the
+/// keys that tune the throttle.
+fn bases() -> [breaker_rules::Values; 5] {
     use breaker_rules::Values;
     [
         Values::EMPTY,
@@ -178,6 +176,10 @@ fn bases() -> [breaker_rules::Values; 4] {
         Values {
             window_ms: Some(10_000),
             slow_call_ms: Some(1_000),
+            ..Values::EMPTY
+        },
+        Values {
+            throttle: Some(2.0),
             ..Values::EMPTY
         },
     ]
@@ -253,8 +255,8 @@ fn a_config_read_back_key_by_key_checks_to_itself() {
 fn every_retry_key_reads_back_from_the_policy_it_built() {
     use breaker_rules::{KeyValue, RETRY_KEYS};
     let policy = crate::RetryPolicy::new(2)
-        .backoff(Duration::from_millis(7))
-        .cap(Duration::from_millis(70))
+        .delay(Duration::from_millis(7))
+        .max_delay(Duration::from_millis(70))
         .deadline(Duration::from_secs(1))
         .budget(0.25, 3);
     let read: Vec<_> = RETRY_KEYS.iter().map(|k| policy.value(k.name)).collect();

@@ -73,9 +73,9 @@ impl RetryPolicy {
     /// use std::time::Duration;
     /// use breakerbox::{KeyValue, RetryPolicy};
     ///
-    /// let policy = RetryPolicy::new(2).cap(Duration::from_secs(1));
+    /// let policy = RetryPolicy::new(2).max_delay(Duration::from_secs(1));
     /// assert_eq!(policy.value("retry"), Some(KeyValue::U32(2)));
-    /// assert_eq!(policy.value("retry_cap_ms"), Some(KeyValue::U64(1_000)));
+    /// assert_eq!(policy.value("retry_max_delay_ms"), Some(KeyValue::U64(1_000)));
     /// assert_eq!(policy.value("retry_deadline_ms"), None);
     /// ```
     pub fn value(&self, key: &str) -> Option<KeyValue> {
@@ -90,8 +90,8 @@ impl RetryPolicy {
         let budget = self.budget_limits();
         RetryValues {
             retry: Some(self.retries()),
-            retry_backoff_ms: Some(ms(self.first_backoff())),
-            retry_cap_ms: Some(ms(self.backoff_cap())),
+            retry_delay_ms: Some(ms(self.first_delay())),
+            retry_max_delay_ms: Some(ms(self.delay_cap())),
             retry_deadline_ms: self.overall_deadline().map(ms),
             retry_budget_ratio: budget.map(|(ratio, _)| ratio),
             retry_budget_floor: budget.map(|(_, floor)| floor),

@@ -1,6 +1,7 @@
 //! One breaker's side of events: the queue that delivers its transitions in
 //! generation order, its own subscribers and its transition counts; and, in
-//! the same box that only a breaker that has moved allocates, its traffic ramp.
+//! the same box that only a breaker that has moved allocates, its traffic ramp
+//! and its hold.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
@@ -9,6 +10,7 @@ use super::{
     index, Callback, Event, KeyedTransition, Subscribers, Subscription, Transition,
     TransitionCounts, STATES,
 };
+use crate::hold::HoldCell;
 use crate::ramp::Ramp;
 use crate::state::GEN_MASK;
 use crate::sync::{AtomicPtr, AtomicU64, Mutex, OnceLock, Ordering::*};
@@ -49,6 +51,7 @@ struct Keyed {
 struct Cold {
     own: Arc<Subscribers>,
     ramp: Ramp,
+    hold: HoldCell,
     counts: [[AtomicU64; STATES.len()]; STATES.len()],
     /// Retries made, and retries a retry budget refused: counted here, on
     /// the retry path, not in the per-thread cells every call writes.
@@ -106,6 +109,7 @@ impl Hub {
             Box::new(Cold {
                 own: Arc::default(),
                 ramp: Ramp::default(),
+                hold: HoldCell::default(),
                 counts: Default::default(),
                 retries: Default::default(),
                 order: Mutex::new(Order {
@@ -128,6 +132,19 @@ impl Hub {
     #[inline]
     pub(crate) fn started_ramp(&self) -> Option<&Ramp> {
         self.cold.get().map(|cold| &cold.ramp)
+    }
+
+    /// The breaker's hold cell, allocated with the rest on first use: what a
+    /// hold writes before it publishes the held word.
+    pub(crate) fn hold(&self) -> &HoldCell {
+        &self.cold().hold
+    }
+
+    /// The breaker's hold cell, if it was ever held (or allocated otherwise):
+    /// what the claims of a held word read (the hold that published the word
+    /// allocated it).
+    pub(crate) fn started_hold(&self) -> Option<&HoldCell> {
+        self.cold.get().map(|cold| &cold.hold)
     }
 
     pub(crate) fn subscribe(&self, callback: Callback) -> Subscription {

@@ -84,6 +84,61 @@ pub enum Event {
     /// subscribers and its registry's (for a keyed group's key, those of
     /// [`Registry::subscribe`](crate::Registry::subscribe), as its transitions are).
     RetryBudgetExhausted(RetryBudgetExhausted),
+    /// A group's adaptive throttle (`throttle`) started refusing a share of
+    /// its calls, or stopped: told by the claim that found the change, to the
+    /// breaker's own subscribers and its registry's, as
+    /// [`Event::RetryBudgetExhausted`] is.
+    Throttle(ThrottleChange),
+    /// A breaker took a hold: the server asked to wait
+    /// ([`Breaker::hold`](crate::Breaker::hold)). No transition: the state and
+    /// the generation stay. Told as [`RetryBudgetExhausted`](Event::RetryBudgetExhausted) is.
+    Held(HoldStarted),
+    /// A breaker's hold ended: its deadline passed (told by the first claim
+    /// after it), or it was released by hand. Told as [`Held`](Event::Held) is.
+    Released(HoldReleased),
+}
+
+/// The adaptive throttle started or stopped refusing ([`Event::Throttle`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct ThrottleChange {
+    /// The group of the breaker whose throttle changed.
+    pub group: &'static str,
+    /// Whether it refuses a share of the calls now (`false`: it stopped).
+    pub throttling: bool,
+    /// The share it refuses at the claim that found the change, in `[0, 1)`.
+    pub reject_share: f64,
+}
+
+/// A hold a breaker took ([`Event::Held`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct HoldStarted {
+    /// The group of the breaker.
+    pub group: &'static str,
+    /// What the hold holds back.
+    pub scope: crate::HoldScope,
+    /// The wait the server asked for.
+    pub asked: Duration,
+    /// The time the breaker holds its calls from now: the wait, capped at
+    /// `max_hold_ms`, with the release spread drawn; the time left of an
+    /// earlier hold that ends later, which it keeps.
+    pub retry_after: Duration,
+    /// The wait was longer than `max_hold_ms` and was capped.
+    pub capped: bool,
+}
+
+/// A hold that ended ([`Event::Released`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct HoldReleased {
+    /// The group of the breaker.
+    pub group: &'static str,
+    /// What the hold held back.
+    pub scope: crate::HoldScope,
+    /// Released by hand ([`Breaker::release_hold`](crate::Breaker::release_hold),
+    /// manual control, the admin router) rather than by its deadline.
+    pub by_hand: bool,
 }
 
 /// A retry its budget refused ([`Event::RetryBudgetExhausted`]).
@@ -109,7 +164,7 @@ pub struct Transition {
     /// Why.
     pub reason: TransitionReason,
     /// The generation it entered (every transition starts a new one; it wraps
-    /// after 2^36).
+    /// after 2^34).
     pub generation: u64,
     /// When it entered [`State::Open`]: how long it stays open this time (grown by
     /// `backoff` after failed probes, with `jitter` drawn; the fleet's time left after a

@@ -94,7 +94,7 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
                 continue;
             }
             let keys = shared.keys.load(Relaxed);
-            if keys >= shared.max_keys && shared.may_sweep(keys) {
+            if keys >= shared.key_capacity && shared.may_sweep(keys) {
                 self.sweep(&guard);
             }
             return self.insert(owned, breaker, &guard);
@@ -117,6 +117,7 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
         if let Some(judge) = &shared.judge {
             judge.key_created();
         }
+        shared.hold_new_key(&breaker);
         breaker
     }
 

@@ -27,13 +27,13 @@
 //! [`KeyedGroup::breaker`]: super::KeyedGroup::breaker
 //! [`OpenReason::Group`]: crate::OpenReason::Group
 
-use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering::*};
-
 use crate::breaker::Breaker;
 use crate::clock::ClockSource;
 use crate::config::Config;
 use crate::events::{Subscribers, TripCause};
+use crate::level::GroupLevel;
 use crate::state::State;
+use crate::sync::{AtomicU32, AtomicU64, AtomicUsize, Ordering::*};
 
 /// The group level of a keyed group: its breaker and what it counts of its
 /// keys.
@@ -109,80 +109,6 @@ impl Judge {
         self.open.load(Relaxed)
     }
 
-    /// A key's breaker moved from `from` to `to`; `tripped`: by its own trip,
-    /// whose place [`reserve_open`](Self::reserve_open) took.
-    pub(crate) fn key_moved(&self, from: State, to: State, tripped: bool) {
-        match (admits(from), admits(to)) {
-            (true, false) if !tripped => {
-                self.open.fetch_add(1, Relaxed);
-            }
-            (false, true) => {
-                self.open.fetch_sub(1, Relaxed);
-                if to == State::Closed {
-                    // A key that closes recovered.
-                    self.run.store(0, Relaxed);
-                }
-            }
-            _ => {}
-        }
-    }
-
-    /// Takes a place for one more key open on its own, if `max_open_keys`
-    /// leaves one; `false` when the cap is reached (the key's trip is then
-    /// the group's: see [`key_past_cap`](Self::key_past_cap)).
-    pub(crate) fn reserve_open(&self) -> bool {
-        let Some(share) = self.breaker.config().max_open_keys() else {
-            self.open.fetch_add(1, Relaxed);
-            return true;
-        };
-        // At least one key may open on its own, whatever the share.
-        let cap = ((share * self.held() as f64) as usize).max(1);
-        self.open
-            .fetch_update(Relaxed, Relaxed, |open| (open < cap).then_some(open + 1))
-            .is_ok()
-    }
-
-    /// Gives back a place [`reserve_open`](Self::reserve_open) took for a trip
-    /// that another verdict made first.
-    pub(crate) fn release_open(&self) {
-        self.open.fetch_sub(1, Relaxed);
-    }
-
-    /// A key would trip past `max_open_keys`: the fault is the group's.
-    #[cold]
-    pub(crate) fn key_past_cap(&self) {
-        self.trip(TripCause::MaxOpenKeys);
-    }
-
-    /// A key's closed outcome, reported as the module docs say: `failed`,
-    /// and whether the key had failures before it (`was_failing`) or runs a
-    /// window (`windowed`: every outcome is the group breaker's too).
-    #[cold]
-    pub(crate) fn key_outcome(&self, failed: bool, was_failing: bool, windowed: bool) {
-        if windowed {
-            self.breaker.report(failed);
-            return;
-        }
-        match (failed, was_failing) {
-            (true, false) => self.began_failing(),
-            (false, true) => self.run.store(0, Relaxed),
-            _ => {}
-        }
-    }
-
-    /// A failure its classifier said is the group's
-    /// ([`Scope::Group`](crate::classify::Scope::Group)): under the
-    /// consecutive policy each one counts as a key beginning to fail; under a
-    /// window it is a failure of the group breaker's window.
-    #[cold]
-    pub(crate) fn group_failure(&self, windowed: bool) {
-        if windowed {
-            self.breaker.report(true);
-        } else {
-            self.began_failing();
-        }
-    }
-
     /// A key began a failure run: the share rule, then the count rule.
     fn began_failing(&self) {
         let failing = self.run.fetch_add(1, Relaxed).saturating_add(1);
@@ -206,6 +132,67 @@ impl Judge {
     fn trip(&self, cause: TripCause) {
         self.run.store(0, Relaxed);
         self.breaker.trip_group(cause);
+    }
+}
+
+impl GroupLevel for Judge {
+    #[cold]
+    fn key_outcome(&self, failed: bool, was_failing: bool, windowed: bool) {
+        if windowed {
+            self.breaker.report(failed);
+            return;
+        }
+        match (failed, was_failing) {
+            (true, false) => self.began_failing(),
+            (false, true) => self.run.store(0, Relaxed),
+            _ => {}
+        }
+    }
+
+    /// Under the consecutive policy each failure of the group's
+    /// ([`Scope::Group`](crate::classify::Scope::Group)) counts as a key
+    /// beginning to fail; under a window it is a failure of the group
+    /// breaker's window.
+    #[cold]
+    fn group_failure(&self, windowed: bool) {
+        if windowed {
+            self.breaker.report(true);
+        } else {
+            self.began_failing();
+        }
+    }
+
+    fn reserve_open(&self) -> bool {
+        let Some(share) = self.breaker.config().max_open_keys() else {
+            self.open.fetch_add(1, Relaxed);
+            return true;
+        };
+        // At least one key may open on its own, whatever the share.
+        let cap = ((share * self.held() as f64) as usize).max(1);
+        self.open
+            .fetch_update(Relaxed, Relaxed, |open| (open < cap).then_some(open + 1))
+            .is_ok()
+    }
+
+    fn release_open(&self) {
+        self.open.fetch_sub(1, Relaxed);
+    }
+
+    #[cold]
+    fn key_past_cap(&self) {
+        self.trip(TripCause::MaxOpenKeys);
+    }
+
+    fn key_stopped(&self) {
+        self.open.fetch_add(1, Relaxed);
+    }
+
+    fn key_resumed(&self, closed: bool) {
+        self.open.fetch_sub(1, Relaxed);
+        if closed {
+            // A key that closes recovered.
+            self.run.store(0, Relaxed);
+        }
     }
 }
 

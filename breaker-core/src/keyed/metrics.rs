@@ -6,6 +6,7 @@ use std::sync::atomic::Ordering::Relaxed;
 
 use super::Shared;
 use crate::events::TransitionCounts;
+use crate::hold::HoldCounts;
 use crate::metrics::CallDurations;
 use crate::metrics::Metrics;
 use crate::state::State;
@@ -31,9 +32,11 @@ pub(super) struct Folded {
     latency_trips: u64,
     ramp_refused: u64,
     shadow_refused: u64,
+    throttled: u64,
     retries: u64,
     retries_budget_exhausted: u64,
     transitions: TransitionCounts,
+    holds: HoldCounts,
 }
 
 impl Folded {
@@ -59,8 +62,12 @@ impl Folded {
             latency_p99: _,
             ramp: _,
             shadow: _,
+            throttle: _,
             // The group's own, read once by `metrics`.
             call_durations: _,
+            // Counted by state: `KeyedMetrics::held`.
+            held: _,
+            holds,
             calls,
             successes,
             failures,
@@ -77,6 +84,7 @@ impl Folded {
             latency_trips,
             ramp_refused,
             shadow_refused,
+            throttled,
             retries,
             retries_budget_exhausted,
             transitions,
@@ -98,12 +106,14 @@ impl Folded {
             (&mut self.latency_trips, latency_trips),
             (&mut self.ramp_refused, ramp_refused),
             (&mut self.shadow_refused, shadow_refused),
+            (&mut self.throttled, throttled),
             (&mut self.retries, retries),
             (&mut self.retries_budget_exhausted, retries_budget_exhausted),
         ] {
             *sum = sum.saturating_add(*n);
         }
         self.transitions.add(transitions);
+        self.holds.add(holds);
     }
 }
 
@@ -119,11 +129,14 @@ pub struct KeyedMetrics {
     /// Keys held now.
     pub keys: usize,
     /// The most idle keys the group holds (see [`KeyedGroup`](crate::KeyedGroup)).
-    pub max_keys: usize,
+    pub key_capacity: usize,
     /// Keys held now that are open (forced open included).
     pub open: usize,
     /// Keys held now that are half-open.
     pub half_open: usize,
+    /// Keys whose calls a hold refuses now (the server asked to wait), in
+    /// any state.
+    pub held: usize,
     /// Breakers evicted so far.
     pub evictions: u64,
     /// As [`Metrics::calls`], summed over every key the group ever held.
@@ -160,6 +173,9 @@ pub struct KeyedMetrics {
     pub ramp_refused: u64,
     /// As [`Metrics::shadow_refused`], summed likewise (none in `rejected`).
     pub shadow_refused: u64,
+    /// As [`Metrics::throttled`], summed likewise (each also in `rejected`):
+    /// every key throttles on its own.
+    pub throttled: u64,
     /// As [`Metrics::retries`], summed likewise.
     pub retries: u64,
     /// As [`Metrics::retries_budget_exhausted`], summed likewise (the keys
@@ -167,6 +183,8 @@ pub struct KeyedMetrics {
     pub retries_budget_exhausted: u64,
     /// As [`Metrics::transitions`], summed likewise, pair by pair.
     pub transitions: TransitionCounts,
+    /// As [`Metrics::holds`], summed likewise, count by count.
+    pub holds: HoldCounts,
     /// The group's call-duration histogram (`histogram_ms`), which all its
     /// keys count in (evicted ones included); `None` without it.
     pub call_durations: Option<CallDurations>,
@@ -209,10 +227,11 @@ impl<K: Hash + Eq> Shared<K> {
         // map or in the sums, never in neither. Calls take no part in it.
         let evicted = shared.evicted.lock();
         let mut sums = *evicted;
-        let (mut keys, mut open, mut half_open) = (0, 0, 0);
+        let (mut keys, mut open, mut half_open, mut held) = (0, 0, 0, 0);
         for (_, entry) in shared.map.pin().iter() {
             let m = entry.breaker.metrics();
             keys += 1;
+            held += usize::from(m.held.is_some());
             match m.state {
                 State::Open | State::ForcedOpen => open += 1,
                 State::HalfOpen => half_open += 1,
@@ -239,16 +258,19 @@ impl<K: Hash + Eq> Shared<K> {
             latency_trips,
             ramp_refused,
             shadow_refused,
+            throttled,
             retries,
             retries_budget_exhausted,
             transitions,
+            holds,
         } = sums;
         KeyedMetrics {
             group: shared.group,
             keys,
-            max_keys: shared.max_keys,
+            key_capacity: shared.key_capacity,
             open,
             half_open,
+            held,
             evictions: shared.evictions.load(Relaxed),
             calls,
             successes,
@@ -266,9 +288,11 @@ impl<K: Hash + Eq> Shared<K> {
             latency_trips,
             ramp_refused,
             shadow_refused,
+            throttled,
             retries,
             retries_budget_exhausted,
             transitions,
+            holds,
             call_durations: shared.histogram.as_ref().map(|h| h.read()),
             group_level: shared.judge.as_ref().map(|judge| judge.breaker().metrics()),
         }

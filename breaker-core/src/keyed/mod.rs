@@ -10,12 +10,12 @@
 //! group's writer lock. Evicted entries are freed in batches (`RETIRE_BATCH`)
 //! once no lookup can still see them, by whichever thread comes last.
 //! The key type owns its data (`K: Hash + Eq`, a `String` for a host): nothing is
-//! interned or leaked. When a new key would pass `max_keys`, a sweep evicts idle,
+//! interned or leaked. When a new key would pass `key_capacity`, a sweep evicts idle,
 //! closed breakers in approximately least-recently-used order (the CLOCK
 //! algorithm: a key used since the last sweep gets a second chance). A breaker that
 //! is forced, open within its open time (a host that is down stays refused),
 //! half-open with a probe holding its slot, or whose handle anyone holds (a call
-//! in flight), is not evicted; so the group can exceed `max_keys` by the keys in
+//! in flight), is not evicted; so the group can exceed `key_capacity` by the keys in
 //! that state. An open key that no call has come for during one more open
 //! duration past its open time may go, and so may a half-open key whose probes
 //! all ended (cancelled, say) and that no probe was admitted to for an open
@@ -42,11 +42,13 @@ use crate::breaker::{Breaker, PolicyChange};
 use crate::clock::ClockSource;
 use crate::config::Config;
 use crate::histogram::CallHistogram;
+use crate::level::GroupLevel;
 use crate::retry::{Retry, RetryPolicy, RetrySlot, RetryTuning};
 use crate::state::State;
 
 mod groups;
 mod handshake;
+mod hold;
 mod insert;
 mod judge;
 mod key;
@@ -117,7 +119,7 @@ struct Shared<K> {
     /// [`KeyedGroup::reconfigure`] replaced it. Written under `writer`.
     config: Mutex<Config>,
     clock: ClockSource,
-    max_keys: usize,
+    key_capacity: usize,
     /// The keys. Hashed with `foldhash`, seeded at random per group, but not
     /// flooding-resistant as SipHash is (see the crate docs' "Keyed breakers"):
     /// cheaper to hash on every call.
@@ -152,6 +154,9 @@ struct Shared<K> {
     /// The group level, when the group judges as one (`systemic_share`,
     /// `max_open_keys`; see `judge`): every key holds it from its start.
     judge: Option<Arc<Judge>>,
+    /// When the group's hold ends (clock nanos; 0: never held): every key
+    /// created before then is held until then. Written under `writer`.
+    held_until: AtomicU64,
 }
 
 /// A key's breaker.
@@ -163,15 +168,15 @@ struct Key {
 
 impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
     /// A standalone keyed group on the monotonic clock holding at most about
-    /// `max_keys` idle keys (at least 1). Most code gets one from
+    /// `key_capacity` idle keys (at least 1). Most code gets one from
     /// [`Registry::keyed`](crate::Registry::keyed).
-    pub fn new(group: &str, config: Config, max_keys: usize) -> Self {
+    pub fn new(group: &str, config: Config, key_capacity: usize) -> Self {
         Self::from_parts(
             crate::names::intern(group),
             config,
             config,
             ClockSource::Monotonic,
-            max_keys,
+            key_capacity,
             None,
         )
     }
@@ -185,7 +190,7 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
         declared: Config,
         config: Config,
         clock: ClockSource,
-        max_keys: usize,
+        key_capacity: usize,
         tell: Option<Tell<K>>,
     ) -> Self {
         KeyedGroup {
@@ -207,7 +212,7 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
                     declared,
                     config: Mutex::new(config),
                     clock,
-                    max_keys: max_keys.max(1),
+                    key_capacity: key_capacity.max(1),
                     map: papaya::HashMap::builder()
                         .hasher(Default::default())
                         .collector(seize::Collector::new().batch_size(RETIRE_BATCH))
@@ -221,8 +226,11 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
                     evicted: Mutex::new(Folded::default()),
                     tell,
                     histogram: CallHistogram::new(&config, true).map(Arc::new),
-                    retry: Arc::new(RetrySlot::with_judge(judge.clone())),
+                    retry: Arc::new(RetrySlot::with_level(
+                        judge.clone().map(|judge| judge as Arc<dyn GroupLevel>),
+                    )),
                     judge,
+                    held_until: AtomicU64::new(0),
                 }
             }),
         }
@@ -365,8 +373,8 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
     }
 
     /// The most idle keys the group holds.
-    pub fn max_keys(&self) -> usize {
-        self.shared.max_keys
+    pub fn key_capacity(&self) -> usize {
+        self.shared.key_capacity
     }
 
     /// The breaker of `key`, created on first use (evicting idle keys if the group
@@ -503,7 +511,7 @@ impl<K> fmt::Debug for KeyedGroup<K> {
         f.debug_struct("KeyedGroup")
             .field("group", &self.shared.group)
             .field("keys", &self.shared.keys.load(Relaxed))
-            .field("max_keys", &self.shared.max_keys)
+            .field("key_capacity", &self.shared.key_capacity)
             .finish_non_exhaustive()
     }
 }

@@ -1,4 +1,4 @@
-//! The eviction sweep: which keys go when a new key would pass `max_keys`
+//! The eviction sweep: which keys go when a new key would pass `key_capacity`
 //! (see the module docs of `keyed` for the rule), and when a sweep runs.
 
 use std::hash::Hash;
@@ -10,12 +10,12 @@ use super::{Key, KeyedGroup, Shared};
 use crate::state::State;
 
 impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
-    /// Evicts idle, closed keys until the group is a sixteenth below `max_keys`,
+    /// Evicts idle, closed keys until the group is a sixteenth below `key_capacity`,
     /// or every key was passed twice (once to take back its second chance). The
     /// writer lock is held.
     pub(super) fn sweep(&self, guard: &impl Guard) {
         let shared = &*self.shared;
-        let target = shared.max_keys - shared.max_keys / 16 - 1;
+        let target = shared.key_capacity - shared.key_capacity / 16 - 1;
         let map = &shared.map;
         // Held across the sweep, as in `metrics`: a reader never sees a key gone
         // from the map and not yet in the sums, so the group's counts never go
@@ -104,7 +104,12 @@ impl Key {
     /// for during another open duration (a crawler's dead host, say, or one
     /// whose probe was cancelled) may go, or the keys that once failed would
     /// pin the group's memory for ever.
+    ///
+    /// A held key is kept while its hold runs: its next call must be refused.
     pub(super) fn state_evictable(&self) -> bool {
+        if self.breaker.held().is_some() {
+            return false;
+        }
         match self.breaker.state() {
             State::Closed => !self.breaker.ramp_running(),
             State::Open | State::HalfOpen => self.breaker.idle_past_open(),

@@ -195,7 +195,7 @@ fn an_entry_found_before_its_eviction_turns_its_caller_away_after_it() {
 fn a_sweep_that_frees_nothing_is_not_repeated_until_the_group_grows_or_time_passes() {
     let clock = ManualClock::new();
     let config = Config::builder()
-        .open_duration(Duration::from_secs(1))
+        .open(Duration::from_secs(1))
         .build()
         .unwrap();
     let source = ClockSource::of(clock.clone());
@@ -224,7 +224,7 @@ fn a_group_debugs_as_its_name_and_size() {
     group.breaker(&1);
     assert_eq!(
         format!("{group:?}"),
-        "KeyedGroup { group: \"keyed-tests\", keys: 1, max_keys: 16, .. }"
+        "KeyedGroup { group: \"keyed-tests\", keys: 1, key_capacity: 16, .. }"
     );
 }
 

@@ -134,8 +134,8 @@ mod tests {
         let registry = Registry::with_clock(clock.clone());
         let config = Config::builder()
             .threshold(1)
-            .open_duration(Duration::from_millis(1_000))
-            .max_open_duration(Duration::from_millis(60_000))
+            .open(Duration::from_millis(1_000))
+            .max_open(Duration::from_millis(60_000))
             .build()
             .unwrap();
         let group = registry.keyed::<u32>("ranked", &config, 1_000).unwrap();

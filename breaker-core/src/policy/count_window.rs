@@ -19,7 +19,7 @@
 //! below what the slots hold, and at quiescence equals their sum exactly. A success
 //! that replaces a success (the common case) writes nothing but `head`.
 
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::*};
+use crate::sync::{AtomicU32, AtomicU64, Ordering::*};
 
 use super::rule::{is_later_generation, Counts, Outcome, Rule};
 use crate::state::GEN_MASK;
@@ -345,5 +345,94 @@ mod tests {
         assert_eq!(w.counts(1).calls, 1);
         assert!(!w.record(0, FAIL));
         assert_eq!(w.counts(1).failures, 0);
+    }
+}
+
+/// The ring under loom's model checker: outcomes of one generation raced
+/// around a ring they wrap, and an outcome raced against the first outcome of
+/// the next generation (the rotation that empties the ring), keep the tally
+/// equal to what the slots hold.
+/// Run with `RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test -p breaker-core --release --lib loom_`.
+#[cfg(all(test, loom))]
+mod loom_tests {
+    use super::super::rule::fixtures::rule;
+    use super::*;
+    use loom::sync::Arc;
+
+    fn held(w: &CountWindow, generation: u64, bit: u32) -> u64 {
+        w.slots
+            .iter()
+            .map(|s| s.load(Relaxed))
+            .filter(|s| s >> 2 == epoch(generation) && s & bit != 0)
+            .count() as u64
+    }
+
+    #[test]
+    fn loom_outcomes_racing_around_the_ring_keep_the_tally_equal_to_the_slots() {
+        loom::model(|| {
+            // Two slots, one outcome before the race: the racers wrap the ring.
+            let w = Arc::new(CountWindow::new(2, rule(1.1, u32::MAX, None, 1.1)));
+            w.record(
+                0,
+                Outcome {
+                    failed: true,
+                    slow: false,
+                },
+            );
+            let racers: Vec<_> = [(true, false), (false, true)]
+                .into_iter()
+                .map(|(failed, slow)| {
+                    let w = Arc::clone(&w);
+                    loom::thread::spawn(move || {
+                        w.record(0, Outcome { failed, slow });
+                    })
+                })
+                .collect();
+            racers.into_iter().for_each(|t| t.join().unwrap());
+            let counts = w.counts(0);
+            assert_eq!(counts.calls, 2);
+            assert_eq!(counts.failures, held(&w, 0, FAILED));
+            assert_eq!(counts.slow, held(&w, 0, SLOW));
+        });
+    }
+
+    #[test]
+    fn loom_an_outcome_racing_the_next_generation_never_counts_in_it() {
+        loom::model(|| {
+            let w = Arc::new(CountWindow::new(2, rule(1.1, u32::MAX, None, 1.1)));
+            w.record(
+                0,
+                Outcome {
+                    failed: true,
+                    slow: false,
+                },
+            );
+            let late = {
+                let w = Arc::clone(&w);
+                loom::thread::spawn(move || {
+                    w.record(
+                        0,
+                        Outcome {
+                            failed: true,
+                            slow: false,
+                        },
+                    );
+                })
+            };
+            w.record(
+                1,
+                Outcome {
+                    failed: false,
+                    slow: true,
+                },
+            );
+            late.join().unwrap();
+            let counts = w.counts(1);
+            assert_eq!(counts.calls, 1);
+            assert_eq!(counts.failures, 0);
+            assert_eq!(counts.slow, 1);
+            assert_eq!(counts.failures, held(&w, 1, FAILED));
+            assert_eq!(counts.slow, held(&w, 1, SLOW));
+        });
     }
 }

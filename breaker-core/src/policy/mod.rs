@@ -2,14 +2,17 @@
 //! is one type behind one call, [`Policy::record`]: the [`consecutive`] count
 //! (kept in the state word itself) and the rate windows, [`time_window`] and
 //! [`count_window`], judged by one [`rule`] (whose slow-call rule is also the
-//! `latency_p99_ms` rule).
+//! `latency_p99_ms` rule). A time window also keeps the adaptive throttle's
+//! requests and accepts ([`Tally`]).
 
 mod consecutive;
 mod count_window;
 mod rule;
+mod tally;
 mod time_window;
 
 pub(crate) use self::rule::Counts;
+pub(crate) use self::tally::Tally;
 
 use self::consecutive::Consecutive;
 use self::count_window::CountWindow;

@@ -76,6 +76,20 @@ impl Rule {
         }
     }
 
+    /// A rule that never trips: a window kept only to be read (the adaptive
+    /// throttle's requests and accepts). No failure rate reaches 2.0, and no
+    /// window holds `u64::MAX` outcomes.
+    pub(crate) fn never_trips() -> Self {
+        Rule {
+            failure_rate: AtomicU64::new(2.0f64.to_bits()),
+            min_calls: AtomicU64::new(u64::MAX),
+            slow_nanos: AtomicU64::new(0),
+            slow: false,
+            slow_call_rate: AtomicU64::new(2.0f64.to_bits()),
+            p99: false,
+        }
+    }
+
     /// Takes the numbers of `config` from the next outcome on. Whether
     /// slowness is judged, and by which rule, stays as built (a live
     /// reconfiguration refuses to change it).

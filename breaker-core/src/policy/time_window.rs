@@ -80,7 +80,7 @@ impl Stamps {
 
 /// Whether generation `a` is later than `b`. Generations are the state word's,
 /// which wraps at [`GEN_MASK`]: of two less than half that range apart, the one
-/// ahead is the later (2^35 transitions apart: a year at a thousand a second).
+/// ahead is the later (2^34 transitions apart: half a year at a thousand a second).
 fn is_later(a: u64, b: u64) -> bool {
     let ahead = a.wrapping_sub(b) & GEN_MASK;
     ahead != 0 && ahead <= GEN_MASK / 2
@@ -197,6 +197,18 @@ impl TimeWindow {
 
     pub(crate) fn rule(&self) -> &Rule {
         &self.rule
+    }
+
+    /// Whether no bucket that counts at `now` holds a failure or a slow call,
+    /// of any generation: one load, no bucket read. Pure.
+    #[inline]
+    pub(crate) fn holds_no_failure(&self, now: u64) -> bool {
+        now >= self.bad_until.load(Relaxed)
+    }
+
+    /// How long one bucket is (nanos): a tenth of the window.
+    pub(crate) fn bucket_nanos(&self) -> u64 {
+        self.bucket_nanos
     }
 
     /// The time to place an outcome (or judge the window) at, on `clock`, the

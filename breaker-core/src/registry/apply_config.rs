@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use super::notes::Note;
+use super::reports::Note;
 use super::{ApplyConfigError, DeclarationOverride, Reconfigured, Registry, Resolver};
 
 impl Registry {
@@ -17,6 +17,14 @@ impl Registry {
     ) {
         let mut overrides = self.overrides.lock();
         for detail in details {
+            // Told once: a group reported before it was made (see
+            // `report_overrides`) is resolved again when it is made.
+            if overrides
+                .iter()
+                .any(|o| o.group == group && o.detail == detail)
+            {
+                continue;
+            }
             overrides.push(DeclarationOverride {
                 group,
                 detail: detail.clone(),
@@ -53,12 +61,12 @@ impl Registry {
     /// registry
     ///     .apply_config(Arc::new(|_group: &str, declared: Option<&Config>| {
     ///         let threshold = declared.map_or(5, Config::threshold);
-    ///         let config = Config::builder().threshold(threshold).open_duration(Duration::from_secs(5)).build();
+    ///         let config = Config::builder().threshold(threshold).open(Duration::from_secs(5)).build();
     ///         Ok(Resolution { config: config.map_err(|e| e.to_string())?, overrides: vec![], retry: Default::default() })
     ///     }))
     ///     .unwrap();
-    /// assert_eq!(search.config().open_duration().as_millis(), 5_000);
-    /// assert_eq!(registry.breaker_or_default("later").config().open_duration().as_millis(), 5_000);
+    /// assert_eq!(search.config().open().as_millis(), 5_000);
+    /// assert_eq!(registry.breaker_or_default("later").config().open().as_millis(), 5_000);
     /// ```
     pub fn apply_config(
         &self,
@@ -139,6 +147,28 @@ impl Registry {
         drop(groups);
         self.say(notes);
         Ok(changed)
+    }
+
+    /// Records what layered configuration takes from the declaration of
+    /// `group`, a group declared by code that has not been made yet, so that
+    /// [`overrides`](Self::overrides) lists it from the start (a configuration
+    /// loader calls it after [`apply_config`](Self::apply_config) for every
+    /// group it knows to be declared). Making the group later lists nothing
+    /// twice; the next `apply_config` replaces it, as it replaces every
+    /// override.
+    ///
+    /// ```
+    /// # use breaker_core as breakerbox;
+    /// use breakerbox::Registry;
+    ///
+    /// let registry = Registry::new();
+    /// registry.report_overrides("search", vec!["`threshold = 3` is overridden by `threshold = 10`".into()]);
+    /// assert_eq!(registry.overrides()[0].group, "search");
+    /// ```
+    pub fn report_overrides(&self, group: &str, overrides: Vec<String>) {
+        let mut notes = Vec::new();
+        self.overridden(crate::names::intern(group), overrides, &mut notes);
+        self.say(notes);
     }
 
     /// Every declared value that layered configuration ([`apply_config`](Self::apply_config))

@@ -13,12 +13,12 @@ use crate::metrics::Metrics;
 
 impl Registry {
     /// The keyed group `group`: one breaker per key, all on one config, at most
-    /// about `max_keys` idle keys (see [`KeyedGroup`]). The first call creates
-    /// it, declared with `config`, and `max_keys`; later calls get it
+    /// about `key_capacity` idle keys (see [`KeyedGroup`]). The first call creates
+    /// it, declared with `config`, and `key_capacity`; later calls get it
     /// unchanged, and one declaring another `config` is recorded as a
     /// [`Conflict`](crate::Conflict) (listed by [`conflicts`](Registry::conflicts)), as for
-    /// two declarations of an unkeyed group. Another `max_keys` is not recorded
-    /// anywhere: the first one holds ([`KeyedGroup::max_keys`] tells which).
+    /// two declarations of an unkeyed group. Another `key_capacity` is not recorded
+    /// anywhere: the first one holds ([`KeyedGroup::key_capacity`] tells which).
     ///
     /// Configuration works as for an unkeyed group: a config
     /// [`configure`](Registry::configure)d for the name replaces the
@@ -54,7 +54,7 @@ impl Registry {
         &self,
         group: &str,
         config: &Config,
-        max_keys: usize,
+        key_capacity: usize,
     ) -> Result<KeyedGroup<K>, WrongKeyType> {
         if let Some(keyed) = self.keyed_groups().get::<K>(group)? {
             self.declared_again(&keyed, config);
@@ -69,7 +69,7 @@ impl Registry {
                     *config,
                     resolved,
                     clock,
-                    max_keys,
+                    key_capacity,
                     Some(Tell {
                         subscribers: Arc::clone(self.subscribers()),
                         name: key_text::<K>,

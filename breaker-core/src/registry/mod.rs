@@ -5,7 +5,9 @@
 //! `Registry`'s methods are split by concern: this file finds, creates,
 //! inspects and controls groups; `apply_config` layers configuration over them;
 //! `notes` says what a locked section left to say and keeps the subscribers;
-//! `keyed` holds the keyed groups. `reports` has the types they return.
+//! `keyed` holds the keyed groups. `reports` has the types they return and
+//! the notes a locked section leaves, below them all: no file here imports
+//! another that imports it back.
 
 mod apply_config;
 mod keyed;
@@ -19,7 +21,7 @@ use std::sync::{Arc, OnceLock};
 
 use parking_lot::{Mutex, RwLock};
 
-use self::notes::Note;
+use self::reports::Note;
 pub use self::reports::{
     AlreadyCreated, ApplyConfigError, DeclarationOverride, Reconfigured, Resolution, Resolver,
     UnknownGroup,
@@ -117,7 +119,7 @@ impl Registry {
     /// let config = Config::builder().threshold(1).build().unwrap();
     /// registry.breaker("db", &config).try_acquire().unwrap().failure();
     /// assert_eq!(registry.get("db").unwrap().state(), State::Open);
-    /// clock.advance(config.open_duration());
+    /// clock.advance(config.open());
     /// assert!(registry.get("db").unwrap().would_admit());
     /// ```
     pub fn with_clock<C: Clock>(clock: C) -> Self {

@@ -2,17 +2,10 @@
 //! [`Note`]s a locked section leaves, the conflicts it reports, and
 //! [`Registry::subscribe`].
 
+use super::reports::Note;
 use super::Registry;
 use crate::conflict::Conflict;
 use crate::events::{Event, Subscription};
-
-/// What a section under the registry's locks leaves to say once they are
-/// released (see [`Registry::say`]).
-pub(super) enum Note {
-    Conflict(Box<Conflict>),
-    DeclarationOverride(&'static str, String),
-    Refused(&'static str, String),
-}
 
 impl Registry {
     /// Logs and tells what a locked section left to say. The caller holds no

@@ -1,11 +1,21 @@
 //! What a registry reports: conflicting declarations, values layered
-//! configuration took away, and the errors of its operations.
+//! configuration took away, the errors of its operations, and the notes a
+//! locked section leaves to say (said by `notes`).
 
 use std::fmt;
 
 use crate::breaker::PolicyChange;
 use crate::config::Config;
+use crate::conflict::Conflict;
 use crate::retry::RetryTuning;
+
+/// What a section under the registry's locks leaves to say once they are
+/// released (see [`Registry::say`](super::Registry::say)).
+pub(super) enum Note {
+    Conflict(Box<Conflict>),
+    DeclarationOverride(&'static str, String),
+    Refused(&'static str, String),
+}
 
 /// Turns a group's declaration into the config it runs with: given the group
 /// and the config its code declared (`None` when the group is used without a

@@ -65,13 +65,13 @@ impl KeyedSite {
 
     /// The breaker of `key` in the keyed group `group` of the process-wide
     /// [`registry()`](crate::registry()), which the first call creates with
-    /// `config` and `max_keys`.
+    /// `config` and `key_capacity`.
     #[inline]
     pub fn global<A: AsKey + ?Sized>(
         &self,
         group: &str,
         config: &Config,
-        max_keys: usize,
+        key_capacity: usize,
         key: &A,
     ) -> Breaker {
         if let Some(group) = self
@@ -81,7 +81,7 @@ impl KeyedSite {
         {
             return group.breaker_for(key);
         }
-        self.lookup_global::<A::Owned>(group, config, max_keys)
+        self.lookup_global::<A::Owned>(group, config, key_capacity)
             .breaker_for(key)
     }
 
@@ -92,22 +92,22 @@ impl KeyedSite {
         &self,
         group: &str,
         config: &Config,
-        max_keys: usize,
+        key_capacity: usize,
     ) -> KeyedGroup<K> {
-        let keyed = group_of::<K>(crate::registry(), group, config, max_keys);
+        let keyed = group_of::<K>(crate::registry(), group, config, key_capacity);
         let _ = self.global.get_or_init(|| Box::new(keyed.clone()));
         keyed
     }
 
     /// The breaker of `key` in the keyed group `group` of `registry`, which the
-    /// first call creates with `config` and `max_keys`.
+    /// first call creates with `config` and `key_capacity`.
     #[inline]
     pub fn breaker<A: AsKey + ?Sized>(
         &self,
         registry: &Registry,
         group: &str,
         config: &Config,
-        max_keys: usize,
+        key_capacity: usize,
         key: &A,
     ) -> Breaker {
         if let Some((id, group)) = self.cached.get() {
@@ -117,7 +117,7 @@ impl KeyedSite {
                 }
             }
         }
-        self.lookup::<A::Owned>(registry, group, config, max_keys)
+        self.lookup::<A::Owned>(registry, group, config, key_capacity)
             .breaker_for(key)
     }
 
@@ -129,9 +129,9 @@ impl KeyedSite {
         registry: &Registry,
         group: &str,
         config: &Config,
-        max_keys: usize,
+        key_capacity: usize,
     ) -> KeyedGroup<K> {
-        let keyed = group_of::<K>(registry, group, config, max_keys);
+        let keyed = group_of::<K>(registry, group, config, key_capacity);
         let _ = self
             .cached
             .get_or_init(|| (registry.id(), Box::new(keyed.clone())));
@@ -146,9 +146,9 @@ fn group_of<K: std::hash::Hash + Eq + Debug + Send + Sync + 'static>(
     registry: &Registry,
     group: &str,
     config: &Config,
-    max_keys: usize,
+    key_capacity: usize,
 ) -> KeyedGroup<K> {
     registry
-        .keyed::<K>(group, config, max_keys)
+        .keyed::<K>(group, config, key_capacity)
         .unwrap_or_else(|wrong| panic!("#[circuit_breaker]: {wrong}"))
 }

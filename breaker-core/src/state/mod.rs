@@ -1,7 +1,9 @@
 //! The breaker's states and the one atomic word that holds the state, its
 //! generation, the consecutive failures while closed, the probes in flight and
 //! probe successes of a half-open episode, whether an open came from the fleet,
-//! and whether a closed circuit still ramps its traffic back in.
+//! whether a closed circuit still ramps its traffic back in, whether claims
+//! pass the adaptive throttle, and whether a hold (the server asked to wait)
+//! refuses claims.
 
 use std::fmt;
 
@@ -82,7 +84,7 @@ const REFUSING_OR_PROBING: u64 = 0b011;
 const TIMED: u64 = 1 << STATE_BITS;
 /// Set for the breaker's life when verdicts feed a window policy.
 const WINDOWED: u64 = 1 << (STATE_BITS + 1);
-const FLAGS: u64 = TIMED | WINDOWED | SHADOW;
+const FLAGS: u64 = TIMED | WINDOWED | SHADOW | THROTTLED | HELD;
 /// Never set in the breaker's word: set in a permit's copy of it unless the claim
 /// found the word plain, so a success that may need more than a count (and
 /// rarely one that does not) never takes the verdict's fast path.
@@ -101,8 +103,17 @@ const RAMPING: u64 = 1 << (SUCCESS_SHIFT + SUCCESS_BITS);
 /// it takes an open word off the claim's refusal frame, so a breaker without it
 /// refuses as fast as ever.
 const SHADOW: u64 = 1 << (SUCCESS_SHIFT + SUCCESS_BITS + 1);
-const GEN_SHIFT: u32 = SUCCESS_SHIFT + SUCCESS_BITS + 2;
-/// Generations count modulo 2^36: at one transition a millisecond that is 2.2 years
+/// Set for the breaker's life when claims pass the adaptive throttle
+/// (`throttle`) and verdicts feed it: a throttled word is never plain, so a
+/// group without the key keeps the closed path as it is.
+const THROTTLED: u64 = 1 << (SUCCESS_SHIFT + SUCCESS_BITS + 2);
+/// Set while a hold may refuse claims (`Breaker::hold`), in every state: claims
+/// leave the fast path and compare the hold's deadline, and the first claim
+/// past it clears the bit. Kept by every transition, so a hold outlives a trip
+/// or a close; cleared by manual control and by the release.
+const HELD: u64 = 1 << (SUCCESS_SHIFT + SUCCESS_BITS + 3);
+const GEN_SHIFT: u32 = SUCCESS_SHIFT + SUCCESS_BITS + 4;
+/// Generations count modulo 2^34: at one transition a millisecond that is 199 days
 /// before a number comes back, and a permit would have to outlive all of them.
 pub(crate) const GEN_MASK: u64 = (1 << (64 - GEN_SHIFT)) - 1;
 const FIELD_MASK: u64 = (1 << PROBE_BITS) - 1;
@@ -141,6 +152,8 @@ const _: () = {
         SUCCESS_FIELD,
         RAMPING,
         SHADOW,
+        THROTTLED,
+        HELD,
         GEN_FIELD,
     ];
     let mut union = 0u64;
@@ -192,7 +205,9 @@ const _: () = {
 /// | 16..26 | half-open: probe successes; closed: consecutive failures, high bits |
 /// | 26 | closed: the traffic ramp after the close runs |
 /// | 27 | shadow mode: refusals are admitted and counted (switched live) |
-/// | 28..64 | generation |
+/// | 28 | claims pass the adaptive throttle (fixed for the breaker's life) |
+/// | 29 | held: a hold's deadline may refuse claims |
+/// | 30..64 | generation |
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Word(pub(crate) u64);
 
@@ -202,6 +217,35 @@ impl Word {
         let timed = if timed { TIMED } else { 0 };
         let windowed = if windowed { WINDOWED } else { 0 };
         Word(Word::new(State::Closed, 0, 0, 0).0 | timed | windowed)
+    }
+
+    /// This word with the adaptive throttle's life-long flag (`on`) or without.
+    pub(crate) const fn with_throttle(self, on: bool) -> Word {
+        if on {
+            Word(self.0 | THROTTLED)
+        } else {
+            Word(self.0 & !THROTTLED)
+        }
+    }
+
+    /// Whether claims pass the adaptive throttle and verdicts feed it.
+    #[inline(always)]
+    pub(crate) const fn is_throttled(self) -> bool {
+        self.0 & THROTTLED != 0
+    }
+
+    /// This permit's word with the throttle's flag off: its verdict is not
+    /// counted by the throttle.
+    pub(crate) const fn without_throttle(self) -> Word {
+        Word(self.0 & !THROTTLED)
+    }
+
+    /// Whether a claim the throttle admitted on this word is admitted with no
+    /// question to ask the breaker: [`admits_outright`](Self::admits_outright)
+    /// but for the throttle.
+    #[inline(always)]
+    pub(crate) const fn admits_past_throttle(self) -> bool {
+        self.0 & (REFUSING_OR_PROBING | RAMPING | HELD) == 0
     }
 
     /// A word without flags: the base of the builders below (and of tests).
@@ -296,22 +340,40 @@ impl Word {
     /// reset. One test of one register.
     #[inline(always)]
     pub(crate) const fn is_plain(self) -> bool {
-        self.0 & (REFUSING_OR_PROBING | TIMED | WINDOWED | FAILURE_FIELD | RAMPING) == 0
+        self.0
+            & (REFUSING_OR_PROBING | TIMED | WINDOWED | FAILURE_FIELD | RAMPING | THROTTLED | HELD)
+            == 0
     }
 
     /// Whether this word admits a call without reading the clock: closed or
-    /// forced closed, not timed and not ramping. Its verdict may still need
-    /// more than a count.
+    /// forced closed, not timed, not ramping, not throttled and not held. Its
+    /// verdict may still need more than a count.
     #[inline(always)]
     pub(crate) const fn admits_untimed(self) -> bool {
-        self.0 & (REFUSING_OR_PROBING | TIMED | RAMPING) == 0
+        self.0 & (REFUSING_OR_PROBING | TIMED | RAMPING | THROTTLED | HELD) == 0
     }
 
     /// Whether a claim on this word would be admitted with no question to
-    /// ask: closed or forced closed, and not ramping.
+    /// ask: closed or forced closed, not ramping, not throttled
+    /// and not held.
     #[inline(always)]
     pub(crate) const fn admits_outright(self) -> bool {
-        self.0 & (REFUSING_OR_PROBING | RAMPING) == 0
+        self.0 & (REFUSING_OR_PROBING | RAMPING | THROTTLED | HELD) == 0
+    }
+
+    /// Whether a hold may refuse claims on this word: its deadline decides.
+    #[inline(always)]
+    pub(crate) const fn is_held(self) -> bool {
+        self.0 & HELD != 0
+    }
+
+    /// This word held (`on`) or released, every other field kept.
+    pub(crate) const fn with_held(self, on: bool) -> Word {
+        if on {
+            Word(self.0 | HELD)
+        } else {
+            Word(self.0 & !HELD)
+        }
     }
 
     /// Whether this is a closed word whose traffic ramp still runs.
@@ -397,11 +459,12 @@ impl Word {
     }
 
     /// What the claim's refusal frame must tell apart, from one mask of the
-    /// state bits, the fleet bit and the shadow bit (a shadow word is `Other`:
-    /// the claim step decides, and the shadow helper admits what it refuses).
+    /// state bits, the fleet bit, the shadow bit and the hold bit (a shadow
+    /// word is `Other`: the claim step decides, and the shadow helper admits
+    /// what it refuses; a held word is `Other`: the step compares the hold).
     #[inline(always)]
     pub(crate) const fn refusing(self) -> Refusing {
-        match self.0 & (STATE_FIELD | FLEET | SHADOW) {
+        match self.0 & (STATE_FIELD | FLEET | SHADOW | HELD) {
             OPEN_BITS => Refusing::LocallyOpen,
             FORCED_OPEN_BITS => Refusing::ForcedOpen,
             _ => Refusing::Other,
@@ -481,6 +544,8 @@ impl fmt::Debug for Word {
             .field("windowed", &(self.0 & WINDOWED != 0))
             .field("marked", &(self.0 & MARKED != 0))
             .field("shadow", &self.is_shadow())
+            .field("throttled", &self.is_throttled())
+            .field("held", &self.is_held())
             .finish()
     }
 }

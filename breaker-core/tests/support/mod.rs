@@ -31,7 +31,7 @@ pub fn ms(n: u64) -> Duration {
 pub fn config(threshold: u32, open_ms: u64) -> Config {
     Config::builder()
         .threshold(threshold)
-        .open_duration(Duration::from_millis(open_ms))
+        .open(Duration::from_millis(open_ms))
         .build()
         .expect("valid test config")
 }

@@ -41,7 +41,7 @@ fn main() {
 
     let group = Config::builder()
         .threshold(3)
-        .open_duration(Duration::from_millis(open_ms))
+        .open(Duration::from_millis(open_ms))
         .half_open_probes(1)
         .build()
         .expect("a valid config");

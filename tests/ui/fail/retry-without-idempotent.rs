@@ -18,7 +18,7 @@ fn charge_no() -> Result<(), Error> {
     Ok(())
 }
 
-#[circuit_breaker(group = "lonely", idempotent = true, retry_backoff_ms = 10)]
+#[circuit_breaker(group = "lonely", idempotent = true, retry_delay_ms = 10)]
 fn lonely() -> Result<(), Error> {
     Ok(())
 }

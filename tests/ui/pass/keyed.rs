@@ -41,7 +41,7 @@ impl Client {
     ///
     /// # Errors
     /// When the key's breaker is open.
-    #[circuit_breaker(group = "pass-keyed-async", key = (ip, port), max_keys = 50_000, timeout_ms = 100)]
+    #[circuit_breaker(group = "pass-keyed-async", key = (ip, port), key_capacity = 50_000, timeout_ms = 100)]
     pub async fn connect(&self, ip: IpAddr, port: u16) -> Result<(), CallError<()>> {
         let _ = (ip, port, &self.host);
         Ok(())

@@ -18,8 +18,8 @@ impl RetryAfterHint for Busy {
 ///
 /// # Errors
 /// When every attempt failed or the breaker refused.
-#[circuit_breaker(group = "pass-retry", retry = 2, idempotent = true, retry_backoff_ms = 10,
-    retry_cap_ms = 100, retry_deadline_ms = 1000)]
+#[circuit_breaker(group = "pass-retry", retry = 2, idempotent = true, retry_delay_ms = 10,
+    retry_max_delay_ms = 100, retry_deadline_ms = 1000)]
 pub fn lookup(key: &str) -> Result<usize, CallError<Busy>> {
     Ok(key.len())
 }

@@ -41,6 +41,9 @@ impl Readings for At {
     fn lease_until(&self) -> u64 {
         self.lease_until.expect("this step reads no lease")
     }
+    fn hold(&self) -> crate::hold::HoldUntil {
+        panic!("this step reads no hold")
+    }
 }
 
 const NO_READING: At = At {

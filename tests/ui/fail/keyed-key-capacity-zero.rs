@@ -1,6 +1,6 @@
 use breakerbox::{circuit_breaker, CallError};
 
-#[circuit_breaker(group = "hosts", key = host, max_keys = 0)]
+#[circuit_breaker(group = "hosts", key = host, key_capacity = 0)]
 fn fetch(host: &str) -> Result<(), CallError<()>> {
     let _ = host;
     Ok(())

@@ -1,6 +1,6 @@
 use breakerbox::{circuit_breaker, CallError};
 
-#[circuit_breaker(group = "hosts", max_keys = 100)]
+#[circuit_breaker(group = "hosts", key_capacity = 100)]
 fn fetch(host: &str) -> Result<(), CallError<()>> {
     let _ = host;
     Ok(())
