@@ -34,7 +34,7 @@ fn an_unknown_key_lists_the_allowed_keys_and_suggests_the_nearest() {
              `slow_call_ms`, `slow_call_rate`, `open_ms`, `half_open_probes`, \
              `successes_to_close`, `backoff`, `max_open_ms`, `probe_timeout_ms`, `timeout_ms`, \
              `max_concurrent`, `latency_p99_ms`, `ramp_ms`, `jitter`, `shadow`, `histogram_ms`, \
-             `throttle`, `throttle_window_ms`, `throttle_max_reject`, `throttle_min_rps`, \
+             `systemic_share`, `max_open_keys`, `throttle`, `throttle_window_ms`, `throttle_max_reject`, `throttle_min_rps`, \
              `max_hold_ms`, `retry`, `retry_delay_ms`, `retry_max_delay_ms`, `retry_deadline_ms`, \
              `retry_budget_ratio`, `retry_budget_floor`, and `template`",
         ],
