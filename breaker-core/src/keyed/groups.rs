@@ -8,13 +8,12 @@ use std::fmt;
 use std::hash::Hash;
 use std::sync::Arc;
 
-use parking_lot::Mutex;
-
 use super::{KeyedGroup, KeyedMetrics, Shared};
 use crate::breaker::PolicyChange;
 use crate::config::Config;
 use crate::metrics::Metrics;
 use crate::retry::RetryTuning;
+use crate::sync::Mutex;
 
 /// The keyed groups of one registry, by group name.
 #[derive(Default)]

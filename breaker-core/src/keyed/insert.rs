@@ -11,10 +11,10 @@
 //! inserted after it saw the subscriber under the lock and was named first.
 //! So no key's transitions reach such a subscriber unnamed.
 
+use crate::sync::Ordering::*;
 use std::borrow::Borrow;
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{BuildHasher, BuildHasherDefault, Hash};
-use std::sync::atomic::Ordering::*;
 use std::sync::Arc;
 
 use papaya::Guard;

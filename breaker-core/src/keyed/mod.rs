@@ -33,10 +33,7 @@
 use std::borrow::Borrow;
 use std::fmt;
 use std::hash::Hash;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::*};
 use std::sync::{Arc, Weak};
-
-use parking_lot::Mutex;
 
 use crate::breaker::{Breaker, PolicyChange};
 use crate::clock::ClockSource;
@@ -45,6 +42,7 @@ use crate::histogram::CallHistogram;
 use crate::level::GroupLevel;
 use crate::retry::{Retry, RetryPolicy, RetrySlot, RetryTuning};
 use crate::state::State;
+use crate::sync::{AtomicU64, AtomicUsize, Mutex, Ordering::*};
 
 mod groups;
 mod handshake;
@@ -494,6 +492,35 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
     /// state. Pure. Exact once the counting threads are quiet.
     pub fn metrics(&self) -> KeyedMetrics {
         self.shared.metrics()
+    }
+}
+
+impl<K: Hash + Eq> Shared<K> {
+    /// The successes of every key the group ever held: what the group level
+    /// reads when a failure run begins and when it would trip.
+    fn successes(&self) -> u64 {
+        let evicted = self.evicted.lock();
+        let held = self.map.pin().iter().fold(0u64, |sum, (_, entry)| {
+            sum.saturating_add(entry.breaker.metrics().successes)
+        });
+        held.saturating_add(evicted.successes())
+    }
+
+    /// See [`KeyedGroup::metrics`].
+    fn metrics(&self) -> KeyedMetrics {
+        // Held across the scan (see `sweep`): an eviction is seen either in the
+        // map or in the sums, never in neither. Calls take no part in it.
+        let evicted = self.evicted.lock();
+        let pinned = self.map.pin();
+        metrics::keyed_metrics(
+            self.group,
+            self.key_capacity,
+            self.evictions.load(Relaxed),
+            *evicted,
+            pinned.iter().map(|(_, entry)| entry.breaker.metrics()),
+            self.histogram.as_ref().map(|h| h.read()),
+            self.judge.as_ref().map(|judge| judge.breaker().metrics()),
+        )
     }
 }
 

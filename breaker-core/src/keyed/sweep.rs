@@ -1,8 +1,8 @@
 //! The eviction sweep: which keys go when a new key would pass `key_capacity`
 //! (see the module docs of `keyed` for the rule), and when a sweep runs.
 
+use crate::sync::Ordering::*;
 use std::hash::Hash;
-use std::sync::atomic::Ordering::*;
 
 use papaya::Guard;
 
