@@ -238,3 +238,63 @@ fn a_few_bad_keys_among_healthy_ones_leave_the_group_closed() {
     assert_eq!(hosts.group_breaker().unwrap().state(), State::Closed);
     assert_eq!(hosts.metrics().open, 8);
 }
+
+#[test]
+fn transitions_tell_how_many_keys_are_open_and_the_group_level_is_one_of_them() {
+    let registry = Registry::with_clock(ManualClock::new());
+    let config = Config::builder()
+        .threshold(2)
+        .open(OPEN)
+        .max_open_keys(0.1)
+        .build()
+        .unwrap();
+    let hosts = group(&registry, &config);
+    let plain = registry
+        .keyed::<u32>(
+            "plain",
+            &Config::builder().threshold(1).build().unwrap(),
+            10,
+        )
+        .unwrap();
+    let told = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let sink = told.clone();
+    let _subscription = registry.subscribe(move |event: &Event| {
+        let (key, t) = match event {
+            Event::Transition(t) => (None, t),
+            Event::KeyedTransition(k) => (Some(k.key.to_string()), &k.transition),
+            _ => return,
+        };
+        sink.lock()
+            .unwrap()
+            .push((t.group, key, t.to, t.keys_open.map(|k| (k.open, k.keys))));
+    });
+    plain.breaker(&1).try_acquire().unwrap().failure();
+    for key in 0..11 {
+        for _ in 0..2 {
+            if let Ok(permit) = hosts.breaker(&key).try_acquire() {
+                permit.failure();
+            }
+            if let Ok(permit) = hosts.breaker(&99).try_acquire() {
+                permit.success();
+            }
+        }
+    }
+    let told = told.lock().unwrap();
+    assert_eq!(
+        told[0],
+        ("plain", Some("1".to_owned()), State::Open, None),
+        "a group that does not judge as one counts nothing"
+    );
+    let keys: Vec<_> = told[1..11].iter().map(|t| t.3).collect();
+    let expected: Vec<_> = (1..=10).map(|open| Some((open, 100))).collect();
+    assert_eq!(
+        keys, expected,
+        "each key's trip, with the keys open after it"
+    );
+    assert_eq!(
+        told[11],
+        ("hosts", None, State::Open, Some((10, 100))),
+        "the eleventh trip opens the group, which says ten keys are open"
+    );
+    assert_eq!(told.len(), 12);
+}

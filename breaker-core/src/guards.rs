@@ -9,7 +9,7 @@ use std::sync::Arc;
 use crate::bulkhead::Bulkhead;
 use crate::config::Config;
 use crate::histogram::CallHistogram;
-use crate::level::GroupLevel;
+use crate::level::{GroupLevel, KeyCounts};
 use crate::retry::RetrySlot;
 use crate::sync::{AtomicPtr, Ordering::*};
 
@@ -94,6 +94,12 @@ impl Guards {
     #[inline]
     pub(crate) fn group_level(&self) -> Option<&dyn GroupLevel> {
         self.made_retry_slot().and_then(RetrySlot::level)
+    }
+
+    /// The keys of the keyed group that judges as one this breaker belongs
+    /// to, as a key or as the group's own breaker. Read by transitions only.
+    pub(crate) fn key_counts(&self) -> Option<&KeyCounts> {
+        self.made_retry_slot().and_then(RetrySlot::keys)
     }
 
     /// The call-duration histogram (`histogram_ms` or `latency_p99_ms`).

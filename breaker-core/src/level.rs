@@ -4,6 +4,8 @@
 
 use std::fmt::Debug;
 
+use crate::sync::{AtomicUsize, Ordering::Relaxed};
+
 /// What a key of a keyed group that judges as one (`systemic_share`,
 /// `max_open_keys`) tells the level above it. Called on the key's slow paths
 /// only: its verdicts past the common success, its trips and its transitions.
@@ -36,4 +38,24 @@ pub(crate) trait GroupLevel: Debug + Send + Sync {
     /// A key that admitted no calls on its own admits them again; `closed`:
     /// it closed (recovered), rather than being forced closed.
     fn key_resumed(&self, closed: bool);
+}
+
+/// The keys of a keyed group that judges as one, as its group level counts
+/// them: those it holds, and those not admitting calls on their own (open,
+/// half-open or forced open, with the places taken for trips under way).
+/// Shared by the group level, its keys and the group's own breaker, whose
+/// transitions tell both numbers.
+#[derive(Debug, Default)]
+pub(crate) struct KeyCounts {
+    /// Keys the group holds now.
+    pub(crate) held: AtomicUsize,
+    /// Keys not admitting calls on their own now.
+    pub(crate) open: AtomicUsize,
+}
+
+impl KeyCounts {
+    /// Keys not admitting calls on their own, and keys held, now.
+    pub(crate) fn read(&self) -> (usize, usize) {
+        (self.open.load(Relaxed), self.held.load(Relaxed))
+    }
 }

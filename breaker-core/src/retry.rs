@@ -11,7 +11,7 @@
 
 use std::time::Duration;
 
-use crate::level::GroupLevel;
+use crate::level::{GroupLevel, KeyCounts};
 use crate::sync::{AtomicBool, AtomicU32, AtomicU64, Mutex, OnceLock, Ordering::*};
 use std::sync::Arc;
 
@@ -685,27 +685,38 @@ pub(crate) struct RetrySlot {
     /// while the first call makes it is never lost.
     tuning: Mutex<RetryTuning>,
     level: Option<Arc<dyn GroupLevel>>,
+    keys: Option<Arc<KeyCounts>>,
 }
 
 impl Default for RetrySlot {
     fn default() -> Self {
-        RetrySlot::with_level(None)
+        RetrySlot::with_level(None, None)
     }
 }
 
 impl RetrySlot {
     /// A keyed group's slot, with the group level its keys report to.
-    pub(crate) fn with_level(level: Option<Arc<dyn GroupLevel>>) -> Self {
+    pub(crate) fn with_level(
+        level: Option<Arc<dyn GroupLevel>>,
+        keys: Option<Arc<KeyCounts>>,
+    ) -> Self {
         RetrySlot {
             retry: OnceLock::new(),
             tuning: Mutex::new(RetryTuning::NONE),
             level,
+            keys,
         }
     }
 
     /// The group level a keyed group's keys report to, if it judges as one.
     pub(crate) fn level(&self) -> Option<&dyn GroupLevel> {
         self.level.as_deref()
+    }
+
+    /// The keys of the keyed group that judges as one that this slot's
+    /// breaker belongs to (a key, or the group's own breaker).
+    pub(crate) fn keys(&self) -> Option<&KeyCounts> {
+        self.keys.as_deref()
     }
 
     /// The group's `Retry`, made from `declared` by the first call (`fixed`:

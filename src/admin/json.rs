@@ -203,6 +203,7 @@ fn transition(t: &Transition, key: Option<&str>) -> Map<String, Value> {
         "generation": t.generation,
         "open_for_ms": ms(t.open_for),
         "retry_after_ms": ms(t.retry_after),
+        "keys_open": t.keys_open.map(|k| json!({"open": k.open, "keys": k.keys})),
     });
     match fields {
         Value::Object(map) => map,

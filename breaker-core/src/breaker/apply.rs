@@ -381,6 +381,10 @@ impl Inner {
                 .ramping
                 .then(|| self.events.ramp().length())
                 .map(Duration::from_nanos),
+            keys_open: self.guards.key_counts().map(|keys| {
+                let (open, keys) = keys.read();
+                events::KeysOpen { open, keys }
+            }),
         });
         match reason {
             TransitionReason::Tripped(cause) => log::warn!(

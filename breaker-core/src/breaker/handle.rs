@@ -15,6 +15,7 @@ use crate::error::{CircuitOpen, OpenReason};
 use crate::events::{Event, Hub, Subscribers, Subscription};
 use crate::guards::Guards;
 use crate::histogram::CallHistogram;
+use crate::level::KeyCounts;
 use crate::metrics::Metrics;
 use crate::policy::Policy;
 use crate::retry::RetrySlot;
@@ -87,14 +88,17 @@ impl Breaker {
     }
 
     /// A keyed group's own breaker (see `keyed::judge`), telling its
-    /// transitions to `inherited` (the registry's subscribers).
+    /// transitions to `inherited` (the registry's subscribers), with the
+    /// group's `keys` counted as of each one.
     pub(crate) fn group_level(
         name: &'static str,
         config: Config,
         clock: ClockSource,
         inherited: Option<Arc<Subscribers>>,
+        keys: Arc<KeyCounts>,
     ) -> Self {
-        Self::build(name, config, clock, inherited, None, None, 0, true)
+        let slot = Arc::new(RetrySlot::with_level(None, Some(keys)));
+        Self::build(name, config, clock, inherited, None, Some(slot), 0, true)
     }
 
     /// A breaker that counts its call durations in `histogram` when given (a

@@ -27,24 +27,25 @@
 //! [`KeyedGroup::breaker`]: super::KeyedGroup::breaker
 //! [`OpenReason::Group`]: crate::OpenReason::Group
 
+use std::sync::Arc;
+
 use crate::breaker::Breaker;
 use crate::clock::ClockSource;
 use crate::config::Config;
 use crate::events::{Subscribers, TripCause};
-use crate::level::GroupLevel;
+use crate::level::{GroupLevel, KeyCounts};
 use crate::state::State;
-use crate::sync::{AtomicU32, AtomicU64, AtomicUsize, Ordering::*};
+use crate::sync::{AtomicU32, AtomicU64, Ordering::*};
 
 /// The group level of a keyed group: its breaker and what it counts of its
 /// keys.
 pub(crate) struct Judge {
     /// The group's own circuit (see the module docs).
     breaker: Breaker,
-    /// Keys the group holds now.
-    held: AtomicUsize,
-    /// Keys that are not closed on their own now (open, half-open or forced
-    /// open), reservations for trips under way included.
-    open: AtomicUsize,
+    /// Keys the group holds, and those not admitting calls on their own
+    /// (reservations for trips under way included): shared with the group's
+    /// breaker, which tells them in its transitions.
+    keys: Arc<KeyCounts>,
     /// Consecutive policy: keys that began failing while none recovered.
     run: AtomicU32,
     /// The group's successes when the current run began.
@@ -60,13 +61,13 @@ impl Judge {
         group: &'static str,
         config: Config,
         clock: ClockSource,
-        subscribers: Option<std::sync::Arc<Subscribers>>,
+        subscribers: Option<Arc<Subscribers>>,
         successes: Box<dyn Fn() -> u64 + Send + Sync>,
     ) -> Self {
+        let keys = Arc::new(KeyCounts::default());
         Judge {
-            breaker: Breaker::group_level(group, config, clock, subscribers),
-            held: AtomicUsize::new(0),
-            open: AtomicUsize::new(0),
+            breaker: Breaker::group_level(group, config, clock, subscribers, Arc::clone(&keys)),
+            keys,
             run: AtomicU32::new(0),
             run_successes: AtomicU64::new(0),
             successes,
@@ -88,25 +89,30 @@ impl Judge {
 
     /// A key was created.
     pub(crate) fn key_created(&self) {
-        self.held.fetch_add(1, Relaxed);
+        self.keys.held.fetch_add(1, Relaxed);
     }
 
     /// A key in `state` left the group.
     pub(crate) fn key_evicted(&self, state: State) {
-        self.held.fetch_sub(1, Relaxed);
+        self.keys.held.fetch_sub(1, Relaxed);
         if !admits(state) {
-            self.open.fetch_sub(1, Relaxed);
+            self.keys.open.fetch_sub(1, Relaxed);
         }
+    }
+
+    /// The group's keys as it counts them, shared with its keys' breakers.
+    pub(crate) fn key_counts(&self) -> Arc<KeyCounts> {
+        Arc::clone(&self.keys)
     }
 
     /// Keys the group holds now.
     pub(crate) fn held(&self) -> usize {
-        self.held.load(Relaxed)
+        self.keys.held.load(Relaxed)
     }
 
     /// Keys not closed on their own now.
     pub(crate) fn open_keys(&self) -> usize {
-        self.open.load(Relaxed)
+        self.keys.open.load(Relaxed)
     }
 
     /// A key began a failure run: the share rule, then the count rule.
@@ -164,18 +170,19 @@ impl GroupLevel for Judge {
 
     fn reserve_open(&self) -> bool {
         let Some(share) = self.breaker.config().max_open_keys() else {
-            self.open.fetch_add(1, Relaxed);
+            self.keys.open.fetch_add(1, Relaxed);
             return true;
         };
         // At least one key may open on its own, whatever the share.
         let cap = ((share * self.held() as f64) as usize).max(1);
-        self.open
+        self.keys
+            .open
             .fetch_update(Relaxed, Relaxed, |open| (open < cap).then_some(open + 1))
             .is_ok()
     }
 
     fn release_open(&self) {
-        self.open.fetch_sub(1, Relaxed);
+        self.keys.open.fetch_sub(1, Relaxed);
     }
 
     #[cold]
@@ -184,11 +191,11 @@ impl GroupLevel for Judge {
     }
 
     fn key_stopped(&self) {
-        self.open.fetch_add(1, Relaxed);
+        self.keys.open.fetch_add(1, Relaxed);
     }
 
     fn key_resumed(&self, closed: bool) {
-        self.open.fetch_sub(1, Relaxed);
+        self.keys.open.fetch_sub(1, Relaxed);
         if closed {
             // A key that closes recovered.
             self.run.store(0, Relaxed);

@@ -226,6 +226,7 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
                     histogram: CallHistogram::new(&config, true).map(Arc::new),
                     retry: Arc::new(RetrySlot::with_level(
                         judge.clone().map(|judge| judge as Arc<dyn GroupLevel>),
+                        judge.as_ref().map(|judge| judge.key_counts()),
                     )),
                     judge,
                     held_until: AtomicU64::new(0),
