@@ -243,6 +243,16 @@ fn a_value_the_builder_refuses_gives_the_builders_rule_even_in_an_unused_templat
             "throttle_window_ms = 0",
             "`throttle_window_ms` must be at least 10",
         ),
+        (
+            "groups.search",
+            "systemic_share = 1.5",
+            "`systemic_share` must be above 0.0 and at most 1.0",
+        ),
+        (
+            "defaults",
+            "max_open_keys = 0.0",
+            "`max_open_keys` must be above 0.0 and at most 1.0",
+        ),
     ] {
         let (kind, msg) = refused(&format!("[{table}]\n{line}\n"));
         assert_eq!(kind, ErrorKind::Refused, "{line}");
