@@ -86,6 +86,21 @@ async fn guarded_keyed_async(x: u64) -> Result<u64, BenchError> {
     work(x)
 }
 
+// Keyed with a group level (`systemic_share`, `max_open_keys`): the cost of
+// looking at the group's breaker on each call (the difference from
+// `attribute_keyed`).
+#[circuit_breaker(
+    group = "ir-keyed-judged",
+    key = x,
+    threshold = 3,
+    open_ms = 3_600_000,
+    systemic_share = 0.5,
+    max_open_keys = 0.5
+)]
+fn guarded_keyed_judged(x: u64) -> Result<u64, BenchError> {
+    work(x)
+}
+
 #[circuit_breaker(group = "ir-keyed-str", key = host, threshold = 3, open_ms = 3_600_000)]
 fn guarded_keyed_str(host: &str, x: u64) -> Result<u64, BenchError> {
     work(x)
@@ -206,6 +221,7 @@ const CASES: &[&str] = &[
     "attribute_keyed",
     "attribute_keyed_async",
     "attribute_keyed_str",
+    "attribute_keyed_judged",
     "fallback_failure",
     "fallback_open",
     "fallback_why_open",
@@ -250,6 +266,7 @@ const BASES: &[(&str, &str)] = &[
     ("attribute_keyed", "attribute"),
     ("attribute_keyed_async", "attribute_async"),
     ("attribute_keyed_str", "attribute"),
+    ("attribute_keyed_judged", "attribute_keyed"),
     ("fallback_failure", "attribute"),
     ("fallback_open", "forced_open"),
     ("fallback_why_open", "fallback_open"),
@@ -414,6 +431,7 @@ fn run(case: &str, n: u64) {
         "attribute_async" => repeat(n, || poll_now(guarded_async(black_box(1)))),
         "attribute_keyed" => repeat(n, || guarded_keyed(black_box(1))),
         "attribute_keyed_async" => repeat(n, || poll_now(guarded_keyed_async(black_box(1)))),
+        "attribute_keyed_judged" => repeat(n, || guarded_keyed_judged(black_box(1))),
         "attribute_keyed_str" => repeat(n, || {
             guarded_keyed_str(black_box("api.example.com"), black_box(1))
         }),

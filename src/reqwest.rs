@@ -522,6 +522,10 @@ fn record(
             permit.ignore();
             result
         }
+        (Verdict::GroupFailure, result) => {
+            permit.failure_of_group();
+            result
+        }
     }
 }
 

@@ -307,3 +307,32 @@ async fn actions_and_refusals_are_logged_by_token_name_never_by_secret() {
         .iter()
         .all(|(_, l)| !l.contains(OPS) && !l.contains("not-the-secret")));
 }
+
+#[tokio::test]
+async fn a_judged_groups_transitions_carry_its_open_keys() {
+    let registry = Arc::new(Registry::with_clock(ManualClock::new()));
+    let judged = Config::builder()
+        .threshold(1)
+        .systemic_share(0.5)
+        .build()
+        .unwrap();
+    let hosts = registry.keyed::<u32>("hosts", &judged, 100).unwrap();
+    for host in 0..4 {
+        hosts.breaker(&host).try_acquire().unwrap().success();
+    }
+    let admin = Admin::builder(registry.clone())
+        .read_only()
+        .events(8)
+        .build()
+        .unwrap();
+    let url = serve(admin).await;
+    hosts.breaker(&0).try_acquire().unwrap().failure();
+    registry.breaker("mail", &trips_at_once());
+    registry.force_open("mail").unwrap();
+
+    let kept = events(&url, "").await;
+    assert_eq!(kept[0]["key"], "0");
+    assert_eq!(kept[0]["keys_open"], json!({"open": 1, "keys": 4}));
+    assert_eq!(kept[1]["group"], "mail");
+    assert_eq!(kept[1]["keys_open"], json!(null), "not a keyed group");
+}

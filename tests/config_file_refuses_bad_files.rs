@@ -34,7 +34,7 @@ fn an_unknown_key_lists_the_allowed_keys_and_suggests_the_nearest() {
              `slow_call_ms`, `slow_call_rate`, `open_ms`, `half_open_probes`, \
              `successes_to_close`, `backoff`, `max_open_ms`, `probe_timeout_ms`, `timeout_ms`, \
              `max_concurrent`, `latency_p99_ms`, `ramp_ms`, `jitter`, `shadow`, `histogram_ms`, \
-             `throttle`, `throttle_window_ms`, `throttle_max_reject`, `throttle_min_rps`, \
+             `systemic_share`, `max_open_keys`, `throttle`, `throttle_window_ms`, `throttle_max_reject`, `throttle_min_rps`, \
              `max_hold_ms`, `retry`, `retry_delay_ms`, `retry_max_delay_ms`, `retry_deadline_ms`, \
              `retry_budget_ratio`, `retry_budget_floor`, and `template`",
         ],
@@ -242,6 +242,16 @@ fn a_value_the_builder_refuses_gives_the_builders_rule_even_in_an_unused_templat
             "defaults",
             "throttle_window_ms = 0",
             "`throttle_window_ms` must be at least 10",
+        ),
+        (
+            "groups.search",
+            "systemic_share = 1.5",
+            "`systemic_share` must be above 0.0 and at most 1.0",
+        ),
+        (
+            "defaults",
+            "max_open_keys = 0.0",
+            "`max_open_keys` must be above 0.0 and at most 1.0",
         ),
     ] {
         let (kind, msg) = refused(&format!("[{table}]\n{line}\n"));

@@ -1,6 +1,7 @@
 //! The series tables in the docs of `breakerbox::observe` list exactly the
 //! families the exporters write: a registry with every kind of group (a window
-//! with slow calls and the latency rule, a bulkhead, a keyed group) is scraped
+//! with slow calls and the latency rule, a bulkhead, a keyed group, one that
+//! judges as one) is scraped
 //! and published, and the family names found are the tables' rows.
 
 #![cfg(all(feature = "metrics", feature = "prometheus"))]
@@ -54,6 +55,10 @@ fn every_kind_of_group() -> Arc<Registry> {
         .unwrap();
     let keyed = breakers.keyed::<u64>("keyed", &timed, 10).unwrap();
     keyed.breaker(&7).try_acquire().unwrap().success();
+    // A keyed group that judges as one exports its group level too.
+    let judged = Config::builder().systemic_share(0.5).build().unwrap();
+    let judged = breakers.keyed::<u64>("judged", &judged, 10).unwrap();
+    judged.breaker(&7).try_acquire().unwrap().success();
     breakers
 }
 

@@ -192,6 +192,17 @@ fn every_kind_of_group() -> Arc<Registry> {
         .breaker(&3)
         .hold(Duration::from_secs(30), HoldScope::Key);
     assert!(hosts.breaker(&3).try_acquire().is_err(), "a key's hold");
+    // A keyed group that judges as one, open as one: its group level.
+    let judged = Config::builder()
+        .threshold(2)
+        .systemic_share(0.5)
+        .build()
+        .unwrap();
+    let shards = breakers.keyed::<u64>("shards", &judged, 10).unwrap();
+    for shard in 0..2 {
+        shards.breaker(&shard).try_acquire().unwrap().failure();
+    }
+    assert!(shards.breaker(&3).try_acquire().is_err());
     clock.advance(Duration::from_secs(1));
     breakers
 }

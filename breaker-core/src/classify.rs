@@ -25,7 +25,7 @@
 
 use std::io::{self, ErrorKind};
 
-pub use crate::breaker::permit::{Classifier, EveryError};
+pub use crate::breaker::permit::{Classifier, EveryError, Scope};
 
 /// Whether an I/O error counts as a failure of the dependency.
 ///

@@ -59,13 +59,18 @@ pub enum OpenReason {
     /// time the hold has left (or, when the circuit is also open, the later of
     /// the two ends).
     Held(HoldScope),
+    /// The call's keyed group is open as one (`systemic_share` or
+    /// `max_open_keys`): a fault shared by its keys, not this key's. Every
+    /// key is refused while it is, and one probe at a time goes for the whole
+    /// group; `retry_after` is the time until that probe may go.
+    Group,
 }
 
 impl OpenReason {
     /// A short snake_case label, spelled as [`State::as_str`](crate::State::as_str)
     /// spells states: `"open"`, `"half_open_full"`, `"forced_open"`,
     /// `"fleet_open"`, `"bulkhead_full"`, `"ramping"`, `"throttled"`, `"held"` (the
-    /// scope is [`HoldScope::as_str`]).
+    /// scope is [`HoldScope::as_str`]), `"group_open"`.
     pub const fn as_str(self) -> &'static str {
         match self {
             OpenReason::Open => "open",
@@ -76,6 +81,7 @@ impl OpenReason {
             OpenReason::Ramping => "ramping",
             OpenReason::Throttled => "throttled",
             OpenReason::Held(_) => "held",
+            OpenReason::Group => "group_open",
         }
     }
 }
@@ -149,6 +155,11 @@ impl fmt::Display for CircuitOpen {
                 self.group
             )?,
             OpenReason::Fleet => write!(f, "circuit `{}` is open across the fleet", self.group)?,
+            OpenReason::Group => write!(
+                f,
+                "keyed group `{}` is open as one: a fault its keys share",
+                self.group
+            )?,
             OpenReason::Ramping => write!(
                 f,
                 "circuit `{}` is ramping its traffic back in after closing",

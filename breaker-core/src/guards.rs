@@ -1,6 +1,7 @@
 //! What a breaker keeps for the keys around it: the bulkhead, the
 //! call-duration histogram (their counts are per-thread counters, with the
-//! others) and the group's retry budget. A group without these keys has a
+//! others) and the group's retry budget (with, for a keyed group's key, the
+//! group level it reports to). A group without these keys has a
 //! `Guards` that no call touches.
 
 use std::sync::Arc;
@@ -8,6 +9,7 @@ use std::sync::Arc;
 use crate::bulkhead::Bulkhead;
 use crate::config::Config;
 use crate::histogram::CallHistogram;
+use crate::level::{GroupLevel, KeyCounts};
 use crate::retry::RetrySlot;
 use crate::sync::{AtomicPtr, Ordering::*};
 
@@ -85,6 +87,19 @@ impl Guards {
         let slot = self.retry.load(Acquire);
         // SAFETY: as in `retry_slot`.
         (!slot.is_null()).then(|| unsafe { &*slot })
+    }
+
+    /// The group level this key reports to, if its keyed group judges as
+    /// one (held in the slot the group's keys share). Read on slow paths only.
+    #[inline]
+    pub(crate) fn group_level(&self) -> Option<&dyn GroupLevel> {
+        self.made_retry_slot().and_then(RetrySlot::level)
+    }
+
+    /// The keys of the keyed group that judges as one this breaker belongs
+    /// to, as a key or as the group's own breaker. Read by transitions only.
+    pub(crate) fn key_counts(&self) -> Option<&KeyCounts> {
+        self.made_retry_slot().and_then(RetrySlot::keys)
     }
 
     /// The call-duration histogram (`histogram_ms` or `latency_p99_ms`).

@@ -147,6 +147,7 @@ mod guards;
 mod histogram;
 pub mod hold;
 pub mod keyed;
+mod level;
 pub mod metrics;
 mod names;
 mod outcome;

@@ -8,7 +8,7 @@
 
 use std::ops::Deref;
 
-use crate::breaker::{Classifier, Permit};
+use crate::breaker::{Classifier, Permit, Scope};
 
 /// A body's value, to record without a classifier (no `is_failure` key):
 /// `Outcome::new(&value).record_every(permit)` picks [`Outcome::record_every`]
@@ -123,7 +123,10 @@ impl<T, E> Answered<Result<T, E>> {
             }
             Err(error) if classifier.is_failure(&error) => {
                 let shadow = permit.is_shadow_call();
-                permit.failure();
+                match classifier.scope(&error) {
+                    Scope::Key => permit.failure(),
+                    Scope::Group => permit.failure_of_group(),
+                }
                 match shadow {
                     false => Err(error),
                     true => Ok(Err(error)),

@@ -11,7 +11,9 @@
 
 use std::time::Duration;
 
+use crate::level::{GroupLevel, KeyCounts};
 use crate::sync::{AtomicBool, AtomicU32, AtomicU64, Mutex, OnceLock, Ordering::*};
+use std::sync::Arc;
 
 /// An error that may say how long to wait before the call is repeated (an
 /// HTTP `Retry-After`, a rate limiter's reset): the next attempt waits at
@@ -673,25 +675,50 @@ impl Retry {
 /// Where a group keeps its [`Retry`]: empty until the group's first retried
 /// call, which makes it from its declaration; shared by a keyed group's keys.
 /// It also holds what layered configuration gives the group's retries, so
-/// that the `Retry` is made with it, or takes it live once made.
+/// that the `Retry` is made with it, or takes it live once made. A keyed
+/// group's slot also holds the group level its keys report to, when the group
+/// judges as one: what every key shares with its group, behind one pointer.
 #[derive(Debug)]
 pub(crate) struct RetrySlot {
     retry: OnceLock<Retry>,
     /// Locked to make the `Retry` and to change the tuning, so a tuning set
     /// while the first call makes it is never lost.
     tuning: Mutex<RetryTuning>,
+    level: Option<Arc<dyn GroupLevel>>,
+    keys: Option<Arc<KeyCounts>>,
 }
 
 impl Default for RetrySlot {
     fn default() -> Self {
-        RetrySlot {
-            retry: OnceLock::new(),
-            tuning: Mutex::new(RetryTuning::NONE),
-        }
+        RetrySlot::with_level(None, None)
     }
 }
 
 impl RetrySlot {
+    /// A keyed group's slot, with the group level its keys report to.
+    pub(crate) fn with_level(
+        level: Option<Arc<dyn GroupLevel>>,
+        keys: Option<Arc<KeyCounts>>,
+    ) -> Self {
+        RetrySlot {
+            retry: OnceLock::new(),
+            tuning: Mutex::new(RetryTuning::NONE),
+            level,
+            keys,
+        }
+    }
+
+    /// The group level a keyed group's keys report to, if it judges as one.
+    pub(crate) fn level(&self) -> Option<&dyn GroupLevel> {
+        self.level.as_deref()
+    }
+
+    /// The keys of the keyed group that judges as one that this slot's
+    /// breaker belongs to (a key, or the group's own breaker).
+    pub(crate) fn keys(&self) -> Option<&KeyCounts> {
+        self.keys.as_deref()
+    }
+
     /// The group's `Retry`, made from `declared` by the first call (`fixed`:
     /// `declared` is a `static`). A later declaration that differs is reported
     /// once (see [`Retry::conflict`]) and draws on the first one's budget,

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 /// none of its own layer or above.
 const LAYERS: &[&[&str]] = &[
     &["sync"],
-    &["hold"],
+    &["hold", "level"],
     &[
         "names", "clock", "state", "counters", "bulkhead", "timeout", "error", "fleet", "ramp",
         "retry",

@@ -171,7 +171,8 @@ impl RegistrySide {
         let sink = std::sync::Arc::new(sink);
         let each = sink.clone();
         // Whole groups only: a keyed group's keys are not shared (nor named
-        // for this subscriber).
+        // for this subscriber); a keyed group's own breaker, when it judges
+        // as one, tells its transitions as a plain group's.
         let subscription = self.registry.subscribe_unkeyed(move |event: &Event| {
             if let Event::Transition(t) = event {
                 if let Some(local) = LocalEvent::of(t) {
@@ -179,7 +180,9 @@ impl RegistrySide {
                 }
             }
         });
-        for breaker in self.registry.breakers() {
+        let judged = self.registry.keyed_names().into_iter();
+        let judged = judged.filter_map(|name| self.registry.keyed_group_breaker(name));
+        for breaker in self.registry.breakers().into_iter().chain(judged) {
             let open = breaker.refusal().filter(|r| r.reason() == OpenReason::Open);
             if let Some(open) = open {
                 sink(LocalEvent {
@@ -194,8 +197,17 @@ impl RegistrySide {
         subscription
     }
 
+    /// The breaker that stands for `group`: the registry's breaker of that
+    /// name, or the own breaker of a keyed group that judges as one (its
+    /// trips and closes are the group's, as a plain group's are).
+    fn breaker(&self, group: &str) -> Option<Breaker> {
+        self.registry
+            .get(group)
+            .or_else(|| self.registry.keyed_group_breaker(group))
+    }
+
     fn with(&self, group: &str, act: impl FnOnce(&Breaker)) {
-        if let Some(breaker) = self.registry.get(group) {
+        if let Some(breaker) = self.breaker(group) {
             act(&breaker);
         }
     }
@@ -203,25 +215,29 @@ impl RegistrySide {
 
 impl LocalSide for RegistrySide {
     fn groups(&self) -> Vec<String> {
+        let judged = self
+            .registry
+            .keyed_names()
+            .into_iter()
+            .filter(|name| self.registry.keyed_group_breaker(name).is_some());
         self.registry
             .groups()
             .into_iter()
+            .chain(judged)
             .map(str::to_owned)
             .collect()
     }
 
     fn probe_slots(&self, group: &str) -> Option<u32> {
-        self.registry
-            .get(group)
-            .map(|b| b.config().half_open_probes())
+        self.breaker(group).map(|b| b.config().half_open_probes())
     }
 
     fn open_for(&self, group: &str) -> Option<Duration> {
-        self.registry.get(group).map(|b| b.config().open())
+        self.breaker(group).map(|b| b.config().open())
     }
 
     fn counts(&self, group: &str) -> Option<(u64, u64)> {
-        self.registry.get(group).map(|b| {
+        self.breaker(group).map(|b| {
             let m = b.metrics();
             (m.successes.saturating_add(m.failures), m.failures)
         })
@@ -262,7 +278,8 @@ impl LocalSide for RegistrySide {
         self.with(group, |breaker| {
             if breaker
                 .refusal()
-                .is_some_and(|open| open.reason() == OpenReason::Fleet)
+                // A keyed group's own breaker refuses as the group's.
+                .is_some_and(|open| matches!(open.reason(), OpenReason::Fleet | OpenReason::Group))
             {
                 breaker.fleet_close();
             }

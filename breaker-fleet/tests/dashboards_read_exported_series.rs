@@ -89,8 +89,10 @@ fn exported() -> BTreeSet<String> {
         .success();
     let throttled = Config::builder().throttle(2.0).build().unwrap();
     registry.breaker("dashboard-throttled", &throttled);
+    // A keyed group that also judges as one exports its group level.
     let timed = Config::builder()
         .histogram(Duration::from_millis(1_000))
+        .systemic_share(0.5)
         .build()
         .unwrap();
     let keyed = registry

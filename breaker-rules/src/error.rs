@@ -79,6 +79,10 @@ pub enum ConfigError {
     HistogramOutOfRange,
     /// `retry_budget_ratio` was not in `[0, 1]` (or was NaN).
     RetryBudgetRatioOutOfRange,
+    /// `systemic_share` was not in `(0, 1]` (or was NaN).
+    SystemicShareOutOfRange,
+    /// `max_open_keys` was not in `(0, 1]` (or was NaN).
+    MaxOpenKeysOutOfRange,
     /// `throttle` was below 1.0, infinite or NaN.
     ThrottleBelowOne,
     /// `throttle_window_ms` was below [`MIN_WINDOW_MS`](crate::MIN_WINDOW_MS) (0 included).
@@ -139,6 +143,8 @@ impl ConfigError {
             ConfigError::JitterOutOfRange => "jitter",
             ConfigError::HistogramOutOfRange => "histogram_ms",
             ConfigError::RetryBudgetRatioOutOfRange => "retry_budget_ratio",
+            ConfigError::SystemicShareOutOfRange => "systemic_share",
+            ConfigError::MaxOpenKeysOutOfRange => "max_open_keys",
             ConfigError::ThrottleBelowOne => "throttle",
             ConfigError::ThrottleWindowTooShort => "throttle_window_ms",
             ConfigError::ThrottleMaxRejectOutOfRange => "throttle_max_reject",
@@ -239,6 +245,12 @@ impl fmt::Display for ConfigError {
             }
             ConfigError::RetryBudgetRatioOutOfRange => {
                 "`retry_budget_ratio` must be from 0.0 to 1.0: the share of first attempts that may be retried (0.1 for one retry per ten calls)"
+            }
+            ConfigError::SystemicShareOutOfRange => {
+                "`systemic_share` must be above 0.0 and at most 1.0: the share of a keyed group's keys failing at once that opens the group (0.5 for half of them)"
+            }
+            ConfigError::MaxOpenKeysOutOfRange => {
+                "`max_open_keys` must be above 0.0 and at most 1.0: the share of a keyed group's keys that may be open at once on their own (0.2 for a fifth)"
             }
             ConfigError::ZeroRamp => {
                 "`ramp_ms` must be at least 1 (leave it out to close to every call at once)"

@@ -221,6 +221,30 @@ macro_rules! config_keys {
             /// assert_eq!(Config::DEFAULT.histogram(), None);
             /// ```
             histogram_ms: u64 as histogram, Any, Fixed;
+            /// In a keyed group: the share of its keys, in `(0, 1]`, that failing at
+            /// once open the whole group (unset, the default: keys are judged one by
+            /// one and the group never opens as one). The group then also judges as
+            /// one: it counts the keys that begin a failure run while no key
+            /// recovers (a success after a failure, or a key's probe closing it), and
+            /// opens when that count reaches `systemic_share` of the keys it holds
+            /// (two keys at least), or `threshold` keys (two at least) while no key of the
+            /// group succeeded since the first of them began, whichever comes first. While
+            /// the group is open, every key's call is refused with
+            /// [`OpenReason::Group`](crate::OpenReason::Group) and one probe at a
+            /// time goes for the whole group; when it succeeds, each key resumes in
+            /// the state it was in. Means nothing on a breaker of its own. Whether
+            /// it is set is fixed with the group; its value may change live. Kept to a whole
+            /// percent.
+            systemic_share: f64, Any, Bound;
+            /// In a keyed group: the most keys, as a share in `(0, 1]` of the keys
+            /// it holds (at least one key), open at once on their own (unset, the
+            /// default: no cap), as Envoy's `max_ejection_percent`. A key that
+            /// would trip past the cap opens the whole group instead, as a
+            /// systemic fault: one bad deploy upstream cannot take every key out
+            /// one by one. Means nothing on a breaker of its own. Whether it is set
+            /// is fixed with the group; its value may change live. Kept to a whole
+            /// percent.
+            max_open_keys: f64, Any, Bound;
             /// Client-side adaptive throttling (Google SRE): the multiplier `K`
             /// (`>= 1.0`). Over the last `throttle_window_ms` the group counts the
             /// calls it was asked to make (`requests`, those it throttled among them)

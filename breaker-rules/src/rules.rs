@@ -1,7 +1,7 @@
 //! [`check`]: the rules a configuration obeys, and the [`Checked`] configuration
 //! it makes of the [`Values`] set, with every default filled in.
 
-use std::num::{NonZeroU32, NonZeroU64};
+use std::num::{NonZeroU32, NonZeroU64, NonZeroU8};
 
 use crate::error::ConfigError;
 use crate::keys::Values;
@@ -85,6 +85,13 @@ pub struct Checked {
     /// The longest call duration the call-duration histogram places in a
     /// bucket of its own, when the group keeps one (never zero).
     pub histogram_ms: Option<NonZeroU64>,
+    /// In a keyed group, the share of its keys failing at once that opens
+    /// the whole group, when the group judges as one, in whole percent
+    /// (never zero: a byte keeps a breaker's config in its layout).
+    pub systemic_share: Option<NonZeroU8>,
+    /// In a keyed group, the most keys open at once on their own, as a share
+    /// of the keys it holds, in whole percent, when capped (never zero).
+    pub max_open_keys: Option<NonZeroU8>,
     /// The longest a hold lasts, in whole seconds (`max_hold_ms` / 1000, at
     /// most [`MAX_HOLD_MS`]: 16 bits keep a breaker's config in its layout).
     pub max_hold_secs: u16,
@@ -143,6 +150,8 @@ pub const fn check(values: &Values) -> Result<Checked, ConfigError> {
         jitter,
         shadow,
         histogram_ms,
+        systemic_share,
+        max_open_keys,
         throttle,
         throttle_window_ms,
         throttle_max_reject,
@@ -243,6 +252,16 @@ pub const fn check(values: &Values) -> Result<Checked, ConfigError> {
             return Err(ConfigError::HistogramOutOfRange);
         }
     }
+    let systemic_share = match systemic_share {
+        Some(share) if !is_share(share) => return Err(ConfigError::SystemicShareOutOfRange),
+        Some(share) => Some(percent(share)),
+        None => None,
+    };
+    let max_open_keys = match max_open_keys {
+        Some(share) if !is_share(share) => return Err(ConfigError::MaxOpenKeysOutOfRange),
+        Some(share) => Some(percent(share)),
+        None => None,
+    };
     let throttle = match throttle_rules(
         throttle,
         throttle_window_ms,
@@ -259,6 +278,8 @@ pub const fn check(values: &Values) -> Result<Checked, ConfigError> {
         ms => (ms / 1_000) as u16,
     };
     Ok(Checked {
+        systemic_share,
+        max_open_keys,
         throttle,
         jitter,
         histogram_ms: non_zero(histogram_ms),
@@ -319,6 +340,8 @@ impl Checked {
             jitter,
             shadow,
             histogram_ms,
+            systemic_share,
+            max_open_keys,
             throttle,
             max_hold_secs,
         } = *self;
@@ -373,6 +396,8 @@ impl Checked {
             jitter: Some(jitter),
             shadow: Some(shadow),
             histogram_ms: get_u64(histogram_ms),
+            systemic_share: share(systemic_share),
+            max_open_keys: share(max_open_keys),
             throttle: match throttle {
                 Some(t) => Some(t.k),
                 None => None,
@@ -392,6 +417,27 @@ impl Checked {
             max_hold_ms: Some(max_hold_secs as u64 * 1_000),
         }
     }
+}
+
+/// A share kept in whole percent, as an `f64` again.
+const fn share(percent: Option<NonZeroU8>) -> Option<f64> {
+    match percent {
+        Some(p) => Some(p.get() as f64 / 100.0),
+        None => None,
+    }
+}
+
+/// A share in `(0, 1]` in whole percent, to the nearest, and at least one.
+const fn percent(share: f64) -> NonZeroU8 {
+    match NonZeroU8::new((share * 100.0 + 0.5) as u8) {
+        Some(p) => p,
+        None => NonZeroU8::MIN,
+    }
+}
+
+/// Whether `share` is in `(0, 1]` (NaN is not).
+const fn is_share(share: f64) -> bool {
+    share > 0.0 && share <= 1.0
 }
 
 /// The throttle's keys, checked: `None` when `throttle` is unset (and then no

@@ -177,6 +177,13 @@ pub(super) fn keyed(
         "config": config.map(config_json),
         "worst_keys": worst,
         "worst_keys_limit": limit,
+        "group_level": m.group_level.as_ref().map(|g| json!({
+            "state": g.state.as_str(),
+            "systemic": m.is_systemic(),
+            "times_opened": g.times_opened,
+            "rejected": g.rejected,
+            "retry_after_ms": ms(g.retry_after),
+        })),
     })
 }
 
@@ -196,6 +203,7 @@ fn transition(t: &Transition, key: Option<&str>) -> Map<String, Value> {
         "generation": t.generation,
         "open_for_ms": ms(t.open_for),
         "retry_after_ms": ms(t.retry_after),
+        "keys_open": t.keys_open.map(|k| json!({"open": k.open, "keys": k.keys})),
     });
     match fields {
         Value::Object(map) => map,

@@ -132,17 +132,28 @@ fn unkeyed_row(name: &str, b: &Value, events: &[Value], now: u64) -> String {
 
 fn keyed_row(name: &str, shown: &str, k: &Value, events: &[Value], now: u64) -> String {
     let (open, half_open) = (count(&k["open"]), count(&k["half_open"]));
-    let state = match (open, half_open) {
-        (1.., _) => "open",
-        (0, 1..) => "half_open",
+    // A group open as one (its own breaker not closed) is "systemic": every
+    // key is refused for the group, whatever the keys' own states.
+    let group_state = k["group_level"]["state"].as_str();
+    let systemic = k["group_level"]["systemic"].as_bool() == Some(true);
+    let state = match (systemic, group_state, open, half_open) {
+        (true, Some(group), _, _) => group,
+        (_, _, 1.., _) => "open",
+        (_, _, 0, 1..) => "half_open",
         _ => "closed",
     };
     let shadow = k["shadow"].as_bool() == Some(true);
-    let claims = count(&k["calls"]) + count(&k["rejected"]);
-    let mut badge = format!(
-        "{open} open, {half_open} half_open of {}",
-        count(&k["keys"])
-    );
+    let claims = count(&k["calls"]) + count(&k["rejected"]) + count(&k["group_level"]["rejected"]);
+    let mut badge = if systemic {
+        format!("systemic: the group is {}", group_state.unwrap_or("open"))
+    } else if half_open == 0 {
+        format!("{open} of {} keys open", count(&k["keys"]))
+    } else {
+        format!(
+            "{open} open, {half_open} half_open of {}",
+            count(&k["keys"])
+        )
+    };
     let mut tr = format!(
         "<tr data-group=\"{}\" data-state=\"{state}\"",
         escape(shown)
@@ -175,7 +186,8 @@ fn keyed_row(name: &str, shown: &str, k: &Value, events: &[Value], now: u64) -> 
             percent(count(&k["shadow_refused"]), claims)
         )
     } else {
-        percent(count(&k["rejected"]), claims)
+        let rejected = count(&k["rejected"]) + count(&k["group_level"]["rejected"]);
+        percent(rejected, claims)
     };
     format!(
         "{tr}<td>{}</td><td><span class=\"state {state}\">{}</span></td><td>{keys}</td>\

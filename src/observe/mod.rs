@@ -87,6 +87,9 @@
 //! | `breaker_keyed_retries_total` | counter | `name` | as `breaker_retries_total`, summed likewise |
 //! | `breaker_keyed_retries_budget_exhausted_total` | counter | `name` | as `breaker_retries_budget_exhausted_total`, summed likewise (the keys share one budget) |
 //! | `breaker_keyed_transitions_total` | counter | `name`, `from`, `to` | as `breaker_transitions_total`, summed likewise |
+//! | `breaker_keyed_group_state` | gauge | `name`, `state` | for a group that judges as one (`systemic_share`, `max_open_keys`): 1 for the state of its own breaker, 0 for the others; not closed: every key refused for the group |
+//! | `breaker_keyed_group_opened_total` | counter | `name` | times such a group opened as one |
+//! | `breaker_keyed_group_rejected_total` | counter | `name` | calls refused for the whole group |
 //! | `breaker_keyed_calls_seconds_bucket` | histogram | `name`, `kind`, `le` | as `breaker_calls_seconds_bucket`, one histogram for every key of the group (evicted ones included): the series do not grow with the keys |
 //! | `breaker_keyed_calls_seconds_sum` | histogram | `name`, `kind` | as `breaker_calls_seconds_sum`, likewise |
 //! | `breaker_keyed_calls_seconds_count` | histogram | `name`, `kind` | as `breaker_calls_seconds_count`, likewise |
@@ -209,6 +212,9 @@
 //! | `breaker_keyed_retries_total` | `breaker.keyed.retries` | observable counter (`u64`) | |
 //! | `breaker_keyed_retries_budget_exhausted_total` | `breaker.keyed.retries_budget_exhausted` | observable counter (`u64`) | |
 //! | `breaker_keyed_transitions_total` | `breaker.keyed.transitions` | observable counter (`u64`) | |
+//! | `breaker_keyed_group_state` | `breaker.keyed.group_state` | observable gauge (`f64`) | |
+//! | `breaker_keyed_group_opened_total` | `breaker.keyed.group_opened` | observable counter (`u64`) | |
+//! | `breaker_keyed_group_rejected_total` | `breaker.keyed.group_rejected` | observable counter (`u64`) | |
 //! | `breaker_keyed_calls_seconds_bucket` | `breaker.keyed.call.duration.bucket` | observable counter (`u64`), cumulative by `le` | |
 //! | `breaker_keyed_calls_seconds_sum` | `breaker.keyed.call.duration.sum` | observable counter (`f64`) | `s` |
 //! | `breaker_keyed_calls_seconds_count` | `breaker.keyed.call.duration.count` | observable counter (`u64`) | |
@@ -866,6 +872,42 @@ pub(crate) const KEYED_FAMILIES: &[Family<KeyedMetrics>] = &[
         ty: Type::Counter,
         seconds: false,
         samples: |m, sample| transition_samples(&m.transitions, sample),
+    },
+    Family {
+        name: "breaker_keyed_group_state",
+        help: "For a keyed group that judges as one (systemic_share, max_open_keys): 1 for the state its own breaker is in, 0 for the others; not closed, every key is refused for the group.",
+        ty: Type::Gauge,
+        seconds: false,
+        samples: |m, sample| {
+            if let Some(group) = &m.group_level {
+                for state in STATES {
+                    let now = u64::from(group.state == state);
+                    sample(&[("state", state.as_str())], Value::Int(now));
+                }
+            }
+        },
+    },
+    Family {
+        name: "breaker_keyed_group_opened_total",
+        help: "Times a keyed group that judges as one opened as one (a fault its keys share).",
+        ty: Type::Counter,
+        seconds: false,
+        samples: |m, sample| {
+            if let Some(group) = &m.group_level {
+                sample(&[], Value::Int(group.times_opened));
+            }
+        },
+    },
+    Family {
+        name: "breaker_keyed_group_rejected_total",
+        help: "Calls of a keyed group that judges as one refused for the whole group while it was open as one.",
+        ty: Type::Counter,
+        seconds: false,
+        samples: |m, sample| {
+            if let Some(group) = &m.group_level {
+                sample(&[], Value::Int(group.rejected));
+            }
+        },
     },
 ];
 

@@ -8,7 +8,10 @@ use std::time::Duration;
 
 use breaker_core::clock::Clock;
 use breaker_core::events::{Event, Transition};
-use breaker_core::{Breaker, Config, ManualClock, OpenReason, OwnedPermit, State, Subscription};
+use breaker_core::keyed::KeyedGroup;
+use breaker_core::{
+    Breaker, Config, ManualClock, OpenReason, OwnedPermit, Registry, State, Subscription,
+};
 
 use super::trace::{Change, Outcome, Trace};
 use super::{lock, Step};
@@ -36,7 +39,10 @@ pub struct Timeline {
 /// Runs `trace`'s calls through breakers made from `config` on a
 /// [`ManualClock`], and returns what they did: each call is claimed at its
 /// `at` and given its outcome after its `latency` (so calls overlap as they
-/// did), each key of a keyed group on a breaker of its own. A call the
+/// did), the calls with a key through a keyed group of the trace's group
+/// (each key on a breaker of its own, and the group's own breaker when
+/// `config` sets `systemic_share` or `max_open_keys`: its transitions are the
+/// timeline's changes without a key). A call the
 /// recording refused has no outcome of its own: where this config admits it,
 /// it takes the last known outcome of its key (a success when there is none).
 ///
@@ -71,7 +77,7 @@ pub struct Timeline {
 pub fn replay(trace: &Trace, config: &Config) -> Timeline {
     let clock = ManualClock::new();
     let seen: Arc<Mutex<Vec<Told>>> = Arc::default();
-    let mut breakers: HashMap<Option<String>, (Breaker, Subscription)> = HashMap::new();
+    let mut unkeyed: Option<(Breaker, Subscription)> = None;
     let mut last_known: HashMap<Option<String>, Outcome> = HashMap::new();
     // Calls in flight, by the time their outcome comes (then by order).
     let mut due: BinaryHeap<Reverse<(u64, usize)>> = BinaryHeap::new();
@@ -98,6 +104,33 @@ pub fn replay(trace: &Trace, config: &Config) -> Timeline {
         }
     };
 
+    // The keyed calls' group, on the same clock, and its transitions (the
+    // group level's without a key).
+    let registry = Registry::with_clock(clock.clone());
+    let mut keyed: Option<(KeyedGroup<String>, Subscription)> = None;
+    let mut keyed_group = || -> KeyedGroup<String> {
+        let (group, _) = keyed.get_or_insert_with(|| {
+            let (sink, now) = (seen.clone(), clock.clone());
+            let subscription = registry.subscribe(move |event: &Event| {
+                let (key, transition) = match event {
+                    Event::KeyedTransition(k) => (Some(k.key.to_string()), k.transition),
+                    Event::Transition(t) => (None, *t),
+                    _ => return,
+                };
+                lock(&sink).push(Told {
+                    at: now.now_nanos(),
+                    key,
+                    transition,
+                });
+            });
+            let group = registry
+                .keyed::<String>(&trace.group, config, REPLAY_MAX_KEYS)
+                .expect("a new registry holds no group");
+            (group, subscription)
+        });
+        group.clone()
+    };
+
     let mut samples: Vec<_> = trace.samples.iter().collect();
     samples.sort_by_key(|s| s.at);
     for sample in samples {
@@ -105,20 +138,6 @@ pub fn replay(trace: &Trace, config: &Config) -> Timeline {
         settle(at, &mut due, &mut in_flight);
         clock.set_nanos(at);
         timeline.calls += 1;
-        let (breaker, _) = breakers.entry(sample.key.clone()).or_insert_with(|| {
-            let breaker = Breaker::with_clock(&trace.group, *config, clock.clone());
-            let (sink, key, now) = (seen.clone(), sample.key.clone(), clock.clone());
-            let subscription = breaker.subscribe(move |event: &Event| {
-                if let Event::Transition(t) = event {
-                    lock(&sink).push(Told {
-                        at: now.now_nanos(),
-                        key: key.clone(),
-                        transition: *t,
-                    });
-                }
-            });
-            (breaker, subscription)
-        });
         let outcome = match sample.outcome {
             Outcome::Refused => *last_known.get(&sample.key).unwrap_or(&Outcome::Success),
             known => {
@@ -126,7 +145,27 @@ pub fn replay(trace: &Trace, config: &Config) -> Timeline {
                 known
             }
         };
-        match breaker.try_acquire_owned() {
+        let claimed = match &sample.key {
+            Some(key) => keyed_group().breaker(key.as_str()).try_acquire_owned(),
+            None => {
+                let (breaker, _) = unkeyed.get_or_insert_with(|| {
+                    let breaker = Breaker::with_clock(&trace.group, *config, clock.clone());
+                    let (sink, now) = (seen.clone(), clock.clone());
+                    let subscription = breaker.subscribe(move |event: &Event| {
+                        if let Event::Transition(t) = event {
+                            lock(&sink).push(Told {
+                                at: now.now_nanos(),
+                                key: None,
+                                transition: *t,
+                            });
+                        }
+                    });
+                    (breaker, subscription)
+                });
+                breaker.try_acquire_owned()
+            }
+        };
+        match claimed {
             Err(refused) => {
                 timeline.refused += 1;
                 if refused.reason() == OpenReason::Throttled {
@@ -182,6 +221,10 @@ struct Told {
     key: Option<String>,
     transition: Transition,
 }
+
+/// The most keys a replayed keyed group holds: as many as any trace names,
+/// so that no key is evicted.
+const REPLAY_MAX_KEYS: usize = 1 << 24;
 
 fn nanos(d: Duration) -> u64 {
     u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)

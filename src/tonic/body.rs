@@ -88,6 +88,7 @@ impl<C> Recorder<C> {
             Verdict::Success => self.permit.success(),
             Verdict::Failure => self.permit.failure(),
             Verdict::Ignored => self.permit.ignore(),
+            Verdict::GroupFailure => self.permit.failure_of_group(),
         }
     }
 

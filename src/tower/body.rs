@@ -198,6 +198,7 @@ fn record(permit: OwnedPermit, verdict: Verdict) {
         Verdict::Success => permit.success(),
         Verdict::Failure => permit.failure(),
         Verdict::Ignored => permit.ignore(),
+        Verdict::GroupFailure => permit.failure_of_group(),
     }
 }
 

@@ -17,6 +17,12 @@ pub enum Verdict {
     /// Says nothing about the dependency (a 404, a bad request): counted as
     /// ignored, frees a probe slot, moves nothing.
     Ignored,
+    /// A failure of the whole keyed group, not of this key (an expired
+    /// credential, a provider-wide 5xx): counts toward the group's own
+    /// breaker when the group judges as one (`systemic_share`,
+    /// `max_open_keys`), and as a [`Failure`](Self::Failure) anywhere else
+    /// (see [`Permit::failure_of_group`](crate::breaker::Permit::failure_of_group)).
+    GroupFailure,
 }
 
 /// Decides what a service's response or error counts as.
@@ -95,6 +101,7 @@ where
         Verdict::Success => permit.success(),
         Verdict::Failure => permit.failure(),
         Verdict::Ignored => permit.ignore(),
+        Verdict::GroupFailure => permit.failure_of_group(),
     }
     (verdict, None)
 }

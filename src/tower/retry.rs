@@ -167,7 +167,7 @@ pub(crate) fn next_attempt(
 ) -> Option<Duration> {
     let asked = match verdict {
         Verdict::Success => false,
-        Verdict::Failure => true,
+        Verdict::Failure | Verdict::GroupFailure => true,
         Verdict::Ignored => hint.is_some(),
     };
     let cap = retry.effective_policy().delay_cap();

@@ -114,7 +114,7 @@ impl Inner {
         }
         let prepared = prepare(word);
         loop {
-            let next = step.next?;
+            let next = self.opened_word(step.next?);
             match self.cas(word, next) {
                 Ok(()) => return Some((word, step, prepared)),
                 Err(seen) => {
@@ -125,6 +125,17 @@ impl Inner {
                     }
                 }
             }
+        }
+    }
+
+    /// The open word a step swaps in: a keyed group's own breaker's is
+    /// refused by the state machine, which tells its refusals as the group's
+    /// (the open path of every other breaker never asks).
+    fn opened_word(&self, next: Word) -> Word {
+        if self.group_level && next.state() == State::Open && !next.is_fleet_open() {
+            next.stepped_open()
+        } else {
+            next
         }
     }
 
@@ -249,6 +260,34 @@ impl Inner {
         true
     }
 
+    /// A keyed group's own breaker opens the group because `cause` tripped,
+    /// if it is closed (see `keyed::judge`).
+    #[cold]
+    pub(super) fn trip_group(&self, cause: TripCause) {
+        let word = self.word();
+        if word.state() == State::Closed {
+            self.trip(word.generation(), cause);
+        }
+    }
+
+    /// A keyed group's own breaker takes a key's report as a verdict of a
+    /// call admitted now (see `keyed::judge`), if it is closed; returns its
+    /// consecutive failures after it.
+    #[cold]
+    pub(super) fn report(&self, failed: bool) -> u32 {
+        let word = self.word();
+        if word.state() != State::Closed {
+            return 0;
+        }
+        let verdict = if failed {
+            Verdict::Failure
+        } else {
+            Verdict::Success
+        };
+        self.settle(word.marked(), 0, verdict);
+        self.word().failures()
+    }
+
     pub(super) fn force(&self, state: State) {
         let guard = self.transition.lock();
         if state == State::Closed {
@@ -302,6 +341,15 @@ impl Inner {
     #[cold]
     #[inline(never)]
     pub(super) fn publish(&self, t: Change, open_for: Option<u64>) {
+        if let Some(level) = self.guards.group_level() {
+            // A trip took its place with `reserve_open` before it was made.
+            let tripped = matches!(t.kind, ChangeKind::Tripped(_));
+            match (admits(t.from), admits(t.to)) {
+                (true, false) if !tripped => level.key_stopped(),
+                (false, true) => level.key_resumed(t.to == State::Closed),
+                _ => {}
+            }
+        }
         let name = self.name;
         let open_for = open_for.map(Duration::from_nanos);
         let reason = match t.kind {
@@ -333,6 +381,10 @@ impl Inner {
                 .ramping
                 .then(|| self.events.ramp().length())
                 .map(Duration::from_nanos),
+            keys_open: self.guards.key_counts().map(|keys| {
+                let (open, keys) = keys.read();
+                events::KeysOpen { open, keys }
+            }),
         });
         match reason {
             TransitionReason::Tripped(cause) => log::warn!(
@@ -359,4 +411,10 @@ impl Inner {
             _ => log::info!("circuit `{name}` set to {} by hand", t.to),
         }
     }
+}
+
+/// Whether a breaker in `state` admits calls on its own (as its group level
+/// counts keys).
+fn admits(state: State) -> bool {
+    matches!(state, State::Closed | State::ForcedClosed)
 }

@@ -13,7 +13,7 @@ use std::task::{Context, Poll};
 use pin_project_lite::pin_project;
 
 use super::handle::Breaker;
-use super::permit::{Classifier, Permit};
+use super::permit::{Classifier, Permit, Scope};
 use crate::error::CallError;
 
 pin_project! {
@@ -117,5 +117,10 @@ impl<E, C: Classifier<E> + ?Sized> Classifier<E> for ByRef<'_, C> {
     #[inline(always)]
     fn is_failure(&self, error: &E) -> bool {
         self.0.is_failure(error)
+    }
+
+    #[inline(always)]
+    fn scope(&self, error: &E) -> Scope {
+        self.0.scope(error)
     }
 }

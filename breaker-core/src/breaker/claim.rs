@@ -23,12 +23,15 @@ use crate::throttle::{Edge, Judged};
 /// field says "half-open and full" (1) or "open by the fleet" (2), and its
 /// success field whether `retry_after` is there. Only this type reads or writes
 /// that code. A ramp's refusal is kind 3, the throttle's 4, a hold's 5 (key) or 6
-/// (group).
+/// (group), a keyed group's own breaker's 7 ([`GROUP_KIND`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) struct ClaimCode {
     code: Word,
     value: u64,
 }
+
+/// The kind of a keyed group's own breaker's refusals in a [`ClaimCode`].
+const GROUP_KIND: u32 = 7;
 
 /// A [`ClaimCode`] taken apart: what `Breaker::try_acquire` matches on.
 pub(super) enum Claimed {
@@ -61,6 +64,7 @@ impl ClaimCode {
             Refusal::Throttled => (State::Open, 4),
             Refusal::Held(HoldScope::Key) => (State::Open, 5),
             Refusal::Held(HoldScope::Group) => (State::Open, 6),
+            Refusal::Group => (State::Open, GROUP_KIND),
             Refusal::ForcedOpen => (State::ForcedOpen, 0),
         };
         ClaimCode {
@@ -86,7 +90,8 @@ impl ClaimCode {
                     (_, 3) => OpenReason::Ramping,
                     (_, 4) => OpenReason::Throttled,
                     (_, 5) => OpenReason::Held(HoldScope::Key),
-                    (_, _) => OpenReason::Held(HoldScope::Group),
+                    (_, 6) => OpenReason::Held(HoldScope::Group),
+                    (_, _) => OpenReason::Group,
                 },
                 retry_after: code.code_flag().then_some(self.value),
             },
@@ -193,6 +198,12 @@ impl Inner {
         retry_after: Option<u64>,
     ) -> ClaimCode {
         if !word.is_shadow() || refusal == Refusal::ForcedOpen {
+            // A keyed group's own breaker tells its refusals as the group's.
+            let refusal = if self.group_level {
+                refusal.of_group()
+            } else {
+                refusal
+            };
             return self.refuse(refusal, retry_after);
         }
         self.counters.bump(Counter::ShadowRefused);
@@ -435,6 +446,7 @@ mod tests {
             Refusal::Throttled,
             Refusal::Held(HoldScope::Key),
             Refusal::Held(HoldScope::Group),
+            Refusal::Group,
         ] {
             for retry_after in [None, Some(0), Some(7), Some(u64::MAX)] {
                 match ClaimCode::refused(refusal, retry_after).get() {

@@ -15,6 +15,7 @@ use crate::error::{CircuitOpen, OpenReason};
 use crate::events::{Event, Hub, Subscribers, Subscription};
 use crate::guards::Guards;
 use crate::histogram::CallHistogram;
+use crate::level::KeyCounts;
 use crate::metrics::Metrics;
 use crate::policy::Policy;
 use crate::retry::RetrySlot;
@@ -86,6 +87,20 @@ impl Breaker {
         Self::from_parts_sharing(name, config, clock, inherited, None, None, 0)
     }
 
+    /// A keyed group's own breaker (see `keyed::judge`), telling its
+    /// transitions to `inherited` (the registry's subscribers), with the
+    /// group's `keys` counted as of each one.
+    pub(crate) fn group_level(
+        name: &'static str,
+        config: Config,
+        clock: ClockSource,
+        inherited: Option<Arc<Subscribers>>,
+        keys: Arc<KeyCounts>,
+    ) -> Self {
+        let slot = Arc::new(RetrySlot::with_level(None, Some(keys)));
+        Self::build(name, config, clock, inherited, None, Some(slot), 0, true)
+    }
+
     /// A breaker that counts its call durations in `histogram` when given (a
     /// keyed group's key), else in one of its own if `config` asks for one,
     /// retries in `retry`'s budget when given (a keyed group's key), else in
@@ -100,6 +115,30 @@ impl Breaker {
         retry: Option<Arc<RetrySlot>>,
         jitter_salt: u32,
     ) -> Self {
+        Self::build(
+            name,
+            config,
+            clock,
+            inherited,
+            histogram,
+            retry,
+            jitter_salt,
+            false,
+        )
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn build(
+        name: &'static str,
+        config: Config,
+        clock: ClockSource,
+        inherited: Option<Arc<Subscribers>>,
+        histogram: Option<Arc<CallHistogram>>,
+        retry: Option<Arc<RetrySlot>>,
+        jitter_salt: u32,
+        group_level: bool,
+    ) -> Self {
+        let judged_key = retry.as_ref().is_some_and(|slot| slot.level().is_some());
         let policy = Policy::new(&config, &clock);
         // A histogram times every call, as slow-call judging does.
         let timed = policy.needs_clock() || config.histogram().is_some();
@@ -117,6 +156,8 @@ impl Breaker {
                 },
                 name,
                 jitter_salt,
+                group_level,
+                judged_key,
                 config,
                 clock,
                 config.open_nanos(),
@@ -322,6 +363,11 @@ impl Breaker {
         } else {
             coarse
         };
+        let reason = if inner.group_level {
+            OpenReason::Group
+        } else {
+            reason
+        };
         (now < until).then(|| CircuitOpen::new(inner.name, reason, Some(until - now)))
     }
 
@@ -434,6 +480,18 @@ impl Breaker {
     /// ```
     pub fn set_shadow(&self, on: bool) -> bool {
         self.inner.set_shadow(on)
+    }
+
+    /// As a keyed group's own breaker: opens it because `cause` tripped, if
+    /// it is closed.
+    pub(crate) fn trip_group(&self, cause: crate::events::TripCause) {
+        self.inner.trip_group(cause);
+    }
+
+    /// As a keyed group's own breaker: takes a key's report (see
+    /// `keyed::judge`); returns the consecutive failures after it.
+    pub(crate) fn report(&self, failed: bool) -> u32 {
+        self.inner.report(failed)
     }
 
     /// Whether the breaker is in shadow mode now.

@@ -38,6 +38,14 @@ pub(super) struct Inner {
     /// Serialises the transitions that write more than the word, and live
     /// reconfigurations (the config and the window's tuning change as one).
     pub(super) transition: Mutex<()>,
+    /// Whether this is a keyed group's own breaker (see `keyed::judge`): its
+    /// refusals say [`OpenReason::Group`](crate::OpenReason::Group). Read by
+    /// refusals only; in the byte the lock leaves before `jitter_salt`.
+    pub(super) group_level: bool,
+    /// Whether this is a key of a keyed group that judges as one, which tells
+    /// its group level of its outcomes (see `keyed::judge`). Read by the
+    /// verdicts' slow path, in the byte after `group_level`.
+    pub(super) judged_key: bool,
     /// Mixed into the jitter's draws beside the name: a keyed group's key's
     /// hash, so its keys open for different durations; 0 for a breaker of its
     /// own. Read by trips only; 32 bits, the room the lock leaves in this line.
@@ -88,6 +96,8 @@ impl Inner {
         hot: Hot,
         name: &'static str,
         jitter_salt: u32,
+        group_level: bool,
+        judged_key: bool,
         config: Config,
         clock: ClockSource,
         open_for: u64,
@@ -102,6 +112,8 @@ impl Inner {
             jitter_salt,
             clock,
             transition: Mutex::new(()),
+            group_level,
+            judged_key,
             _line: LineBreak,
             config: LiveConfig::new(config),
             reopen_at: AtomicU64::new(0),

@@ -57,7 +57,7 @@ mod loom_tests;
 pub use self::call::OwnedBulkheadSlot;
 pub use self::handle::Breaker;
 pub(crate) use self::hold::hold_deadline;
-pub(crate) use self::permit::Classifier;
+pub(crate) use self::permit::{Classifier, Scope};
 pub use self::permit::{OwnedPermit, Permit};
 pub(crate) use self::reconfigure::check_change;
 pub use self::reconfigure::PolicyChange;

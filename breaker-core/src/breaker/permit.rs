@@ -29,6 +29,56 @@ pub trait Classifier<E: ?Sized> {
     /// `true`: the error counts as a failure; `false`: it is ignored (neither
     /// success nor failure).
     fn is_failure(&self, error: &E) -> bool;
+
+    /// Whose failure an error is, once [`is_failure`](Self::is_failure) said
+    /// it is one: the key's ([`Scope::Key`], the default) or its whole keyed
+    /// group's ([`Scope::Group`]: an expired credential, a provider-wide
+    /// 5xx). Only a keyed group that judges as one (`systemic_share`,
+    /// `max_open_keys`) tells them apart; every other breaker counts either
+    /// as its own failure.
+    ///
+    /// ```
+    /// # use breaker_core as breakerbox;
+    /// use breakerbox::classify::{Classifier, Scope};
+    /// use breakerbox::{keyed::KeyedGroup, Config, State};
+    ///
+    /// enum ApiError { QuotaOfThisModel, CredentialExpired }
+    ///
+    /// struct Provider;
+    /// impl Classifier<ApiError> for Provider {
+    ///     fn is_failure(&self, _: &ApiError) -> bool { true }
+    ///     fn scope(&self, error: &ApiError) -> Scope {
+    ///         match error {
+    ///             ApiError::CredentialExpired => Scope::Group,
+    ///             ApiError::QuotaOfThisModel => Scope::Key,
+    ///         }
+    ///     }
+    /// }
+    ///
+    /// let config = Config::builder().threshold(2).systemic_share(0.5).build().unwrap();
+    /// let models = KeyedGroup::<String>::new("models", config, 100);
+    /// for _ in 0..2 {
+    ///     let _ = models.breaker("model-a").call_with(&Provider, || Err::<(), _>(ApiError::CredentialExpired));
+    /// }
+    /// assert_eq!(models.group_breaker().unwrap().state(), State::Open);
+    /// assert_eq!(models.get("model-a").unwrap().state(), State::Closed, "not the model's fault");
+    /// ```
+    #[inline(always)]
+    fn scope(&self, error: &E) -> Scope {
+        let _ = error;
+        Scope::Key
+    }
+}
+
+/// Whose failure an error is ([`Classifier::scope`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Scope {
+    /// The key's own: it counts toward the key's breaker (the default).
+    Key,
+    /// The whole keyed group's (a provider-wide fault): it counts toward the
+    /// group's own breaker, not the key's (see
+    /// [`Permit::failure_of_group`]).
+    Group,
 }
 
 impl<E: ?Sized, F: Fn(&E) -> bool + ?Sized> Classifier<E> for F {
@@ -109,6 +159,26 @@ impl<'a> Permit<'a> {
         self.finish(Verdict::Ignored);
     }
 
+    /// The call failed in a way that is its whole keyed group's, not its
+    /// key's (an expired credential, a provider-wide 5xx): in a keyed group
+    /// that judges as one, it counts toward the group's own breaker, as a key
+    /// beginning to fail, and is ignored by the key's (counted in `ignored`);
+    /// on any other breaker it is a [`failure`](Self::failure).
+    #[cold]
+    pub fn failure_of_group(self) {
+        let verdict = self.inner.failure_of_group(self.admitted);
+        self.finish(verdict);
+    }
+
+    /// A failure of `scope`.
+    #[inline(always)]
+    fn failure_in(self, scope: Scope) {
+        match scope {
+            Scope::Key => self.failure(),
+            Scope::Group => self.failure_of_group(),
+        }
+    }
+
     /// Records `Ok` as success and every `Err` as failure.
     #[inline(always)]
     pub fn record<T, E>(self, result: &Result<T, E>) {
@@ -131,7 +201,7 @@ impl<'a> Permit<'a> {
             Ok(_) => self.success(),
             Err(e) => {
                 if classifier.is_failure(e) {
-                    self.failure()
+                    self.failure_in(classifier.scope(e))
                 } else {
                     self.ignore()
                 }
@@ -163,7 +233,7 @@ impl<'a> Permit<'a> {
             }
             Err(error) => {
                 if classifier.is_failure(&error) {
-                    self.failure();
+                    self.failure_in(classifier.scope(&error));
                 } else {
                     self.ignore();
                 }
@@ -292,6 +362,13 @@ impl OwnedPermit {
     #[inline(always)]
     pub fn ignore(self) {
         self.finish(Verdict::Ignored);
+    }
+
+    /// As [`Permit::failure_of_group`]: a failure of the whole keyed group.
+    #[cold]
+    pub fn failure_of_group(self) {
+        let verdict = self.breaker.inner.failure_of_group(self.admitted);
+        self.finish(verdict);
     }
 
     /// As [`Permit::is_shadow_call`]: whether shadow mode admitted this call

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use super::handle::Breaker;
 use super::jitter;
-use super::permit::{Classifier, EveryError, Permit};
+use super::permit::{Classifier, EveryError, Permit, Scope};
 use crate::error::{CallError, TimedOut};
 use crate::events::{Event, RetryBudgetExhausted};
 use crate::retry::{Retry, RetryAfterHint, RetryPolicy, RetryTuning};
@@ -281,7 +281,10 @@ impl Breaker {
             permit.ignore();
             return RetryVerdict::Done(Err(error));
         }
-        permit.failure();
+        match classifier.scope(&error) {
+            Scope::Key => permit.failure(),
+            Scope::Group => permit.failure_of_group(),
+        }
         match self.retry_delay(retry, attempts, hint) {
             Some(delay) => RetryVerdict::Again(delay),
             None => RetryVerdict::Done(Err(error)),

@@ -85,15 +85,64 @@ impl Inner {
             lasted,
             ended,
         };
+        // A key of a keyed group that judges as one tells its group level
+        // (see `level`); nothing of it stays live across the record.
+        if self.judged_key && closed {
+            self.tell_level(admitted, failed);
+        }
         let tripped = (self.hot.policy).record(&self.hot.word, generation, outcome, &self.clock);
         if let Some(cause) = tripped.filter(|_| closed) {
-            self.trip_on(generation, cause);
+            if self.judged_key {
+                self.trip_judged(generation, cause);
+            } else {
+                self.trip_on(generation, cause);
+            }
         }
     }
 
-    /// Counts the request of a call a throttled group admitted: accepted when
-    /// the dependency answered it (a success, an error the classifier
-    /// ignores). Whatever its generation: a late answer is an answer.
+    /// A closed key's outcome told to its group level.
+    #[cold]
+    #[inline(never)]
+    fn tell_level(&self, admitted: Word, failed: bool) {
+        if let Some(level) = self.guards.group_level() {
+            let windowed = self.hot.policy.is_window();
+            level.key_outcome(failed, admitted.failures() != 0, windowed);
+        }
+    }
+
+    /// The verdict on this breaker of a failure that is its keyed group's
+    /// (`Permit::failure_of_group`) admitted on `admitted`: told to the group
+    /// level and ignored here, when there is one and the call was a closed
+    /// one's; a failure otherwise.
+    #[cold]
+    pub(super) fn failure_of_group(&self, admitted: Word) -> Verdict {
+        match self.guards.group_level() {
+            Some(level) if admitted.state() == State::Closed => {
+                level.group_failure(self.hot.policy.is_window());
+                Verdict::Ignored
+            }
+            _ => Verdict::Failure,
+        }
+    }
+
+    /// A key of a keyed group that judges as one trips: it opens if
+    /// `max_open_keys` leaves room, or the group opens in its place.
+    #[cold]
+    #[inline(never)]
+    fn trip_judged(&self, generation: u64, cause: TripCause) {
+        let Some(level) = self.guards.group_level() else {
+            // Not reached: a judged key's slot holds its group level for life.
+            self.trip_on(generation, cause);
+            return;
+        };
+        if !level.reserve_open() {
+            return level.key_past_cap();
+        }
+        if !self.trip_on(generation, cause) {
+            level.release_open();
+        }
+    }
+
     /// Counts a request the dependency refused with a wait (a hold) in the
     /// throttle of `admitted`'s group, and returns the word to settle the call
     /// on: without the throttle, so that its ignored verdict is not counted
@@ -108,6 +157,9 @@ impl Inner {
         admitted.without_throttle()
     }
 
+    /// Counts the request of a call a throttled group admitted: accepted when
+    /// the dependency answered it (a success, an error the classifier
+    /// ignores). Whatever its generation: a late answer is an answer.
     fn throttle_settled(&self, verdict: Verdict) {
         if let Some(throttle) = self.throttle.as_deref() {
             let accepted = matches!(verdict, Verdict::Success | Verdict::Ignored);
@@ -188,10 +240,13 @@ impl Inner {
     /// Opens the breaker because `cause` tripped in `generation`. The p99
     /// rule's trips are counted when they open it, not when the window says
     /// so: racing verdicts may all see it over the bound, and one opens.
+    /// Returns whether it opened.
     #[cold]
-    fn trip_on(&self, generation: u64, cause: TripCause) {
-        if self.trip(generation, cause) && cause == TripCause::LatencyP99 {
+    fn trip_on(&self, generation: u64, cause: TripCause) -> bool {
+        let opened = self.trip(generation, cause);
+        if opened && cause == TripCause::LatencyP99 {
             self.counters.bump(Counter::LatencyTrips);
         }
+        opened
     }
 }

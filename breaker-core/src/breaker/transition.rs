@@ -139,6 +139,8 @@ pub(super) enum Refusal {
     Throttled,
     /// Held: the server asked to wait, and the hold has not ended.
     Held(HoldScope),
+    /// A keyed group's own breaker refuses: open or half-open and full.
+    Group,
 }
 
 impl Refusal {
@@ -153,6 +155,18 @@ impl Refusal {
             Refusal::Ramping => OpenReason::Ramping,
             Refusal::Throttled => OpenReason::Throttled,
             Refusal::Held(scope) => OpenReason::Held(scope),
+            Refusal::Group => OpenReason::Group,
+        }
+    }
+
+    /// The refusal as a keyed group's own breaker tells it: its open and
+    /// half-open refusals are the group's; a forced open, a ramp, a throttle
+    /// and a hold say what they are.
+    #[inline(always)]
+    pub(super) const fn of_group(self) -> Refusal {
+        match self {
+            Refusal::ForcedOpen | Refusal::Ramping | Refusal::Throttled | Refusal::Held(_) => self,
+            _ => Refusal::Group,
         }
     }
 }

@@ -36,6 +36,8 @@ use crate::clock::millis_to_nanos;
 /// | `jitter` | 0.0 | share, in `[0, 1)`, by which each open is stretched or shortened at random |
 /// | `shadow` | false | shadow mode: refuse nothing, count what would have been refused (switched live) |
 /// | `histogram_ms` (`histogram`) | unset | keep a call-duration histogram, buckets from 1 ms up to this, for the exporters |
+/// | `systemic_share` | unset | keyed group: share of its keys failing at once that opens the whole group |
+/// | `max_open_keys` | unset | keyed group: most keys open at once on their own, as a share of its keys |
 /// | `throttle` | unset | adaptive throttling: refuse a share `max(0, (requests - K * accepts) / (requests + 1))` of calls, so about `K` times what the dependency accepts goes |
 /// | `throttle_window_ms` (`throttle_window`) | 120 s with `throttle` | the window the throttle counts requests and accepts over |
 /// | `throttle_max_reject` | 0.9 with `throttle` | the most the throttle refuses, a share in `(0, 1)` |
@@ -335,6 +337,27 @@ impl Config {
         }
     }
 
+    /// In a keyed group, the share of its keys failing at once that opens
+    /// the whole group; `None` when the group judges its keys one by one
+    /// (see [`ConfigBuilder::systemic_share`](super::ConfigBuilder::systemic_share)).
+    /// Kept to a whole percent.
+    pub const fn systemic_share(&self) -> Option<f64> {
+        share(self.checked.systemic_share)
+    }
+
+    /// In a keyed group, the most keys open at once on their own, as a share
+    /// of the keys it holds; `None` without a cap (see
+    /// [`ConfigBuilder::max_open_keys`](super::ConfigBuilder::max_open_keys)).
+    /// Kept to a whole percent.
+    pub const fn max_open_keys(&self) -> Option<f64> {
+        share(self.checked.max_open_keys)
+    }
+
+    /// Whether a keyed group of this config also judges as one.
+    pub(crate) const fn judges_group(&self) -> bool {
+        self.checked.systemic_share.is_some() || self.checked.max_open_keys.is_some()
+    }
+
     /// The adaptive throttle's multiplier `K`; `None` when the group does not
     /// throttle (see [`ConfigBuilder::throttle`](super::ConfigBuilder::throttle)).
     pub const fn throttle(&self) -> Option<f64> {
@@ -407,5 +430,13 @@ impl Config {
             .max(current)
             .min(self.max_open_nanos())
             .max(self.open_nanos())
+    }
+}
+
+/// A share kept in whole percent, as an `f64` again.
+const fn share(percent: Option<std::num::NonZeroU8>) -> Option<f64> {
+    match percent {
+        Some(p) => Some(p.get() as f64 / 100.0),
+        None => None,
     }
 }

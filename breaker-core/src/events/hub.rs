@@ -302,6 +302,7 @@ mod loom_tests {
             open_for: None,
             retry_after: None,
             ramp: None,
+            keys_open: None,
         }
     }
 

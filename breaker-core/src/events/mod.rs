@@ -181,6 +181,54 @@ pub struct Transition {
     /// all of them then; the ramp's end is no transition of its own (the
     /// generation stays), and a trip before it is. `None` otherwise.
     pub ramp: Option<Duration>,
+    /// In a keyed group that judges as one (`systemic_share`,
+    /// `max_open_keys`), for a key's transition and the group's own: its keys
+    /// open on their own and the keys it holds, as of this transition. `None`
+    /// for every other breaker.
+    pub keys_open: Option<KeysOpen>,
+}
+
+/// How many keys of a keyed group that judges as one are open on their own
+/// ([`Transition::keys_open`]): the level the group's `max_open_keys` caps,
+/// and what tells one bad key from a systemic fault.
+///
+/// ```
+/// # use breaker_core as breakerbox;
+/// use std::sync::{Arc, Mutex};
+/// use breakerbox::{events::Event, Config, Registry};
+///
+/// let registry = Registry::new();
+/// let config = Config::builder().threshold(1).systemic_share(0.5).build().unwrap();
+/// let hosts = registry.keyed::<u32>("hosts", &config, 100).unwrap();
+/// let seen = Arc::new(Mutex::new(Vec::new()));
+/// let sink = Arc::clone(&seen);
+/// let _subscription = registry.subscribe(move |event: &Event| {
+///     if let Event::KeyedTransition(k) = event {
+///         sink.lock().unwrap().push(k.transition.keys_open.unwrap());
+///     }
+/// });
+/// for host in 0..4 {
+///     hosts.breaker(&host).try_acquire().unwrap().success();
+/// }
+/// hosts.breaker(&0).try_acquire().unwrap().failure();
+/// let keys_open = seen.lock().unwrap()[0];
+/// assert_eq!((keys_open.open, keys_open.keys), (1, 4));
+/// assert_eq!(keys_open.to_string(), "1 of 4 keys open");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub struct KeysOpen {
+    /// Keys not admitting calls on their own: open, half-open or forced open.
+    pub open: usize,
+    /// Keys the group holds.
+    pub keys: usize,
+}
+
+impl fmt::Display for KeysOpen {
+    /// `3 of 40 keys open`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} of {} keys open", self.open, self.keys)
+    }
 }
 
 /// A transition of one key's breaker in a keyed group
@@ -277,6 +325,12 @@ pub enum TripCause {
     /// (its p99 is above it), while the failure rate alone would not have
     /// tripped.
     LatencyP99,
+    /// A keyed group's own breaker: at least `systemic_share` of its keys
+    /// began failing while none recovered.
+    SystemicShare,
+    /// A keyed group's own breaker: a key would have tripped with
+    /// `max_open_keys` of the keys open already.
+    MaxOpenKeys,
 }
 
 impl TransitionReason {
@@ -300,13 +354,16 @@ impl TransitionReason {
 }
 
 impl TripCause {
-    /// `consecutive_failures`, `failure_rate`, `slow_call_rate` or `latency_p99`.
+    /// `consecutive_failures`, `failure_rate`, `slow_call_rate`,
+    /// `latency_p99`, `systemic_share` or `max_open_keys`.
     pub const fn as_str(self) -> &'static str {
         match self {
             TripCause::ConsecutiveFailures => "consecutive_failures",
             TripCause::FailureRate => "failure_rate",
             TripCause::SlowCallRate => "slow_call_rate",
             TripCause::LatencyP99 => "latency_p99",
+            TripCause::SystemicShare => "systemic_share",
+            TripCause::MaxOpenKeys => "max_open_keys",
         }
     }
 }
@@ -336,7 +393,8 @@ impl fmt::Display for KeyedTransition {
 }
 
 impl Transition {
-    /// `circuit `group` [key K ]from -> to (reason), generation N[, open for D]`.
+    /// `circuit `group` [key K ]from -> to (reason), generation N[, open for
+    /// D][, ramping over D][, O of N keys open]`.
     fn write(&self, key: Option<&str>, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "circuit `{}` ", self.group)?;
         if let Some(key) = key {
@@ -352,6 +410,9 @@ impl Transition {
         }
         if let Some(ramp) = self.ramp {
             write!(f, ", ramping over {ramp:?}")?;
+        }
+        if let Some(keys_open) = self.keys_open {
+            write!(f, ", {keys_open}")?;
         }
         Ok(())
     }

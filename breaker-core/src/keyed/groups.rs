@@ -8,13 +8,12 @@ use std::fmt;
 use std::hash::Hash;
 use std::sync::Arc;
 
-use parking_lot::Mutex;
-
 use super::{KeyedGroup, KeyedMetrics, Shared};
 use crate::breaker::PolicyChange;
 use crate::config::Config;
 use crate::metrics::Metrics;
 use crate::retry::RetryTuning;
+use crate::sync::Mutex;
 
 /// The keyed groups of one registry, by group name.
 #[derive(Default)]
@@ -44,6 +43,9 @@ pub(crate) trait Erased: Any + Send + Sync {
     fn set_shadow(&self, on: bool);
     /// Names every key for the registry's subscribers (see `Shared::name_keys`).
     fn name_keys(&self);
+    /// The group's own breaker when it judges as one (see
+    /// `KeyedGroup::group_breaker`).
+    fn group_breaker(&self) -> Option<crate::Breaker>;
     /// The `limit` worst keys (see `KeyedGroup::worst_keys`; equal ranks in
     /// the order of the keys' places in the map), each by its text as subscribers are
     /// told it; none for a group that cannot name its keys (a standalone one).
@@ -81,6 +83,10 @@ impl<K: Hash + Eq + Send + Sync + 'static> Erased for Shared<K> {
 
     fn name_keys(&self) {
         Shared::name_keys(self)
+    }
+
+    fn group_breaker(&self) -> Option<crate::Breaker> {
+        self.judge.as_ref().map(|judge| judge.breaker().clone())
     }
 
     fn worst_keys(&self, limit: usize) -> Vec<(Arc<str>, Metrics)> {

@@ -1,8 +1,8 @@
 //! A hold of the whole keyed group (a provider-wide quota): every key held
 //! until one deadline, keys created while it lasts included.
 
+use crate::sync::Ordering::*;
 use std::hash::Hash;
-use std::sync::atomic::Ordering::*;
 use std::time::Duration;
 
 use super::{KeyedGroup, Shared};

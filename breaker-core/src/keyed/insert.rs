@@ -11,10 +11,10 @@
 //! inserted after it saw the subscriber under the lock and was named first.
 //! So no key's transitions reach such a subscriber unnamed.
 
+use crate::sync::Ordering::*;
 use std::borrow::Borrow;
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{BuildHasher, BuildHasherDefault, Hash};
-use std::sync::atomic::Ordering::*;
 use std::sync::Arc;
 
 use papaya::Guard;
@@ -28,7 +28,7 @@ use crate::events::Subscribers;
 impl<K> Shared<K> {
     /// A breaker for a new key whose hash is `salt`, running `config`,
     /// counting its call durations in the group's histogram and its retries
-    /// in the group's budget.
+    /// in the group's budget (and reporting to the group level the slot holds).
     fn new_breaker(&self, config: Config, salt: u32) -> Breaker {
         let histogram = self.histogram.clone();
         let retry = Some(Arc::clone(&self.retry));
@@ -114,6 +114,9 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
         );
         debug_assert!(replaced.is_none(), "a key is created under the writer lock");
         shared.keys.fetch_add(1, Relaxed);
+        if let Some(judge) = &shared.judge {
+            judge.key_created();
+        }
         shared.hold_new_key(&breaker);
         breaker
     }

@@ -1,10 +1,6 @@
 //! What a keyed group reports: [`KeyedMetrics`], its keys' counts summed with
 //! those of the keys it evicted (`Folded`).
 
-use std::hash::Hash;
-use std::sync::atomic::Ordering::Relaxed;
-
-use super::Shared;
 use crate::events::TransitionCounts;
 use crate::hold::HoldCounts;
 use crate::metrics::CallDurations;
@@ -40,6 +36,11 @@ pub(super) struct Folded {
 }
 
 impl Folded {
+    /// The successes summed.
+    pub(super) fn successes(&self) -> u64 {
+        self.successes
+    }
+
     /// Adds every counter of `m`, saturating.
     ///
     /// `m` is taken apart field by field, with no `..`: a field added to
@@ -188,83 +189,106 @@ pub struct KeyedMetrics {
     /// The group's call-duration histogram (`histogram_ms`), which all its
     /// keys count in (evicted ones included); `None` without it.
     pub call_durations: Option<CallDurations>,
+    /// The group's own breaker, when the group judges as one
+    /// (`systemic_share`, `max_open_keys`; see
+    /// [`KeyedGroup::group_breaker`](crate::KeyedGroup::group_breaker)); `None`
+    /// when its keys judge alone. Its `state` is the group's ("systemic" when
+    /// not closed), its `rejected` the calls refused for the whole group, its
+    /// probes the group's; none of its counts are in the sums above. Under a
+    /// window policy its successes and failures are its keys' outcomes it
+    /// judged.
+    pub group_level: Option<Metrics>,
 }
 
-impl<K: Hash + Eq> Shared<K> {
-    /// See [`KeyedGroup::metrics`](crate::KeyedGroup::metrics).
-    pub(super) fn metrics(&self) -> KeyedMetrics {
-        let shared = self;
-        // Held across the scan (see `sweep`): an eviction is seen either in the
-        // map or in the sums, never in neither. Calls take no part in it.
-        let evicted = shared.evicted.lock();
-        let mut sums = *evicted;
-        let (mut keys, mut open, mut half_open, mut held) = (0, 0, 0, 0);
-        for (_, entry) in shared.map.pin().iter() {
-            let m = entry.breaker.metrics();
-            keys += 1;
-            held += usize::from(m.held.is_some());
-            match m.state {
-                State::Open | State::ForcedOpen => open += 1,
-                State::HalfOpen => half_open += 1,
-                State::Closed | State::ForcedClosed => {}
-            }
-            sums.add(&m);
+impl KeyedMetrics {
+    /// Whether the group is open as one (its own breaker open, half-open or
+    /// forced open): every key's call is refused for the group.
+    pub fn is_systemic(&self) -> bool {
+        self.group_level
+            .as_ref()
+            .is_some_and(|m| !matches!(m.state, State::Closed | State::ForcedClosed))
+    }
+}
+
+/// What a keyed group reports ([`KeyedGroup::metrics`](super::KeyedGroup::metrics)):
+/// `evicted`'s sums (the keys it evicted) plus those of the keys it holds,
+/// each one's `Metrics` in `held`, and its keys by state. The caller keeps
+/// the evictions from moving while `held` is walked (see `sweep`).
+pub(super) fn keyed_metrics(
+    group: &'static str,
+    key_capacity: usize,
+    evictions: u64,
+    evicted: Folded,
+    held_keys: impl Iterator<Item = Metrics>,
+    call_durations: Option<CallDurations>,
+    group_level: Option<Metrics>,
+) -> KeyedMetrics {
+    let mut sums = evicted;
+    let (mut keys, mut open, mut half_open, mut held) = (0, 0, 0, 0);
+    for m in held_keys {
+        keys += 1;
+        held += usize::from(m.held.is_some());
+        match m.state {
+            State::Open | State::ForcedOpen => open += 1,
+            State::HalfOpen => half_open += 1,
+            State::Closed | State::ForcedClosed => {}
         }
-        drop(evicted);
-        // Every sum, by name: no `..`, as in `Folded::add`.
-        let Folded {
-            calls,
-            successes,
-            failures,
-            ignored,
-            rejected,
-            abandoned,
-            stale,
-            probes_succeeded,
-            probes_failed,
-            probes_reclaimed,
-            times_opened,
-            timeouts,
-            bulkhead_rejected,
-            latency_trips,
-            ramp_refused,
-            shadow_refused,
-            throttled,
-            retries,
-            retries_budget_exhausted,
-            transitions,
-            holds,
-        } = sums;
-        KeyedMetrics {
-            group: shared.group,
-            keys,
-            key_capacity: shared.key_capacity,
-            open,
-            half_open,
-            held,
-            evictions: shared.evictions.load(Relaxed),
-            calls,
-            successes,
-            failures,
-            ignored,
-            rejected,
-            abandoned,
-            stale,
-            probes_succeeded,
-            probes_failed,
-            probes_reclaimed,
-            times_opened,
-            timeouts,
-            bulkhead_rejected,
-            latency_trips,
-            ramp_refused,
-            shadow_refused,
-            throttled,
-            retries,
-            retries_budget_exhausted,
-            transitions,
-            holds,
-            call_durations: shared.histogram.as_ref().map(|h| h.read()),
-        }
+        sums.add(&m);
+    }
+    // Every sum, by name: no `..`, as in `Folded::add`.
+    let Folded {
+        calls,
+        successes,
+        failures,
+        ignored,
+        rejected,
+        abandoned,
+        stale,
+        probes_succeeded,
+        probes_failed,
+        probes_reclaimed,
+        times_opened,
+        timeouts,
+        bulkhead_rejected,
+        latency_trips,
+        ramp_refused,
+        shadow_refused,
+        throttled,
+        retries,
+        retries_budget_exhausted,
+        transitions,
+        holds,
+    } = sums;
+    KeyedMetrics {
+        group,
+        keys,
+        key_capacity,
+        open,
+        half_open,
+        held,
+        evictions,
+        calls,
+        successes,
+        failures,
+        ignored,
+        rejected,
+        abandoned,
+        stale,
+        probes_succeeded,
+        probes_failed,
+        probes_reclaimed,
+        times_opened,
+        timeouts,
+        bulkhead_rejected,
+        latency_trips,
+        ramp_refused,
+        shadow_refused,
+        throttled,
+        retries,
+        retries_budget_exhausted,
+        transitions,
+        holds,
+        call_durations,
+        group_level,
     }
 }

@@ -33,22 +33,22 @@
 use std::borrow::Borrow;
 use std::fmt;
 use std::hash::Hash;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::*};
-use std::sync::Arc;
-
-use parking_lot::Mutex;
+use std::sync::{Arc, Weak};
 
 use crate::breaker::{Breaker, PolicyChange};
 use crate::clock::ClockSource;
 use crate::config::Config;
 use crate::histogram::CallHistogram;
+use crate::level::GroupLevel;
 use crate::retry::{Retry, RetryPolicy, RetrySlot, RetryTuning};
 use crate::state::State;
+use crate::sync::{AtomicU64, AtomicUsize, Mutex, Ordering::*};
 
 mod groups;
 mod handshake;
 mod hold;
 mod insert;
+mod judge;
 mod key;
 mod key_text;
 mod metrics;
@@ -62,6 +62,7 @@ pub(crate) use self::groups::KeyedGroups;
 pub use self::groups::WrongKeyType;
 use self::handshake::Mark;
 pub(crate) use self::insert::Tell;
+pub(crate) use self::judge::Judge;
 pub use self::key::AsKey;
 pub(crate) use self::key_text::key_text;
 use self::metrics::Folded;
@@ -148,6 +149,9 @@ struct Shared<K> {
     /// The group's retry budget, which every key draws on: made by the
     /// group's first retried call, in a slot every key holds from its start.
     retry: Arc<RetrySlot>,
+    /// The group level, when the group judges as one (`systemic_share`,
+    /// `max_open_keys`; see `judge`): every key holds it from its start.
+    judge: Option<Arc<Judge>>,
     /// When the group's hold ends (clock nanos; 0: never held): every key
     /// created before then is held until then. Written under `writer`.
     held_until: AtomicU64,
@@ -188,27 +192,45 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
         tell: Option<Tell<K>>,
     ) -> Self {
         KeyedGroup {
-            shared: Arc::new(Shared {
-                group,
-                declared,
-                config: Mutex::new(config),
-                clock,
-                key_capacity: key_capacity.max(1),
-                map: papaya::HashMap::builder()
-                    .hasher(Default::default())
-                    .collector(seize::Collector::new().batch_size(RETIRE_BATCH))
-                    .build(),
-                writer: Mutex::new(()),
-                keys: AtomicUsize::new(0),
-                hand: AtomicUsize::new(0),
-                futile: AtomicUsize::new(0),
-                futile_at: AtomicU64::new(0),
-                evictions: AtomicU64::new(0),
-                evicted: Mutex::new(Folded::default()),
-                tell,
-                histogram: CallHistogram::new(&config, true).map(Arc::new),
-                retry: Arc::default(),
-                held_until: AtomicU64::new(0),
+            shared: Arc::new_cyclic(|shared: &Weak<Shared<K>>| {
+                let judge = config.judges_group().then(|| {
+                    let subscribers = tell.as_ref().map(|tell| Arc::clone(&tell.subscribers));
+                    let shared = shared.clone();
+                    let successes = move || shared.upgrade().map_or(0, |s| s.successes());
+                    Arc::new(Judge::new(
+                        group,
+                        config,
+                        clock.clone(),
+                        subscribers,
+                        Box::new(successes),
+                    ))
+                });
+                Shared {
+                    group,
+                    declared,
+                    config: Mutex::new(config),
+                    clock,
+                    key_capacity: key_capacity.max(1),
+                    map: papaya::HashMap::builder()
+                        .hasher(Default::default())
+                        .collector(seize::Collector::new().batch_size(RETIRE_BATCH))
+                        .build(),
+                    writer: Mutex::new(()),
+                    keys: AtomicUsize::new(0),
+                    hand: AtomicUsize::new(0),
+                    futile: AtomicUsize::new(0),
+                    futile_at: AtomicU64::new(0),
+                    evictions: AtomicU64::new(0),
+                    evicted: Mutex::new(Folded::default()),
+                    tell,
+                    histogram: CallHistogram::new(&config, true).map(Arc::new),
+                    retry: Arc::new(RetrySlot::with_level(
+                        judge.clone().map(|judge| judge as Arc<dyn GroupLevel>),
+                        judge.as_ref().map(|judge| judge.key_counts()),
+                    )),
+                    judge,
+                    held_until: AtomicU64::new(0),
+                }
             }),
         }
     }
@@ -315,6 +337,40 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
         self.shared.set_shadow(on);
     }
 
+    /// The group's own breaker when the group judges as one
+    /// (`systemic_share` or `max_open_keys` set), `None` otherwise. Closed
+    /// while its keys judge alone; open (or half-open), it stands for every
+    /// key, as [`breaker`](Self::breaker) says. Force it open to refuse the
+    /// whole group by hand. A registry's group tells its transitions to the
+    /// registry's subscribers as [`Event::Transition`](crate::events::Event::Transition)s
+    /// of the group's name (its keys' are `KeyedTransition`s), with the trip
+    /// causes `systemic_share` and `max_open_keys` of its own.
+    ///
+    /// ```
+    /// # use breaker_core as breakerbox;
+    /// use breakerbox::{keyed::KeyedGroup, Config, OpenReason, State};
+    ///
+    /// let config = Config::builder().threshold(3).systemic_share(0.5).build().unwrap();
+    /// let hosts = KeyedGroup::<u32>::new("shards", config, 100);
+    /// for shard in 0..4 {
+    ///     hosts.breaker(&shard).try_acquire().unwrap().success();
+    /// }
+    /// // Two of four shards fail, none recovers: half the keys, a shared fault.
+    /// hosts.breaker(&0).try_acquire().unwrap().failure();
+    /// hosts.breaker(&1).try_acquire().unwrap().failure();
+    /// assert_eq!(hosts.group_breaker().unwrap().state(), State::Open);
+    /// let refused = hosts.breaker(&3).try_acquire().unwrap_err();
+    /// assert_eq!(refused.reason(), OpenReason::Group);
+    /// assert_eq!(hosts.breaker(&0).state(), State::Open, "the group's, for every key");
+    /// assert_eq!(hosts.get(&0).unwrap().state(), State::Closed, "the key's own");
+    /// ```
+    pub fn group_breaker(&self) -> Option<Breaker> {
+        self.shared
+            .judge
+            .as_ref()
+            .map(|judge| judge.breaker().clone())
+    }
+
     /// The most idle keys the group holds.
     pub fn key_capacity(&self) -> usize {
         self.shared.key_capacity
@@ -323,6 +379,13 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
     /// The breaker of `key`, created on first use (evicting idle keys if the group
     /// is full). Holding the handle keeps the key from being evicted; a call
     /// holds it for the call's length.
+    ///
+    /// While a group that judges as one (`systemic_share`, `max_open_keys`)
+    /// is open, this is the group's own breaker, whatever the key: it refuses
+    /// with [`OpenReason::Group`](crate::OpenReason::Group) and admits the
+    /// group's probe (see [`group_breaker`](Self::group_breaker)). Look the
+    /// key up for each call: a handle kept from before the group opened runs
+    /// the key's own breaker.
     ///
     /// ```
     /// # use breaker_core as breakerbox;
@@ -372,6 +435,11 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
+        if self.shared.judge.is_some() {
+            if let Some(group) = self.group_open() {
+                return group;
+            }
+        }
         let map = &self.shared.map;
         let guard = map.guard();
         if let Some(entry) = map.get(key, &guard) {
@@ -381,6 +449,15 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
         }
         drop(guard);
         self.create(key, owned)
+    }
+
+    /// The group's own breaker if the group is open as one (out of line: a
+    /// group that does not judge as one never calls it).
+    #[cold]
+    #[inline(never)]
+    fn group_open(&self) -> Option<Breaker> {
+        let judge = self.shared.judge.as_ref()?;
+        judge.refuses().then(|| judge.breaker().clone())
     }
 
     /// The breaker of `key` if the group holds one; creates nothing and changes
@@ -416,6 +493,35 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
     /// state. Pure. Exact once the counting threads are quiet.
     pub fn metrics(&self) -> KeyedMetrics {
         self.shared.metrics()
+    }
+}
+
+impl<K: Hash + Eq> Shared<K> {
+    /// The successes of every key the group ever held: what the group level
+    /// reads when a failure run begins and when it would trip.
+    fn successes(&self) -> u64 {
+        let evicted = self.evicted.lock();
+        let held = self.map.pin().iter().fold(0u64, |sum, (_, entry)| {
+            sum.saturating_add(entry.breaker.metrics().successes)
+        });
+        held.saturating_add(evicted.successes())
+    }
+
+    /// See [`KeyedGroup::metrics`].
+    fn metrics(&self) -> KeyedMetrics {
+        // Held across the scan (see `sweep`): an eviction is seen either in the
+        // map or in the sums, never in neither. Calls take no part in it.
+        let evicted = self.evicted.lock();
+        let pinned = self.map.pin();
+        metrics::keyed_metrics(
+            self.group,
+            self.key_capacity,
+            self.evictions.load(Relaxed),
+            *evicted,
+            pinned.iter().map(|(_, entry)| entry.breaker.metrics()),
+            self.histogram.as_ref().map(|h| h.read()),
+            self.judge.as_ref().map(|judge| judge.breaker().metrics()),
+        )
     }
 }
 

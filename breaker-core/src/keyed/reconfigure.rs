@@ -17,6 +17,12 @@ impl<K: Hash + Eq> Shared<K> {
     pub(super) fn reconfigure(&self, config: Config) -> Result<Config, PolicyChange> {
         let _writer = self.writer.lock();
         self.check_reconfigure(&config)?;
+        if let Some(judge) = &self.judge {
+            judge
+                .breaker()
+                .reconfigure(config)
+                .expect("the group's own breaker runs its group's policy and fixed keys");
+        }
         for (_, entry) in self.map.pin().iter() {
             // A key's breaker runs its group's policy and fixed keys (its own
             // handle's `reconfigure` cannot change them), so the check above

@@ -1,8 +1,8 @@
 //! The eviction sweep: which keys go when a new key would pass `key_capacity`
 //! (see the module docs of `keyed` for the rule), and when a sweep runs.
 
+use crate::sync::Ordering::*;
 use std::hash::Hash;
-use std::sync::atomic::Ordering::*;
 
 use papaya::Guard;
 
@@ -53,6 +53,9 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
             let counts = entry.breaker.metrics();
             map.remove(key, guard);
             evicting.done();
+            if let Some(judge) = &shared.judge {
+                judge.key_evicted(counts.state);
+            }
             evicted_sums.add(&counts);
             shared.keys.fetch_sub(1, Relaxed);
             shared.evictions.fetch_add(1, Relaxed);

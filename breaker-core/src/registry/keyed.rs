@@ -6,6 +6,7 @@ use std::hash::Hash;
 use std::sync::Arc;
 
 use super::Registry;
+use crate::breaker::Breaker;
 use crate::config::Config;
 use crate::keyed::{key_text, KeyedGroup, KeyedMetrics, Tell, WrongKeyType};
 use crate::metrics::Metrics;
@@ -172,6 +173,27 @@ impl Registry {
     /// ```
     pub fn keyed_worst_keys(&self, group: &str, limit: usize) -> Option<Vec<(Arc<str>, Metrics)>> {
         Some(self.keyed_groups().erased(group)?.worst_keys(limit))
+    }
+
+    /// The own breaker of the keyed group `group` when it judges as one
+    /// (`systemic_share`, `max_open_keys`; see
+    /// [`KeyedGroup::group_breaker`]), without knowing its key type: what a
+    /// fleet agent opens and closes for the whole group. `None` for a keyed
+    /// group whose keys judge alone, and for no such keyed group.
+    ///
+    /// ```
+    /// # use breaker_core as breakerbox;
+    /// use breakerbox::{Config, Registry};
+    ///
+    /// let registry = Registry::new();
+    /// let judged = Config::builder().systemic_share(0.5).build().unwrap();
+    /// registry.keyed::<u32>("shards", &judged, 100).unwrap();
+    /// registry.keyed::<u32>("tenants", &Config::default(), 100).unwrap();
+    /// assert!(registry.keyed_group_breaker("shards").is_some());
+    /// assert!(registry.keyed_group_breaker("tenants").is_none());
+    /// ```
+    pub fn keyed_group_breaker(&self, group: &str) -> Option<Breaker> {
+        self.keyed_groups().erased(group)?.group_breaker()
     }
 
     /// Switches shadow mode on or off for every key of the keyed group

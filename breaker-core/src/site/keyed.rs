@@ -81,22 +81,23 @@ impl KeyedSite {
         {
             return group.breaker_for(key);
         }
-        self.lookup_global::<A::Owned>(group, config, key_capacity)
-            .breaker_for(key)
+        self.lookup_global(group, config, key_capacity, key)
     }
 
-    /// Finds the group in the process-wide registry, and caches it.
+    /// Finds the group in the process-wide registry, caches it, and hands
+    /// out `key`'s breaker: the whole first call, out of the call path.
     #[cold]
     #[inline(never)]
-    fn lookup_global<K: std::hash::Hash + Eq + Debug + Send + Sync + 'static>(
+    fn lookup_global<A: AsKey + ?Sized>(
         &self,
         group: &str,
         config: &Config,
         key_capacity: usize,
-    ) -> KeyedGroup<K> {
-        let keyed = group_of::<K>(crate::registry(), group, config, key_capacity);
+        key: &A,
+    ) -> Breaker {
+        let keyed = group_of::<A::Owned>(crate::registry(), group, config, key_capacity);
         let _ = self.global.get_or_init(|| Box::new(keyed.clone()));
-        keyed
+        keyed.breaker_for(key)
     }
 
     /// The breaker of `key` in the keyed group `group` of `registry`, which the
@@ -117,25 +118,26 @@ impl KeyedSite {
                 }
             }
         }
-        self.lookup::<A::Owned>(registry, group, config, key_capacity)
-            .breaker_for(key)
+        self.lookup(registry, group, config, key_capacity, key)
     }
 
-    /// Finds the group in `registry`, and caches it if this site has none yet.
+    /// Finds the group in `registry`, caches it if this site has none yet,
+    /// and hands out `key`'s breaker, out of the call path.
     #[cold]
     #[inline(never)]
-    fn lookup<K: std::hash::Hash + Eq + Debug + Send + Sync + 'static>(
+    fn lookup<A: AsKey + ?Sized>(
         &self,
         registry: &Registry,
         group: &str,
         config: &Config,
         key_capacity: usize,
-    ) -> KeyedGroup<K> {
-        let keyed = group_of::<K>(registry, group, config, key_capacity);
+        key: &A,
+    ) -> Breaker {
+        let keyed = group_of::<A::Owned>(registry, group, config, key_capacity);
         let _ = self
             .cached
             .get_or_init(|| (registry.id(), Box::new(keyed.clone())));
-        keyed
+        keyed.breaker_for(key)
     }
 }
 

@@ -497,6 +497,17 @@ impl Word {
         Word(self.next(State::Open).0 | FLEET)
     }
 
+    /// This open word, refused by the state machine rather than the claim's
+    /// refusal frame (as a fleet's open is, with the same bit): a keyed
+    /// group's own breaker opens so, and its refusals are the group's.
+    pub(crate) const fn stepped_open(self) -> Word {
+        debug_assert!(
+            matches!(self.state(), State::Open),
+            "a stepped open of a word that is not open"
+        );
+        Word(self.0 | FLEET)
+    }
+
     /// What the claim's refusal frame must tell apart, from one mask of the
     /// state bits, the fleet bit, the shadow bit, the hold bit and the trace
     /// bit (a shadow word is `Other`: the claim step decides, and the shadow

@@ -1,0 +1,105 @@
+//! A keyed group that judges as one goes through the fleet as a plain group
+//! does: its group-level trip on one instance opens the group on the others
+//! (every key refused for the group there too), and its close closes them.
+
+use std::time::Duration;
+
+use breaker_fleet::{
+    Agent, AgentConfig, FleetStore, LocalEvent, MemoryStore, Notice, RegistrySide,
+};
+use breakerbox::events::Subscription;
+use breakerbox::keyed::KeyedGroup;
+use breakerbox::{Config, ManualClock, OpenReason, Registry, State};
+use tokio::sync::mpsc::UnboundedReceiver;
+
+struct Instance {
+    local: std::sync::mpsc::Receiver<LocalEvent>,
+    _subscription: Subscription,
+    agent: Agent<MemoryStore, RegistrySide>,
+    notices: Option<UnboundedReceiver<Notice>>,
+    hosts: KeyedGroup<u32>,
+}
+
+fn instance(name: &str, clock: &ManualClock, store: &MemoryStore) -> Instance {
+    let registry: &'static Registry = Box::leak(Box::new(Registry::with_clock(clock.clone())));
+    let config = Config::builder()
+        .threshold(3)
+        .open(Duration::from_secs(30))
+        .systemic_share(0.5)
+        .build()
+        .unwrap();
+    let hosts = registry.keyed::<u32>("hosts", &config, 100).unwrap();
+    for host in 0..10 {
+        hosts.breaker(&host).try_acquire().unwrap().success();
+    }
+    let side = RegistrySide::new(registry);
+    let (tx, local) = std::sync::mpsc::channel();
+    let subscription = side.subscribe(move |event| tx.send(event).unwrap());
+    let mut agent_config = AgentConfig::new("unused");
+    agent_config.instance = name.to_owned();
+    Instance {
+        agent: Agent::new(store.clone(), side, clock.clone(), agent_config),
+        local,
+        _subscription: subscription,
+        notices: futures_util::FutureExt::now_or_never(store.subscribe()).and_then(Result::ok),
+        hosts,
+    }
+}
+
+async fn settle(fleet: &mut [Instance]) {
+    for _ in 0..3 {
+        for i in fleet.iter_mut() {
+            let events: Vec<_> = i.local.try_iter().collect();
+            for event in events {
+                i.agent.handle_local(event).await;
+            }
+            if let Some(rx) = &mut i.notices {
+                while let Ok(notice) = rx.try_recv() {
+                    i.agent.handle_notice(notice);
+                }
+            }
+        }
+    }
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_group_level_trip_opens_the_group_on_every_instance_and_its_close_closes_them() {
+    let clock = ManualClock::new();
+    let store = MemoryStore::new(clock.clone());
+    let mut fleet = vec![
+        instance("i0", &clock, &store),
+        instance("i1", &clock, &store),
+    ];
+    // Three hosts of instance 0 begin failing, none recovers: the group opens.
+    for host in 0..3 {
+        fleet[0]
+            .hosts
+            .breaker(&host)
+            .try_acquire()
+            .unwrap()
+            .failure();
+    }
+    assert_eq!(fleet[0].hosts.group_breaker().unwrap().state(), State::Open);
+    settle(&mut fleet).await;
+    // Instance 1 saw no failure, and refuses every host for the group.
+    let refused = fleet[1].hosts.breaker(&7).try_acquire().unwrap_err();
+    assert_eq!(refused.reason(), OpenReason::Group);
+    assert_eq!(fleet[1].hosts.metrics().open, 0, "no key of its own opened");
+
+    // The open ends; instance 0's probe (the fleet's lease) closes the group.
+    clock.advance(Duration::from_secs(30));
+    fleet[0].agent.tick().await;
+    settle(&mut fleet).await;
+    let probe = fleet[0].hosts.breaker(&1).try_acquire_owned().unwrap();
+    probe.success();
+    settle(&mut fleet).await;
+    assert_eq!(
+        fleet[0].hosts.group_breaker().unwrap().state(),
+        State::Closed
+    );
+    assert_eq!(
+        fleet[1].hosts.group_breaker().unwrap().state(),
+        State::Closed
+    );
+    fleet[1].hosts.breaker(&7).try_acquire().unwrap().success();
+}
