@@ -10,17 +10,17 @@ use breaker_core::{Breaker, Config};
 
 mod support;
 
-use support::{live_bytes, CountingAlloc};
+use support::{net_bytes_here, CountingAlloc};
 
 #[global_allocator]
 static ALLOCATOR: CountingAlloc = CountingAlloc;
 
-/// Live heap bytes that `make` leaves behind (one test per file: nothing else
-/// allocates meanwhile).
+/// Heap bytes that `make` leaves behind, counted on this thread only: the
+/// test harness's own thread may allocate meanwhile.
 fn live_after<T>(make: impl FnOnce() -> T) -> (T, isize) {
-    let before = live_bytes();
+    let before = net_bytes_here();
     let value = make();
-    (value, live_bytes() - before)
+    (value, net_bytes_here() - before)
 }
 
 #[test]

@@ -90,7 +90,7 @@ pub fn tally(m: &Metrics) -> Tally {
 #[path = "counting_alloc.rs"]
 mod counting_alloc;
 #[allow(unused_imports)] // each test binary uses some of them
-pub use counting_alloc::{allocations_during, live_bytes, CountingAlloc};
+pub use counting_alloc::{allocations_during, live_bytes, net_bytes_here, CountingAlloc};
 
 /// Runs `f` on a thread of its own and waits for it at most 10 s, so that a
 /// deadlock fails the test instead of hanging it; a panic in `f` goes on.
