@@ -362,7 +362,7 @@
 //! that name's configuration. A key type's `Hash` and `Eq` must not panic
 //! (see [`keyed::KeyedGroup`]). A keyed group's config
 //! is its first call site's (two sites declaring different configs are a
-//! [`registry::Conflict`], as for unkeyed groups), and configuration reaches it as it
+//! [`resolve::Conflict`], as for unkeyed groups), and configuration reaches it as it
 //! does an unkeyed group: [`Registry::configure`] before first use, and a
 //! config file or environment variables ([`Registry::apply_config`]) at any time,
 //! reconfiguring the keys held and building new ones with it
@@ -509,7 +509,7 @@ pub mod breaker {
     };
 }
 
-pub mod registry {
+pub mod resolve {
     //! What a [`Registry`](crate::Registry) (the process-wide one is
     //! [`registry()`](crate::registry())) reports or is given: conflicting
     //! declarations ([`Conflict`]), configuration layered over them

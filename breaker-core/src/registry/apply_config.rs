@@ -49,10 +49,10 @@ impl Registry {
     /// config changed, sorted by group.
     ///
     /// ```
-    /// # mod breakerbox { pub use breaker_core::*; pub mod registry { pub use breaker_core::Resolution; } }
+    /// # mod breakerbox { pub use breaker_core::*; pub mod resolve { pub use breaker_core::Resolution; } }
     /// use std::time::Duration;
     /// use std::sync::Arc;
-    /// use breakerbox::{registry::Resolution, Config, Registry};
+    /// use breakerbox::{resolve::Resolution, Config, Registry};
     ///
     /// let registry = Registry::new();
     /// let declared = Config::builder().threshold(3).build().unwrap();
