@@ -510,11 +510,11 @@ pub mod breaker {
 }
 
 pub mod resolve {
-    //! What a [`Registry`](crate::Registry) (the process-wide one is
-    //! [`registry()`](crate::registry())) reports or is given: conflicting
-    //! declarations ([`Conflict`]), configuration layered over them
-    //! ([`Resolver`], [`Resolution`], [`Reconfigured`], [`DeclarationOverride`])
-    //! and the errors of its operations.
+    //! How a [`Registry`](crate::Registry) (the process-wide one is
+    //! [`registry()`](crate::registry())) resolves a group's configuration:
+    //! declarations and their [`Conflict`]s, sources layered over them
+    //! ([`Resolver`], [`Resolution`], [`Reconfigured`], [`DeclarationOverride`],
+    //! [`ConfigSource`]), and the errors of its operations.
     pub use breaker_core::{
         AlreadyCreated, ApplyConfigError, ConfigSource, Conflict, DeclarationOverride,
         Reconfigured, Resolution, Resolver, UnknownGroup,
