@@ -39,6 +39,7 @@
 //! |---|---|---|
 //! | `config` | [`config_file`]: a TOML file and `BREAKER_` variables layered over the attributes, checked at start-up; [`declare_group!`] for groups made at run time | per-environment configuration |
 //! | `serde` | `config`, and [`config_file::Settings`] deserializes from any self-describing serde format, checked as the file is | breaker tables inside the app's own configuration |
+//! | `json` | `serde`, and [`config_file::Settings::from_json_str_at`]: the breaker object inside the app's own JSON file, each key's line in messages and sources | breaker settings inside the app's own `config.json` |
 //! | `prometheus` | [`observe::prometheus`]: a `prometheus-client` collector of every breaker, read at scrape time | `/metrics` |
 //! | `metrics` | [`observe::metrics`]: the same series through the `metrics` facade | any `metrics` exporter |
 //! | `otel` | [`observe::otel`]: the same series as OpenTelemetry observable instruments, with `resilience.*` attributes; [`observe::span`]'s fields as span attributes through `tracing-opentelemetry` (turns on `tracing`) | any OpenTelemetry exporter (OTLP) |
