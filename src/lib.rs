@@ -515,10 +515,11 @@ pub mod resolve {
     //! [`registry()`](crate::registry())) resolves a group's configuration:
     //! declarations and their [`Conflict`]s, sources layered over them
     //! ([`Resolver`], [`Resolution`], [`Reconfigured`], [`DeclarationOverride`],
-    //! [`ConfigSource`]), and the errors of its operations.
+    //! [`ConfigSource`]), the groups resolved before their first call
+    //! ([`DeclaredGroup`]), and the errors of its operations.
     pub use breaker_core::{
         AlreadyCreated, ApplyConfigError, ConfigSource, Conflict, DeclarationOverride,
-        Reconfigured, Resolution, Resolver, UnknownGroup,
+        DeclaredGroup, DeclaredSetting, Reconfigured, Resolution, Resolver, UnknownGroup,
     };
 }
 

@@ -23,8 +23,8 @@ use parking_lot::{Mutex, RwLock};
 
 use self::reports::Note;
 pub use self::reports::{
-    AlreadyCreated, ApplyConfigError, DeclarationOverride, Reconfigured, Resolution, Resolver,
-    UnknownGroup,
+    AlreadyCreated, ApplyConfigError, DeclarationOverride, DeclaredGroup, DeclaredSetting,
+    Reconfigured, Resolution, Resolver, UnknownGroup,
 };
 use crate::breaker::Breaker;
 use crate::clock::{Clock, ClockSource};
@@ -79,6 +79,9 @@ pub struct Registry {
     /// Told every transition of every breaker of this registry, and conflicts.
     subscribers: Arc<Subscribers>,
     overrides: Mutex<Vec<DeclarationOverride>>,
+    /// The declared groups a configuration loader resolved before their first
+    /// call (`report_declared`), by group.
+    declared: Mutex<Vec<DeclaredGroup>>,
     /// Keyed groups (`Registry::keyed`, in `keyed`).
     keyed: crate::keyed::KeyedGroups,
 }
@@ -135,6 +138,7 @@ impl Registry {
             conflicts: Mutex::new(Vec::new()),
             subscribers: Arc::default(),
             overrides: Mutex::new(Vec::new()),
+            declared: Mutex::new(Vec::new()),
             keyed: Default::default(),
         }
     }
