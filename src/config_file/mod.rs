@@ -160,6 +160,7 @@
 //! for a file of its own, and the table's path as written
 //! (`[breaker.groups.search]`). For a JSON file, feature `json` gives
 //! [`Settings::from_json_str_at`][from_json_str_at], which does the same.
+//!
 #![cfg_attr(
     feature = "json",
     doc = "[from_json_str_at]: Settings::from_json_str_at"
