@@ -39,6 +39,7 @@
 //! |---|---|---|
 //! | `config` | [`config_file`]: a TOML file and `BREAKER_` variables layered over the attributes, checked at start-up; [`declare_group!`] for groups made at run time | per-environment configuration |
 //! | `serde` | `config`, and [`config_file::Settings`] deserializes from any self-describing serde format, checked as the file is | breaker tables inside the app's own configuration |
+//! | `json` | `serde`, and [`config_file::Settings::from_json_str_at`]: the breaker object inside the app's own JSON file, each key's line in messages and sources | breaker settings inside the app's own `config.json` |
 //! | `prometheus` | [`observe::prometheus`]: a `prometheus-client` collector of every breaker, read at scrape time | `/metrics` |
 //! | `metrics` | [`observe::metrics`]: the same series through the `metrics` facade | any `metrics` exporter |
 //! | `otel` | [`observe::otel`]: the same series as OpenTelemetry observable instruments, with `resilience.*` attributes; [`observe::span`]'s fields as span attributes through `tracing-opentelemetry` (turns on `tracing`) | any OpenTelemetry exporter (OTLP) |
@@ -362,7 +363,7 @@
 //! that name's configuration. A key type's `Hash` and `Eq` must not panic
 //! (see [`keyed::KeyedGroup`]). A keyed group's config
 //! is its first call site's (two sites declaring different configs are a
-//! [`registry::Conflict`], as for unkeyed groups), and configuration reaches it as it
+//! [`resolve::Conflict`], as for unkeyed groups), and configuration reaches it as it
 //! does an unkeyed group: [`Registry::configure`] before first use, and a
 //! config file or environment variables ([`Registry::apply_config`]) at any time,
 //! reconfiguring the keys held and building new ones with it
@@ -509,15 +510,16 @@ pub mod breaker {
     };
 }
 
-pub mod registry {
-    //! What a [`Registry`](crate::Registry) (the process-wide one is
-    //! [`registry()`](crate::registry())) reports or is given: conflicting
-    //! declarations ([`Conflict`]), configuration layered over them
-    //! ([`Resolver`], [`Resolution`], [`Reconfigured`], [`DeclarationOverride`])
-    //! and the errors of its operations.
+pub mod resolve {
+    //! How a [`Registry`](crate::Registry) (the process-wide one is
+    //! [`registry()`](crate::registry())) resolves a group's configuration:
+    //! declarations and their [`Conflict`]s, sources layered over them
+    //! ([`Resolver`], [`Resolution`], [`Reconfigured`], [`DeclarationOverride`],
+    //! [`ConfigSource`]), the groups resolved before their first call
+    //! ([`DeclaredGroup`]), and the errors of its operations.
     pub use breaker_core::{
         AlreadyCreated, ApplyConfigError, ConfigSource, Conflict, DeclarationOverride,
-        Reconfigured, Resolution, Resolver, UnknownGroup,
+        DeclaredGroup, DeclaredSetting, Reconfigured, Resolution, Resolver, UnknownGroup,
     };
 }
 

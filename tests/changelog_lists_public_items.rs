@@ -35,9 +35,8 @@ fn root_and_modules() -> (BTreeSet<String>, BTreeSet<String>) {
     let mut modules = BTreeSet::new();
     for name in reexported() {
         if name == "registry" {
-            // The fn and the module of one name, exported by one `pub use`.
+            // The process-wide registry's fn.
             root.insert("registry()".to_owned());
-            modules.insert(name);
         } else if name.starts_with(char::is_uppercase) || name == "circuit_breaker" {
             root.insert(name);
         } else {

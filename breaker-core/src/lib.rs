@@ -182,8 +182,8 @@ pub use crate::metrics::{
     CallDurations, DurationCounts, Metrics, RampMetrics, Snapshot, WindowMetrics,
 };
 pub use crate::registry::{
-    registry, AlreadyCreated, ApplyConfigError, DeclarationOverride, Reconfigured, Registry,
-    Resolution, Resolver, UnknownGroup,
+    registry, AlreadyCreated, ApplyConfigError, DeclarationOverride, DeclaredGroup,
+    DeclaredSetting, Reconfigured, Registry, Resolution, Resolver, UnknownGroup,
 };
 pub use crate::retry::{Retry, RetryAfterHint, RetryBudget, RetryPolicy};
 pub use crate::state::State;

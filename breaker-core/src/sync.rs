@@ -1,6 +1,6 @@
-//! The synchronisation primitives the state machine, the live config chain and
-//! the event hub are built on, in one place so a `--cfg loom` build can swap in
-//! loom's model-checked versions.
+//! The synchronisation primitives the state machine, the live config chain,
+//! the event hub, the clock and the registry are built on, in one place so a
+//! `--cfg loom` build can swap in loom's model-checked versions.
 
 #[cfg(loom)]
 pub(crate) use loom::sync::atomic::{
@@ -12,7 +12,7 @@ pub(crate) use std::sync::atomic::{
 };
 
 #[cfg(not(loom))]
-pub(crate) use parking_lot::Mutex;
+pub(crate) use parking_lot::{Mutex, RwLock};
 #[cfg(not(loom))]
 pub(crate) use std::sync::OnceLock;
 
@@ -33,6 +33,31 @@ impl<T> Mutex<T> {
         // A panic under the lock is a failed model already.
         self.0
             .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+/// Under loom, a reader-writer lock with `parking_lot`'s shape (`read` and
+/// `write` return the guard), as [`Mutex`] is.
+#[cfg(loom)]
+#[derive(Debug, Default)]
+pub(crate) struct RwLock<T>(loom::sync::RwLock<T>);
+
+#[cfg(loom)]
+impl<T> RwLock<T> {
+    pub(crate) fn new(value: T) -> Self {
+        RwLock(loom::sync::RwLock::new(value))
+    }
+
+    pub(crate) fn read(&self) -> loom::sync::RwLockReadGuard<'_, T> {
+        self.0
+            .read()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    pub(crate) fn write(&self) -> loom::sync::RwLockWriteGuard<'_, T> {
+        self.0
+            .write()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 }

@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use breaker_core::config::KeyValue;
 use breaker_core::{
-    Config, Conflict, DeclarationOverride, Event, KeyedMetrics, Metrics, RetryPolicy, State,
-    Transition,
+    Config, Conflict, DeclarationOverride, DeclaredGroup, Event, KeyedMetrics, Metrics,
+    RetryPolicy, State, Transition,
 };
 use serde_json::{json, Map, Value};
 
@@ -91,6 +91,37 @@ pub(super) fn breaker(
             .iter()
             .filter(|c| c.group == m.group)
             .map(|c| c.to_string())
+            .collect::<Vec<_>>(),
+    })
+}
+
+/// A group declared and resolved but not made yet (no call has reached it):
+/// the config its first call will make it with, each key with the source of
+/// its value (`"default"` for a key nothing set), every value set as text, and
+/// what layered configuration took from its declaration.
+pub(super) fn declared(d: &DeclaredGroup, overrides: &[DeclarationOverride]) -> Value {
+    let mut config = config_json(&d.config);
+    if let Value::Object(keys) = &mut config {
+        for (key, entry) in keys.iter_mut() {
+            let source = d
+                .settings
+                .iter()
+                .find(|s| s.key == key)
+                .map_or("default", |s| s.source.as_str());
+            if let Value::Object(entry) = entry {
+                entry.insert("source".into(), source.into());
+            }
+        }
+    }
+    json!({
+        "group": d.group,
+        "created": false,
+        "config": config,
+        "settings": d.settings.iter().map(ToString::to_string).collect::<Vec<_>>(),
+        "overrides": overrides
+            .iter()
+            .filter(|o| o.group == d.group)
+            .map(|o| o.detail.clone())
             .collect::<Vec<_>>(),
     })
 }

@@ -30,8 +30,8 @@
 //! | method and path | answers |
 //! |---|---|
 //! | `GET /` | the status page: one HTML document (see below) |
-//! | `GET /breakers` | `{"breakers": {name: breaker}, "keyed": {name: keyed}, "conflicts": [conflict]}` |
-//! | `GET /breakers/{group}` | `{"breaker": breaker}` and/or `{"keyed": keyed}`, whichever the name has; `404` if neither |
+//! | `GET /breakers` | `{"breakers": {name: breaker}, "keyed": {name: keyed}, "declared": {name: declared}, "conflicts": [conflict]}` |
+//! | `GET /breakers/{group}` | `{"breaker": breaker}` and/or `{"keyed": keyed}`, whichever the name has, else `{"declared": declared}`; `404` if none |
 //! | `GET /breakers/{group}/keys/{key}` | `{"group", "key", "breaker": breaker}`, for a keyed group registered with [`AdminBuilder::keyed`] |
 //! | `POST /breakers/{group}` | body `{"action": "force_open" \| "force_closed" \| "reset" \| "release_hold", "reason"?: text}` (`release_hold` ends a hold the server asked for, at once); answers `{"applied", "group", "key": null, "state"}` |
 //! | `POST /breakers/{group}/keys/{key}` | the same for one key the group holds (a key is never created) |
@@ -95,6 +95,15 @@
 //! retried call made the group's retry), `overrides`
 //! (each declared value configuration layers replaced, with its source, as
 //! text) and `conflicts`.
+//!
+//! **declared** (a group the code declares, or the configuration file names,
+//! that no call has made yet; listed once `config_file::Settings::apply` resolved it, see
+//! [`Registry::pending_groups`](crate::Registry::pending_groups)): `group`,
+//! `created` (`false`), `config` (every key as for a breaker,
+//! `{"value", "explicit", "source"}`: the value its first call will make it
+//! with and where that came from, `"default"` for a key nothing set),
+//! `settings` (each value set, with its source, as text: `` `threshold = 10`
+//! (`prod.toml` line 2, [groups.search]) ``) and `overrides`.
 //!
 //! **keyed** (one keyed group): `group`, `keys`, `key_capacity`, `closed`, `open`,
 //! `half_open` (keys held by state; forced open counts as open), `evictions`,

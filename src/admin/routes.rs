@@ -299,8 +299,14 @@ fn every_breaker(inner: &Inner) -> Value {
         .iter()
         .filter_map(|m| Some((m.group.to_owned(), inner.keyed_json(m.group, &all)?)))
         .collect();
+    let declared: serde_json::Map<String, Value> = inner
+        .registry
+        .pending_groups()
+        .iter()
+        .map(|d| (d.group.to_owned(), json::declared(d, &overrides)))
+        .collect();
     let conflicts: Vec<String> = conflicts.iter().map(ToString::to_string).collect();
-    json!({"breakers": breakers, "keyed": keyed, "conflicts": conflicts})
+    json!({"breakers": breakers, "keyed": keyed, "declared": declared, "conflicts": conflicts})
 }
 
 async fn group(
@@ -321,7 +327,14 @@ async fn group(
         found.insert("keyed".into(), keyed);
     }
     if found.is_empty() {
-        return unknown_group(&name);
+        let pending = inner.registry.pending_groups();
+        match pending.iter().find(|d| d.group == name) {
+            Some(d) => {
+                let body = json::declared(d, &inner.registry.overrides());
+                found.insert("declared".into(), body);
+            }
+            None => return unknown_group(&name),
+        }
     }
     answer(StatusCode::OK, &Value::Object(found))
 }

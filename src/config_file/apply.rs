@@ -7,7 +7,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use breaker_core::retry::RetryTuning;
 use breaker_core::{
-    ApplyConfigError, Config, PolicyChange, Reconfigured, Registry, Resolution, RetryPolicy,
+    ApplyConfigError, Config, DeclaredSetting, PolicyChange, Reconfigured, Registry, Resolution,
+    RetryPolicy,
 };
 
 use super::error::{Error, ErrorKind};
@@ -336,6 +337,7 @@ impl Settings {
         for group in &groups {
             log::info!("breakerbox: {group}");
         }
+        self.report_declared(registry, &groups);
         Ok(Applied {
             reconfigured,
             undeclared,
@@ -345,6 +347,42 @@ impl Settings {
 }
 
 impl Settings {
+    /// Tells `registry` how these settings resolve each group not made yet:
+    /// the groups the code declares (`groups`) and those only the file names,
+    /// listed by [`Registry::pending_groups`] (and the admin router) until
+    /// their first call.
+    fn report_declared(&self, registry: &Registry, groups: &[GroupSettings]) {
+        let keyed = registry.keyed_names();
+        let made = |group: &str| keyed.contains(&group) || registry.get(group).is_some();
+        let named_only = self
+            .groups
+            .keys()
+            .filter(|name| !groups.iter().any(|g| g.group == **name))
+            .filter_map(|name| {
+                let resolved = self.resolve(name, &Patch::new()).ok()?;
+                let settings: Vec<Setting> = resolved.settings.iter().cloned().collect();
+                Some((name.as_str(), resolved.config, settings))
+            })
+            .collect::<Vec<_>>();
+        let declared = groups
+            .iter()
+            .map(|g| (g.group.as_str(), g.config, g.settings.clone()));
+        for (group, config, settings) in declared.chain(named_only) {
+            if made(group) {
+                continue;
+            }
+            let settings = settings
+                .iter()
+                .map(|s| DeclaredSetting {
+                    key: s.key,
+                    value: s.value.to_string(),
+                    source: s.source.to_string(),
+                })
+                .collect();
+            registry.report_declared(group, config, settings);
+        }
+    }
+
     /// Lists in [`Registry::overrides`] what these settings take from the
     /// declaration of each group the code declares and has not made yet, as
     /// its first call will: an operator sees every override at start-up.

@@ -23,10 +23,8 @@ const TABLES: [(&str, &str); 3] = [
 struct Doc<'a> {
     path: Arc<Path>,
     text: &'a str,
-    /// Whether the text is the user's own file. A table deserialized from
-    /// another format is walked as TOML rendered from it, whose lines the
-    /// user never wrote: its messages and sources name it without a line.
-    lines: bool,
+    /// Which line of the user's file a span of `text` names.
+    lines: Lines<'a>,
     /// The dotted key of the table that holds the breaker tables (`breaker`
     /// for `[breaker.defaults]`), empty when they stand at the top.
     at: &'a str,
@@ -44,7 +42,32 @@ impl Doc<'_> {
     }
 }
 
+/// Which line of the user's file a span of a [`Doc`]'s text stands for.
+#[derive(Clone, Copy)]
+enum Lines<'a> {
+    /// The text is the user's own file: the span's own line.
+    Own,
+    /// The text is TOML rendered from the user's file in another format: for
+    /// each line of the text, the line of the user's file that wrote the key
+    /// rendered there (0: none).
+    #[cfg_attr(not(feature = "json"), allow(dead_code))]
+    Mapped(&'a [usize]),
+    /// TOML rendered from a value with no lines to give: messages and
+    /// sources name the configuration without a line.
+    #[cfg_attr(not(feature = "serde"), allow(dead_code))]
+    None,
+}
+
 impl Doc<'_> {
+    /// The line of the user's file that the text at `offset` stands for.
+    fn user_line(&self, offset: usize) -> Option<usize> {
+        match self.lines {
+            Lines::Own => Some(self.line(offset)),
+            Lines::Mapped(map) => map.get(self.line(offset)).copied().filter(|&l| l > 0),
+            Lines::None => None,
+        }
+    }
+
     fn line(&self, offset: usize) -> usize {
         let offset = offset.min(self.text.len());
         self.text.as_bytes()[..offset]
@@ -55,26 +78,24 @@ impl Doc<'_> {
     }
 
     fn at(&self, span: std::ops::Range<usize>) -> String {
-        if self.lines {
-            format!("`{}` line {}", self.path.display(), self.line(span.start))
-        } else {
-            format!("`{}`", self.path.display())
+        match self.user_line(span.start) {
+            Some(line) => format!("`{}` line {line}", self.path.display()),
+            None => format!("`{}`", self.path.display()),
         }
     }
 
     /// Where a key of `table` at `offset` was written.
     fn source(&self, table: &str, offset: usize) -> Source {
-        if self.lines {
-            Source::File {
+        match self.user_line(offset) {
+            Some(line) => Source::File {
                 path: self.path.clone(),
                 table: table.to_owned(),
-                line: self.line(offset),
-            }
-        } else {
-            Source::Serde {
+                line,
+            },
+            None => Source::Serde {
                 name: self.path.clone(),
                 table: table.to_owned(),
-            }
+            },
         }
     }
 
@@ -93,7 +114,7 @@ pub(crate) fn parse(text: &str, path: Arc<Path>) -> Result<Settings, Error> {
     walk(&Doc {
         path,
         text,
-        lines: true,
+        lines: Lines::Own,
         at: "",
     })
 }
@@ -104,7 +125,7 @@ pub(crate) fn parse_at(text: &str, path: Arc<Path>, at: &str) -> Result<Settings
     walk(&Doc {
         path,
         text,
-        lines: true,
+        lines: Lines::Own,
         at,
     })
 }
@@ -126,16 +147,82 @@ pub(crate) fn from_table(table: &toml::Table, name: Arc<Path>) -> Result<Setting
     walk(&Doc {
         path: name,
         text: &text,
-        lines: false,
+        lines: Lines::None,
         at: "",
     })
+}
+
+/// Reads the breaker tables under the dotted key `at` of a value read from
+/// the file `path` in another format (`table`, the value at `at` under its
+/// path of tables), by the same walk as a TOML file: rendered as TOML, each
+/// rendered key taken back to the line `key_line` gives for its path of keys
+/// in the user's file.
+#[cfg(feature = "json")]
+pub(crate) fn from_value_at(
+    table: &toml::Table,
+    path: Arc<Path>,
+    at: &str,
+    key_line: &dyn Fn(&[String]) -> Option<usize>,
+) -> Result<Settings, Error> {
+    let text = toml::to_string(table).map_err(|e| {
+        Error::new(
+            ErrorKind::WrongType,
+            format!(
+                "`{}`: a value cannot be read as configuration: {e}",
+                path.display()
+            ),
+        )
+    })?;
+    let rendered = Doc {
+        path,
+        text: &text,
+        lines: Lines::None,
+        at,
+    };
+    let parsed = DeTable::parse(&text).map_err(|e| syntax_error(&rendered, &e))?;
+    let mut map = vec![0; text.lines().count() + 2];
+    let line_of = |offset: usize| rendered.line(offset);
+    map_lines(
+        parsed.get_ref(),
+        &mut Vec::new(),
+        &mut map,
+        &line_of,
+        key_line,
+    );
+    walk(&Doc {
+        lines: Lines::Mapped(&map),
+        ..rendered
+    })
+}
+
+/// Writes into `map`, for the line of each key of `table` (under `path`),
+/// the user's line of that key. Parents first, so that a header line
+/// (`[breaker.groups.search]`) names its last key's line.
+#[cfg(feature = "json")]
+fn map_lines(
+    table: &DeTable<'_>,
+    path: &mut Vec<String>,
+    map: &mut [usize],
+    line_of: &dyn Fn(usize) -> usize,
+    key_line: &dyn Fn(&[String]) -> Option<usize>,
+) {
+    for (key, value) in table.iter() {
+        path.push(key.get_ref().as_ref().to_owned());
+        if let Some(slot) = map.get_mut(line_of(key.span().start)) {
+            *slot = key_line(path).unwrap_or(0);
+        }
+        if let DeValue::Table(inner) = value.get_ref() {
+            map_lines(inner, path, map, line_of, key_line);
+        }
+        path.pop();
+    }
 }
 
 /// The tables of `doc`, each key checked.
 fn walk(doc: &Doc<'_>) -> Result<Settings, Error> {
     let parsed = DeTable::parse(doc.text).map_err(|e| syntax_error(doc, &e))?;
     let mut settings = Settings {
-        file: doc.lines.then(|| doc.path.clone()),
+        file: (!matches!(doc.lines, Lines::None)).then(|| doc.path.clone()),
         ..Settings::default()
     };
     let mut root = parsed.get_ref();

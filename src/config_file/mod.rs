@@ -160,7 +160,17 @@
 //! [`Settings::from_toml_str_at`] with the key of the breaker table instead:
 //! every message and source then names the file and the line of the key, as
 //! for a file of its own, and the table's path as written
-//! (`[breaker.groups.search]`).
+//! (`[breaker.groups.search]`). For a JSON file, feature `json` gives
+//! [`Settings::from_json_str_at`][from_json_str_at], which does the same.
+//!
+#![cfg_attr(
+    feature = "json",
+    doc = "[from_json_str_at]: Settings::from_json_str_at"
+)]
+#![cfg_attr(
+    not(feature = "json"),
+    doc = "[from_json_str_at]: https://docs.rs/breakerbox/latest/breakerbox/config_file/struct.Settings.html#method.from_json_str_at"
+)]
 //!
 //! ```
 //! use breakerbox::config_file::{ErrorKind, Settings};
@@ -313,6 +323,8 @@ mod duration;
 mod env;
 mod error;
 mod file;
+#[cfg(feature = "json")]
+mod json;
 mod patch;
 mod resolve;
 
@@ -396,6 +408,44 @@ impl Settings {
     /// ```
     pub fn from_toml_str_at(text: &str, path: impl AsRef<Path>, at: &str) -> Result<Self, Error> {
         file::parse_at(text, Arc::from(path.as_ref()), at)
+    }
+
+    /// Reads the breaker tables that stand under the dotted key `at` of the
+    /// JSON `text` of the file named `path` (feature `json`): the app's own
+    /// configuration file, with `"defaults"` and `"groups"` inside its
+    /// `"breaker"` object for `at = "breaker"` (the whole document for an empty
+    /// `at`). The app's other members are not read (the text must still be
+    /// JSON). The tables are checked as a TOML file's are, and messages and
+    /// sources name the file and the line of each key, and each table by its
+    /// path of keys (`[breaker.groups.search]`). A file without the object
+    /// `at` configures nothing.
+    ///
+    /// ```
+    /// use breakerbox::config_file::{ErrorKind, Patch, Settings};
+    ///
+    /// let app = r#"{
+    ///   "listen": "0.0.0.0:8080",
+    ///   "breaker": {
+    ///     "groups": { "search": { "threshold": 3 } }
+    ///   }
+    /// }"#;
+    /// let settings = Settings::from_json_str_at(app, "config.json", "breaker")?;
+    /// let search = settings.resolve("search", &Patch::new())?;
+    /// assert_eq!(
+    ///     search.settings.get("threshold").unwrap().to_string(),
+    ///     "`threshold = 3` (`config.json` line 4, [breaker.groups.search])"
+    /// );
+    ///
+    /// let typo = app.replace("threshold", "treshold");
+    /// let err = Settings::from_json_str_at(&typo, "config.json", "breaker").unwrap_err();
+    /// assert_eq!(err.kind(), ErrorKind::UnknownKey);
+    /// assert!(err.to_string().contains("`config.json` line 4: [breaker.groups.search] unknown key `treshold`"));
+    /// # Ok::<(), breakerbox::config_file::Error>(())
+    /// ```
+    #[cfg(feature = "json")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "json")))]
+    pub fn from_json_str_at(text: &str, path: impl AsRef<Path>, at: &str) -> Result<Self, Error> {
+        json::parse_at(text, Arc::from(path.as_ref()), at)
     }
 
     /// Reads the breaker tables (`defaults`, `templates`, `groups`) from any

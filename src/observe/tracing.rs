@@ -21,7 +21,7 @@
 //! | `open_for_ms`, `retry_after_ms` | on entering `open` only |
 //!
 //! Entering `open` or `forced_open` and reclaiming a lease are `WARN`; the other
-//! transitions `INFO`. A [`Conflict`](crate::registry::Conflict) is a `WARN` event with
+//! transitions `INFO`. A [`Conflict`](crate::resolve::Conflict) is a `WARN` event with
 //! `group`, `source` and the conflict as its message. A retry its budget
 //! refused ([`Event::RetryBudgetExhausted`]) is a `WARN` event with `group` and
 //! `retry` (1 for a call's first retry).
@@ -35,7 +35,7 @@ use tracing::{info, warn};
 
 use crate::{
     events::Event, events::Subscription, events::Transition, events::TransitionReason,
-    registry::ConfigSource, Registry, State,
+    resolve::ConfigSource, Registry, State,
 };
 
 /// Emits every transition and conflict of `registry`'s breakers as a `tracing`

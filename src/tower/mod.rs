@@ -164,7 +164,7 @@ impl CircuitBreakerLayer {
     /// `#[circuit_breaker]` fns declare a config, pass the same one to
     /// [`with_config`](Self::with_config) instead, or the group is created here
     /// with the defaults and their declaration is reported as a
-    /// [`Conflict`](crate::registry::Conflict), not applied. A group that only layers
+    /// [`Conflict`](crate::resolve::Conflict), not applied. A group that only layers
     /// and middleware use is best declared with
     /// [`declare_group!`](crate::declare_group), so a config file naming it is
     /// checked at start-up.
@@ -177,7 +177,7 @@ impl CircuitBreakerLayer {
     /// The layer of `group`'s breaker in the process-wide registry, declaring
     /// `config` as a `#[circuit_breaker]` attribute does: it holds unless the group
     /// was configured explicitly or already declared otherwise (a
-    /// [`Conflict`](crate::registry::Conflict) then says so).
+    /// [`Conflict`](crate::resolve::Conflict) then says so).
     ///
     /// ```
     /// use std::time::Duration;

@@ -204,11 +204,7 @@ impl Inner {
     /// Whether `word` is a ramp still running: ramping, and the ramp has not
     /// run its length (the bit is cleared only by the next claim after it).
     pub(super) fn ramp_running(&self, word: Word) -> bool {
-        word.is_ramping()
-            && self
-                .events
-                .started_ramp()
-                .is_some_and(|ramp| ramp.share(self.clock.now()).is_some())
+        word.is_ramping() && self.ramp.share(self.clock.now()).is_some()
     }
 
     /// Starts the ramp of a close about to be swapped in from `word`, now, for
@@ -222,7 +218,7 @@ impl Inner {
             return;
         }
         if let Some(length) = self.config().ramp_nanos() {
-            self.events.ramp().start(self.clock.now(), length);
+            self.ramp.start(self.clock.now(), length);
         }
     }
 
@@ -379,7 +375,7 @@ impl Inner {
             retry_after: open_for,
             ramp: t
                 .ramping
-                .then(|| self.events.ramp().length())
+                .then(|| self.ramp.length())
                 .map(Duration::from_nanos),
             keys_open: self.guards.key_counts().map(|keys| {
                 let (open, keys) = keys.read();

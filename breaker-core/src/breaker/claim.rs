@@ -397,17 +397,16 @@ impl Inner {
     fn ramp_claim(&self, word: Word) -> Result<ClaimCode, Word> {
         let now = self.clock.now_coarse();
         // The close that published the ramping word started the ramp first.
-        let admission = self.events.started_ramp().map(|ramp| ramp.admit(now));
-        let admitted = match admission {
-            Some(Admission::Admitted) => word,
-            Some(Admission::Refused { retry_after }) if word.is_shadow() => {
+        let admitted = match self.ramp.admit(now) {
+            Admission::Admitted => word,
+            Admission::Refused { retry_after } if word.is_shadow() => {
                 return Ok(self.refuse_unless_shadow(word, Refusal::Ramping, Some(retry_after)));
             }
-            Some(Admission::Refused { retry_after }) => {
+            Admission::Refused { retry_after } => {
                 self.counters.bump(Counter::RampRefused);
                 return Ok(self.refuse(Refusal::Ramping, Some(retry_after)));
             }
-            Some(Admission::Over) | None => {
+            Admission::Over => {
                 let Step { next, .. } = transition::ramp_over(word);
                 let next = next.unwrap_or(word);
                 self.cas(word, next)?;

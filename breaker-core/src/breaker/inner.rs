@@ -10,6 +10,7 @@ use crate::events::Hub;
 use crate::guards::Guards;
 use crate::metrics::{Metrics, RampMetrics, WindowMetrics};
 use crate::policy::Policy;
+use crate::ramp::Ramp;
 use crate::state::{State, Word};
 use crate::sync::{AtomicPtr, AtomicU64, Mutex, Ordering::*};
 use crate::throttle::Throttle;
@@ -73,11 +74,21 @@ pub(super) struct Inner {
     /// for a group without it, whose calls never read this. Boxed: its
     /// buckets are written by every verdict.
     pub(super) throttle: Option<Box<Throttle>>,
+    /// The traffic ramp a close starts (`ramp_ms`): written before the
+    /// ramping word that publishes it, then credited by each of that word's
+    /// claims. Last, in the room the second line pair leaves, on a line
+    /// apart from the config and the deadlines those claims read.
+    pub(super) ramp: Ramp,
 }
 
-// The layout the doc above promises, where the word's line pair is 128 bytes.
+// The layout the doc above promises, where the word's line pair is 128 bytes;
+// the ramp on the last line, away from the config's and the deadlines'.
 #[cfg(all(not(loom), target_arch = "x86_64"))]
-const _: () = assert!(size_of::<Inner>() == 512 && std::mem::offset_of!(Inner, config) == 128);
+const _: () = assert!(
+    size_of::<Inner>() == 512
+        && std::mem::offset_of!(Inner, config) == 128
+        && std::mem::offset_of!(Inner, ramp) >= 384
+);
 
 /// A field of no size that starts the next one on a new line pair (the
 /// alignment `crossbeam_utils::CachePadded` uses on x86-64 and aarch64, where the prefetcher
@@ -122,6 +133,7 @@ impl Inner {
             events,
             guards,
             throttle,
+            ramp: Ramp::default(),
         }
     }
 }
@@ -275,10 +287,7 @@ impl Inner {
             return false;
         }
         match word.state() {
-            State::Closed if word.is_ramping() => self
-                .events
-                .started_ramp()
-                .is_none_or(|ramp| ramp.would_admit(self.clock.now_coarse())),
+            State::Closed if word.is_ramping() => self.ramp.would_admit(self.clock.now_coarse()),
             State::Closed | State::ForcedClosed => true,
             State::ForcedOpen => false,
             // The reading a claim compares: see the crate docs, "The coarse reading".
@@ -361,11 +370,9 @@ impl Inner {
             (state, None) => state,
         };
         // A ramp that ran its length is over, though no claim has ended it yet.
-        let ramp = self
-            .events
-            .started_ramp()
-            .filter(|_| word.is_ramping())
-            .map(|ramp| ramp.progress(now()))
+        let ramp = word
+            .is_ramping()
+            .then(|| self.ramp.progress(now()))
             .filter(|&(length, elapsed)| elapsed < length)
             .map(|(length, elapsed)| RampMetrics {
                 length: Duration::from_nanos(length),

@@ -24,12 +24,10 @@
 //! cases in `transition/tests.rs`), and `jitter` the draw that spreads each
 //! open's duration and each hold's end; `loom_tests` races the word under loom.
 //!
-//! The breaker's state is the word, the open's and the lease's deadlines and
-//! the open duration in `Inner`; the traffic ramp a close starts is kept in the
-//! box a breaker allocates on its first move, beside its events
-//! ([`crate::events`]'s hub): a ramp only follows a close, so an idle breaker
-//! carries none of it, and `Inner`'s layout (two line pairs) has no room for
-//! it inline.
+//! The breaker's state is in `Inner`: the word, the open's and the lease's
+//! deadlines, the open duration and the traffic ramp a close starts
+//! ([`crate::ramp`]). A hold's deadline and scope are kept in the box a breaker
+//! allocates on its first move, beside its events ([`crate::events`]'s hub).
 //!
 //! A claim on a plain word (closed, untimed, no window, no failures to reset)
 //! is a permit at once, and its success, finding the word unchanged, is one

@@ -1,7 +1,6 @@
 //! One breaker's side of events: the queue that delivers its transitions in
 //! generation order, its own subscribers and its transition counts; and, in
-//! the same box that only a breaker that has moved allocates, its traffic ramp
-//! and its hold.
+//! the same box that only a breaker that has moved allocates, its hold.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
@@ -11,7 +10,6 @@ use super::{
     TransitionCounts, STATES,
 };
 use crate::hold::HoldCell;
-use crate::ramp::Ramp;
 use crate::state::GEN_MASK;
 use crate::sync::{AtomicPtr, AtomicU64, Mutex, OnceLock, Ordering::*};
 
@@ -46,11 +44,9 @@ struct Keyed {
 }
 
 /// What a breaker that has moved or been subscribed to keeps for its events,
-/// and the state of its traffic ramp (a ramp starts at a close, a move: an idle
-/// breaker carries none of it).
+/// and its hold (a hold is a move: an idle breaker carries none of it).
 struct Cold {
     own: Arc<Subscribers>,
-    ramp: Ramp,
     hold: HoldCell,
     counts: [[AtomicU64; STATES.len()]; STATES.len()],
     /// Retries made, and retries a retry budget refused: counted here, on
@@ -108,7 +104,6 @@ impl Hub {
         self.cold.get_or_init(|| {
             Box::new(Cold {
                 own: Arc::default(),
-                ramp: Ramp::default(),
                 hold: HoldCell::default(),
                 counts: Default::default(),
                 retries: Default::default(),
@@ -119,19 +114,6 @@ impl Hub {
                 }),
             })
         })
-    }
-
-    /// The breaker's ramp, allocated with the rest on first use: what a close
-    /// that starts a ramp writes before it publishes the ramping word.
-    pub(crate) fn ramp(&self) -> &Ramp {
-        &self.cold().ramp
-    }
-
-    /// The breaker's ramp, if one was ever started: what the claims of a
-    /// ramping word read (the close that published the word allocated it).
-    #[inline]
-    pub(crate) fn started_ramp(&self) -> Option<&Ramp> {
-        self.cold.get().map(|cold| &cold.ramp)
     }
 
     /// The breaker's hold cell, allocated with the rest on first use: what a
@@ -208,7 +190,7 @@ impl Hub {
 
     /// Counts a retry made (`true`) or one a retry budget refused (`false`).
     /// The first allocates the breaker's cold part, once in its life, if no
-    /// subscriber, ramp or transition did.
+    /// subscriber, hold or transition did.
     pub(crate) fn count_retry(&self, made: bool) {
         self.cold().retries[usize::from(!made)].fetch_add(1, Relaxed);
     }

@@ -1,10 +1,16 @@
-//! Layered configuration: [`Registry::apply_config`] and what it took away
-//! ([`Registry::overrides`]).
+//! Layered configuration: [`Registry::apply_config`], what it took away
+//! ([`Registry::overrides`]) and the groups it resolved before their first
+//! call ([`Registry::pending_groups`]).
 
 use std::sync::Arc;
 
+use crate::config::Config;
+
 use super::reports::Note;
-use super::{ApplyConfigError, DeclarationOverride, Reconfigured, Registry, Resolver};
+use super::{
+    ApplyConfigError, DeclarationOverride, DeclaredGroup, DeclaredSetting, Reconfigured, Registry,
+    Resolver,
+};
 
 impl Registry {
     /// Records what layered configuration took from `group`'s declaration; the
@@ -49,10 +55,10 @@ impl Registry {
     /// config changed, sorted by group.
     ///
     /// ```
-    /// # mod breakerbox { pub use breaker_core::*; pub mod registry { pub use breaker_core::Resolution; } }
+    /// # mod breakerbox { pub use breaker_core::*; pub mod resolve { pub use breaker_core::Resolution; } }
     /// use std::time::Duration;
     /// use std::sync::Arc;
-    /// use breakerbox::{registry::Resolution, Config, Registry};
+    /// use breakerbox::{resolve::Resolution, Config, Registry};
     ///
     /// let registry = Registry::new();
     /// let declared = Config::builder().threshold(3).build().unwrap();
@@ -111,6 +117,7 @@ impl Registry {
         // meanwhile kept its policy and fixed keys, which is all the checks
         // above read.
         self.overrides.lock().clear();
+        self.declared.lock().clear();
         let mut changed = Vec::new();
         let mut notes = Vec::new();
         for (breaker, resolution) in plan {
@@ -169,6 +176,53 @@ impl Registry {
         let mut notes = Vec::new();
         self.overridden(crate::names::intern(group), overrides, &mut notes);
         self.say(notes);
+    }
+
+    /// Records how layered configuration resolves `group`, a group
+    /// declared by code (or named by a configuration file) that has not been
+    /// made yet, so that [`pending_groups`](Self::pending_groups) lists it
+    /// from the start (a configuration loader calls it after
+    /// [`apply_config`](Self::apply_config) for every group it knows). Replaces
+    /// an earlier report of the group; the next `apply_config` clears them all.
+    ///
+    /// ```
+    /// # use breaker_core as breakerbox;
+    /// use breakerbox::{Config, DeclaredSetting, Registry};
+    ///
+    /// let registry = Registry::new();
+    /// let config = Config::builder().threshold(3).build().unwrap();
+    /// let threshold = DeclaredSetting {
+    ///     key: "threshold",
+    ///     value: "3".into(),
+    ///     source: "the attribute".into(),
+    /// };
+    /// registry.report_declared("search", config, vec![threshold]);
+    /// assert_eq!(registry.pending_groups()[0].group, "search");
+    /// registry.breaker("search", &config);
+    /// assert!(registry.pending_groups().is_empty()); // made: listed with the breakers
+    /// ```
+    pub fn report_declared(&self, group: &str, config: Config, settings: Vec<DeclaredSetting>) {
+        let declared = DeclaredGroup {
+            group: crate::names::intern(group),
+            config,
+            settings,
+        };
+        let mut all = self.declared.lock();
+        all.retain(|d| d.group != declared.group);
+        all.push(declared);
+    }
+
+    /// The groups reported with [`report_declared`](Self::report_declared)
+    /// that have no breaker and no keyed group yet, sorted by group: each
+    /// one's configuration as its first call will make it, with the source of
+    /// each value.
+    pub fn pending_groups(&self) -> Vec<DeclaredGroup> {
+        // Copied out first: `apply_config` takes this lock under the groups'.
+        let mut pending = self.declared.lock().clone();
+        let keyed = self.keyed_names();
+        pending.retain(|d| !keyed.contains(&d.group) && self.get(d.group).is_none());
+        pending.sort_by_key(|d| d.group);
+        pending
     }
 
     /// Every declared value that layered configuration ([`apply_config`](Self::apply_config))

@@ -16,15 +16,17 @@ mod reports;
 
 use std::collections::HashMap;
 use std::fmt;
+// The registry's id counter and the process-wide registry are statics, std's
+// (loom's atomics cannot be const); a registry's own state is behind its locks,
+// which go through `crate::sync` as its breakers' atomics do, so loom models
+// groups made and found concurrently.
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, OnceLock};
 
-use parking_lot::{Mutex, RwLock};
-
 use self::reports::Note;
 pub use self::reports::{
-    AlreadyCreated, ApplyConfigError, DeclarationOverride, Reconfigured, Resolution, Resolver,
-    UnknownGroup,
+    AlreadyCreated, ApplyConfigError, DeclarationOverride, DeclaredGroup, DeclaredSetting,
+    Reconfigured, Resolution, Resolver, UnknownGroup,
 };
 use crate::breaker::Breaker;
 use crate::clock::{Clock, ClockSource};
@@ -33,6 +35,7 @@ use crate::conflict::{ConfigSource, Conflict};
 use crate::events::Subscribers;
 use crate::metrics::Snapshot;
 use crate::retry::RetryTuning;
+use crate::sync::{Mutex, RwLock};
 
 /// The process-wide registry that `#[circuit_breaker]` call sites use by default.
 ///
@@ -79,6 +82,9 @@ pub struct Registry {
     /// Told every transition of every breaker of this registry, and conflicts.
     subscribers: Arc<Subscribers>,
     overrides: Mutex<Vec<DeclarationOverride>>,
+    /// The declared groups a configuration loader resolved before their first
+    /// call (`report_declared`), by group.
+    declared: Mutex<Vec<DeclaredGroup>>,
     /// Keyed groups (`Registry::keyed`, in `keyed`).
     keyed: crate::keyed::KeyedGroups,
 }
@@ -135,6 +141,7 @@ impl Registry {
             conflicts: Mutex::new(Vec::new()),
             subscribers: Arc::default(),
             overrides: Mutex::new(Vec::new()),
+            declared: Mutex::new(Vec::new()),
             keyed: Default::default(),
         }
     }
@@ -443,5 +450,34 @@ impl fmt::Debug for Registry {
             .field("clock", &self.clock)
             .field("groups", &self.groups())
             .finish()
+    }
+}
+
+/// The registry under loom's model checker: two threads make the same group
+/// at once; one breaker is made, both hold it, and no conflict is recorded.
+/// Run with `RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test -p breaker-core --release --lib loom_`.
+#[cfg(all(test, loom))]
+mod loom_tests {
+    use super::*;
+    use crate::{ManualClock, State};
+
+    #[test]
+    fn loom_a_group_made_by_two_threads_at_once_is_one_breaker() {
+        let mut builder = loom::model::Builder::new();
+        builder.preemption_bound = Some(3);
+        builder.check(|| {
+            let registry = Arc::new(Registry::with_clock(ManualClock::new()));
+            let config = Config::builder().threshold(1).build().unwrap();
+            let other = {
+                let registry = Arc::clone(&registry);
+                loom::thread::spawn(move || registry.breaker("loom", &config))
+            };
+            let here = registry.breaker("loom", &config);
+            let there = other.join().unwrap();
+            here.try_acquire().expect("closed").failure();
+            assert_eq!(there.state(), State::Open, "two breakers for one group");
+            assert_eq!(registry.groups(), ["loom"]);
+            assert!(registry.conflicts().is_empty());
+        });
     }
 }

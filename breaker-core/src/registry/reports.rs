@@ -54,6 +54,40 @@ impl fmt::Display for DeclarationOverride {
     }
 }
 
+/// A group the code (or a configuration file) declares, as layered
+/// configuration resolves it before its first call: what its breaker will run
+/// with, and each value set with where it came from. A configuration loader
+/// reports it ([`Registry::report_declared`](super::Registry::report_declared));
+/// [`Registry::pending_groups`](super::Registry::pending_groups) lists it until
+/// the group is made.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DeclaredGroup {
+    /// The group.
+    pub group: &'static str,
+    /// The config its breaker will be made with.
+    pub config: Config,
+    /// Every value set, in key-table order; the keys not listed are at their
+    /// defaults.
+    pub settings: Vec<DeclaredSetting>,
+}
+
+/// One value of a [`DeclaredGroup`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DeclaredSetting {
+    /// The key (`threshold`, `open_ms`, a retry key).
+    pub key: &'static str,
+    /// The value, as the configuration writes it.
+    pub value: String,
+    /// Where it came from (`the attribute`, `` `prod.toml` line 2, [groups.search] ``).
+    pub source: String,
+}
+
+impl fmt::Display for DeclaredSetting {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "`{} = {}` ({})", self.key, self.value, self.source)
+    }
+}
+
 /// [`Registry::apply_config`](super::Registry::apply_config) refused a configuration; nothing of it was applied.
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
