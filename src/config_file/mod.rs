@@ -70,6 +70,7 @@
 //! | `throttle_max_reject` | number (`f64`) above 0.0 and below 1.0 |
 //! | `throttle_min_rps` | number (`f64`), at least 0.0 |
 //! | `max_hold_ms` | duration (`"1h"`) or integer milliseconds (`u64`), whole seconds |
+//! | `abandoned` | `"ignore"` or `"failure"` (a variable: the word alone) |
 //! | `retry` | integer (`u32`); `0` turns the group's retries off |
 //! | `retry_delay_ms` | duration (`"50ms"`) or integer milliseconds (`u64`) |
 //! | `retry_max_delay_ms` | duration (`"2s"`) or integer milliseconds (`u64`) |
