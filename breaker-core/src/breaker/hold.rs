@@ -276,17 +276,33 @@ impl Breaker {
     }
 
     /// Holds until `until` (clock nanos) as `scope`, with no cap or spread of
-    /// its own: a keyed group's hold, drawn once for every key.
-    pub(crate) fn hold_to(&self, until: u64, scope: HoldScope) {
+    /// its own: a keyed group's hold, drawn once for every key. With `asked`
+    /// (the wait the server asked for, and whether it was capped), counted and
+    /// told as [`Event::Held`] as a hold of the breaker's own is; without (a
+    /// key made while the group's hold lasts), counted only.
+    pub(crate) fn hold_to(&self, until: u64, scope: HoldScope, asked: Option<(Duration, bool)>) {
         let inner = &*self.inner;
-        inner.events.hold().count(match scope {
+        let cell = inner.events.hold();
+        cell.count(match scope {
             HoldScope::Key => Count::Key,
             HoldScope::Group => Count::Group,
         });
+        if let Some((_, true)) = asked {
+            cell.count(Count::Capped);
+        }
         let guard = inner.transition.lock();
         let now = inner.clock.now();
-        inner.hold_to(until, scope, now);
+        let (left, scope) = inner.hold_to(until, scope, now);
         drop(guard);
+        if let Some((asked, capped)) = asked {
+            inner.events.tell_other(&Event::Held(HoldStarted {
+                group: inner.name,
+                scope,
+                asked,
+                retry_after: Duration::from_nanos(left),
+                capped,
+            }));
+        }
     }
 
     /// Whether a claim made once the hold in force ends would be admitted, as
