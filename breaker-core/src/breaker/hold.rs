@@ -65,6 +65,7 @@ impl Inner {
             asked: Duration::from_nanos(wait),
             retry_after: Duration::from_nanos(left),
             capped,
+            fleet: false,
         }));
         left
     }
@@ -91,6 +92,39 @@ impl Inner {
             }
         }
         (cell.get().until.saturating_sub(now), scope)
+    }
+
+    /// Another instance's group-scope hold, `remaining` nanos from now (its
+    /// spread drawn there), capped at `max_hold_ms`: held as
+    /// [`HoldScope::Group`] when it ends later than the hold in force, counted
+    /// and told as the fleet's. Returns whether it held.
+    #[cold]
+    pub(super) fn fleet_group_hold(&self, remaining: u64) -> bool {
+        let cap = self.config().max_hold_nanos();
+        let guard = self.transition.lock();
+        let now = self.clock.now();
+        let until = now.saturating_add(remaining.min(cap));
+        let word = self.word();
+        let current = self.hold_until();
+        if word.is_held() && !current.probing && current.until >= until {
+            return false;
+        }
+        let (left, scope) = self.hold_to(until, HoldScope::Group, now);
+        drop(guard);
+        let cell = self.events.hold();
+        cell.count(Count::Group);
+        if remaining > cap {
+            cell.count(Count::Capped);
+        }
+        self.events.tell_other(&Event::Held(HoldStarted {
+            group: self.name,
+            scope,
+            asked: Duration::from_nanos(remaining),
+            retry_after: Duration::from_nanos(left),
+            capped: remaining > cap,
+            fleet: true,
+        }));
+        true
     }
 
     /// Clears the hold bit, whatever else the word does meanwhile; returns
@@ -301,6 +335,7 @@ impl Breaker {
                 asked,
                 retry_after: Duration::from_nanos(left),
                 capped,
+                fleet: false,
             }));
         }
     }
