@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use breaker_core::clock::Clock;
 use breaker_core::events::{Event, Transition};
+use breaker_core::hold::HoldScope;
 use breaker_core::{Breaker, Config, ManualClock, OpenReason, OwnedPermit, State, Subscription};
 
 use super::trace::{Change, Outcome, Trace};
@@ -26,6 +27,10 @@ pub struct Timeline {
     /// admission is a deterministic credit, so a trace replayed under the
     /// config that recorded it is throttled as it was.
     pub throttled: u64,
+    /// Calls of those a hold refused: the trace's `held` answers (a server's
+    /// wait) hold the replayed breaker as they held the live one, for the
+    /// wait the trace wrote (and the breaker's own release spread).
+    pub held: u64,
     /// Time spent open (refusing every call: open or forced open), summed
     /// over the keys of a keyed group.
     pub time_open: Duration,
@@ -36,7 +41,8 @@ pub struct Timeline {
 /// Runs `trace`'s calls through breakers made from `config` on a
 /// [`ManualClock`], and returns what they did: each call is claimed at its
 /// `at` and given its outcome after its `latency` (so calls overlap as they
-/// did), each key of a keyed group on a breaker of its own. A call the
+/// did), each key of a keyed group on a breaker of its own; a `held` answer
+/// holds its key's breaker for its wait. A call the
 /// recording refused has no outcome of its own: where this config admits it,
 /// it takes the last known outcome of its key (a success when there is none).
 ///
@@ -93,6 +99,7 @@ pub fn replay(trace: &Trace, config: &Config) -> Timeline {
                     Outcome::Success | Outcome::Refused => permit.success(),
                     Outcome::Failure => permit.failure(),
                     Outcome::Ignored => permit.ignore(),
+                    Outcome::Held(wait) => drop(permit.hold(wait, HoldScope::Key)),
                 }
             }
         }
@@ -121,6 +128,9 @@ pub fn replay(trace: &Trace, config: &Config) -> Timeline {
         });
         let outcome = match sample.outcome {
             Outcome::Refused => *last_known.get(&sample.key).unwrap_or(&Outcome::Success),
+            // A wait is the answer of its moment, not what a later call
+            // would have met: the last known outcome stays the one before it.
+            held @ Outcome::Held(_) => held,
             known => {
                 last_known.insert(sample.key.clone(), known);
                 known
@@ -129,8 +139,10 @@ pub fn replay(trace: &Trace, config: &Config) -> Timeline {
         match breaker.try_acquire_owned() {
             Err(refused) => {
                 timeline.refused += 1;
-                if refused.reason() == OpenReason::Throttled {
-                    timeline.throttled += 1;
+                match refused.reason() {
+                    OpenReason::Throttled => timeline.throttled += 1,
+                    OpenReason::Held(_) => timeline.held += 1,
+                    _ => {}
                 }
                 end = end.max(at);
             }
