@@ -475,9 +475,8 @@ pub use breaker_macros::circuit_breaker;
 // What an application names: the runtime, its config, what a call returns,
 // the test clock, and what a keyed attribute's key implements.
 pub use breaker_core::{
-    registry, Abandoned, AsKey, Breaker, CallError, CircuitOpen, Config, ConfigBuilder,
-    ConfigError, Fallback, ManualClock, OpenReason, Registry, Retry, RetryAfterHint, RetryPolicy,
-    State, TimedOut,
+    registry, AsKey, Breaker, CallError, CircuitOpen, Config, ConfigBuilder, ConfigError, Fallback,
+    ManualClock, OpenReason, Registry, Retry, RetryAfterHint, RetryPolicy, State, TimedOut,
 };
 
 // Everything else lives in its module, each item at one path: the modules

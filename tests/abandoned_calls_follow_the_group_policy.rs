@@ -8,7 +8,8 @@ use std::future::pending;
 use std::sync::LazyLock;
 use std::time::Duration;
 
-use breakerbox::{circuit_breaker, Abandoned, Breaker, CircuitOpen, Config, Registry, State};
+use breakerbox::config::Abandoned;
+use breakerbox::{circuit_breaker, Breaker, CircuitOpen, Config, Registry, State};
 
 static REGISTRY: LazyLock<Registry> = LazyLock::new(Registry::new);
 

@@ -2,8 +2,8 @@
 //! any other word is refused, naming the words it takes.
 #![cfg(feature = "config")]
 
+use breakerbox::config::Abandoned;
 use breakerbox::config_file::{ErrorKind, Patch, Settings, Value};
-use breakerbox::Abandoned;
 
 #[test]
 fn a_file_and_a_variable_set_what_abandoned_calls_count_as() {

@@ -15,7 +15,8 @@ use std::time::Duration;
 
 use breakerbox::tower::{BoxError, BreakerError, CircuitBreakerLayer, Errors, Verdict};
 use breakerbox::{
-    classify::EveryError, Abandoned, Breaker, CircuitOpen, Config, ManualClock, OpenReason, State,
+    classify::EveryError, config::Abandoned, Breaker, CircuitOpen, Config, ManualClock, OpenReason,
+    State,
 };
 use tower::{Layer, Service, ServiceExt};
 

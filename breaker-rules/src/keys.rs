@@ -301,7 +301,8 @@ macro_rules! config_keys {
             ///
             /// ```
             /// # use breaker_core as breakerbox;
-            /// use breakerbox::{Abandoned, Config};
+            /// use breakerbox::config::Abandoned;
+            /// use breakerbox::Config;
             ///
             /// let config = Config::builder().abandoned(Abandoned::Failure).build().unwrap();
             /// assert_eq!(config.abandoned(), Abandoned::Failure);

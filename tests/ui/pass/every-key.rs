@@ -45,5 +45,5 @@ fn main() {
     assert_eq!(b.config().half_open_probes(), 2);
     assert_eq!(b.config().backoff(), 1.5);
     assert_eq!(b.config().ramp(), Some(std::time::Duration::from_secs(20)));
-    assert_eq!(b.config().abandoned(), breakerbox::Abandoned::Failure);
+    assert_eq!(b.config().abandoned(), breakerbox::config::Abandoned::Failure);
 }
