@@ -7,7 +7,9 @@
 //! in after its circuit closes (`ramp_ms`). Two more retry their GETs: `price`
 //! rides out a one-request blip on its retry, and a burst of `stock` calls
 //! against the failing server spends its retry budget, so the calls past it end
-//! at once with their own error. The timeline shows every call, what
+//! at once with their own error. Last, `quote` meets a `429` that asks every
+//! caller to wait: its group is held for the wait, the calls meanwhile are
+//! refused at once, and none counts as a failure. The timeline shows every call, what
 //! its breaker did, and the state after; the registry's table ends the run, and
 //! the same figures as Prometheus scrapes them from the server's `/metrics`, and
 //! the transitions a registry subscriber was told. The process exits non-zero if
@@ -29,7 +31,7 @@ use breakerbox::observe::prometheus::prometheus_client::registry::Registry as Me
 use breakerbox::observe::prometheus::BreakerCollector;
 use breakerbox::{
     circuit_breaker, events::Event, events::Transition, events::TransitionReason,
-    events::TripCause, CircuitOpen, State,
+    events::TripCause, CircuitOpen, RetryAfterHint, State,
 };
 use http_body_util::{BodyExt, Empty};
 use hyper::body::Bytes;
@@ -124,6 +126,31 @@ async fn stock(api: &Api, sku: &str) -> Result<String, HttpError> {
     Ok(format!("{} left of {sku}", left.trim()))
 }
 
+/// Reads a quote from an API with a quota: its `429` asks every caller to
+/// wait (`retry-after-ms`), and that wait is no failure (`is_failure`). It
+/// holds the group: every call until the wait ends is refused at once, the
+/// server is not asked again, and nothing counts against the breaker. The
+/// wait is longer than the retry's 50 ms cap, so the call that met it is not
+/// retried: it returns its error at once.
+#[circuit_breaker(
+    group = "quote",
+    threshold = 3,
+    open_ms = 300,
+    retry = 1,
+    idempotent = true,
+    retry_max_delay_ms = 50,
+    is_failure = not_a_wait
+)]
+async fn quote(api: &Api, symbol: &str) -> Result<String, HttpError> {
+    let cents = api.get(&format!("/quotes/{symbol}")).await?;
+    Ok(format!("{symbol} at {}", cents.trim()))
+}
+
+/// A `429` asking to wait says the server is well.
+fn not_a_wait(error: &HttpError) -> bool {
+    !matches!(error, HttpError::Wait(_))
+}
+
 /// Calls in the burst against the failing server.
 const BURST: u64 = 20;
 
@@ -146,6 +173,8 @@ struct Api {
 #[derive(Debug)]
 enum HttpError {
     Status(StatusCode),
+    /// A `429` asking every caller to wait this long (`retry-after-ms`).
+    Wait(Duration),
     Transport(String),
     /// The breaker refused: the request was never sent.
     Refused(CircuitOpen),
@@ -175,14 +204,21 @@ impl Api {
             .map_err(|_| HttpError::Transport("timed out".to_owned()))?
             .map_err(|e| HttpError::Transport(e.to_string()))?;
         let status = response.status();
+        let wait = response
+            .headers()
+            .get("retry-after-ms")
+            .and_then(|v| v.to_str().ok()?.parse().ok())
+            .map(Duration::from_millis);
         let body = response
             .into_body()
             .collect()
             .await
             .map_err(|e| HttpError::Transport(e.to_string()))?
             .to_bytes();
-        if !status.is_success() {
-            return Err(HttpError::Status(status));
+        match (status, wait) {
+            (StatusCode::TOO_MANY_REQUESTS, Some(wait)) => return Err(HttpError::Wait(wait)),
+            (status, _) if !status.is_success() => return Err(HttpError::Status(status)),
+            _ => {}
         }
         Ok(String::from_utf8_lossy(&body).into_owned())
     }
@@ -192,6 +228,7 @@ impl fmt::Display for HttpError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             HttpError::Status(status) => write!(f, "HTTP {status}"),
+            HttpError::Wait(wait) => write!(f, "HTTP 429, wait {} ms", wait.as_millis()),
             HttpError::Transport(why) => write!(f, "transport: {why}"),
             HttpError::Refused(open) => write!(f, "CircuitOpen: {open}"),
         }
@@ -199,6 +236,16 @@ impl fmt::Display for HttpError {
 }
 
 impl std::error::Error for HttpError {}
+
+/// The server's wait, for the retry and the hold.
+impl RetryAfterHint for HttpError {
+    fn retry_after(&self) -> Option<Duration> {
+        match self {
+            HttpError::Wait(wait) => Some(*wait),
+            _ => None,
+        }
+    }
+}
 
 /// Search results, and where they came from.
 struct Results {
@@ -401,6 +448,7 @@ async fn run() -> Result<(), String> {
     println!("  price    threshold 3, retry 1 (a GET, idempotent), waiting 0 to 20 ms first");
     println!("  stock    threshold 100, retry 1 (idempotent); retries share a budget of 20% of");
     println!("           first attempts + 10 a second (it starts with 10)");
+    println!("  quote    threshold 3, retry 1 capped at 50 ms; a 429 asking to wait is no failure");
     println!();
     println!("  breaker did: ran      = closed: the call went to the server");
     println!("               fallback = open: the call never left the process, `cached` answered");
@@ -412,6 +460,10 @@ async fn run() -> Result<(), String> {
     println!("               retried  = closed: the call failed, and was tried again");
     println!("               budget spent = closed: the call failed, the retry budget allowed no");
     println!("                          retry, and the call ended at once with its own error");
+    println!(
+        "               held     = the server said wait: the group is held, no failure counts"
+    );
+    println!("               held back = held: the call never left the process, the caller got CircuitOpen");
 
     let mut t = Timeline::new(&upstream);
 
@@ -546,6 +598,27 @@ async fn run() -> Result<(), String> {
         );
     }
 
+    t.phase(
+        "9. the server says wait: a hold",
+        "The quote API's quota is spent: it answers 429 with `retry-after-ms: 200`. That is\n\
+         no failure: the group is held for the wait (plus a spread of up to a tenth), every\n\
+         call meanwhile is refused at once without asking the server, and the first call\n\
+         after it goes through. The wait is past the retry's 50 ms cap: no retry waits it out.",
+    );
+    upstream.limit_next(1);
+    t.note("the quote API's quota is spent for 200 ms");
+    for n in 0..3 {
+        let label = if n == 0 {
+            "quote(\"BBX\")"
+        } else {
+            "quote(\"RST\")"
+        };
+        let symbol = if n == 0 { "BBX" } else { "RST" };
+        t.call(label, "quote", quote(&api, symbol)).await;
+    }
+    t.wait(hold_time_left(), "until the hold ends").await;
+    t.call("quote(\"RST\")", "quote", quote(&api, "RST")).await;
+
     Timeline::rule("the registry: breakerbox::registry().snapshot()");
     println!();
     print!("{}", breakerbox::registry().snapshot());
@@ -569,6 +642,7 @@ async fn run() -> Result<(), String> {
 
     check(&t, &upstream, &burst)?;
     check_retries(&t, &burst, burst_took)?;
+    check_hold(&t)?;
     check_exposition(&exposition)?;
     check_transitions(&told)
 }
@@ -691,6 +765,15 @@ fn check_exposition(exposition: &str) -> Result<(), String> {
             missing.join("\n  - ")
         ))
     }
+}
+
+/// The time `quote`'s hold has left, plus the margin of [`open_time_left`].
+fn hold_time_left() -> Duration {
+    breakerbox::registry()
+        .get("quote")
+        .and_then(|b| b.held())
+        .map_or(Duration::ZERO, |held| held.remaining)
+        + Duration::from_millis(15)
 }
 
 /// The longest time any breaker still refuses for, plus a margin: the sleep never
@@ -836,6 +919,56 @@ fn check(t: &Timeline<'_>, upstream: &Upstream, burst: &Burst) -> Result<(), Str
         Err(format!(
             "the breakers did not behave as expected:\n  - {}",
             failed.join("\n  - ")
+        ))
+    }
+}
+
+/// Proves `quote`'s 429 held the group: one hold, the calls meanwhile refused
+/// without a request, none counted as a failure, and the call after the wait
+/// answered by the server.
+fn check_hold(t: &Timeline<'_>) -> Result<(), String> {
+    let Some(m) = breakerbox::registry().get("quote").map(|b| b.metrics()) else {
+        return Err("`quote` has no breaker in the registry".to_owned());
+    };
+    let actions: Vec<_> = t
+        .steps
+        .iter()
+        .filter(|s| s.group == "quote")
+        .map(|s| (s.action, s.server_requests, s.ok))
+        .collect();
+    let expected = [
+        (Action::Held, 1, false),
+        (Action::HeldBack, 0, false),
+        (Action::HeldBack, 0, false),
+        (Action::Ran, 1, true),
+    ];
+    let mut failed = Vec::new();
+    if actions != expected {
+        failed.push(format!("calls went {actions:?}, expected {expected:?}"));
+    }
+    if (m.holds.key, m.failures, m.retries, m.state) != (1, 0, 0, State::Closed) {
+        failed.push(format!(
+            "holds {}, failures {}, retries {}, {}: expected one hold, no failure, no retry, closed",
+            m.holds.key,
+            m.failures,
+            m.retries,
+            m.state.as_str()
+        ));
+    }
+    if failed.is_empty() {
+        println!(
+            "quote's 429 held the group: the two calls in its wait never reached the server,\n\
+             nothing counted as a failure, and the call after the wait went through."
+        );
+        Ok(())
+    } else {
+        Err(format!(
+            "the hold went wrong:
+  - {}",
+            failed.join(
+                "
+  - "
+            )
         ))
     }
 }

@@ -19,7 +19,7 @@ use core::marker::PhantomData;
 
 // The claim: a per-site cached breaker built from a `const` config.
 pub use breaker_core::__private::{CallSite, SiteBreaker};
-pub use breaker_core::{CircuitOpen, Config, Fallback, Registry};
+pub use breaker_core::{Abandoned, CircuitOpen, Config, Fallback, Registry};
 // A keyed claim (`key = ..`): the per-fn cache of its group.
 pub use breaker_core::__private::KeyedSite;
 // The claim of an attribute without `registry = ..`: the site's cached

@@ -2,7 +2,9 @@
 //! is decided apart from which count as failures, so a `429` (an error
 //! `is_failure` ignores, whose `RetryAfterHint` says when) is retried after
 //! its wait and leaves the breaker closed, while an error `retry_on` declines
-//! ends the call at once.
+//! ends the call at once. A wait longer than the retry's cap on a delay holds
+//! the group instead: the call returns at once, and no caller asks again
+//! before the wait ends.
 
 use std::sync::atomic::{AtomicU32, Ordering::SeqCst};
 use std::sync::LazyLock;
@@ -95,4 +97,79 @@ fn a_429_is_retried_after_its_wait_and_leaves_the_breaker_closed() {
     assert_eq!(CALLS.load(SeqCst), 3, "sent once");
     assert_eq!(breaker.metrics().retries, 1);
     assert_eq!(breaker.state(), State::Closed);
+}
+
+static LONG: LazyLock<Site> = LazyLock::new(|| {
+    let clock = ManualClock::new();
+    Site {
+        registry: Registry::with_clock(clock.clone()),
+        clock,
+    }
+});
+static LONG_CALLS: AtomicU32 = AtomicU32::new(0);
+static FAILING_CALLS: AtomicU32 = AtomicU32::new(0);
+
+/// A quota that resets in a minute, past the retry's 1 s cap on a delay.
+#[circuit_breaker(group = "wait-past-the-cap", registry = &LONG.registry, threshold = 1,
+    retry = 2, idempotent = true, retry_max_delay_ms = 1000, is_failure = server_side,
+    retry_on = retryable)]
+fn search(term: &str) -> Result<String, ApiError> {
+    LONG_CALLS.fetch_add(1, SeqCst);
+    let _ = term;
+    Err(ApiError::TooMany(Duration::from_secs(60)))
+}
+
+/// The same wait on an error that counts as a failure.
+#[circuit_breaker(group = "failure-waiting-past-the-cap", registry = &LONG.registry,
+    threshold = 1, retry = 2, idempotent = true, retry_max_delay_ms = 1000)]
+fn translate(term: &str) -> Result<String, ApiError> {
+    FAILING_CALLS.fetch_add(1, SeqCst);
+    let _ = term;
+    Err(ApiError::TooMany(Duration::from_secs(60)))
+}
+
+#[test]
+fn a_wait_past_the_retrys_cap_holds_the_group_instead_of_waiting_or_failing() {
+    for (group, call, calls) in [
+        ("wait-past-the-cap", search as fn(&str) -> _, &LONG_CALLS),
+        ("failure-waiting-past-the-cap", translate, &FAILING_CALLS),
+    ] {
+        let start = LONG.clock.now_nanos();
+        assert_eq!(
+            call("abc"),
+            Err(ApiError::TooMany(Duration::from_secs(60))),
+            "{group}: the server's answer, at once"
+        );
+        assert_eq!(
+            LONG.clock.now_nanos(),
+            start,
+            "{group}: no wait in the call"
+        );
+        assert_eq!(calls.load(SeqCst), 1, "{group}: sent once");
+
+        // Every later caller is refused at once, for the rest of the minute.
+        assert_eq!(call("abc"), Err(ApiError::Open), "{group}");
+        assert_eq!(calls.load(SeqCst), 1, "{group}: not sent again");
+        let breaker = LONG.registry.get(group).unwrap();
+        let held = breaker.held().expect("held");
+        assert!(
+            held.remaining >= Duration::from_secs(60),
+            "{group}: {held:?}"
+        );
+        let m = breaker.metrics();
+        assert_eq!((m.failures, m.ignored, m.holds.key), (0, 1, 1), "{group}");
+        assert_eq!(
+            breaker.state(),
+            State::Closed,
+            "{group}: threshold 1, no trip"
+        );
+
+        LONG.clock.advance(held.remaining);
+        assert_eq!(call("abc"), Err(ApiError::TooMany(Duration::from_secs(60))));
+        assert_eq!(
+            calls.load(SeqCst),
+            2,
+            "{group}: sent again once the hold ended"
+        );
+    }
 }

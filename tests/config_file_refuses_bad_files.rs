@@ -35,7 +35,7 @@ fn an_unknown_key_lists_the_allowed_keys_and_suggests_the_nearest() {
              `successes_to_close`, `backoff`, `max_open_ms`, `probe_timeout_ms`, `timeout_ms`, \
              `max_concurrent`, `latency_p99_ms`, `ramp_ms`, `jitter`, `shadow`, `histogram_ms`, \
              `systemic_share`, `max_open_keys`, `throttle`, `throttle_window_ms`, `throttle_max_reject`, `throttle_min_rps`, \
-             `max_hold_ms`, `retry`, `retry_delay_ms`, `retry_max_delay_ms`, `retry_deadline_ms`, \
+             `max_hold_ms`, `abandoned`, `retry`, `retry_delay_ms`, `retry_max_delay_ms`, `retry_deadline_ms`, \
              `retry_budget_ratio`, `retry_budget_floor`, and `template`",
         ],
     );

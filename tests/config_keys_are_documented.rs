@@ -73,6 +73,16 @@ fn assert_types(source: &str, prefix: &str, header: &str, durations: bool) {
             Ty::U64 => ("integer", "`u64`"),
             Ty::F64 => ("number", "`f64`"),
             Ty::Bool => ("`true` or `false`", "`bool`"),
+            Ty::Choice(words) => {
+                for word in words {
+                    let quoted = format!("`\"{word}\"`");
+                    assert!(
+                        ty.contains(&quoted),
+                        "{header} `{key}`: {ty:?} lacks {quoted}"
+                    );
+                }
+                continue;
+            }
         };
         assert!(ty.contains(word), "{header} `{key}`: {ty:?} is no {word}");
         for other in ["`u32`", "`u64`", "`f64`"] {

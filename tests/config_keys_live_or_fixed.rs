@@ -39,6 +39,7 @@ fn cases(key: &KeyInfo) -> (Config, Config, Config) {
             Value::F64(3.0),
         ],
         Ty::Bool => &[Value::Bool(true), Value::Bool(false)],
+        Ty::Choice(words) => &[Value::Choice(words[1]), Value::Choice(words[0])],
     };
     for base in BASES {
         if base.iter().any(|(name, _)| *name == key.name) {

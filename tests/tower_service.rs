@@ -1,7 +1,8 @@
 //! `CircuitBreaker`, the tower service, on a manual clock and without a runtime:
 //! readiness asks and never claims, an open circuit is ready at once and refuses
 //! without the inner service, and every way a call ends records one outcome
-//! (a response by its status, a panic as a failure, a drop as abandoned).
+//! (a response by its status, a panic as a failure, a drop as abandoned, or as
+//! a failure in a group with `abandoned = "failure"`).
 
 use std::convert::Infallible;
 use std::future::{pending, ready, Future, Ready};
@@ -14,7 +15,8 @@ use std::time::Duration;
 
 use breakerbox::tower::{BoxError, BreakerError, CircuitBreakerLayer, Errors, Verdict};
 use breakerbox::{
-    classify::EveryError, Breaker, CircuitOpen, Config, ManualClock, OpenReason, State,
+    classify::EveryError, config::Abandoned, Breaker, CircuitOpen, Config, ManualClock, OpenReason,
+    State,
 };
 use tower::{Layer, Service, ServiceExt};
 
@@ -273,6 +275,29 @@ fn a_dropped_response_future_is_abandoned_and_frees_its_probe_slot() {
     assert_eq!(b.state(), State::HalfOpen);
     assert_eq!(b.metrics().probes_in_flight, 0);
     assert!(b.would_admit());
+}
+
+#[test]
+fn a_dropped_response_future_is_a_failure_in_a_group_counting_abandoned_calls() {
+    let clock = ManualClock::new();
+    let config = Config::builder()
+        .threshold(2)
+        .abandoned(Abandoned::Failure)
+        .build()
+        .unwrap();
+    let b = Breaker::with_clock("svc-dropped-fails", config, clock.clone());
+    let mut svc = CircuitBreakerLayer::for_breaker(&b)
+        .classify(Errors(EveryError))
+        .layer(Stuck::Forever);
+    for _ in 0..2 {
+        assert!(poll_ready(&mut svc).is_ready());
+        let mut future = Box::pin(svc.call(()));
+        assert!(future.as_mut().poll(&mut cx()).is_pending());
+        drop(future);
+    }
+    let m = b.metrics();
+    assert_eq!((m.abandoned, m.failures), (0, 2));
+    assert_eq!(m.state, State::Open, "the second dropped call trips it");
 }
 
 #[test]

@@ -124,4 +124,30 @@ pub trait FleetControl {
     /// assert!(breaker.try_acquire().unwrap().is_probe());
     /// ```
     fn fleet_hold(&self, remaining: Duration) -> bool;
+
+    /// Holds the breaker because another instance took a group-scope hold (a
+    /// provider's quota is every instance's): as
+    /// [`Breaker::hold`](crate::Breaker::hold) with
+    /// [`HoldScope::Group`](crate::HoldScope::Group), for `remaining` from now
+    /// with no spread of its own (the instance that took it drew one), capped
+    /// at `max_hold_ms`. A hold in force that ends as late or later is kept,
+    /// and nothing is counted or told (`false`); otherwise the hold is
+    /// counted and told as an [`Event::Held`](crate::events::Event::Held)
+    /// whose `fleet` is set, so an agent does not publish it again.
+    ///
+    /// ```
+    /// # use breaker_core as breakerbox;
+    /// use std::time::Duration;
+    /// use breakerbox::fleet::FleetControl;
+    /// use breakerbox::{Breaker, Config, HoldScope, ManualClock, OpenReason};
+    ///
+    /// let clock = ManualClock::new();
+    /// let breaker = Breaker::with_clock("llm", Config::default(), clock.clone());
+    /// assert!(breaker.fleet_group_hold(Duration::from_secs(30)));
+    /// let refused = breaker.try_acquire().unwrap_err();
+    /// assert_eq!(refused.reason(), OpenReason::Held(HoldScope::Group));
+    /// assert_eq!(refused.retry_after(), Some(Duration::from_secs(30)));
+    /// assert!(!breaker.fleet_group_hold(Duration::from_secs(10)), "the later end stays");
+    /// ```
+    fn fleet_group_hold(&self, remaining: Duration) -> bool;
 }

@@ -168,7 +168,7 @@ pub use crate::bulkhead::BulkheadSlot;
 pub use crate::classify::{Classifier, EveryError};
 pub use crate::clock::{Clock, ManualClock, MonotonicClock};
 pub use crate::config::{
-    Config, ConfigBuilder, ConfigError, FailurePolicy, KeyValue, RateThresholds,
+    Abandoned, Config, ConfigBuilder, ConfigError, FailurePolicy, KeyValue, RateThresholds,
 };
 pub use crate::conflict::{ConfigSource, Conflict};
 pub use crate::error::{CallError, CircuitOpen, Fallback, OpenReason, TimedOut};

@@ -37,7 +37,9 @@ pub struct Metrics {
     pub ignored: u64,
     /// Claims refused.
     pub rejected: u64,
-    /// Permits dropped without a verdict and without a panic (cancelled futures).
+    /// Permits dropped without a verdict and without a panic (cancelled
+    /// futures), in a group whose `abandoned` key is `"ignore"` (under
+    /// `"failure"` they are counted in `failures`).
     pub abandoned: u64,
     /// Outcomes that arrived after the breaker moved to another generation.
     pub stale: u64,

@@ -65,7 +65,9 @@ pub const DEFAULT_RETRY_MAX_DELAY: Duration = Duration::from_secs(2);
 /// How a call is retried: `retries` more attempts at most after the first,
 /// the `k`-th retry after a delay drawn uniformly from
 /// `[0, min(max_delay, delay × 2^(k-1))]` ("full jitter"), a server-directed
-/// [`RetryAfterHint`] as that delay's floor, no wait that would end past the
+/// [`RetryAfterHint`] as that delay's floor (a server's wait past `max_delay`,
+/// or on an error the classifier ignores, holds the breaker instead: see
+/// [`max_delay`](RetryPolicy::max_delay)), no wait that would end past the
 /// `deadline` (measured from the first attempt on the breaker's clock), and the
 /// group's budget (see [`Retry`]).
 ///
@@ -169,8 +171,11 @@ impl RetryPolicy {
         self
     }
 
-    /// The cap on the upper end of any retry's delay (a server's
-    /// [`RetryAfterHint`] may still ask for longer).
+    /// The cap on the upper end of any retry's delay. A server's
+    /// [`RetryAfterHint`] may ask for longer: the call then
+    /// [holds](crate::Breaker::hold) its breaker for the wait (counted as
+    /// ignored, not as a failure) and returns its error at once, without
+    /// waiting it out.
     pub const fn max_delay(mut self, max: Duration) -> Self {
         self.max_delay_nanos = nanos(max);
         self.explicit |= SET_MAX_DELAY;

@@ -320,3 +320,46 @@ fn a_call_that_ends_a_hold_and_is_abandoned_or_overruns_its_lease_frees_the_next
     hung.success();
     b.try_acquire().expect("released").success();
 }
+
+#[test]
+fn a_group_hold_tells_each_key_held_as_a_breakers_own_hold_does() {
+    let clock = ManualClock::new();
+    let registry = breaker_core::Registry::with_clock(clock.clone());
+    let tenants: KeyedGroup<String> = registry.keyed("llm-told", &Config::default(), 100).unwrap();
+    let (a, b) = (tenants.breaker("a"), tenants.breaker("b"));
+    let told = Arc::new(Mutex::new(Vec::new()));
+    let seen = Arc::clone(&told);
+    let _registry_subscription = registry.subscribe(move |event| {
+        if let Event::Held(held) = event {
+            seen.lock().unwrap().push(*held);
+        }
+    });
+    let own = Arc::new(Mutex::new(0));
+    let counted = Arc::clone(&own);
+    let _key_subscription = a.subscribe(move |event| {
+        if matches!(event, Event::Held(_)) {
+            *counted.lock().unwrap() += 1;
+        }
+    });
+
+    let held = tenants.hold(2 * 3_600 * SEC);
+    let told = told.lock().unwrap();
+    assert_eq!(told.len(), 2, "one per key: {told:?}");
+    for event in told.iter() {
+        assert_eq!(
+            (
+                event.group,
+                event.scope,
+                event.asked,
+                event.retry_after,
+                event.capped
+            ),
+            ("llm-told", HoldScope::Group, 2 * 3_600 * SEC, held, true)
+        );
+    }
+    assert_eq!(*own.lock().unwrap(), 1, "the key's own subscriber");
+    for key in [&a, &b] {
+        let holds = key.metrics().holds;
+        assert_eq!((holds.group, holds.capped), (1, 1));
+    }
+}

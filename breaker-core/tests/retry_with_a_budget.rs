@@ -64,6 +64,7 @@ fn a_server_delay_longer_than_the_backoff_is_waited_exactly() {
     static RETRY: Retry = Retry::new(
         RetryPolicy::new(2)
             .delay(Duration::from_millis(10))
+            .max_delay(Duration::from_secs(5))
             .no_budget(),
     );
     let clock = ManualClock::new();

@@ -107,6 +107,10 @@ pub struct AgentStats {
     pub stale_ignored: u64,
     /// Times the agent came back to a working store after failures.
     pub rejoins: u64,
+    /// Group-scope holds of this instance's shared with the fleet.
+    pub holds_published: u64,
+    /// Other instances' group-scope holds applied to a local breaker.
+    pub holds_applied: u64,
 }
 
 #[derive(Default)]
@@ -122,6 +126,8 @@ pub(crate) struct SharedStats {
     closes_applied: AtomicU64,
     stale: AtomicU64,
     rejoins: AtomicU64,
+    holds_published: AtomicU64,
+    holds_applied: AtomicU64,
     last_error: Mutex<Option<String>>,
 }
 
@@ -145,6 +151,8 @@ impl SharedStats {
             closes_applied: self.closes_applied.load(Relaxed),
             stale_ignored: self.stale.load(Relaxed),
             rejoins: self.rejoins.load(Relaxed),
+            holds_published: self.holds_published.load(Relaxed),
+            holds_applied: self.holds_applied.load(Relaxed),
         }
     }
 
@@ -185,6 +193,9 @@ pub struct Agent<S, L> {
     pending: HashMap<String, (LocalEvent, u64)>,
     flushed: HashMap<String, (u64, u64)>,
     next_flush: u64,
+    /// The end (store ms) of each group's newest hold this instance knows,
+    /// taken here or applied from the fleet.
+    holds: HashMap<String, u64>,
     stats: Arc<SharedStats>,
 }
 
@@ -204,6 +215,7 @@ impl<S: FleetStore, L: LocalSide> Agent<S, L> {
             pending: HashMap::new(),
             flushed: HashMap::new(),
             next_flush: 0,
+            holds: HashMap::new(),
             stats: Arc::default(),
         }
     }
@@ -270,7 +282,14 @@ impl<S: FleetStore, L: LocalSide> Agent<S, L> {
 
     /// A local breaker tripped or closed: propose it to the fleet. If the store
     /// does not answer, the event is kept and retried on the next tick.
+    ///
+    /// A group-scope hold is shared as it is: the store keeps the later end,
+    /// and a store that does not answer loses it (the local breaker holds
+    /// anyway; a hold is the server's word, and the next answer repeats it).
     pub async fn handle_local(&mut self, event: LocalEvent) {
+        if let LocalEventKind::Held { remaining } = event.kind {
+            return self.share_hold(&event.group, remaining).await;
+        }
         let now = self.now();
         let view = self.view_or_unknown(&event.group);
         let (outcome, is_trip) = match event.kind {
@@ -293,6 +312,7 @@ impl<S: FleetStore, L: LocalSide> Agent<S, L> {
                 };
                 (self.store.trip(trip).await, true)
             }
+            LocalEventKind::Held { .. } => return,
             LocalEventKind::Closed => {
                 if view.state != FleetState::Open {
                     // Our trip may have reached the store although its answer
@@ -343,9 +363,39 @@ impl<S: FleetStore, L: LocalSide> Agent<S, L> {
         self.adopt(&notice.group, notice.record);
     }
 
+    /// Writes this instance's group-scope hold of `group` to the store.
+    async fn share_hold(&mut self, group: &str, remaining: Duration) {
+        let origin = self.config.instance.clone();
+        if let Some(record) = self.note(self.store.hold(group, remaining, &origin).await) {
+            self.stats.holds_published.fetch_add(1, Relaxed);
+            let known = self.holds.entry(group.to_owned()).or_default();
+            *known = (*known).max(record.hold_until_ms);
+        }
+    }
+
+    /// Another instance's group-scope hold in `record`, newer than any this
+    /// instance knows, held by the local breaker for the time it has left.
+    /// Whatever the record's epoch: a hold is no trip.
+    fn adopt_hold(&mut self, group: &str, record: &GroupRecord) {
+        let remaining = record.hold_remaining();
+        let known = self.holds.get(group).copied().unwrap_or(0);
+        if remaining.is_zero() || record.hold_until_ms <= known {
+            return;
+        }
+        if record.hold_origin != self.config.instance {
+            if self.local.probe_slots(group).is_none() {
+                return; // no breaker of the group here yet: a later read holds it
+            }
+            self.local.group_hold(group, remaining);
+            self.stats.holds_applied.fetch_add(1, Relaxed);
+        }
+        self.holds.insert(group.to_owned(), record.hold_until_ms);
+    }
+
     /// Takes `record` if it is newer than what this instance holds, and applies
     /// it to the local breaker.
     fn adopt(&mut self, group: &str, record: GroupRecord) {
+        self.adopt_hold(group, &record);
         let now = self.now();
         let remaining = nanos(record.remaining());
         let open_until = now.saturating_add(remaining);

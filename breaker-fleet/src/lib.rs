@@ -40,6 +40,15 @@
 //!   `half_open_probes` probes, so no more than that run across the fleet; the
 //!   others keep refusing until the probe's close or reopen arrives, or the
 //!   lease expires and passes on.
+//! - shares a group-scope hold (a server asked every caller of the group to
+//!   wait: a provider's quota is every instance's, not one instance's): the
+//!   store keeps the group's latest hold end beside its record (no epoch: a
+//!   hold is no trip), and every other instance holds its breaker for the
+//!   time left ([`Breaker::fleet_group_hold`](breakerbox::fleet::FleetControl::fleet_group_hold):
+//!   refusals say [`OpenReason::Held`](breakerbox::OpenReason::Held) with the
+//!   group scope), counted in [`AgentStats::holds_applied`]. A key-scope hold
+//!   is one key's (one tenant's quota) and stays local; a hold the agent
+//!   applied is not published again.
 //!
 //! # Who probes, and the window
 //!

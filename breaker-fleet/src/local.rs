@@ -5,8 +5,9 @@
 
 use std::time::Duration;
 
-use breakerbox::events::{Event, Subscription, Transition, TransitionReason};
+use breakerbox::events::{Event, HoldStarted, Subscription, Transition, TransitionReason};
 use breakerbox::fleet::FleetControl;
+use breakerbox::hold::HoldScope;
 use breakerbox::{Breaker, OpenReason, Registry, State};
 
 /// A change of a local breaker that the fleet should hear of.
@@ -31,6 +32,14 @@ pub enum LocalEventKind {
     },
     /// A probe closed it (or a person reset it while it was open).
     Closed,
+    /// It took a group-scope hold (a server's wait that is the whole
+    /// group's, a provider's quota) of `remaining` from now: every instance
+    /// should hold too. A hold of one key's, or one the agent applied, is
+    /// not told.
+    Held {
+        /// Time until the hold ends.
+        remaining: Duration,
+    },
 }
 
 impl LocalEvent {
@@ -75,6 +84,25 @@ impl LocalEvent {
             group: t.group.to_owned(),
             generation: t.generation,
             kind,
+        })
+    }
+}
+
+impl LocalEvent {
+    /// The local event a hold is, if the fleet should hear of it: a
+    /// group-scope hold this instance took (from a server's answer or by
+    /// code). A key's hold is one tenant's quota, and a hold the agent applied
+    /// ([`HoldStarted::fleet`]) is the fleet's already.
+    pub fn of_hold(held: &HoldStarted) -> Option<LocalEvent> {
+        if held.scope != HoldScope::Group || held.fleet {
+            return None;
+        }
+        Some(LocalEvent {
+            group: held.group.to_owned(),
+            generation: 0,
+            kind: LocalEventKind::Held {
+                remaining: held.retry_after,
+            },
         })
     }
 }
@@ -129,6 +157,13 @@ pub trait LocalSide: Send + Sync + 'static {
     /// again, so the instance that saw the failures refuses like the others.
     /// One that is open already is left as it is.
     fn reassert(&self, group: &str, remaining: Duration);
+
+    /// Another instance took a group-scope hold of `group`, `remaining` from
+    /// now: hold here too (a later hold in force stays). By default nothing:
+    /// a side that shares no holds.
+    fn group_hold(&self, group: &str, remaining: Duration) {
+        let _ = (group, remaining);
+    }
 }
 
 /// [`LocalSide`] over a [`Registry`]: fleet decisions are the core's fleet
@@ -174,10 +209,13 @@ impl RegistrySide {
         // for this subscriber); a keyed group's own breaker, when it judges
         // as one, tells its transitions as a plain group's.
         let subscription = self.registry.subscribe_unkeyed(move |event: &Event| {
-            if let Event::Transition(t) = event {
-                if let Some(local) = LocalEvent::of(t) {
-                    each(local);
-                }
+            let local = match event {
+                Event::Transition(t) => LocalEvent::of(t),
+                Event::Held(held) => LocalEvent::of_hold(held),
+                _ => None,
+            };
+            if let Some(local) = local {
+                each(local);
             }
         });
         let judged = self.registry.keyed_names().into_iter();
@@ -291,6 +329,12 @@ impl LocalSide for RegistrySide {
             if breaker.state() == State::Closed {
                 breaker.fleet_open(remaining);
             }
+        });
+    }
+
+    fn group_hold(&self, group: &str, remaining: Duration) {
+        self.with(group, |breaker| {
+            breaker.fleet_group_hold(remaining);
         });
     }
 }

@@ -182,6 +182,7 @@ impl FleetStore for MemoryStore {
             until_ms: now.saturating_add(ms(trip.open_for)),
             now_ms: now,
             origin: trip.origin.to_owned(),
+            ..rec
         };
         write(&mut s, trip.group, new.clone());
         Ok(Cas::Applied(new))
@@ -207,9 +208,28 @@ impl FleetStore for MemoryStore {
             until_ms: 0,
             now_ms: now,
             origin: origin.to_owned(),
+            ..rec
         };
         write(&mut s, group, new.clone());
         Ok(Cas::Applied(new))
+    }
+
+    async fn hold(
+        &self,
+        group: &str,
+        hold_for: Duration,
+        origin: &str,
+    ) -> Result<GroupRecord, StoreError> {
+        let now = self.now_ms();
+        let mut s = self.up()?;
+        let mut rec = current(&s, group, now);
+        let until = now.saturating_add(ms(hold_for));
+        if until > rec.hold_until_ms {
+            rec.hold_until_ms = until;
+            rec.hold_origin = origin.to_owned();
+            write(&mut s, group, rec.clone());
+        }
+        Ok(rec)
     }
 
     async fn read(&self, groups: &[String]) -> Result<Vec<GroupRecord>, StoreError> {

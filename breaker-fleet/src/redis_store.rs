@@ -33,13 +33,19 @@ local function record(key)
   local h = redis.call('HMGET', key, 'epoch', 'state', 'until', 'origin')
   return tonumber(h[1] or '0'), (h[2] or 'closed'), tonumber(h[3] or '0'), (h[4] or '')
 end
-local function n(x) return string.format('%d', x) end
-local function reply(status, run, epoch, state, untl, now, origin, votes)
-  return {status, run, n(epoch), state, n(untl), n(now), origin, n(votes)}
+local function hold_of(key)
+  local h = redis.call('HMGET', key, 'hold', 'hold_origin')
+  return tonumber(h[1] or '0'), (h[2] or '')
 end
-local function publish(channel, group, run, epoch, state, untl, now, origin)
+local function n(x) return string.format('%d', x) end
+local function reply(status, run, epoch, state, untl, now, origin, votes, key)
+  local hold, hold_origin = hold_of(key)
+  return {status, run, n(epoch), state, n(untl), n(now), origin, n(votes), n(hold), hold_origin}
+end
+local function publish(channel, group, run, epoch, state, untl, now, origin, key)
+  local hold, hold_origin = hold_of(key)
   redis.call('PUBLISH', channel,
-    table.concat({run, n(epoch), state, n(untl), n(now), origin, group}, '\n'))
+    table.concat({run, n(epoch), state, n(untl), n(now), origin, n(hold), hold_origin, group}, '\n'))
 end
 "#;
 
@@ -51,21 +57,21 @@ local run = run_id(true)
 local epoch, state, untl, origin = record(KEYS[2])
 local fresh
 if ARGV[2] == run then fresh = (epoch == tonumber(ARGV[1])) else fresh = (state == 'closed') end
-if not fresh then return reply('lost', run, epoch, state, untl, now, origin, 0) end
+if not fresh then return reply('lost', run, epoch, state, untl, now, origin, 0, KEYS[2]) end
 local quorum = tonumber(ARGV[5])
 if quorum > 1 then
   local vk = ARGV[8] .. ':' .. run .. ':' .. n(epoch)
   redis.call('SADD', vk, ARGV[4])
   redis.call('PEXPIRE', vk, math.max(tonumber(ARGV[3]), 1))
   local votes = redis.call('SCARD', vk)
-  if votes < quorum then return reply('voted', run, epoch, state, untl, now, origin, votes) end
+  if votes < quorum then return reply('voted', run, epoch, state, untl, now, origin, votes, KEYS[2]) end
   redis.call('DEL', vk)
 end
 epoch = epoch + 1
 untl = now + tonumber(ARGV[3])
 redis.call('HSET', KEYS[2], 'epoch', n(epoch), 'state', 'open', 'until', n(untl), 'origin', ARGV[4])
-publish(ARGV[6], ARGV[7], run, epoch, 'open', untl, now, ARGV[4])
-return reply('applied', run, epoch, 'open', untl, now, ARGV[4], 0)
+publish(ARGV[6], ARGV[7], run, epoch, 'open', untl, now, ARGV[4], KEYS[2])
+return reply('applied', run, epoch, 'open', untl, now, ARGV[4], 0, KEYS[2])
 "#;
 
 /// KEYS: run, group. ARGV: run, expected, origin, channel, group.
@@ -74,12 +80,12 @@ local now = now_ms()
 local run = run_id(false)
 local epoch, state, untl, origin = record(KEYS[2])
 if run ~= ARGV[1] or epoch ~= tonumber(ARGV[2]) or state ~= 'open' then
-  return reply('lost', run, epoch, state, untl, now, origin, 0)
+  return reply('lost', run, epoch, state, untl, now, origin, 0, KEYS[2])
 end
 epoch = epoch + 1
 redis.call('HSET', KEYS[2], 'epoch', n(epoch), 'state', 'closed', 'until', '0', 'origin', ARGV[3])
-publish(ARGV[4], ARGV[5], run, epoch, 'closed', 0, now, ARGV[3])
-return reply('applied', run, epoch, 'closed', 0, now, ARGV[3], 0)
+publish(ARGV[4], ARGV[5], run, epoch, 'closed', 0, now, ARGV[3], KEYS[2])
+return reply('applied', run, epoch, 'closed', 0, now, ARGV[3], 0, KEYS[2])
 "#;
 
 /// KEYS: run, group... Returns one reply per group.
@@ -89,11 +95,25 @@ local run = run_id(false)
 local out = {}
 for i = 2, #KEYS do
   local epoch, state, untl, origin = record(KEYS[i])
-  for _, v in ipairs(reply('read', run, epoch, state, untl, now, origin, 0)) do
+  for _, v in ipairs(reply('read', run, epoch, state, untl, now, origin, 0, KEYS[i])) do
     table.insert(out, v)
   end
 end
 return out
+"#;
+
+/// KEYS: run, group. ARGV: hold_ms, origin, channel, group.
+const HOLD: &str = r#"
+local now = now_ms()
+local run = run_id(false)
+local epoch, state, untl, origin = record(KEYS[2])
+local hold = hold_of(KEYS[2])
+local ends = now + tonumber(ARGV[1])
+if ends > hold then
+  redis.call('HSET', KEYS[2], 'hold', n(ends), 'hold_origin', ARGV[2])
+  publish(ARGV[3], ARGV[4], run, epoch, state, untl, now, origin, KEYS[2])
+end
+return reply('read', run, epoch, state, untl, now, origin, 0, KEYS[2])
 "#;
 
 /// KEYS: run. ARGV: lease key base, epoch, slots, lease_ms, origin.
@@ -130,6 +150,7 @@ struct Scripts {
     read: Script,
     lease: Script,
     counts: Script,
+    hold: Script,
 }
 
 impl Scripts {
@@ -141,6 +162,7 @@ impl Scripts {
             read: s(READ),
             lease: s(LEASE),
             counts: s(COUNTS),
+            hold: s(HOLD),
         }
     }
 }
@@ -153,7 +175,8 @@ impl Scripts {
 /// so a slow or gone Redis costs the agent one timeout, never a user's call.
 ///
 /// Keys, under a prefix (default `breaker:fleet`): `{prefix}:run` (the
-/// incarnation), `{prefix}:g:{group}` (a hash: epoch, state, until, origin),
+/// incarnation), `{prefix}:g:{group}` (a hash: epoch, state, until, origin,
+/// and the group-scope hold's end and origin),
 /// `{prefix}:l:{group}:...` (probe leases, with expiry), `{prefix}:v:{group}:...`
 /// (quorum votes, with expiry), `{prefix}:a:{group}:{bucket}` (counts, with
 /// expiry); notices on the channel `{prefix}:notices`.
@@ -271,9 +294,10 @@ fn num(s: &str) -> Result<u64, StoreError> {
         .map_err(|_| StoreError::Protocol(format!("not a number: {s:?}")))
 }
 
-/// `reply(...)` of the scripts: status, run, epoch, state, until, now, origin, votes.
+/// `reply(...)` of the scripts: status, run, epoch, state, until, now, origin,
+/// votes, hold, hold origin.
 fn parse_reply(fields: &[String]) -> Result<(String, GroupRecord, u32), StoreError> {
-    let [status, run, epoch, state, until, now, origin, votes] = fields else {
+    let [status, run, epoch, state, until, now, origin, votes, hold, hold_origin] = fields else {
         return Err(StoreError::Protocol(format!("{} fields", fields.len())));
     };
     let record = GroupRecord {
@@ -284,6 +308,8 @@ fn parse_reply(fields: &[String]) -> Result<(String, GroupRecord, u32), StoreErr
         until_ms: num(until)?,
         now_ms: num(now)?,
         origin: origin.clone(),
+        hold_until_ms: num(hold)?,
+        hold_origin: hold_origin.clone(),
     };
     let votes = u32::try_from(num(votes)?).unwrap_or(u32::MAX);
     Ok((status.clone(), record, votes))
@@ -303,15 +329,17 @@ fn cas(fields: &[String], quorum: u32) -> Result<Cas, StoreError> {
 }
 
 /// A notice as the scripts publish it: run, epoch, state, until, now, origin,
-/// group (last: it may hold anything but a newline).
+/// hold, hold origin, group (last: it may hold anything but a newline).
 pub(crate) fn parse_notice(payload: &str) -> Option<Notice> {
-    let mut it = payload.splitn(7, '\n');
+    let mut it = payload.splitn(9, '\n');
     let run = it.next()?.to_owned();
     let epoch = it.next()?.parse().ok()?;
     let state = FleetState::parse(it.next()?)?;
     let until_ms = it.next()?.parse().ok()?;
     let now_ms = it.next()?.parse().ok()?;
     let origin = it.next()?.to_owned();
+    let hold_until_ms = it.next()?.parse().ok()?;
+    let hold_origin = it.next()?.to_owned();
     let group = it.next()?.to_owned();
     Some(Notice {
         group,
@@ -322,6 +350,8 @@ pub(crate) fn parse_notice(payload: &str) -> Option<Notice> {
             until_ms,
             now_ms,
             origin,
+            hold_until_ms,
+            hold_origin,
         },
     })
 }
@@ -367,7 +397,7 @@ impl FleetStore for RedisStore {
         }
         let fields: Vec<String> = self.invoke(inv).await?;
         fields
-            .chunks(8)
+            .chunks(10)
             .map(|chunk| parse_reply(chunk).map(|(_, record, _)| record))
             .collect()
     }
@@ -404,6 +434,22 @@ impl FleetStore for RedisStore {
             .arg(failures);
         let (c, f): (u64, u64) = self.invoke(inv).await?;
         Ok((c, f))
+    }
+
+    async fn hold(
+        &self,
+        group: &str,
+        hold_for: Duration,
+        origin: &str,
+    ) -> Result<GroupRecord, StoreError> {
+        let mut inv = self.scripts.hold.key(self.run_key());
+        inv.key(self.key("g", group))
+            .arg(ms(hold_for))
+            .arg(origin)
+            .arg(self.channel())
+            .arg(group);
+        let fields: Vec<String> = self.invoke(inv).await?;
+        parse_reply(&fields).map(|(_, record, _)| record)
     }
 
     async fn subscribe(&self) -> Result<mpsc::UnboundedReceiver<Notice>, StoreError> {

@@ -56,6 +56,13 @@ pub struct GroupRecord {
     pub now_ms: u64,
     /// The instance that wrote this epoch (empty for a group never written).
     pub origin: String,
+    /// Store time (ms) when the group's hold ends (a server asked every
+    /// caller to wait, and the wait is the whole group's: a provider's
+    /// quota); 0 when never held. Kept apart from the epochs: a hold is no
+    /// trip, and a later one replaces an earlier one.
+    pub hold_until_ms: u64,
+    /// The instance that took that hold (empty when never held).
+    pub hold_origin: String,
 }
 
 impl GroupRecord {
@@ -68,7 +75,14 @@ impl GroupRecord {
             until_ms: 0,
             now_ms,
             origin: String::new(),
+            hold_until_ms: 0,
+            hold_origin: String::new(),
         }
+    }
+
+    /// Time left of the group's hold, as of `now_ms` (zero when none).
+    pub fn hold_remaining(&self) -> Duration {
+        Duration::from_millis(self.hold_until_ms.saturating_sub(self.now_ms))
     }
 
     /// Time left of the fleet open, as of `now_ms` (zero when closed or over).
@@ -199,6 +213,17 @@ pub trait FleetStore: Send + Sync + 'static {
         calls: u64,
         failures: u64,
     ) -> impl Future<Output = Result<(u64, u64), StoreError>> + Send;
+
+    /// Shares a group-scope hold: the group's hold ends `hold_for` from the
+    /// store's now unless it ends later already; a new end is written with
+    /// `origin` and notified (as a record whose epoch is unchanged). Returns
+    /// the group's record after it.
+    fn hold(
+        &self,
+        group: &str,
+        hold_for: Duration,
+        origin: &str,
+    ) -> impl Future<Output = Result<GroupRecord, StoreError>> + Send;
 
     /// Subscribes to notices. The receiver ends when the subscription is lost;
     /// the agent then relies on polling and subscribes again later.

@@ -136,8 +136,10 @@ fn every_series_the_dashboard_and_alerts_read_is_exported() {
     let rules = rule_names("alerts.yml");
     let rule_tests = rule_names("alerts.test.yml");
     // What the dashboard is about: a state timeline, rejections, probes,
-    // flapping, latency and the keyed worst keys.
+    // flapping, latency, the keyed worst keys and held circuits.
     for name in [
+        "breaker_held",
+        "breaker_holds_total",
         "breaker_state",
         "breaker_calls_total",
         "breaker_probes_total",

@@ -1,7 +1,7 @@
 //! Turns the attribute's tokens into [`Args`]: one `key = value` at a time, every
 //! mistake collected (not just the first) so one build shows them all.
 
-use breaker_rules::Values;
+use breaker_rules::{Abandoned, Values};
 use proc_macro2::{Literal, Span, TokenTree};
 use syn::ext::IdentExt;
 use syn::parse::{Parse, ParseStream};
@@ -70,10 +70,79 @@ impl Number for bool {
     }
 }
 
+/// The type of a config key's value: a [`Number`] or a word of a choice.
+pub(crate) trait KeyType: Copy + 'static {
+    /// A value of this type to show in messages.
+    const EXAMPLE: &'static str;
+    /// Reads the value of `key` and the literal the expansion writes for it,
+    /// spanned at the user's; for a word, also the path of its variant from
+    /// the crate's `__private` module (`Abandoned::Failure`).
+    fn read_value(
+        input: ParseStream<'_>,
+        key: &Ident,
+        example: &str,
+    ) -> syn::Result<(Self, TokenTree, Option<[&'static str; 2]>)>;
+}
+
+macro_rules! number_key_type {
+    ($($ty:ty),*) => {$(
+        impl KeyType for $ty {
+            const EXAMPLE: &'static str = <$ty as Number>::EXAMPLE;
+            fn read_value(
+                input: ParseStream<'_>,
+                key: &Ident,
+                example: &str,
+            ) -> syn::Result<(Self, TokenTree, Option<[&'static str; 2]>)> {
+                let (value, span) = read_number::<$ty>(input, key, example)?;
+                let mut literal = value.unsuffixed();
+                literal.set_span(span);
+                Ok((value, literal, None))
+            }
+        }
+    )*};
+}
+
+number_key_type!(u32, u64, f64, bool);
+
+impl KeyType for Abandoned {
+    const EXAMPLE: &'static str = "\"failure\"";
+    fn read_value(
+        input: ParseStream<'_>,
+        key: &Ident,
+        example: &str,
+    ) -> syn::Result<(Self, TokenTree, Option<[&'static str; 2]>)> {
+        let written = LitStr::read(input, key, example)?;
+        let word = written.value();
+        let Some(value) = Abandoned::from_word(&word) else {
+            let words: Vec<String> = Abandoned::WORDS
+                .iter()
+                .map(|w| format!("`\"{w}\"`"))
+                .collect();
+            return Err(syn::Error::new(
+                written.span(),
+                format!(
+                    "`{key}` takes one of {}; `\"{word}\"` is none of them, write `{key} = {example}`",
+                    words.join(" or ")
+                ),
+            ));
+        };
+        let variant = match value {
+            Abandoned::Ignore => "Ignore",
+            Abandoned::Failure => "Failure",
+        };
+        let mut literal = Literal::string(&word);
+        literal.set_span(written.span());
+        Ok((value, literal.into(), Some(["Abandoned", variant])))
+    }
+}
+
 /// A config key's value, ready for both of its uses.
 pub(crate) struct ConfigValue {
-    /// The value as the expansion writes it, spanned at the user's literal.
+    /// The value as the expansion writes it, spanned at the user's literal
+    /// (a word as its string, which `variant` says how to write).
     pub(crate) literal: TokenTree,
+    /// The type and variant, in the crate's `__private` module, of a word.
+    pub(crate) variant: Option<[&'static str; 2]>,
     /// The builder method of a duration key (`open_ms` is `open`),
     /// which takes the milliseconds as a `Duration`; `None` for a number key,
     /// whose method is the key.
@@ -84,18 +153,17 @@ pub(crate) struct ConfigValue {
 }
 
 impl ConfigValue {
-    fn read<N: Number + 'static>(
+    fn read<N: KeyType>(
         input: ParseStream<'_>,
         key: &Ident,
         example: &str,
         duration_method: Option<&'static str>,
         set: fn(&mut Values, N),
     ) -> syn::Result<Self> {
-        let (value, span) = read_number::<N>(input, key, example)?;
-        let mut literal = value.unsuffixed();
-        literal.set_span(span);
+        let (value, literal, variant) = N::read_value(input, key, example)?;
         Ok(ConfigValue {
             literal,
+            variant,
             duration_method,
             apply: Box::new(move |values| set(values, value)),
         })
@@ -118,7 +186,7 @@ macro_rules! config_keys {
         pub(crate) const CONFIG_KEYS: &[ConfigKey] = &[$(
             ConfigKey {
                 name: stringify!($name),
-                example: <$ty as Number>::EXAMPLE,
+                example: <$ty as KeyType>::EXAMPLE,
                 read: |input, key, example| {
                     let method = duration_method!($name $(as $method)?);
                     ConfigValue::read::<$ty>(input, key, example, method, |values, value| {

@@ -144,7 +144,10 @@ pub(crate) fn validate(args: Args, item: TokenStream) -> Result<Plan, syn::Error
     if let (Err(err), false) = (&group, unreadable_group) {
         errors.push(err.clone());
     }
-    let config = check_config(config, config_complete, &mut errors);
+    let krate_path: Path = krate
+        .clone()
+        .unwrap_or_else(|| syn::parse_quote!(::breakerbox));
+    let config = check_config(config, config_complete, &krate_path, &mut errors);
     if let Some(key) = &key {
         check_tuple_key(key, &item.sig, &mut errors);
     }
@@ -299,7 +302,7 @@ pub(crate) fn validate(args: Args, item: TokenStream) -> Result<Plan, syn::Error
     Ok(Plan {
         attr: Attr {
             krate_is_default: krate.is_none(),
-            krate: krate.unwrap_or_else(|| syn::parse_quote!(::breakerbox)),
+            krate: krate_path,
             group: group?,
             config,
             fallback,
@@ -595,6 +598,7 @@ fn check_fallback_on(
 fn check_config(
     config: Vec<ConfigArg>,
     complete: bool,
+    krate: &Path,
     errors: &mut Vec<syn::Error>,
 ) -> Vec<(Ident, TokenStream)> {
     let mut values = Values::EMPTY;
@@ -622,6 +626,16 @@ fn check_config(
         .into_iter()
         .map(|arg| {
             let literal = arg.value.literal;
+            if let Some([ty, variant]) = arg.value.variant {
+                let (ty, variant) = (
+                    Ident::new(ty, literal.span()),
+                    Ident::new(variant, literal.span()),
+                );
+                return (
+                    arg.key,
+                    quote::quote_spanned!(literal.span()=> #krate::__private_v01::#ty::#variant),
+                );
+            }
             match arg.value.duration_method {
                 Some(method) => (
                     Ident::new(method, arg.key.span()),

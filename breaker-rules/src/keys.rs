@@ -3,6 +3,8 @@
 //! list with each key's type, role and class ([`KEYS`]), and a key's value as
 //! one type ([`KeyValue`]).
 
+use crate::choice::Abandoned;
+
 /// The table of configuration keys: one entry per key, in the order every list
 /// of keys follows. Each entry is the docs of the key's builder method, then
 /// `name: type, role, class;` or `name: u64 as method, role, class;`. The name
@@ -309,6 +311,28 @@ macro_rules! config_keys {
             /// assert_eq!(Config::DEFAULT.max_hold(), Duration::from_secs(3_600));
             /// ```
             max_hold_ms: u64 as max_hold, Any, Live;
+            /// What a call dropped before its verdict counts as: `"ignore"` (the
+            /// default) or `"failure"` ([`Abandoned`](crate::Abandoned)). A call is
+            /// abandoned when its future is dropped (a caller's own timeout, a hedge
+            /// that lost, a cancelled request) or its permit is dropped without a
+            /// verdict. Under `"ignore"` it is counted in `abandoned` and moves
+            /// nothing (an abandoned probe gives its slot back); under `"failure"`
+            /// it is a failure, in the closed state and as a probe alike, so a
+            /// dependency that hangs while every caller times out by itself trips
+            /// the breaker. The default is `"ignore"` because one caller giving up
+            /// says nothing certain about the dependency. Live: a new value applies
+            /// to the next call dropped.
+            ///
+            /// ```
+            /// # use breaker_core as breakerbox;
+            /// use breakerbox::config::Abandoned;
+            /// use breakerbox::Config;
+            ///
+            /// let config = Config::builder().abandoned(Abandoned::Failure).build().unwrap();
+            /// assert_eq!(config.abandoned(), Abandoned::Failure);
+            /// assert_eq!(Config::DEFAULT.abandoned(), Abandoned::Ignore);
+            /// ```
+            abandoned: Abandoned, Any, Live;
         }
     };
 }
@@ -325,6 +349,8 @@ pub enum Ty {
     F64,
     /// `bool`: switches (`shadow`).
     Bool,
+    /// One of a few words (`abandoned`: `"ignore"` or `"failure"`), given here.
+    Choice(&'static [&'static str]),
 }
 
 /// How a key takes part in choosing the failure policy.
@@ -390,6 +416,8 @@ pub enum KeyValue {
     F64(f64),
     /// A switch.
     Bool(bool),
+    /// A word of a [`Ty::Choice`] key.
+    Choice(&'static str),
 }
 
 impl KeyValue {
@@ -400,6 +428,8 @@ impl KeyValue {
             KeyValue::U64(_) => Ty::U64,
             KeyValue::F64(_) => Ty::F64,
             KeyValue::Bool(_) => Ty::Bool,
+            // `abandoned` is the one key of words.
+            KeyValue::Choice(_) => Ty::Choice(Abandoned::WORDS),
         }
     }
 }
@@ -445,6 +475,19 @@ ty_of! {
     u64 => U64,
     f64 => F64,
     bool => Bool,
+}
+
+impl TyOf for Abandoned {
+    const TY: Ty = Ty::Choice(Abandoned::WORDS);
+    fn wrap(self) -> KeyValue {
+        KeyValue::Choice(self.as_str())
+    }
+    fn unwrap(value: KeyValue) -> Option<Self> {
+        match value {
+            KeyValue::Choice(word) => Abandoned::from_word(word),
+            _ => None,
+        }
+    }
 }
 
 /// What this crate makes of a table of keys (the breaker's, or the retry

@@ -26,6 +26,7 @@
 
 #![forbid(unsafe_code)]
 
+mod choice;
 mod error;
 mod keys;
 mod policy;
@@ -33,6 +34,7 @@ mod renamed;
 mod retry;
 mod rules;
 
+pub use crate::choice::{Abandoned, UnknownWord};
 pub use crate::error::ConfigError;
 pub use crate::keys::{
     index_of, retry_key_bit, Class, KeyInfo, KeySet, KeyValue, RetryValues, Role, Ty, Values, KEYS,

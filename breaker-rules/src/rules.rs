@@ -3,6 +3,7 @@
 
 use std::num::{NonZeroU32, NonZeroU64, NonZeroU8};
 
+use crate::choice::Abandoned;
 use crate::error::ConfigError;
 use crate::keys::Values;
 use crate::policy::{FailurePolicy, RateThresholds};
@@ -97,6 +98,8 @@ pub struct Checked {
     pub max_hold_secs: u16,
     /// Client-side adaptive throttling, when the group throttles.
     pub throttle: Option<ThrottleRules>,
+    /// What a call dropped before its verdict counts as.
+    pub abandoned: Abandoned,
 }
 
 /// The numbers of a group's adaptive throttling (the `throttle*` keys), checked.
@@ -157,6 +160,7 @@ pub const fn check(values: &Values) -> Result<Checked, ConfigError> {
         throttle_max_reject,
         throttle_min_rps,
         max_hold_ms,
+        abandoned,
     } = *values;
     let window = PolicyKeys {
         threshold,
@@ -300,6 +304,11 @@ pub const fn check(values: &Values) -> Result<Checked, ConfigError> {
         // Any value is a mode: nothing to refuse.
         shadow: matches!(shadow, Some(true)),
         max_hold_secs,
+        // Either word is a policy: nothing to refuse.
+        abandoned: match abandoned {
+            Some(abandoned) => abandoned,
+            None => Abandoned::Ignore,
+        },
     })
 }
 
@@ -344,6 +353,7 @@ impl Checked {
             max_open_keys,
             throttle,
             max_hold_secs,
+            abandoned,
         } = *self;
         let (threshold, window_ms, window_calls, rates) = match policy {
             FailurePolicy::Consecutive { threshold } => (Some(threshold), None, None, None),
@@ -415,6 +425,7 @@ impl Checked {
                 None => None,
             },
             max_hold_ms: Some(max_hold_secs as u64 * 1_000),
+            abandoned: Some(abandoned),
         }
     }
 }

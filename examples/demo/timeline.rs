@@ -32,6 +32,11 @@ pub enum Action {
     /// Closed: the call failed and the retry budget was spent, so no retry
     /// was made and the call ended at once with its own error.
     BudgetSpent,
+    /// The server asked every caller to wait: the call held its group,
+    /// and counted as neither success nor failure.
+    Held,
+    /// Refused by a hold: the caller got `CircuitOpen` with the time left.
+    HeldBack,
 }
 
 impl Action {
@@ -46,12 +51,17 @@ impl Action {
             Action::Ramped => "ramping",
             Action::Retried => "retried",
             Action::BudgetSpent => "budget spent",
+            Action::Held => "held",
+            Action::HeldBack => "held back",
         }
     }
 
     /// Whether the call was let through to the server.
     pub fn admitted(self) -> bool {
-        !matches!(self, Action::Fallback | Action::Refused | Action::Ramped)
+        !matches!(
+            self,
+            Action::Fallback | Action::Refused | Action::Ramped | Action::HeldBack
+        )
     }
 }
 
@@ -261,6 +271,10 @@ fn action(before: Option<&Metrics>, after: &Metrics, ok: bool) -> Action {
         Action::Retried
     } else if delta(|m| m.ramp_refused) > 0 {
         Action::Ramped
+    } else if delta(|m| m.holds.key + m.holds.group) > 0 {
+        Action::Held
+    } else if delta(|m| m.rejected) > 0 && !ok && after.held.is_some() {
+        Action::HeldBack
     } else if delta(|m| m.rejected) > 0 {
         if ok {
             Action::Fallback
@@ -279,6 +293,9 @@ fn action(before: Option<&Metrics>, after: &Metrics, ok: bool) -> Action {
 }
 
 fn state_after(group: &str, m: &Metrics) -> String {
+    if let Some(held) = &m.held {
+        return format!("closed, held ({} ms left)", held.remaining.as_millis());
+    }
     match m.state {
         State::Closed if m.consecutive_failures > 0 => {
             format!(

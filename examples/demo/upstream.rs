@@ -32,6 +32,8 @@ struct Shared {
     failing: AtomicBool,
     /// Requests still to fail before the server answers normally again.
     fail_next: AtomicU64,
+    /// `GET /quotes/..` requests still to answer `429` with `retry-after-ms`.
+    limit_next: AtomicU64,
     requests: AtomicU64,
     /// Requests received, per path.
     per_path: Mutex<HashMap<String, u64>>,
@@ -48,12 +50,19 @@ impl Upstream {
         let shared = Arc::new(Shared {
             failing: AtomicBool::new(false),
             fail_next: AtomicU64::new(0),
+            limit_next: AtomicU64::new(0),
             requests: AtomicU64::new(0),
             per_path: Mutex::new(HashMap::new()),
             metrics,
         });
         tokio::spawn(accept(listener, Arc::clone(&shared)));
         Ok(Upstream { addr, shared })
+    }
+
+    /// The next `n` requests for a quote get a `429 Too Many Requests` that
+    /// asks every caller to wait [`QUOTA_RESET`] (`retry-after-ms`).
+    pub fn limit_next(&self, n: u64) {
+        self.shared.limit_next.store(n, SeqCst);
     }
 
     /// `http://127.0.0.1:PORT`.
@@ -113,8 +122,11 @@ async fn accept(listener: TcpListener, shared: Arc<Shared>) {
     }
 }
 
-/// `GET /search?q=WORD`, `GET /users/ID`, `GET /prices/SKU` and
-/// `GET /stock/SKU`; a 500 for everything while failing (or still to fail).
+/// How long the quote API's `429` asks every caller to wait.
+pub const QUOTA_RESET: Duration = Duration::from_millis(200);
+
+/// `GET /search?q=WORD`, `GET /users/ID`, `GET /prices/SKU`, `GET /quotes/SYM`
+/// and `GET /stock/SKU`; a 500 for everything while failing (or still to fail).
 /// `GET /metrics` is the exposition, whatever the upstream's health.
 fn respond(shared: &Shared, request: &Request<Incoming>) -> Response<Full<Bytes>> {
     if request.method() == Method::GET && request.uri().path() == "/metrics" {
@@ -144,6 +156,22 @@ fn respond(shared: &Shared, request: &Request<Incoming>) -> Response<Full<Bytes>
     if let Some(sku) = path.strip_prefix("/prices/") {
         let cents = 100 * (1 + sku.len() as u64) + 99;
         return reply(StatusCode::OK, &cents.to_string());
+    }
+    if let Some(symbol) = path.strip_prefix("/quotes/") {
+        let limited = shared
+            .limit_next
+            .fetch_update(SeqCst, SeqCst, |n| n.checked_sub(1))
+            .is_ok();
+        if limited {
+            let mut response = reply(StatusCode::TOO_MANY_REQUESTS, "quota spent");
+            let wait = QUOTA_RESET.as_millis().to_string();
+            response.headers_mut().insert(
+                "retry-after-ms",
+                HeaderValue::from_str(&wait).expect("digits"),
+            );
+            return response;
+        }
+        return reply(StatusCode::OK, &(100 + symbol.len() * 7).to_string());
     }
     if let Some(sku) = path.strip_prefix("/stock/") {
         return reply(StatusCode::OK, &(sku.len() * 4).to_string());

@@ -139,14 +139,15 @@ pub(super) fn config_json(config: &Config) -> Value {
     Value::Object(all)
 }
 
-/// One key's value as JSON: a number (a duration in whole milliseconds) or a
-/// boolean.
+/// One key's value as JSON: a number (a duration in whole milliseconds), a
+/// boolean or a word.
 fn key_value(value: KeyValue) -> Value {
     match value {
         KeyValue::U32(v) => v.into(),
         KeyValue::U64(v) => v.into(),
         KeyValue::F64(v) => v.into(),
         KeyValue::Bool(v) => v.into(),
+        KeyValue::Choice(word) => word.into(),
     }
 }
 

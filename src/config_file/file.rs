@@ -439,6 +439,13 @@ fn patch(
                 .and_then(|v| Value::from_integer(ty, v)),
             DeValue::Float(f) if ty == Ty::F64 => f.as_str().parse().ok().map(Value::F64),
             DeValue::Boolean(b) if ty == Ty::Bool => Some(Value::Bool(*b)),
+            DeValue::String(word) => match ty {
+                Ty::Choice(words) => words
+                    .iter()
+                    .find(|w| **w == &**word)
+                    .map(|w| Value::Choice(w)),
+                _ => None,
+            },
             _ => None,
         };
         let parsed = match (parsed, value.get_ref()) {

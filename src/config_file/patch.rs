@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use breaker_core::config::KeyValue;
 use breaker_core::retry::{RetryPolicy, RetryValues};
-use breaker_core::{Config, ConfigBuilder, ConfigError};
+use breaker_core::{Abandoned, Config, ConfigBuilder, ConfigError};
 use breaker_rules::RETRY_KEY_COUNT;
 
 use super::duration::parse_millis;
@@ -176,6 +176,7 @@ pub(crate) fn takes(index: usize) -> String {
             Ty::U64 => Value::U64(v),
             Ty::F64 => Value::F64(v as f64),
             Ty::Bool => Value::Bool(v != 0),
+            Ty::Choice(words) => Value::Choice(words[0]),
         };
         check_alone(index, value).is_ok()
     };
@@ -184,6 +185,7 @@ pub(crate) fn takes(index: usize) -> String {
         Ty::U64 => (u64::MAX, "u64"),
         Ty::F64 => return "a number (f64), like 0.5 or 2".to_owned(),
         Ty::Bool => return "a boolean, `true` or `false`".to_owned(),
+        Ty::Choice(words) => return format!("one of {}", quoted_words(words)),
     };
     let duration = KEYS[index].ty == Ty::U64;
     // The values the rules accept alone are one range: find its ends.
@@ -213,6 +215,16 @@ pub(crate) fn takes(index: usize) -> String {
     takes(format!("a whole number from {low} to {ok} ({ty})"))
 }
 
+/// `words` as a file writes them: `"ignore"` or `"failure"`.
+pub(crate) fn quoted_words(words: &[&str]) -> String {
+    let quoted: Vec<String> = words.iter().map(|w| format!("\"{w}\"")).collect();
+    match quoted.split_last() {
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+        None => String::new(),
+    }
+}
+
 /// A configuration value, typed as its builder method takes it.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Value {
@@ -224,6 +236,9 @@ pub enum Value {
     F64(f64),
     /// A `bool` key (`shadow`).
     Bool(bool),
+    /// A word of a key that takes one of a few (`abandoned`: `"ignore"` or
+    /// `"failure"`).
+    Choice(&'static str),
 }
 
 impl From<KeyValue> for Value {
@@ -233,6 +248,7 @@ impl From<KeyValue> for Value {
             KeyValue::U64(v) => Value::U64(v),
             KeyValue::F64(v) => Value::F64(v),
             KeyValue::Bool(v) => Value::Bool(v),
+            KeyValue::Choice(v) => Value::Choice(v),
         }
     }
 }
@@ -244,6 +260,7 @@ impl From<Value> for KeyValue {
             Value::U64(v) => KeyValue::U64(v),
             Value::F64(v) => KeyValue::F64(v),
             Value::Bool(v) => KeyValue::Bool(v),
+            Value::Choice(v) => KeyValue::Choice(v),
         }
     }
 }
@@ -294,6 +311,17 @@ impl FromValue for bool {
     }
 }
 
+impl FromValue for Abandoned {
+    const TY: Ty = Ty::Choice(Abandoned::WORDS);
+    fn from_value(value: Value) -> Self {
+        match value {
+            Value::Choice(word) => Abandoned::from_word(word)
+                .expect("a Patch holds each value as its key's type, a word of its choice"),
+            _ => unreachable!("a Patch holds each value as its key's type"),
+        }
+    }
+}
+
 impl Value {
     fn get<T: FromValue>(self) -> T {
         T::from_value(self)
@@ -305,13 +333,15 @@ impl Value {
             Value::U64(_) => Ty::U64,
             Value::F64(_) => Ty::F64,
             Value::Bool(_) => Ty::Bool,
+            // `abandoned` is the one key of words.
+            Value::Choice(_) => Ty::Choice(Abandoned::WORDS),
         }
     }
 
     /// Reads `text` as a value of `ty`: decimal digits for counts (`_`
     /// between digits allowed, as in TOML), a duration (`"30s"`, `"1m30s"`)
     /// or whole milliseconds for the `*_ms` keys, any `f64` literal for
-    /// numbers, `true` or `false` for a switch.
+    /// numbers, `true` or `false` for a switch, one of its words for a choice.
     pub(crate) fn parse(ty: Ty, text: &str) -> Option<Value> {
         let text = text.trim();
         let digits = || {
@@ -327,6 +357,7 @@ impl Value {
                 "false" => Some(Value::Bool(false)),
                 _ => None,
             },
+            Ty::Choice(words) => words.iter().find(|w| **w == text).map(|w| Value::Choice(w)),
         }
     }
 
@@ -336,7 +367,7 @@ impl Value {
             Ty::U32 => u32::try_from(v).ok().map(Value::U32),
             Ty::U64 => u64::try_from(v).ok().map(Value::U64),
             Ty::F64 => Some(Value::F64(v as f64)),
-            Ty::Bool => None,
+            Ty::Bool | Ty::Choice(_) => None,
         }
     }
 }
@@ -348,6 +379,7 @@ impl fmt::Display for Value {
             Value::U64(v) => write!(f, "{v}"),
             Value::F64(v) => write!(f, "{v:?}"),
             Value::Bool(v) => write!(f, "{v}"),
+            Value::Choice(v) => write!(f, "\"{v}\""),
         }
     }
 }
@@ -627,6 +659,11 @@ mod tests {
             Ty::U64 => [Value::U64(20), Value::U64(7), Value::U64(20_000)],
             Ty::F64 => [Value::F64(0.25), Value::F64(3.0), Value::F64(0.25)],
             Ty::Bool => [Value::Bool(true), Value::Bool(false), Value::Bool(true)],
+            Ty::Choice(words) => [
+                Value::Choice(words[1]),
+                Value::Choice(words[0]),
+                Value::Choice(words[1]),
+            ],
         };
         for value in candidates {
             for base in ALONE {

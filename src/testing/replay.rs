@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use breaker_core::clock::Clock;
 use breaker_core::events::{Event, Transition};
+use breaker_core::hold::HoldScope;
 use breaker_core::keyed::KeyedGroup;
 use breaker_core::{
     Breaker, Config, ManualClock, OpenReason, OwnedPermit, Registry, State, Subscription,
@@ -29,6 +30,10 @@ pub struct Timeline {
     /// admission is a deterministic credit, so a trace replayed under the
     /// config that recorded it is throttled as it was.
     pub throttled: u64,
+    /// Calls of those a hold refused: the trace's `held` answers (a server's
+    /// wait) hold the replayed breaker as they held the live one, for the
+    /// wait the trace wrote (and the breaker's own release spread).
+    pub held: u64,
     /// Time spent open (refusing every call: open or forced open), summed
     /// over the keys of a keyed group.
     pub time_open: Duration,
@@ -42,7 +47,8 @@ pub struct Timeline {
 /// did), the calls with a key through a keyed group of the trace's group
 /// (each key on a breaker of its own, and the group's own breaker when
 /// `config` sets `systemic_share` or `max_open_keys`: its transitions are the
-/// timeline's changes without a key). A call the
+/// timeline's changes without a key); a `held` answer holds its key's breaker
+/// for its wait. A call the
 /// recording refused has no outcome of its own: where this config admits it,
 /// it takes the last known outcome of its key (a success when there is none).
 ///
@@ -99,6 +105,7 @@ pub fn replay(trace: &Trace, config: &Config) -> Timeline {
                     Outcome::Success | Outcome::Refused => permit.success(),
                     Outcome::Failure => permit.failure(),
                     Outcome::Ignored => permit.ignore(),
+                    Outcome::Held(wait) => drop(permit.hold(wait, HoldScope::Key)),
                 }
             }
         }
@@ -140,6 +147,9 @@ pub fn replay(trace: &Trace, config: &Config) -> Timeline {
         timeline.calls += 1;
         let outcome = match sample.outcome {
             Outcome::Refused => *last_known.get(&sample.key).unwrap_or(&Outcome::Success),
+            // A wait is the answer of its moment, not what a later call
+            // would have met: the last known outcome stays the one before it.
+            held @ Outcome::Held(_) => held,
             known => {
                 last_known.insert(sample.key.clone(), known);
                 known
@@ -168,8 +178,10 @@ pub fn replay(trace: &Trace, config: &Config) -> Timeline {
         match claimed {
             Err(refused) => {
                 timeline.refused += 1;
-                if refused.reason() == OpenReason::Throttled {
-                    timeline.throttled += 1;
+                match refused.reason() {
+                    OpenReason::Throttled => timeline.throttled += 1,
+                    OpenReason::Held(_) => timeline.held += 1,
+                    _ => {}
                 }
                 end = end.max(at);
             }

@@ -22,8 +22,10 @@
 //! `at_ns` is when the call was claimed (or the transition happened),
 //! `latency_ns` how long it ran until its outcome, `key` (left out for an
 //! unkeyed group) the key of a keyed group's call. `outcome` is `success`,
-//! `failure`, `ignored` (an error the classifier ignores: neither), or
-//! `refused` (the breaker refused the call, so the dependency's answer is
+//! `failure`, `ignored` (an error the classifier ignores: neither),
+//! `held` (the dependency asked every caller to wait, for `wait_ns`, and the
+//! call held the breaker: `{"at_ns":0,"outcome":"held","latency_ns":1000000,"wait_ns":5000000000}`),
+//! or `refused` (the breaker refused the call, so the dependency's answer is
 //! unknown). A `transition` is written `from -> to (reason)` as
 //! [`Step`] writes it. Unknown fields are ignored.
 
@@ -48,16 +50,22 @@ pub enum Outcome {
     Ignored,
     /// The breaker refused the call: the dependency was not asked.
     Refused,
+    /// The dependency answered "wait this long" (a `429` with
+    /// `Retry-After`): the call [held](breaker_core::Breaker::hold) its
+    /// breaker, neither success nor failure.
+    Held(Duration),
 }
 
 impl Outcome {
-    /// `success`, `failure`, `ignored` or `refused`.
+    /// `success`, `failure`, `ignored`, `refused` or `held` (whose wait a
+    /// trace writes apart, as `wait_ns`).
     pub const fn as_str(self) -> &'static str {
         match self {
             Outcome::Success => "success",
             Outcome::Failure => "failure",
             Outcome::Ignored => "ignored",
             Outcome::Refused => "refused",
+            Outcome::Held(_) => "held",
         }
     }
 
@@ -178,9 +186,13 @@ impl Trace {
             };
             if sample_first {
                 let a = s.next().expect("peeked");
+                let wait = match a.outcome {
+                    Outcome::Held(wait) => format!(r#","wait_ns":{}"#, nanos(wait)),
+                    _ => String::new(),
+                };
                 writeln!(
                     out,
-                    r#"{{"at_ns":{},"outcome":"{}","latency_ns":{}{}}}"#,
+                    r#"{{"at_ns":{},"outcome":"{}","latency_ns":{}{wait}{}}}"#,
                     nanos(a.at),
                     a.outcome.as_str(),
                     nanos(a.latency),
@@ -260,12 +272,17 @@ impl Trace {
                 });
                 continue;
             }
-            let outcome = value["outcome"]
-                .as_str()
-                .and_then(Outcome::parse)
-                .ok_or_else(|| {
-                    bad("neither a `transition` nor an `outcome` of success, failure, ignored or refused")
-                })?;
+            let outcome = match value["outcome"].as_str() {
+                Some("held") => Outcome::Held(
+                    value["wait_ns"]
+                        .as_u64()
+                        .map(Duration::from_nanos)
+                        .ok_or_else(|| bad("a `held` outcome needs `wait_ns` (an integer of nanoseconds)"))?,
+                ),
+                text => text.and_then(Outcome::parse).ok_or_else(|| {
+                    bad("neither a `transition` nor an `outcome` of success, failure, ignored, held or refused")
+                })?,
+            };
             let latency = value["latency_ns"]
                 .as_u64()
                 .map(Duration::from_nanos)

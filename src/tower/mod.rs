@@ -38,6 +38,31 @@
 //!   [`OpenReason::Held`](crate::OpenReason::Held) and the time left. A
 //!   `Retry-After` that is unreadable, negative or past holds nothing and is
 //!   counted ([`HoldCounts::bad`](crate::hold::HoldCounts::bad)).
+//!
+//!   This default suits a client-side layer, around a service that calls a
+//!   dependency: a `503 + Retry-After` there is the dependency asking to wait.
+//!   A server-side layer, around a handler that relays its own refusal as
+//!   `503 + Retry-After` (its breaker of a dependency is open), would hold its
+//!   route on its own answer instead of counting the failure it reports. Give
+//!   such a layer a classifier whose [`Classify::wait`] reads no wait (the
+//!   default of the trait), as the `tower` example's route does:
+//!
+//!   ```
+//!   use breakerbox::tower::{status_verdict, CircuitBreakerLayer, Classify, Verdict};
+//!
+//!   /// Judges the route's answers by their status alone: its relayed `503`
+//!   /// is a failure, never a hold.
+//!   #[derive(Clone, Copy)]
+//!   struct RouteAnswers;
+//!
+//!   impl<B, E> Classify<http::Response<B>, E> for RouteAnswers {
+//!       fn classify(&self, result: Result<&http::Response<B>, &E>) -> Verdict {
+//!           result.map_or(Verdict::Failure, |r| status_verdict(r.status().as_u16()))
+//!       }
+//!   }
+//!   let route = CircuitBreakerLayer::new("docs-route").classify(RouteAnswers);
+//!   # let _ = route;
+//!   ```
 //! - Nothing is boxed per request: the layer holds a handle to its breaker
 //!   (a reference count, as tower's `ConcurrencyLimitLayer` holds its
 //!   semaphore), and the future is the inner future plus an

@@ -516,6 +516,10 @@ impl crate::fleet::FleetControl for Breaker {
     fn fleet_hold(&self, remaining: Duration) -> bool {
         self.inner.fleet_hold(nanos(remaining))
     }
+
+    fn fleet_group_hold(&self, remaining: Duration) -> bool {
+        self.inner.fleet_group_hold(nanos(remaining))
+    }
 }
 
 /// Nanoseconds, saturating: a `Duration` past `u64::MAX` nanos is forever.

@@ -65,6 +65,7 @@ impl Inner {
             asked: Duration::from_nanos(wait),
             retry_after: Duration::from_nanos(left),
             capped,
+            fleet: false,
         }));
         left
     }
@@ -91,6 +92,39 @@ impl Inner {
             }
         }
         (cell.get().until.saturating_sub(now), scope)
+    }
+
+    /// Another instance's group-scope hold, `remaining` nanos from now (its
+    /// spread drawn there), capped at `max_hold_ms`: held as
+    /// [`HoldScope::Group`] when it ends later than the hold in force, counted
+    /// and told as the fleet's. Returns whether it held.
+    #[cold]
+    pub(super) fn fleet_group_hold(&self, remaining: u64) -> bool {
+        let cap = self.config().max_hold_nanos();
+        let guard = self.transition.lock();
+        let now = self.clock.now();
+        let until = now.saturating_add(remaining.min(cap));
+        let word = self.word();
+        let current = self.hold_until();
+        if word.is_held() && !current.probing && current.until >= until {
+            return false;
+        }
+        let (left, scope) = self.hold_to(until, HoldScope::Group, now);
+        drop(guard);
+        let cell = self.events.hold();
+        cell.count(Count::Group);
+        if remaining > cap {
+            cell.count(Count::Capped);
+        }
+        self.events.tell_other(&Event::Held(HoldStarted {
+            group: self.name,
+            scope,
+            asked: Duration::from_nanos(remaining),
+            retry_after: Duration::from_nanos(left),
+            capped: remaining > cap,
+            fleet: true,
+        }));
+        true
     }
 
     /// Clears the hold bit, whatever else the word does meanwhile; returns
@@ -276,17 +310,34 @@ impl Breaker {
     }
 
     /// Holds until `until` (clock nanos) as `scope`, with no cap or spread of
-    /// its own: a keyed group's hold, drawn once for every key.
-    pub(crate) fn hold_to(&self, until: u64, scope: HoldScope) {
+    /// its own: a keyed group's hold, drawn once for every key. With `asked`
+    /// (the wait the server asked for, and whether it was capped), counted and
+    /// told as [`Event::Held`] as a hold of the breaker's own is; without (a
+    /// key made while the group's hold lasts), counted only.
+    pub(crate) fn hold_to(&self, until: u64, scope: HoldScope, asked: Option<(Duration, bool)>) {
         let inner = &*self.inner;
-        inner.events.hold().count(match scope {
+        let cell = inner.events.hold();
+        cell.count(match scope {
             HoldScope::Key => Count::Key,
             HoldScope::Group => Count::Group,
         });
+        if let Some((_, true)) = asked {
+            cell.count(Count::Capped);
+        }
         let guard = inner.transition.lock();
         let now = inner.clock.now();
-        inner.hold_to(until, scope, now);
+        let (left, scope) = inner.hold_to(until, scope, now);
         drop(guard);
+        if let Some((asked, capped)) = asked {
+            inner.events.tell_other(&Event::Held(HoldStarted {
+                group: inner.name,
+                scope,
+                asked,
+                retry_after: Duration::from_nanos(left),
+                capped,
+                fleet: false,
+            }));
+        }
     }
 
     /// Whether a claim made once the hold in force ends would be admitted, as

@@ -478,15 +478,16 @@ impl Drop for Permit<'_> {
     }
 }
 
-/// A permit dropped without a verdict: abandoned, or a failure while a panic
-/// unwinds.
+/// A permit dropped without a verdict: a failure while a panic unwinds, and
+/// otherwise abandoned, which the group's `abandoned` key may count as a
+/// failure too.
 #[cold]
 #[inline(never)]
 fn dropped(inner: &Inner, admitted: Word, started: u64) {
     let verdict = if std::thread::panicking() {
         Verdict::Failure
     } else {
-        Verdict::Abandoned
+        inner.abandoned_verdict()
     };
     inner.settle(admitted, started, verdict);
 }

@@ -176,6 +176,7 @@ impl std::fmt::Display for PolicyChange {
                 Some(KeyValue::U64(v)) => v.to_string(),
                 Some(KeyValue::F64(v)) => v.to_string(),
                 Some(KeyValue::Bool(v)) => v.to_string(),
+                Some(KeyValue::Choice(word)) => format!("\"{word}\""),
                 None => "unset".to_owned(),
             };
             return write!(
@@ -239,6 +240,7 @@ mod tests {
             KeyValue::U64(_) => [KeyValue::U64(100), KeyValue::U64(200)],
             KeyValue::F64(_) => [KeyValue::F64(0.5), KeyValue::F64(0.75)],
             KeyValue::Bool(_) => [KeyValue::Bool(true), KeyValue::Bool(false)],
+            KeyValue::Choice(_) => [KeyValue::Choice("failure"), KeyValue::Choice("ignore")],
         }
     }
 
@@ -253,6 +255,7 @@ mod tests {
                 breaker_rules::Ty::U64 => KeyValue::U64(0),
                 breaker_rules::Ty::F64 => KeyValue::F64(0.0),
                 breaker_rules::Ty::Bool => KeyValue::Bool(false),
+                breaker_rules::Ty::Choice(words) => KeyValue::Choice(words[0]),
             };
             let [one, other] = samples(ty);
             let (Some(set), Some(reset)) = (

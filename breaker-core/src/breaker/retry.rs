@@ -10,6 +10,7 @@ use super::jitter;
 use super::permit::{Classifier, EveryError, Permit, Scope};
 use crate::error::{CallError, TimedOut};
 use crate::events::{Event, RetryBudgetExhausted};
+use crate::hold::HoldScope;
 use crate::retry::{Retry, RetryAfterHint, RetryPolicy, RetryTuning};
 use crate::timeout::{within, Timer};
 
@@ -277,7 +278,12 @@ impl Breaker {
             }
             Err(error) => error,
         };
-        if !classifier.is_failure(&error) {
+        let failed = classifier.is_failure(&error);
+        if let Some(wait) = holds_for(retry, failed, hint) {
+            permit.hold(wait, HoldScope::Key);
+            return RetryVerdict::Done(Err(error));
+        }
+        if !failed {
             permit.ignore();
             return RetryVerdict::Done(Err(error));
         }
@@ -318,12 +324,16 @@ impl Breaker {
             }
             Err(error) => error,
         };
-        if classifier.is_failure(&error) {
-            permit.failure();
-        } else {
-            permit.ignore();
+        let failed = classifier.is_failure(&error);
+        let held = holds_for(retry, failed, hint);
+        match held {
+            Some(wait) => drop(permit.hold(wait, HoldScope::Key)),
+            None if failed => permit.failure(),
+            None => permit.ignore(),
         }
-        if !retry_on(&error) {
+        // A wait past the cap on a retry's delay is held, not waited out here.
+        let beyond_cap = held.is_some_and(|wait| wait > retry.effective_policy().delay_cap());
+        if beyond_cap || !retry_on(&error) {
             return RetryVerdict::Done(Err(error));
         }
         match self.retry_delay(retry, attempts, hint) {
@@ -407,6 +417,18 @@ impl Breaker {
         attempts.next_retry = number.saturating_add(1);
         Some(delay)
     }
+}
+
+/// The wait an attempt's error holds the breaker for, when it carries a
+/// server's wait (`hint`, from its [`RetryAfterHint`]) and either is no
+/// failure (a `429`: the server is well and asks every caller to wait) or asks
+/// for longer than `retry`'s cap on a retry's delay (a retry would not wait it
+/// out, and every other caller should not ask again before it ends). Such an
+/// attempt counts as ignored and holds as [`Permit::hold`] does; a failure
+/// asking for a wait within the cap is a failure, retried after its wait.
+fn holds_for(retry: &Retry, failed: bool, hint: Option<Duration>) -> Option<Duration> {
+    let wait = hint?;
+    (!failed || wait > retry.effective_policy().delay_cap()).then_some(wait)
 }
 
 /// `RetryAttempts::started` of a call whose policy had no deadline when it

@@ -3,6 +3,7 @@
 
 use super::inner::Inner;
 use super::transition::{Input, Verdict};
+use crate::config::Abandoned;
 use crate::counters::Counter;
 use crate::events::TripCause;
 use crate::histogram::Kind;
@@ -21,6 +22,16 @@ impl Inner {
             return self.counters.bump(Counter::Successes);
         }
         self.settle_slow(admitted, started, verdict, 0);
+    }
+
+    /// The verdict of a call dropped without one (not while panicking), by
+    /// the group's `abandoned` key.
+    #[cold]
+    pub(super) fn abandoned_verdict(&self) -> Verdict {
+        match self.config().abandoned() {
+            Abandoned::Ignore => Verdict::Abandoned,
+            Abandoned::Failure => Verdict::Failure,
+        }
     }
 
     /// The failure of a call dropped at its deadline of `after` nanos: it

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use breaker_rules::Values;
+use breaker_rules::{Abandoned, Values};
 
 use super::settings::Config;
 use super::ConfigError;

@@ -13,4 +13,4 @@ mod values;
 
 pub use self::builder::ConfigBuilder;
 pub use self::settings::{Config, FailurePolicy, RateThresholds};
-pub use breaker_rules::{ConfigError, KeyValue};
+pub use breaker_rules::{Abandoned, ConfigError, KeyValue};

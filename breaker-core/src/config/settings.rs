@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use breaker_rules::{Checked, KeySet};
+use breaker_rules::{Abandoned, Checked, KeySet};
 pub use breaker_rules::{FailurePolicy, RateThresholds};
 
 use crate::clock::millis_to_nanos;
@@ -43,6 +43,7 @@ use crate::clock::millis_to_nanos;
 /// | `throttle_max_reject` | 0.9 with `throttle` | the most the throttle refuses, a share in `(0, 1)` |
 /// | `throttle_min_rps` | 0.0 with `throttle` | the request rate (calls a second) below which nothing is throttled |
 /// | `max_hold_ms` (`max_hold`) | 1 h | the longest a server's wait holds the group; a longer one is capped |
+/// | `abandoned` | `"ignore"` | what a call dropped before its verdict counts as: `"ignore"` or `"failure"` |
 ///
 /// ```
 /// # use breaker_core as breakerbox;
@@ -403,6 +404,12 @@ impl Config {
     /// [`ConfigBuilder::max_hold`](super::ConfigBuilder::max_hold)).
     pub const fn max_hold(&self) -> Duration {
         Duration::from_secs(self.checked.max_hold_secs as u64)
+    }
+
+    /// What a call dropped before its verdict counts as (see
+    /// [`ConfigBuilder::abandoned`](super::ConfigBuilder::abandoned)).
+    pub const fn abandoned(&self) -> Abandoned {
+        self.checked.abandoned
     }
 
     /// The longest a hold lasts, in nanos.

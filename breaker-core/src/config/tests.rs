@@ -201,6 +201,7 @@ fn every_key_changes_what_the_breaker_runs_with_and_reads_back() {
             Ty::U64 => [KeyValue::U64(7), KeyValue::U64(400_000)],
             Ty::F64 => [KeyValue::F64(0.25), KeyValue::F64(3.0)],
             Ty::Bool => [KeyValue::Bool(true), KeyValue::Bool(true)],
+            Ty::Choice(words) => [KeyValue::Choice(words[1]), KeyValue::Choice(words[1])],
         };
         let mut taken = 0;
         for base in bases() {

@@ -126,6 +126,10 @@ pub struct HoldStarted {
     pub retry_after: Duration,
     /// The wait was longer than `max_hold_ms` and was capped.
     pub capped: bool,
+    /// The hold is another instance's group-scope hold, applied here by a
+    /// fleet agent ([`FleetControl::fleet_group_hold`](crate::fleet::FleetControl::fleet_group_hold)):
+    /// an agent that shares holds publishes only the ones that are not.
+    pub fleet: bool,
 }
 
 /// A hold that ended ([`Event::Released`]).

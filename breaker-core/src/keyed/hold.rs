@@ -15,7 +15,10 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
     /// key's. Capped at the group's `max_hold_ms` with one release spread
     /// drawn for the group (see [the release window](crate::hold#the-release-window)),
     /// the same deadline for every key: the keys held now, and every key
-    /// created before it. A key whose own hold ends later keeps it. Returns
+    /// created before it. A key whose own hold ends later keeps it. Each key
+    /// held now counts the hold and tells it as an
+    /// [`Event::Held`](crate::events::Event::Held) (to its own subscribers and
+    /// the registry's), as [`Breaker::hold`] does. Returns
     /// the time held from now.
     ///
     /// ```
@@ -39,14 +42,17 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
         let now = shared.clock.now();
         let draw = shared.held_until.load(Relaxed);
         let held = hold_deadline(&config, shared.group, &shared.clock, wait, draw);
+        let capped = wait > config.max_hold();
         // Rounded as every hold's deadline is kept (see `HoldCell`).
         let until = round(now.saturating_add(held));
         shared.held_until.fetch_max(until, Relaxed);
         drop(writer);
         // Keys inserted after the store above hold themselves (`hold_new_key`,
-        // under the writer lock); every other one is in the map now.
+        // under the writer lock); every other one is in the map now, and
+        // tells its hold as a breaker of its own would.
         for (_, key) in shared.map.pin().iter() {
-            key.breaker.hold_to(until, HoldScope::Group);
+            key.breaker
+                .hold_to(until, HoldScope::Group, Some((wait, capped)));
         }
         Duration::from_nanos(until - now)
     }
@@ -73,7 +79,7 @@ impl<K> Shared<K> {
     pub(super) fn hold_new_key(&self, breaker: &Breaker) {
         let until = self.held_until.load(Relaxed);
         if until != 0 && breaker.clock_now() < until {
-            breaker.hold_to(until, HoldScope::Group);
+            breaker.hold_to(until, HoldScope::Group, None);
         }
     }
 }

@@ -6,7 +6,8 @@ mod my_framework {
 
 use breakerbox::{circuit_breaker, CallError};
 
-#[circuit_breaker(group = "pass-crate", crate = crate::my_framework::resilience::breakerbox)]
+#[circuit_breaker(group = "pass-crate", abandoned = "ignore",
+    crate = crate::my_framework::resilience::breakerbox)]
 fn through_reexport() -> Result<(), CallError<()>> {
     Ok(())
 }

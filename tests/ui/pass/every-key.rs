@@ -28,6 +28,7 @@ fn cached(_q: u32) -> Result<u32, Error> {
     probe_timeout_ms = 5_000,
     ramp_ms = 20_000,
     shadow = false,
+    abandoned = "failure",
     fallback = cached,
     is_failure = any_error,
     registry = breakerbox::registry(),
@@ -44,4 +45,5 @@ fn main() {
     assert_eq!(b.config().half_open_probes(), 2);
     assert_eq!(b.config().backoff(), 1.5);
     assert_eq!(b.config().ramp(), Some(std::time::Duration::from_secs(20)));
+    assert_eq!(b.config().abandoned(), breakerbox::config::Abandoned::Failure);
 }
