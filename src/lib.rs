@@ -386,6 +386,14 @@
     doc = "[`config_file::Settings`]: https://docs.rs/breakerbox/latest/breakerbox/config_file/struct.Settings.html"
 )]
 #![cfg_attr(
+    feature = "json",
+    doc = "[`config_file::Settings::from_json_str_at`]: crate::config_file::Settings::from_json_str_at"
+)]
+#![cfg_attr(
+    not(feature = "json"),
+    doc = "[`config_file::Settings::from_json_str_at`]: https://docs.rs/breakerbox/latest/breakerbox/config_file/struct.Settings.html#method.from_json_str_at"
+)]
+#![cfg_attr(
     feature = "prometheus",
     doc = "[`observe::prometheus`]: crate::observe::prometheus"
 )]
