@@ -33,13 +33,22 @@ fn an_idle_breaker_holds_at_most_640_bytes_and_grows_a_cell_per_counting_thread(
         .map(|_| Breaker::new("heap", config))
         .collect::<Vec<_>>()
         .pop();
-    let (breakers, bytes) = live_after(|| {
-        (0..100)
-            .map(|_| Breaker::new("heap", config))
-            .collect::<Vec<_>>()
-    });
+    let make = || {
+        live_after(|| {
+            (0..100)
+                .map(|_| Breaker::new("heap", config))
+                .collect::<Vec<_>>()
+        })
+    };
+    // The smallest of three rounds: a breaker's own bytes are in each, a
+    // one-off growth of a shared table (the interner's, the live list's) in
+    // one at most.
+    let (_, first) = make();
+    let (_, second) = make();
+    let (breakers, bytes) = make();
     let vec_bytes = (100 * size_of::<Breaker>()) as isize;
-    let per_breaker = (bytes - vec_bytes) / 100;
+    let least = first.min(second).min(bytes);
+    let per_breaker = (least - vec_bytes) / 100;
     println!("heap per idle breaker: {per_breaker} B");
     assert!(per_breaker <= 640, "{per_breaker} B per idle breaker");
 
@@ -54,5 +63,5 @@ fn an_idle_breaker_holds_at_most_640_bytes_and_grows_a_cell_per_counting_thread(
     assert_eq!(again, 0);
     // Dropping breakers gives everything back.
     let (_, freed) = live_after(|| drop(breakers));
-    assert_eq!(freed, -(bytes + grown));
+    assert!(-freed >= least + grown, "{freed} B freed");
 }
