@@ -298,3 +298,38 @@ fn transitions_tell_how_many_keys_are_open_and_the_group_level_is_one_of_them() 
     );
     assert_eq!(told.len(), 12);
 }
+
+#[test]
+fn healthy_fast_keys_never_open_a_group_that_judges_slow_calls() {
+    let clock = ManualClock::new();
+    clock.advance(Duration::from_secs(3_600));
+    let registry = Registry::with_clock(clock.clone());
+    let config = Config::builder()
+        .window(Duration::from_secs(60))
+        .min_calls(10)
+        .slow_call(Duration::from_millis(100))
+        .slow_call_rate(0.5)
+        .systemic_share(0.5)
+        .build()
+        .unwrap();
+    let hosts = registry.keyed::<u32>("hosts", &config, 1_000).unwrap();
+    for _ in 0..20 {
+        for key in 0..10 {
+            hosts
+                .breaker(&key)
+                .call(|| {
+                    clock.advance(Duration::from_millis(1));
+                    Ok::<_, ()>(())
+                })
+                .expect("a healthy group admits every call");
+        }
+    }
+    let group = hosts.group_breaker().unwrap();
+    assert_eq!(group.state(), State::Closed);
+    let window = group.metrics().window.unwrap();
+    assert_eq!(window.calls, 200, "every key's call is the group's too");
+    assert_eq!(
+        window.slow_calls, 0,
+        "a call lasts as long as the key's did"
+    );
+}

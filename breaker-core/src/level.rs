@@ -4,16 +4,18 @@
 
 use std::fmt::Debug;
 
+use crate::policy::Outcome;
 use crate::sync::{AtomicUsize, Ordering::Relaxed};
 
 /// What a key of a keyed group that judges as one (`systemic_share`,
 /// `max_open_keys`) tells the level above it. Called on the key's slow paths
 /// only: its verdicts past the common success, its trips and its transitions.
 pub(crate) trait GroupLevel: Debug + Send + Sync {
-    /// A closed key's outcome: `failed`, whether the key had failures before
-    /// it (`was_failing`), and whether it runs a window (`windowed`: every
-    /// outcome is the group's too).
-    fn key_outcome(&self, failed: bool, was_failing: bool, windowed: bool);
+    /// A closed key's `outcome` (failed, how long its call lasted, when it
+    /// ended), whether the key had failures before it (`was_failing`), and
+    /// whether it runs a window (`windowed`: every outcome is the group's
+    /// too).
+    fn key_outcome(&self, outcome: Outcome, was_failing: bool, windowed: bool);
 
     /// A closed key's failure that its classifier said is the whole group's.
     fn group_failure(&self, windowed: bool);

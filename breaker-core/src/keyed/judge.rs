@@ -34,6 +34,7 @@ use crate::clock::ClockSource;
 use crate::config::Config;
 use crate::events::{Subscribers, TripCause};
 use crate::level::{GroupLevel, KeyCounts};
+use crate::policy::Outcome;
 use crate::state::State;
 use crate::sync::{AtomicU32, AtomicU64, Ordering::*};
 
@@ -143,12 +144,12 @@ impl Judge {
 
 impl GroupLevel for Judge {
     #[cold]
-    fn key_outcome(&self, failed: bool, was_failing: bool, windowed: bool) {
+    fn key_outcome(&self, outcome: Outcome, was_failing: bool, windowed: bool) {
         if windowed {
-            self.breaker.report(failed);
+            self.breaker.report(outcome);
             return;
         }
-        match (failed, was_failing) {
+        match (outcome.failed, was_failing) {
             (true, false) => self.began_failing(),
             (false, true) => self.run.store(0, Relaxed),
             _ => {}
@@ -162,7 +163,12 @@ impl GroupLevel for Judge {
     #[cold]
     fn group_failure(&self, windowed: bool) {
         if windowed {
-            self.breaker.report(true);
+            // The call is not timed here: a failure, not a slow one.
+            self.breaker.report(Outcome {
+                failed: true,
+                lasted: 0,
+                ended: None,
+            });
         } else {
             self.began_failing();
         }
