@@ -333,3 +333,33 @@ fn healthy_fast_keys_never_open_a_group_that_judges_slow_calls() {
         "a call lasts as long as the key's did"
     );
 }
+
+/// Fails keys once each until the group opens as one (none recovers).
+fn open_as_one(hosts: &KeyedGroup<u32>) {
+    for key in 0..100 {
+        if let Ok(permit) = hosts.breaker(&key).try_acquire() {
+            permit.failure();
+        }
+    }
+    assert_eq!(hosts.group_breaker().unwrap().state(), State::Open);
+}
+
+#[test]
+fn shadow_mode_admits_the_calls_of_a_group_open_as_one() {
+    let registry = Registry::with_clock(ManualClock::new());
+    let hosts = group(&registry, &judged(5));
+    open_as_one(&hosts);
+    hosts.set_shadow(true);
+    assert!(hosts.group_breaker().unwrap().is_shadow());
+    for key in [0, 42, 99] {
+        hosts
+            .breaker(&key)
+            .try_acquire()
+            .expect("shadow mode refuses no call")
+            .success();
+    }
+    assert_eq!(hosts.group_breaker().unwrap().metrics().shadow_refused, 3);
+    hosts.set_shadow(false);
+    let refused = hosts.breaker(&42).try_acquire().unwrap_err();
+    assert_eq!(refused.reason(), OpenReason::Group);
+}
