@@ -6,6 +6,7 @@
 use std::time::Duration;
 
 use breakerbox::events::{Event, TransitionReason, TripCause};
+use breakerbox::hold::HoldScope;
 use breakerbox::keyed::KeyedGroup;
 use breakerbox::{Config, ManualClock, OpenReason, Registry, State};
 
@@ -362,4 +363,59 @@ fn shadow_mode_admits_the_calls_of_a_group_open_as_one() {
     hosts.set_shadow(false);
     let refused = hosts.breaker(&42).try_acquire().unwrap_err();
     assert_eq!(refused.reason(), OpenReason::Group);
+}
+
+#[test]
+fn a_group_open_as_one_sends_no_probe_while_the_group_is_held() {
+    let clock = ManualClock::new();
+    let registry = Registry::with_clock(clock.clone());
+    let hosts = group(&registry, &judged(5));
+    open_as_one(&hosts);
+    let held = hosts.hold(Duration::from_secs(30));
+    clock.advance(OPEN * 2);
+    for key in [0, 42] {
+        let refused = hosts.breaker(&key).try_acquire().unwrap_err();
+        assert_eq!(refused.reason(), OpenReason::Held(HoldScope::Group));
+    }
+    assert_eq!(hosts.group_breaker().unwrap().state(), State::Open);
+    clock.advance(held);
+    hosts
+        .breaker(&42)
+        .try_acquire()
+        .expect("the hold over, one claim is the group's probe")
+        .success();
+    assert_eq!(hosts.group_breaker().unwrap().state(), State::Closed);
+}
+
+#[test]
+fn a_hold_of_the_group_breaker_refuses_every_key() {
+    let clock = ManualClock::new();
+    let registry = Registry::with_clock(clock.clone());
+    let hosts = group(&registry, &judged(5));
+    // What the fleet does with another instance's hold of the group.
+    let held = hosts
+        .group_breaker()
+        .unwrap()
+        .hold(Duration::from_secs(30), HoldScope::Group);
+    for key in [0, 42, 1_000] {
+        let refused = hosts.breaker(&key).try_acquire().unwrap_err();
+        assert_eq!(refused.reason(), OpenReason::Held(HoldScope::Group));
+    }
+    clock.advance(held);
+    hosts
+        .breaker(&42)
+        .try_acquire()
+        .expect("the hold over, the keys call again")
+        .success();
+}
+
+#[test]
+fn releasing_the_group_hold_by_hand_frees_the_group_breaker_too() {
+    let registry = Registry::with_clock(ManualClock::new());
+    let hosts = group(&registry, &judged(5));
+    hosts.hold(Duration::from_secs(30));
+    assert!(hosts.group_breaker().unwrap().held().is_some());
+    assert_eq!(hosts.release_hold(), 100);
+    assert!(hosts.group_breaker().unwrap().held().is_none());
+    hosts.breaker(&7).try_acquire().expect("released").success();
 }

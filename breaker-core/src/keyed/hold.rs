@@ -47,6 +47,12 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
         let until = round(now.saturating_add(held));
         shared.held_until.fetch_max(until, Relaxed);
         drop(writer);
+        // The group's own breaker too (a group that judges as one): while it
+        // holds, every key's lookup hands it out and refuses, and a group
+        // open as one sends no probe before the hold ends.
+        if let Some(judge) = &shared.judge {
+            judge.breaker().hold_to(until, HoldScope::Group, None);
+        }
         // Keys inserted after the store above hold themselves (`hold_new_key`,
         // under the writer lock); every other one is in the map now, and
         // tells its hold as a breaker of its own would.
@@ -57,13 +63,17 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
         Duration::from_nanos(until - now)
     }
 
-    /// Releases the group's hold, and every key's, by hand: returns how many
-    /// keys were held.
+    /// Releases the group's hold, and every key's (and the group's own
+    /// breaker's, when it judges as one), by hand: returns how many keys
+    /// were held.
     pub fn release_hold(&self) -> usize {
         let shared = &*self.shared;
         let writer = shared.writer.lock();
         shared.held_until.store(0, Relaxed);
         drop(writer);
+        if let Some(judge) = &shared.judge {
+            judge.breaker().release_hold();
+        }
         shared
             .map
             .pin()

@@ -81,11 +81,13 @@ impl Judge {
         &self.breaker
     }
 
-    /// Whether the group is open as one (open, half-open or forced open): its
-    /// breaker is then what every key's lookup hands out.
+    /// Whether the group is open as one (open, half-open or forced open) or
+    /// its breaker holds (a hold of the whole group, its own or the
+    /// fleet's): its breaker is then what every key's lookup hands out.
     #[inline]
     pub(crate) fn refuses(&self) -> bool {
         !matches!(self.breaker.state(), State::Closed | State::ForcedClosed)
+            || self.breaker.held().is_some()
     }
 
     /// A key was created.
