@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use super::{KeyedGroup, Shared};
 use crate::breaker::{hold_deadline, Breaker};
+use crate::events::{Event, HoldStarted};
 use crate::hold::{round, HoldScope};
 
 impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
@@ -18,7 +19,8 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
     /// created before it. A key whose own hold ends later keeps it. Each key
     /// held now counts the hold and tells it as an
     /// [`Event::Held`](crate::events::Event::Held) (to its own subscribers and
-    /// the registry's), as [`Breaker::hold`] does. Returns
+    /// the registry's told keys), as [`Breaker::hold`] does; the registry's
+    /// subscribers without keys are told the group's hold once. Returns
     /// the time held from now.
     ///
     /// ```
@@ -59,6 +61,18 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
         for (_, key) in shared.map.pin().iter() {
             key.breaker
                 .hold_to(until, HoldScope::Group, Some((wait, capped)));
+        }
+        // The registry's subscribers without keys (a fleet agent) hear the
+        // group's hold once, as one breaker's.
+        if let Some(tell) = &shared.tell {
+            tell.subscribers.deliver_unkeyed(&Event::Held(HoldStarted {
+                group: shared.group,
+                scope: HoldScope::Group,
+                asked: wait,
+                retry_after: Duration::from_nanos(until.saturating_sub(now)),
+                capped,
+                fleet: false,
+            }));
         }
         Duration::from_nanos(until - now)
     }
