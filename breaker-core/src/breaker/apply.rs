@@ -10,6 +10,7 @@ use super::jitter;
 use super::transition::{self, Act, Change, ChangeKind, Input, Step, Verdict};
 use crate::counters::Counter;
 use crate::events::{self, TransitionReason, TripCause};
+use crate::level::KeyOutcome;
 use crate::policy::Outcome;
 use crate::state::{State, Word};
 use crate::sync::Ordering::*;
@@ -272,7 +273,7 @@ impl Inner {
     /// it, if it is closed (see `keyed::judge`). The group's breaker ran no
     /// call: nothing of a call of its own (span, throttle, hold) is told.
     #[cold]
-    pub(super) fn report(&self, outcome: Outcome) {
+    pub(super) fn report(&self, outcome: KeyOutcome) {
         let word = self.word();
         if word.state() != State::Closed {
             return;
@@ -283,6 +284,11 @@ impl Inner {
             Counter::Successes
         });
         let generation = word.generation();
+        let outcome = Outcome {
+            failed: outcome.failed,
+            lasted: outcome.lasted,
+            ended: outcome.ended,
+        };
         let policy = &self.hot.policy;
         if let Some(cause) = policy.record(&self.hot.word, generation, outcome, &self.clock) {
             self.trip_on(generation, cause);

@@ -490,7 +490,7 @@ impl Breaker {
 
     /// As a keyed group's own breaker: records a key's outcome in its policy
     /// (see `keyed::judge`).
-    pub(crate) fn report(&self, outcome: crate::policy::Outcome) {
+    pub(crate) fn report(&self, outcome: crate::level::KeyOutcome) {
         self.inner.report(outcome);
     }
 

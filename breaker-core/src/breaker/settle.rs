@@ -7,6 +7,7 @@ use crate::config::Abandoned;
 use crate::counters::Counter;
 use crate::events::TripCause;
 use crate::histogram::Kind;
+use crate::level::KeyOutcome;
 use crate::policy::Outcome;
 use crate::state::{State, Word};
 
@@ -117,7 +118,12 @@ impl Inner {
     fn tell_level(&self, admitted: Word, outcome: Outcome) {
         if let Some(level) = self.guards.group_level() {
             let windowed = self.hot.policy.is_window();
-            level.key_outcome(outcome, admitted.failures() != 0, windowed);
+            let told = KeyOutcome {
+                failed: outcome.failed,
+                lasted: outcome.lasted,
+                ended: outcome.ended,
+            };
+            level.key_outcome(told, admitted.failures() != 0, windowed);
         }
     }
 

@@ -33,8 +33,7 @@ use crate::breaker::Breaker;
 use crate::clock::ClockSource;
 use crate::config::Config;
 use crate::events::{Subscribers, TripCause};
-use crate::level::{GroupLevel, KeyCounts};
-use crate::policy::Outcome;
+use crate::level::{GroupLevel, KeyCounts, KeyOutcome};
 use crate::state::State;
 use crate::sync::{AtomicU32, AtomicU64, Ordering::*};
 
@@ -146,7 +145,7 @@ impl Judge {
 
 impl GroupLevel for Judge {
     #[cold]
-    fn key_outcome(&self, outcome: Outcome, was_failing: bool, windowed: bool) {
+    fn key_outcome(&self, outcome: KeyOutcome, was_failing: bool, windowed: bool) {
         if windowed {
             self.breaker.report(outcome);
             return;
@@ -166,7 +165,7 @@ impl GroupLevel for Judge {
     fn group_failure(&self, windowed: bool) {
         if windowed {
             // The call is not timed here: a failure, not a slow one.
-            self.breaker.report(Outcome {
+            self.breaker.report(KeyOutcome {
                 failed: true,
                 lasted: 0,
                 ended: None,
