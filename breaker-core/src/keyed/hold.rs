@@ -18,7 +18,7 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
     /// the same deadline for every key: the keys held now, and every key
     /// created before it. A key whose own hold ends later keeps it. Each key
     /// held now counts the hold and tells it as an
-    /// [`Event::Held`](crate::events::Event::Held) (to its own subscribers and
+    /// [`Event::Held`] (to its own subscribers and
     /// the registry's told keys), as [`Breaker::hold`] does; the registry's
     /// subscribers without keys are told the group's hold once. Returns
     /// the time held from now.
