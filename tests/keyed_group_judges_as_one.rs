@@ -407,6 +407,10 @@ fn a_hold_of_the_group_breaker_refuses_every_key() {
         .try_acquire()
         .expect("the hold over, the keys call again")
         .success();
+    // The hold over, the group still opens as one.
+    open_as_one(&hosts);
+    let refused = hosts.breaker(&42).try_acquire().unwrap_err();
+    assert_eq!(refused.reason(), OpenReason::Group);
 }
 
 #[test]
