@@ -6,6 +6,7 @@
 use std::time::Duration;
 
 use breakerbox::events::{Event, TransitionReason, TripCause};
+use breakerbox::hold::HoldScope;
 use breakerbox::keyed::KeyedGroup;
 use breakerbox::{Config, ManualClock, OpenReason, Registry, State};
 
@@ -297,4 +298,128 @@ fn transitions_tell_how_many_keys_are_open_and_the_group_level_is_one_of_them() 
         "the eleventh trip opens the group, which says ten keys are open"
     );
     assert_eq!(told.len(), 12);
+}
+
+#[test]
+fn healthy_fast_keys_never_open_a_group_that_judges_slow_calls() {
+    let clock = ManualClock::new();
+    clock.advance(Duration::from_secs(3_600));
+    let registry = Registry::with_clock(clock.clone());
+    let config = Config::builder()
+        .window(Duration::from_secs(60))
+        .min_calls(10)
+        .slow_call(Duration::from_millis(100))
+        .slow_call_rate(0.5)
+        .systemic_share(0.5)
+        .build()
+        .unwrap();
+    let hosts = registry.keyed::<u32>("hosts", &config, 1_000).unwrap();
+    for _ in 0..20 {
+        for key in 0..10 {
+            hosts
+                .breaker(&key)
+                .call(|| {
+                    clock.advance(Duration::from_millis(1));
+                    Ok::<_, ()>(())
+                })
+                .expect("a healthy group admits every call");
+        }
+    }
+    let group = hosts.group_breaker().unwrap();
+    assert_eq!(group.state(), State::Closed);
+    let window = group.metrics().window.unwrap();
+    assert_eq!(window.calls, 200, "every key's call is the group's too");
+    assert_eq!(
+        window.slow_calls, 0,
+        "a call lasts as long as the key's did"
+    );
+}
+
+/// Fails keys once each until the group opens as one (none recovers).
+fn open_as_one(hosts: &KeyedGroup<u32>) {
+    for key in 0..100 {
+        if let Ok(permit) = hosts.breaker(&key).try_acquire() {
+            permit.failure();
+        }
+    }
+    assert_eq!(hosts.group_breaker().unwrap().state(), State::Open);
+}
+
+#[test]
+fn shadow_mode_admits_the_calls_of_a_group_open_as_one() {
+    let registry = Registry::with_clock(ManualClock::new());
+    let hosts = group(&registry, &judged(5));
+    open_as_one(&hosts);
+    hosts.set_shadow(true);
+    assert!(hosts.group_breaker().unwrap().is_shadow());
+    for key in [0, 42, 99] {
+        hosts
+            .breaker(&key)
+            .try_acquire()
+            .expect("shadow mode refuses no call")
+            .success();
+    }
+    assert_eq!(hosts.group_breaker().unwrap().metrics().shadow_refused, 3);
+    hosts.set_shadow(false);
+    let refused = hosts.breaker(&42).try_acquire().unwrap_err();
+    assert_eq!(refused.reason(), OpenReason::Group);
+}
+
+#[test]
+fn a_group_open_as_one_sends_no_probe_while_the_group_is_held() {
+    let clock = ManualClock::new();
+    let registry = Registry::with_clock(clock.clone());
+    let hosts = group(&registry, &judged(5));
+    open_as_one(&hosts);
+    let held = hosts.hold(Duration::from_secs(30));
+    clock.advance(OPEN * 2);
+    for key in [0, 42] {
+        let refused = hosts.breaker(&key).try_acquire().unwrap_err();
+        assert_eq!(refused.reason(), OpenReason::Held(HoldScope::Group));
+    }
+    assert_eq!(hosts.group_breaker().unwrap().state(), State::Open);
+    clock.advance(held);
+    hosts
+        .breaker(&42)
+        .try_acquire()
+        .expect("the hold over, one claim is the group's probe")
+        .success();
+    assert_eq!(hosts.group_breaker().unwrap().state(), State::Closed);
+}
+
+#[test]
+fn a_hold_of_the_group_breaker_refuses_every_key() {
+    let clock = ManualClock::new();
+    let registry = Registry::with_clock(clock.clone());
+    let hosts = group(&registry, &judged(5));
+    // What the fleet does with another instance's hold of the group.
+    let held = hosts
+        .group_breaker()
+        .unwrap()
+        .hold(Duration::from_secs(30), HoldScope::Group);
+    for key in [0, 42, 1_000] {
+        let refused = hosts.breaker(&key).try_acquire().unwrap_err();
+        assert_eq!(refused.reason(), OpenReason::Held(HoldScope::Group));
+    }
+    clock.advance(held);
+    hosts
+        .breaker(&42)
+        .try_acquire()
+        .expect("the hold over, the keys call again")
+        .success();
+    // The hold over, the group still opens as one.
+    open_as_one(&hosts);
+    let refused = hosts.breaker(&42).try_acquire().unwrap_err();
+    assert_eq!(refused.reason(), OpenReason::Group);
+}
+
+#[test]
+fn releasing_the_group_hold_by_hand_frees_the_group_breaker_too() {
+    let registry = Registry::with_clock(ManualClock::new());
+    let hosts = group(&registry, &judged(5));
+    hosts.hold(Duration::from_secs(30));
+    assert!(hosts.group_breaker().unwrap().held().is_some());
+    assert_eq!(hosts.release_hold(), 100);
+    assert!(hosts.group_breaker().unwrap().held().is_none());
+    hosts.breaker(&7).try_acquire().expect("released").success();
 }

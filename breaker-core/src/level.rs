@@ -10,10 +10,11 @@ use crate::sync::{AtomicUsize, Ordering::Relaxed};
 /// `max_open_keys`) tells the level above it. Called on the key's slow paths
 /// only: its verdicts past the common success, its trips and its transitions.
 pub(crate) trait GroupLevel: Debug + Send + Sync {
-    /// A closed key's outcome: `failed`, whether the key had failures before
-    /// it (`was_failing`), and whether it runs a window (`windowed`: every
-    /// outcome is the group's too).
-    fn key_outcome(&self, failed: bool, was_failing: bool, windowed: bool);
+    /// A closed key's `outcome` (failed, how long its call lasted, when it
+    /// ended), whether the key had failures before it (`was_failing`), and
+    /// whether it runs a window (`windowed`: every outcome is the group's
+    /// too).
+    fn key_outcome(&self, outcome: KeyOutcome, was_failing: bool, windowed: bool);
 
     /// A closed key's failure that its classifier said is the whole group's.
     fn group_failure(&self, windowed: bool);
@@ -38,6 +39,18 @@ pub(crate) trait GroupLevel: Debug + Send + Sync {
     /// A key that admitted no calls on its own admits them again; `closed`:
     /// it closed (recovered), rather than being forced closed.
     fn key_resumed(&self, closed: bool);
+}
+
+/// A closed key's call as its group level is told it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct KeyOutcome {
+    /// The call failed.
+    pub(crate) failed: bool,
+    /// Nanos from claim to verdict on the group's clock; 0 when the key does
+    /// not time its calls.
+    pub(crate) lasted: u64,
+    /// The clock's reading at the verdict, when it was read to time the call.
+    pub(crate) ended: Option<u64>,
 }
 
 /// The keys of a keyed group that judges as one, as its group level counts

@@ -361,3 +361,32 @@ fn a_keys_debug_may_come_back_into_its_group() {
         ]
     );
 }
+
+/// A subscriber that counts the holds it is told, by scope.
+fn count_holds(count: &Arc<AtomicUsize>) -> impl Fn(&Event) + Send + Sync + 'static {
+    let count = Arc::clone(count);
+    move |event: &Event| {
+        if let Event::Held(held) = event {
+            assert_eq!(held.scope, breaker_core::HoldScope::Group);
+            count.fetch_add(1, SeqCst);
+        }
+    }
+}
+
+#[test]
+fn a_keyed_groups_hold_is_told_once_to_a_subscriber_without_keys() {
+    // Beside a subscriber that wants keys, so every key is named and told.
+    let registry = Registry::with_clock(ManualClock::new());
+    let (keyed, unkeyed) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let _keyed = registry.subscribe(count_holds(&keyed));
+    let _unkeyed = registry.subscribe_unkeyed(count_holds(&unkeyed));
+    let hosts = registry
+        .keyed::<u32>("quota", &Config::default(), 100)
+        .unwrap();
+    for key in 0..10 {
+        let _ = hosts.breaker(&key);
+    }
+    hosts.hold(Duration::from_secs(30));
+    assert_eq!(unkeyed.load(SeqCst), 1, "the group's hold, once");
+    assert_eq!(keyed.load(SeqCst), 10, "each key's hold");
+}

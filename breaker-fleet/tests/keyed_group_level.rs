@@ -1,6 +1,7 @@
 //! A keyed group that judges as one goes through the fleet as a plain group
 //! does: its group-level trip on one instance opens the group on the others
-//! (every key refused for the group there too), and its close closes them.
+//! (every key refused for the group there too), and its close closes them; a
+//! hold of the whole group is published once and holds every key elsewhere.
 
 use std::time::Duration;
 
@@ -8,6 +9,7 @@ use breaker_fleet::{
     Agent, AgentConfig, FleetStore, LocalEvent, MemoryStore, Notice, RegistrySide,
 };
 use breakerbox::events::Subscription;
+use breakerbox::hold::HoldScope;
 use breakerbox::keyed::KeyedGroup;
 use breakerbox::{Config, ManualClock, OpenReason, Registry, State};
 use tokio::sync::mpsc::UnboundedReceiver;
@@ -101,5 +103,31 @@ async fn a_group_level_trip_opens_the_group_on_every_instance_and_its_close_clos
         fleet[1].hosts.group_breaker().unwrap().state(),
         State::Closed
     );
+    fleet[1].hosts.breaker(&7).try_acquire().unwrap().success();
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_hold_of_the_whole_group_on_one_instance_refuses_every_key_on_the_others() {
+    let clock = ManualClock::new();
+    let store = MemoryStore::new(clock.clone());
+    let mut fleet = vec![
+        instance("i0", &clock, &store),
+        instance("i1", &clock, &store),
+    ];
+    let held = fleet[0].hosts.hold(Duration::from_secs(20));
+    let told: Vec<_> = fleet[0].local.try_iter().collect();
+    assert_eq!(told.len(), 1, "the group's hold, once: {told:?}");
+    fleet[0].agent.handle_local(told[0].clone()).await;
+    settle(&mut fleet).await;
+    fleet[1].agent.tick().await;
+    for host in [0, 7, 42] {
+        let refused = fleet[1].hosts.breaker(&host).try_acquire().unwrap_err();
+        assert_eq!(refused.reason(), OpenReason::Held(HoldScope::Group));
+    }
+    assert_eq!(
+        fleet[1].hosts.group_breaker().unwrap().state(),
+        State::Closed
+    );
+    clock.advance(held);
     fleet[1].hosts.breaker(&7).try_acquire().unwrap().success();
 }

@@ -10,6 +10,8 @@ use super::jitter;
 use super::transition::{self, Act, Change, ChangeKind, Input, Step, Verdict};
 use crate::counters::Counter;
 use crate::events::{self, TransitionReason, TripCause};
+use crate::level::KeyOutcome;
+use crate::policy::Outcome;
 use crate::state::{State, Word};
 use crate::sync::Ordering::*;
 
@@ -266,22 +268,31 @@ impl Inner {
         }
     }
 
-    /// A keyed group's own breaker takes a key's report as a verdict of a
-    /// call admitted now (see `keyed::judge`), if it is closed; returns its
-    /// consecutive failures after it.
+    /// A keyed group's own breaker records a key's `outcome` (failed, how
+    /// long the key's call lasted, when it ended) in its policy and trips on
+    /// it, if it is closed (see `keyed::judge`). The group's breaker ran no
+    /// call: nothing of a call of its own (span, throttle, hold) is told.
     #[cold]
-    pub(super) fn report(&self, failed: bool) -> u32 {
+    pub(super) fn report(&self, outcome: KeyOutcome) {
         let word = self.word();
         if word.state() != State::Closed {
-            return 0;
+            return;
         }
-        let verdict = if failed {
-            Verdict::Failure
+        self.counters.bump(if outcome.failed {
+            Counter::Failures
         } else {
-            Verdict::Success
+            Counter::Successes
+        });
+        let generation = word.generation();
+        let outcome = Outcome {
+            failed: outcome.failed,
+            lasted: outcome.lasted,
+            ended: outcome.ended,
         };
-        self.settle(word.marked(), 0, verdict);
-        self.word().failures()
+        let policy = &self.hot.policy;
+        if let Some(cause) = policy.record(&self.hot.word, generation, outcome, &self.clock) {
+            self.trip_on(generation, cause);
+        }
     }
 
     pub(super) fn force(&self, state: State) {

@@ -488,10 +488,10 @@ impl Breaker {
         self.inner.trip_group(cause);
     }
 
-    /// As a keyed group's own breaker: takes a key's report (see
-    /// `keyed::judge`); returns the consecutive failures after it.
-    pub(crate) fn report(&self, failed: bool) -> u32 {
-        self.inner.report(failed)
+    /// As a keyed group's own breaker: records a key's outcome in its policy
+    /// (see `keyed::judge`).
+    pub(crate) fn report(&self, outcome: crate::level::KeyOutcome) {
+        self.inner.report(outcome);
     }
 
     /// Whether the breaker is in shadow mode now.

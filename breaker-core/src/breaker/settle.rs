@@ -7,6 +7,7 @@ use crate::config::Abandoned;
 use crate::counters::Counter;
 use crate::events::TripCause;
 use crate::histogram::Kind;
+use crate::level::KeyOutcome;
 use crate::policy::Outcome;
 use crate::state::{State, Word};
 
@@ -99,7 +100,7 @@ impl Inner {
         // A key of a keyed group that judges as one tells its group level
         // (see `level`); nothing of it stays live across the record.
         if self.judged_key && closed {
-            self.tell_level(admitted, failed);
+            self.tell_level(admitted, outcome);
         }
         let tripped = (self.hot.policy).record(&self.hot.word, generation, outcome, &self.clock);
         if let Some(cause) = tripped.filter(|_| closed) {
@@ -114,10 +115,15 @@ impl Inner {
     /// A closed key's outcome told to its group level.
     #[cold]
     #[inline(never)]
-    fn tell_level(&self, admitted: Word, failed: bool) {
+    fn tell_level(&self, admitted: Word, outcome: Outcome) {
         if let Some(level) = self.guards.group_level() {
             let windowed = self.hot.policy.is_window();
-            level.key_outcome(failed, admitted.failures() != 0, windowed);
+            let told = KeyOutcome {
+                failed: outcome.failed,
+                lasted: outcome.lasted,
+                ended: outcome.ended,
+            };
+            level.key_outcome(told, admitted.failures() != 0, windowed);
         }
     }
 
@@ -253,7 +259,7 @@ impl Inner {
     /// so: racing verdicts may all see it over the bound, and one opens.
     /// Returns whether it opened.
     #[cold]
-    fn trip_on(&self, generation: u64, cause: TripCause) -> bool {
+    pub(super) fn trip_on(&self, generation: u64, cause: TripCause) -> bool {
         let opened = self.trip(generation, cause);
         if opened && cause == TripCause::LatencyP99 {
             self.counters.bump(Counter::LatencyTrips);

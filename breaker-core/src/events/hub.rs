@@ -210,8 +210,8 @@ impl Hub {
     }
 
     /// Delivers `event`, no transition, to this breaker's subscribers and its
-    /// registry's (a keyed breaker's, once it is named for them), at once. The
-    /// caller holds no lock.
+    /// registry's (a keyed breaker's: to those told keys, once it is named
+    /// for them), at once. The caller holds no lock.
     #[cold]
     pub(crate) fn tell_other(&self, event: &Event) {
         if let Some(cold) = self.cold.get() {
@@ -221,7 +221,7 @@ impl Hub {
             inherited.deliver(event);
         }
         if let Some(keyed) = self.keyed() {
-            keyed.subscribers.deliver(event);
+            keyed.subscribers.deliver_keyed(event);
         }
     }
 

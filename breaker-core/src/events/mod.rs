@@ -495,12 +495,36 @@ impl Subscribers {
     /// told keyed transitions only); none under a lock.
     pub(crate) fn deliver(&self, event: &Event) {
         let keyed = matches!(event, Event::KeyedTransition(_));
-        if (keyed && !self.wants_keys()) || self.is_empty() {
+        self.deliver_to(event, if keyed { Some(true) } else { None });
+    }
+
+    /// Calls the active subscribers told keyed groups' keys with `event`, one
+    /// key's (a hold, a release): a subscriber without keys hears the
+    /// group's instead.
+    pub(crate) fn deliver_keyed(&self, event: &Event) {
+        self.deliver_to(event, Some(true));
+    }
+
+    /// Calls the active subscribers not told keyed groups' keys with `event`,
+    /// one that stands for every key of a keyed group (its hold).
+    pub(crate) fn deliver_unkeyed(&self, event: &Event) {
+        self.deliver_to(event, Some(false));
+    }
+
+    /// Calls every active subscriber whose `keyed` is `keyed` (all of them for
+    /// `None`) with `event`; none under a lock.
+    fn deliver_to(&self, event: &Event, keyed: Option<bool>) {
+        let none = match keyed {
+            Some(true) => !self.wants_keys(),
+            Some(false) => self.len.load(Acquire) == self.keyed_len.load(Acquire),
+            None => false,
+        };
+        if none || self.is_empty() {
             return;
         }
         let entries = self.entries.lock().clone();
         for entry in entries.iter() {
-            if !entry.active.load(Acquire) || (keyed && !entry.keyed) {
+            if !entry.active.load(Acquire) || keyed.is_some_and(|keyed| entry.keyed != keyed) {
                 continue;
             }
             if catch_unwind(AssertUnwindSafe(|| (entry.callback)(event))).is_err() {

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use super::{KeyedGroup, Shared};
 use crate::breaker::{hold_deadline, Breaker};
+use crate::events::{Event, HoldStarted};
 use crate::hold::{round, HoldScope};
 
 impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
@@ -17,8 +18,9 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
     /// the same deadline for every key: the keys held now, and every key
     /// created before it. A key whose own hold ends later keeps it. Each key
     /// held now counts the hold and tells it as an
-    /// [`Event::Held`](crate::events::Event::Held) (to its own subscribers and
-    /// the registry's), as [`Breaker::hold`] does. Returns
+    /// [`Event::Held`] (to its own subscribers and
+    /// the registry's told keys), as [`Breaker::hold`] does; the registry's
+    /// subscribers without keys are told the group's hold once. Returns
     /// the time held from now.
     ///
     /// ```
@@ -47,6 +49,12 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
         let until = round(now.saturating_add(held));
         shared.held_until.fetch_max(until, Relaxed);
         drop(writer);
+        // The group's own breaker too (a group that judges as one): while it
+        // holds, every key's lookup hands it out and refuses, and a group
+        // open as one sends no probe before the hold ends.
+        if let Some(judge) = &shared.judge {
+            judge.breaker().hold_to(until, HoldScope::Group, None);
+        }
         // Keys inserted after the store above hold themselves (`hold_new_key`,
         // under the writer lock); every other one is in the map now, and
         // tells its hold as a breaker of its own would.
@@ -54,16 +62,32 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
             key.breaker
                 .hold_to(until, HoldScope::Group, Some((wait, capped)));
         }
+        // The registry's subscribers without keys (a fleet agent) hear the
+        // group's hold once, as one breaker's.
+        if let Some(tell) = &shared.tell {
+            tell.subscribers.deliver_unkeyed(&Event::Held(HoldStarted {
+                group: shared.group,
+                scope: HoldScope::Group,
+                asked: wait,
+                retry_after: Duration::from_nanos(until.saturating_sub(now)),
+                capped,
+                fleet: false,
+            }));
+        }
         Duration::from_nanos(until - now)
     }
 
-    /// Releases the group's hold, and every key's, by hand: returns how many
-    /// keys were held.
+    /// Releases the group's hold, and every key's (and the group's own
+    /// breaker's, when it judges as one), by hand: returns how many keys
+    /// were held.
     pub fn release_hold(&self) -> usize {
         let shared = &*self.shared;
         let writer = shared.writer.lock();
         shared.held_until.store(0, Relaxed);
         drop(writer);
+        if let Some(judge) = &shared.judge {
+            judge.breaker().release_hold();
+        }
         shared
             .map
             .pin()

@@ -33,7 +33,7 @@ use crate::breaker::Breaker;
 use crate::clock::ClockSource;
 use crate::config::Config;
 use crate::events::{Subscribers, TripCause};
-use crate::level::{GroupLevel, KeyCounts};
+use crate::level::{GroupLevel, KeyCounts, KeyOutcome};
 use crate::state::State;
 use crate::sync::{AtomicU32, AtomicU64, Ordering::*};
 
@@ -80,11 +80,13 @@ impl Judge {
         &self.breaker
     }
 
-    /// Whether the group is open as one (open, half-open or forced open): its
-    /// breaker is then what every key's lookup hands out.
+    /// Whether the group is open as one (open, half-open or forced open) or
+    /// its breaker holds (a hold of the whole group, its own or the
+    /// fleet's): its breaker is then what every key's lookup hands out.
     #[inline]
     pub(crate) fn refuses(&self) -> bool {
         !matches!(self.breaker.state(), State::Closed | State::ForcedClosed)
+            || self.breaker.held().is_some()
     }
 
     /// A key was created.
@@ -143,12 +145,12 @@ impl Judge {
 
 impl GroupLevel for Judge {
     #[cold]
-    fn key_outcome(&self, failed: bool, was_failing: bool, windowed: bool) {
+    fn key_outcome(&self, outcome: KeyOutcome, was_failing: bool, windowed: bool) {
         if windowed {
-            self.breaker.report(failed);
+            self.breaker.report(outcome);
             return;
         }
-        match (failed, was_failing) {
+        match (outcome.failed, was_failing) {
             (true, false) => self.began_failing(),
             (false, true) => self.run.store(0, Relaxed),
             _ => {}
@@ -162,7 +164,12 @@ impl GroupLevel for Judge {
     #[cold]
     fn group_failure(&self, windowed: bool) {
         if windowed {
-            self.breaker.report(true);
+            // The call is not timed here: a failure, not a slow one.
+            self.breaker.report(KeyOutcome {
+                failed: true,
+                lasted: 0,
+                ended: None,
+            });
         } else {
             self.began_failing();
         }

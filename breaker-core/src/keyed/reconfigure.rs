@@ -44,11 +44,20 @@ impl<K: Hash + Eq> Shared<K> {
 
     /// See [`KeyedGroup::set_shadow`](crate::KeyedGroup::set_shadow). Under
     /// the writer lock, as a reconfiguration: no key is created meanwhile, and
-    /// the keys to come start in the mode set. Each key's config says the
+    /// the keys to come start in the mode set. The group's own breaker (a
+    /// group that judges as one) switches with its keys. Each key's config says the
     /// mode too, as the group's does, so that a later reconfiguration of the
     /// group finds every key in one mode and moves them together.
     pub(super) fn set_shadow(&self, on: bool) {
         let _writer = self.writer.lock();
+        // The group's own breaker too: open as one, it is what every key's
+        // lookup hands out.
+        if let Some(judge) = &self.judge {
+            let breaker = judge.breaker();
+            breaker
+                .reconfigure(breaker.config().with_shadow(on))
+                .expect("the group's own config with another mode changes no fixed key");
+        }
         for (_, entry) in self.map.pin().iter() {
             let config = entry.breaker.config().with_shadow(on);
             entry

@@ -89,7 +89,9 @@ impl Registry {
     /// As [`subscribe`](Self::subscribe), without the keyed groups'
     /// transitions: `subscriber` is told the transitions of the registry's
     /// unkeyed breakers and its conflicts, and keys are not named for it
-    /// (what a fleet agent, which shares whole groups, subscribes with).
+    /// (what a fleet agent, which shares whole groups, subscribes with). A
+    /// keyed group's hold of every key ([`KeyedGroup::hold`](crate::KeyedGroup::hold))
+    /// reaches it once, as the group's, never once per key.
     ///
     /// ```
     /// # use breaker_core as breakerbox;
