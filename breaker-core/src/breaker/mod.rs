@@ -16,6 +16,7 @@
 //! | `inner` | | the type and its layout; the word's load and swap, the pure questions, metrics |
 //! | `claim` | | claims that find the word anything but plainly closed |
 //! | `settle` | | verdicts: timed, counted, fed to the failure policy ([`crate::policy`]) |
+//! | `level` | | a judged key's outcomes told to its keyed group's level, and its trips bounded by it |
 //! | `trace` | whose calls are recorded on spans, and the trace bit that says so, set live (feature `trace`) | claims and verdicts of a traced word, told to the span hook |
 //! | `apply` | | every other input (trips, opens, closes, forcing, the fleet's), and `execute`, the one place a swapped-in step's counts and transition are carried out |
 //!
@@ -41,6 +42,7 @@ mod handle;
 mod hold;
 mod inner;
 mod jitter;
+mod level;
 pub(crate) mod permit;
 mod reconfigure;
 mod retry;

@@ -7,7 +7,6 @@ use crate::config::Abandoned;
 use crate::counters::Counter;
 use crate::events::TripCause;
 use crate::histogram::Kind;
-use crate::level::KeyOutcome;
 use crate::policy::Outcome;
 use crate::state::{State, Word};
 
@@ -109,54 +108,6 @@ impl Inner {
             } else {
                 self.trip_on(generation, cause);
             }
-        }
-    }
-
-    /// A closed key's outcome told to its group level.
-    #[cold]
-    #[inline(never)]
-    fn tell_level(&self, admitted: Word, outcome: Outcome) {
-        if let Some(level) = self.guards.group_level() {
-            let windowed = self.hot.policy.is_window();
-            let told = KeyOutcome {
-                failed: outcome.failed,
-                lasted: outcome.lasted,
-                ended: outcome.ended,
-            };
-            level.key_outcome(told, admitted.failures() != 0, windowed);
-        }
-    }
-
-    /// The verdict on this breaker of a failure that is its keyed group's
-    /// (`Permit::failure_of_group`) admitted on `admitted`: told to the group
-    /// level and ignored here, when there is one and the call was a closed
-    /// one's; a failure otherwise.
-    #[cold]
-    pub(super) fn failure_of_group(&self, admitted: Word) -> Verdict {
-        match self.guards.group_level() {
-            Some(level) if admitted.state() == State::Closed => {
-                level.group_failure(self.hot.policy.is_window());
-                Verdict::Ignored
-            }
-            _ => Verdict::Failure,
-        }
-    }
-
-    /// A key of a keyed group that judges as one trips: it opens if
-    /// `max_open_keys` leaves room, or the group opens in its place.
-    #[cold]
-    #[inline(never)]
-    fn trip_judged(&self, generation: u64, cause: TripCause) {
-        let Some(level) = self.guards.group_level() else {
-            // Not reached: a judged key's slot holds its group level for life.
-            self.trip_on(generation, cause);
-            return;
-        };
-        if !level.reserve_open() {
-            return level.key_past_cap();
-        }
-        if !self.trip_on(generation, cause) {
-            level.release_open();
         }
     }
 
