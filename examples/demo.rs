@@ -946,10 +946,11 @@ fn check_hold(t: &Timeline<'_>) -> Result<(), String> {
     if actions != expected {
         failed.push(format!("calls went {actions:?}, expected {expected:?}"));
     }
-    if (m.holds.key, m.failures, m.retries, m.state) != (1, 0, 0, State::Closed) {
+    if (m.holds.group, m.failures, m.retries, m.state) != (1, 0, 0, State::Closed) {
         failed.push(format!(
-            "holds {}, failures {}, retries {}, {}: expected one hold, no failure, no retry, closed",
-            m.holds.key,
+            "group holds {}, failures {}, retries {}, {}: expected one hold of the group, no \
+             failure, no retry, closed",
+            m.holds.group,
             m.failures,
             m.retries,
             m.state.as_str()

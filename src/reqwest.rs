@@ -22,7 +22,8 @@
 //! refused request never reaches the network: it fails with
 //! `reqwest_middleware::Error::Middleware` holding the [`CircuitOpen`], which
 //! [`circuit_open`] finds. Dropping the request's future before it finishes
-//! counts the call as abandoned.
+//! abandons the call, which counts as the group's `abandoned` key says
+//! (ignored by default).
 //!
 //! # Bulkhead and deadline
 //!
@@ -49,7 +50,8 @@
 //!   only): a success, as the head said;
 //! - dropped once polled and before its end (a caller that gave up, a timeout
 //!   of its own around `bytes()`, also one that fired before the first byte
-//!   came): abandoned, neither success nor failure.
+//!   came): abandoned, which counts as the group's `abandoned` key says
+//!   (ignored by default).
 //!
 //! An empty body (a `HEAD`, a `204`, `content-length: 0`) is recorded at once.
 //! Until then the call holds its permit, a half-open probe slot included, and

@@ -11,7 +11,8 @@ use std::sync::LazyLock;
 use std::time::Duration;
 
 use breakerbox::{
-    circuit_breaker, clock::Clock, CircuitOpen, ManualClock, Registry, RetryAfterHint, State,
+    circuit_breaker, clock::Clock, hold::HoldScope, CircuitOpen, ManualClock, Registry,
+    RetryAfterHint, State,
 };
 
 #[derive(Debug, PartialEq)]
@@ -157,7 +158,12 @@ fn a_wait_past_the_retrys_cap_holds_the_group_instead_of_waiting_or_failing() {
             "{group}: {held:?}"
         );
         let m = breaker.metrics();
-        assert_eq!((m.failures, m.ignored, m.holds.key), (0, 1, 1), "{group}");
+        assert_eq!(
+            (m.failures, m.ignored, m.holds.key, m.holds.group),
+            (0, 1, 0, 1),
+            "{group}: the group is held"
+        );
+        assert_eq!(held.scope, HoldScope::Group, "{group}");
         assert_eq!(
             breaker.state(),
             State::Closed,

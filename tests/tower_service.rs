@@ -223,6 +223,41 @@ fn a_circuit_that_admits_after_readiness_refused_still_refuses_and_frees_the_pro
     assert_eq!(b.state(), State::Closed);
 }
 
+#[test]
+fn the_probe_given_back_after_readiness_refused_is_no_failure_when_abandoned_counts_as_failure() {
+    let clock = ManualClock::new();
+    let config = Config::builder()
+        .threshold(2)
+        .open(OPEN)
+        .abandoned(Abandoned::Failure)
+        .build()
+        .unwrap();
+    let b = Breaker::with_clock("svc-race-failure", config, clock.clone());
+    let upstream = Upstream::answering(500);
+    let mut svc = CircuitBreakerLayer::for_breaker(&b).layer(upstream.clone());
+    let _ = request(&mut svc);
+    let _ = request(&mut svc);
+    upstream.ready.store(false, SeqCst);
+    let failures = b.metrics().failures;
+
+    assert!(matches!(poll_ready(&mut svc), Poll::Ready(Ok(())))); // open: refusing
+    clock.advance(OPEN); // ... and now a claim would be admitted as the probe
+    assert!(matches!(poll_now(svc.call(())), Err(BreakerError::Open(_))));
+    let m = b.metrics();
+    assert_eq!(
+        (m.failures, m.abandoned),
+        (failures, 1),
+        "the probe never ran: abandoned, not a failure"
+    );
+    assert_eq!(m.probes_in_flight, 0);
+    assert_eq!(b.state(), State::HalfOpen, "the circuit did not reopen");
+
+    upstream.ready.store(true, SeqCst);
+    upstream.status.store(200, SeqCst);
+    assert_eq!(request(&mut svc), Ok(200));
+    assert_eq!(b.state(), State::Closed);
+}
+
 /// An upstream whose answer never comes, or that panics when polled.
 #[derive(Clone, Copy)]
 enum Stuck {

@@ -24,6 +24,9 @@ pub(crate) struct Guards {
     /// group's, shared by its keys. Non-null, it is one strong count of an
     /// `Arc<RetrySlot>` (`Arc::into_raw`), given back on drop.
     retry: AtomicPtr<RetrySlot>,
+    /// Whether the retry slot came from a keyed group (its keys' and its
+    /// own breaker's), not made by this breaker's first retried call.
+    keyed: bool,
 }
 
 impl Guards {
@@ -38,6 +41,7 @@ impl Guards {
         retry: Option<Arc<RetrySlot>>,
     ) -> Self {
         let histogram = histogram.or_else(|| CallHistogram::new(config, false).map(Arc::new));
+        let keyed = retry.is_some();
         Guards {
             bulkhead: config
                 .max_concurrent()
@@ -47,6 +51,7 @@ impl Guards {
             retry: AtomicPtr::new(
                 retry.map_or(std::ptr::null_mut(), |slot| Arc::into_raw(slot).cast_mut()),
             ),
+            keyed,
         }
     }
 
@@ -87,6 +92,12 @@ impl Guards {
         let slot = self.retry.load(Acquire);
         // SAFETY: as in `retry_slot`.
         (!slot.is_null()).then(|| unsafe { &*slot })
+    }
+
+    /// Whether this breaker is a keyed group's (one of its keys, or the
+    /// group's own breaker). Read on slow paths only.
+    pub(crate) fn keyed(&self) -> bool {
+        self.keyed
     }
 
     /// The group level this key reports to, if its keyed group judges as

@@ -363,13 +363,19 @@ impl<S: FleetStore, L: LocalSide> Agent<S, L> {
         self.adopt(&notice.group, notice.record);
     }
 
-    /// Writes this instance's group-scope hold of `group` to the store.
+    /// Writes this instance's group-scope hold of `group` to the store. The
+    /// store keeps the later of its hold and this one: when that is another
+    /// instance's, the local breaker takes it as a notice of it would.
     async fn share_hold(&mut self, group: &str, remaining: Duration) {
         let origin = self.config.instance.clone();
         if let Some(record) = self.note(self.store.hold(group, remaining, &origin).await) {
-            self.stats.holds_published.fetch_add(1, Relaxed);
-            let known = self.holds.entry(group.to_owned()).or_default();
-            *known = (*known).max(record.hold_until_ms);
+            if record.hold_origin == origin {
+                self.stats.holds_published.fetch_add(1, Relaxed);
+                let known = self.holds.entry(group.to_owned()).or_default();
+                *known = (*known).max(record.hold_until_ms);
+            } else {
+                self.adopt_hold(group, &record);
+            }
         }
     }
 

@@ -35,7 +35,11 @@ local function record(key)
 end
 local function hold_of(key)
   local h = redis.call('HMGET', key, 'hold', 'hold_origin')
-  return tonumber(h[1] or '0'), (h[2] or '')
+  local hold = tonumber(h[1] or '0')
+  if not hold or hold ~= hold or hold < 0 or hold >= 9007199254740992 or hold % 1 ~= 0 then
+    return 0, ''
+  end
+  return hold, (h[2] or '')
 end
 local function n(x) return string.format('%d', x) end
 local function reply(status, run, epoch, state, untl, now, origin, votes, key)
@@ -176,7 +180,8 @@ impl Scripts {
 ///
 /// Keys, under a prefix (default `breaker:fleet`): `{prefix}:run` (the
 /// incarnation), `{prefix}:g:{group}` (a hash: epoch, state, until, origin,
-/// and the group-scope hold's end and origin),
+/// and the group-scope hold's end and origin; a hold that is not a whole
+/// number of milliseconds reads as no hold, and the next hold replaces it),
 /// `{prefix}:l:{group}:...` (probe leases, with expiry), `{prefix}:v:{group}:...`
 /// (quorum votes, with expiry), `{prefix}:a:{group}:{bucket}` (counts, with
 /// expiry); notices on the channel `{prefix}:notices`.
@@ -308,8 +313,17 @@ fn parse_reply(fields: &[String]) -> Result<(String, GroupRecord, u32), StoreErr
         until_ms: num(until)?,
         now_ms: num(now)?,
         origin: origin.clone(),
-        hold_until_ms: num(hold)?,
-        hold_origin: hold_origin.clone(),
+        hold_until_ms: 0,
+        hold_origin: String::new(),
+    };
+    // A hold that is no number is no hold: the group's other fields stand.
+    let record = match num(hold) {
+        Ok(hold_until_ms) => GroupRecord {
+            hold_until_ms,
+            hold_origin: hold_origin.clone(),
+            ..record
+        },
+        Err(_) => record,
     };
     let votes = u32::try_from(num(votes)?).unwrap_or(u32::MAX);
     Ok((status.clone(), record, votes))
@@ -338,8 +352,11 @@ pub(crate) fn parse_notice(payload: &str) -> Option<Notice> {
     let until_ms = it.next()?.parse().ok()?;
     let now_ms = it.next()?.parse().ok()?;
     let origin = it.next()?.to_owned();
-    let hold_until_ms = it.next()?.parse().ok()?;
-    let hold_origin = it.next()?.to_owned();
+    // A hold that is no number is no hold.
+    let (hold_until_ms, hold_origin) = match (it.next()?.parse(), it.next()?) {
+        (Ok(hold), origin) => (hold, origin.to_owned()),
+        (Err(_), _) => (0, String::new()),
+    };
     let group = it.next()?.to_owned();
     Some(Notice {
         group,

@@ -131,3 +131,33 @@ async fn the_store_keeps_the_later_hold_and_tells_it_in_a_notice() {
     let read = store.read(&["llm".into()]).await.unwrap().remove(0);
     assert_eq!(read.hold_until_ms, first.hold_until_ms);
 }
+
+#[tokio::test]
+async fn an_instance_publishing_a_shorter_hold_takes_the_longer_one_the_store_keeps() {
+    let test = "an_instance_publishing_a_shorter_hold_takes_the_longer_one_the_store_keeps";
+    let Some(server) = support::redis_or_skip(test) else {
+        return;
+    };
+    let url = server.url();
+    let (mut a, mut b) = (instance("a", &url), instance("b", &url));
+
+    let long = a.llm.hold(WAIT, HoldScope::Group);
+    a.pump().await;
+    // b holds for less before it has heard of a's hold; the store keeps a's.
+    b.llm.hold(WAIT / 3, HoldScope::Group);
+    b.pump().await;
+    assert_eq!(
+        b.agent.stats().holds_published,
+        0,
+        "the store wrote nothing"
+    );
+    assert_eq!(b.agent.stats().holds_applied, 1);
+    let left = b.llm.try_acquire().unwrap_err().retry_after().unwrap();
+    assert!(
+        left > long - Duration::from_secs(2) && left <= long,
+        "b waits out a's longer hold: {left:?} of {long:?}"
+    );
+
+    b.agent.tick().await;
+    assert_eq!(b.agent.stats().holds_applied, 1, "applied once");
+}

@@ -216,3 +216,53 @@ async fn a_slow_redis_costs_one_timeout_and_a_gone_one_an_error() {
     };
     assert_eq!(record.epoch, 0);
 }
+
+#[tokio::test]
+async fn a_malformed_hold_reads_as_no_hold_and_every_other_group_reads_as_stored() {
+    let test = "a_malformed_hold_reads_as_no_hold_and_every_other_group_reads_as_stored";
+    let Some(server) = support::redis_or_skip(test) else {
+        return;
+    };
+    let store = RedisStore::new(&server.url())
+        .unwrap()
+        .timeout(Duration::from_secs(2));
+    let held = store
+        .hold("llm", Duration::from_secs(30), "a")
+        .await
+        .unwrap();
+    store
+        .hold("search", Duration::from_secs(30), "a")
+        .await
+        .unwrap();
+
+    let mut raw = redis::Client::open(server.url())
+        .unwrap()
+        .get_connection()
+        .unwrap();
+    for bad in ["soon", "-5", "1.5", "inf", "nan", "1e300"] {
+        redis::cmd("HSET")
+            .arg("breaker:fleet:g:search")
+            .arg("hold")
+            .arg(bad)
+            .query::<()>(&mut raw)
+            .unwrap();
+        let read = store
+            .read(&["llm".into(), "search".into()])
+            .await
+            .unwrap_or_else(|e| panic!("hold {bad:?}: {e}"));
+        assert_eq!(read[0].hold_until_ms, held.hold_until_ms, "{bad:?}");
+        assert_eq!(read[0].hold_origin, "a");
+        assert_eq!(read[1].hold_until_ms, 0, "{bad:?} is no hold");
+        assert_eq!(read[1].hold_remaining(), Duration::ZERO);
+    }
+
+    let replaced = store
+        .hold("search", Duration::from_secs(10), "b")
+        .await
+        .unwrap();
+    assert_eq!(
+        replaced.hold_origin, "b",
+        "a new hold replaces a malformed one"
+    );
+    assert_eq!(replaced.hold_remaining(), Duration::from_secs(10));
+}

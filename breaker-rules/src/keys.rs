@@ -320,8 +320,12 @@ macro_rules! config_keys {
             /// it is a failure, in the closed state and as a probe alike, so a
             /// dependency that hangs while every caller times out by itself trips
             /// the breaker. The default is `"ignore"` because one caller giving up
-            /// says nothing certain about the dependency. Live: a new value applies
-            /// to the next call dropped.
+            /// says nothing certain about the dependency. `"failure"` is for
+            /// client-side callers: a server-side layer (tower, tonic) sees a
+            /// client's cancel or disconnect as an abandoned call, so under
+            /// `"failure"` clients that go away trip it. A permit given back
+            /// before its call ran is abandoned under either value. Live: a new
+            /// value applies to the next call dropped.
             ///
             /// ```
             /// # use breaker_core as breakerbox;

@@ -279,7 +279,8 @@ async fn list(State(inner): State<Shared>, headers: HeaderMap, uri: Uri) -> Resp
 }
 
 /// What `GET /breakers` answers: every unkeyed breaker, every keyed group the
-/// router knows, and the registry's conflicts.
+/// router knows, the groups declared and not yet made (`declared`), and the
+/// registry's conflicts.
 fn every_breaker(inner: &Inner) -> Value {
     let overrides = inner.registry.overrides();
     let conflicts = inner.registry.conflicts();

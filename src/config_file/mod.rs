@@ -72,7 +72,7 @@
 //! | `max_hold_ms` | duration (`"1h"`) or integer milliseconds (`u64`), whole seconds |
 //! | `systemic_share` | number (`f64`), in `(0, 1]` |
 //! | `max_open_keys` | number (`f64`), in `(0, 1]` |
-//! | `abandoned` | `"ignore"` or `"failure"` (a variable: the word alone) |
+//! | `abandoned` | `"ignore"` or `"failure"` (a variable: the word alone; `"failure"` is for client-side callers: a server-side layer sees a client's cancel as an abandoned call) |
 //! | `retry` | integer (`u32`); `0` turns the group's retries off |
 //! | `retry_delay_ms` | duration (`"50ms"`) or integer milliseconds (`u64`) |
 //! | `retry_max_delay_ms` | duration (`"2s"`) or integer milliseconds (`u64`) |

@@ -29,7 +29,7 @@
 //! | `breaker.key` | a keyed group's key, where an integration records it ([`record_key`]) |
 //! | `breaker.verdict` | [`Verdict::as_str`]: `admitted`, `probe`, `shadow_refused` (admitted by shadow mode in place of a refusal), `refused`, `held` (a hold refused it), `throttled` (the adaptive throttle refused it) |
 //! | `breaker.outcome` | `refused` for a call that did not run; for an admitted one, how its permit recorded it: `success`, `failure`, `ignored` (an error the classifier ignores, a server's wait), `abandoned` (dropped without a verdict: a cancelled future, a caller that gave up) |
-//! | `breaker.reason` | a refused call's [`OpenReason::as_str`](crate::OpenReason::as_str): `open`, `half_open_full`, `forced_open`, `fleet_open`, `bulkhead_full`, `ramping`, `throttled`, `held` |
+//! | `breaker.reason` | a refused call's [`OpenReason::as_str`](crate::OpenReason::as_str): `open`, `half_open_full`, `forced_open`, `fleet_open`, `bulkhead_full`, `ramping`, `throttled`, `held`, `group_open` (the keyed group is open as one) |
 //!
 //! The breaker records them itself, for every way of calling through it:
 //! `#[circuit_breaker]`, [`Breaker::call`](crate::Breaker::call), a permit,

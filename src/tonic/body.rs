@@ -145,7 +145,8 @@ pin_project! {
     ///   `DEADLINE_EXCEEDED`: the body then ends with those trailers, as a
     ///   server's answer would;
     /// - when it is dropped before any of these (a client that stopped
-    ///   reading a stream), *abandoned*: neither success nor failure.
+    ///   reading a stream), *abandoned*, which counts as the group's
+    ///   `abandoned` key says (ignored by default).
     pub struct GrpcBody<B, C> {
         #[pin]
         kind: Kind<B, C>,

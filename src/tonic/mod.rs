@@ -70,8 +70,9 @@
 //!   trailers, in its [`GrpcBody`], so a server stream that fails after some
 //!   messages counts as the failure it is. A body that is dropped before its
 //!   trailers (a client that stopped reading a stream) is *abandoned*, as is
-//!   a call whose future is dropped: neither success nor failure, and a probe
-//!   slot it held is freed.
+//!   a call whose future is dropped, which counts as the group's `abandoned`
+//!   key says: ignored by default (a probe slot it held is freed), a failure
+//!   under `abandoned = "failure"`, which suits a client only.
 //! - Until then the call holds its permit, a half-open probe slot included,
 //!   and its duration for a slow-call rule runs to the trailers.
 //! - With feature `tracing`, a recorded group's call carries its group, its
@@ -145,7 +146,9 @@
 //!   method (tonic's server enforces it and answers `CANCELLED`, ignored);
 //!   only the group's `timeout_ms` is the layer's deadline;
 //! - a client that drops its call, or cancels it, counts as abandoned or
-//!   ignored, never as a failure. What a client can make a handler answer
+//!   ignored, never as a failure, while the group keeps `abandoned = "ignore"`
+//!   (the default): under `"failure"` every client that goes away is a
+//!   failure, so a server's group keeps the default. What a client can make a handler answer
 //!   still counts: tonic answers a request it cannot decode with
 //!   `INTERNAL`, a failure under [`GrpcStatuses`]; a server open to
 //!   untrusted clients gives the layer a classifier of its own.

@@ -30,8 +30,9 @@ pin_project! {
     ///   stalls mid-body) is a failure.
     /// - **Dropped before its end**: a success if it was never polled (a
     ///   caller that looks at the head only), *abandoned* if it was (a caller
-    ///   that gave up mid-body, a timeout of its own around the read), and a
-    ///   failure while a panic unwinds.
+    ///   that gave up mid-body, a timeout of its own around the read), which
+    ///   counts as the group's `abandoned` key says (ignored by default), and
+    ///   a failure while a panic unwinds.
     ///
     /// An empty body (`is_end_stream` when wrapped) is recorded as a success at
     /// once. Until it is recorded the call holds its permit, a half-open probe

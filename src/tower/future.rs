@@ -22,8 +22,9 @@ pin_project! {
     /// future finishes, the classifier's verdict is recorded; if it panics while
     /// polled, the permit records a failure as the panic unwinds (also when the
     /// panic is caught above this future, which is then dropped after the unwind);
-    /// if this future is dropped first, the call counts as abandoned and a probe
-    /// slot it held is freed. A refused call's future holds the refusal and is ready at once.
+    /// if this future is dropped first, the call is abandoned, which counts as
+    /// the group's `abandoned` key says (ignored by default, freeing a probe
+    /// slot it held; a failure under `"failure"`). A refused call's future holds the refusal and is ready at once.
     /// A call of a group with `max_concurrent` also holds its bulkhead slot;
     /// with `timeout_ms` (and the `tokio` feature) it races the group's
     /// deadline, and one past it is dropped and recorded as timed out.

@@ -29,7 +29,10 @@
 //!   inner call's future and the permit move into a [`ResponseFuture`], which
 //!   records the outcome when the call finishes: the classifier's verdict on its
 //!   response or error, a failure if it panics, and *abandoned* if the future is
-//!   dropped first (a client that went away, a timeout outside this layer).
+//!   dropped first (a client that went away, a timeout outside this layer),
+//!   which counts as the group's `abandoned` key says, ignored by default. On
+//!   a server, a client's cancel or disconnect is such a drop: keep
+//!   `abandoned = "ignore"` for a server-side layer.
 //! - A response that asks every caller to wait (a `429` or `503` with
 //!   `Retry-After`, in seconds or as an HTTP date; [`Classify::wait`]) is no
 //!   failure: the breaker is [held](crate::Breaker::hold) for the wait (at
@@ -418,8 +421,9 @@ impl<S, C> CircuitBreaker<S, C> {
 
     /// A call after a `poll_ready` that found the circuit refusing. The inner
     /// service was not made ready, so it is not called, even if the circuit has
-    /// come to admit since: then the call is given up (its permit counts as
-    /// abandoned, freeing any probe slot) and refused as `poll_ready` decided.
+    /// come to admit since: then the permit is given back (counted as
+    /// abandoned whatever the `abandoned` key says, since the call never ran;
+    /// any probe slot is freed) and the call refused as `poll_ready` decided.
     #[cold]
     #[inline(never)]
     fn refuse<F>(&mut self) -> ResponseFuture<F, C> {
@@ -434,7 +438,7 @@ impl<S, C> CircuitBreaker<S, C> {
         match self.breaker.try_acquire() {
             Err(open) => open,
             Ok(permit) => {
-                drop(permit);
+                permit.give_back();
                 decided.expect("a refusal")
             }
         }

@@ -461,8 +461,9 @@ pin_project! {
     ///
     /// Each attempt's outcome is recorded as [`ResponseFuture`]'s is: the
     /// classifier's verdict when it finishes, a failure if it panics, and
-    /// *abandoned* if this future is dropped during it; dropping it during a
-    /// wait ends the call with nothing held.
+    /// *abandoned* if this future is dropped during it (counted as the group's
+    /// `abandoned` key says, ignored by default); dropping it during a wait
+    /// ends the call with nothing held.
     pub struct RetryFuture<S, Req, C, P, Tm>
     where
         S: Service<Req>,

@@ -170,6 +170,28 @@ impl<'a> Permit<'a> {
         self.finish(verdict);
     }
 
+    /// The call never ran (the caller claimed and then chose not to call):
+    /// counted as abandoned whatever the group's `abandoned` key says, so a
+    /// probe slot it held is freed and nothing else moves. A call that ran
+    /// and was given up is dropped instead, which the key may count as a
+    /// failure.
+    ///
+    /// ```
+    /// # use breaker_core as breakerbox;
+    /// use breakerbox::{config::Abandoned, Breaker, Config};
+    ///
+    /// let config = Config::builder().abandoned(Abandoned::Failure).build()?;
+    /// let breaker = Breaker::new("docs-give-back", config);
+    /// breaker.try_acquire()?.give_back();
+    /// let m = breaker.metrics();
+    /// assert_eq!((m.abandoned, m.failures), (1, 0));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[cold]
+    pub fn give_back(self) {
+        self.finish(Verdict::Abandoned);
+    }
+
     /// A failure of `scope`.
     #[inline(always)]
     fn failure_in(self, scope: Scope) {
@@ -369,6 +391,13 @@ impl OwnedPermit {
     pub fn failure_of_group(self) {
         let verdict = self.breaker.inner.failure_of_group(self.admitted);
         self.finish(verdict);
+    }
+
+    /// As [`Permit::give_back`]: the call never ran; counted as abandoned
+    /// whatever the group's `abandoned` key says.
+    #[cold]
+    pub fn give_back(self) {
+        self.finish(Verdict::Abandoned);
     }
 
     /// As [`Permit::is_shadow_call`]: whether shadow mode admitted this call

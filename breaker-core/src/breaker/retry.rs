@@ -280,7 +280,7 @@ impl Breaker {
         };
         let failed = classifier.is_failure(&error);
         if let Some(wait) = holds_for(retry, failed, hint) {
-            permit.hold(wait, HoldScope::Key);
+            permit.hold(wait, self.retry_hold_scope());
             return RetryVerdict::Done(Err(error));
         }
         if !failed {
@@ -294,6 +294,18 @@ impl Breaker {
         match self.retry_delay(retry, attempts, hint) {
             Some(delay) => RetryVerdict::Again(delay),
             None => RetryVerdict::Done(Err(error)),
+        }
+    }
+
+    /// What a wait past the retry's cap holds: the key, for a keyed group's
+    /// key (one tenant's quota); the whole group, for any other breaker, so
+    /// that a fleet shares it.
+    #[cold]
+    fn retry_hold_scope(&self) -> HoldScope {
+        if self.inner.guards.keyed() && !self.inner.group_level {
+            HoldScope::Key
+        } else {
+            HoldScope::Group
         }
     }
 
@@ -327,7 +339,7 @@ impl Breaker {
         let failed = classifier.is_failure(&error);
         let held = holds_for(retry, failed, hint);
         match held {
-            Some(wait) => drop(permit.hold(wait, HoldScope::Key)),
+            Some(wait) => drop(permit.hold(wait, self.retry_hold_scope())),
             None if failed => permit.failure(),
             None => permit.ignore(),
         }
