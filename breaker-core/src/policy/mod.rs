@@ -134,7 +134,11 @@ impl Policy {
     /// does (the caller trips only a closed breaker). `word` is the breaker's
     /// state word, where the consecutive count lives (counted only while
     /// closed); a time window reads `clock` to place the outcome.
-    #[inline]
+    ///
+    /// Always inlined: a verdict's path (`settle`) and a keyed group's own
+    /// breaker taking a key's report both call it, and a call that is not
+    /// inlined costs each verdict more than the copy costs in code.
+    #[inline(always)]
     pub(crate) fn record(
         &self,
         word: &AtomicU64,
