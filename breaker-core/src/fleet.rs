@@ -92,6 +92,53 @@ pub trait FleetControl {
     /// ```
     fn fleet_close(&self) -> bool;
 
+    /// Withdraws the fleet's own open: as [`fleet_close`](Self::fleet_close),
+    /// only when the breaker is open because the fleet opened it
+    /// ([`is_fleet_open`](Self::is_fleet_open)), decided and done in one
+    /// atomic step. A breaker that tripped on its own evidence since (its
+    /// trip is on its way to the fleet), a keyed group's own trip, a
+    /// half-open one probing, a closed one and one forced by hand are left
+    /// alone (`false`). For a fleet agent whose own close the fleet took
+    /// while it held the local breaker open.
+    ///
+    /// ```
+    /// # use breaker_core as breakerbox;
+    /// use std::time::Duration;
+    /// use breakerbox::fleet::FleetControl;
+    /// use breakerbox::{Breaker, Config, OpenReason, State};
+    ///
+    /// let breaker = Breaker::new("db", Config::builder().threshold(1).build().unwrap());
+    /// breaker.fleet_open(Duration::from_secs(20));
+    /// assert!(breaker.fleet_release());
+    /// assert_eq!(breaker.state(), State::Closed);
+    ///
+    /// breaker.try_acquire().unwrap().failure(); // its own trip
+    /// assert!(!breaker.fleet_release());
+    /// assert_eq!(breaker.try_acquire().unwrap_err().reason(), OpenReason::Open);
+    /// ```
+    fn fleet_release(&self) -> bool;
+
+    /// Whether the breaker is open because the fleet opened it
+    /// ([`fleet_open`](Self::fleet_open), [`fleet_reopen`](Self::fleet_reopen))
+    /// and has not moved since: not by its own trip, which a fleet agent
+    /// publishes, and not half-open. A keyed group's own breaker, whose
+    /// refusals say [`OpenReason::Group`](crate::OpenReason::Group) either
+    /// way, tells the two apart only so.
+    ///
+    /// ```
+    /// # use breaker_core as breakerbox;
+    /// use std::time::Duration;
+    /// use breakerbox::fleet::FleetControl;
+    /// use breakerbox::{Breaker, Config};
+    ///
+    /// let breaker = Breaker::new("db", Config::builder().threshold(1).build().unwrap());
+    /// breaker.try_acquire().unwrap().failure();
+    /// assert!(!breaker.is_fleet_open(), "open by its own trip");
+    /// breaker.fleet_open(Duration::from_secs(20));
+    /// assert!(breaker.is_fleet_open());
+    /// ```
+    fn is_fleet_open(&self) -> bool;
+
     /// Moves the end of the current open (a local trip's or the fleet's) to
     /// `remaining` from now, in the same generation and with the same reason:
     /// no transition, nothing told. For a fleet agent that must keep this

@@ -1,5 +1,5 @@
 //! What a fleet agent does to a local breaker (`fleet_open`, `fleet_close`,
-//! `fleet_hold`, `fleet_reopen`), through the public handle on a manual clock: refusals that
+//! `fleet_release`, `fleet_hold`, `fleet_reopen`), through the public handle on a manual clock: refusals that
 //! say "fleet" with a real `retry_after`, the lazy half-open and its probe
 //! slots, the backoff, the events, and the user's hand that wins.
 
@@ -148,6 +148,72 @@ fn a_fleet_close_closes_open_and_half_open_breakers_with_a_fresh_policy() {
     let m = b.metrics();
     assert_eq!(m.state, State::Closed, "the late probe is stale");
     assert_eq!((m.stale, m.probes_failed), (1, 0));
+}
+
+#[test]
+fn a_fleet_release_closes_only_an_open_the_fleet_made() {
+    let (b, clock) = manual(probes(1));
+    assert!(b.fleet_open(ms(20_000)));
+    assert!(b.is_fleet_open());
+    assert!(b.fleet_release());
+    assert_eq!(b.state(), State::Closed);
+    assert!(!b.is_fleet_open());
+
+    trip(&b);
+    assert!(!b.is_fleet_open(), "its own trip");
+    assert!(!b.fleet_release());
+    assert_eq!(b.try_acquire().unwrap_err().reason(), OpenReason::Open);
+
+    // The fleet's open ran out and a probe of its own is under way.
+    assert!(b.fleet_open(ms(1_000)));
+    clock.advance(ms(1_000));
+    let probe = b.try_acquire().unwrap();
+    assert!(!b.fleet_release(), "half-open: the probe decides");
+    probe.success();
+    assert_eq!(b.metrics().stale, 0, "the probe was not made stale");
+    assert_eq!(b.state(), State::Closed);
+
+    b.force_open();
+    assert!(!b.fleet_release());
+    assert_eq!(b.state(), State::ForcedOpen);
+}
+
+/// The fleet's release of its open races this instance's probe: the open
+/// ran out, a call probes and fails. Whichever comes first, the breaker ends
+/// open on its own evidence: a failure seen here is never closed by the
+/// fleet's withdrawal of an open it no longer holds.
+#[test]
+fn a_fleet_release_racing_a_failed_probe_never_closes_the_local_trip() {
+    let config = Config::builder()
+        .threshold(1)
+        .open(Duration::from_secs(1))
+        .build()
+        .unwrap();
+    // The window is a few instructions wide: many rounds, for at most 5 s.
+    support::within_10s(move || {
+        let started = std::time::Instant::now();
+        for _ in 0..20_000 {
+            if started.elapsed() > Duration::from_secs(5) {
+                break;
+            }
+            let (b, _clock) = manual(config);
+            assert!(b.fleet_open(Duration::ZERO));
+            let b = Arc::new(b);
+            let start = Arc::new(std::sync::Barrier::new(2));
+            let probing = {
+                let (b, start) = (b.clone(), start.clone());
+                std::thread::spawn(move || {
+                    start.wait();
+                    b.try_acquire().unwrap().failure();
+                })
+            };
+            start.wait();
+            b.fleet_release();
+            probing.join().unwrap();
+            let refused = b.try_acquire().unwrap_err();
+            assert_eq!(refused.reason(), OpenReason::Open, "{:?}", b.metrics());
+        }
+    });
 }
 
 #[test]

@@ -130,12 +130,12 @@ impl Inner {
         }
     }
 
-    /// The open word a step swaps in: a keyed group's own breaker's is
-    /// refused by the state machine, which tells its refusals as the group's
-    /// (the open path of every other breaker never asks).
+    /// The open word a step swaps in: a keyed group's own trip is marked so,
+    /// and refused by the state machine, which tells its refusals as the
+    /// group's (the open path of every other breaker never asks).
     fn opened_word(&self, next: Word) -> Word {
         if self.group_level && next.state() == State::Open && !next.is_fleet_open() {
-            next.stepped_open()
+            next.group_trip()
         } else {
             next
         }
@@ -229,10 +229,21 @@ impl Inner {
     /// instance ramps from the fleet's close).
     #[cold]
     pub(super) fn fleet_close(&self) -> bool {
+        self.fleet_closes(Input::FleetClose)
+    }
+
+    /// [`FleetControl::fleet_release`](crate::fleet::FleetControl::fleet_release): as
+    /// [`fleet_close`](Self::fleet_close), only from an open the fleet made.
+    #[cold]
+    pub(super) fn fleet_release(&self) -> bool {
+        self.fleet_closes(Input::FleetRelease)
+    }
+
+    fn fleet_closes(&self, input: Input) -> bool {
         let guard = self.transition.lock();
         let word = self.word();
         self.start_ramp(word);
-        let (from, step) = self.drive(word, Input::FleetClose);
+        let (from, step) = self.drive(word, input);
         drop(guard);
         let closed = step.change(from).is_some();
         self.execute(from, step, None);

@@ -513,6 +513,14 @@ impl crate::fleet::FleetControl for Breaker {
         self.inner.fleet_close()
     }
 
+    fn fleet_release(&self) -> bool {
+        self.inner.fleet_release()
+    }
+
+    fn is_fleet_open(&self) -> bool {
+        self.inner.word().is_fleet_open()
+    }
+
     fn fleet_hold(&self, remaining: Duration) -> bool {
         self.inner.fleet_hold(nanos(remaining))
     }

@@ -328,3 +328,29 @@ fn loom_a_fleet_reopen_racing_a_probe_never_reopens_a_closed_breaker() {
         assert_eq!(m.probes_in_flight, 0, "a slot leaked: {m:?}");
     });
 }
+
+/// A fleet agent withdraws the fleet's open (its own close was taken) while
+/// the breaker, its open run out, probes and fails. The release closes only
+/// the fleet's open word: released first, the call is admitted closed and
+/// trips; probing first, the release leaves the half-open or the new open
+/// alone. The breaker always ends open on its own evidence, and the failure
+/// is counted once.
+#[test]
+fn loom_a_fleet_release_racing_a_failed_probe_never_closes_the_local_trip() {
+    model(|| {
+        let clock = ManualClock::new();
+        let breaker = Arc::new(Breaker::with_clock("loom", config(1), clock));
+        assert!(breaker.fleet_open(Duration::ZERO));
+        let probing = {
+            let breaker = breaker.clone();
+            thread::spawn(move || breaker.try_acquire().expect("due or closed").failure())
+        };
+        breaker.fleet_release();
+        probing.join().unwrap();
+        let m = breaker.metrics();
+        assert_eq!(m.state, State::Open, "{m:?}");
+        assert_eq!((m.failures, m.stale), (1, 0), "{m:?}");
+        assert!(!breaker.is_fleet_open(), "{m:?}");
+        assert_eq!(m.probes_in_flight, 0, "a slot leaked: {m:?}");
+    });
+}

@@ -42,6 +42,10 @@ pub(super) enum Input {
     /// The fleet says a probe elsewhere closed the circuit: open or half-open
     /// to closed.
     FleetClose,
+    /// The fleet withdraws its own open: open to closed, only when the fleet
+    /// opened it (a local trip since, a keyed group's own trip and a
+    /// half-open stay).
+    FleetRelease,
     /// The fleet moves the end of the current open to `deadline`, read at `now`
     /// (precise): no new generation. Sooner is always safe; later only while
     /// the current end is more than [`HOLD_GUARD`] ahead of `now`, so that no
@@ -284,6 +288,10 @@ pub(super) fn step(word: Word, input: Input, config: &Config, at: &impl Readings
             }
             _ => Step::stay(Act::Nothing),
         },
+        Input::FleetRelease if word.is_fleet_open() => {
+            Step::to(closed(word, config), Act::Nothing, ChangeKind::FleetClose)
+        }
+        Input::FleetRelease => Step::stay(Act::Nothing),
         Input::FleetHold { now, deadline } => {
             if word.state() != State::Open {
                 return Step::stay(Act::Nothing);

@@ -1,6 +1,7 @@
 //! The breaker's states and the one atomic word that holds the state, its
 //! generation, the consecutive failures while closed, the probes in flight and
-//! probe successes of a half-open episode, whether an open came from the fleet,
+//! probe successes of a half-open episode, whether an open came from the fleet
+//! or is a keyed group's own trip,
 //! whether a closed circuit still ramps its traffic back in, whether claims
 //! pass the adaptive throttle, whether a hold (the server asked to wait)
 //! refuses claims, and whether the group's calls are recorded on spans.
@@ -67,8 +68,9 @@ impl fmt::Display for State {
 /// [`Word::refusing`]: the words a claim refuses without the state machine.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Refusing {
-    /// Open by its own trip or failed probe (an open word the fleet opened is
-    /// `Other`: the state machine tells its reason).
+    /// Open by its own trip or failed probe (an open word the fleet opened,
+    /// and a keyed group's own trip, are `Other`: the state machine tells
+    /// their reason).
     LocallyOpen,
     /// Forced open by hand.
     ForcedOpen,
@@ -131,6 +133,11 @@ const FAILURE_FIELD: u64 = (MAX_FAILURES as u64) << FAILURE_SHIFT;
 /// fleet opened it (`Breaker::fleet_open`), so its refusals say so. Cleared,
 /// like every field, by the next generation.
 const FLEET: u64 = 1 << PROBE_SHIFT;
+/// In an open word, whose probe and success fields are otherwise zero: a keyed
+/// group's own breaker tripped on its own evidence (`Word::group_trip`), so
+/// the state machine, not the claim's refusal frame, tells its refusals, as
+/// the group's. Never set with [`FLEET`]: a fleet's open is the fleet's.
+const GROUP_TRIP: u64 = 1 << (PROBE_SHIFT + 1);
 /// Only in a permit's forced-closed copy, whose probe and success fields are
 /// otherwise zero: shadow mode admitted the call in place of a refusal
 /// ([`Word::shadow_call`]).
@@ -173,9 +180,12 @@ const _: () = {
         "the fields leave bits of the word unused"
     );
     // Aliases: a closed word's failures are the probe and success fields; an
-    // open word's fleet bit is the probe field's lowest.
+    // open word's fleet bit is the probe field's lowest, its group-trip bit
+    // the next.
     assert!(FAILURE_FIELD == PROBE_FIELD | SUCCESS_FIELD);
     assert!(FLEET & PROBE_FIELD == FLEET && FLEET.count_ones() == 1);
+    assert!(GROUP_TRIP & PROBE_FIELD == GROUP_TRIP && GROUP_TRIP.count_ones() == 1);
+    assert!(GROUP_TRIP & FLEET == 0);
     // Every state fits its field, and `REFUSING_OR_PROBING` (a mask of state
     // bits) is clear exactly for the states that admit without a step.
     let states = [
@@ -206,7 +216,7 @@ const _: () = {
 /// | 3 | claims read the clock (fixed for the breaker's life) |
 /// | 4 | verdicts feed a window policy (fixed for the breaker's life) |
 /// | 5 | only in a permit's copy: the claim did not find the word plain |
-/// | 6..16 | half-open: probes in flight; closed: consecutive failures, low bits; open: bit 6 says the fleet opened it; forced closed, only in a permit's copy: bit 6 says shadow mode admitted the call in place of a refusal |
+/// | 6..16 | half-open: probes in flight; closed: consecutive failures, low bits; open: bit 6 says the fleet opened it, bit 7 that a keyed group's own breaker tripped; forced closed, only in a permit's copy: bit 6 says shadow mode admitted the call in place of a refusal |
 /// | 16..26 | half-open: probe successes; closed: consecutive failures, high bits |
 /// | 26 | closed: the traffic ramp after the close runs |
 /// | 27 | shadow mode: refusals are admitted and counted (switched live) |
@@ -497,25 +507,32 @@ impl Word {
         Word(self.next(State::Open).0 | FLEET)
     }
 
-    /// This open word, refused by the state machine rather than the claim's
-    /// refusal frame (as a fleet's open is, with the same bit): a keyed
-    /// group's own breaker opens so, and its refusals are the group's.
-    pub(crate) const fn stepped_open(self) -> Word {
+    /// This open word (a local trip's or failed probe's) as a keyed group's
+    /// own breaker's: refused by the state machine rather than the claim's
+    /// refusal frame, so its refusals are the group's, and told apart from an
+    /// open the fleet made (a fleet agent's release leaves it open).
+    pub(crate) const fn group_trip(self) -> Word {
         debug_assert!(
-            matches!(self.state(), State::Open),
-            "a stepped open of a word that is not open"
+            matches!(self.state(), State::Open) && self.0 & FLEET == 0,
+            "a group trip of a word that is not a local open"
         );
-        Word(self.0 | FLEET)
+        Word(self.0 | GROUP_TRIP)
+    }
+
+    /// Whether this is an open word of a keyed group's own trip.
+    #[inline(always)]
+    pub(crate) const fn is_group_trip(self) -> bool {
+        matches!(self.state(), State::Open) && self.0 & GROUP_TRIP != 0
     }
 
     /// What the claim's refusal frame must tell apart, from one mask of the
-    /// state bits, the fleet bit, the shadow bit, the hold bit and the trace
-    /// bit (a shadow word is `Other`: the claim step decides, and the shadow
+    /// state bits, the fleet and group-trip bits, the shadow bit, the hold bit
+    /// and the trace bit (a shadow word is `Other`: the claim step decides, and the shadow
     /// helper admits what it refuses; a held word is `Other`: the step
     /// compares the hold; a traced word is `Other`: its refusal is told).
     #[inline(always)]
     pub(crate) const fn refusing(self) -> Refusing {
-        match self.0 & (STATE_FIELD | FLEET | SHADOW | HELD | TRACED) {
+        match self.0 & (STATE_FIELD | FLEET | GROUP_TRIP | SHADOW | HELD | TRACED) {
             OPEN_BITS => Refusing::LocallyOpen,
             FORCED_OPEN_BITS => Refusing::ForcedOpen,
             _ => Refusing::Other,
@@ -558,7 +575,7 @@ impl Word {
     /// This closed word with `failures` consecutive failures (at most
     /// [`MAX_FAILURES`]).
     ///
-    /// On an open word the field holds the fleet bit, on a half-open one the
+    /// On an open word the field holds the fleet and group-trip bits, on a half-open one the
     /// probes: a debug build panics on any word but a closed one.
     pub(crate) const fn with_failures(self, failures: u32) -> Word {
         debug_assert!(
@@ -587,7 +604,9 @@ impl fmt::Debug for Word {
             State::HalfOpen => d
                 .field("probes", &self.probes())
                 .field("successes", &self.successes()),
-            State::Open => d.field("fleet", &self.is_fleet_open()),
+            State::Open => d
+                .field("fleet", &self.is_fleet_open())
+                .field("group_trip", &self.is_group_trip()),
             State::ForcedClosed => d.field("shadow_call", &self.is_shadow_call()),
             State::ForcedOpen => &mut d,
         };

@@ -144,6 +144,30 @@ fn only_a_fleet_open_word_says_fleet_and_its_next_generation_forgets_it() {
 }
 
 #[test]
+fn a_group_trip_is_refused_by_the_state_machine_and_is_not_the_fleets() {
+    for (timed, windowed) in [(false, false), (true, true)] {
+        let closed = Word::initial(timed, windowed).with_failures(2);
+        let trip = closed.next(State::Open).group_trip();
+        assert!(trip.is_group_trip());
+        assert!(!trip.is_fleet_open());
+        assert_eq!(trip.state(), State::Open);
+        assert_eq!(trip.generation(), 1);
+        assert_eq!(trip.refusing(), Refusing::Other);
+        assert!(!closed.next_fleet_open().is_group_trip());
+        for state in [State::Closed, State::HalfOpen, State::Open] {
+            assert!(!trip.next(state).is_group_trip(), "{state}");
+        }
+        let probing = Word::initial(timed, windowed)
+            .next(State::HalfOpen)
+            .with_probes(2);
+        assert!(!probing.is_group_trip(), "a half-open word's probe count");
+        assert!(!Word::initial(timed, windowed)
+            .with_failures(2)
+            .is_group_trip());
+    }
+}
+
+#[test]
 fn generation_wraps_modulo_its_width_without_touching_other_fields() {
     let w = Word::new(State::Closed, GEN_MASK, 0, 0).next(State::Open);
     assert_eq!(w.generation(), 0);

@@ -589,6 +589,45 @@ fn a_fleet_close_closes_an_open_or_half_open_word_and_nothing_else() {
 }
 
 #[test]
+fn a_fleet_release_closes_only_a_fleet_open_word() {
+    for (timed, windowed) in flags() {
+        let fleet = word(State::Closed, timed, windowed).next_fleet_open();
+        assert_eq!(
+            step_on(fleet, Input::FleetRelease),
+            Step::to(
+                fleet.next(State::Closed),
+                Act::Nothing,
+                ChangeKind::FleetClose
+            )
+        );
+        let local = word(State::Open, timed, windowed);
+        let group = local.group_trip();
+        let probing = word(State::HalfOpen, timed, windowed).with_probes(1);
+        let closed = word(State::Closed, timed, windowed).with_failures(2);
+        let forced = [State::ForcedOpen, State::ForcedClosed].map(|s| word(s, timed, windowed));
+        for w in [local, group, probing, closed].into_iter().chain(forced) {
+            assert_eq!(
+                step_on(w, Input::FleetRelease),
+                Step::stay(Act::Nothing),
+                "{w:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_group_trip_refuses_as_a_local_open_until_its_deadline() {
+    let open = word(State::Closed, true, false).next(State::Open);
+    let group = open.group_trip();
+    for at in [at(400, 1_000, 0), at(1_000, 1_000, 0)] {
+        assert_eq!(
+            step(group, Input::Claim, &LIMITS, &at),
+            step(open, Input::Claim, &LIMITS, &at)
+        );
+    }
+}
+
+#[test]
 fn a_fleet_close_makes_the_probes_in_flight_stale() {
     let probing = word(State::HalfOpen, false, false).with_probes(1);
     let closed = step_on(probing, Input::FleetClose).next.unwrap();
