@@ -8,7 +8,7 @@ use std::time::Duration;
 use breakerbox::events::{Event, HoldStarted, Subscription, Transition, TransitionReason};
 use breakerbox::fleet::FleetControl;
 use breakerbox::hold::HoldScope;
-use breakerbox::{Breaker, OpenReason, Registry, State};
+use breakerbox::{Breaker, Registry, State};
 
 /// A change of a local breaker that the fleet should hear of.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -146,9 +146,9 @@ pub trait LocalSide: Send + Sync + 'static {
     fn close(&self, group: &str);
 
     /// The fleet took this instance's own close. Close here too only if the
-    /// fleet holds the local breaker open (its refusals say "fleet"): one that
-    /// has tripped again on its own evidence since stays open, and its trip is
-    /// on its way to the fleet.
+    /// fleet holds the local breaker open (`FleetControl::fleet_release`): one
+    /// that has tripped again on its own evidence since stays open, and its
+    /// trip is on its way to the fleet.
     fn release(&self, group: &str);
 
     /// The fleet's newest record is this instance's own trip, open for
@@ -174,8 +174,9 @@ pub trait LocalSide: Send + Sync + 'static {
 /// between two looks, and the agent's own transitions are told apart by their
 /// reason.
 ///
-/// A fleet open refuses with [`OpenReason::Fleet`] and the fleet's time left
-/// as `retry_after`; once it is over (and the agent has the lease), the
+/// A fleet open refuses with
+/// [`OpenReason::Fleet`](breakerbox::OpenReason::Fleet) and the fleet's time
+/// left as `retry_after`; once it is over (and the agent has the lease), the
 /// breaker goes half-open lazily and admits `half_open_probes` probes, as after
 /// a local trip; a probe that fails reopens with the backoff grown from the
 /// fleet's open time.
@@ -221,8 +222,12 @@ impl RegistrySide {
         let judged = self.registry.keyed_names().into_iter();
         let judged = judged.filter_map(|name| self.registry.keyed_group_breaker(name));
         for breaker in self.registry.breakers().into_iter().chain(judged) {
-            let open = breaker.refusal().filter(|r| r.reason() == OpenReason::Open);
-            if let Some(open) = open {
+            // Open by its own trip (a keyed group's own breaker refuses as
+            // the group's either way), not by the fleet.
+            if breaker.state() != State::Open || breaker.is_fleet_open() {
+                continue;
+            }
+            if let Some(open) = breaker.refusal() {
                 sink(LocalEvent {
                     group: breaker.group().to_owned(),
                     generation: breaker.metrics().generation,
@@ -314,13 +319,7 @@ impl LocalSide for RegistrySide {
 
     fn release(&self, group: &str) {
         self.with(group, |breaker| {
-            if breaker
-                .refusal()
-                // A keyed group's own breaker refuses as the group's.
-                .is_some_and(|open| matches!(open.reason(), OpenReason::Fleet | OpenReason::Group))
-            {
-                breaker.fleet_close();
-            }
+            breaker.fleet_release();
         });
     }
 

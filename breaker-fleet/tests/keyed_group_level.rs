@@ -2,11 +2,14 @@
 //! does: its group-level trip on one instance opens the group on the others
 //! (every key refused for the group there too), and its close closes them; a
 //! hold of the whole group is published once and holds every key elsewhere.
+//! The fleet's own open and the group's own trip stay apart: the agent closes
+//! the one it made, and publishes the other.
 
 use std::time::Duration;
 
 use breaker_fleet::{
-    Agent, AgentConfig, FleetStore, LocalEvent, MemoryStore, Notice, RegistrySide,
+    Agent, AgentConfig, FleetStore, LocalEvent, LocalEventKind, LocalSide, MemoryStore, Notice,
+    RegistrySide,
 };
 use breakerbox::events::Subscription;
 use breakerbox::hold::HoldScope;
@@ -130,4 +133,86 @@ async fn a_hold_of_the_whole_group_on_one_instance_refuses_every_key_on_the_othe
     );
     clock.advance(held);
     fleet[1].hosts.breaker(&7).try_acquire().unwrap().success();
+}
+
+/// A registry of its own with the judged group `hosts` (threshold 3, half of
+/// the active keys failing is systemic), ten hosts seen healthy.
+fn judged_hosts(clock: &ManualClock) -> (&'static Registry, KeyedGroup<u32>) {
+    let registry: &'static Registry = Box::leak(Box::new(Registry::with_clock(clock.clone())));
+    let config = Config::builder()
+        .threshold(3)
+        .open(Duration::from_secs(30))
+        .systemic_share(0.5)
+        .build()
+        .unwrap();
+    let hosts = registry.keyed::<u32>("hosts", &config, 100).unwrap();
+    for host in 0..10 {
+        hosts.breaker(&host).try_acquire().unwrap().success();
+    }
+    (registry, hosts)
+}
+
+fn fail_three_hosts(hosts: &KeyedGroup<u32>) {
+    for host in 0..3 {
+        hosts.breaker(&host).try_acquire().unwrap().failure();
+    }
+    assert_eq!(hosts.group_breaker().unwrap().state(), State::Open);
+}
+
+#[test]
+fn the_fleets_release_leaves_a_group_that_tripped_on_its_own_open() {
+    let clock = ManualClock::new();
+    let (registry, hosts) = judged_hosts(&clock);
+    let side = RegistrySide::new(registry);
+    fail_three_hosts(&hosts);
+    // The fleet takes an older close of this instance's: the group's own trip
+    // since is not the fleet's to withdraw.
+    side.release("hosts");
+    assert_eq!(hosts.group_breaker().unwrap().state(), State::Open);
+    let refused = hosts.breaker(&7).try_acquire().unwrap_err();
+    assert_eq!(refused.reason(), OpenReason::Group);
+}
+
+#[test]
+fn the_fleets_release_closes_the_open_it_made_of_a_group() {
+    let clock = ManualClock::new();
+    let (registry, hosts) = judged_hosts(&clock);
+    let side = RegistrySide::new(registry);
+    side.open("hosts", Duration::from_secs(20));
+    assert_eq!(
+        hosts.breaker(&7).try_acquire().unwrap_err().reason(),
+        OpenReason::Group
+    );
+    side.release("hosts");
+    assert_eq!(hosts.group_breaker().unwrap().state(), State::Closed);
+    hosts.breaker(&7).try_acquire().unwrap().success();
+}
+
+#[test]
+fn a_group_open_on_its_own_before_the_agent_listens_is_published_and_a_fleet_open_is_not() {
+    let clock = ManualClock::new();
+    let (registry, hosts) = judged_hosts(&clock);
+    fail_three_hosts(&hosts);
+    let (tx, told) = std::sync::mpsc::channel();
+    let side = RegistrySide::new(registry);
+    let _subscription = side.subscribe(move |event| tx.send(event).unwrap());
+    let told: Vec<_> = told.try_iter().collect();
+    assert_eq!(told.len(), 1, "the group's own trip, once: {told:?}");
+    assert_eq!(told[0].group, "hosts");
+    assert_eq!(
+        told[0].kind,
+        LocalEventKind::Tripped {
+            open_for: Duration::from_secs(30)
+        }
+    );
+
+    // Another process whose group the fleet opened has nothing of its own to
+    // publish.
+    let (registry, hosts) = judged_hosts(&clock);
+    let side = RegistrySide::new(registry);
+    side.open("hosts", Duration::from_secs(20));
+    assert_eq!(hosts.group_breaker().unwrap().state(), State::Open);
+    let (tx, told) = std::sync::mpsc::channel();
+    let _subscription = side.subscribe(move |event| tx.send(event).unwrap());
+    assert_eq!(told.try_iter().count(), 0);
 }
