@@ -196,8 +196,10 @@ impl RegistrySide {
     /// dropped: at once, on the thread that made the transition, after the
     /// breaker's locks are released. `sink` must be quick (a channel send).
     ///
-    /// Breakers already open by their own trip when it subscribes are told
-    /// first, with the time they have left (a trip made between the
+    /// Breakers already open by their own trip when it subscribes (a keyed
+    /// group's own breaker among them, not an open the fleet made) are told
+    /// first, with the time they have left, and a held one for its open
+    /// duration at most, not for the server's wait (a trip made between the
     /// subscription and that look may be told twice; the store's
     /// compare-and-set keeps one).
     pub fn subscribe<F>(&self, sink: F) -> Subscription
@@ -227,15 +229,22 @@ impl RegistrySide {
             if breaker.state() != State::Open || breaker.is_fleet_open() {
                 continue;
             }
-            if let Some(open) = breaker.refusal() {
-                sink(LocalEvent {
-                    group: breaker.group().to_owned(),
-                    generation: breaker.metrics().generation,
-                    kind: LocalEventKind::Tripped {
-                        open_for: open.retry_after().unwrap_or_default(),
-                    },
-                });
+            let Some(refused) = breaker.refusal() else {
+                continue;
+            };
+            let metrics = breaker.metrics();
+            let mut open_for = refused.retry_after().unwrap_or_default();
+            if breaker.held().is_some() {
+                // A hold refuses for the longer of the server's wait and the
+                // open: the trip is published for its open at most, never
+                // for the server's wait.
+                open_for = open_for.min(metrics.open_for.unwrap_or_default());
             }
+            sink(LocalEvent {
+                group: breaker.group().to_owned(),
+                generation: metrics.generation,
+                kind: LocalEventKind::Tripped { open_for },
+            });
         }
         subscription
     }

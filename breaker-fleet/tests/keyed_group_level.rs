@@ -14,7 +14,7 @@ use breaker_fleet::{
 use breakerbox::events::Subscription;
 use breakerbox::hold::HoldScope;
 use breakerbox::keyed::KeyedGroup;
-use breakerbox::{Config, ManualClock, OpenReason, Registry, State};
+use breakerbox::{Breaker, Config, ManualClock, OpenReason, Registry, State};
 use tokio::sync::mpsc::UnboundedReceiver;
 
 struct Instance {
@@ -215,4 +215,31 @@ fn a_group_open_on_its_own_before_the_agent_listens_is_published_and_a_fleet_ope
     let (tx, told) = std::sync::mpsc::channel();
     let _subscription = side.subscribe(move |event| tx.send(event).unwrap());
     assert_eq!(told.try_iter().count(), 0);
+}
+
+#[test]
+fn a_held_trip_before_the_agent_listens_is_published_for_its_open_not_the_servers_wait() {
+    let clock = ManualClock::new();
+    let registry: &'static Registry = Box::leak(Box::new(Registry::with_clock(clock.clone())));
+    let config = Config::builder()
+        .threshold(1)
+        .open(Duration::from_secs(30))
+        .build()
+        .unwrap();
+    let db: Breaker = registry.breaker("db", &config);
+    db.try_acquire().unwrap().failure();
+    let held = db.hold(Duration::from_secs(120), HoldScope::Group);
+    assert!(held > Duration::from_secs(60), "{held:?}");
+    assert_eq!(db.refusal().unwrap().retry_after(), Some(held));
+    let (tx, told) = std::sync::mpsc::channel();
+    let side = RegistrySide::new(registry);
+    let _subscription = side.subscribe(move |event| tx.send(event).unwrap());
+    let told: Vec<_> = told.try_iter().collect();
+    assert_eq!(told.len(), 1, "{told:?}");
+    assert_eq!(
+        told[0].kind,
+        LocalEventKind::Tripped {
+            open_for: Duration::from_secs(30)
+        }
+    );
 }

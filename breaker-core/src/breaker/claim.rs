@@ -138,9 +138,10 @@ impl Inner {
         // Before its deadline an open word refuses: the rule the claim step
         // starts with, taken here alone so this frame stays small. Within the
         // coarse clock's lag of the deadline, the step decides, confirming by
-        // a precise reading. A word the fleet opened goes to the step too,
-        // which tells its reason: knowing it here would cost every local
-        // refusal a register kept across the clock's read.
+        // a precise reading. A word the fleet opened, and a keyed group's own
+        // trip, go to the step too, which tells their reason: knowing it here
+        // would cost every local refusal a register kept across the clock's
+        // read.
         let refusing = word.refusing();
         if refusing == Refusing::LocallyOpen {
             let reopen_at = self.reopen_at.load(Acquire);

@@ -314,7 +314,8 @@ impl Word {
     }
 
     /// Probes in flight, in a half-open word (the field means failures when
-    /// closed and the fleet bit when open: asked of those, a debug build panics).
+    /// closed and the fleet and group-trip bits when open: asked of those, a
+    /// debug build panics).
     pub(crate) const fn probes(self) -> u32 {
         debug_assert!(
             self.is_half_open(),
