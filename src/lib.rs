@@ -155,9 +155,10 @@
 //! - **Seen.** The close's [`Transition`](events::Transition) carries the ramp's length
 //!   (`ramp`); [`Metrics::ramp`](metrics::Metrics::ramp) and [`Metrics::admitted_share`](metrics::Metrics::admitted_share) show it while it
 //!   runs, and the exporters publish `breaker_admitted_share`.
-//! - **Everywhere.** Each key of a keyed group ramps on its own; with a fleet
-//!   agent, every instance ramps from the fleet's close. A live change of
-//!   `ramp_ms` applies from the next close.
+//! - **Everywhere.** Each key of a keyed group ramps on its own, and a keyed
+//!   group that judges as one ramps all its keys back in as one after the
+//!   group's close; with a fleet agent, every instance ramps from the fleet's
+//!   close. A live change of `ramp_ms` applies from the next close.
 //! - **Free when unused.** Without `ramp_ms` the closed path runs no step of
 //!   the ramp; during a ramp each claim reads the clock and takes the credit
 //!   (`benches/README.md` gives the cost).

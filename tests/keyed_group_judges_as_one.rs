@@ -423,3 +423,105 @@ fn releasing_the_group_hold_by_hand_frees_the_group_breaker_too() {
     assert!(hosts.group_breaker().unwrap().held().is_none());
     hosts.breaker(&7).try_acquire().expect("released").success();
 }
+
+/// Calls every one of the hundred hosts once, a success each; returns how
+/// many were admitted. Every refusal is the ramp's, with a time to retry.
+fn call_every_host(hosts: &KeyedGroup<u32>) -> u32 {
+    let mut admitted = 0;
+    for key in 0..100 {
+        match hosts.breaker(&key).try_acquire() {
+            Ok(permit) => {
+                admitted += 1;
+                permit.success();
+            }
+            Err(refused) => {
+                assert_eq!(refused.reason(), OpenReason::Ramping);
+                assert!(refused.retry_after().is_some(), "{refused:?}");
+            }
+        }
+    }
+    admitted
+}
+
+#[test]
+fn a_group_that_closes_with_a_ramp_lets_its_keys_back_in_as_one() {
+    let clock = ManualClock::new();
+    let registry = Registry::with_clock(clock.clone());
+    let ramp = Duration::from_secs(10);
+    let config = Config::builder()
+        .threshold(3)
+        .open(OPEN)
+        .ramp(ramp)
+        .systemic_share(0.5)
+        .build()
+        .unwrap();
+    let hosts = group(&registry, &config);
+    open_as_one(&hosts);
+    clock.advance(OPEN);
+    hosts.breaker(&7).try_acquire().unwrap().success(); // the group's probe
+    let group = hosts.group_breaker().unwrap();
+    assert_eq!(group.state(), State::Closed);
+
+    // What the group's breaker is asked says what its claims do: refused.
+    assert!(!group.would_admit());
+    assert_eq!(group.refusal().unwrap().reason(), OpenReason::Ramping);
+    assert_eq!(call_every_host(&hosts), 0, "at the close, a share of none");
+    clock.advance(ramp / 2);
+    let half = call_every_host(&hosts);
+    assert!((49..=51).contains(&half), "{half} of 100 at half the ramp");
+    clock.advance(ramp / 2);
+    assert_eq!(call_every_host(&hosts), 100, "the ramp ran its length");
+    assert!(group.would_admit() && group.refusal().is_none());
+
+    // Each admitted call ran on its key's own breaker; the group's ran only
+    // its probe, and refused the rest.
+    let keys: u64 = (0..100)
+        .map(|key| hosts.get(&key).unwrap().metrics().successes)
+        .sum();
+    assert_eq!(keys, 100 + u64::from(half) + 100);
+    let m = group.metrics();
+    assert_eq!(m.successes, 1, "{m:?}");
+    assert_eq!(m.ramp_refused, 100 + u64::from(100 - half), "{m:?}");
+    assert_eq!(hosts.metrics().open, 0);
+}
+
+#[test]
+fn racing_lookups_share_the_groups_ramp_exactly() {
+    let clock = ManualClock::new();
+    let registry = Registry::with_clock(clock.clone());
+    let ramp = Duration::from_secs(10);
+    let config = Config::builder()
+        .threshold(3)
+        .open(OPEN)
+        .ramp(ramp)
+        .systemic_share(0.5)
+        .build()
+        .unwrap();
+    let hosts = group(&registry, &config);
+    open_as_one(&hosts);
+    clock.advance(OPEN);
+    hosts.breaker(&7).try_acquire().unwrap().success();
+    clock.advance(ramp / 4);
+    // Four threads, 250 calls each over the hundred hosts, at a quarter of
+    // the ramp: a quarter of the 1,000 calls pass, to within one.
+    let admitted = std::sync::atomic::AtomicU32::new(0);
+    let start = std::sync::Barrier::new(4);
+    std::thread::scope(|s| {
+        for t in 0..4u32 {
+            let (hosts, admitted, start) = (&hosts, &admitted, &start);
+            s.spawn(move || {
+                start.wait();
+                for i in 0..250u32 {
+                    if let Ok(permit) = hosts.breaker(&((t * 250 + i) % 100)).try_acquire() {
+                        admitted.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        permit.success();
+                    }
+                }
+            });
+        }
+    });
+    let admitted = admitted.into_inner();
+    assert!((249..=251).contains(&admitted), "{admitted} of 1,000");
+    let m = hosts.group_breaker().unwrap().metrics();
+    assert_eq!(m.ramp_refused, u64::from(1_000 - admitted), "{m:?}");
+}

@@ -74,14 +74,6 @@ impl Ramp {
         )
     }
 
-    /// Whether a claim at `now` would be admitted, without taking credit.
-    pub(crate) fn would_admit(&self, now: u64) -> bool {
-        match self.share(now) {
-            None => true,
-            Some(share) => crosses(self.credit.load(Relaxed), share),
-        }
-    }
-
     /// The refusal a claim at `now` would meet, without taking credit: `None`
     /// when it would be admitted, else the nanos until a lone claim would be.
     pub(crate) fn refusal(&self, now: u64) -> Option<u64> {
@@ -90,6 +82,19 @@ impl Ramp {
         let share = share(now, from, length)?;
         let credit = self.credit.load(Relaxed);
         (!crosses(credit, share)).then(|| retry_after(credit & FRACTION, now, from, length))
+    }
+
+    /// What the ramp says to a claim whose share was taken before (by a keyed
+    /// group's lookup, which the ramp refused): refused for as long as a lone
+    /// claim would be (none, when other claims have brought the credit round
+    /// since), or over once the ramp ran its length. Takes no credit.
+    pub(crate) fn refused_again(&self, now: u64) -> Admission {
+        match self.share(now) {
+            None => Admission::Over,
+            Some(_) => Admission::Refused {
+                retry_after: self.refusal(now).unwrap_or(0),
+            },
+        }
     }
 
     /// How long the ramp runs (nanos).
@@ -218,9 +223,9 @@ mod tests {
         assert!((800..=801).contains(&retry_after), "{retry_after}");
         let due = 100 + retry_after;
         assert_eq!(ramp.refusal(100), Some(retry_after));
-        assert!(!ramp.would_admit(due - 1));
+        assert!(ramp.refusal(due - 1).is_some());
         assert_eq!(ramp.refusal(due - 1), Some(1));
-        assert!(ramp.would_admit(due));
+        assert!(ramp.refusal(due).is_none());
         assert_eq!(ramp.refusal(due), None);
         assert_eq!(ramp.admit(due), Admission::Admitted);
     }

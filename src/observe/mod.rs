@@ -900,7 +900,7 @@ pub(crate) const KEYED_FAMILIES: &[Family<KeyedMetrics>] = &[
     },
     Family {
         name: "breaker_keyed_group_rejected_total",
-        help: "Calls of a keyed group that judges as one refused for the whole group while it was open as one.",
+        help: "Calls of a keyed group that judges as one refused for the whole group: while it was open as one, held, or ramping its keys back in.",
         ty: Type::Counter,
         seconds: false,
         samples: |m, sample| {

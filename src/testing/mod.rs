@@ -382,9 +382,10 @@ impl TestKit {
         }
     }
 
-    /// Forces the breaker of `key` in the keyed group `group` open, or
-    /// returns `false` when no call reached the group yet (or its key type
-    /// is not `K`).
+    /// Forces the breaker of `key` in the keyed group `group` open (the key's
+    /// own, never a group level's: `KeyedGroup::own_breaker`), or returns
+    /// `false` when no call reached the group yet (or its key type is not
+    /// `K`).
     pub fn force_key_open<K, Q>(&self, group: &str, key: &Q) -> bool
     where
         K: std::hash::Hash + Eq + Send + Sync + 'static + std::borrow::Borrow<Q>,
@@ -392,7 +393,7 @@ impl TestKit {
     {
         match self.shared.registry.get_keyed::<K>(group) {
             Ok(Some(keyed)) => {
-                keyed.breaker(key).force_open();
+                keyed.own_breaker(key).force_open();
                 true
             }
             _ => false,

@@ -398,7 +398,14 @@ impl Inner {
     fn ramp_claim(&self, word: Word) -> Result<ClaimCode, Word> {
         let now = self.clock.now_coarse();
         // The close that published the ramping word started the ramp first.
-        let admitted = match self.ramp.admit(now) {
+        // A keyed group's own breaker is handed out while it ramps only to
+        // the lookups the ramp refused, their share taken then.
+        let admission = if self.group_level {
+            self.ramp.refused_again(now)
+        } else {
+            self.ramp.admit(now)
+        };
+        let admitted = match admission {
             Admission::Admitted => word,
             Admission::Refused { retry_after } if word.is_shadow() => {
                 return Ok(self.refuse_unless_shadow(word, Refusal::Ramping, Some(retry_after)));
@@ -407,19 +414,42 @@ impl Inner {
                 self.counters.bump(Counter::RampRefused);
                 return Ok(self.refuse(Refusal::Ramping, Some(retry_after)));
             }
-            Admission::Over => {
-                let Step { next, .. } = transition::ramp_over(word);
-                let next = next.unwrap_or(word);
-                self.cas(word, next)?;
-                log::info!(
-                    "circuit `{}`: ramp complete, every call admitted",
-                    self.name
-                );
-                next
-            }
+            Admission::Over => self.end_ramp(word)?,
         };
         let started = if word.is_timed() { self.clock.now() } else { 0 };
         Ok(ClaimCode::admitted(admitted.marked(), started))
+    }
+
+    /// Ends the ramp of `word`, which has run its length: the word without it
+    /// (`Err`: the word the swap found instead).
+    fn end_ramp(&self, word: Word) -> Result<Word, Word> {
+        let Step { next, .. } = transition::ramp_over(word);
+        let next = next.unwrap_or(word);
+        self.cas(word, next)?;
+        log::info!(
+            "circuit `{}`: ramp complete, every call admitted",
+            self.name
+        );
+        Ok(next)
+    }
+
+    /// A keyed group's own breaker, closed with a ramp that runs: one lookup
+    /// of a key takes its share of the ramp's credit, so that the group's
+    /// keys ramp back in as one. `true` when the ramp refuses it (the lookup
+    /// hands out this breaker, whose claim refuses as the ramp does); once
+    /// the ramp ran its length, the swap that ends it.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn ramp_refuses_lookup(&self, word: Word) -> bool {
+        match self.ramp.admit(self.clock.now_coarse()) {
+            Admission::Refused { .. } => true,
+            Admission::Admitted => false,
+            Admission::Over => {
+                // Another claim or lookup may have ended it first.
+                let _ = self.end_ramp(word);
+                false
+            }
+        }
     }
 
     /// Extends the probes' lease to `now + probe_timeout`. Never shortens it: a

@@ -340,7 +340,7 @@ impl Breaker {
         let (reason, until) = match word.state() {
             State::Closed if word.is_ramping() => {
                 let now = inner.clock.now_coarse();
-                let retry_after = inner.ramp.refusal(now)?;
+                let retry_after = inner.ramp_refusal(now)?;
                 return Some(CircuitOpen::new(
                     inner.name,
                     OpenReason::Ramping,

@@ -10,7 +10,7 @@ use crate::events::Hub;
 use crate::guards::Guards;
 use crate::metrics::{Metrics, RampMetrics, WindowMetrics};
 use crate::policy::Policy;
-use crate::ramp::Ramp;
+use crate::ramp::{Admission, Ramp};
 use crate::state::{State, Word};
 use crate::sync::{AtomicPtr, AtomicU64, Mutex, Ordering::*};
 use crate::throttle::Throttle;
@@ -276,6 +276,21 @@ impl Drop for LiveConfig {
 }
 
 impl Inner {
+    /// The nanos until a claim on this ramping word at `now` would be
+    /// admitted, or `None` when it would be; takes no credit. A keyed group's
+    /// own breaker is claimed only by the lookups its ramp refused (their
+    /// share taken then), and refuses every claim until the ramp ran its
+    /// length.
+    pub(super) fn ramp_refusal(&self, now: u64) -> Option<u64> {
+        if !self.group_level {
+            return self.ramp.refusal(now);
+        }
+        match self.ramp.refused_again(now) {
+            Admission::Refused { retry_after } => Some(retry_after),
+            Admission::Over | Admission::Admitted => None,
+        }
+    }
+
     /// [`Breaker::would_admit`](super::Breaker::would_admit) for a word that is
     /// not closed.
     #[inline(never)]
@@ -287,7 +302,9 @@ impl Inner {
             return false;
         }
         match word.state() {
-            State::Closed if word.is_ramping() => self.ramp.would_admit(self.clock.now_coarse()),
+            State::Closed if word.is_ramping() => {
+                self.ramp_refusal(self.clock.now_coarse()).is_none()
+            }
             State::Closed | State::ForcedClosed => true,
             State::ForcedOpen => false,
             // The reading a claim compares: see the crate docs, "The coarse reading".

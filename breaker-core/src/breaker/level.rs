@@ -1,8 +1,10 @@
 //! A key of a keyed group that judges as one: its closed outcomes told to the
-//! group level ([`crate::level`]), and its trips bounded by `max_open_keys`.
+//! group level ([`crate::level`]), and its trips bounded by `max_open_keys`;
+//! the group's own breaker ramping its keys back in as one.
 
 use super::inner::Inner;
 use super::transition::Verdict;
+use super::Breaker;
 use crate::events::TripCause;
 use crate::level::KeyOutcome;
 use crate::policy::Outcome;
@@ -55,5 +57,16 @@ impl Inner {
         if !self.trip_on(generation, cause) {
             level.release_open();
         }
+    }
+}
+
+impl Breaker {
+    /// A keyed group's own breaker: whether it stands in for the key of one
+    /// lookup because it closed with a ramp that runs and the ramp refuses
+    /// this lookup's share (taken now).
+    #[inline]
+    pub(crate) fn ramp_refuses_lookup(&self) -> bool {
+        let word = self.inner.word();
+        word.is_ramping() && self.inner.ramp_refuses_lookup(word)
     }
 }

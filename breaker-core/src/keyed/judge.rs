@@ -22,10 +22,14 @@
 //! every key: each call is refused with [`OpenReason::Group`], and when the
 //! open time has passed, one claim, for whichever key, is the group's probe.
 //! The keys' own breakers are left as they were, and resume when the group
-//! closes.
+//! closes. A group that closes with a ramp (`ramp_ms`) lets its keys back in
+//! as one: each lookup of a key takes its share of the group's ramp; one the
+//! ramp refuses is handed the group's breaker, which refuses it with
+//! [`OpenReason::Ramping`], and one it admits runs on its key's own breaker.
 //!
 //! [`KeyedGroup::breaker`]: super::KeyedGroup::breaker
 //! [`OpenReason::Group`]: crate::OpenReason::Group
+//! [`OpenReason::Ramping`]: crate::OpenReason::Ramping
 
 use std::sync::Arc;
 

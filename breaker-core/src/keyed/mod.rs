@@ -340,7 +340,8 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
     /// The group's own breaker when the group judges as one
     /// (`systemic_share` or `max_open_keys` set), `None` otherwise. Closed
     /// while its keys judge alone; open (or half-open), it stands for every
-    /// key, as [`breaker`](Self::breaker) says. Force it open to refuse the
+    /// key, and after its close with a ramp, for the lookups the ramp
+    /// refuses, as [`breaker`](Self::breaker) says. Force it open to refuse the
     /// whole group by hand. A registry's group tells its transitions to the
     /// registry's subscribers as [`Event::Transition`](crate::events::Event::Transition)s
     /// of the group's name (its keys' are `KeyedTransition`s), with the trip
@@ -383,9 +384,12 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
     /// While a group that judges as one (`systemic_share`, `max_open_keys`)
     /// is open, this is the group's own breaker, whatever the key: it refuses
     /// with [`OpenReason::Group`](crate::OpenReason::Group) and admits the
-    /// group's probe (see [`group_breaker`](Self::group_breaker)). Look the
-    /// key up for each call: a handle kept from before the group opened runs
-    /// the key's own breaker.
+    /// group's probe (see [`group_breaker`](Self::group_breaker)). When such
+    /// a group closes with a ramp (`ramp_ms`), each lookup takes its share of
+    /// the group's ramp, and one the ramp refuses is the group's breaker
+    /// again, refusing with [`OpenReason::Ramping`](crate::OpenReason::Ramping).
+    /// Look the key up for each call: a handle kept from before the group
+    /// opened runs the key's own breaker.
     ///
     /// ```
     /// # use breaker_core as breakerbox;
@@ -427,6 +431,31 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
         self.find_or_create::<A::Lookup>(key.lookup(), |_| key.to_owned_key())
     }
 
+    /// The breaker of `key` itself, created on first use: as
+    /// [`breaker`](Self::breaker), but never the group's own breaker, whatever
+    /// the group level says, and taking no share of a ramp. For acting on one
+    /// key (forcing it open, reading it); a call looks its key up with
+    /// `breaker`.
+    ///
+    /// ```
+    /// # use breaker_core as breakerbox;
+    /// use breakerbox::{keyed::KeyedGroup, Config, State};
+    ///
+    /// let config = Config::builder().threshold(2).systemic_share(0.5).build().unwrap();
+    /// let hosts = KeyedGroup::<u32>::new("hosts", config, 100);
+    /// hosts.group_breaker().unwrap().force_open(); // the whole group, by hand
+    /// assert_eq!(hosts.breaker(&7).state(), State::ForcedOpen, "the group's");
+    /// hosts.own_breaker(&7).force_open();
+    /// assert_eq!(hosts.get(&7).unwrap().state(), State::ForcedOpen, "the key's own");
+    /// ```
+    pub fn own_breaker<Q>(&self, key: &Q) -> Breaker
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
+    {
+        self.own(key, Q::to_owned)
+    }
+
     /// The breaker of `key`; `owned` makes the key the map keeps, only when
     /// the group does not hold it.
     #[inline]
@@ -440,6 +469,16 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
                 return group;
             }
         }
+        self.own(key, owned)
+    }
+
+    /// The key's own breaker, found or created.
+    #[inline]
+    fn own<Q>(&self, key: &Q, owned: impl FnOnce(&Q) -> K) -> Breaker
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
         let map = &self.shared.map;
         let guard = map.guard();
         if let Some(entry) = map.get(key, &guard) {
@@ -451,13 +490,15 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedGroup<K> {
         self.create(key, owned)
     }
 
-    /// The group's own breaker if the group is open as one (out of line: a
-    /// group that does not judge as one never calls it).
+    /// The group's own breaker if the group is open as one, or its ramp
+    /// after it closed refuses this lookup (out of line: a group that does
+    /// not judge as one never calls it).
     #[cold]
     #[inline(never)]
     fn group_open(&self) -> Option<Breaker> {
         let judge = self.shared.judge.as_ref()?;
-        judge.refuses().then(|| judge.breaker().clone())
+        let stands_in = judge.refuses() || judge.breaker().ramp_refuses_lookup();
+        stands_in.then(|| judge.breaker().clone())
     }
 
     /// The breaker of `key` if the group holds one; creates nothing and changes
