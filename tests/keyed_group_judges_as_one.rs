@@ -443,22 +443,30 @@ fn call_every_host(hosts: &KeyedGroup<u32>) -> u32 {
     admitted
 }
 
+const RAMP: Duration = Duration::from_secs(10);
+
+/// The hundred hosts of a group with a ramp of [`RAMP`], opened as one and
+/// closed by the group's probe: the ramp has just begun.
+fn closed_after_a_shared_fault(registry: &Registry, clock: &ManualClock) -> KeyedGroup<u32> {
+    let config = Config::builder()
+        .threshold(3)
+        .open(OPEN)
+        .ramp(RAMP)
+        .systemic_share(0.5)
+        .build()
+        .unwrap();
+    let hosts = group(registry, &config);
+    open_as_one(&hosts);
+    clock.advance(OPEN);
+    hosts.breaker(&7).try_acquire().unwrap().success(); // the group's probe
+    hosts
+}
+
 #[test]
 fn a_group_that_closes_with_a_ramp_lets_its_keys_back_in_as_one() {
     let clock = ManualClock::new();
     let registry = Registry::with_clock(clock.clone());
-    let ramp = Duration::from_secs(10);
-    let config = Config::builder()
-        .threshold(3)
-        .open(OPEN)
-        .ramp(ramp)
-        .systemic_share(0.5)
-        .build()
-        .unwrap();
-    let hosts = group(&registry, &config);
-    open_as_one(&hosts);
-    clock.advance(OPEN);
-    hosts.breaker(&7).try_acquire().unwrap().success(); // the group's probe
+    let hosts = closed_after_a_shared_fault(&registry, &clock);
     let group = hosts.group_breaker().unwrap();
     assert_eq!(group.state(), State::Closed);
 
@@ -466,10 +474,10 @@ fn a_group_that_closes_with_a_ramp_lets_its_keys_back_in_as_one() {
     assert!(!group.would_admit());
     assert_eq!(group.refusal().unwrap().reason(), OpenReason::Ramping);
     assert_eq!(call_every_host(&hosts), 0, "at the close, a share of none");
-    clock.advance(ramp / 2);
+    clock.advance(RAMP / 2);
     let half = call_every_host(&hosts);
     assert!((49..=51).contains(&half), "{half} of 100 at half the ramp");
-    clock.advance(ramp / 2);
+    clock.advance(RAMP / 2);
     assert_eq!(call_every_host(&hosts), 100, "the ramp ran its length");
     assert!(group.would_admit() && group.refusal().is_none());
 
@@ -489,19 +497,8 @@ fn a_group_that_closes_with_a_ramp_lets_its_keys_back_in_as_one() {
 fn racing_lookups_share_the_groups_ramp_exactly() {
     let clock = ManualClock::new();
     let registry = Registry::with_clock(clock.clone());
-    let ramp = Duration::from_secs(10);
-    let config = Config::builder()
-        .threshold(3)
-        .open(OPEN)
-        .ramp(ramp)
-        .systemic_share(0.5)
-        .build()
-        .unwrap();
-    let hosts = group(&registry, &config);
-    open_as_one(&hosts);
-    clock.advance(OPEN);
-    hosts.breaker(&7).try_acquire().unwrap().success();
-    clock.advance(ramp / 4);
+    let hosts = closed_after_a_shared_fault(&registry, &clock);
+    clock.advance(RAMP / 4);
     // Four threads, 250 calls each over the hundred hosts, at a quarter of
     // the ramp: a quarter of the 1,000 calls pass, to within one.
     let admitted = std::sync::atomic::AtomicU32::new(0);

@@ -26,17 +26,7 @@ struct Instance {
 }
 
 fn instance(name: &str, clock: &ManualClock, store: &MemoryStore) -> Instance {
-    let registry: &'static Registry = Box::leak(Box::new(Registry::with_clock(clock.clone())));
-    let config = Config::builder()
-        .threshold(3)
-        .open(Duration::from_secs(30))
-        .systemic_share(0.5)
-        .build()
-        .unwrap();
-    let hosts = registry.keyed::<u32>("hosts", &config, 100).unwrap();
-    for host in 0..10 {
-        hosts.breaker(&host).try_acquire().unwrap().success();
-    }
+    let (registry, hosts) = judged_hosts(clock);
     let side = RegistrySide::new(registry);
     let (tx, local) = std::sync::mpsc::channel();
     let subscription = side.subscribe(move |event| tx.send(event).unwrap());
