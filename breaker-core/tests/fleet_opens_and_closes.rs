@@ -1,7 +1,8 @@
 //! What a fleet agent does to a local breaker (`fleet_open`, `fleet_close`,
-//! `fleet_release`, `fleet_hold`, `fleet_reopen`), through the public handle on a manual clock: refusals that
-//! say "fleet" with a real `retry_after`, the lazy half-open and its probe
-//! slots, the backoff, the events, and the user's hand that wins.
+//! `fleet_release`, `fleet_hold`, `fleet_reopen`), through the public handle
+//! on a manual clock: refusals that say "fleet" with a real `retry_after`, the
+//! lazy half-open and its probe slots, the backoff, the events, and the
+//! user's hand that wins.
 
 mod support;
 

@@ -142,6 +142,14 @@ fn judged_hosts(clock: &ManualClock) -> (&'static Registry, KeyedGroup<u32>) {
     (registry, hosts)
 }
 
+/// What an agent subscribing to `registry` is told at once: the breakers
+/// already open by their own trip.
+fn told_at_subscribe(registry: &'static Registry) -> Vec<LocalEvent> {
+    let (tx, told) = std::sync::mpsc::channel();
+    let _subscription = RegistrySide::new(registry).subscribe(move |event| tx.send(event).unwrap());
+    told.try_iter().collect()
+}
+
 fn fail_three_hosts(hosts: &KeyedGroup<u32>) {
     for host in 0..3 {
         hosts.breaker(&host).try_acquire().unwrap().failure();
@@ -183,10 +191,7 @@ fn a_group_open_on_its_own_before_the_agent_listens_is_published_and_a_fleet_ope
     let clock = ManualClock::new();
     let (registry, hosts) = judged_hosts(&clock);
     fail_three_hosts(&hosts);
-    let (tx, told) = std::sync::mpsc::channel();
-    let side = RegistrySide::new(registry);
-    let _subscription = side.subscribe(move |event| tx.send(event).unwrap());
-    let told: Vec<_> = told.try_iter().collect();
+    let told = told_at_subscribe(registry);
     assert_eq!(told.len(), 1, "the group's own trip, once: {told:?}");
     assert_eq!(told[0].group, "hosts");
     assert_eq!(
@@ -202,9 +207,7 @@ fn a_group_open_on_its_own_before_the_agent_listens_is_published_and_a_fleet_ope
     let side = RegistrySide::new(registry);
     side.open("hosts", Duration::from_secs(20));
     assert_eq!(hosts.group_breaker().unwrap().state(), State::Open);
-    let (tx, told) = std::sync::mpsc::channel();
-    let _subscription = side.subscribe(move |event| tx.send(event).unwrap());
-    assert_eq!(told.try_iter().count(), 0);
+    assert_eq!(told_at_subscribe(registry), []);
 }
 
 #[test]
@@ -221,10 +224,7 @@ fn a_held_trip_before_the_agent_listens_is_published_for_its_open_not_the_server
     let held = db.hold(Duration::from_secs(120), HoldScope::Group);
     assert!(held > Duration::from_secs(60), "{held:?}");
     assert_eq!(db.refusal().unwrap().retry_after(), Some(held));
-    let (tx, told) = std::sync::mpsc::channel();
-    let side = RegistrySide::new(registry);
-    let _subscription = side.subscribe(move |event| tx.send(event).unwrap());
-    let told: Vec<_> = told.try_iter().collect();
+    let told = told_at_subscribe(registry);
     assert_eq!(told.len(), 1, "{told:?}");
     assert_eq!(
         told[0].kind,

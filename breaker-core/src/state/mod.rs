@@ -528,9 +528,10 @@ impl Word {
 
     /// What the claim's refusal frame must tell apart, from one mask of the
     /// state bits, the fleet and group-trip bits, the shadow bit, the hold bit
-    /// and the trace bit (a shadow word is `Other`: the claim step decides, and the shadow
-    /// helper admits what it refuses; a held word is `Other`: the step
-    /// compares the hold; a traced word is `Other`: its refusal is told).
+    /// and the trace bit (a shadow word is `Other`: the claim step decides,
+    /// and the shadow helper admits what it refuses; a held word is `Other`:
+    /// the step compares the hold; a traced word is `Other`: its refusal is
+    /// told).
     #[inline(always)]
     pub(crate) const fn refusing(self) -> Refusing {
         match self.0 & (STATE_FIELD | FLEET | GROUP_TRIP | SHADOW | HELD | TRACED) {
@@ -576,8 +577,9 @@ impl Word {
     /// This closed word with `failures` consecutive failures (at most
     /// [`MAX_FAILURES`]).
     ///
-    /// On an open word the field holds the fleet and group-trip bits, on a half-open one the
-    /// probes: a debug build panics on any word but a closed one.
+    /// On an open word the field holds the fleet and group-trip bits, on a
+    /// half-open one the probes: a debug build panics on any word but a
+    /// closed one.
     pub(crate) const fn with_failures(self, failures: u32) -> Word {
         debug_assert!(
             matches!(self.state(), State::Closed),
